@@ -1,0 +1,45 @@
+# arksave: `make demo` runs the demo, `make test` runs every check.
+# Both install missing Debian packages first (scripts/deps.sh).
+
+GO       ?= go
+FUZZTIME ?= 3s
+BENCH    ?= .
+PKGS      = ./... ./demo/... ./bench/...
+
+.PHONY: all deps demo headless test fmt vet unit fuzz fuzz-long bench figures clean
+
+all: test
+
+deps:
+	@bash scripts/deps.sh
+
+## demo: run the falling-sand demo in a window (or say how to run it headless).
+demo: deps
+	@bash scripts/demo.sh
+
+## test: every check CI runs: formatting, vet, race-enabled tests of every module, a short fuzz of every target.
+test: deps fmt vet unit fuzz
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+unit:
+	$(GO) test -race -timeout 20m $(PKGS)
+
+fuzz:
+	@FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
+
+## fuzz-long: a minute per target.
+fuzz-long:
+	@FUZZTIME=60s bash scripts/fuzz.sh
+
+## bench: every benchmark of every module, with allocations.
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 60m $(PKGS)
+
+clean:
+	$(GO) clean -testcache

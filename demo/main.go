@@ -1,0 +1,4 @@
+// Command demo is the arksave falling-sand demo.
+package main
+
+func main() {}

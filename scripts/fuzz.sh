@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs every fuzz target in the workspace for FUZZTIME each (default 3s).
+# Usage: scripts/fuzz.sh [regexp-of-target-names]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fuzztime="${FUZZTIME:-3s}"
+pattern="${1:-.}"
+
+found=0
+while IFS= read -r file; do
+  dir="./$(dirname "$file")"
+  for target in $(grep -oE '^func (Fuzz[A-Za-z0-9_]+)\(' "$file" | sed -E 's/^func (Fuzz[A-Za-z0-9_]+)\(/\1/'); do
+    [[ "$target" =~ $pattern ]] || continue
+    found=$((found + 1))
+    echo "fuzz: $dir $target ($fuzztime)"
+    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$dir"
+  done
+done < <(git ls-files --cached --others --exclude-standard '*_test.go' | xargs grep -l '^func Fuzz' 2>/dev/null | sort)
+
+echo "fuzz: $found targets ran"
