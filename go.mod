@@ -2,9 +2,4 @@ module github.com/arksave/arksave
 
 go 1.24.0
 
-require (
-	github.com/mlange-42/ark v0.8.3 // indirect
-	github.com/pierrec/lz4/v4 v4.1.33 // indirect
-	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
-	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
-)
+require github.com/mlange-42/ark v0.8.3
