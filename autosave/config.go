@@ -3,6 +3,8 @@ package autosave
 import (
 	"fmt"
 	"time"
+
+	"github.com/arksave/arksave/snapshot"
 )
 
 // Config is the ECS resource that controls autosave (seed 004's
@@ -69,6 +71,14 @@ type Result struct {
 	WorldBytes int64
 	// Compacted tells whether the chunk store was compacted by this save.
 	Compacted bool
+	// CompactErr is set when a compaction was due but failed; the save itself
+	// committed without it and the next save tries again.
+	CompactErr error
+
+	// Chunks and Bodies list what the save committed, so that the game loop
+	// can mark those chunks Persisted (unless they changed since).
+	Chunks []snapshot.ChunkVersion
+	Bodies []snapshot.BodyHash
 }
 
 // String summarises the result in one line.
