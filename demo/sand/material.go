@@ -69,7 +69,7 @@ var Materials = [NumMaterials]Info{
 	Grass: {Name: "grass", Kind: Solid, Density: 255, Dark: rgb(0x3b, 0x7d, 0x2c), Light: rgb(0x7c, 0xc0, 0x4a)},
 	Sand:  {Name: "sand", Kind: Powder, Density: 160, Dark: rgb(0xc9, 0xa4, 0x5c), Light: rgb(0xf0, 0xd6, 0x8c)},
 	Water: {Name: "water", Kind: Liquid, Density: 100, Dark: rgb(0x1f, 0x5f, 0xbf), Light: rgb(0x3f, 0x8f, 0xe0)},
-	Oil:   {Name: "oil", Kind: Liquid, Density: 80, Flammability: 128, Dark: rgb(0x2a, 0x1d, 0x16), Light: rgb(0x4a, 0x36, 0x24)},
+	Oil:   {Name: "oil", Kind: Liquid, Density: 80, Flammability: 128, Dark: rgb(0x1e, 0x17, 0x2a), Light: rgb(0x4a, 0x3a, 0x5c)},
 	Wood:  {Name: "wood", Kind: Solid, Density: 255, Flammability: 48, BurnRate: 2, Dark: rgb(0x6b, 0x43, 0x22), Light: rgb(0xa0, 0x6c, 0x3a)},
 	Leaf:  {Name: "leaf", Kind: Solid, Density: 255, Flammability: 96, BurnRate: 12, Dark: rgb(0x23, 0x6b, 0x2e), Light: rgb(0x4f, 0xa8, 0x3c)},
 	Coal:  {Name: "coal", Kind: Solid, Density: 255, Flammability: 16, BurnRate: 1, Dark: rgb(0x18, 0x18, 0x1c), Light: rgb(0x3a, 0x3a, 0x40)},

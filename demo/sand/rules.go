@@ -61,8 +61,10 @@ func (s *System) powder(v *view, x, y int, p components.Pixel) {
 }
 
 // liquid: fall like a powder; otherwise look along the row, up to seek
-// pixels each way, for a place to fall, and flow towards it, spread pixels a
-// tick. A liquid with nowhere to fall within reach stays put, so a basin
+// pixels each way, for a place to fall, and flow there (falling at once if it
+// is within spread pixels) or spread pixels towards it. Under pressure (a
+// liquid or powder rests on it) it also flows sideways into free space. A
+// surface pixel with nowhere to fall within reach stays put, so a basin
 // comes to rest with a level surface instead of jittering for ever.
 func (s *System) liquid(v *view, x, y int, p components.Pixel) {
 	m := uint8(p)
@@ -73,29 +75,44 @@ func (s *System) liquid(v *view, x, y int, p components.Pixel) {
 	if s.fall(v, x, y, m, d, 1) || s.fall(v, x, y, m, -d, 1) {
 		return
 	}
-	if !s.flow(v, x, y, m, d) {
-		s.flow(v, x, y, m, -d)
+	pressed := false
+	if above, _, _ := s.peek(v, x, y-1); above&bodyFlag == 0 {
+		b := s.behave[uint8(above)]
+		pressed = b == bPowder || b == bLiquid
+	}
+	if !s.flow(v, x, y, m, d, pressed) {
+		s.flow(v, x, y, m, -d, pressed)
 	}
 }
 
-// flow moves the liquid at (x, y) up to spread pixels in direction d if
-// there is a place to fall within seek pixels that way.
-func (s *System) flow(v *view, x, y int, m uint8, d int) bool {
+// flow moves the liquid at (x, y) in direction d: into the place to fall if
+// one is within spread pixels, else spread pixels towards one within seek
+// pixels, else (if pressed) spread pixels into free space.
+func (s *System) flow(v *view, x, y int, m uint8, d int, pressed bool) bool {
 	var to *view
 	ti := 0
 	for k := 1; k <= seek; k++ {
 		t, tv, i := s.peek(v, x+d*k, y)
 		if tv == nil || !s.displaces(m, t) {
+			if pressed && to != nil {
+				break
+			}
 			return false
 		}
 		if k <= spread {
 			to, ti = tv, i
 		}
-		if below, bv, _ := s.peek(v, x+d*k, y+1); bv != nil && s.displaces(m, below) {
-			break // somewhere to fall
+		if below, bv, bi := s.peek(v, x+d*k, y+1); bv != nil && s.displaces(m, below) {
+			if k <= spread {
+				to, ti = bv, bi // fall into it now
+			}
+			break
 		}
-		if k == seek {
-			return false
+		if k == seek || (pressed && k == spread) {
+			if !pressed {
+				return false
+			}
+			break
 		}
 	}
 	n := s.field.size

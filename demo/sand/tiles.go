@@ -9,7 +9,7 @@ const TileSize = 32
 const (
 	tileShift = 5
 	// spread is how many pixels a liquid moves sideways in one tick.
-	spread = 4
+	spread = 6
 	// seek is how far a liquid looks sideways along its row for a place to
 	// fall; it levels to within a pixel over that distance.
 	seek = 32

@@ -64,6 +64,39 @@ func SurfaceY(x int, seed uint64) int {
 	return q
 }
 
+// Home returns a good place to start exploring the world of seed: the
+// grassland column nearest to x = 0 with a lake a little to its right, or
+// failing that the nearest grassland, or 0.
+func Home(seed uint64) int {
+	grass := func(x int) bool {
+		s := SurfaceY(x, seed)
+		return s > -100 && s < WaterLevel-12 && value1(seed^saltDesert, x, 2048) <= one*3/10
+	}
+	lake := func(x int) bool {
+		for dx := 120; dx <= 420; dx += 20 {
+			if SurfaceY(x+dx, seed) > WaterLevel+4 {
+				return true
+			}
+		}
+		return false
+	}
+	fallback, found := 0, false
+	for d := 0; d <= 1<<15; d += 64 {
+		for _, x := range [2]int{d, -d} {
+			if !grass(x) {
+				continue
+			}
+			if lake(x) {
+				return x
+			}
+			if !found {
+				fallback, found = x, true
+			}
+		}
+	}
+	return fallback
+}
+
 // Generate fills dst with the pixels of chunk (x, y) for the given seed.
 // dst holds size*size pixels, row-major, where size is the square root of
 // len(dst) and a multiple of 8 (the demo uses multiples of 64). Each pixel is
@@ -127,7 +160,7 @@ func newChunkGen(x0, y0, size int, seed uint64, dst []uint32) *chunkGen {
 			f := min(max(c.surface+220, 0), 100) // dirt thins out towards the peaks
 			c.topMat, c.top, c.dirt = sand.Stone, 0, 4+(c.dirt-4)*f/100
 		default:
-			c.topMat, c.top = sand.Grass, 3+value1(seed^saltTop, wx, 12)/(one/2)
+			c.topMat, c.top = sand.Grass, 4+value1(seed^saltTop, wx, 12)/(one/2)
 		}
 		if i > 0 && i <= size {
 			g.minSurface = min(g.minSurface, c.surface)
