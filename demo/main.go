@@ -15,16 +15,11 @@ import (
 )
 
 func main() {
+	cli.Main() // already run by package early; returns when a window is wanted
 	o, err := cli.Parse(os.Args[1:], os.Stderr)
-	if cli.IsHelp(err) {
-		return
-	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
-	}
-	if o.Headless { // normally already run by package early
-		os.Exit(cli.Headless(o, os.Stdout, os.Stderr))
 	}
 	if err := game.Run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)

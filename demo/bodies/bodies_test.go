@@ -178,3 +178,19 @@ func TestBodiesDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// A body woken by a change nearby that does not move writes nothing.
+func TestWokenStillBodyWritesNothing(t *testing.T) {
+	f := newFixture(t, 64)
+	f.AddChunk(0, 0, testworld.Box(0, 0, 63, 63))
+	f.AddChunk(1, 0, testworld.Box(64, 0, 127, 63))
+	e := f.drop(bodies.Crate, 50, 40)
+	f.rest(300)
+	v := f.State(0, 0).Version
+	f.Paint(func(set func(x, y int, p components.Pixel)) { set(70, 50, sand.Make(sand.Sand, 0)) })
+	f.Tick(1)
+	motion := ecs.NewMap[bodies.Motion](f.W)
+	expect(t, !motion.Get(e).Asleep, "the change next door must wake the body")
+	f.rest(300)
+	expect(t, f.State(0, 0).Version == v, "a still body marked its chunk: version %d -> %d", v, f.State(0, 0).Version)
+}

@@ -49,16 +49,18 @@ type Stats struct {
 // until the world near it changes, so it leaves its chunks clean. A body
 // whose centre is in no loaded chunk stops where it is.
 type System struct {
-	field  *sand.Field
-	index  ecs.Resource[components.ChunkIndex]
-	all    *ecs.Filter1[components.PixelBody]
-	fresh  *ecs.Filter1[components.PixelBody]
-	bodies *ecs.Map2[components.PixelBody, Motion]
-	motion *ecs.Map[Motion]
-	pixel  *ecs.Map[components.PixelBody]
-	list   []item
-	adopt  []ecs.Entity
-	stats  Stats
+	field   *sand.Field
+	index   ecs.Resource[components.ChunkIndex]
+	all     *ecs.Filter1[components.PixelBody]
+	fresh   *ecs.Filter1[components.PixelBody]
+	bodies  *ecs.Map2[components.PixelBody, Motion]
+	motion  *ecs.Map[Motion]
+	pixel   *ecs.Map[components.PixelBody]
+	list    []item
+	adopt   []ecs.Entity
+	vacated [][2]int
+	own     ownCells
+	stats   Stats
 }
 
 type item struct {
@@ -144,7 +146,7 @@ func (s *System) step(b *components.PixelBody, m *Motion) {
 	s.stats.Awake++
 
 	wet, total := submerged(f, b, t)
-	Erase(f, b)
+	s.own.set(b, t) // its pixels stay in the world unless it moves
 	vx, vy, w := float64(b.VX), float64(b.VY), float64(b.AngularVelocity)
 
 	// gravity, buoyancy and drag
@@ -220,7 +222,11 @@ func (s *System) step(b *components.PixelBody, m *Motion) {
 	m.Angle = math.Remainder(m.Angle, 2*math.Pi)
 
 	nt := Quantize(m.X, m.Y, m.Angle)
-	blit(f, b, nt)
+	if nt != t {
+		Erase(f, b)
+		s.vacated = vacated(b, t, nt, s.vacated[:0])
+		s.vacated = blitInto(f, b, nt, s.vacated)
+	}
 	b.X, b.Y, b.Rotation = float32(nt.X), float32(nt.Y), nt.Radians()
 	b.VX, b.VY, b.AngularVelocity = float32(vx), float32(vy), float32(w)
 	m.Chunks = s.chunksUnder(b, nt)
@@ -243,7 +249,7 @@ func (s *System) step(b *components.PixelBody, m *Motion) {
 func (s *System) tip(b *components.PixelBody, t Transform) float64 {
 	left, right := 0, 0
 	cells(b, t, func(x, y, k int) bool {
-		if p, _ := s.field.At(x, y+1); blocks(p) { // the body itself is erased
+		if p, _ := s.field.At(x, y+1); blocks(p) && !s.own.has(x, y+1, p) {
 			switch {
 			case x < t.X-1:
 				left++
@@ -268,10 +274,37 @@ func (s *System) collides(b *components.PixelBody, t Transform) bool {
 	hit := false
 	cells(b, t, func(x, y, k int) bool {
 		p, ok := s.field.At(x, y)
-		hit = !ok || blocks(p)
+		hit = !ok || (blocks(p) && !s.own.has(x, y, p))
 		return !hit
 	})
 	return hit
+}
+
+// ownCells is where a body's own pixels are in the world while it steps:
+// they do not block it.
+type ownCells struct {
+	x0, y0, w, h int
+	pix          []components.Pixel // 0 where the body has no pixel
+}
+
+func (o *ownCells) set(b *components.PixelBody, t Transform) {
+	x0, y0, x1, y1 := bounds(b, t)
+	o.x0, o.y0, o.w, o.h = x0, y0, x1-x0+1, y1-y0+1
+	if cap(o.pix) < o.w*o.h {
+		o.pix = make([]components.Pixel, o.w*o.h)
+	}
+	o.pix = o.pix[:o.w*o.h]
+	clear(o.pix)
+	cells(b, t, func(x, y, k int) bool {
+		o.pix[(y-o.y0)*o.w+x-o.x0] = pixel(b, k)
+		return true
+	})
+}
+
+// has reports whether world pixel (x, y), holding p, is the body's own.
+func (o *ownCells) has(x, y int, p components.Pixel) bool {
+	x, y = x-o.x0, y-o.y0
+	return x >= 0 && y >= 0 && x < o.w && y < o.h && o.pix[y*o.w+x] == p
 }
 
 // blocks reports whether a body cannot move into pixel p.
@@ -327,10 +360,32 @@ func pixel(b *components.PixelBody, k int) components.Pixel {
 	return b.Pixels[k] | components.FlagPixelBody<<components.FlagsShift
 }
 
+// vacated appends to out the cells body b leaves when it goes from t to nt.
+func vacated(b *components.PixelBody, t, nt Transform, out [][2]int) [][2]int {
+	next := map[[2]int]bool{}
+	cells(b, nt, func(x, y, k int) bool {
+		next[[2]int{x, y}] = true
+		return true
+	})
+	cells(b, t, func(x, y, k int) bool {
+		if !next[[2]int{x, y}] {
+			out = append(out, [2]int{x, y})
+		}
+		return true
+	})
+	return out
+}
+
 // blit writes body b's pixels at t into the world. Air, gas and flame give
 // way; a liquid is pushed up to the nearest air above; a cell over a solid
 // or powder is left out.
-func blit(f *sand.Field, b *components.PixelBody, t Transform) {
+func blit(f *sand.Field, b *components.PixelBody, t Transform) { blitInto(f, b, t, nil) }
+
+// blitInto is blit, except that a liquid the body moves into goes first to
+// the free cells in spare (the cells it just left), so that a body moving in
+// water swaps places with it instead of pumping it upwards. It returns what
+// is left of spare.
+func blitInto(f *sand.Field, b *components.PixelBody, t Transform, spare [][2]int) [][2]int {
 	cells(b, t, func(x, y, k int) bool {
 		p, ok := f.At(x, y)
 		if !ok {
@@ -340,6 +395,15 @@ func blit(f *sand.Field, b *components.PixelBody, t Transform) {
 		case sand.Empty, sand.Gas, sand.Flame:
 			f.Set(x, y, pixel(b, k))
 		case sand.Liquid:
+			for len(spare) > 0 {
+				c := spare[0]
+				spare = spare[1:]
+				if q, ok := f.At(c[0], c[1]); ok && q == 0 {
+					f.Set(c[0], c[1], p)
+					f.Set(x, y, pixel(b, k))
+					return true
+				}
+			}
 			for up := y - 1; up > y-displaceMax; up-- {
 				q, ok := f.At(x, up)
 				if !ok {
@@ -357,6 +421,7 @@ func blit(f *sand.Field, b *components.PixelBody, t Transform) {
 		}
 		return true
 	})
+	return spare
 }
 
 // Erase removes body b's pixels from the world at its blitted transform:
@@ -373,5 +438,5 @@ func Erase(f *sand.Field, b *components.PixelBody) {
 // Fits reports whether body b fits at t: no solid pixel, no unloaded chunk.
 func Fits(f *sand.Field, b *components.PixelBody, t Transform) bool {
 	s := System{field: f}
-	return !s.collides(b, t)
+	return !s.collides(b, t) // s.own is empty: nothing is the body's own
 }

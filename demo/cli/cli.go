@@ -128,14 +128,20 @@ func Headless(o Options, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// Main is the demo's start when it runs headless: it parses os.Args and,
-// if -headless is given, runs and exits. It returns if not.
+// Main is the demo's start before any window: it parses os.Args and, if
+// -headless is given, runs and exits; on -h or a flag error it prints usage
+// or the error and exits. It returns only when a window is wanted.
 func Main() {
-	o, err := Parse(os.Args[1:], io.Discard)
-	if err != nil || !o.Headless {
-		return // the window's main reports flag errors
+	o, err := Parse(os.Args[1:], os.Stderr)
+	switch {
+	case IsHelp(err):
+		os.Exit(0)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	case o.Headless:
+		os.Exit(Headless(o, os.Stdout, os.Stderr))
 	}
-	os.Exit(Headless(o, os.Stdout, os.Stderr))
 }
 
 // IsHelp reports whether err asks for usage only.

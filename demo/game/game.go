@@ -67,7 +67,7 @@ func New(o cli.Options, save sim.Persistence, log io.Writer) *Game {
 	_, unsaved := save.(*sim.Unsaved)
 	g.wired = !unsaved
 	if o.Autoplay {
-		g.script = &sim.Script{Seed: o.Seed, ChunkSize: o.Chunk, HomeX: int(s.Focus().X)}
+		g.script = sim.NewScript(s)
 	}
 	return g
 }
@@ -243,12 +243,17 @@ func (g *Game) drawOverlay(screen *ebiten.Image) {
 		Bodies: bs.Bodies, Awake: bs.Awake, CameraX: f.X, CameraY: f.Y, ChunkSize: g.sim.Config.ChunkSize,
 		Save: g.save.Status(), Wired: g.wired,
 	})
-	lines = append(lines, strings.Split(hud.Keys, "\n")...)
+	textPanel(screen, lines, 4, 28)
+	keys := strings.Split(hud.Keys, "\n")
+	textPanel(screen, keys, 4, ScreenH-24-len(keys)*16-8)
+}
+
+// textPanel draws lines of text on a dark panel with its top-left at (x, y).
+func textPanel(screen *ebiten.Image, lines []string, x, y int) {
 	w := 0
 	for _, l := range lines {
 		w = max(w, len(l))
 	}
-	x, y := 4, 28
 	panel(screen, x, y, w*6+12, len(lines)*16+8)
 	for i, l := range lines {
 		ebitenutil.DebugPrintAt(screen, l, x+6, y+4+i*16)

@@ -24,8 +24,8 @@ type Info struct {
 }
 
 // Keys is the help line of the overlay.
-const Keys = "WASD/arrows pan (shift: fast)  left paint  right dig  1-9 material  wheel or [ ] brush  B body\n" +
-	"F3 overlay  F5 save  F6 save as  F9 load last save  Esc quit"
+const Keys = "WASD/arrows pan (shift fast)  left paint  right dig  1-9 material\n" +
+	"wheel or [ ] brush  B body  F3 info  F5 save  F6 save as  F9 load  Esc quit"
 
 // Lines returns the overlay's lines.
 func Lines(in Info) []string {
@@ -42,7 +42,7 @@ func Lines(in Info) []string {
 	}
 	lines = append(lines, fmt.Sprintf("save    %s   %s", s.Dir, auto))
 	if !in.Wired {
-		lines = append(lines, "        (saving not wired in yet: the figures below stay at zero)")
+		lines = append(lines, "        (saving not wired in yet: figures stay at zero)")
 	}
 	lines = append(lines,
 		fmt.Sprintf("last    %s   %s   %d saves   %d chunks written", ms(s.LastDuration), bytes(s.LastBytes), s.Saves, s.ChunksWritten),

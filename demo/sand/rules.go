@@ -47,10 +47,32 @@ func (s *System) fall(v *view, x, y int, m uint8, dx, dy int) bool {
 	return true
 }
 
+// drop moves the pixel at (x, y), of material m, straight down: through up
+// to fallMax pixels of air at once, or into the place of a lighter liquid or
+// gas below.
+func (s *System) drop(v *view, x, y int, m uint8) bool {
+	t, tv, ti := s.peek(v, x, y+1)
+	if tv == nil || !s.displaces(m, t) {
+		return false
+	}
+	if t == 0 {
+		for k := 2; k <= fallMax; k++ {
+			u, uv, ui := s.peek(v, x, y+k)
+			if uv == nil || u != 0 {
+				break
+			}
+			tv, ti = uv, ui
+		}
+	}
+	n := s.field.size
+	s.swap(v, y*n+x, x, y, tv, ti, ti%n, ti/n)
+	return true
+}
+
 // powder: fall straight down, else slide down a diagonal.
 func (s *System) powder(v *view, x, y int, p components.Pixel) {
 	m := uint8(p)
-	if s.fall(v, x, y, m, 0, 1) {
+	if s.drop(v, x, y, m) {
 		return
 	}
 	d := s.dir()
@@ -68,12 +90,19 @@ func (s *System) powder(v *view, x, y int, p components.Pixel) {
 // comes to rest with a level surface instead of jittering for ever.
 func (s *System) liquid(v *view, x, y int, p components.Pixel) {
 	m := uint8(p)
-	if s.fall(v, x, y, m, 0, 1) {
+	if s.drop(v, x, y, m) {
 		return
 	}
 	d := s.dir()
 	if s.fall(v, x, y, m, d, 1) || s.fall(v, x, y, m, -d, 1) {
 		return
+	}
+	// resting on liquid that is itself still falling: wait, do not fan out
+	if below, bv, _ := s.peek(v, x, y+1); bv != nil && s.behave[uint8(below)] == bLiquid {
+		if under, uv, _ := s.peek(v, x, y+2); uv != nil && under == 0 {
+			s.field.wakeNear(v, x, y)
+			return
+		}
 	}
 	pressed := false
 	if above, _, _ := s.peek(v, x, y-1); above&bodyFlag == 0 {

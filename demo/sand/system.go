@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/demo/internal/rng"
 	"github.com/mlange-42/ark/ecs"
 )
 
@@ -40,7 +41,7 @@ type System struct {
 	chunks  *ecs.Filter2[components.ChunkPos, Tiles]
 	active  []*view
 	pending []components.ChunkPos
-	rng     uint64
+	rng     rng.Rand
 	tick    uint64
 	stats   Stats
 
@@ -52,7 +53,7 @@ type System struct {
 func (s *System) Initialize(w *ecs.World) {
 	s.field = ecs.GetResource[Field](w)
 	s.chunks = ecs.NewFilter2[components.ChunkPos, Tiles](w).Register()
-	s.rng = mix64(s.Seed) | 1
+	s.rng = rng.New(s.Seed)
 	for m := range NumMaterials {
 		info := &Materials[m]
 		switch info.Kind {
@@ -188,27 +189,11 @@ func (s *System) cell(v *view, x, y int, b uint8) {
 	}
 }
 
-// next returns the next number of the xorshift64* stream.
-func (s *System) next() uint64 {
-	x := s.rng
-	x ^= x >> 12
-	x ^= x << 25
-	x ^= x >> 27
-	s.rng = x
-	return x * 2685821657736338717
-}
+// next returns the next random number.
+func (s *System) next() uint64 { return s.rng.Next() }
 
 // dir returns -1 or 1.
 func (s *System) dir() int { return int(s.next()>>63)*2 - 1 }
-
-func mix64(h uint64) uint64 {
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
-	return h
-}
 
 func popcount(m uint64) int {
 	n := 0

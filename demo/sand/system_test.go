@@ -18,7 +18,9 @@ var (
 
 type testWorld = testworld.World
 
-func newTestWorld(t *testing.T, size int, seed uint64) *testWorld { return testworld.New(t, size, seed) }
+func newTestWorld(t *testing.T, size int, seed uint64) *testWorld {
+	return testworld.New(t, size, seed)
+}
 
 func TestSandFallsAndPiles(t *testing.T) {
 	tw := newTestWorld(t, 64, 1)

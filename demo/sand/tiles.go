@@ -13,10 +13,12 @@ const (
 	// seek is how far a liquid looks sideways along its row for a place to
 	// fall; it levels to within a pixel over that distance.
 	seek = 32
+	// fallMax is how many pixels of air a falling pixel crosses in a tick.
+	fallMax = 4
 	// reachX and reachY are how far one pixel's update looks: a change wakes
 	// every tile within that many pixels of it.
 	reachX = seek + 1
-	reachY = 2
+	reachY = fallMax + 1
 )
 
 // Tiles is the simulation state of one chunk: which tiles are awake and

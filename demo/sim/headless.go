@@ -23,7 +23,7 @@ func RunHeadless(o HeadlessOptions) (Stats, error) {
 	}
 	s := New(o.Config)
 	defer s.Close()
-	script := &Script{Seed: s.Config.Seed, ChunkSize: s.Config.ChunkSize, HomeX: int(s.Focus().X)}
+	script := NewScript(s)
 	var times TickTimes
 	for i := 0; i < o.Ticks; i++ {
 		script.Plan(s.Ticks, s.Commands())

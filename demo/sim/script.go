@@ -12,13 +12,21 @@ const ScriptPeriod = 720
 // Script is the scripted player of the headless run (and of the window's
 // -autoplay): every round of ScriptPeriod ticks it pours sand and water, builds
 // a wooden platform and sets it alight, digs a shaft and pours oil into it,
-// drops a crate and a rock, then pans the camera 3.5 chunks to the right, so
+// drops a crate and a rock, then pans the camera Away pixels to the right, so
 // that the chunks at home unload, and back, so that they reload, and drops one
 // more body. It is a pure function of the tick, so runs are repeatable.
 type Script struct {
-	Seed      uint64
-	ChunkSize int
-	HomeX     int // world x of home; the camera starts there
+	Seed  uint64
+	HomeX int // world x of home; the camera starts there
+	Away  int // how far the camera pans away and back, world pixels
+}
+
+// NewScript returns the scripted player for s, at home where the camera is,
+// panning far enough (the load radius plus two and a half chunks) that home
+// unloads.
+func NewScript(s *Sim) *Script {
+	size := s.Config.ChunkSize
+	return &Script{Seed: s.Config.Seed, HomeX: int(s.Focus().X), Away: int(s.Config.Radius+2)*size + size/2}
 }
 
 // Plan fills c with the player's commands for tick t (counted from 0).
@@ -28,7 +36,6 @@ func (p *Script) Plan(t uint64, c *Commands) {
 	ground := terrain.SurfaceY(hx, p.Seed)
 	shaft := hx + 110
 	shaftTop := terrain.SurfaceY(shaft, p.Seed)
-	away := p.ChunkSize * 7 / 2 // far enough that home unloads
 	brush := func(x, y, r int, m sand.Material) {
 		c.Brush = Brush{Active: true, X: x, Y: y, Radius: r, Material: m}
 	}
@@ -46,9 +53,9 @@ func (p *Script) Plan(t uint64, c *Commands) {
 	case k < 240:
 		brush(shaft, shaftTop-30, 5, sand.Oil)
 	case k < 420: // away, and back
-		c.PanX = float64(away) / 180
+		c.PanX = float64(p.Away) / 180
 	case k < 600:
-		c.PanX = -float64(away) / 180
+		c.PanX = -float64(p.Away) / 180
 	case k < 660:
 		brush(hx+70, ground-120, 5, sand.Sand)
 	}

@@ -35,6 +35,10 @@ type Config struct {
 	// After runs after the simulation every tick: arksave's dirty tracking,
 	// snapshot and autosave systems go here.
 	After []System
+	// Setup, if set, runs on the new world before the demo adds its own
+	// resources: arksave's plugin installs its resources here. A resource it
+	// adds (ChunkIndex, BodyIDs) is kept, not replaced.
+	Setup func(w *ecs.World)
 }
 
 func (c *Config) defaults() {
@@ -79,8 +83,15 @@ func New(cfg Config) *Sim {
 	w := ecs.NewWorld()
 	s := &Sim{World: w, Config: cfg}
 
-	ecs.AddResource(w, components.NewChunkIndex())
-	ecs.AddResource(w, &components.BodyIDs{})
+	if cfg.Setup != nil {
+		cfg.Setup(w)
+	}
+	if index := ecs.NewResource[components.ChunkIndex](w); !index.Has() {
+		index.Add(components.NewChunkIndex())
+	}
+	if ids := ecs.NewResource[components.BodyIDs](w); !ids.Has() {
+		ids.Add(&components.BodyIDs{})
+	}
 	s.Field = sand.NewField(w, cfg.ChunkSize)
 	ecs.AddResource(w, s.Field)
 	ecs.AddResource(w, &Commands{})
@@ -89,7 +100,7 @@ func New(cfg Config) *Sim {
 	s.focus = ecs.NewMap1[components.Focus](w)
 	home := terrain.Home(cfg.Seed)
 	s.Camera = s.focus.NewEntity(&components.Focus{
-		X: float64(home), Y: float64(terrain.SurfaceY(home, cfg.Seed) + 40), Radius: cfg.Radius,
+		X: float64(home), Y: float64(terrain.SurfaceY(home, cfg.Seed) - cfg.ViewH/6), Radius: cfg.Radius,
 	})
 	s.states = ecs.NewFilter1[components.ChunkState](w).Register()
 

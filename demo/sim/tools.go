@@ -3,6 +3,7 @@ package sim
 import (
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/bodies"
+	"github.com/arksave/arksave/demo/internal/rng"
 	"github.com/arksave/arksave/demo/sand"
 	"github.com/mlange-42/ark/ecs"
 )
@@ -46,7 +47,7 @@ type Tools struct {
 	bodies   *ecs.Map2[components.PixelBody, components.Persistable]
 	pixel    *ecs.Map1[components.PixelBody]
 	all      *ecs.Filter1[components.PixelBody]
-	rng      uint64
+	rng      rng.Rand
 	remove   []ecs.Entity
 }
 
@@ -59,7 +60,7 @@ func (t *Tools) Initialize(w *ecs.World) {
 	t.bodies = ecs.NewMap2[components.PixelBody, components.Persistable](w)
 	t.pixel = ecs.NewMap1[components.PixelBody](w)
 	t.all = ecs.NewFilter1[components.PixelBody](w).Register()
-	t.rng = t.Seed*0x9E3779B97F4A7C15 | 1
+	t.rng = rng.New(t.Seed ^ 0x70015)
 }
 
 // Update applies the commands of this tick and clears them.
@@ -82,14 +83,7 @@ func (t *Tools) Update(w *ecs.World) {
 // Finalize does nothing.
 func (t *Tools) Finalize(w *ecs.World) {}
 
-func (t *Tools) next() uint64 {
-	x := t.rng
-	x ^= x >> 12
-	x ^= x << 25
-	x ^= x >> 27
-	t.rng = x
-	return x * 2685821657736338717
-}
+func (t *Tools) next() uint64 { return t.rng.Next() }
 
 func (t *Tools) paint(w *ecs.World, b Brush) {
 	f := t.field

@@ -4,17 +4,13 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/demo/internal/testworld"
 	"github.com/arksave/arksave/demo/stream"
 	"github.com/arksave/arksave/demo/terrain"
 	"github.com/mlange-42/ark/ecs"
 )
 
-func expect(t *testing.T, ok bool, format string, args ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatalf(format, args...)
-	}
-}
+var expect = testworld.Expect
 
 func TestStreamsAroundFocus(t *testing.T) {
 	w := ecs.NewWorld()

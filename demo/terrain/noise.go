@@ -1,24 +1,16 @@
 package terrain
 
+import "github.com/arksave/arksave/demo/internal/rng"
+
 // Noise in 16.16 fixed point. The generator must give the same pixels on
 // every machine, because saves store chunks as deltas against it: integer
 // arithmetic cannot be fused or reordered the way floating point may be.
 
 const one = 1 << 16 // 1.0 in 16.16
 
-// mix is the 64-bit finaliser of MurmurHash3.
-func mix(h uint64) uint64 {
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
-	return h
-}
-
 // hash2 hashes a lattice point under a seed.
 func hash2(seed uint64, x, y int) uint64 {
-	return mix(seed ^ mix(uint64(x)*0x9E3779B97F4A7C15^uint64(y)*0xD1B54A32D192ED03))
+	return rng.Mix(seed ^ uint64(x)*0x9E3779B97F4A7C15 ^ uint64(y)*0xD1B54A32D192ED03)
 }
 
 // pixHash is a cheap per-pixel hash for colour jitter and ragged edges.

@@ -73,7 +73,7 @@ func Home(seed uint64) int {
 		return s > -100 && s < WaterLevel-12 && value1(seed^saltDesert, x, 2048) <= one*3/10
 	}
 	lake := func(x int) bool {
-		for dx := 120; dx <= 420; dx += 20 {
+		for dx := 100; dx <= 260; dx += 16 {
 			if SurfaceY(x+dx, seed) > WaterLevel+4 {
 				return true
 			}

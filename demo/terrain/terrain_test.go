@@ -4,16 +4,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/arksave/arksave/demo/internal/testworld"
 	"github.com/arksave/arksave/demo/sand"
 	"github.com/arksave/arksave/demo/terrain"
 )
 
-func expect(t *testing.T, ok bool, format string, args ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatalf(format, args...)
-	}
-}
+var expect = testworld.Expect
 
 func gen(x, y int32, seed uint64, size int) []uint32 {
 	dst := make([]uint32, size*size)

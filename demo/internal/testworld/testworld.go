@@ -178,9 +178,12 @@ func (tw *World) CountFlag() int {
 }
 
 // Snapshot copies every chunk's pixels, keyed by position.
-func (tw *World) Snapshot() map[components.ChunkPos][]components.Pixel {
+func (tw *World) Snapshot() map[components.ChunkPos][]components.Pixel { return Pixels(tw.W) }
+
+// Pixels copies the pixels of every chunk of w, keyed by position.
+func Pixels(w *ecs.World) map[components.ChunkPos][]components.Pixel {
 	out := map[components.ChunkPos][]components.Pixel{}
-	q := ecs.NewFilter2[components.ChunkPos, components.Chunk](tw.W).Query()
+	q := ecs.NewFilter2[components.ChunkPos, components.Chunk](w).Query()
 	for q.Next() {
 		pos, c := q.Get()
 		out[*pos] = append([]components.Pixel(nil), c.Pixels()...)
