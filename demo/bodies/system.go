@@ -14,7 +14,7 @@ const (
 	Gravity     = 600.0 // px/s^2
 	maxSpeed    = 900.0 // px/s
 	dt          = 1.0 / 60
-	restTicks   = 20 // ticks without moving before a body sleeps
+	restTicks   = 20 // ticks without its pixels moving before a body sleeps
 	displaceMax = 48 // how far up a liquid pushed aside by a body may go
 )
 
@@ -231,7 +231,9 @@ func (s *System) step(b *components.PixelBody, m *Motion) {
 	b.VX, b.VY, b.AngularVelocity = float32(vx), float32(vy), float32(w)
 	m.Chunks = s.chunksUnder(b, nt)
 
-	if nt == t && math.Abs(vx) < 4 && math.Abs(vy) < 4 && math.Abs(w) < 0.05 {
+	// A body whose pixels have not moved for restTicks is at rest, whatever
+	// is left of its velocities (a crate wedged on a slope keeps trying).
+	if nt == t {
 		m.Rest++
 		if m.Rest >= restTicks {
 			m.Asleep = true

@@ -33,7 +33,7 @@ func Lines(in Info) []string {
 	lines := []string{
 		fmt.Sprintf("FPS %5.1f   TPS %5.1f   tick %d", in.FPS, in.TPS, in.Tick),
 		fmt.Sprintf("chunks  loaded %d   dirty %d   awake tiles %d", in.Loaded, in.Dirty, in.Tiles),
-		fmt.Sprintf("bodies  %d (%d moving)   camera %.0f,%.0f  chunk %d,%d", in.Bodies, in.Awake, in.CameraX, in.CameraY, cx, cy),
+		fmt.Sprintf("bodies  %d (%d awake)   camera %.0f,%.0f  chunk %d,%d", in.Bodies, in.Awake, in.CameraX, in.CameraY, cx, cy),
 	}
 	s := in.Save
 	auto := "autosave off"
