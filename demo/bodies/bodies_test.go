@@ -194,3 +194,19 @@ func TestWokenStillBodyWritesNothing(t *testing.T) {
 	f.rest(300)
 	expect(t, f.State(0, 0).Version == v, "a still body marked its chunk: version %d -> %d", v, f.State(0, 0).Version)
 }
+
+// When the chunk under a body is unloaded and loaded again without its
+// pixels (as the stand-in streamer does), the body draws itself back.
+func TestBodyRedrawnWhenChunkReloads(t *testing.T) {
+	f := newFixture(t, 64)
+	f.AddChunk(0, 0, testworld.Box(0, 0, 63, 63))
+	e := f.drop(bodies.Crate, 32, 30)
+	f.rest(300)
+	want := f.CountFlag()
+	f.RemoveChunk(0, 0)
+	f.Tick(3)
+	f.AddChunk(0, 0, testworld.Box(0, 0, 63, 63))
+	f.Tick(2)
+	expect(t, f.CountFlag() == want, "after the reload the body has %d of its %d pixels in the world", f.CountFlag(), want)
+	f.checkBlit(f.body.Get(e))
+}
