@@ -1,0 +1,2 @@
+// Package chunkstore is the single-file chunk store (PXSW).
+package chunkstore
