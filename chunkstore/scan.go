@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/arksave/arksave/internal/crc8"
 	"github.com/arksave/arksave/internal/vfs"
 )
 
@@ -75,6 +76,14 @@ func (sc *scanner) recordAt(off int64) (recordHeader, []byte, error) {
 // starts, or end.
 func (sc *scanner) next(from int64) int64 {
 	for p := from; p+recordHeaderSize <= sc.end; p++ {
+		hb, err := sc.bytes(p, recordHeaderSize)
+		if err != nil {
+			return sc.end
+		}
+		// A cheap test first: most offsets fail the header CRC-8.
+		if crc8.Checksum(hb[:recordHCRCOff]) != hb[recordHCRCOff] {
+			continue
+		}
 		if _, _, err := sc.recordAt(p); err == nil {
 			return p
 		}
