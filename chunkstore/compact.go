@@ -46,7 +46,7 @@ func (s *Store) Compact() error {
 		return fmt.Errorf("chunkstore: compact: %w", err)
 	}
 	dirErr := s.cfg.FS.SyncDir(filepath.Dir(s.path))
-	n, err := openStore(s.path, s.cfg, openNewest, 0)
+	n, err := openStore(s.path, s.cfg, openCompacted, 0)
 	if err != nil {
 		s.stale = err
 		return fmt.Errorf("chunkstore: compact: reopen: %w", errors.Join(err, dirErr))
@@ -88,7 +88,7 @@ func (s *Store) CompactTo(path string) (*Store, error) {
 	}
 	cfg := s.cfg
 	cfg.ReadOnly = false
-	n, err := openStore(path, cfg, openNewest, 0)
+	n, err := openStore(path, cfg, openCompacted, 0)
 	if err != nil {
 		return nil, fmt.Errorf("chunkstore: compact to %s: reopen: %w", path, err)
 	}

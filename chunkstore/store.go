@@ -150,6 +150,7 @@ const (
 	openNewest openMode = iota
 	openAt
 	openRepair
+	openCompacted // a file this package just wrote: the generator was checked when the source opened
 )
 
 func openStore(path string, cfg Config, mode openMode, gen uint64) (*Store, error) {
@@ -235,7 +236,7 @@ func load(f vfs.File, path string, cfg Config, mode openMode, gen uint64) (*Stor
 			s.w = max(s.w, slotEnd(f, hdrs[i], size))
 		}
 	}
-	if want := cfg.generatorVersion(); mode != openRepair && h.genVersion != want {
+	if want := cfg.generatorVersion(); mode != openRepair && mode != openCompacted && h.genVersion != want {
 		if !cfg.AllowGeneratorChange {
 			return nil, fmt.Errorf("chunkstore: open %s: %w: the file was written with generator version %d, the game has %d",
 				path, ErrGeneratorVersion, h.genVersion, want)
