@@ -51,7 +51,7 @@ func Example() {
 	stored, _ := s.Get(pos, pix) // not stored yet: generated
 	fmt.Println("stored:", stored, "pixel 4000:", pix[4000])
 
-	pix[4000] = 0   // the player digs a hole
+	pix[4000] = 0    // the player digs a hole
 	pix[10] = 0x0104 // and pours water (material 4, colour 1)
 	b := s.NewBatch()
 	b.PutChunk(pos, pix)
