@@ -1,6 +1,7 @@
 package chunkstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -124,7 +125,7 @@ func (s *Store) Check() Report {
 	if n := s.chunks.Len(); s.hdr.chunkCount != uint32(n) {
 		r.add(SectionHeader, slotOffset(s.hdr.generation), fmt.Errorf("%w: header counts %d chunks, the page table %d", ErrCorrupt, s.hdr.chunkCount, n))
 	}
-	slices.SortStableFunc(r.Problems, func(a, b Problem) int { return cmpI64(a.Offset, b.Offset) })
+	slices.SortStableFunc(r.Problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
 	return r
 }
 

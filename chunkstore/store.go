@@ -1,6 +1,7 @@
 package chunkstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -197,7 +198,7 @@ func load(f vfs.File, path string, cfg Config, mode openMode, gen uint64) (*Stor
 			order = append(order, i)
 		}
 	}
-	slices.SortFunc(order, func(a, b int) int { return -cmpU64(hdrs[a].generation, hdrs[b].generation) })
+	slices.SortFunc(order, func(a, b int) int { return -cmp.Compare(hdrs[a].generation, hdrs[b].generation) })
 	if len(order) == 0 {
 		switch mode {
 		case openRepair:
@@ -269,16 +270,6 @@ func loadWithoutHeader(f vfs.File, path string, cfg Config, size int64, errs [sl
 	s.w = max(size, dataStart)
 	s.recount()
 	return s, nil
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // slotEnd returns where the data of a slot's generation ends: after its
@@ -367,6 +358,9 @@ func (s *Store) loadChain(h header, size int64) (int64, error) {
 					ErrCorrupt, e.pos, r.h.Offset, e.h.Offset, e.h.Length)
 			}
 		}
+	}
+	if n := len(recs[len(recs)-1].t.entries); n > s.chunks.Len() {
+		s.chunks = newIndex(n) // the oldest record is usually the checkpoint: size the index once
 	}
 	for i := len(recs) - 1; i >= 0; i-- {
 		r := recs[i]
@@ -458,7 +452,7 @@ func (s *Store) recount() {
 		s.liveData += int64(v.h.Length)
 		return true
 	})
-	slices.SortFunc(small, func(a, b Handle) int { return cmpI64(a.Offset, b.Offset) })
+	slices.SortFunc(small, func(a, b Handle) int { return cmp.Compare(a.Offset, b.Offset) })
 	var buf []byte
 	for i := 0; i < len(small); {
 		j := i + 1
@@ -479,16 +473,6 @@ func (s *Store) recount() {
 		i = j
 	}
 	s.hdr.chunkCount = uint32(s.chunks.Len())
-}
-
-func cmpI64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // writeAll writes p at off; a short write is an error.
