@@ -152,6 +152,15 @@ func readRecord(f vfs.File, h Handle, buf []byte) (recordHeader, []byte, error) 
 	if h.Length < recordHeaderSize || h.Length > maxRecordPayload+recordHeaderSize || h.Offset < dataStart {
 		return recordHeader{}, nil, fmt.Errorf("%w: handle {%d, %d} cannot address a record", ErrCorrupt, h.Offset, h.Length)
 	}
+	if h.Length > 64<<10 {
+		// Before allocating much, make sure the file holds that much: a
+		// damaged entry must not make a reader allocate a gigabyte.
+		if size, err := f.Size(); err != nil {
+			return recordHeader{}, nil, fmt.Errorf("chunkstore: read at offset %d: %w", h.Offset, err)
+		} else if h.end() > size {
+			return recordHeader{}, nil, fmt.Errorf("%w: record {%d, %d} beyond the file's %d bytes: %w", ErrCorrupt, h.Offset, h.Length, size, io.ErrUnexpectedEOF)
+		}
+	}
 	if cap(buf) < int(h.Length) {
 		buf = make([]byte, h.Length)
 	}
