@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/arksave/arksave/internal/vfs"
 )
@@ -187,6 +188,52 @@ func BenchmarkCommit_5Dirty(b *testing.B) {
 			b.ReportMetric(float64(bytes-records)/float64(commits), "overhead-B/commit")
 		})
 	}
+}
+
+// BenchmarkCommit_5Dirty_Interleaved alternates the same 5-chunk commits
+// between a 10,000-chunk and a 1,000,000-chunk store, so that both see the
+// same machine load, and reports each one's time and their ratio.
+func BenchmarkCommit_5Dirty_Interleaved(b *testing.B) {
+	small, _ := bigStore(b, 10_000)
+	defer small.Close()
+	big, _ := bigStore(b, 1_000_000)
+	defer big.Close()
+	base := make([][]uint32, 5)
+	for i := range base {
+		base[i] = make([]uint32, seedSize*seedSize)
+		seedGen.Generate(int32(i), 0, 7, base[i])
+	}
+	var took [2]time.Duration
+	var written [2]int64
+	iter := 0
+	for b.Loop() {
+		iter++
+		order := []int{0, 1}
+		if iter%2 == 0 {
+			order = []int{1, 0} // neither store always goes first
+		}
+		for _, k := range order {
+			s := []*Store{small, big}[k]
+			batch := s.NewBatch()
+			for i, pix := range base {
+				p := append([]uint32(nil), pix...)
+				start := (iter*7919 + i*104729) % (len(p) - 6000)
+				clear(p[start : start+5000])
+				batch.PutChunk(Pos{int32(i), 0}, p)
+			}
+			t0 := time.Now()
+			st, err := s.Commit(batch)
+			took[k] += time.Since(t0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			written[k] += st.BytesWritten
+		}
+	}
+	b.ReportMetric(float64(took[0].Nanoseconds())/float64(iter), "ns/commit@10k")
+	b.ReportMetric(float64(took[1].Nanoseconds())/float64(iter), "ns/commit@1M")
+	b.ReportMetric(float64(took[1])/float64(took[0]), "ratio-1M/10k")
+	b.ReportMetric(float64(written[1])/float64(written[0]), "bytes-ratio-1M/10k")
 }
 
 // BenchmarkIndexMemory opens a store of 1,000,000 chunks and reports the
