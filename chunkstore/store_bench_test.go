@@ -149,6 +149,19 @@ func bigStore(b *testing.B, n int) (*Store, string) {
 	return s, path
 }
 
+// dirtyBatch puts the base chunks with 5,000 pixels dug out of each, at a
+// place that moves with iter.
+func dirtyBatch(s *Store, base [][]uint32, iter int) *Batch {
+	batch := s.NewBatch()
+	for i, pix := range base {
+		p := append([]uint32(nil), pix...)
+		start := (iter*7919 + i*104729) % (len(p) - 6000)
+		clear(p[start : start+5000])
+		batch.PutChunk(Pos{int32(i), 0}, p)
+	}
+	return batch
+}
+
 // BenchmarkCommit_5Dirty commits 5 changed 512x512 terrain chunks (about
 // 2% of each dug out, differently each time) into a store on disk that
 // already holds 10,000 or 1,000,000 chunks. The cost must not depend on
@@ -168,13 +181,7 @@ func BenchmarkCommit_5Dirty(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				iter++
-				batch := s.NewBatch()
-				for i, pix := range base {
-					p := append([]uint32(nil), pix...)
-					start := (iter*7919 + i*104729) % (len(p) - 6000)
-					clear(p[start : start+5000])
-					batch.PutChunk(Pos{int32(i), 0}, p)
-				}
+				batch := dirtyBatch(s, base, iter)
 				st, err := s.Commit(batch)
 				if err != nil {
 					b.Fatal(err)
@@ -214,13 +221,7 @@ func BenchmarkCommit_5Dirty_Interleaved(b *testing.B) {
 		}
 		for _, k := range order {
 			s := []*Store{small, big}[k]
-			batch := s.NewBatch()
-			for i, pix := range base {
-				p := append([]uint32(nil), pix...)
-				start := (iter*7919 + i*104729) % (len(p) - 6000)
-				clear(p[start : start+5000])
-				batch.PutChunk(Pos{int32(i), 0}, p)
-			}
+			batch := dirtyBatch(s, base, iter)
 			t0 := time.Now()
 			st, err := s.Commit(batch)
 			took[k] += time.Since(t0)
