@@ -163,7 +163,6 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 		TickDuration:     p.TickDuration,
 		MaxPendingChunks: p.MaxPendingChunks,
 		Generator:        p.Generator,
-		Seed:             writer.Seed(),
 		OnChunkLoaded:    p.OnChunkLoaded,
 		OnBodyLoaded:     p.OnBodyLoaded,
 		WorldCodec:       newWorldCodec(p.WorldOptions),

@@ -84,7 +84,7 @@ func (w *Writer) openDir(dir string, fresh bool) (*Dir, *chunkstore.Store, strin
 		return nil, nil, "", err
 	}
 	if m := d.Manifest(); m != nil && !fresh {
-		s, err := chunkstore.OpenAt(d.Join(m.Chunks.Name), w.opts.Store, m.Chunks.Generation)
+		s, err := chunkstore.OpenAt(d.Join(m.Chunks.Name), w.existingConfig(), m.Chunks.Generation)
 		if err != nil {
 			return nil, nil, "", fmt.Errorf("autosave: open chunk store of generation %d: %w", m.Generation, err)
 		}
@@ -99,6 +99,14 @@ func (w *Writer) openDir(dir string, fresh bool) (*Dir, *chunkstore.Store, strin
 		return nil, nil, "", fmt.Errorf("autosave: create chunk store: %w", err)
 	}
 	return d, s, name, nil
+}
+
+// existingConfig is the store configuration for opening a saved store: the
+// world seed comes from the save, whatever seed a new world would get.
+func (w *Writer) existingConfig() chunkstore.Config {
+	c := w.opts.Store
+	c.Seed = 0
+	return c
 }
 
 // freshStoreName picks a file name for a new chunk store that no file in
@@ -136,6 +144,16 @@ func (w *Writer) Submit(j Job) bool {
 	w.progress.Store(0)
 	w.jobs <- j
 	return true
+}
+
+// Seed returns the world seed of the chunk store in use.
+func (w *Writer) Seed() uint64 {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.store == nil {
+		return w.opts.Store.Seed
+	}
+	return w.store.Seed()
 }
 
 // FS returns the file system the writer uses.
@@ -225,15 +243,12 @@ func (w *Writer) Bodies(pos chunkstore.Pos) ([]chunkstore.Body, error) {
 	return w.store.Bodies(pos)
 }
 
-// Switch waits for a running save, then makes the writer write to the save
-// directory at dir, opening its committed generation (or starting a new
-// save there when fresh is set or it holds none).
+// Switch makes the writer write to the save directory at dir, opening its
+// committed generation (or starting a new save there when fresh is set or
+// it holds none). A save must not be pending: call [Writer.Wait] first.
 func (w *Writer) Switch(dir string, fresh bool) error {
-	if r := w.Wait(); r != nil {
-		// The game loop did not poll it; keep it for the next Poll.
-		w.busy.Store(true)
-		w.results <- r
-		defer func() { <-w.results; w.busy.Store(false) }()
+	if w.Busy() {
+		return errors.New("autosave: Switch while a save is pending; Wait for it first")
 	}
 	d, s, name, err := w.openDir(dir, fresh)
 	if err != nil {
@@ -440,10 +455,13 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 	var s *chunkstore.Store
 	var err error
 	if m != nil && m.Chunks.Name == name {
-		s, err = chunkstore.OpenAt(dir.Join(name), w.opts.Store, m.Chunks.Generation)
+		s, err = chunkstore.OpenAt(dir.Join(name), w.existingConfig(), m.Chunks.Generation)
 	} else {
-		// No committed generation of this store yet: start it over.
-		s, err = chunkstore.Create(dir.Join(name), w.opts.Store)
+		// No manifest names this store yet: it holds nothing committed, so
+		// it starts over.
+		if err = w.opts.FS.Remove(dir.Join(name)); err == nil || errors.Is(err, fs.ErrNotExist) {
+			s, err = chunkstore.Create(dir.Join(name), w.opts.Store)
+		}
 	}
 	if err != nil {
 		// The disk refuses even that; keep the closed store's place with a

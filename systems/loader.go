@@ -27,7 +27,6 @@ type loader struct {
 	writer *autosave.Writer
 	size   int
 	gen    chunkstore.Generator
-	seed   uint64
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -39,8 +38,8 @@ type loader struct {
 	done    chan struct{}
 }
 
-func newLoader(w *autosave.Writer, size int, gen chunkstore.Generator, seed uint64) *loader {
-	l := &loader{writer: w, size: size, gen: gen, seed: seed, queued: map[components.ChunkPos]bool{}, done: make(chan struct{})}
+func newLoader(w *autosave.Writer, size int, gen chunkstore.Generator) *loader {
+	l := &loader{writer: w, size: size, gen: gen, queued: map[components.ChunkPos]bool{}, done: make(chan struct{})}
 	l.cond = sync.NewCond(&l.mu)
 	go l.run()
 	return l
@@ -146,7 +145,7 @@ func (l *loader) read(pos components.ChunkPos) loadResult {
 		r.chunkErr = err
 		clear(r.pix)
 		if l.gen != nil {
-			l.gen.Generate(pos.X, pos.Y, l.seed, r.pix)
+			l.gen.Generate(pos.X, pos.Y, l.writer.Seed(), r.pix)
 		}
 		stored = false
 	}

@@ -24,10 +24,9 @@ type Config struct {
 	// MaxPendingChunks is how many unloaded dirty chunks may wait in memory
 	// for the next save before a save is started for them.
 	MaxPendingChunks int
-	// Generator and Seed produce chunks the store does not hold, and chunks
-	// whose record is damaged.
+	// Generator produces chunks whose record is damaged (the store itself
+	// generates the chunks it does not hold), with the save's seed.
 	Generator chunkstore.Generator
-	Seed      uint64
 	// OnChunkLoaded and OnBodyLoaded, when set, are called on the game loop
 	// for every chunk and body entity the streaming system spawns, for
 	// example to add the game's own components.
@@ -137,7 +136,7 @@ func NewRuntime(w *ecs.World, writer *autosave.Writer, cfg Config) (*Runtime, er
 	if err := r.bindResources(); err != nil {
 		return nil, err
 	}
-	r.loader = newLoader(writer, cfg.ChunkSize, cfg.Generator, cfg.Seed)
+	r.loader = newLoader(writer, cfg.ChunkSize, cfg.Generator)
 	return r, nil
 }
 
