@@ -11,11 +11,11 @@ import (
 
 // loadResult is a chunk read (or generated) by the loader goroutine.
 type loadResult struct {
-	epoch   uint64
-	pos     components.ChunkPos
-	pix     []uint32
-	stored  bool
-	bodies  []chunkstore.Body
+	epoch    uint64
+	pos      components.ChunkPos
+	pix      []uint32
+	stored   bool
+	bodies   []chunkstore.Body
 	chunkErr error // the stored record was damaged; pix was generated instead
 	bodyErr  error // the stored bodies were damaged and are dropped
 }
