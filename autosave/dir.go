@@ -308,6 +308,30 @@ func (d *Dir) Backup(g uint64) (*Manifest, error) {
 	return nil, fmt.Errorf("autosave: generation %d is not among the backups of %s", g, d.path)
 }
 
+// Restore makes backed-up generation g current again, as a new generation:
+// its world file is copied into the new generation and the manifest names
+// the chunk store generation g used (through its root, which stays valid
+// because the store file is append-only and kept while a backup needs it).
+// The generation that was current becomes a backup like after any commit.
+func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
+	b, err := d.Backup(g)
+	if err != nil {
+		return nil, err
+	}
+	world, err := d.ReadWorld(b)
+	if err != nil {
+		return nil, fmt.Errorf("autosave: restore generation %d: %w", g, err)
+	}
+	if _, err := d.fs.Stat(d.join(b.Chunks.Name)); err != nil {
+		return nil, fmt.Errorf("autosave: restore generation %d: chunk store %s: %w", g, b.Chunks.Name, err)
+	}
+	if len(b.Chunks.Root) == 0 {
+		return nil, fmt.Errorf("autosave: restore generation %d: its manifest has no chunk store root", g)
+	}
+	m, _, err := d.Commit(Commit{World: world, Chunks: b.Chunks, MaxBackups: max(maxBackups, 1)})
+	return m, err
+}
+
 // cleanup removes what the manifest and the backups do not name, keeping
 // every backup that exists.
 func (d *Dir) cleanup() error { return d.cleanupWith(-1) }

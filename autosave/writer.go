@@ -84,7 +84,7 @@ func (w *Writer) openDir(dir string, fresh bool) (*Dir, *chunkstore.Store, strin
 		return nil, nil, "", err
 	}
 	if m := d.Manifest(); m != nil && !fresh {
-		s, err := chunkstore.OpenAt(d.Join(m.Chunks.Name), w.existingConfig(), m.Chunks.Generation)
+		s, err := w.openStore(d, m.Chunks)
 		if err != nil {
 			return nil, nil, "", fmt.Errorf("autosave: open chunk store of generation %d: %w", m.Generation, err)
 		}
@@ -99,6 +99,16 @@ func (w *Writer) openDir(dir string, fresh bool) (*Dir, *chunkstore.Store, strin
 		return nil, nil, "", fmt.Errorf("autosave: create chunk store: %w", err)
 	}
 	return d, s, name, nil
+}
+
+// openStore opens the chunk store generation a manifest names: through its
+// root when the manifest has one (so that a restored backup's generation
+// opens even after the store moved on), else through its header slot.
+func (w *Writer) openStore(d *Dir, ref StoreRef) (*chunkstore.Store, error) {
+	if len(ref.Root) > 0 {
+		return chunkstore.OpenRoot(d.Join(ref.Name), w.existingConfig(), ref.Root)
+	}
+	return chunkstore.OpenAt(d.Join(ref.Name), w.existingConfig(), ref.Generation)
 }
 
 // existingConfig is the store configuration for opening a saved store: the
@@ -386,7 +396,7 @@ func (w *Writer) run(j Job) *Result {
 
 	man, n, err := dir.Commit(Commit{
 		World:      j.Snap.World,
-		Chunks:     StoreRef{Name: commitName, Generation: commitStore.Generation()},
+		Chunks:     StoreRef{Name: commitName, Generation: commitStore.Generation(), Root: commitStore.Root()},
 		MaxBackups: j.MaxBackups,
 	})
 	res.BytesWritten += n
@@ -455,7 +465,7 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 	var s *chunkstore.Store
 	var err error
 	if m != nil && m.Chunks.Name == name {
-		s, err = chunkstore.OpenAt(dir.Join(name), w.existingConfig(), m.Chunks.Generation)
+		s, err = w.openStore(dir, m.Chunks)
 	} else {
 		// No manifest names this store yet: it holds nothing committed, so
 		// it starts over.

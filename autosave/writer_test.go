@@ -157,3 +157,49 @@ func TestWriterCrashAtEveryCall(t *testing.T) {
 		}
 	}
 }
+
+func TestRestoreBackup(t *testing.T) {
+	mem := vfs.NewMem()
+	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	must(t, err)
+	for g := 1; g <= 4; g++ {
+		expect(t, w.Submit(autosave.Job{Snap: snapAt(g), MaxBackups: 3}), "busy")
+		must(t, w.Wait().Err)
+	}
+	must(t, w.Close())
+
+	d, err := autosave.OpenDir(mem, "/save")
+	must(t, err)
+	gens := []uint64{}
+	for _, b := range d.Backups() {
+		gens = append(gens, b.Generation)
+	}
+	expect(t, fmt.Sprint(gens) == "[3 2 1]", "backups %v", gens)
+	m, err := d.Restore(2, 3)
+	must(t, err)
+	expect(t, m.Generation == 5, "restore made generation %d", m.Generation)
+
+	// Generation 5 has generation 2's contents; saving continues from there.
+	w, err = autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	must(t, err)
+	world, err := w.ReadWorld()
+	must(t, err)
+	expect(t, string(world) == "world generation 2", "restored world %q", world)
+	got := make([]uint32, size*size)
+	_, err = w.Get(chunkstore.Pos{}, got)
+	must(t, err)
+	expect(t, slicesEqual(got, snapshot.Uint32s(snapAt(2).Chunks[0].Buf.Pix)), "restored chunk differs from generation 2's")
+	expect(t, w.Submit(autosave.Job{Snap: snapAt(6), MaxBackups: 3}), "busy")
+	must(t, w.Wait().Err)
+	must(t, w.Close())
+	expectGeneration(t, mem, 6)
+
+	// The generation that was current before the restore is a backup now.
+	d, err = autosave.OpenDir(mem, "/save")
+	must(t, err)
+	b, err := d.Backup(4)
+	must(t, err)
+	world, err = d.ReadWorld(b)
+	must(t, err)
+	expect(t, string(world) == "world generation 4", "backup 4 world %q", world)
+}
