@@ -1,7 +1,6 @@
 package archetype
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -46,14 +45,6 @@ func (c *compressor) compress(b *blob) {
 func (b *blob) write(w *streamWriter) {
 	w.write(b.stored)
 	w.write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b.stored, castagnoli)))
-}
-
-// newMsgpackEncoder returns an encoder that writes the same bytes for the same value:
-// map keys sorted, structs as maps from field name (self-describing, read by name).
-func newMsgpackEncoder(buf *bytes.Buffer) *msgpack.Encoder {
-	enc := msgpack.NewEncoder(buf)
-	enc.SetSortMapKeys(true)
-	return enc
 }
 
 // encodeRows appends one msgpack value per row of a column of type t starting at base.

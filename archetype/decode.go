@@ -308,9 +308,8 @@ func (d *decoder) values(section string, ft *fileType, b *binding, data []byte, 
 	}()
 	if b.mode == modeMsgpack || !ft.is(TypeRaw) {
 		if d.dec == nil {
-			d.dec = msgpack.NewDecoder(nil)
-			d.loose = msgpack.NewDecoder(nil)
-			d.loose.UseLooseInterfaceDecoding(true)
+			d.dec = newMsgpackDecoder(false)
+			d.loose = newMsgpackDecoder(true)
 		}
 		d.dec.ResetReader(rd)
 		d.loose.ResetReader(rd)

@@ -2,11 +2,9 @@ package archetype
 
 import (
 	"encoding/binary"
-	"reflect"
 	"unsafe"
 
 	"github.com/mlange-42/ark/ecs"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // slot is one entry of Ark's entity pool: for an alive entity its own id and generation, for a
@@ -44,13 +42,6 @@ func entitiesOf(ss []slot) []ecs.Entity {
 // host gets [ErrBigEndian]. A variable, so that tests can pretend.
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
-// EntityExtID is the msgpack extension type with which ecs.Entity values inside msgpack-encoded
-// components and resources are written: 8 bytes, id u32 and generation u32, little-endian.
-// The package registers it with msgpack at start-up (msgpack's registry is global), so that
-// entities survive in every position, including map values where Ark's own BinaryMarshaler
-// cannot be reached, and come back as ecs.Entity values when read without the Go type.
-const EntityExtID int8 = 69 // 'E'
-
 func init() {
 	if unsafe.Sizeof(ecs.Entity{}) != unsafe.Sizeof(slot{}) {
 		panic("archetype: ecs.Entity is not two uint32 values; this Ark version is not supported")
@@ -58,22 +49,4 @@ func init() {
 	if e := entityOf(slot{id: 7, gen: 9}); e.ID() != 7 || e.Gen() != 9 {
 		panic("archetype: ecs.Entity field order changed; this Ark version is not supported")
 	}
-	msgpack.RegisterExtEncoder(EntityExtID, ecs.Entity{}, func(_ *msgpack.Encoder, v reflect.Value) ([]byte, error) {
-		s := slotOf(v.Interface().(ecs.Entity))
-		b := make([]byte, 8)
-		binary.LittleEndian.PutUint32(b, s.id)
-		binary.LittleEndian.PutUint32(b[4:], s.gen)
-		return b, nil
-	})
-	msgpack.RegisterExtDecoder(EntityExtID, ecs.Entity{}, func(d *msgpack.Decoder, v reflect.Value, n int) error {
-		if n != 8 {
-			return errEntityExt
-		}
-		var b [8]byte
-		if err := d.ReadFull(b[:]); err != nil {
-			return err
-		}
-		v.Set(reflect.ValueOf(entityOf(slot{id: binary.LittleEndian.Uint32(b[:]), gen: binary.LittleEndian.Uint32(b[4:])})))
-		return nil
-	})
 }

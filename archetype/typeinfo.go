@@ -56,6 +56,9 @@ func infoOf(t reflect.Type) *typeInfo {
 			}
 		}
 	}
+	if !info.raw {
+		registerMaps(t)
+	}
 	if reflect.PointerTo(t).Implements(versionedType) {
 		info.version = reflect.New(t).Interface().(Versioned).PECSVersion()
 	}

@@ -1,0 +1,140 @@
+package archetype
+
+import (
+	"bytes"
+	"encoding/binary"
+	"reflect"
+	"sort"
+	"sync"
+
+	"github.com/mlange-42/ark/ecs"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Non-plain-old-data components and all resources are msgpack values. The conventions below
+// make that encoding deterministic and self-describing:
+//
+//   - structs are maps from field name to value (msgpack's default), so that old values can be
+//     read by name without the Go type;
+//   - map keys are written in ascending order of their own encoding, for every map type inside a
+//     saved type (msgpack itself sorts only a few map types);
+//   - ecs.Entity is the extension type [EntityExtID].
+//
+// The package's encoders and decoders use their own struct tag name (structTag, a fallback
+// after "msgpack" tags), which gives them struct-field caches of their own inside msgpack: the
+// map encoders registered here are then always the ones their fields use.
+
+// EntityExtID is the msgpack extension type with which ecs.Entity values inside
+// msgpack-encoded components and resources are written: 8 bytes, id u32 and generation u32,
+// little-endian. The package registers it with msgpack at start-up (msgpack's registry is
+// global), so that entities survive in every position, including map values where Ark's own
+// BinaryMarshaler cannot be reached, and come back as ecs.Entity values when read without the
+// Go type.
+const EntityExtID int8 = 69 // 'E'
+
+// structTag is the fallback struct tag of the package's msgpack encoders and decoders.
+const structTag = "pecs"
+
+func init() {
+	msgpack.RegisterExtEncoder(EntityExtID, ecs.Entity{}, func(_ *msgpack.Encoder, v reflect.Value) ([]byte, error) {
+		s := slotOf(v.Interface().(ecs.Entity))
+		b := make([]byte, 8)
+		binary.LittleEndian.PutUint32(b, s.id)
+		binary.LittleEndian.PutUint32(b[4:], s.gen)
+		return b, nil
+	})
+	msgpack.RegisterExtDecoder(EntityExtID, ecs.Entity{}, func(d *msgpack.Decoder, v reflect.Value, n int) error {
+		if n != 8 {
+			return errEntityExt
+		}
+		var b [8]byte
+		if err := d.ReadFull(b[:]); err != nil {
+			return err
+		}
+		v.Set(reflect.ValueOf(entityOf(slot{id: binary.LittleEndian.Uint32(b[:]), gen: binary.LittleEndian.Uint32(b[4:])})))
+		return nil
+	})
+}
+
+// newMsgpackEncoder returns an encoder that follows the package's conventions.
+func newMsgpackEncoder(buf *bytes.Buffer) *msgpack.Encoder {
+	enc := msgpack.NewEncoder(buf)
+	enc.SetSortMapKeys(true)
+	enc.SetCustomStructTag(structTag)
+	return enc
+}
+
+// newMsgpackDecoder returns a decoder that follows the package's conventions; loose decoders
+// read values without the Go type (numbers as int64, uint64, float64).
+func newMsgpackDecoder(loose bool) *msgpack.Decoder {
+	dec := msgpack.NewDecoder(nil)
+	dec.SetCustomStructTag(structTag)
+	dec.UseLooseInterfaceDecoding(loose)
+	return dec
+}
+
+var sortedMaps sync.Map // reflect.Type -> true, map types with a sorted encoder registered
+
+// registerMaps registers the sorted map encoder for every map type reachable inside t.
+func registerMaps(t reflect.Type) {
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			walk(t.Elem())
+		case reflect.Map:
+			walk(t.Key())
+			walk(t.Elem())
+			if _, done := sortedMaps.LoadOrStore(t, true); !done {
+				msgpack.Register(reflect.Zero(t).Interface(), encodeSortedMap, nil)
+			}
+		case reflect.Struct:
+			for i := range t.NumField() {
+				walk(t.Field(i).Type)
+			}
+		}
+	}
+	walk(t)
+}
+
+// encodeSortedMap writes a map with its entries in ascending order of their encoded keys.
+func encodeSortedMap(e *msgpack.Encoder, v reflect.Value) error {
+	if v.IsNil() {
+		return e.EncodeNil()
+	}
+	type entry struct {
+		start, end int
+		key, val   reflect.Value
+	}
+	var keys bytes.Buffer
+	ke := newMsgpackEncoder(&keys)
+	entries := make([]entry, 0, v.Len())
+	for it := v.MapRange(); it.Next(); {
+		start := keys.Len()
+		if err := ke.EncodeValue(it.Key()); err != nil {
+			return err
+		}
+		entries = append(entries, entry{start: start, end: keys.Len(), key: it.Key(), val: it.Value()})
+	}
+	kb := keys.Bytes()
+	sort.Slice(entries, func(i, j int) bool {
+		return bytes.Compare(kb[entries[i].start:entries[i].end], kb[entries[j].start:entries[j].end]) < 0
+	})
+	if err := e.EncodeMapLen(len(entries)); err != nil {
+		return err
+	}
+	for _, en := range entries {
+		if err := e.EncodeValue(en.key); err != nil {
+			return err
+		}
+		if err := e.EncodeValue(en.val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
