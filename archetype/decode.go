@@ -311,8 +311,8 @@ func (d *decoder) values(section string, ft *fileType, b *binding, data []byte, 
 			d.dec = newMsgpackDecoder(false)
 			d.loose = newMsgpackDecoder(true)
 		}
-		d.dec.ResetReader(rd)
-		d.loose.ResetReader(rd)
+		resetDecoder(d.dec, rd, false)
+		resetDecoder(d.loose, rd, true)
 	}
 	size := b.typ.Size()
 	for row := range count {
@@ -327,7 +327,7 @@ func (d *decoder) values(section string, ft *fileType, b *binding, data []byte, 
 		if ft.is(TypeRaw) {
 			old = ft.node.value(data[uint64(row)*uint64(ft.size):])
 		} else {
-			if old, err = d.loose.DecodeInterfaceLoose(); err != nil {
+			if old, err = looseValue(d.loose); err != nil {
 				return fmt.Errorf("%w: %s row %d: %w", ErrCorrupt, section, row, err)
 			}
 		}

@@ -3,6 +3,7 @@ package archetype
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"reflect"
 	"sort"
 	"sync"
@@ -64,13 +65,51 @@ func newMsgpackEncoder(buf *bytes.Buffer) *msgpack.Encoder {
 	return enc
 }
 
-// newMsgpackDecoder returns a decoder that follows the package's conventions; loose decoders
-// read values without the Go type (numbers as int64, uint64, float64).
+// newMsgpackDecoder returns a decoder that follows the package's conventions. A loose decoder
+// reads values without the Go type: see [looseValue].
 func newMsgpackDecoder(loose bool) *msgpack.Decoder {
 	dec := msgpack.NewDecoder(nil)
 	dec.SetCustomStructTag(structTag)
 	dec.UseLooseInterfaceDecoding(loose)
 	return dec
+}
+
+// resetDecoder points dec at r. Loose decoders read every map as map[string]any.
+func resetDecoder(dec *msgpack.Decoder, r *bytes.Reader, loose bool) {
+	dec.ResetReader(r) // also forgets the map decoder
+	if loose {
+		dec.SetMapDecoder(decodeLooseMap)
+	}
+}
+
+// looseValue reads one value without its Go type: structs and maps become map[string]any (keys
+// that are not strings formatted with fmt.Sprint), arrays and slices []any, signed integers
+// int64, unsigned integers uint64, floats float64, strings and byte slices string, entities
+// ecs.Entity.
+func looseValue(dec *msgpack.Decoder) (any, error) { return dec.DecodeInterfaceLoose() }
+
+func decodeLooseMap(d *msgpack.Decoder) (any, error) {
+	n, err := d.DecodeMapLen()
+	if err != nil || n < 0 {
+		return nil, err
+	}
+	m := make(map[string]any, min(n, 1024))
+	for range n {
+		k, err := d.DecodeInterfaceLoose()
+		if err != nil {
+			return nil, err
+		}
+		v, err := d.DecodeInterfaceLoose()
+		if err != nil {
+			return nil, err
+		}
+		ks, ok := k.(string)
+		if !ok {
+			ks = fmt.Sprint(k)
+		}
+		m[ks] = v
+	}
+	return m, nil
 }
 
 var sortedMaps sync.Map // reflect.Type -> true, map types with a sorted encoder registered

@@ -13,6 +13,7 @@ type fileReader struct {
 	types  []fileType
 	tables []tableEntry
 	pool   *pool
+	footer footer
 	buf    []byte // stored bytes of the current section or blob
 	zbuf   []byte // decompressed bytes of the current blob
 }
@@ -146,6 +147,7 @@ func (f *fileReader) readFooter() error {
 	if err := f.s.full(b[:], "footer"); err != nil {
 		return err
 	}
-	_, err := parseFooter(b[:], off, crc, &f.header)
+	var err error
+	f.footer, err = parseFooter(b[:], off, crc, &f.header)
 	return err
 }
