@@ -49,7 +49,7 @@ const (
 	sectionHeadSize = 12 // every section starts with: count u32, section size u64 (head and trailing CRC included)
 	crcSize         = 4  // every section and every column blob ends with a CRC32C of its bytes
 
-	typeIDSize      = 16 // FNV-1a 128-bit hash of the type's full name
+	typeIDSize      = 16                             // FNV-1a 128-bit hash of the type's full name
 	typeFixedSize   = typeIDSize + 2 + 4 + 4 + 4 + 4 // id, name length, version, flags, size hint, schema length
 	entryFixedSize  = 8 + 4 + 2 + 2 + 8 + 8 + 2      // archetype id, entities, components, relations, data offset, data size, columns
 	entryCompSize   = 2                              // u16 type index per component
