@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"flag"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
@@ -233,6 +234,15 @@ func TestCorruptFixtures(t *testing.T) {
 		}
 		if d != nil {
 			t.Logf("%-28s %v", fx.name, d)
+		}
+	}
+	if *update {
+		// Seeds of FuzzDecode in the fuzzing engine's corpus format.
+		dir := filepath.Join("testdata", "fuzz", "FuzzDecode")
+		expectNoError(t, os.MkdirAll(dir, 0o755), "creating "+dir)
+		for name, data := range map[string][]byte{"valid": valid, "valid-lz4": encode(t, smallWorld(), archetype.LZ4())} {
+			seed := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data)
+			expectNoError(t, os.WriteFile(filepath.Join(dir, name), []byte(seed), 0o644), "writing seed")
 		}
 	}
 }
