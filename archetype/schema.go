@@ -40,6 +40,12 @@ const (
 	maxSchemaDepth = 32
 )
 
+// maxSchemaCost bounds the work of reading one value through a schema of the given size: the
+// number of nodes visited. Plain Go types stay far below it; a schema that exceeds it (arrays of
+// zero-sized elements nested deep) is refused, so that reading a value stays proportional to its
+// bytes.
+func maxSchemaCost(size uint32) uint64 { return 8*uint64(size) + 1024 }
+
 var scalarSizes = [...]uint32{
 	kindBool: 1, kindInt8: 1, kindInt16: 2, kindInt32: 4, kindInt64: 8,
 	kindUint8: 1, kindUint16: 2, kindUint32: 4, kindUint64: 8,
@@ -121,6 +127,7 @@ func appendSchema(b []byte, t reflect.Type, depth int) ([]byte, bool) {
 type schemaNode struct {
 	kind   uint8
 	size   uint32
+	cost   uint64        // nodes visited to read one value
 	length uint32        // arrays
 	elem   *schemaNode   // arrays
 	fields []schemaField // structs
@@ -142,7 +149,7 @@ func parseSchema(b []byte, size uint32) (*schemaNode, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	if n == nil || r.remaining() != 0 || n.size != size {
+	if n == nil || r.remaining() != 0 || n.size != size || n.cost > maxSchemaCost(size) {
 		return nil, errSchema
 	}
 	return n, nil
@@ -158,6 +165,7 @@ func parseNode(r *readBuf, depth int) *schemaNode {
 		return nil
 	case n.kind >= kindBool && n.kind <= kindComplex128 || n.kind == kindEntity:
 		n.size = scalarSizes[n.kind]
+		n.cost = 1
 	case n.kind == kindArray:
 		n.length = r.u32()
 		n.elem = parseNode(r, depth+1)
@@ -169,6 +177,10 @@ func parseNode(r *readBuf, depth int) *schemaNode {
 			return nil
 		}
 		n.size = uint32(total)
+		n.cost = 1 + uint64(n.length)*n.elem.cost
+		if n.cost > 1<<40 {
+			return nil
+		}
 	case n.kind == kindStruct:
 		n.size = r.u32()
 		count := int(r.u16())
@@ -176,6 +188,7 @@ func parseNode(r *readBuf, depth int) *schemaNode {
 			return nil
 		}
 		n.fields = make([]schemaField, 0, count)
+		n.cost = 1
 		for range count {
 			f := schemaField{name: r.str16(), offset: r.u32()}
 			f.node = parseNode(r, depth+1)
@@ -183,6 +196,10 @@ func parseNode(r *readBuf, depth int) *schemaNode {
 				return nil
 			}
 			n.fields = append(n.fields, f)
+			n.cost += f.node.cost
+			if n.cost > 1<<40 {
+				return nil
+			}
 		}
 	default:
 		return nil

@@ -50,9 +50,12 @@ func infoOf(t reflect.Type) *typeInfo {
 	if t.Size() <= math.MaxUint32 {
 		info.size = uint32(t.Size())
 		if !info.zero && isPOD(t) {
+			// A type whose schema a reader would refuse is written through msgpack.
 			if schema, ok := appendSchema(nil, t, 0); ok && len(schema) <= maxSchemaLen {
-				info.raw = true
-				info.schema = schema
+				if _, err := parseSchema(schema, info.size); err == nil {
+					info.raw = true
+					info.schema = schema
+				}
 			}
 		}
 	}
