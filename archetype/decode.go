@@ -75,7 +75,7 @@ func Decode(r io.Reader, world *ecs.World, opts ...Option) error {
 	// world changes.
 	dump := f.pool.dump()
 	d.u.LoadEntities(&dump)
-	dump.Entities = nil
+	dump.Entities, f.pool.slots, f.pool.mark = nil, nil, nil // Ark has its copy
 	for i := range f.tables {
 		if err := d.table(i); err != nil {
 			return err
@@ -253,18 +253,16 @@ func (d *decoder) table(i int) error {
 			d.rels = append(d.rels, ecs.RelID(b.id, entityOf(r.target)))
 		}
 	}
-	p := f.pool
-	want := func(k uint64) ecs.Entity {
-		id := p.alive[k]
-		return entityOf(slot{id: id, gen: p.slots[id].gen})
-	}
+	// Ark hands out the ids of the crafted free list, with their generations; a different id
+	// means Ark's pool works differently from what this package was written for.
+	alive := f.pool.alive[e.first : e.first+uint64(e.count)]
 	first := d.u.NewEntityRel(d.ids, d.rels...)
-	if w := want(e.first); first != w {
-		return fmt.Errorf("archetype: Ark created entity %v where the file has %v; this Ark version is not supported", first, w)
+	if first.ID() != alive[0] {
+		return fmt.Errorf("archetype: Ark created entity %d where the file has %d; this Ark version is not supported", first.ID(), alive[0])
 	}
-	for k := uint64(1); k < uint64(e.count); k++ {
-		if got, w := d.world.CopyEntity(first), want(e.first+k); got != w {
-			return fmt.Errorf("archetype: Ark created entity %v where the file has %v; this Ark version is not supported", got, w)
+	for _, id := range alive[1:] {
+		if got := d.world.CopyEntity(first); got.ID() != id {
+			return fmt.Errorf("archetype: Ark created entity %d where the file has %d; this Ark version is not supported", got.ID(), id)
 		}
 	}
 	for j := range e.cols {
