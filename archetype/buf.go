@@ -115,11 +115,17 @@ func newStreamWriter(w io.Writer) *streamWriter {
 	return &streamWriter{w: bufio.NewWriterSize(w, 64<<10)}
 }
 
+// write writes p and adds it to the running CRC.
 func (s *streamWriter) write(p []byte) {
+	s.writeKnown(p, crc32.Checksum(p, castagnoli))
+}
+
+// writeKnown writes p whose CRC32C the caller has computed already.
+func (s *streamWriter) writeKnown(p []byte, crc uint32) {
 	if s.err != nil || len(p) == 0 {
 		return
 	}
-	s.crc = crc32.Update(s.crc, castagnoli, p)
+	s.crc = crcCombine(s.crc, crc, int64(len(p)))
 	n, err := s.w.Write(p)
 	s.off += int64(n)
 	if err != nil {
@@ -139,8 +145,9 @@ func (s *streamWriter) flush() error {
 type streamReader struct {
 	r        io.Reader
 	off      int64
-	crc      uint32 // of everything consumed, checked against the footer
-	sec      uint32 // of everything consumed since beginCRC
+	crc      uint32 // of the bytes before secStart
+	secStart int64  // offset of the last beginCRC
+	sec      uint32 // of the bytes from secStart to off
 	fileSize int64  // from the header; 0 until the header is read
 }
 
@@ -173,7 +180,6 @@ func (s *streamReader) check(n int64, section string) error {
 // [io.ErrUnexpectedEOF].
 func (s *streamReader) full(p []byte, section string) error {
 	n, err := io.ReadFull(s.r, p)
-	s.crc = crc32.Update(s.crc, castagnoli, p[:n])
 	s.sec = crc32.Update(s.sec, castagnoli, p[:n])
 	s.off += int64(n)
 	if err != nil {
@@ -218,8 +224,15 @@ func growLen(b []byte, n int) []byte {
 	return nb
 }
 
-// beginCRC starts the checksum of a section or blob.
-func (s *streamReader) beginCRC() { s.sec = 0 }
+// beginCRC starts the checksum of a section or blob. Each byte is checksummed once: the checksum
+// of the whole file is assembled from the pieces (see crcCombine).
+func (s *streamReader) beginCRC() {
+	s.crc = s.fileCRC()
+	s.sec, s.secStart = 0, s.off
+}
+
+// fileCRC is the CRC32C of everything read so far.
+func (s *streamReader) fileCRC() uint32 { return crcCombine(s.crc, s.sec, s.off-s.secStart) }
 
 // endCRC reads the CRC32C that ends a section or blob and compares it with the checksum of
 // everything read since beginCRC.

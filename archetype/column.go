@@ -3,7 +3,6 @@ package archetype
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"reflect"
 	"unsafe"
 
@@ -43,8 +42,9 @@ func (c *compressor) compress(b *blob) {
 
 // write streams the blob and its CRC.
 func (b *blob) write(w *streamWriter) {
-	w.write(b.stored)
-	w.write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b.stored, castagnoli)))
+	crc := crcOf(b.stored)
+	w.writeKnown(b.stored, crc)
+	w.write(binary.LittleEndian.AppendUint32(nil, crc))
 }
 
 // encodeRows appends one msgpack value per row of a column of type t starting at base.

@@ -111,7 +111,7 @@ func ReadInfo(r io.Reader) (*Info, error) {
 			return info, err
 		}
 	}
-	info.Checksum = ChecksumInfo{Type: ChecksumCRC32C, Computed: uint64(f.s.crc)}
+	info.Checksum = ChecksumInfo{Type: ChecksumCRC32C, Computed: uint64(f.s.fileCRC())}
 	err = f.readFooter()
 	info.Checksum.Stored = f.footer.checksum
 	info.Checksum.OK = err == nil

@@ -3,7 +3,6 @@ package archetype
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"math"
 	"unsafe"
 
@@ -49,14 +48,13 @@ func (p *pool) write(w *streamWriter) {
 	b.u32(p.next)
 	b.u32(p.available)
 	b.u32(uint32(len(p.alive)))
-	slots := bytesOf(p.slots)
-	alive := bytesOf(p.alive)
-	crc := crc32.Update(0, castagnoli, b)
-	crc = crc32.Update(crc, castagnoli, slots)
-	crc = crc32.Update(crc, castagnoli, alive)
-	w.write(b)
-	w.write(slots)
-	w.write(alive)
+	crc := crcOf(b)
+	w.writeKnown(b, crc)
+	for _, part := range [][]byte{bytesOf(p.slots), bytesOf(p.alive)} {
+		c := crcOf(part)
+		w.writeKnown(part, c)
+		crc = crcCombine(crc, c, int64(len(part)))
+	}
 	w.write(binary.LittleEndian.AppendUint32(nil, crc))
 }
 

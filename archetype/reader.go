@@ -142,7 +142,7 @@ func (f *fileReader) readFooter() error {
 	if off != int64(f.header.FileSize)-footerSize {
 		return fmt.Errorf("%w: footer at offset %d: header says it starts at %d", ErrCorrupt, off, int64(f.header.FileSize)-footerSize)
 	}
-	crc := f.s.crc
+	crc := f.s.fileCRC()
 	var b [footerSize]byte
 	if err := f.s.full(b[:], "footer"); err != nil {
 		return err
