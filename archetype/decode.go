@@ -313,6 +313,9 @@ func (d *decoder) values(section string, ft *fileType, b *binding, data []byte, 
 		resetDecoder(d.loose, rd, true)
 	}
 	size := b.typ.Size()
+	if b.mode == modeMsgpack && b.info.flat != nil {
+		return d.flatValues(section, b.info, data, base, count)
+	}
 	for row := range count {
 		dst := reflect.NewAt(b.typ, unsafe.Add(base, uintptr(row)*size)).Elem()
 		if b.mode == modeMsgpack {
@@ -375,6 +378,30 @@ func (d *decoder) resources() error {
 		if err := d.values(section, &f.types[r.typ], b, data, v.UnsafePointer(), 1); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// flatValues decodes count values of a flat struct type (see flatCodec), falling back to msgpack
+// for any row not in the canonical form.
+func (d *decoder) flatValues(section string, info *typeInfo, data []byte, base unsafe.Pointer, count int) error {
+	size := uintptr(info.size)
+	pos := 0
+	for row := range count {
+		p := unsafe.Add(base, uintptr(row)*size)
+		if n, ok := info.flat.decode(data[pos:], p); ok {
+			pos += n
+			continue
+		}
+		rd := bytes.NewReader(data[pos:])
+		resetDecoder(d.dec, rd, false)
+		if err := d.dec.DecodeValue(reflect.NewAt(info.typ, p).Elem()); err != nil {
+			return fmt.Errorf("%w: %s row %d: %w", ErrCorrupt, section, row, err)
+		}
+		pos = len(data) - rd.Len()
+	}
+	if pos != len(data) {
+		return fmt.Errorf("%w: %s: %d bytes after the last value", ErrCorrupt, section, len(data)-pos)
 	}
 	return nil
 }

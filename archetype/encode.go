@@ -41,8 +41,8 @@ func Encode(w io.Writer, world *ecs.World, opts ...Option) error {
 	return e.write(w)
 }
 
-// encoding is everything Encode writes, gathered before the first byte.
-type encoding struct {
+// plan is everything Encode writes, gathered before the first byte.
+type plan struct {
 	header    Header
 	registry  []byte
 	entries   []tableEntry
@@ -71,10 +71,10 @@ type worldTable struct {
 
 var errOutOfStep = errors.New("archetype: Ark's statistics and entity order disagree; this Ark version is not supported")
 
-func newEncoding(world *ecs.World, o *options) (*encoding, error) {
+func newEncoding(world *ecs.World, o *options) (*plan, error) {
 	u := world.Unsafe()
 	dump := u.DumpEntities()
-	e := &encoding{pool: pool{slots: slotsOf(dump.Entities), next: dump.Next, available: dump.Available}}
+	e := &plan{pool: pool{slots: slotsOf(dump.Entities), next: dump.Next, available: dump.Available}}
 
 	var comps [256]*component
 	compOf := func(id ecs.ID) *component {
@@ -292,6 +292,13 @@ func columnBlob(u ecs.Unsafe, c *component, first, last ecs.Entity, count int) (
 	if c.info.raw {
 		return blob{raw: unsafe.Slice((*byte)(base), uintptr(count)*size)}, nil
 	}
+	if f := c.info.flat; f != nil {
+		b := make([]byte, 0, count*int(min(size, 64)))
+		for i := range count {
+			b = f.append(b, unsafe.Add(base, uintptr(i)*size))
+		}
+		return blob{raw: b}, nil
+	}
 	var buf bytes.Buffer
 	if err := encodeRows(newMsgpackEncoder(&buf), c.info.typ, base, count); err != nil {
 		return blob{}, fmt.Errorf("archetype: component %s: %w", c.info.name, err)
@@ -358,7 +365,7 @@ func appendResources(res []savedResource, index map[*fileType]uint16, lz4 bool, 
 }
 
 // layout fills in the data offsets and the file size.
-func (e *encoding) layout() {
+func (e *plan) layout() {
 	tablesSize := int64(sectionHeadSize + crcSize)
 	for i := range e.entries {
 		tablesSize += int64(entrySize(&e.entries[i]))
@@ -375,7 +382,7 @@ func (e *encoding) layout() {
 	e.header.FileSize = uint64(off + int64(len(e.resources)) + footerSize)
 }
 
-func (e *encoding) write(w io.Writer) error {
+func (e *plan) write(w io.Writer) error {
 	if e.header.FileSize > math.MaxInt64 {
 		return fmt.Errorf("archetype: file of %d bytes is too large", e.header.FileSize)
 	}
