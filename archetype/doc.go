@@ -91,7 +91,14 @@
 // type [EntityExtID]. Pointers are followed and restored as new values (two components sharing a
 // pointer get one copy each); unexported fields of such types are not saved. The package
 // registers its entity extension and sorted encoders for the map types inside saved types with
-// msgpack's global registry.
+// msgpack's global registry. Flat structs (only exported fields of the built-in string, bool and
+// number types, no tags) bypass msgpack's reflection with a built-in codec that writes the very
+// bytes msgpack writes for them; a msgpack encoder a program registers for such a type is not
+// used.
+//
+// Types are identified by full name: package path and type name. Two types declared inside
+// functions of the same package with the same name share a full name; do not use such types
+// as components or resources of one world.
 //
 // # Decoding at speed, with exact ids
 //

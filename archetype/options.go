@@ -147,10 +147,14 @@ func IgnoreUnknownTypes() Option {
 // stored with version fromVersion and T's current version differs (see [Versioned],
 // [TypeVersion]), it reads each old value by field name and calls fn with it.
 //
-// The old value is a map from field name to value: nested structs are maps too, arrays and
-// slices []any, signed integers int64, unsigned integers uint64, floats float64, strings string,
-// entities ecs.Entity. A value that was not a struct comes under the key "value". fn returns
-// the new value; an error from fn stops Decode and is returned wrapped.
+// The old value is a map from field name to value: nested structs and maps are maps too (map
+// keys that are not strings formatted with fmt.Sprint), arrays and slices []any, signed integers
+// int64, unsigned integers uint64, floats float64, strings and byte slices string, entities
+// ecs.Entity; raw types also list their unexported fields. One exception: msgpack writes Go int
+// and uint fields in their shortest form, so such fields of msgpack-encoded types come as int64
+// or uint64 depending on the value; convert them with a type switch. A value that was not a
+// struct comes under the key "value". fn returns the new value; an error from fn stops Decode
+// and is returned wrapped.
 //
 // Migrations apply to components and resources, and chain nowhere: register one per old
 // version, each producing the current version.
