@@ -137,8 +137,10 @@ func TestFlatCodecRefusesOtherForms(t *testing.T) {
 
 func TestFlatCodecEligibility(t *testing.T) {
 	type (
-		Named    string
-		WithTag  struct{ A string `msgpack:"a"` }
+		Named   string
+		WithTag struct {
+			A string `msgpack:"a"`
+		}
 		Hidden   struct{ a string }
 		Nested   struct{ A struct{ B int8 } }
 		WithNamd struct{ A Named }
