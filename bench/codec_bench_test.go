@@ -25,8 +25,9 @@ func report(b *testing.B, n, fileBytes int) {
 	}
 }
 
-// BenchmarkCodec measures, in one run, arksave's Encode and Decode, ark-serde's Serialize and
-// Deserialize, and the floor: copying every component column once.
+// BenchmarkCodec measures, in one run, arksave's Encode and Decode (plain and with LZ4),
+// ark-serde's Serialize and Deserialize, and the floor: copying every component column once.
+// Each Decode includes creating and preparing the target world, for both codecs.
 func BenchmarkCodec(b *testing.B) {
 	for _, n := range sizes {
 		w := newWorld(n)
@@ -65,6 +66,22 @@ func BenchmarkCodec(b *testing.B) {
 			}
 			report(b, n, pecs.Len())
 		})
+		b.Run(fmt.Sprintf("Encode_PECS_LZ4_%dk", n/1000), func(b *testing.B) {
+			var buf bytes.Buffer
+			if err := archetype.Encode(&buf, w, archetype.LZ4()); err != nil {
+				b.Fatal(err)
+			}
+			size := buf.Len()
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				buf.Reset()
+				if err := archetype.Encode(&buf, w, archetype.LZ4()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			report(b, n, size)
+		})
 		b.Run(fmt.Sprintf("Encode_ArkSerde_%dk", n/1000), func(b *testing.B) {
 			b.SetBytes(int64(len(js)))
 			b.ReportAllocs()
@@ -77,6 +94,21 @@ func BenchmarkCodec(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("Decode_PECS_%dk", n/1000), func(b *testing.B) {
 			data := pecs.Bytes()
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := archetype.Decode(bytes.NewReader(data), prepare()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			report(b, n, len(data))
+		})
+		b.Run(fmt.Sprintf("Decode_PECS_LZ4_%dk", n/1000), func(b *testing.B) {
+			var buf bytes.Buffer
+			if err := archetype.Encode(&buf, w, archetype.LZ4()); err != nil {
+				b.Fatal(err)
+			}
+			data := buf.Bytes()
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
