@@ -167,6 +167,7 @@ func BenchmarkMemory(b *testing.B) {
 		for b.Loop() {
 			extra = max(extra, extraBytes(call))
 		}
+		b.ReportMetric(comp, "comp-bytes")
 		if decoding {
 			b.ReportMetric((extra-growth)/comp, "peak-extra/comp-bytes")
 			b.ReportMetric(extra/comp, "with-ark-growth/comp-bytes")
