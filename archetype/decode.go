@@ -23,6 +23,9 @@ import (
 // targets stay valid, and handles to dead entities stay dead), components and relation targets
 // are restored, and resources are overwritten with their saved values.
 //
+// Observers of the target world see each entity's creation (OnCreateEntity, OnCreateRelation)
+// before its component data is written; they must not change the world during Decode.
+//
 // Decode streams: it reads r front to back, table by table, through a buffer (it may read
 // beyond the end of the file when r is not a *bufio.Reader), and holds in memory at most one
 // column's stored bytes (raw columns are read straight into the world's memory) besides the

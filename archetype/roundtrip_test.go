@@ -222,3 +222,36 @@ func TestEncodeUnencodableComponent(t *testing.T) {
 		t.Fatal("Encode of a func field succeeded")
 	}
 }
+
+// Relation targets may be the entity itself, or entities of tables created later, in a cycle.
+func TestRelationCycles(t *testing.T) {
+	w := ecs.NewWorld()
+	registerAll(w)
+	a := ecs.NewMap1[Position](w).NewEntity(&Position{1, 1})
+	b := ecs.NewMap1[Velocity](w).NewEntity(&Velocity{2, 2})
+	ecs.NewMap1[ChildOf](w).Add(a, &ChildOf{}, ecs.Rel[ChildOf](b))
+	ecs.NewMap1[ChildOf](w).Add(b, &ChildOf{}, ecs.Rel[ChildOf](a))
+	self := ecs.NewMap1[Likes](w).NewEntity(&Likes{Amount: 1}, ecs.Rel[Likes](ecs.Entity{}))
+	ecs.NewMap1[Likes](w).SetRelations(self, ecs.Rel[Likes](self))
+	data := encode(t, w)
+	got := decode(t, data)
+	expectSameWorld(t, w, got)
+	expectBytes(t, data, encode(t, got), "re-encoded file")
+	for _, world := range []*ecs.World{w, got} {
+		world.RemoveEntity(a)
+	}
+	expectSameWorld(t, w, got)
+}
+
+// Observers of the target world see every created entity (before its data is written).
+func TestDecodeFiresCreateObservers(t *testing.T) {
+	w := richWorld()
+	data := encode(t, w)
+	got := ecs.NewWorld()
+	registerAll(got)
+	created := 0
+	ecs.Observe(ecs.OnCreateEntity).Do(func(ecs.Entity) { created++ }).Register(got)
+	expectNoError(t, archetype.Decode(bytes.NewReader(data), got), "Decode")
+	expectEqual(t, w.Stats().Entities.Used, created, "create events")
+	expectSameWorld(t, w, got)
+}
