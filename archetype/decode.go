@@ -23,8 +23,9 @@ import (
 // targets stay valid, and handles to dead entities stay dead), components and relation targets
 // are restored, and resources are overwritten with their saved values.
 //
-// Observers of the target world see each entity's creation (OnCreateEntity, and OnAddRelations for relation targets)
-// before its component data is written; they must not change the world during Decode.
+// Observers of the target world see each entity's creation (OnCreateEntity, and OnAddRelations
+// for relation targets) before its component data is written; they must not change the world
+// during Decode.
 //
 // Decode streams: it reads r front to back, table by table, through a buffer (it may read
 // beyond the end of the file when r is not a *bufio.Reader), and holds in memory at most one
