@@ -71,146 +71,51 @@ type worldTable struct {
 
 var errOutOfStep = errors.New("archetype: Ark's statistics and entity order disagree; this Ark version is not supported")
 
-func newEncoding(world *ecs.World, o *options) (*plan, error) {
-	u := world.Unsafe()
-	dump := u.DumpEntities()
-	e := &plan{pool: pool{slots: slotsOf(dump.Entities), next: dump.Next, available: dump.Available}}
+// planner gathers what Encode writes.
+type planner struct {
+	world  *ecs.World
+	u      ecs.Unsafe
+	o      *options
+	dump   ecs.EntityDump
+	comps  [256]*component
+	tables []worldTable
+	dead   []bool // slots of skipped entities; nil when none
+	types  []*fileType
+	index  map[*fileType]uint16 // registry index of each type
+	ids    [][typeIDSize]byte   // type id of each registry index
+}
 
-	var comps [256]*component
-	compOf := func(id ecs.ID) *component {
-		if c := comps[id.Index()]; c != nil {
-			return c
-		}
-		ci, _ := ecs.ComponentInfo(world, id)
-		t := ci.Type
-		c := &component{id: id, info: infoOf(t), relation: ci.IsRelation,
-			skip: o.skipComps[t], skipEntity: o.skipEntities[t]}
-		comps[id.Index()] = c
-		return c
-	}
+func newEncoding(world *ecs.World, o *options) (*plan, error) {
+	pl := &planner{world: world, u: world.Unsafe(), o: o}
+	pl.dump = pl.u.DumpEntities()
+	e := &plan{pool: pool{slots: slotsOf(pl.dump.Entities), next: pl.dump.Next, available: pl.dump.Available}}
 
 	// Ark's statistics list the tables in the order its queries visit them, which is the
 	// order of the dump's alive list: each table is a run of that list.
-	tables, err := findTables(world, &dump)
-	if err != nil {
+	var err error
+	if pl.tables, err = findTables(world, &pl.dump); err != nil {
 		return nil, err
 	}
-	var dead []bool // slots of skipped entities
-	for i := range tables {
-		t := &tables[i]
-		for _, id := range t.ids {
-			if compOf(id).skipEntity {
-				t.skipped = true
-			}
-		}
-		if t.skipped {
-			if dead == nil {
-				dead = make([]bool, len(e.pool.slots))
-			}
-			for _, id := range dump.Alive[t.first : t.first+t.count] {
-				dead[id] = true
-				e.pool.recycle(id)
-			}
-		}
-	}
-	e.pool.alive = dump.Alive
-	if dead != nil {
-		e.pool.alive = make([]uint32, 0, len(dump.Alive))
-		for _, id := range dump.Alive {
-			if !dead[id] {
-				e.pool.alive = append(e.pool.alive, id)
-			}
-		}
-	}
-
-	// The registry: every component type a saved table uses, then the saved resources.
-	var types []*fileType
-	for i := range tables {
-		if tables[i].skipped {
-			continue
-		}
-		for _, id := range tables[i].ids {
-			c := compOf(id)
-			if c.skip || c.file != nil {
-				continue
-			}
-			c.file = newFileType(c.info, o)
-			if c.relation {
-				c.file.flags |= TypeRelation
-			}
-			if o.transient[c.info.typ] {
-				c.file.flags |= TypeTransient
-			}
-			types = append(types, c.file)
-		}
-	}
+	pl.skipEntities(&e.pool)
 	res, err := gatherResources(world, o)
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range res {
-		types = append(types, r.file)
-	}
-	sortTypes(types)
-	index := make(map[*fileType]uint16, len(types))
-	fileTypes := make([]fileType, len(types))
-	for i, t := range types {
-		index[t] = uint16(i)
-		fileTypes[i] = *t
-	}
-
-	// One entry per saved table, with its columns.
+	pl.registry(res)
 	var comp compressor
-	for i := range tables {
-		t := &tables[i]
-		if t.skipped {
+	for i := range pl.tables {
+		if pl.tables[i].skipped {
 			continue
 		}
-		first := entityOf(e.pool.slots[dump.Alive[t.first]])
-		last := entityOf(e.pool.slots[dump.Alive[t.first+t.count-1]])
-		var kept []*component
-		for _, id := range t.ids {
-			if c := compOf(id); !c.skip {
-				kept = append(kept, c)
-			}
+		entry, blobs, err := pl.entry(&pl.tables[i], &comp)
+		if err != nil {
+			return nil, err
 		}
-		sort.Slice(kept, func(a, b int) bool { return index[kept[a].file] < index[kept[b].file] })
-		entry := tableEntry{count: uint32(t.count)}
-		var blobs []blob
-		for _, c := range kept {
-			ci := index[c.file]
-			entry.comps = append(entry.comps, ci)
-			if c.relation {
-				target := u.GetRelation(first, c.id)
-				if target != u.GetRelation(last, c.id) {
-					return nil, errOutOfStep
-				}
-				if !target.IsZero() && (!world.Alive(target) || dead != nil && dead[target.ID()]) {
-					target = ecs.Entity{} // as Ark does when a target is removed
-				}
-				entry.rels = append(entry.rels, relEntry{comp: ci, target: slotOf(target)})
-			}
-			if !c.file.hasData() {
-				continue
-			}
-			b, err := columnBlob(u, c, first, last, t.count)
-			if err != nil {
-				return nil, err
-			}
-			b.stored = b.raw
-			if o.lz4 {
-				comp.compress(&b)
-			}
-			entry.cols = append(entry.cols, colEntry{comp: ci, raw: uint64(len(b.raw)), stored: uint64(len(b.stored))})
-			b.raw = nil // only the stored bytes are written; a replaced msgpack buffer can go
-			blobs = append(blobs, b)
-		}
-		entry.archID = archetypeID(fileTypes, entry.comps)
 		e.entries = append(e.entries, entry)
 		e.blobs = append(e.blobs, blobs)
 	}
-	e.registry = appendRegistry(types)
-	e.resources = appendResources(res, index, o.lz4, &comp)
+	e.registry = appendRegistry(pl.types)
+	e.resources = appendResources(res, pl.index, o.lz4, &comp)
 
 	ts := time.Now().UnixMilli()
 	if o.hasTimestamp {
@@ -223,10 +128,135 @@ func newEncoding(world *ecs.World, o *options) (*plan, error) {
 	e.header = Header{
 		VersionMajor: VersionMajor, VersionMinor: VersionMinor, Flags: flags,
 		Entities: uint64(len(e.pool.alive)), Archetypes: uint32(len(e.entries)),
-		Types: uint32(len(types)), Resources: uint32(len(res)), Timestamp: ts,
+		Types: uint32(len(pl.types)), Resources: uint32(len(res)), Timestamp: ts,
 	}
 	e.layout()
 	return e, nil
+}
+
+// component returns what the planner knows about a component ID.
+func (pl *planner) component(id ecs.ID) *component {
+	if c := pl.comps[id.Index()]; c != nil {
+		return c
+	}
+	ci, _ := ecs.ComponentInfo(pl.world, id)
+	t := ci.Type
+	c := &component{id: id, info: infoOf(t), relation: ci.IsRelation,
+		skip: pl.o.skipComps[t], skipEntity: pl.o.skipEntities[t]}
+	pl.comps[id.Index()] = c
+	return c
+}
+
+// skipEntities marks the tables of SkipEntitiesWith, frees their entities' slots in the pool as
+// Ark would on removal, and sets the pool's alive list to the saved entities.
+func (pl *planner) skipEntities(p *pool) {
+	for i := range pl.tables {
+		t := &pl.tables[i]
+		for _, id := range t.ids {
+			if pl.component(id).skipEntity {
+				t.skipped = true
+			}
+		}
+		if !t.skipped {
+			continue
+		}
+		if pl.dead == nil {
+			pl.dead = make([]bool, len(p.slots))
+		}
+		for _, id := range pl.dump.Alive[t.first : t.first+t.count] {
+			pl.dead[id] = true
+			p.recycle(id)
+		}
+	}
+	p.alive = pl.dump.Alive
+	if pl.dead != nil {
+		p.alive = make([]uint32, 0, len(pl.dump.Alive))
+		for _, id := range pl.dump.Alive {
+			if !pl.dead[id] {
+				p.alive = append(p.alive, id)
+			}
+		}
+	}
+}
+
+// registry lists every component type a saved table uses, then the saved resources, in
+// registry order.
+func (pl *planner) registry(res []savedResource) {
+	for i := range pl.tables {
+		if pl.tables[i].skipped {
+			continue
+		}
+		for _, id := range pl.tables[i].ids {
+			c := pl.component(id)
+			if c.skip || c.file != nil {
+				continue
+			}
+			c.file = newFileType(c.info, pl.o)
+			if c.relation {
+				c.file.flags |= TypeRelation
+			}
+			if pl.o.transient[c.info.typ] {
+				c.file.flags |= TypeTransient
+			}
+			pl.types = append(pl.types, c.file)
+		}
+	}
+	for _, r := range res {
+		pl.types = append(pl.types, r.file)
+	}
+	sortTypes(pl.types)
+	pl.index = make(map[*fileType]uint16, len(pl.types))
+	pl.ids = make([][typeIDSize]byte, len(pl.types))
+	for i, t := range pl.types {
+		pl.index[t] = uint16(i)
+		pl.ids[i] = t.id
+	}
+}
+
+// entry describes one saved table and gathers its columns.
+func (pl *planner) entry(t *worldTable, comp *compressor) (tableEntry, []blob, error) {
+	slots := slotsOf(pl.dump.Entities)
+	first := entityOf(slots[pl.dump.Alive[t.first]])
+	last := entityOf(slots[pl.dump.Alive[t.first+t.count-1]])
+	var kept []*component
+	for _, id := range t.ids {
+		if c := pl.component(id); !c.skip {
+			kept = append(kept, c)
+		}
+	}
+	sort.Slice(kept, func(a, b int) bool { return pl.index[kept[a].file] < pl.index[kept[b].file] })
+	entry := tableEntry{count: uint32(t.count)}
+	var blobs []blob
+	for _, c := range kept {
+		ci := pl.index[c.file]
+		entry.comps = append(entry.comps, ci)
+		if c.relation {
+			target := pl.u.GetRelation(first, c.id)
+			if target != pl.u.GetRelation(last, c.id) {
+				return entry, nil, errOutOfStep
+			}
+			if !target.IsZero() && (!pl.world.Alive(target) || pl.dead != nil && pl.dead[target.ID()]) {
+				target = ecs.Entity{} // as Ark does when a target is removed
+			}
+			entry.rels = append(entry.rels, relEntry{comp: ci, target: slotOf(target)})
+		}
+		if !c.file.hasData() {
+			continue
+		}
+		b, err := columnBlob(pl.u, c, first, last, t.count)
+		if err != nil {
+			return entry, nil, err
+		}
+		b.stored = b.raw
+		if pl.o.lz4 {
+			comp.compress(&b)
+		}
+		entry.cols = append(entry.cols, colEntry{comp: ci, raw: uint64(len(b.raw)), stored: uint64(len(b.stored))})
+		b.raw = nil // only the stored bytes are written; a replaced msgpack buffer can go
+		blobs = append(blobs, b)
+	}
+	entry.archID = archetypeID(pl.ids, entry.comps)
+	return entry, blobs, nil
 }
 
 // findTables lists the world's non-empty tables in query order, each with its run of the dump's

@@ -30,10 +30,10 @@ type colEntry struct {
 }
 
 // archetypeID hashes the type ids of the given registry entries.
-func archetypeID(types []fileType, comps []uint16) uint64 {
+func archetypeID(ids [][typeIDSize]byte, comps []uint16) uint64 {
 	h := fnv.New64a()
 	for _, c := range comps {
-		_, _ = h.Write(types[c].id[:])
+		_, _ = h.Write(ids[c][:])
 	}
 	return h.Sum64()
 }
@@ -86,6 +86,10 @@ func readTables(s *streamReader, h *Header, types []fileType, buf []byte) ([]tab
 		return nil, buf, fmt.Errorf("%w: archetype table at offset %d: %d entries, header says %d", ErrCorrupt, r.base-sectionHeadSize, count, h.Archetypes)
 	}
 	lz4 := h.Flags&FlagLZ4 != 0
+	ids := make([][typeIDSize]byte, len(types))
+	for i := range types {
+		ids[i] = types[i].id
+	}
 	entries := make([]tableEntry, count)
 	var total, dataEnd uint64
 	for i := range entries {
@@ -159,7 +163,7 @@ func readTables(s *streamReader, h *Header, types []fileType, buf []byte) ([]tab
 		if rel != nr || col != ncol {
 			return bad("%d relations and %d columns, components need %d and %d", nr, ncol, rel, col)
 		}
-		if e.archID != archetypeID(types, e.comps) {
+		if e.archID != archetypeID(ids, e.comps) {
 			return bad("archetype id %#x does not match its components", e.archID)
 		}
 		var size uint64
