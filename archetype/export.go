@@ -205,7 +205,13 @@ func (x *exporter) table(i int) error {
 }
 
 // decodeValues reads count msgpack values without their Go type.
-func (x *exporter) decodeValues(section string, data []byte, count int) ([]any, error) {
+func (x *exporter) decodeValues(section string, data []byte, count int) (_ []any, err error) {
+	defer func() {
+		// As in Decode: a panic in msgpack on checked but hostile bytes is damage.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %s: undecodable value: %v", ErrCorrupt, section, p)
+		}
+	}()
 	rd := bytes.NewReader(data)
 	dec := newMsgpackDecoder(true)
 	resetDecoder(dec, rd, true)

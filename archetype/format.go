@@ -64,7 +64,7 @@ const (
 
 	maxNameLen   = 1 << 12 // longest type name accepted
 	maxSchemaLen = 1 << 16 // longest schema accepted
-	maxLZ4Ratio  = 255     // LZ4 cannot expand a block by more than this factor
+	maxLZ4Ratio  = 255     // LZ4 cannot expand a block by more than this: a match costs a byte per 255 bytes it repeats
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
