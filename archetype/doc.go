@@ -27,34 +27,36 @@
 //
 //	┌──────────────────────────────────────────────────────────────────────────────┐
 //	│ header, 64 bytes                                                             │
-//	│   "PECS" │ major u16 │ minor u16 │ flags u32 │ entities u64 │ archetypes u32 │
-//	│   types u32 │ resources u32 │ timestamp ms i64 │ file size u64 │ reserved 12  │
-//	│   CRC32C of bytes 0..60 u32                                                  │
+//	│   "PECS" │ major u16 │ minor u16 │ flags u32 │ entities u64                  │
+//	│   archetypes u32 │ types u32 │ resources u32 │ timestamp ms i64              │
+//	│   file size u64 │ reserved 12 │ CRC32C of bytes 0..60 u32                    │
 //	├──────────────────────────────────────────────────────────────────────────────┤
 //	│ type registry:  count u32 │ size u64 │ entries… │ CRC32C u32                 │
-//	│   entry: type id [16] (FNV-1a 128 of the full name) │ name (u16 length, UTF-8) │
-//	│          type version u32 │ flags u32 │ size hint u32 │ schema (u32 length, bytes) │
+//	│   entry: type id [16] (FNV-1a 128 of the full name)                          │
+//	│          name (u16 length, UTF-8) │ type version u32 │ flags u32             │
+//	│          size hint u32 │ schema (u32 length, bytes)                          │
 //	├──────────────────────────────────────────────────────────────────────────────┤
 //	│ archetype table:  count u32 │ size u64 │ entries… │ CRC32C u32               │
-//	│   entry (one per Ark table): archetype id u64 │ entities u32                  │
+//	│   entry (one per Ark table): archetype id u64 │ entities u32                 │
 //	│          components u16 │ type index u16 × n                                 │
-//	│          relations u16 │ (type index u16, target id u32, target gen u32) × r  │
+//	│          relations u16 │ (type index u16, target id u32, target gen u32) × r │
 //	│          data offset u64 │ data size u64                                     │
 //	│          columns u16 │ (raw size u64, stored size u64) × c                   │
 //	├──────────────────────────────────────────────────────────────────────────────┤
 //	│ entity pool:  slots u32 │ size u64 │ next u32 │ available u32 │ alive u32    │
-//	│   slots × (id-or-free-link u32, generation u32) │ alive ids u32 × a          │
-//	│   CRC32C u32                                                                 │
+//	│   slots × (id or free-list link u32, generation u32)                         │
+//	│   alive ids u32 × alive, table after table, row after row │ CRC32C u32       │
 //	├──────────────────────────────────────────────────────────────────────────────┤
 //	│ entity data, table after table in archetype-table order (SoA):               │
-//	│   column blob per component with data: stored bytes │ CRC32C u32             │
+//	│   per component with data, a column blob: stored bytes │ CRC32C u32          │
 //	│     raw types: count × size bytes of memory; others: count msgpack values    │
 //	├──────────────────────────────────────────────────────────────────────────────┤
-//	│ resources:  count u32 │ size u64 │ (type index u16, raw size u64,            │
-//	│             stored size u64, msgpack bytes) × count │ CRC32C u32            │
+//	│ resources:  count u32 │ size u64 │ CRC32C u32 after the resources            │
+//	│   per resource: type index u16 │ raw size u64 │ stored size u64 │ msgpack    │
 //	├──────────────────────────────────────────────────────────────────────────────┤
-//	│ footer, 32 bytes: checksum type u32 (1 = CRC32C) │ checksum u64 (CRC32C of   │
-//	│   everything before the footer) │ file size u64 │ "SCEP" │ reserved 8        │
+//	│ footer, 32 bytes: checksum type u32 (1 = CRC32C)                             │
+//	│   checksum u64 (CRC32C of everything before the footer)                      │
+//	│   file size u64 │ "SCEP" │ reserved 8                                        │
 //	└──────────────────────────────────────────────────────────────────────────────┘
 //
 // The type registry lists components (sorted by name) before resources (sorted by name); tables
