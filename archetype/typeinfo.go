@@ -110,12 +110,3 @@ func isPOD(t reflect.Type) bool {
 		return false
 	}
 }
-
-// isRelationType mirrors Ark's rule: a struct whose first field is an embedded ecs.RelationMarker.
-func isRelationType(t reflect.Type) bool {
-	if t.Kind() != reflect.Struct || t.NumField() == 0 {
-		return false
-	}
-	f := t.Field(0)
-	return f.Type == reflect.TypeFor[ecs.RelationMarker]() && f.Name == "RelationMarker"
-}
