@@ -38,11 +38,14 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w; check the path", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory; give the path of a .pecs file", path)
+	}
 	out := bufio.NewWriterSize(stdout, 1<<16)
 	if err := archetype.ExportJSON(out, bufio.NewReaderSize(f, 1<<16)); err != nil {
 		_ = out.Flush()
-		fmt.Fprintf(stderr, "\narksave export: %s is damaged: %v\n", path, err)
-		fmt.Fprintln(stderr, "the JSON above is incomplete; `arksave inspect` shows what the file still holds")
+		reportReadError(stderr, "export", path, err)
+		fmt.Fprintln(stderr, "the JSON written so far is incomplete; `arksave inspect` shows what the file still holds")
 		return errReported
 	}
 	return out.Flush()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,6 +45,9 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if st.IsDir() {
+		return fmt.Errorf("%s is a directory; give the path of a .pecs file", path)
+	}
 	info, readErr := archetype.ReadInfo(bufio.NewReaderSize(f, 1<<16))
 	if *asJSON {
 		if err := printInfoJSON(stdout, path, st.Size(), info, readErr); err != nil {
@@ -53,8 +57,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		printInfo(stdout, path, st.Size(), info, readErr)
 	}
 	if readErr != nil {
-		fmt.Fprintf(stderr, "arksave inspect: %s is damaged: %v\n", path, readErr)
-		fmt.Fprintln(stderr, "the file cannot be loaded as it is; restore it from a backup or an older save")
+		reportReadError(stderr, "inspect", path, readErr)
 		return errReported
 	}
 	return nil
@@ -235,4 +238,18 @@ func printInfoJSON(w io.Writer, path string, size int64, info *archetype.Info, r
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// reportReadError says what is wrong with a file that could not be read, and what to do.
+func reportReadError(w io.Writer, cmd, path string, err error) {
+	switch {
+	case errors.Is(err, archetype.ErrVersion):
+		fmt.Fprintf(w, "arksave %s: %s: %v\n", cmd, path, err)
+		fmt.Fprintln(w, "the file was written by a newer arksave; use that version")
+	case errors.Is(err, archetype.ErrCorrupt):
+		fmt.Fprintf(w, "arksave %s: %s is damaged: %v\n", cmd, path, err)
+		fmt.Fprintln(w, "the file cannot be loaded as it is; restore it from a backup or an older save")
+	default:
+		fmt.Fprintf(w, "arksave %s: reading %s: %v\n", cmd, path, err)
+	}
 }

@@ -187,3 +187,22 @@ func TestExportDamaged(t *testing.T) {
 	expectCode(t, 1, code, stderr)
 	expectContains(t, stderr, "is damaged", "incomplete")
 }
+
+func TestInspectDirectoryAndFutureVersion(t *testing.T) {
+	code, _, stderr := arksave("inspect", t.TempDir())
+	expectCode(t, 1, code, stderr)
+	expectContains(t, stderr, "is a directory")
+
+	path := writeWorld(t)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[4] = 9 // major version
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = arksave("inspect", path)
+	expectCode(t, 1, code, stderr)
+	expectContains(t, stderr, "newer arksave")
+}
