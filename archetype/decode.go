@@ -320,6 +320,11 @@ func (d *decoder) values(section string, ft *fileType, b *binding, data []byte, 
 	if b.mode == modeMsgpack && b.info.flat != nil {
 		return d.flatValues(section, b.info, data, base, count)
 	}
+	if !ft.is(TypeRaw) {
+		if n, err := msgpackSize(data, count); err != nil || n != len(data) {
+			return fmt.Errorf("%w: %s: not %d msgpack values of %d bytes", ErrCorrupt, section, count, len(data))
+		}
+	}
 	for row := range count {
 		dst := reflect.NewAt(b.typ, unsafe.Add(base, uintptr(row)*size)).Elem()
 		if b.mode == modeMsgpack {
@@ -396,6 +401,9 @@ func (d *decoder) flatValues(section string, info *typeInfo, data []byte, base u
 		if n, ok := info.flat.decode(data[pos:], p); ok {
 			pos += n
 			continue
+		}
+		if _, err := msgpackSize(data[pos:], 1); err != nil {
+			return fmt.Errorf("%w: %s row %d: %w", ErrCorrupt, section, row, err)
 		}
 		rd := bytes.NewReader(data[pos:])
 		resetDecoder(d.dec, rd, false)

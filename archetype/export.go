@@ -212,6 +212,9 @@ func (x *exporter) decodeValues(section string, data []byte, count int) (_ []any
 			err = fmt.Errorf("%w: %s: undecodable value: %v", ErrCorrupt, section, p)
 		}
 	}()
+	if n, err := msgpackSize(data, count); err != nil || n != len(data) {
+		return nil, fmt.Errorf("%w: %s: not %d msgpack values of %d bytes", ErrCorrupt, section, count, len(data))
+	}
 	rd := bytes.NewReader(data)
 	dec := newMsgpackDecoder(true)
 	resetDecoder(dec, rd, true)
