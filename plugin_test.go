@@ -162,7 +162,7 @@ func TestStreamingKeepsChangesAndBodies(t *testing.T) {
 	move(20*testChunk, 0)
 	_, ok := ecs.GetResource[components.ChunkIndex](g.w).Get(components.ChunkPos{X: 1, Y: 1})
 	expect(t, !ok, "chunk 1,1 still loaded")
-	expect(t, ecs.NewFilter1[components.PixelBody](g.w).Query().Count() == 0, "body not unloaded")
+	expect(t, countBodies(g) == 0, "body not unloaded")
 	// Coming back before any save: restored from memory.
 	move(0, 0)
 	expect(t, g.chunkDigest(t, 1, 1) == want, "unsaved change lost on reload")
@@ -186,7 +186,9 @@ func TestStreamingKeepsChangesAndBodies(t *testing.T) {
 }
 
 func countBodies(g *game) int {
-	return ecs.NewFilter1[components.PixelBody](g.w).Query().Count()
+	q := ecs.NewFilter1[components.PixelBody](g.w).Query()
+	defer q.Close()
+	return q.Count()
 }
 
 func TestLoadRestoresWorldExactly(t *testing.T) {
