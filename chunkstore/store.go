@@ -165,6 +165,9 @@ const (
 // roots of the generations in between stay valid too. Generation reports
 // that maximum until then.
 //
+// With cfg.ReadOnly and no Generator the generator version is not checked,
+// for inspection: Check and ReadRaw work, Get of a Delta chunk does not.
+//
 // A root whose page table is damaged returns an error wrapping ErrCorrupt:
 // unlike Open, OpenRoot does not rebuild, because a rebuild could not tell
 // that generation's records from later ones.
@@ -305,7 +308,10 @@ func loadRoot(f vfs.File, path string, cfg Config, size int64, h header, hdrs [s
 	if err := cfg.checkAgainst(h); err != nil {
 		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
 	}
-	if want := cfg.generatorVersion(); h.genVersion != want {
+	// A read-only store without a generator is for inspection (arksave
+	// check): it reads every record as stored and needs no version match.
+	inspect := cfg.ReadOnly && cfg.Generator == nil
+	if want := cfg.generatorVersion(); h.genVersion != want && !inspect {
 		return nil, fmt.Errorf("chunkstore: open %s: %w: the root was written with generator version %d, the game has %d",
 			path, ErrGeneratorVersion, h.genVersion, want)
 	}
