@@ -1,0 +1,55 @@
+package chunkstore
+
+import "slices"
+
+// Batch collects chunk and body changes for one Commit. The last change
+// to a position wins. A Batch is not safe for concurrent use.
+type Batch struct {
+	chunks map[Pos]batchChunk
+	bodies map[Pos][]Body
+}
+
+type batchChunk struct {
+	pix []uint32
+	del bool
+}
+
+// NewBatch returns an empty batch for s.
+func (s *Store) NewBatch() *Batch {
+	return &Batch{chunks: map[Pos]batchChunk{}, bodies: map[Pos][]Body{}}
+}
+
+// PutChunk stores pix (ChunkSize*ChunkSize pixels, row-major) at pos. The
+// batch keeps the slice: the caller must not modify it until Commit
+// returns. A chunk identical to generation under PersistMask is not stored
+// (a stored one at pos is removed).
+func (b *Batch) PutChunk(pos Pos, pix []uint32) { b.chunks[pos] = batchChunk{pix: pix} }
+
+// DeleteChunk removes the chunk at pos: it reads as generated again.
+func (b *Batch) DeleteChunk(pos Pos) { b.chunks[pos] = batchChunk{del: true} }
+
+// PutBodies replaces the pixel bodies kept with the chunk at pos. Empty
+// bodies (no Shape bit set) are dropped; nil or no non-empty body removes
+// the chunk's bodies. The batch keeps the slice and what it points to
+// until Commit returns.
+func (b *Batch) PutBodies(pos Pos, bodies []Body) { b.bodies[pos] = bodies }
+
+// Len returns the number of positions the batch changes (chunks and body
+// sets counted apart).
+func (b *Batch) Len() int { return len(b.chunks) + len(b.bodies) }
+
+// Reset empties the batch for reuse.
+func (b *Batch) Reset() {
+	clear(b.chunks)
+	clear(b.bodies)
+}
+
+// sortedPos returns the keys of m in page-table order.
+func sortedPos[V any](m map[Pos]V) []Pos {
+	ps := make([]Pos, 0, len(m))
+	for p := range m {
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, comparePos)
+	return ps
+}

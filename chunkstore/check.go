@@ -1,0 +1,160 @@
+package chunkstore
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Check reads the whole file and reports every problem it finds, not only
+// the first: damaged header slots (a slot never written is not a problem),
+// damaged page-table records and entries, damaged records anywhere in the
+// data region (live or dead), and live records that do not decode. It runs
+// beside readers but waits for a running commit.
+func (s *Store) Check() Report {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	var r Report
+	if s.closed {
+		r.add(SectionHeader, 0, ErrClosed)
+		return r
+	}
+	size, err := s.f.Size()
+	if err != nil {
+		r.add(SectionHeader, 0, err)
+		return r
+	}
+
+	// Header slots.
+	slots := make([]byte, min(size, dataStart))
+	if n, err := s.f.ReadAt(slots, 0); n < len(slots) {
+		r.add(SectionHeader, 0, err)
+	}
+	for i := range slotCount {
+		_, err := parseHeader(slots[min(len(slots), i*headerSize):], i)
+		switch {
+		case err == nil:
+			r.Slots++
+		case !errors.Is(err, errEmptySlot):
+			r.add(SectionHeader, int64(i)*headerSize, err)
+		}
+	}
+
+	// The page table of the committed generation.
+	inChain := map[int64]bool{}
+	var buf []byte
+	for off, n := s.hdr.root, 0; off != 0 && n < 1<<20; n++ {
+		inChain[off] = true
+		h, rec, err := readTableRecord(s.f, off, size, buf)
+		buf = rec
+		if err != nil && rec == nil {
+			r.add(SectionTable, off, err)
+			break
+		}
+		r.Tables++
+		if err != nil {
+			r.add(SectionTable, off, err)
+		}
+		t, problems, perr := parseTable(rec[recordHeaderSize:], off, true)
+		if perr != nil {
+			r.add(SectionTable, off, perr)
+			break
+		}
+		r.Entries += len(t.entries) + len(problems)
+		for _, p := range problems {
+			r.add(SectionTable, off, p)
+		}
+		if err != nil || h.kind == RecordCheckpoint || t.prev >= off {
+			break // a damaged record's previous pointer is not to be trusted
+		}
+		off = t.prev
+	}
+
+	// Every record in the data region.
+	damaged := map[int64]scanEvent{}
+	var order []int64
+	err = scanRecords(s.f, dataStart, min(size, s.w), func(ev scanEvent) bool {
+		r.Records++
+		if ev.bad != nil {
+			ev.rec = nil
+			damaged[ev.off] = ev
+			order = append(order, ev.off)
+		}
+		return true
+	})
+	if err != nil {
+		r.add(SectionRecord, dataStart, err)
+	}
+
+	// Every live record decodes.
+	var entries []Entry
+	s.Entries(func(e Entry) bool {
+		entries = append(entries, e)
+		return true
+	})
+	checked := map[int64]bool{}
+	sc := &readScratch{}
+	dst := make([]uint32, s.cc.npix)
+	for _, e := range entries {
+		if e.Handle.IsZero() {
+			continue
+		}
+		section := SectionChunk
+		if e.Type == BodyBlock {
+			section = SectionBodies
+		}
+		if ev, ok := damaged[e.Handle.Offset]; ok {
+			r.addPos(section, e.Handle.Offset, e.Pos, ev.bad)
+			delete(damaged, e.Handle.Offset)
+			continue
+		}
+		if checked[e.Handle.Offset] {
+			continue
+		}
+		checked[e.Handle.Offset] = true
+		if err := s.checkEntry(e, sc, dst); err != nil {
+			r.addPos(section, e.Handle.Offset, e.Pos, err)
+		}
+	}
+	for _, off := range order {
+		if ev, ok := damaged[off]; ok && !inChain[off] {
+			r.add(SectionRecord, off, fmt.Errorf("unreferenced bytes (%d): %w", ev.length, ev.bad))
+		}
+	}
+	if n := s.chunks.Len(); s.hdr.chunkCount != uint32(n) {
+		r.add(SectionHeader, slotOffset(s.hdr.generation), fmt.Errorf("%w: header counts %d chunks, the page table %d", ErrCorrupt, s.hdr.chunkCount, n))
+	}
+	slices.SortStableFunc(r.Problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
+	return r
+}
+
+// checkEntry reads and fully decodes the record of one entry.
+func (s *Store) checkEntry(e Entry, sc *readScratch, dst []uint32) error {
+	h, rec, err := readRecord(s.f, e.Handle, sc.rec)
+	sc.rec = rec
+	if err != nil {
+		return err
+	}
+	if RecordKind(e.Type) != h.kind {
+		return fmt.Errorf("%w: %s at offset %d where the index expects a %s record", ErrCorrupt, h.kind, e.Handle.Offset, e.Type)
+	}
+	if h.kind != RecordFull && recordKeyPos(h.key) != e.Pos {
+		return fmt.Errorf("%w: %s at offset %d holds chunk %v", ErrCorrupt, h.kind, e.Handle.Offset, recordKeyPos(h.key))
+	}
+	switch e.Type {
+	case Full:
+		sc.raw, err = s.cc.decodeFull(h, rec, e.Handle.Offset, dst, sc.raw)
+	case Delta:
+		var raw []byte
+		if raw, err = payloadOf(h, rec, e.Handle.Offset, s.cc.maxDeltaRaw(), sc.raw); err == nil {
+			_, err = s.cc.checkDelta(raw, e.Handle.Offset)
+		}
+	case BodyBlock:
+		var payload []byte
+		if payload, err = payloadOf(h, rec, e.Handle.Offset, maxRecordPayload, nil); err == nil {
+			_, err = parseBodyBlock(payload, e.Handle.Offset, s.cc.mask)
+		}
+	}
+	return err
+}

@@ -1,0 +1,160 @@
+package chunkstore
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/arksave/arksave/internal/vfs"
+)
+
+// Generator produces the procedural chunk for a position; deltas are stored
+// against it. Implementations are pure, deterministic and safe for
+// concurrent use.
+type Generator interface {
+	// Version identifies the generator's output. It is recorded in the
+	// header (24 bits: at most 1<<24-1); deltas only mean something against
+	// the same version.
+	Version() uint32
+	// Generate fills dst, ChunkSize*ChunkSize pixels, row-major, with the
+	// chunk at (x, y) of the world with the given seed.
+	Generate(x, y int32, seed uint64, dst []uint32)
+}
+
+// Default thresholds (seed 000's configuration table).
+const (
+	DefaultDeltaThreshold      = 0.75
+	DefaultCompactionThreshold = 0.25
+	DefaultCheckpointRatio     = 0.5
+)
+
+// Config describes the game a store belongs to and how it behaves.
+type Config struct {
+	// ChunkSize, TileSize and PixelSize are the game's constants (for
+	// example 512, 32 and 4). Create records them; Open refuses a file whose
+	// values differ, naming the field and both values. On Open a zero value
+	// adopts the file's. ChunkSize is at most 4096; PixelSize must be 4.
+	ChunkSize uint16
+	TileSize  uint16
+	PixelSize uint8
+
+	// Seed is the world seed. Create records it; Open adopts the file's when
+	// Seed is zero and refuses a different non-zero seed (deltas are only
+	// valid against the seed they were made with). Store.Seed reports it.
+	Seed uint64
+
+	// Generator produces unstored chunks and is the base of Delta chunks.
+	// Nil means no deltas: chunks are stored Full or Empty, and a chunk that
+	// is not stored reads as zeros.
+	Generator Generator
+
+	// PersistMask selects the bits of each pixel that are stored (the
+	// game's persistent layers; pixel bytes are material, colour, damage,
+	// flags, little-endian). Only pixel&PersistMask is compared, written and
+	// returned, for chunks and body pixels alike. Zero means all bits.
+	PersistMask uint32
+
+	// DeltaThreshold: a chunk is stored as a delta while fewer than this
+	// fraction of its pixels differ from the generator's. Zero means 0.75.
+	DeltaThreshold float64
+
+	// CompactionThreshold: NeedsCompaction reports true when dead bytes
+	// exceed this fraction of the file. Zero means 0.25.
+	CompactionThreshold float64
+
+	// CheckpointRatio: a commit writes a full sorted checkpoint of the page
+	// table, instead of a journal segment, once the journal since the last
+	// checkpoint would hold more entries than this fraction of the table
+	// (and at least 4096). Zero means 0.5.
+	CheckpointRatio float64
+
+	// Workers is how many goroutines compress in Commit. Zero means
+	// runtime.GOMAXPROCS(0).
+	Workers int
+
+	// FS is the file system; nil means vfs.OS.
+	FS vfs.FS
+
+	// AllowGeneratorChange opens a store written with another generator
+	// version: its Delta chunks are dropped (Store.OpenReport lists them),
+	// read back as generated, and the next commit records their removal and
+	// the new version.
+	AllowGeneratorChange bool
+
+	// ReadOnly opens the file read-only; Commit and Compact then return
+	// ErrReadOnly.
+	ReadOnly bool
+}
+
+// withDefaults returns c with its zero fields filled in and checks it. For
+// Create the size fields must be set.
+func (c Config) withDefaults(creating bool) (Config, error) {
+	if c.FS == nil {
+		c.FS = vfs.OS
+	}
+	if c.PersistMask == 0 {
+		c.PersistMask = ^uint32(0)
+	}
+	if c.DeltaThreshold == 0 {
+		c.DeltaThreshold = DefaultDeltaThreshold
+	}
+	if c.CompactionThreshold == 0 {
+		c.CompactionThreshold = DefaultCompactionThreshold
+	}
+	if c.CheckpointRatio == 0 {
+		c.CheckpointRatio = DefaultCheckpointRatio
+	}
+	if c.Workers <= 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if creating && c.PixelSize == 0 {
+		c.PixelSize = pixelSize
+	}
+	switch {
+	case creating && c.ChunkSize == 0:
+		return c, fmt.Errorf("%w: ChunkSize is zero", ErrInvalidConfig)
+	case c.ChunkSize > maxChunkSize:
+		return c, fmt.Errorf("%w: ChunkSize %d > %d (delta positions are 24 bits)", ErrInvalidConfig, c.ChunkSize, maxChunkSize)
+	case c.PixelSize != 0 && c.PixelSize != pixelSize:
+		return c, fmt.Errorf("%w: PixelSize %d, this package stores %d-byte pixels", ErrInvalidConfig, c.PixelSize, pixelSize)
+	case !(c.DeltaThreshold > 0 && c.DeltaThreshold <= 1):
+		return c, fmt.Errorf("%w: DeltaThreshold %v not in (0, 1]", ErrInvalidConfig, c.DeltaThreshold)
+	case !(c.CompactionThreshold > 0 && c.CompactionThreshold < 1):
+		return c, fmt.Errorf("%w: CompactionThreshold %v not in (0, 1)", ErrInvalidConfig, c.CompactionThreshold)
+	case !(c.CheckpointRatio > 0):
+		return c, fmt.Errorf("%w: CheckpointRatio %v not positive", ErrInvalidConfig, c.CheckpointRatio)
+	case c.Generator != nil && c.Generator.Version() > maxGeneratorVersion:
+		return c, fmt.Errorf("%w: generator version %d does not fit in 24 bits", ErrInvalidConfig, c.Generator.Version())
+	}
+	return c, nil
+}
+
+// generatorVersion is the version recorded for a config: 0 without a
+// generator.
+func (c Config) generatorVersion() uint32 {
+	if c.Generator == nil {
+		return 0
+	}
+	return c.Generator.Version()
+}
+
+// checkAgainst compares the game's constants with a file's header and
+// adopts the file's where the config leaves them zero.
+func (c *Config) checkAgainst(h header) error {
+	mismatch := func(field string, file, game any) error {
+		return fmt.Errorf("%w: %s: the file has %v, the game %v", ErrConfigMismatch, field, file, game)
+	}
+	switch {
+	case c.ChunkSize != 0 && c.ChunkSize != h.chunkSize:
+		return mismatch("chunk size", h.chunkSize, c.ChunkSize)
+	case c.TileSize != 0 && c.TileSize != h.tileSize:
+		return mismatch("tile size", h.tileSize, c.TileSize)
+	case c.PixelSize != 0 && c.PixelSize != h.pixelSize:
+		return mismatch("pixel size", h.pixelSize, c.PixelSize)
+	case h.pixelSize != pixelSize:
+		return mismatch("pixel size", h.pixelSize, pixelSize)
+	case c.Seed != 0 && c.Seed != h.seed:
+		return mismatch("world seed", h.seed, c.Seed)
+	}
+	c.ChunkSize, c.TileSize, c.PixelSize, c.Seed = h.chunkSize, h.tileSize, h.pixelSize, h.seed
+	return nil
+}

@@ -1,0 +1,186 @@
+// Package chunkstore is the single-file chunk store of a pixel world
+// (PXSW, seed 000): chunks the player changed, stored as deltas against the
+// game's procedural [Generator] where that pays, and the pixel bodies kept
+// with each chunk, in one append-only, crash-safe file whose commits cost
+// what changed, not what the world holds.
+//
+// # Outline
+//
+//   - [Create], [Open], [OpenAt] (a given committed generation, for the save
+//     directory's manifest) and [OpenForRepair] (no header, no generator
+//     needed) give a [Store]; [Config] carries the game's constants, its
+//     [Generator] and [Config.PersistMask].
+//   - [Store.Get] loads one chunk by random access (one record read),
+//     [Store.Bodies] its [Body] set; both are safe from any goroutine, also
+//     while a commit runs.
+//   - [Store.NewBatch] collects [Batch.PutChunk], [Batch.DeleteChunk] and
+//     [Batch.PutBodies]; [Store.Commit] makes them durable as generation+1
+//     and returns [CommitStats].
+//   - [Store.Compact] and [Store.CompactTo] rewrite the live data;
+//     [Store.NeedsCompaction] says when dead bytes pass
+//     [Config.CompactionThreshold].
+//   - [Store.Check] returns a [Report] of every damaged item; [Scan] walks
+//     the records of any file; [Store.ReadRaw], [Store.Entries],
+//     [Store.RecordInfo] and [Store.Stats] are what tools need.
+//
+// # File layout
+//
+// Everything is little-endian. The sizes and offsets below are part of the
+// file format.
+//
+//	offset 0   ┌──────────────────────────────┐
+//	           │ header slot A (64 B)         │ even generations
+//	offset 64  ├──────────────────────────────┤
+//	           │ header slot B (64 B)         │ odd generations
+//	offset 128 ├──────────────────────────────┤ data region: records, appended
+//	           │ record: chunk (Full | Delta) │
+//	           │ record: body block           │
+//	           │ record: journal segment      │ ◄─ end of one commit
+//	           │ record ...                   │
+//	           │ record: checkpoint           │ now and then: the whole table
+//	           │ record ...                   │
+//	           │ record: journal segment      │ ◄─ a slot's table root
+//	           └──────────────────────────────┘
+//
+// A header slot is seed 000's 64-byte header. Fields the append-only design
+// makes redundant carry what two slots need (marked *):
+//
+//	off size field
+//	  0  4   magic "PXSW" (the bytes; 0x50585357 read big-endian)
+//	  4  2   format version (1)
+//	  6  2   flags: bit 0 = records may be LZ4 (always set); others 0
+//	  8  8   world seed
+//	 16  8   creation time, unix seconds
+//	 24  8   modified time: when this slot's commit ran
+//	 32  4   chunk count at this generation
+//	 36  4 * CRC32-C of the slot's other 60 bytes (seed: page-table size;
+//	         the table is a chain of records that carry their own lengths)
+//	 40  8 * table root: offset of this generation's newest page-table
+//	         record, 0 = empty (seed: data-region pointer, always 128 here)
+//	 48  2   chunk size   (pixels per edge)
+//	 50  2   tile size
+//	 52  1   pixel size   (4)
+//	 53  8 * generation (seed: entity-section pointer; see "Pixel bodies")
+//	 61  3 * generator version, 24 bits (seed: reserved)
+//
+// Generation g lives in slot g%2, so a commit always writes the slot that
+// does not hold the generation it starts from. Opening checks the magic,
+// then the version, then the checksum, each with its own error
+// ([ErrBadMagic], [ErrVersion], [ErrChecksum]), then that the generation
+// matches the slot. A slot of zeros was never written.
+//
+// Every record has a 24-byte header, so that a forward scan can check each
+// record and find the next:
+//
+//	┌─────────┬─────────┬──────────────┬──────┬───────┬──────┬──────┬─────────┬─────────┐
+//	│ size u32│ raw u32 │ key u64      │ kind │ codec │ 0    │ crc8 │ crc32c  │ payload │
+//	└─────────┴─────────┴──────────────┴──────┴───────┴──────┴──────┴─────────┴─────────┘
+//	  0         4         8              16     17      18     19     20        24
+//
+// size is the payload's length in the file, raw its decoded length; key is
+// the chunk position (x then y, int32 each) for chunk and body records and
+// the writing generation for page-table records; kind is a [RecordKind];
+// codec 0 stores the payload as is, 1 as one LZ4 block (only when that is
+// smaller). The CRC-8 (SMBUS) covers bytes 0..18 and lets a scan skip
+// garbage cheaply; the CRC32-C covers bytes 0..19 and the payload. A record
+// is addressed by a [Handle]{Offset, Length}, Length counting the header.
+//
+// Payloads by kind:
+//
+//   - Full (2): ChunkSize² pixels, little-endian uint32, row-major, masked.
+//   - Delta (1): seed 000's [count u32][position u24][pixel u32]… with
+//     positions ascending: the pixels that differ from the Generator's
+//     chunk. Used while fewer than [Config.DeltaThreshold] of the pixels
+//     differ. Empty chunks (all zero under the mask) have no record.
+//   - Body block (3): [count u32][0 u32] then per body seed 000's 64-byte
+//     header, the pixels (LZ4 or raw), the shape mask (8 bools a byte, least
+//     significant bit first; LZ4 or raw) and the extension bytes as given.
+//     The body header's byte 60 is a CRC-8 of its other 63 bytes; byte 61
+//     says which sections are raw (bit 0 pixels, bit 1 mask).
+//   - Journal segment (4) and checkpoint (5): [prev u64][level u8][0 0 0]
+//     [count u32] then count page-table entries.
+//
+// A page-table entry is seed 000's 24 bytes:
+//
+//	off size field
+//	  0  4   chunk x (int32)
+//	  4  4   chunk y (int32)
+//	  8  8   record offset (0 for Empty and deletions)
+//	 16  4   record length
+//	 20  1   storage type: 0 Empty, 1 Delta, 2 Full, 3 body block; +0x80 = deleted
+//	 21  1   CRC-8 of the other 23 bytes
+//	 22  2   reserved (0)
+//
+// # Page table: journal and checkpoints
+//
+// A commit does not rewrite the table. It appends one journal segment with
+// the entries it changes (a deletion is an entry with the 0x80 bit, a
+// tombstone) whose prev points at the previous segment; the chain ends at a
+// checkpoint, a full table sorted by (y, x), or at prev 0. Opening replays
+// checkpoint then segments, oldest first: the latest entry per position
+// wins (seed 003's journal-style table of contents). To keep that chain
+// short, when 8 segments of one level would stand at its head the commit
+// writes one segment of the next level instead, holding the newest entry
+// of every position in them (a base-8 counter: opening reads at most 7 a
+// level). Once the chain holds more than [Config.CheckpointRatio] of the
+// table's entries (and at least 4096), the commit writes a checkpoint
+// instead. Either way a commit writes exactly one page-table record, and
+// its amortised size depends on what changed, not on the table.
+//
+// The runtime index is an open-addressing hash table keyed by position,
+// 24 bytes a slot at most 3/4 full: 32 to 64 bytes per stored chunk.
+//
+// # Pixel bodies
+//
+// Seed 000 keeps all bodies in one entity section at the end of the file,
+// found through the header's entity-section pointer. An append-only file
+// has no fixed end, so here the entity section is the set of body-block
+// records, one per chunk that holds bodies (a body belongs to the chunk
+// that holds its centre), each found through the page table by an entry of
+// storage type 3 at that chunk's position. [Store.Bodies] thus reads one
+// record, like [Store.Get]. The header field that held the pointer holds
+// the generation instead.
+//
+// # Commit protocol
+//
+// [Store.Commit] compresses on [Config.Workers] goroutines, appends the
+// chunk and body records and the page-table record after the end of every
+// generation a slot still names, fsyncs, writes the header slot of
+// generation+1 and fsyncs again: two fsyncs (one for a commit that changes
+// nothing). A header is written only over data that is already durable, so
+// a crash at any point leaves the old generation, or the new one once the
+// second fsync is done. A commit that fails before its header was written
+// leaves nothing behind that a slot names, and the next commit writes over
+// it; after a failure at the header, the next commit appends after it.
+//
+// [OpenAt] opens the generation a save directory's manifest names even when
+// the other slot already holds a newer one. Its next commit replaces that
+// newer slot (same parity) but appends after the newer generation's data,
+// so until the new header is durable both the manifest's generation and
+// the abandoned newer one stay whole; the abandoned data is dead space
+// that compaction reclaims.
+//
+// [Store.Compact] writes path+".compact" with only the live records (in
+// page-table order, shared records once), a checkpoint and both header
+// slots (generation+1, and the old generation over the same table, so that
+// a manifest still naming it opens), syncs, renames it over the file and
+// syncs the directory.
+//
+// # Damage
+//
+// Every byte read is checked before it is trusted; lengths and counts are
+// checked against what remains before anything is allocated. A damaged
+// header slot falls back to the other; both damaged is [ErrNoValidHeader].
+// A damaged page-table record makes Open rebuild the index by scanning the
+// records up to that generation's end (chunk and body records carry their
+// position; journal segments and checkpoints are replayed where they
+// occur, damaged ones entry by entry), which also recovers everything
+// before the cut of a truncated file; [Store.OpenReport] lists what was
+// skipped. A damaged chunk record makes [Store.Get] return [ErrCorrupt]
+// with the offset, and the generated chunk. [Store.Check] reports every
+// damaged item.
+//
+// The chunk dictionary (seed 001): a Full record of at most 16 KiB whose
+// payload equals one already written (uniform chunks, say) is not written
+// again; entries share the record.
+package chunkstore

@@ -1,0 +1,67 @@
+package chunkstore
+
+import "errors"
+
+// Errors returned by the store. Decode failures wrap [ErrCorrupt] together
+// with the more specific sentinel, and name the section and file offset:
+//
+//	chunkstore: corrupt data: record at offset 4096: crc 1a2b3c4d != 00000000
+var (
+	// ErrCorrupt is returned (wrapped) when bytes read from the file fail a
+	// check: a checksum, a length that does not fit, a value out of range.
+	ErrCorrupt = errors.New("chunkstore: corrupt data")
+
+	// ErrBadMagic is returned when a header slot does not start with "PXSW".
+	ErrBadMagic = errors.New("chunkstore: bad magic")
+
+	// ErrVersion is returned when a header slot has a format version or flags
+	// this package does not know.
+	ErrVersion = errors.New("chunkstore: unsupported format version")
+
+	// ErrChecksum is returned (wrapped, together with ErrCorrupt) when a
+	// header slot, a record, a page-table entry or a body header fails its
+	// checksum.
+	ErrChecksum = errors.New("chunkstore: checksum mismatch")
+
+	// ErrNoValidHeader is returned by Open when neither header slot is
+	// valid; the error also carries each slot's own error.
+	ErrNoValidHeader = errors.New("chunkstore: no valid header slot")
+
+	// ErrGenerationNotFound is returned by OpenAt when no valid header slot
+	// holds the requested generation.
+	ErrGenerationNotFound = errors.New("chunkstore: generation not found")
+
+	// ErrConfigMismatch is returned when the file's chunk size, tile size,
+	// pixel size or world seed differs from the game's; the message names
+	// the field and both values.
+	ErrConfigMismatch = errors.New("chunkstore: configuration mismatch")
+
+	// ErrGeneratorVersion is returned when the file was written against
+	// another generator version than Config.Generator's and
+	// Config.AllowGeneratorChange is not set.
+	ErrGeneratorVersion = errors.New("chunkstore: generator version mismatch")
+
+	// ErrNoGenerator is returned when a delta chunk is read without a
+	// Config.Generator to apply it to.
+	ErrNoGenerator = errors.New("chunkstore: delta chunk needs a generator")
+
+	// ErrInvalidConfig is returned when a Config cannot describe a store:
+	// a zero or too large chunk size, a pixel size other than 4, a
+	// threshold out of range.
+	ErrInvalidConfig = errors.New("chunkstore: invalid config")
+
+	// ErrInvalidBody is returned by Commit when a body's Pixels or Shape do
+	// not hold Width*Height values.
+	ErrInvalidBody = errors.New("chunkstore: invalid body")
+
+	// ErrInvalidChunk is returned by Commit when a chunk's pixel slice does
+	// not hold ChunkSize*ChunkSize values.
+	ErrInvalidChunk = errors.New("chunkstore: invalid chunk")
+
+	// ErrClosed is returned by every method of a closed Store.
+	ErrClosed = errors.New("chunkstore: store is closed")
+
+	// ErrReadOnly is returned by Commit and Compact on a store opened
+	// read-only (Config.ReadOnly or OpenForRepair).
+	ErrReadOnly = errors.New("chunkstore: store is read-only")
+)

@@ -1,0 +1,215 @@
+package chunkstore_test
+
+import (
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/vfs"
+)
+
+// flatWorld is a game's generator: stone (material 2) below world row 40,
+// air above.
+type flatWorld struct{}
+
+func (flatWorld) Version() uint32 { return 1 }
+
+func (flatWorld) Generate(x, y int32, seed uint64, dst []uint32) {
+	const size = 64
+	for i := range dst {
+		if int(y)*size+i/size >= 40 {
+			dst[i] = 2
+		} else {
+			dst[i] = 0
+		}
+	}
+}
+
+// The README's example: create a store, commit a changed chunk (stored as
+// a delta against the generator), reopen it and read the chunk back.
+func Example() {
+	dir, err := os.MkdirTemp("", "chunkstore")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "chunks.pxsw")
+	cfg := chunkstore.Config{
+		ChunkSize: 64, TileSize: 16, PixelSize: 4, // the game's constants
+		Seed:        42,
+		Generator:   flatWorld{},
+		PersistMask: 0x01FFFFFF, // material, colour, damage and the pixel-body flag
+	}
+	s, err := chunkstore.Create(path, cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	pos := chunkstore.Pos{X: 3, Y: 0}
+	pix := make([]uint32, 64*64)
+	stored, _ := s.Get(pos, pix) // not stored yet: generated
+	fmt.Println("stored:", stored, "pixel 4000:", pix[4000])
+
+	pix[4000] = 0    // the player digs a hole
+	pix[10] = 0x0104 // and pours water (material 4, colour 1)
+	b := s.NewBatch()
+	b.PutChunk(pos, pix)
+	st, err := s.Commit(b) // durable when it returns
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("generation", st.Generation, "delta chunks", st.Delta, "fsyncs", st.Syncs)
+	s.Close()
+
+	s, err = chunkstore.Open(path, cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	stored, _ = s.Get(pos, pix)
+	fmt.Println("stored:", stored, "pixel 4000:", pix[4000], "pixel 10:", pix[10])
+	fmt.Println("check:", s.Check().OK())
+	// Output:
+	// stored: false pixel 4000: 2
+	// generation 1 delta chunks 1 fsyncs 2
+	// stored: true pixel 4000: 0 pixel 10: 260
+	// check: true
+}
+
+func newExampleStore() (*chunkstore.Store, chunkstore.Config) {
+	cfg := chunkstore.Config{ChunkSize: 64, TileSize: 16, PixelSize: 4, Seed: 42, Generator: flatWorld{}, FS: vfs.NewMem()}
+	s, err := chunkstore.Create("/chunks.pxsw", cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return s, cfg
+}
+
+func ExampleStore_Bodies() {
+	s, _ := newExampleStore()
+	defer s.Close()
+	crate := chunkstore.Body{
+		ID: 1<<32 | 7, X: 200.5, Y: 30, Width: 3, Height: 2,
+		Pixels:    []uint32{5, 5, 5, 5, 5, 5},
+		Shape:     []bool{true, true, true, false, true, false},
+		Extension: []byte(`{"hp":3}`),
+	}
+	debris := chunkstore.Body{ID: 1<<32 | 8, Width: 2, Height: 1, Pixels: []uint32{1, 1}, Shape: []bool{false, false}}
+	b := s.NewBatch()
+	b.PutBodies(chunkstore.Pos{X: 3, Y: 0}, []chunkstore.Body{crate, debris}) // debris is empty: dropped
+	if _, err := s.Commit(b); err != nil {
+		log.Fatal(err)
+	}
+	bodies, _ := s.Bodies(chunkstore.Pos{X: 3, Y: 0})
+	fmt.Println(len(bodies), bodies[0].ID&0xFFFFFFFF, bodies[0].Shape, string(bodies[0].Extension))
+	// Output: 1 7 [true true true false true false] {"hp":3}
+}
+
+// The save directory's manifest names generation 1, but the file already
+// holds generation 2: open it at 1.
+func ExampleOpenAt() {
+	s, cfg := newExampleStore()
+	for v := range uint32(2) {
+		pix := make([]uint32, 64*64)
+		pix[0] = 100 + v
+		b := s.NewBatch()
+		b.PutChunk(chunkstore.Pos{}, pix)
+		s.Commit(b)
+	}
+	s.Close()
+	s, err := chunkstore.OpenAt("/chunks.pxsw", cfg, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	pix := make([]uint32, 64*64)
+	s.Get(chunkstore.Pos{}, pix)
+	fmt.Println(s.Generation(), pix[0])
+	// Output: 1 100
+}
+
+func ExampleStore_Compact() {
+	s, _ := newExampleStore()
+	defer s.Close()
+	pix := make([]uint32, 64*64)
+	for v := range 20 {
+		for i := range pix {
+			pix[i] = uint32(v*7919+i*31) % 251 // hardly compressible
+		}
+		b := s.NewBatch()
+		b.PutChunk(chunkstore.Pos{}, pix)
+		s.Commit(b)
+	}
+	fmt.Println("needs compaction:", s.NeedsCompaction())
+	if err := s.Compact(); err != nil {
+		log.Fatal(err)
+	}
+	st := s.Stats()
+	fmt.Println("generation", st.Generation, "dead bytes", st.DeadBytes, "needs compaction:", s.NeedsCompaction())
+	// Output:
+	// needs compaction: true
+	// generation 21 dead bytes 0 needs compaction: false
+}
+
+func ExampleStore_Check() {
+	s, _ := newExampleStore()
+	defer s.Close()
+	r := s.Check()
+	fmt.Println(r.OK(), r)
+	// Output: true 0 problems found (1 slots, 0 table records, 0 entries, 0 records checked)
+}
+
+func ExampleStore_Entries() {
+	s, _ := newExampleStore()
+	defer s.Close()
+	b := s.NewBatch()
+	b.PutChunk(chunkstore.Pos{X: 1, Y: 1}, make([]uint32, 64*64)) // all air below ground: Empty
+	full := make([]uint32, 64*64)
+	full[0] = 9
+	b.PutChunk(chunkstore.Pos{X: 0, Y: -1}, full) // sky: air generated, differs in one pixel
+	s.Commit(b)
+	s.Entries(func(e chunkstore.Entry) bool {
+		fmt.Println(e.Pos, e.Type)
+		return true
+	})
+	// Output:
+	// (0, -1) delta
+	// (1, 1) empty
+}
+
+// A repair tool's view: walk the records without the page table, then
+// write a clean copy.
+func ExampleOpenForRepair() {
+	s, cfg := newExampleStore()
+	pix := make([]uint32, 64*64)
+	s.Get(chunkstore.Pos{}, pix)
+	pix[1] = 1
+	b := s.NewBatch()
+	b.PutChunk(chunkstore.Pos{}, pix)
+	s.Commit(b)
+	s.Close()
+	chunkstore.Scan(cfg.FS, "/chunks.pxsw", func(r chunkstore.ScanRecord) bool {
+		fmt.Println(r.Kind, r.Pos, r.Err == nil)
+		return true
+	})
+	cfg.Generator = nil // a tool may not have the game's generator
+	s, report, err := chunkstore.OpenForRepair("/chunks.pxsw", cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	raw, _, _ := s.ReadRaw(chunkstore.Pos{})
+	fmt.Println(report.OK(), raw.Type, raw.Delta)
+	fixed, err := s.CompactTo("/fixed.pxsw")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer fixed.Close()
+	fmt.Println(fixed.Generation(), fixed.Check().OK())
+	// Output:
+	// delta chunk (0, 0) true
+	// journal segment (0, 0) true
+	// true delta [{1 1}]
+	// 2 true
+}

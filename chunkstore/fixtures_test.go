@@ -1,0 +1,189 @@
+package chunkstore_test
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/terrain"
+	"github.com/arksave/arksave/internal/vfs"
+)
+
+// fixtureConfig matches fixtures_internal_test.go, which writes the files.
+func fixtureConfig(fsys vfs.FS) chunkstore.Config {
+	return chunkstore.Config{ChunkSize: 8, TileSize: 4, PixelSize: 4, Seed: 7, Generator: terrain.Generator{Surface: 8}, FS: fsys}
+}
+
+func loadFixture(t testing.TB, name string) *vfs.Mem {
+	t.Helper()
+	data := must2[[]byte](t)(os.ReadFile(filepath.Join("testdata", name)))
+	return memWith(t, data)
+}
+
+func hasProblem(r chunkstore.Report, target error) bool {
+	for _, p := range r.Problems {
+		if errors.Is(p.Err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// Corrupt fixtures, each named after its defect, and what each must give.
+func TestCorruptFixtures(t *testing.T) {
+	p := func(x int32) *chunkstore.Pos { return &chunkstore.Pos{X: x, Y: 20} }
+	for _, tc := range []struct {
+		file   string
+		open   []error          // Open fails matching each of these
+		report error            // else OpenReport has a problem matching it
+		gen    uint64           // else the generation it opens at
+		get    *chunkstore.Pos  // Get of this chunk fails matching getErr
+		getErr []error          //
+		bodies *chunkstore.Pos  // Bodies of this chunk fails matching bodiesErr
+		check  error            // Check reports a problem matching it
+		stored []chunkstore.Pos // chunks that must still read as stored
+	}{
+		{file: "good.pxsw", gen: 2, stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {3, 20}, {4, 20}}},
+		{file: "truncated-header.pxsw", open: []error{chunkstore.ErrNoValidHeader, io.ErrUnexpectedEOF}},
+		{file: "bad-magic.pxsw", open: []error{chunkstore.ErrNoValidHeader, chunkstore.ErrBadMagic}},
+		{file: "bad-version.pxsw", open: []error{chunkstore.ErrNoValidHeader, chunkstore.ErrVersion}},
+		{file: "bad-header-crc.pxsw", open: []error{chunkstore.ErrNoValidHeader, chunkstore.ErrChecksum}},
+		{file: "no-header.pxsw", open: []error{chunkstore.ErrNoValidHeader, chunkstore.ErrBadMagic}},
+		{file: "bad-newest-slot.pxsw", report: chunkstore.ErrChecksum, gen: 1, check: chunkstore.ErrChecksum,
+			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}}},
+		{file: "bad-entry-crc.pxsw", report: chunkstore.ErrChecksum, gen: 2, check: chunkstore.ErrChecksum,
+			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {4, 20}}},
+		{file: "bad-record-crc.pxsw", gen: 2, get: p(3), getErr: []error{chunkstore.ErrCorrupt, chunkstore.ErrChecksum},
+			check: chunkstore.ErrChecksum, stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {4, 20}}},
+		{file: "bad-body-crc.pxsw", gen: 2, bodies: p(0), check: chunkstore.ErrChecksum,
+			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {3, 20}, {4, 20}}},
+		{file: "delta-out-of-range.pxsw", gen: 2, get: p(4), getErr: []error{chunkstore.ErrCorrupt}, check: chunkstore.ErrCorrupt},
+		{file: "truncated-pagetable.pxsw", report: io.ErrUnexpectedEOF, gen: 2, check: io.ErrUnexpectedEOF,
+			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {3, 20}, {4, 20}}},
+		{file: "truncated-record.pxsw", report: io.ErrUnexpectedEOF, gen: 2, check: io.ErrUnexpectedEOF,
+			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {3, 20}}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			cfg := fixtureConfig(loadFixture(t, tc.file))
+			s, err := chunkstore.Open(storePath, cfg)
+			if tc.open != nil {
+				expect(t, err != nil, "opened")
+				for _, target := range tc.open {
+					expect(t, errors.Is(err, target), "open: %v does not match %v", err, target)
+				}
+				return
+			}
+			must(t, err)
+			defer s.Close()
+			expect(t, s.Generation() == tc.gen, "generation %d, want %d", s.Generation(), tc.gen)
+			if tc.report != nil {
+				expect(t, hasProblem(s.OpenReport(), tc.report), "open report lacks %v:\n%s", tc.report, s.OpenReport())
+			}
+			dst := make([]uint32, 64)
+			for _, p := range tc.stored {
+				stored, err := s.Get(p, dst)
+				expect(t, err == nil && stored, "chunk %v: stored=%v err=%v", p, stored, err)
+			}
+			if tc.get != nil {
+				_, err := s.Get(*tc.get, dst)
+				for _, target := range tc.getErr {
+					expect(t, errors.Is(err, target), "get %v: %v does not match %v", *tc.get, err, target)
+				}
+			}
+			if tc.bodies != nil {
+				_, err := s.Bodies(*tc.bodies)
+				expect(t, errors.Is(err, chunkstore.ErrCorrupt) && errors.Is(err, chunkstore.ErrChecksum), "bodies: %v", err)
+			}
+			r := s.Check()
+			if tc.check == nil {
+				expect(t, r.OK(), "check: %s", r)
+			} else {
+				expect(t, hasProblem(r, tc.check), "check lacks %v:\n%s", tc.check, r)
+				expect(t, errors.Is(r.Err(), tc.check), "Report.Err does not match %v", tc.check)
+			}
+		})
+	}
+}
+
+// Without any header, the repair path rebuilds the index from a forward
+// scan and writes a clean copy.
+func TestRepairWithoutHeader(t *testing.T) {
+	mem := loadFixture(t, "no-header.pxsw")
+	cfg := fixtureConfig(mem)
+	_, _, err := chunkstore.OpenForRepair(storePath, chunkstore.Config{FS: mem})
+	expect(t, errors.Is(err, chunkstore.ErrNoValidHeader), "repair without a chunk size: %v", err)
+	s, rep, err := chunkstore.OpenForRepair(storePath, cfg)
+	must(t, err)
+	defer s.Close()
+	expect(t, !rep.OK() && s.Generation() == 2, "report %s, generation %d", rep, s.Generation())
+	good := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, fixtureConfig(loadFixture(t, "good.pxsw"))))
+	defer good.Close()
+	fixed := must2[*chunkstore.Store](t)(s.CompactTo("/fixed.pxsw"))
+	defer fixed.Close()
+	mustCheck(t, fixed)
+	a, b := make([]uint32, 64), make([]uint32, 64)
+	var n int
+	good.Entries(func(e chunkstore.Entry) bool {
+		n++
+		if e.Type == chunkstore.BodyBlock {
+			x, _ := good.Bodies(e.Pos)
+			y, err := fixed.Bodies(e.Pos)
+			must(t, err)
+			expect(t, diffBodies(y, x, ^uint32(0)) == "", "bodies %v", e.Pos)
+			return true
+		}
+		_, err := good.Get(e.Pos, a)
+		must(t, err)
+		stored, err := fixed.Get(e.Pos, b)
+		must(t, err)
+		expect(t, stored && string(pixelsAsBytes(a)) == string(pixelsAsBytes(b)), "chunk %v differs after repair", e.Pos)
+		return true
+	})
+	expect(t, n == 6, "%d entries", n)
+
+	// Scan sees every record of the damaged file.
+	var kinds []chunkstore.RecordKind
+	must(t, chunkstore.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
+		kinds = append(kinds, r.Kind)
+		return true
+	}))
+	expect(t, len(kinds) == 7, "scan found %v", kinds)
+}
+
+func pixelsAsBytes(p []uint32) []byte {
+	b := make([]byte, 0, 4*len(p))
+	for _, v := range p {
+		b = append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
+	}
+	return b
+}
+
+// A store opened by a rebuilding scan takes commits (the first writes a
+// fresh checkpoint) and compacts back to a file the checker passes.
+func TestCommitAfterRebuild(t *testing.T) {
+	mem := loadFixture(t, "truncated-record.pxsw")
+	cfg := fixtureConfig(mem)
+	s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, cfg))
+	b := s.NewBatch()
+	pix := make([]uint32, 64)
+	for i := range pix {
+		pix[i] = uint32(i) * 77
+	}
+	b.PutChunk(chunkstore.Pos{X: 9, Y: 9}, pix)
+	st := commit(t, s, b)
+	expect(t, st.Checkpoint, "first commit after a rebuild wrote no checkpoint: %+v", st)
+	s = reopen(t, s, cfg)
+	defer s.Close()
+	expect(t, s.OpenReport().OK(), "still damaged after the commit: %s", s.OpenReport())
+	dst := make([]uint32, 64)
+	for _, p := range []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {3, 20}, {9, 9}} {
+		stored, err := s.Get(p, dst)
+		expect(t, err == nil && stored, "chunk %v: %v %v", p, stored, err)
+	}
+	expect(t, !s.Check().OK(), "the cut record is still in the file")
+	must(t, s.Compact())
+	mustCheck(t, s)
+}

@@ -1,0 +1,146 @@
+package chunkstore
+
+import (
+	"fmt"
+	"hash/crc32"
+	"io"
+)
+
+// Header slots. Their layout is part of the file format; see the package
+// documentation for the table.
+const (
+	headerSize          = 64            // bytes in one header slot
+	slotCount           = 2             // slots A (offset 0) and B (offset 64)
+	dataStart           = 128           // first byte after the slots: the data region
+	formatVersion       = 1             // the only version this package reads and writes
+	flagLZ4             = 1 << 0        // records may be LZ4 block compressed (always set)
+	knownFlags          = flagLZ4       // flags this version understands
+	maxGeneratorVersion = 1<<24 - 1     // generator versions live in 3 bytes
+	headerCRCOff        = 36            // the CRC32-C field (seed: page-table size)
+	headerRootOff       = 40            // the table root field (seed: data-region pointer)
+	headerGenOff        = 53            // the generation field (seed: entity-section pointer)
+	headerGenVerOff     = 61            // the generator version (seed: reserved)
+	pixelSize           = 4             // bytes per pixel: material, colour, damage, flags
+	maxChunkSize        = 4096          // a delta position is 24 bits: 4096*4096 pixels
+	headerMagic         = "PXSW"        // bytes 0..3 of a slot; 0x50585357 read big-endian
+	maxGeneration       = 1<<64 - 1 - 1 // a commit must be able to add one
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// header is one decoded header slot: the state of one committed generation.
+type header struct {
+	flags      uint16
+	seed       uint64
+	created    int64  // unix seconds
+	modified   int64  // unix seconds of the commit that wrote the slot
+	chunkCount uint32 // chunks (not body blocks) stored at this generation
+	root       int64  // offset of the table root record; 0 = empty table
+	chunkSize  uint16
+	tileSize   uint16
+	pixelSize  uint8
+	generation uint64
+	genVersion uint32 // Generator.Version() of the writer, 24 bits
+}
+
+// slotOffset returns the file offset of the slot that holds generation g.
+func slotOffset(g uint64) int64 { return int64(g%slotCount) * headerSize }
+
+func slotName(i int) string { return string(rune('A' + i)) }
+
+func (h *header) marshal() [headerSize]byte {
+	var out [headerSize]byte
+	w := writeBuf(out[:])
+	w.bytes([]byte(headerMagic))
+	w.uint16(formatVersion)
+	w.uint16(h.flags)
+	w.uint64(h.seed)
+	w.uint64(uint64(h.created))
+	w.uint64(uint64(h.modified))
+	w.uint32(h.chunkCount)
+	w.uint32(0) // checksum, below
+	w.uint64(uint64(h.root))
+	w.uint16(h.chunkSize)
+	w.uint16(h.tileSize)
+	w.uint8(h.pixelSize)
+	w.uint64(h.generation)
+	w.uint8(uint8(h.genVersion))
+	w.uint8(uint8(h.genVersion >> 8))
+	w.uint8(uint8(h.genVersion >> 16))
+	c := headerChecksum(out[:])
+	cw := writeBuf(out[headerCRCOff:])
+	cw.uint32(c)
+	return out
+}
+
+// headerChecksum is the CRC32-C of a slot without its checksum field.
+func headerChecksum(b []byte) uint32 {
+	c := crc32.Update(0, castagnoli, b[:headerCRCOff])
+	return crc32.Update(c, castagnoli, b[headerCRCOff+4:headerSize])
+}
+
+// errEmptySlot is returned for a slot that holds only zeros: never written.
+var errEmptySlot = fmt.Errorf("%w: slot never written (all zero)", ErrBadMagic)
+
+// parseHeader decodes slot i (0 = A, 1 = B) from b. It checks the magic,
+// then the version, then the checksum, each with its own error, and then
+// that the fields make sense.
+func parseHeader(b []byte, i int) (header, error) {
+	off := int64(i) * headerSize
+	where := fmt.Sprintf("header slot %s at offset %d", slotName(i), off)
+	if len(b) < headerSize {
+		return header{}, fmt.Errorf("%w: %s: %d of %d bytes: %w", ErrCorrupt, where, len(b), headerSize, io.ErrUnexpectedEOF)
+	}
+	b = b[:headerSize]
+	if isZero(b) {
+		return header{}, errEmptySlot
+	}
+	if string(b[:4]) != headerMagic {
+		return header{}, fmt.Errorf("%w: %s: %q", ErrBadMagic, where, b[:4])
+	}
+	r := readBuf(b[4:])
+	if v := r.uint16(); v != formatVersion {
+		return header{}, fmt.Errorf("%w: %s: version %d, this package reads %d", ErrVersion, where, v, formatVersion)
+	}
+	cr := readBuf(b[headerCRCOff:])
+	stored := cr.uint32()
+	if c := headerChecksum(b); c != stored {
+		return header{}, fmt.Errorf("%w: %w: %s: crc %08x != %08x", ErrCorrupt, ErrChecksum, where, c, stored)
+	}
+	var h header
+	h.flags = r.uint16()
+	if h.flags&^knownFlags != 0 {
+		return header{}, fmt.Errorf("%w: %s: unknown flags %#04x", ErrVersion, where, h.flags&^knownFlags)
+	}
+	h.seed = r.uint64()
+	h.created = int64(r.uint64())
+	h.modified = int64(r.uint64())
+	h.chunkCount = r.uint32()
+	r.skip(4) // checksum
+	h.root = int64(r.uint64())
+	h.chunkSize = r.uint16()
+	h.tileSize = r.uint16()
+	h.pixelSize = r.uint8()
+	h.generation = r.uint64()
+	h.genVersion = uint32(r.uint8()) | uint32(r.uint8())<<8 | uint32(r.uint8())<<16
+	switch {
+	case h.generation%slotCount != uint64(i):
+		return header{}, fmt.Errorf("%w: %s: generation %d belongs in slot %s", ErrCorrupt, where, h.generation, slotName(int(h.generation%slotCount)))
+	case h.root != 0 && (h.root < dataStart || h.root > 1<<62):
+		return header{}, fmt.Errorf("%w: %s: table root %d outside the data region", ErrCorrupt, where, h.root)
+	case h.chunkSize == 0 || h.chunkSize > maxChunkSize:
+		return header{}, fmt.Errorf("%w: %s: chunk size %d", ErrCorrupt, where, h.chunkSize)
+	case h.generation > maxGeneration:
+		return header{}, fmt.Errorf("%w: %s: generation %d", ErrCorrupt, where, h.generation)
+	}
+	return h, nil
+}
+
+func isZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}

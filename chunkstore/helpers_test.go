@@ -1,0 +1,215 @@
+package chunkstore_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/terrain"
+	"github.com/arksave/arksave/internal/vfs"
+)
+
+// Small chunks keep the exhaustive tests fast.
+const (
+	small = 16
+	npix  = small * small
+)
+
+func expect(t testing.TB, ok bool, format string, args ...any) {
+	t.Helper()
+	if !ok {
+		t.Fatalf(format, args...)
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func must2[T any](t testing.TB) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		must(t, err)
+		return v
+	}
+}
+
+// mustCheck runs the checker: every test that changes a store ends with it.
+func mustCheck(t testing.TB, s *chunkstore.Store) {
+	t.Helper()
+	if r := s.Check(); !r.OK() {
+		t.Fatalf("check: %s", r)
+	}
+}
+
+var gen = terrain.Generator{Surface: 8}
+
+func testConfig(fsys vfs.FS) chunkstore.Config {
+	return chunkstore.Config{
+		ChunkSize: small, TileSize: 4, PixelSize: 4, Seed: 7,
+		Generator: gen, FS: fsys, Workers: 2,
+	}
+}
+
+func generated(p chunkstore.Pos, size int) []uint32 {
+	dst := make([]uint32, size*size)
+	gen.Generate(p.X, p.Y, 7, dst)
+	return dst
+}
+
+// deltaChunk is the generated chunk with n pixels changed.
+func deltaChunk(p chunkstore.Pos, size, n int, rng *rand.Rand) []uint32 {
+	pix := generated(p, size)
+	for _, i := range rng.Perm(len(pix))[:n] {
+		pix[i] = terrain.Water | uint32(rng.IntN(4))<<8
+	}
+	return pix
+}
+
+func randomChunk(size int, rng *rand.Rand) []uint32 {
+	pix := make([]uint32, size*size)
+	for i := range pix {
+		pix[i] = rng.Uint32()
+	}
+	return pix
+}
+
+func uniformChunk(size int, p uint32) []uint32 {
+	pix := make([]uint32, size*size)
+	for i := range pix {
+		pix[i] = p
+	}
+	return pix
+}
+
+// model is what a store should hold: chunk contents and bodies.
+type model struct {
+	chunks map[chunkstore.Pos][]uint32
+	bodies map[chunkstore.Pos][]chunkstore.Body
+}
+
+func newModel() *model {
+	return &model{chunks: map[chunkstore.Pos][]uint32{}, bodies: map[chunkstore.Pos][]chunkstore.Body{}}
+}
+
+func (m *model) clone() *model {
+	c := newModel()
+	for k, v := range m.chunks {
+		c.chunks[k] = slices.Clone(v)
+	}
+	for k, v := range m.bodies {
+		c.bodies[k] = slices.Clone(v)
+	}
+	return c
+}
+
+// apply records a batch's effect, under mask.
+func (m *model) putChunk(b *chunkstore.Batch, p chunkstore.Pos, pix []uint32) {
+	b.PutChunk(p, pix)
+	m.chunks[p] = slices.Clone(pix)
+}
+
+func (m *model) deleteChunk(b *chunkstore.Batch, p chunkstore.Pos) {
+	b.DeleteChunk(p)
+	delete(m.chunks, p)
+}
+
+func (m *model) putBodies(b *chunkstore.Batch, p chunkstore.Pos, bodies []chunkstore.Body) {
+	b.PutBodies(p, bodies)
+	var kept []chunkstore.Body
+	for _, bd := range bodies {
+		if !bd.IsEmpty() {
+			kept = append(kept, bd)
+		}
+	}
+	if len(kept) == 0 {
+		delete(m.bodies, p)
+	} else {
+		m.bodies[p] = kept
+	}
+}
+
+// diff compares the store with the model over every position either
+// knows, and returns a description of the first difference, or "".
+func (m *model) diff(s *chunkstore.Store, size int, mask uint32) string {
+	seen := map[chunkstore.Pos]bool{}
+	for p := range m.chunks {
+		seen[p] = true
+	}
+	for p := range m.bodies {
+		seen[p] = true
+	}
+	s.Entries(func(e chunkstore.Entry) bool {
+		seen[e.Pos] = true
+		return true
+	})
+	dst := make([]uint32, size*size)
+	for p := range seen {
+		if _, err := s.Get(p, dst); err != nil {
+			return fmt.Sprintf("chunk %v: %v", p, err)
+		}
+		want, ok := m.chunks[p]
+		if !ok {
+			want = generated(p, size)
+		}
+		for i := range dst {
+			if dst[i] != want[i]&mask {
+				return fmt.Sprintf("chunk %v pixel %d: %#x, want %#x", p, i, dst[i], want[i]&mask)
+			}
+		}
+		bodies, err := s.Bodies(p)
+		if err != nil {
+			return fmt.Sprintf("bodies %v: %v", p, err)
+		}
+		if d := diffBodies(bodies, m.bodies[p], mask); d != "" {
+			return fmt.Sprintf("bodies %v: %s", p, d)
+		}
+	}
+	return ""
+}
+
+func diffBodies(got, want []chunkstore.Body, mask uint32) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d bodies, want %d", len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		wp := make([]uint32, len(w.Pixels))
+		for j, p := range w.Pixels {
+			wp[j] = p & mask
+		}
+		switch {
+		case g.ID != w.ID || g.X != w.X || g.Y != w.Y || g.Rotation != w.Rotation || g.VX != w.VX || g.VY != w.VY ||
+			g.AngularVelocity != w.AngularVelocity || g.Width != w.Width || g.Height != w.Height ||
+			g.OriginX != w.OriginX || g.OriginY != w.OriginY:
+			return fmt.Sprintf("body %d: header %+v, want %+v", i, g, w)
+		case !slices.Equal(g.Pixels, wp):
+			return fmt.Sprintf("body %d: pixels differ", i)
+		case !slices.Equal(g.Shape, w.Shape):
+			return fmt.Sprintf("body %d: shape differs", i)
+		case !slices.Equal(g.Extension, w.Extension) && (len(g.Extension)+len(w.Extension) > 0):
+			return fmt.Sprintf("body %d: extension %q, want %q", i, g.Extension, w.Extension)
+		}
+	}
+	return ""
+}
+
+// body makes a pixel body of w x h with a ragged shape.
+func body(id uint64, w, h uint32, rng *rand.Rand) chunkstore.Body {
+	b := chunkstore.Body{
+		ID: id, X: rng.Float32() * 100, Y: rng.Float32() * 100, Rotation: 0.5, VX: 1, VY: -2, AngularVelocity: 0.25,
+		Width: w, Height: h, OriginX: -int32(w / 2), OriginY: -int32(h / 2),
+		Pixels: make([]uint32, w*h), Shape: make([]bool, w*h),
+	}
+	for i := range b.Pixels {
+		b.Pixels[i] = rng.Uint32()
+		b.Shape[i] = rng.IntN(3) != 0
+	}
+	b.Shape[0] = true
+	return b
+}

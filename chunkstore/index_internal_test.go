@@ -1,0 +1,75 @@
+package chunkstore
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// The index must behave exactly like a map through inserts, updates and
+// deletions (backward shift included) and growth.
+func TestIndexMatchesMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	ix := newIndex(0)
+	ref := map[uint64]ival{}
+	keys := make([]uint64, 3000)
+	for i := range keys {
+		// Clustered positions, as a world has, plus some far away.
+		p := Pos{X: int32(rng.IntN(60) - 30), Y: int32(rng.IntN(60) - 30)}
+		if i%10 == 0 {
+			p = Pos{X: rng.Int32(), Y: -rng.Int32()}
+		}
+		keys[i] = p.key()
+	}
+	for step := range 200000 {
+		k := keys[rng.IntN(len(keys))]
+		switch rng.IntN(3) {
+		case 0, 1:
+			v := ival{h: Handle{Offset: int64(step) + dataStart, Length: uint32(step)}, typ: StorageType(step % 3)}
+			old, had := ix.set(k, v)
+			rold, rhad := ref[k]
+			if had != rhad || old != rold {
+				t.Fatalf("step %d: set returned %v %v, map had %v %v", step, old, had, rold, rhad)
+			}
+			ref[k] = v
+		case 2:
+			old, had := ix.del(k)
+			rold, rhad := ref[k]
+			if had != rhad || old != rold {
+				t.Fatalf("step %d: del returned %v %v, map had %v %v", step, old, had, rold, rhad)
+			}
+			delete(ref, k)
+		}
+		if ix.Len() != len(ref) {
+			t.Fatalf("step %d: %d entries, map %d", step, ix.Len(), len(ref))
+		}
+		if step%5000 == 0 {
+			for _, k := range keys {
+				v, ok := ix.get(k)
+				rv, rok := ref[k]
+				if ok != rok || v != rv {
+					t.Fatalf("step %d: get %x = %v %v, map %v %v", step, k, v, ok, rv, rok)
+				}
+			}
+		}
+	}
+	n := 0
+	ix.each(func(k uint64, v ival) bool {
+		n++
+		if ref[k] != v {
+			t.Fatalf("each: %x = %v, map %v", k, v, ref[k])
+		}
+		return true
+	})
+	if n != len(ref) {
+		t.Fatalf("each saw %d of %d", n, len(ref))
+	}
+}
+
+func TestIndexSlotsFor(t *testing.T) {
+	for _, n := range []int{0, 1, 12, 13, 1000, 1 << 20} {
+		s := slotsFor(n)
+		if s&(s-1) != 0 || s*3 < n*4 || s < minIndexSlots {
+			t.Fatalf("slotsFor(%d) = %d", n, s)
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package chunkstore
+
+import (
+	"cmp"
+	"fmt"
+
+	"github.com/arksave/arksave/internal/crc8"
+)
+
+// Page table. Its layout is part of the file format; see the package
+// documentation.
+const (
+	entrySize       = 24   // one page-table entry (seed 000)
+	entryCRCOff     = 21   // CRC-8 of the other 23 bytes
+	tableHeaderSize = 16   // prev u64, level u8, reserved 3, count u32
+	tombstone       = 0x80 // storage-type bit: the entry deletes its position
+)
+
+// Pos is a chunk position in chunk coordinates.
+type Pos struct{ X, Y int32 }
+
+// key packs a position for the runtime index: x in the high half, y low.
+func (p Pos) key() uint64 { return uint64(uint32(p.X))<<32 | uint64(uint32(p.Y)) }
+
+func keyPos(k uint64) Pos { return Pos{X: int32(uint32(k >> 32)), Y: int32(uint32(k))} }
+
+// recordKey is the key field of a chunk or body record: x then y, little-endian.
+func (p Pos) recordKey() uint64 { return uint64(uint32(p.X)) | uint64(uint32(p.Y))<<32 }
+
+func recordKeyPos(k uint64) Pos { return Pos{X: int32(uint32(k)), Y: int32(uint32(k >> 32))} }
+
+func (p Pos) String() string { return fmt.Sprintf("(%d, %d)", p.X, p.Y) }
+
+// comparePos orders positions by (y, x), the page table's order.
+func comparePos(a, b Pos) int {
+	if c := cmp.Compare(a.Y, b.Y); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.X, b.X)
+}
+
+// StorageType says how a chunk is stored (seed 000's values), or marks an
+// index entry that holds a chunk's pixel bodies.
+type StorageType uint8
+
+// Storage types.
+const (
+	// Empty: the chunk is all zero (air) under PersistMask; no record.
+	Empty StorageType = 0
+	// Delta: the pixels that differ from the Generator's chunk.
+	Delta StorageType = 1
+	// Full: every pixel.
+	Full StorageType = 2
+	// BodyBlock: not a chunk but the pixel bodies kept with it.
+	BodyBlock StorageType = 3
+)
+
+var typeNames = [...]string{"empty", "delta", "full", "bodies"}
+
+func (t StorageType) String() string {
+	if int(t) < len(typeNames) {
+		return typeNames[t]
+	}
+	return fmt.Sprintf("type %d", uint8(t))
+}
+
+// tableEntry is one decoded page-table entry: a chunk's storage or its body
+// block, or a tombstone that removes one of those.
+type tableEntry struct {
+	pos     Pos
+	h       Handle
+	typ     StorageType
+	deleted bool
+}
+
+// isBody reports whether the entry is about body blocks, not chunk pixels.
+func (e tableEntry) isBody() bool { return e.typ == BodyBlock }
+
+func compareEntries(a, b tableEntry) int {
+	if c := comparePos(a.pos, b.pos); c != 0 {
+		return c
+	}
+	return cmp.Compare(bodyRank(a), bodyRank(b))
+}
+
+func bodyRank(e tableEntry) int {
+	if e.isBody() {
+		return 1
+	}
+	return 0
+}
+
+func (e tableEntry) put(b []byte) {
+	w := writeBuf(b[:entrySize])
+	w.uint32(uint32(e.pos.X))
+	w.uint32(uint32(e.pos.Y))
+	w.uint64(uint64(e.h.Offset))
+	w.uint32(e.h.Length)
+	t := uint8(e.typ)
+	if e.deleted {
+		t |= tombstone
+	}
+	w.uint8(t)
+	w.uint8(0)
+	w.uint16(0)
+	b[entryCRCOff] = entryCRC(b)
+}
+
+func entryCRC(b []byte) byte {
+	return crc8.Update(crc8.Checksum(b[:entryCRCOff]), b[entryCRCOff+1:entrySize])
+}
+
+// parseEntry decodes and checks the entry at b[:24], read at off.
+func parseEntry(b []byte, off int64) (tableEntry, error) {
+	if c := entryCRC(b); c != b[entryCRCOff] {
+		return tableEntry{}, fmt.Errorf("%w: %w: page-table entry at offset %d: crc8 %02x != %02x", ErrCorrupt, ErrChecksum, off, c, b[entryCRCOff])
+	}
+	r := readBuf(b)
+	var e tableEntry
+	e.pos.X = int32(r.uint32())
+	e.pos.Y = int32(r.uint32())
+	e.h.Offset = int64(r.uint64())
+	e.h.Length = r.uint32()
+	t := r.uint8()
+	r.skip(1)
+	reserved := r.uint16()
+	e.deleted = t&tombstone != 0
+	e.typ = StorageType(t &^ tombstone)
+	noRecord := e.deleted || e.typ == Empty
+	switch {
+	case e.typ > BodyBlock:
+		return e, fmt.Errorf("%w: page-table entry at offset %d: storage type %d", ErrCorrupt, off, t)
+	case reserved != 0:
+		return e, fmt.Errorf("%w: page-table entry at offset %d: reserved bytes %#04x", ErrCorrupt, off, reserved)
+	case noRecord && !e.h.IsZero():
+		return e, fmt.Errorf("%w: page-table entry at offset %d: %s entry with a handle", ErrCorrupt, off, e.typ)
+	case !noRecord && (e.h.Offset < dataStart || e.h.Offset > 1<<62 || e.h.Length < recordHeaderSize || e.h.Length > maxRecordPayload+recordHeaderSize):
+		return e, fmt.Errorf("%w: page-table entry at offset %d: handle {%d, %d}", ErrCorrupt, off, e.h.Offset, e.h.Length)
+	}
+	return e, nil
+}
+
+// appendTable appends the payload of a table record (journal segment or
+// checkpoint) holding entries to dst.
+func appendTable(dst []byte, prev int64, level uint8, entries []tableEntry) []byte {
+	start := len(dst)
+	dst = grow(dst, tableHeaderSize+entrySize*len(entries))
+	w := writeBuf(dst[start:])
+	w.uint64(uint64(prev))
+	w.uint8(level)
+	w.zero(3)
+	w.uint32(uint32(len(entries)))
+	b := dst[start+tableHeaderSize:]
+	for i, e := range entries {
+		e.put(b[i*entrySize:])
+	}
+	return dst
+}
+
+// table is a decoded table record.
+type table struct {
+	prev    int64 // previous table record in the chain; 0 = none
+	level   uint8 // 0 for one commit's changes, L+1 for a merge of level-L segments
+	entries []tableEntry
+}
+
+// parseTable decodes the payload of a table record at off. With salvage,
+// entries that fail their own checks are skipped and returned as problems
+// instead of failing the whole record, and the entry count comes from the
+// payload's length rather than its count field.
+func parseTable(payload []byte, off int64, salvage bool) (table, []error, error) {
+	base := off + recordHeaderSize
+	if len(payload) < tableHeaderSize || (len(payload)-tableHeaderSize)%entrySize != 0 {
+		return table{}, nil, fmt.Errorf("%w: table record at offset %d: payload of %d bytes is not 16 + 24n", ErrCorrupt, off, len(payload))
+	}
+	r := readBuf(payload)
+	var t table
+	t.prev = int64(r.uint64())
+	t.level = r.uint8()
+	r.skip(3)
+	count := int(r.uint32())
+	n := (len(payload) - tableHeaderSize) / entrySize
+	if count != n && !salvage {
+		return table{}, nil, fmt.Errorf("%w: table record at offset %d: count %d, room for %d", ErrCorrupt, off, count, n)
+	}
+	if t.prev != 0 && (t.prev < dataStart || t.prev >= off) && !salvage {
+		return table{}, nil, fmt.Errorf("%w: table record at offset %d: previous record at %d", ErrCorrupt, off, t.prev)
+	}
+	var problems []error
+	t.entries = make([]tableEntry, 0, n)
+	for i := range n {
+		at := tableHeaderSize + i*entrySize
+		e, err := parseEntry(payload[at:at+entrySize], base+int64(at))
+		if err != nil {
+			if !salvage {
+				return table{}, nil, err
+			}
+			problems = append(problems, err)
+			continue
+		}
+		t.entries = append(t.entries, e)
+	}
+	return t, problems, nil
+}

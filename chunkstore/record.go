@@ -1,0 +1,235 @@
+package chunkstore
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/arksave/arksave/internal/crc8"
+	"github.com/arksave/arksave/internal/vfs"
+	"github.com/pierrec/lz4/v4"
+)
+
+// Records. Everything after the header slots is a sequence of records, each
+// self-describing so that a forward scan can validate it and find the next.
+// The layout is part of the file format; see the package documentation.
+const (
+	recordHeaderSize = 24      // size, raw size, key, kind, codec, reserved, header CRC-8, CRC32-C
+	recordHCRCOff    = 19      // CRC-8 of bytes 0..18
+	recordCRCOff     = 20      // CRC32-C of bytes 0..19 and the payload
+	maxRecordPayload = 1 << 30 // no record payload is larger
+	codecNone        = 0       // payload stored as is
+	codecLZ4         = 1       // payload is one LZ4 block
+	lz4MaxRatio      = 256     // LZ4 never expands a block by more than this (255, rounded up)
+	lz4Slack         = 64      // plus a little for the final literals
+)
+
+// RecordKind says what a record holds.
+type RecordKind uint8
+
+// Record kinds. The chunk kinds equal their StorageType.
+const (
+	RecordDelta      RecordKind = 1 // a delta chunk: see chunk.go
+	RecordFull       RecordKind = 2 // a full chunk: ChunkSize*ChunkSize little-endian pixels
+	RecordBodies     RecordKind = 3 // the body block of one chunk: see body.go
+	RecordJournal    RecordKind = 4 // a journal segment of the page table
+	RecordCheckpoint RecordKind = 5 // a full sorted page table
+	recordKindMax               = RecordCheckpoint
+)
+
+var recordKindNames = [...]string{"", "delta chunk", "full chunk", "body block", "journal segment", "checkpoint"}
+
+// String names the kind.
+func (k RecordKind) String() string {
+	if k >= 1 && k <= recordKindMax {
+		return recordKindNames[k]
+	}
+	return fmt.Sprintf("kind %d", uint8(k))
+}
+
+func (k RecordKind) isTable() bool { return k == RecordJournal || k == RecordCheckpoint }
+
+// Handle addresses one record: its offset in the file and its length,
+// header included.
+type Handle struct {
+	Offset int64
+	Length uint32
+}
+
+func (h Handle) end() int64 { return h.Offset + int64(h.Length) }
+
+// IsZero reports whether h addresses nothing (an Empty chunk has no record).
+func (h Handle) IsZero() bool { return h == Handle{} }
+
+// recordHeader is the decoded first 24 bytes of a record.
+type recordHeader struct {
+	size  uint32 // payload bytes stored
+	raw   uint32 // payload bytes after decoding
+	key   uint64 // position (x low, y high) or generation
+	kind  RecordKind
+	codec uint8
+}
+
+func (h recordHeader) length() uint32 { return recordHeaderSize + h.size }
+
+// sealRecord fills the header rec[:24] for the payload rec[24:], which is
+// already in place.
+func sealRecord(rec []byte, kind RecordKind, codec uint8, key uint64, raw uint32) {
+	w := writeBuf(rec[:recordHeaderSize])
+	w.uint32(uint32(len(rec) - recordHeaderSize))
+	w.uint32(raw)
+	w.uint64(key)
+	w.uint8(uint8(kind))
+	w.uint8(codec)
+	w.uint8(0)
+	w.uint8(crc8.Checksum(rec[:recordHCRCOff]))
+	w.uint32(recordCRC(rec))
+}
+
+// recordCRC is the CRC32-C of a record's bytes 0..19 and its payload.
+func recordCRC(rec []byte) uint32 {
+	c := crc32.Update(0, castagnoli, rec[:recordCRCOff])
+	return crc32.Update(c, castagnoli, rec[recordHeaderSize:])
+}
+
+// parseRecordHeader checks and decodes a record header read at off. It
+// does not look at the payload.
+func parseRecordHeader(b []byte, off int64) (recordHeader, error) {
+	if len(b) < recordHeaderSize {
+		return recordHeader{}, fmt.Errorf("%w: record at offset %d: header %d of %d bytes: %w", ErrCorrupt, off, len(b), recordHeaderSize, io.ErrUnexpectedEOF)
+	}
+	if c := crc8.Checksum(b[:recordHCRCOff]); c != b[recordHCRCOff] {
+		return recordHeader{}, fmt.Errorf("%w: %w: record header at offset %d: crc8 %02x != %02x", ErrCorrupt, ErrChecksum, off, c, b[recordHCRCOff])
+	}
+	r := readBuf(b)
+	var h recordHeader
+	h.size = r.uint32()
+	h.raw = r.uint32()
+	h.key = r.uint64()
+	h.kind = RecordKind(r.uint8())
+	h.codec = r.uint8()
+	reserved := r.uint8()
+	switch {
+	case h.kind < 1 || h.kind > recordKindMax:
+		return h, fmt.Errorf("%w: record at offset %d: unknown kind %d", ErrCorrupt, off, h.kind)
+	case h.codec > codecLZ4:
+		return h, fmt.Errorf("%w: record at offset %d: unknown codec %d", ErrCorrupt, off, h.codec)
+	case reserved != 0:
+		return h, fmt.Errorf("%w: record at offset %d: reserved byte %#02x", ErrCorrupt, off, reserved)
+	case h.size > maxRecordPayload:
+		return h, fmt.Errorf("%w: record at offset %d: payload of %d bytes", ErrCorrupt, off, h.size)
+	case h.codec == codecNone && h.raw != h.size:
+		return h, fmt.Errorf("%w: record at offset %d: stored payload of %d bytes claims %d", ErrCorrupt, off, h.size, h.raw)
+	case h.codec == codecLZ4 && (h.size == 0 || uint64(h.raw) > uint64(h.size)*lz4MaxRatio+lz4Slack || h.raw > maxRecordPayload):
+		return h, fmt.Errorf("%w: record at offset %d: %d LZ4 bytes cannot hold %d", ErrCorrupt, off, h.size, h.raw)
+	case h.kind.isTable() && h.codec != codecNone:
+		return h, fmt.Errorf("%w: record at offset %d: compressed %s", ErrCorrupt, off, h.kind)
+	}
+	return h, nil
+}
+
+// checkRecord decodes the header of rec, a whole record read at off, and
+// verifies its length and checksum.
+func checkRecord(rec []byte, off int64) (recordHeader, error) {
+	h, err := parseRecordHeader(rec, off)
+	if err != nil {
+		return h, err
+	}
+	if int64(h.length()) != int64(len(rec)) {
+		return h, fmt.Errorf("%w: record at offset %d: %d bytes, its header says %d", ErrCorrupt, off, len(rec), h.length())
+	}
+	stored := readBuf(rec[recordCRCOff:])
+	if c, s := recordCRC(rec), stored.uint32(); c != s {
+		return h, fmt.Errorf("%w: %w: %s at offset %d: crc %08x != %08x", ErrCorrupt, ErrChecksum, h.kind, off, c, s)
+	}
+	return h, nil
+}
+
+// readRecord reads the record at h into buf (grown as needed) and checks
+// it. It returns the header and the whole record.
+func readRecord(f vfs.File, h Handle, buf []byte) (recordHeader, []byte, error) {
+	if h.Length < recordHeaderSize || h.Length > maxRecordPayload+recordHeaderSize || h.Offset < dataStart {
+		return recordHeader{}, nil, fmt.Errorf("%w: handle {%d, %d} cannot address a record", ErrCorrupt, h.Offset, h.Length)
+	}
+	if h.Length > 64<<10 {
+		// Before allocating much, make sure the file holds that much: a
+		// damaged entry must not make a reader allocate a gigabyte.
+		if size, err := f.Size(); err != nil {
+			return recordHeader{}, nil, fmt.Errorf("chunkstore: read at offset %d: %w", h.Offset, err)
+		} else if h.end() > size {
+			return recordHeader{}, nil, fmt.Errorf("%w: record {%d, %d} beyond the file's %d bytes: %w", ErrCorrupt, h.Offset, h.Length, size, io.ErrUnexpectedEOF)
+		}
+	}
+	if cap(buf) < int(h.Length) {
+		buf = make([]byte, h.Length)
+	}
+	rec := buf[:h.Length]
+	if err := readFull(f, rec, h.Offset); err != nil {
+		return recordHeader{}, nil, err
+	}
+	hdr, err := checkRecord(rec, h.Offset)
+	return hdr, rec, err
+}
+
+// readFull reads exactly len(p) bytes at off; a file that ends first is
+// corrupt (truncated), other errors are passed on.
+func readFull(f vfs.File, p []byte, off int64) error {
+	n, err := f.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: %d bytes at offset %d: file ends after %d: %w", ErrCorrupt, len(p), off, n, io.ErrUnexpectedEOF)
+	}
+	return fmt.Errorf("chunkstore: read at offset %d: %w", off, err)
+}
+
+// payloadOf decodes the payload of a checked record into dst (grown as
+// needed) and returns it; a stored payload is returned in place. maxRaw
+// bounds what the caller accepts, so that a corrupt raw size never makes it
+// allocate more than it expects.
+func payloadOf(h recordHeader, rec []byte, off int64, maxRaw int, dst []byte) ([]byte, error) {
+	if int64(h.raw) > int64(maxRaw) {
+		return nil, fmt.Errorf("%w: %s at offset %d: %d bytes decoded, at most %d expected", ErrCorrupt, h.kind, off, h.raw, maxRaw)
+	}
+	payload := rec[recordHeaderSize:]
+	if h.codec == codecNone {
+		return payload, nil
+	}
+	if cap(dst) < int(h.raw) {
+		dst = make([]byte, h.raw)
+	}
+	dst = dst[:h.raw]
+	n, err := lz4.UncompressBlock(payload, dst)
+	if err != nil || n != int(h.raw) {
+		return nil, fmt.Errorf("%w: %s at offset %d: LZ4 block decodes to %d of %d bytes: %v", ErrCorrupt, h.kind, off, n, h.raw, err)
+	}
+	return dst, nil
+}
+
+// compressInto appends rec's payload to dst: src compressed with c when
+// that saves space, else as is. It returns the record (header space
+// reserved, not sealed) and the codec used.
+func compressInto(dst []byte, c *lz4.Compressor, src []byte) ([]byte, uint8) {
+	start := len(dst)
+	bound := lz4.CompressBlockBound(len(src))
+	dst = grow(dst, recordHeaderSize+bound)
+	out := dst[start+recordHeaderSize : start+recordHeaderSize+bound]
+	n, err := c.CompressBlock(src, out)
+	if err != nil || n == 0 || n >= len(src) {
+		copy(out, src)
+		return dst[:start+recordHeaderSize+len(src)], codecNone
+	}
+	return dst[:start+recordHeaderSize+n], codecLZ4
+}
+
+// grow returns b extended by n bytes (contents of the new bytes undefined).
+func grow(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		nb := make([]byte, len(b), 2*cap(b)+n)
+		copy(nb, b)
+		b = nb
+	}
+	return b[:len(b)+n]
+}

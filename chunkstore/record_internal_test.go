@@ -1,0 +1,202 @@
+package chunkstore
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/pierrec/lz4/v4"
+)
+
+func TestRecordRoundTrip(t *testing.T) {
+	e := &encoder{}
+	raw := bytes.Repeat([]byte("pixels!!"), 100)
+	rec := e.seal(RecordFull, Pos{-3, 9}, raw)
+	h, err := checkRecord(rec, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.kind != RecordFull || h.codec != codecLZ4 || h.raw != uint32(len(raw)) || recordKeyPos(h.key) != (Pos{-3, 9}) {
+		t.Fatalf("header %+v", h)
+	}
+	got, err := payloadOf(h, rec, 4096, len(raw), nil)
+	if err != nil || !bytes.Equal(got, raw) {
+		t.Fatalf("payload: %v", err)
+	}
+	// Incompressible payloads are stored as they are.
+	rec = e.seal(RecordDelta, Pos{}, []byte{1, 2, 3})
+	if h, _ := checkRecord(rec, 128); h.codec != codecNone {
+		t.Fatalf("codec %d for 3 bytes", h.codec)
+	}
+	// A payload bigger than the caller expects is refused before decoding.
+	rec = e.seal(RecordFull, Pos{}, raw)
+	h, _ = checkRecord(rec, 128)
+	if _, err := payloadOf(h, rec, 128, len(raw)-1, nil); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("oversized payload: %v", err)
+	}
+	// Every single-bit flip is detected, in the header or the payload.
+	for i := range len(rec) * 8 {
+		bad := bytes.Clone(rec)
+		bad[i/8] ^= 1 << (i % 8)
+		if _, err := checkRecord(bad, 128); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("bit %d: %v", i, err)
+		}
+	}
+}
+
+func TestEntryLayout(t *testing.T) {
+	e := tableEntry{pos: Pos{-1, 2}, h: Handle{Offset: 4096, Length: 300}, typ: Delta}
+	var b [entrySize]byte
+	e.put(b[:])
+	if b[0] != 0xFF || b[4] != 2 || b[8] != 0x00 || b[9] != 0x10 || b[16] != 44 || b[17] != 1 || b[20] != 1 {
+		t.Fatalf("layout % x", b)
+	}
+	got, err := parseEntry(b[:], 0)
+	if err != nil || got != e {
+		t.Fatalf("%v %+v", err, got)
+	}
+	for i := range entrySize * 8 {
+		bad := b
+		bad[i/8] ^= 1 << (i % 8)
+		if _, err := parseEntry(bad[:], 0); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("bit %d not detected", i)
+		}
+	}
+}
+
+func TestHeaderLayout(t *testing.T) {
+	h := header{flags: flagLZ4, seed: 0x1122334455667788, created: 1, modified: 2, chunkCount: 5, root: 4096,
+		chunkSize: 512, tileSize: 32, pixelSize: 4, generation: 7, genVersion: 0x030201}
+	b := h.marshal()
+	if string(b[:4]) != "PXSW" || b[8] != 0x88 || b[48] != 0x00 || b[49] != 0x02 || b[52] != 4 ||
+		b[headerGenOff] != 7 || b[headerGenVerOff] != 1 || b[headerGenVerOff+2] != 3 || b[headerRootOff+1] != 0x10 {
+		t.Fatalf("layout % x", b)
+	}
+	got, err := parseHeader(b[:], 1)
+	if err != nil || got != h {
+		t.Fatalf("%v\n%+v\n%+v", err, got, h)
+	}
+	if _, err := parseHeader(b[:], 0); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("generation 7 accepted in slot A: %v", err)
+	}
+	// Magic, then version, then checksum, each with its own error.
+	bad := b
+	bad[0], bad[4], bad[20] = 'Q', 9, 0xEE
+	if _, err := parseHeader(bad[:], 1); !errors.Is(err, ErrBadMagic) {
+		t.Fatalf("magic first: %v", err)
+	}
+	bad[0] = 'P'
+	if _, err := parseHeader(bad[:], 1); !errors.Is(err, ErrVersion) {
+		t.Fatalf("version second: %v", err)
+	}
+	bad[4] = 1
+	if _, err := parseHeader(bad[:], 1); !errors.Is(err, ErrChecksum) || !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("checksum third: %v", err)
+	}
+	if _, err := parseHeader(make([]byte, headerSize), 0); !errors.Is(err, errEmptySlot) {
+		t.Fatalf("zero slot: %v", err)
+	}
+}
+
+// FuzzRecord decodes arbitrary bytes as a whole record and, past the
+// checksums, directly as each payload kind. Whatever decodes must encode
+// back to something that decodes the same.
+func FuzzRecord(f *testing.F) {
+	names, _ := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzRecord", "*"))
+	if len(names) == 0 {
+		e := &encoder{}
+		f.Add(e.seal(RecordFull, Pos{}, bytes.Repeat([]byte{1, 2, 3, 4}, 64)))
+	}
+	cc := &chunkCodec{npix: 64, mask: ^uint32(0)}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const off = 4096
+		if h, err := checkRecord(data, off); err == nil {
+			decodeAny(t, cc, h, data, off)
+		}
+		// Payload decoders without the checksum in the way.
+		if len(data) > 0 {
+			kind := RecordKind(data[0]%uint8(recordKindMax) + 1)
+			var c lz4.Compressor
+			buf := make([]byte, lz4.CompressBlockBound(len(data)))
+			codec := uint8(codecNone)
+			payload := data[1:]
+			if n, _ := c.CompressBlock(payload, buf); n > 0 && data[0]&0x80 != 0 {
+				payload, codec = buf[:n], codecLZ4
+			}
+			rec := make([]byte, recordHeaderSize+len(payload))
+			copy(rec[recordHeaderSize:], payload)
+			if kind.isTable() {
+				codec = codecNone
+				rec = append(rec[:recordHeaderSize], data[1:]...)
+			}
+			sealRecord(rec, kind, codec, 0, uint32(len(data)-1))
+			if h, err := checkRecord(rec, off); err == nil {
+				decodeAny(t, cc, h, rec, off)
+			}
+		}
+	})
+}
+
+func decodeAny(t *testing.T, cc *chunkCodec, h recordHeader, rec []byte, off int64) {
+	switch h.kind {
+	case RecordFull:
+		dst := make([]uint32, cc.npix)
+		cc.decodeFull(h, rec, off, dst, nil)
+	case RecordDelta:
+		raw, err := payloadOf(h, rec, off, cc.maxDeltaRaw(), nil)
+		if err != nil {
+			return
+		}
+		if _, err := cc.checkDelta(raw, off); err == nil {
+			dst := make([]uint32, cc.npix)
+			cc.applyDelta(raw, dst)
+		}
+	case RecordBodies:
+		raw, err := payloadOf(h, rec, off, maxRecordPayload, nil)
+		if err != nil {
+			return
+		}
+		bodies, err := parseBodyBlock(raw, off, cc.mask)
+		if err != nil {
+			return
+		}
+		e := &encoder{}
+		again, err := parseBodyBlock(e.appendBodyBlock(nil, bodies, cc.mask), off, cc.mask)
+		if err != nil {
+			t.Fatalf("re-encoded bodies do not decode: %v", err)
+		}
+		kept := bodies[:0]
+		for _, b := range bodies {
+			if !b.IsEmpty() {
+				kept = append(kept, b)
+			}
+		}
+		if len(again) != len(kept) {
+			t.Fatalf("%d bodies after a round trip, want %d", len(again), len(kept))
+		}
+		for i := range again {
+			a, b := again[i], kept[i]
+			if a.ID != b.ID || a.Width != b.Width || !bytes.Equal(pixBytes(a.Pixels), pixBytes(b.Pixels)) || !bytes.Equal(a.Extension, b.Extension) {
+				t.Fatalf("body %d changed in a round trip", i)
+			}
+		}
+	case RecordJournal, RecordCheckpoint:
+		t1, _, err := parseTable(rec[recordHeaderSize:], off, false)
+		if err != nil {
+			return
+		}
+		back := appendTable(nil, t1.prev, t1.level, t1.entries)
+		if !bytes.Equal(back[:8], rec[recordHeaderSize:recordHeaderSize+8]) || !bytes.Equal(back[tableHeaderSize:], rec[recordHeaderSize+tableHeaderSize:]) {
+			t.Fatalf("table does not re-encode to the same entries")
+		}
+	}
+}
+
+func pixBytes(p []uint32) []byte {
+	var b bytes.Buffer
+	for _, v := range p {
+		b.Write([]byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)})
+	}
+	return b.Bytes()
+}

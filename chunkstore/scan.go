@@ -1,0 +1,253 @@
+package chunkstore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/arksave/arksave/internal/crc8"
+	"github.com/arksave/arksave/internal/vfs"
+)
+
+// scanWindow is how much of the file a scan reads at a time.
+const scanWindow = 1 << 20
+
+// scanner reads a file forward through a window, for scans.
+type scanner struct {
+	f    vfs.File
+	end  int64
+	win  []byte
+	base int64
+}
+
+// bytes returns the file's bytes [off, off+n), which must lie before end.
+func (sc *scanner) bytes(off int64, n int) ([]byte, error) {
+	if off >= sc.base && off+int64(n) <= sc.base+int64(len(sc.win)) {
+		return sc.win[off-sc.base : off-sc.base+int64(n)], nil
+	}
+	size := int(min(int64(max(n, scanWindow)), sc.end-off))
+	if cap(sc.win) < size {
+		sc.win = make([]byte, size)
+	}
+	sc.win = sc.win[:size]
+	sc.base = off
+	if err := readFull(sc.f, sc.win, off); err != nil {
+		sc.win = sc.win[:0]
+		return nil, err
+	}
+	return sc.win[:n], nil
+}
+
+// scanEvent is one record, or one damaged stretch, met by a scan.
+type scanEvent struct {
+	off    int64
+	length int64        // bytes covered
+	hdr    recordHeader // valid when hdrOK
+	hdrOK  bool         // the header checked out (the payload may not)
+	rec    []byte       // the record's bytes when hdrOK and it fits; valid during the callback
+	bad    error        // nil for a good record
+}
+
+// recordAt returns the checked record at off, or an error.
+func (sc *scanner) recordAt(off int64) (recordHeader, []byte, error) {
+	if sc.end-off < recordHeaderSize {
+		return recordHeader{}, nil, fmt.Errorf("%w: %d bytes at offset %d, too few for a record: %w", ErrCorrupt, sc.end-off, off, io.ErrUnexpectedEOF)
+	}
+	hb, err := sc.bytes(off, recordHeaderSize)
+	if err != nil {
+		return recordHeader{}, nil, err
+	}
+	h, err := parseRecordHeader(hb, off)
+	if err != nil {
+		return h, nil, err
+	}
+	if int64(h.length()) > sc.end-off {
+		return h, nil, fmt.Errorf("%w: %s at offset %d: %d bytes, %d remain: %w", ErrCorrupt, h.kind, off, h.length(), sc.end-off, io.ErrUnexpectedEOF)
+	}
+	rec, err := sc.bytes(off, int(h.length()))
+	if err != nil {
+		return h, nil, err
+	}
+	_, err = checkRecord(rec, off)
+	return h, rec, err
+}
+
+// next returns the first offset at or after from where a good record
+// starts, or end.
+func (sc *scanner) next(from int64) int64 {
+	for p := from; p+recordHeaderSize <= sc.end; p++ {
+		hb, err := sc.bytes(p, recordHeaderSize)
+		if err != nil {
+			return sc.end
+		}
+		// A cheap test first: most offsets fail the header CRC-8.
+		if crc8.Checksum(hb[:recordHCRCOff]) != hb[recordHCRCOff] {
+			continue
+		}
+		if _, _, err := sc.recordAt(p); err == nil {
+			return p
+		}
+	}
+	return sc.end
+}
+
+// scanRecords calls fn for every record in [start, end) and for every
+// damaged stretch between them, until fn returns false. After a record
+// whose header is good but whose payload is not, it goes on after that
+// record if a good one follows; otherwise, and after a bad header, it
+// searches byte by byte for the next good record.
+func scanRecords(f vfs.File, start, end int64, fn func(scanEvent) bool) error {
+	sc := &scanner{f: f, end: end}
+	for off := start; off < end; {
+		h, rec, err := sc.recordAt(off)
+		if err == nil {
+			if !fn(scanEvent{off: off, length: int64(h.length()), hdr: h, hdrOK: true, rec: rec}) {
+				return nil
+			}
+			off += int64(h.length())
+			continue
+		}
+		if !isCorrupt(err) {
+			return err
+		}
+		ev := scanEvent{off: off, hdr: h, bad: err}
+		if rec != nil {
+			// The header is good: copy the record (the window moves) and go
+			// on after it if a good record follows.
+			ev.hdrOK, ev.rec = true, append([]byte(nil), rec...)
+			after := off + int64(h.length())
+			if _, _, err := sc.recordAt(after); after == end || err == nil {
+				ev.length = int64(h.length())
+				if !fn(ev) {
+					return nil
+				}
+				off = after
+				continue
+			}
+		}
+		p := sc.next(off + 1)
+		ev.length = p - off
+		if !fn(ev) {
+			return nil
+		}
+		off = p
+	}
+	return nil
+}
+
+func isCorrupt(err error) bool { return err != nil && errors.Is(err, ErrCorrupt) }
+
+// rebuild replaces the index with what a scan of [dataStart, bound) finds:
+// every good chunk and body record, in file order, with the journal
+// segments and checkpoints replayed where they occur (a checkpoint resets
+// the index to its entries). Entries of a damaged table record are
+// salvaged one by one. Records of later or abandoned commits before bound
+// count too: this is recovery, and what it skips is reported.
+func (s *Store) rebuild(bound int64) error {
+	s.chunks, s.bodies = newIndex(0), newIndex(0)
+	s.ckpt, s.chain, s.journalEntries = Handle{}, nil, 0
+	s.needCheckpoint = true
+	var maxGen uint64
+	err := scanRecords(s.f, dataStart, bound, func(ev scanEvent) bool {
+		s.report.Records++
+		if ev.bad != nil {
+			if ev.hdrOK && !ev.hdr.kind.isTable() {
+				s.report.addPos(SectionRecord, ev.off, recordKeyPos(ev.hdr.key), ev.bad)
+			} else {
+				s.report.add(SectionRecord, ev.off, ev.bad)
+			}
+			if ev.hdrOK && ev.hdr.kind.isTable() && ev.rec != nil {
+				s.replayTable(ev.hdr, ev.rec, ev.off, true)
+			}
+			return true
+		}
+		h := Handle{ev.off, ev.hdr.length()}
+		pos := recordKeyPos(ev.hdr.key)
+		switch ev.hdr.kind {
+		case RecordFull, RecordDelta:
+			s.chunks.set(pos.key(), ival{h: h, typ: StorageType(ev.hdr.kind)})
+		case RecordBodies:
+			s.bodies.set(pos.key(), ival{h: h, typ: BodyBlock})
+		default:
+			maxGen = max(maxGen, ev.hdr.key)
+			s.replayTable(ev.hdr, ev.rec, ev.off, false)
+		}
+		return true
+	})
+	if s.hdr.root == 0 && maxGen > s.hdr.generation {
+		s.hdr.generation = min(maxGen, maxGeneration)
+	}
+	return err
+}
+
+// replayTable applies a table record met by a scan, salvaging what it can
+// of a damaged one.
+func (s *Store) replayTable(h recordHeader, rec []byte, off int64, damaged bool) {
+	t, problems, err := parseTable(rec[recordHeaderSize:], off, true)
+	if err != nil {
+		if !damaged {
+			s.report.add(SectionTable, off, err)
+		}
+		return
+	}
+	s.report.Tables++
+	for _, p := range problems {
+		s.report.add(SectionTable, off, p)
+	}
+	if h.kind == RecordCheckpoint {
+		s.chunks, s.bodies = newIndex(len(t.entries)), newIndex(0)
+	}
+	kept := t.entries[:0]
+	for i, e := range t.entries {
+		if !e.deleted && e.typ != Empty && e.h.end() > off {
+			s.report.addPos(SectionTable, off+recordHeaderSize+tableHeaderSize+int64(i)*entrySize, e.pos,
+				fmt.Errorf("%w: entry points ahead of its table to {%d, %d}", ErrCorrupt, e.h.Offset, e.h.Length))
+			continue
+		}
+		kept = append(kept, e)
+	}
+	s.applyLoaded(kept)
+}
+
+// ScanRecord is one record, or one damaged stretch of bytes, found by Scan.
+type ScanRecord struct {
+	Handle     Handle     // the record, or the damaged bytes
+	Kind       RecordKind // zero when the damaged bytes have no readable header
+	Pos        Pos        // chunk and body records
+	Generation uint64     // journal segments and checkpoints: the generation that wrote them
+	Stored     uint32     // payload bytes in the file
+	Raw        uint32     // payload bytes decoded
+	Compressed bool       // the payload is LZ4
+	Err        error      // non-nil for damaged bytes; matches ErrCorrupt
+}
+
+// Scan walks the data region of the file at path forward, without using
+// the header slots or the page table, and calls fn for each record and each
+// damaged stretch until fn returns false. It is what a repair tool uses to
+// see a file whose page table is lost.
+func Scan(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
+	if fsys == nil {
+		fsys = vfs.OS
+	}
+	f, err := fsys.Open(path)
+	if err != nil {
+		return fmt.Errorf("chunkstore: scan %s: %w", path, err)
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return fmt.Errorf("chunkstore: scan %s: %w", path, err)
+	}
+	return scanRecords(f, dataStart, size, func(ev scanEvent) bool {
+		r := ScanRecord{Handle: Handle{ev.off, uint32(min(ev.length, 1<<32-1))}, Err: ev.bad}
+		if ev.hdrOK {
+			r.Kind, r.Stored, r.Raw, r.Compressed = ev.hdr.kind, ev.hdr.size, ev.hdr.raw, ev.hdr.codec == codecLZ4
+			if ev.hdr.kind.isTable() {
+				r.Generation = ev.hdr.key
+			} else {
+				r.Pos = recordKeyPos(ev.hdr.key)
+			}
+		}
+		return fn(r)
+	})
+}

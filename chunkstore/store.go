@@ -1,0 +1,531 @@
+package chunkstore
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/arksave/arksave/internal/vfs"
+)
+
+// Store is an open chunk store. Get, Bodies, ReadRaw, Stats and Entries may
+// be called from any goroutine, also while Commit or Compact runs on
+// another: they see the last committed generation or the new one, never a
+// mix. Commit, Compact, CompactTo and Close are serialised.
+type Store struct {
+	path string
+	cfg  Config
+	cc   chunkCodec
+
+	wmu sync.Mutex // serialises writers
+
+	// Guarded by mu; readers take it shared, a commit takes it exclusively
+	// only to publish its result.
+	mu       sync.RWMutex
+	f        vfs.File
+	hdr      header
+	chunks   *index
+	bodies   *index
+	counts   [3]int // chunks by StorageType
+	liveData int64  // bytes of records the index references, shared ones once
+	closed   bool
+
+	// Writer state, guarded by wmu (written under mu too where readers see it).
+	w              int64     // next append offset
+	ckpt           Handle    // checkpoint the journal chain starts from; zero = none
+	chain          []segment // journal segments after ckpt, oldest first
+	journalEntries int       // entries in chain
+	dict           dict
+	needCheckpoint bool  // the next commit writes a checkpoint (after a rebuild or a generator change)
+	needDirSync    bool  // a rename's directory sync failed: sync before the next commit
+	readOnly       bool  // Commit and Compact refused
+	stale          error // set when Compact switched files but could not reopen
+	report         Report
+	encoders       []*encoder
+	reads          sync.Pool // *readScratch
+}
+
+// segment is a journal segment of the live chain.
+type segment struct {
+	h     Handle
+	level uint8
+	count int
+}
+
+type readScratch struct{ rec, raw []byte }
+
+// Create makes a new, empty store at path, which must not exist, at
+// generation 0, and syncs it and its directory.
+func Create(path string, cfg Config) (*Store, error) {
+	cfg, err := cfg.withDefaults(true)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cfg.FS.Stat(path); err == nil {
+		return nil, fmt.Errorf("chunkstore: create %s: %w", path, fs.ErrExist)
+	}
+	f, err := cfg.FS.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("chunkstore: create %s: %w", path, err)
+	}
+	now := time.Now().Unix()
+	h := header{
+		flags: flagLZ4, seed: cfg.Seed, created: now, modified: now,
+		chunkSize: cfg.ChunkSize, tileSize: cfg.TileSize, pixelSize: cfg.PixelSize,
+		genVersion: cfg.generatorVersion(),
+	}
+	slots := make([]byte, dataStart)
+	hb := h.marshal()
+	copy(slots, hb[:])
+	err = writeAll(f, slots, 0)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = cfg.FS.SyncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("chunkstore: create %s: %w", path, err)
+	}
+	s := newStore(path, cfg, f, h)
+	s.w = dataStart
+	return s, nil
+}
+
+func newStore(path string, cfg Config, f vfs.File, h header) *Store {
+	s := &Store{path: path, cfg: cfg, f: f, hdr: h, chunks: newIndex(0), bodies: newIndex(0), dict: newDict()}
+	s.cc = chunkCodec{
+		npix: int(cfg.ChunkSize) * int(cfg.ChunkSize), mask: cfg.PersistMask, seed: cfg.Seed,
+		gen: cfg.Generator, threshold: cfg.DeltaThreshold,
+	}
+	return s
+}
+
+// Open opens the store at path at its newest valid generation. It refuses
+// a file whose chunk, tile or pixel size or seed differ from cfg's
+// (ErrConfigMismatch) or that was written with another generator version
+// (ErrGeneratorVersion, unless cfg.AllowGeneratorChange). When the newest
+// valid header slot's page table is damaged, Open rebuilds the index by
+// scanning the records before that generation's end; OpenReport lists what
+// it skipped.
+func Open(path string, cfg Config) (*Store, error) {
+	return openStore(path, cfg, openNewest, 0)
+}
+
+// OpenAt opens the store at path at exactly generation gen, through the
+// header slot that holds it, even when the other slot holds a newer
+// generation. Data of the newer generation stays in the file, untouched,
+// until a commit from this store replaces that slot: the next commit
+// appends after the end of every generation still named by a slot, so gen
+// stays loadable until the new commit has completed. It returns
+// ErrGenerationNotFound when no valid slot holds gen.
+func OpenAt(path string, cfg Config, gen uint64) (*Store, error) {
+	return openStore(path, cfg, openAt, gen)
+}
+
+// OpenForRepair opens a possibly damaged store read-only for inspection and
+// repair, without the game's Generator if need be: the generator version
+// is not checked (Get of a Delta chunk then needs cfg.Generator), and when
+// neither header slot is valid the index is rebuilt from a forward scan of
+// the whole file, with cfg's ChunkSize (required then), TileSize and Seed.
+// The report lists everything that was skipped. CompactTo writes a clean
+// copy.
+func OpenForRepair(path string, cfg Config) (*Store, Report, error) {
+	s, err := openStore(path, cfg, openRepair, 0)
+	if err != nil {
+		return nil, Report{}, err
+	}
+	return s, s.report, nil
+}
+
+type openMode uint8
+
+const (
+	openNewest openMode = iota
+	openAt
+	openRepair
+	openCompacted // a file this package just wrote: the generator was checked when the source opened
+)
+
+func openStore(path string, cfg Config, mode openMode, gen uint64) (*Store, error) {
+	cfg, err := cfg.withDefaults(false)
+	if err != nil {
+		return nil, err
+	}
+	ro := cfg.ReadOnly || mode == openRepair
+	var f vfs.File
+	if ro {
+		f, err = cfg.FS.Open(path)
+	} else {
+		f, err = cfg.FS.OpenRW(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
+	}
+	s, err := load(f, path, cfg, mode, gen)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.readOnly = ro
+	return s, nil
+}
+
+// load reads the header slots, picks one and builds the index from its
+// page table, or from a scan when that table is damaged.
+func load(f vfs.File, path string, cfg Config, mode openMode, gen uint64) (*Store, error) {
+	size, err := f.Size()
+	if err != nil {
+		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
+	}
+	slots := make([]byte, min(size, dataStart))
+	if n, err := f.ReadAt(slots, 0); n < len(slots) {
+		return nil, fmt.Errorf("chunkstore: open %s: read header slots: %w", path, err)
+	}
+	var hdrs [slotCount]header
+	var errs [slotCount]error
+	var order []int
+	for i := range slotCount {
+		hdrs[i], errs[i] = parseHeader(slots[min(len(slots), i*headerSize):], i)
+		if errs[i] == nil && (mode != openAt || hdrs[i].generation == gen) {
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(a, b int) int { return -cmp.Compare(hdrs[a].generation, hdrs[b].generation) })
+	if len(order) == 0 {
+		switch mode {
+		case openRepair:
+			return loadWithoutHeader(f, path, cfg, size, errs)
+		case openAt:
+			return nil, fmt.Errorf("%w: generation %d in %s (slot A: %v; slot B: %v)", ErrGenerationNotFound, gen, path, errs[0], errs[1])
+		}
+		return nil, fmt.Errorf("%w: %s: slot A: %w; slot B: %w", ErrNoValidHeader, path, errs[0], errs[1])
+	}
+	h := hdrs[order[0]]
+	if err := cfg.checkAgainst(h); err != nil {
+		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
+	}
+	s := newStore(path, cfg, f, h)
+	for i := range slotCount {
+		if errs[i] == nil {
+			s.report.Slots++
+		} else if !errors.Is(errs[i], errEmptySlot) {
+			s.report.add(SectionHeader, int64(i)*headerSize, errs[i])
+		}
+	}
+	end, err := s.loadChain(h, size)
+	if err != nil {
+		if !errors.Is(err, ErrCorrupt) {
+			return nil, err
+		}
+		s.report.add(SectionTable, h.root, err)
+		end = chainBound(f, h.root, size)
+		if err := s.rebuild(end); err != nil {
+			return nil, err
+		}
+	}
+	s.w = max(end, dataStart)
+	for i := range slotCount {
+		if errs[i] == nil {
+			s.w = max(s.w, slotEnd(f, hdrs[i], size))
+		}
+	}
+	if want := cfg.generatorVersion(); mode != openRepair && mode != openCompacted && h.genVersion != want {
+		if !cfg.AllowGeneratorChange {
+			return nil, fmt.Errorf("chunkstore: open %s: %w: the file was written with generator version %d, the game has %d",
+				path, ErrGeneratorVersion, h.genVersion, want)
+		}
+		s.dropDeltas(h.genVersion, want)
+	}
+	s.recount()
+	return s, nil
+}
+
+// loadWithoutHeader rebuilds a store whose header slots are both invalid
+// from a scan of the whole file, for OpenForRepair.
+func loadWithoutHeader(f vfs.File, path string, cfg Config, size int64, errs [slotCount]error) (*Store, error) {
+	if cfg.ChunkSize == 0 {
+		return nil, fmt.Errorf("%w: %s: slot A: %w; slot B: %w (Config.ChunkSize is needed to rebuild without a header)",
+			ErrNoValidHeader, path, errs[0], errs[1])
+	}
+	if cfg.PixelSize == 0 {
+		cfg.PixelSize = pixelSize
+	}
+	h := header{flags: flagLZ4, seed: cfg.Seed, chunkSize: cfg.ChunkSize, tileSize: cfg.TileSize, pixelSize: cfg.PixelSize,
+		genVersion: cfg.generatorVersion()}
+	s := newStore(path, cfg, f, h)
+	for i := range slotCount {
+		s.report.add(SectionHeader, int64(i)*headerSize, errs[i])
+	}
+	if err := s.rebuild(size); err != nil {
+		return nil, err
+	}
+	s.w = max(size, dataStart)
+	s.recount()
+	return s, nil
+}
+
+// slotEnd returns where the data of a slot's generation ends: after its
+// table root record. Nothing before it may be overwritten while the slot
+// names that generation.
+func slotEnd(f vfs.File, h header, size int64) int64 {
+	if h.root == 0 {
+		return dataStart
+	}
+	var b [recordHeaderSize]byte
+	if n, _ := f.ReadAt(b[:], h.root); n == len(b) {
+		if rh, err := parseRecordHeader(b[:], h.root); err == nil {
+			return h.root + int64(rh.length())
+		}
+	}
+	return h.root + recordHeaderSize
+}
+
+// chainBound returns where a scan that rebuilds a generation whose table is
+// damaged stops: after its root record when that record's header is
+// readable and within the file, else at the root (or the file's end).
+func chainBound(f vfs.File, root, size int64) int64 {
+	if root == 0 {
+		return min(size, dataStart)
+	}
+	var b [recordHeaderSize]byte
+	if n, _ := f.ReadAt(b[:], root); n == len(b) {
+		if rh, err := parseRecordHeader(b[:], root); err == nil && root+int64(rh.length()) <= size {
+			return root + int64(rh.length())
+		}
+	}
+	return min(root, size)
+}
+
+// loadChain reads the page table of generation h: the root record, then
+// each previous journal segment back to the checkpoint, and applies them
+// oldest first. Any damage fails the whole chain with ErrCorrupt; the
+// caller then rebuilds by scanning. It returns the generation's end.
+func (s *Store) loadChain(h header, size int64) (int64, error) {
+	if h.root == 0 {
+		return dataStart, nil
+	}
+	type rec struct {
+		h    Handle
+		kind RecordKind
+		t    table
+	}
+	var recs []rec
+	next := h.generation + 1
+	var buf []byte
+	for off := h.root; off != 0; {
+		if len(recs) > 0 && off >= recs[len(recs)-1].h.Offset {
+			return 0, fmt.Errorf("%w: table record at offset %d points forward to %d", ErrCorrupt, recs[len(recs)-1].h.Offset, off)
+		}
+		hdr, rb, err := readTableRecord(s.f, off, size, buf)
+		if err != nil {
+			return 0, err
+		}
+		buf = rb
+		s.report.Tables++
+		if hdr.key >= next {
+			return 0, fmt.Errorf("%w: table record at offset %d: generation %d, expected below %d", ErrCorrupt, off, hdr.key, next)
+		}
+		next = hdr.key
+		t, _, err := parseTable(rb[recordHeaderSize:], off, false)
+		if err != nil {
+			return 0, err
+		}
+		recs = append(recs, rec{Handle{off, hdr.length()}, hdr.kind, t})
+		if hdr.kind == RecordCheckpoint {
+			if t.prev != 0 {
+				return 0, fmt.Errorf("%w: checkpoint at offset %d has a previous record %d", ErrCorrupt, off, t.prev)
+			}
+			break
+		}
+		off = t.prev
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		r := recs[i]
+		for _, e := range r.t.entries {
+			if e.deleted || e.typ == Empty {
+				continue
+			}
+			if e.h.end() > r.h.Offset {
+				return 0, fmt.Errorf("%w: page-table entry for %v in the record at offset %d points ahead to {%d, %d}",
+					ErrCorrupt, e.pos, r.h.Offset, e.h.Offset, e.h.Length)
+			}
+		}
+	}
+	if n := len(recs[len(recs)-1].t.entries); n > s.chunks.Len() {
+		s.chunks = newIndex(n) // the oldest record is usually the checkpoint: size the index once
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		r := recs[i]
+		if r.kind == RecordCheckpoint {
+			s.ckpt = r.h
+		} else {
+			s.chain = append(s.chain, segment{h: r.h, level: r.t.level, count: len(r.t.entries)})
+			s.journalEntries += len(r.t.entries)
+		}
+		s.applyLoaded(r.t.entries)
+	}
+	return h.root + int64(recs[0].h.Length), nil
+}
+
+// readTableRecord reads and checks the table record at off.
+func readTableRecord(f vfs.File, off, size int64, buf []byte) (recordHeader, []byte, error) {
+	if off < dataStart || off+recordHeaderSize > size {
+		return recordHeader{}, nil, fmt.Errorf("%w: table record at offset %d: beyond the file's %d bytes: %w", ErrCorrupt, off, size, io.ErrUnexpectedEOF)
+	}
+	var hb [recordHeaderSize]byte
+	if err := readFull(f, hb[:], off); err != nil {
+		return recordHeader{}, nil, err
+	}
+	hdr, err := parseRecordHeader(hb[:], off)
+	if err != nil {
+		return hdr, nil, err
+	}
+	if !hdr.kind.isTable() {
+		return hdr, nil, fmt.Errorf("%w: record at offset %d: %s where a table record belongs", ErrCorrupt, off, hdr.kind)
+	}
+	if off+int64(hdr.length()) > size {
+		return hdr, nil, fmt.Errorf("%w: %s at offset %d: %d bytes, the file ends after %d: %w", ErrCorrupt, hdr.kind, off, hdr.length(), size-off, io.ErrUnexpectedEOF)
+	}
+	return readRecord(f, Handle{off, hdr.length()}, buf)
+}
+
+// applyLoaded applies table entries to the index while opening.
+func (s *Store) applyLoaded(entries []tableEntry) {
+	for _, e := range entries {
+		ix := s.chunks
+		if e.isBody() {
+			ix = s.bodies
+		}
+		if e.deleted {
+			ix.del(e.pos.key())
+		} else {
+			ix.set(e.pos.key(), ival{h: e.h, typ: e.typ})
+		}
+	}
+}
+
+// dropDeltas removes every Delta chunk after a generator change.
+func (s *Store) dropDeltas(from, to uint32) {
+	var lost []uint64
+	s.chunks.each(func(k uint64, v ival) bool {
+		if v.typ == Delta {
+			lost = append(lost, k)
+		}
+		return true
+	})
+	for _, k := range lost {
+		v, _ := s.chunks.del(k)
+		s.report.addPos(SectionChunk, v.h.Offset, keyPos(k),
+			fmt.Errorf("%w: delta chunk dropped: generator version %d, now %d", ErrGeneratorVersion, from, to))
+	}
+	if len(lost) > 0 || from != to {
+		s.needCheckpoint = true
+	}
+}
+
+// recount derives the counters, the live bytes and the dictionary's
+// reference counts from the index.
+func (s *Store) recount() {
+	s.counts = [3]int{}
+	s.liveData = 0
+	s.dict = newDict()
+	var small []Handle
+	s.chunks.each(func(_ uint64, v ival) bool {
+		s.counts[v.typ]++
+		switch {
+		case v.typ == Full && sharable(RecordFull, int(v.h.Length)):
+			small = append(small, v.h)
+		case !v.h.IsZero():
+			s.liveData += int64(v.h.Length)
+		}
+		return true
+	})
+	s.bodies.each(func(_ uint64, v ival) bool {
+		s.liveData += int64(v.h.Length)
+		return true
+	})
+	slices.SortFunc(small, func(a, b Handle) int { return cmp.Compare(a.Offset, b.Offset) })
+	var buf []byte
+	for i := 0; i < len(small); {
+		j := i + 1
+		for j < len(small) && small[j].Offset == small[i].Offset {
+			j++
+		}
+		h := small[i]
+		s.liveData += int64(h.Length)
+		if j-i > 1 {
+			s.dict.refs[h.Offset] = int32(j - i)
+			var err error
+			var rec []byte
+			if _, rec, err = readRecord(s.f, h, buf); err == nil && len(s.dict.byHash) < dictMaxEntries {
+				s.dict.byHash[s.dict.hash(rec)] = h
+			}
+			buf = rec
+		}
+		i = j
+	}
+	s.hdr.chunkCount = uint32(s.chunks.Len())
+}
+
+// writeAll writes p at off; a short write is an error.
+func writeAll(f vfs.File, p []byte, off int64) error {
+	n, err := f.WriteAt(p, off)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	return err
+}
+
+// Generation returns the committed generation the store is at.
+func (s *Store) Generation() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.hdr.generation
+}
+
+// Seed returns the world seed recorded in the file.
+func (s *Store) Seed() uint64 { return s.cfg.Seed }
+
+// Config returns the store's configuration with defaults filled in and the
+// file's values adopted.
+func (s *Store) Config() Config { return s.cfg }
+
+// GeneratorVersion returns the generator version recorded for the
+// store's committed generation.
+func (s *Store) GeneratorVersion() uint32 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.hdr.genVersion
+}
+
+// OpenReport lists what opening the store skipped or dropped: damaged
+// header slots, a damaged page table (and what the rebuilding scan
+// skipped), delta chunks dropped after a generator change.
+func (s *Store) OpenReport() Report {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	r := s.report
+	r.Problems = slices.Clone(r.Problems)
+	return r
+}
+
+// Close closes the file. Batches not committed are not written.
+func (s *Store) Close() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.closed = true
+	return s.f.Close()
+}

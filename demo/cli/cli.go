@@ -1,0 +1,148 @@
+// Package cli holds the demo's command line: its flags, the default save
+// directory, the wiring of a run (the world's configuration and its
+// Persistence) and the headless entry point. It imports no Ebiten, so the
+// headless path never needs a display.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/arksave/arksave/demo/sim"
+)
+
+// Options are the demo's command-line flags.
+type Options struct {
+	Save       string        // save directory
+	Seed       uint64        // world seed
+	Autosave   time.Duration // autosave interval; 0 turns it off
+	Headless   bool          // no window: scripted player, JSON stats
+	Ticks      int           // headless: ticks to run; windowed: exit (or screenshot) after this many
+	Load       bool          // start from the save directory's last save
+	Chunk      int           // chunk edge in pixels
+	Screenshot string        // windowed: PNG to write after -ticks frames, then exit
+	Autoplay   bool          // windowed: the scripted player drives the game
+	Overlay    bool          // windowed: start with the F3 overlay shown
+	Zoom       int           // windowed: screen pixels per world pixel
+}
+
+// ErrHelp is returned by Parse for -h and -help.
+var ErrHelp = flag.ErrHelp
+
+// Parse reads the flags in args (without the program name). Usage and errors
+// go to stderr.
+func Parse(args []string, stderr io.Writer) (Options, error) {
+	var o Options
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.Save, "save", DefaultSaveDir(), "save directory")
+	fs.Uint64Var(&o.Seed, "seed", 1, "world seed")
+	fs.DurationVar(&o.Autosave, "autosave", 30*time.Second, "autosave interval (0 turns autosave off)")
+	fs.BoolVar(&o.Headless, "headless", false, "run without a window: scripted player, one JSON line of stats at the end")
+	fs.IntVar(&o.Ticks, "ticks", 0, "ticks to run (headless default 600; windowed: exit after this many frames, 0 runs until closed)")
+	fs.BoolVar(&o.Load, "load", false, "start from the last save in -save")
+	fs.IntVar(&o.Chunk, "chunk", 512, "chunk size in pixels (a multiple of 64, 64..2048)")
+	fs.StringVar(&o.Screenshot, "screenshot", "", "windowed: write the screen to this PNG after -ticks frames and exit")
+	fs.BoolVar(&o.Autoplay, "autoplay", false, "windowed: let the scripted player play")
+	fs.IntVar(&o.Zoom, "zoom", 2, "windowed: screen pixels per world pixel")
+	fs.BoolVar(&o.Overlay, "overlay", false, "windowed: start with the F3 overlay shown")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: demo [flags]\n\nThe arksave falling-sand demo.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("demo: unexpected argument %q", fs.Arg(0))
+	}
+	if o.Chunk < 64 || o.Chunk > 2048 || o.Chunk%64 != 0 {
+		return o, fmt.Errorf("demo: -chunk %d: must be a multiple of 64 between 64 and 2048", o.Chunk)
+	}
+	if o.Zoom < 1 || o.Zoom > 8 {
+		return o, fmt.Errorf("demo: -zoom %d: must be 1..8", o.Zoom)
+	}
+	if o.Headless && o.Ticks == 0 {
+		o.Ticks = 600
+	}
+	if o.Screenshot != "" && o.Ticks == 0 {
+		o.Ticks = 120
+	}
+	return o, nil
+}
+
+// DefaultSaveDir is the demo's save directory under the user's data folder:
+// $XDG_DATA_HOME/arksave-demo/world, else ~/.local/share/arksave-demo/world
+// on Unix; the user configuration directory elsewhere.
+func DefaultSaveDir() string {
+	const app = "arksave-demo"
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, app, "world")
+	}
+	if runtime.GOOS != "windows" && runtime.GOOS != "darwin" {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, ".local", "share", app, "world")
+		}
+	}
+	if d, err := os.UserConfigDir(); err == nil {
+		return filepath.Join(d, app, "world")
+	}
+	return filepath.Join(os.TempDir(), app, "world")
+}
+
+// Config returns the world's configuration for these options, with a view of
+// viewW x viewH world pixels.
+func (o Options) Config(viewW, viewH int) sim.Config {
+	return sim.Config{Seed: o.Seed, ChunkSize: o.Chunk, ViewW: viewW, ViewH: viewH}
+}
+
+// Persistence returns the save system of a run. Until arksave is wired in
+// this is sim.Unsaved, which logs requests to log.
+func (o Options) Persistence(log io.Writer) sim.Persistence {
+	return &sim.Unsaved{Dir: o.Save, Autosave: o.Autosave, Log: log}
+}
+
+// Headless runs the headless demo and returns the process exit code: the
+// stats line goes to stdout, errors to stderr.
+func Headless(o Options, stdout, stderr io.Writer) int {
+	p := o.Persistence(stderr)
+	if o.Load {
+		if err := p.Load(); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+	}
+	_, err := sim.RunHeadless(sim.HeadlessOptions{
+		Config: o.Config(640, 360), Ticks: o.Ticks, Persistence: p, Out: stdout,
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// Main is the demo's start before any window: it parses os.Args and, if
+// -headless is given, runs and exits; on -h or a flag error it prints usage
+// or the error and exits. It returns only when a window is wanted.
+func Main() {
+	o, err := Parse(os.Args[1:], os.Stderr)
+	switch {
+	case IsHelp(err):
+		os.Exit(0)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	case o.Headless:
+		os.Exit(Headless(o, os.Stdout, os.Stderr))
+	}
+}
+
+// IsHelp reports whether err asks for usage only.
+func IsHelp(err error) bool { return errors.Is(err, flag.ErrHelp) }

@@ -1,0 +1,111 @@
+// Package vfs is the small file-system seam that arksave's storage code goes
+// through, so that tests can inject errors into any call and simulate a crash
+// that drops whatever was not yet synced.
+//
+// # Outline
+//
+//   - [FS] and [File]: the operations storage code needs, nothing more.
+//   - [OS]: the real file system.
+//   - [Mem]: an in-memory file system that tracks what is durable. A file's
+//     writes become durable on [File.Sync]; creations, renames and removals
+//     become durable on [FS.SyncDir] of their directory. [Mem.Crash] returns
+//     the file system as a restarted machine would see it, keeping none,
+//     some or all of what was not durable.
+//   - [Faulty]: wraps an FS and asks an [Injector] before every call, so a
+//     test can fail the Nth call with ENOSPC, EIO or a short write
+//     ([Countdown]) or crash at the Nth mutating call ([Crasher]).
+//   - [ReadFile], [WriteFileAtomic]: helpers over any FS.
+package vfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+)
+
+// File is an open file.
+type File interface {
+	io.ReaderAt
+	io.WriterAt
+	io.Closer
+	// Sync makes every write to the file durable.
+	Sync() error
+	// Truncate changes the size of the file.
+	Truncate(size int64) error
+	// Size returns the current size of the file.
+	Size() (int64, error)
+	// Name returns the name the file was opened with.
+	Name() string
+}
+
+// FS is a file system. Names are slash- or OS-separated paths; errors for
+// missing files match [fs.ErrNotExist] and for existing ones [fs.ErrExist].
+type FS interface {
+	// Create creates or truncates the named file and opens it read-write.
+	Create(name string) (File, error)
+	// Open opens an existing file read-only.
+	Open(name string) (File, error)
+	// OpenRW opens an existing file read-write.
+	OpenRW(name string) (File, error)
+	// Rename renames oldname to newname, replacing newname if it exists.
+	Rename(oldname, newname string) error
+	// Remove removes a file or an empty directory.
+	Remove(name string) error
+	// RemoveAll removes name and everything under it; a missing name is not an error.
+	RemoveAll(name string) error
+	// MkdirAll creates a directory and any missing parents.
+	MkdirAll(dir string) error
+	// ReadDir returns the names of the entries of a directory, sorted.
+	ReadDir(dir string) ([]string, error)
+	// SyncDir makes the creations, renames and removals in dir durable.
+	SyncDir(dir string) error
+	// Stat describes the named file or directory.
+	Stat(name string) (fs.FileInfo, error)
+}
+
+// ReadFile reads the whole named file.
+func ReadFile(fsys FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, size)
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && !(errors.Is(err, io.EOF) && int64(n) == size) {
+		return nil, fmt.Errorf("vfs: read %s: %w", name, err)
+	}
+	return buf, nil
+}
+
+// WriteFileAtomic replaces the named file with data so that a crash leaves
+// either the old or the new content: it writes name+".tmp", syncs it,
+// renames it over name and syncs the directory.
+func WriteFileAtomic(fsys FS, name string, data []byte) error {
+	tmp := name + ".tmp"
+	f, err := fsys.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := fsys.Rename(tmp, name); err != nil {
+		return err
+	}
+	return fsys.SyncDir(filepath.Dir(name))
+}
