@@ -5,4 +5,7 @@ go 1.24.0
 require (
 	github.com/mlange-42/ark v0.8.3
 	github.com/pierrec/lz4/v4 v4.1.33
+	github.com/vmihailenco/msgpack/v5 v5.4.1
 )
+
+require github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect

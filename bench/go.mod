@@ -3,3 +3,16 @@ module github.com/arksave/arksave/bench
 go 1.24.0
 
 replace github.com/arksave/arksave => ../
+
+require (
+	github.com/arksave/arksave v0.0.0-00010101000000-000000000000
+	github.com/mlange-42/ark v0.8.3
+	github.com/mlange-42/ark-serde v0.3.2
+)
+
+require (
+	github.com/goccy/go-json v0.10.6 // indirect
+	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
+	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
+)

@@ -1,0 +1,419 @@
+package archetype
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"unsafe"
+
+	"github.com/mlange-42/ark/ecs"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Decode reads a PECS file from r into world, which must be fresh or reset and prepared as for
+// ark-serde: every component type the file holds registered with ecs.ComponentID[T], every
+// resource added as a placeholder with ecs.AddResource(world, &T{}) (a resource type that is
+// registered but not added is added). Types are matched by full name (package path and type
+// name); [Alias] maps old names.
+//
+// After Decode, every saved entity is alive with its saved id and generation, dead and recycled
+// slots of the pool are as they were (so entity values stored in components and relation
+// targets stay valid, and handles to dead entities stay dead), components and relation targets
+// are restored, and resources are overwritten with their saved values.
+//
+// Observers of the target world see each entity's creation (OnCreateEntity, and OnAddRelations
+// for relation targets) before its component data is written; they must not change the world
+// during Decode.
+//
+// Decode streams: it reads r front to back, table by table, through a buffer (it may read
+// beyond the end of the file when r is not a *bufio.Reader), and holds in memory at most one
+// column's stored bytes (raw columns are read straight into the world's memory) besides the
+// entity pool. Every section and every column carries a CRC32C that is checked before its
+// contents are used; the footer's checksum over the whole file is checked last.
+//
+// Errors match [ErrCorrupt] (damaged input, naming the section and offset; truncated input also
+// matches [io.ErrUnexpectedEOF]), [ErrVersion], [ErrUnknownType], [ErrWorldNotEmpty] or
+// [ErrBigEndian]; an error from a [Migrate] function is returned wrapped. Decode never panics
+// on bad input.
+//
+// State of the world after an error: errors found in the header, the type registry, the
+// archetype table or the entity pool (including every unknown type, version mismatch and
+// unreadable pool) leave the world untouched. Errors found later, in the entity data, the
+// resources or the footer, leave it partially filled: some entities exist, some columns or
+// resources may hold data from the damaged file. Then call world.Reset(), add the resource
+// placeholders again (Reset removes resources; registered component types survive), and
+// retry with another file.
+//
+// Options: [SkipComponents], [SkipResources], [WithoutResources], [Alias], [TypeVersion],
+// [Migrate], [IgnoreUnknownTypes].
+func Decode(r io.Reader, world *ecs.World, opts ...Option) error {
+	if !littleEndian {
+		return ErrBigEndian
+	}
+	if world.IsLocked() {
+		return errors.New("archetype: the world is locked by an open query; close it before Decode")
+	}
+	if st := world.Stats(); st.Entities.Total != 0 {
+		return fmt.Errorf("%w: it holds %d entities (alive or recycled); use a new world or world.Reset()", ErrWorldNotEmpty, st.Entities.Total)
+	}
+	o := buildOptions(opts)
+	f := newFileReader(r)
+	if err := f.readHead(); err != nil {
+		return err
+	}
+	binds, err := bindTypes(world, f.types, o)
+	if err != nil {
+		return err
+	}
+	if err := f.readPool(); err != nil {
+		return err
+	}
+	d := &decoder{f: f, world: world, u: world.Unsafe(), binds: binds}
+	if err := d.checkTables(); err != nil {
+		return err
+	}
+
+	// Everything that decides what gets created has been read and checked. From here on the
+	// world changes.
+	dump := f.pool.dump()
+	d.u.LoadEntities(&dump)
+	dump.Entities, f.pool.slots, f.pool.mark = nil, nil, nil // Ark has its copy
+	for i := range f.tables {
+		if err := d.table(i); err != nil {
+			return err
+		}
+	}
+	if err := d.resources(); err != nil {
+		return err
+	}
+	return f.readFooter()
+}
+
+// How a stored type's data gets into the world.
+const (
+	modeNone    = iota // no data: zero-sized or transient, or dropped
+	modeRaw            // raw column memory, copied as it is
+	modeMsgpack        // msgpack values decoded into the Go type
+	modeMigrate        // old values read by name and passed to a migration
+)
+
+// binding ties a stored type to the target world.
+type binding struct {
+	drop    bool // skipped by option, or unknown and ignored
+	id      ecs.ID
+	res     ecs.ResID
+	typ     reflect.Type
+	info    *typeInfo
+	mode    int
+	migrate migration
+}
+
+// bindTypes finds each stored type in the target world and decides how its data is read.
+func bindTypes(world *ecs.World, types []fileType, o *options) ([]binding, error) {
+	compByName := map[string]ecs.ID{}
+	compByType := map[reflect.Type]ecs.ID{}
+	for _, id := range ecs.ComponentIDs(world) {
+		ci, _ := ecs.ComponentInfo(world, id)
+		compByName[typeName(ci.Type)] = id
+		compByType[ci.Type] = id
+	}
+	resByName := map[string]ecs.ResID{}
+	resByType := map[reflect.Type]ecs.ResID{}
+	for _, id := range ecs.ResourceIDs(world) {
+		t, _ := ecs.ResourceType(world, id)
+		resByName[typeName(t)] = id
+		resByType[t] = id
+	}
+	skipped := map[string]bool{}
+	for t := range o.skipComps {
+		skipped[typeName(t)] = true
+	}
+	for t := range o.skipRes {
+		skipped[typeName(t)+" (resource)"] = true
+	}
+
+	binds := make([]binding, len(types))
+	for i := range types {
+		ft, b := &types[i], &binds[i]
+		isRes := ft.is(TypeResource)
+		kind := "component"
+		key := ft.name
+		if isRes {
+			kind = "resource"
+			key += " (resource)"
+		}
+		if skipped[key] || isRes && o.noResources {
+			b.drop = true
+			continue
+		}
+		found := false
+		if alias, ok := o.aliases[ft.name]; ok {
+			if isRes {
+				b.res, found = resByType[alias]
+			} else {
+				b.id, found = compByType[alias]
+			}
+		} else if isRes {
+			b.res, found = resByName[ft.name]
+		} else {
+			b.id, found = compByName[ft.name]
+		}
+		if !found {
+			if o.ignore {
+				b.drop = true
+				continue
+			}
+			return nil, fmt.Errorf("%w: type registry entry %d: %s %q is not registered in the target world; "+
+				"register it (ecs.ComponentID[T] or ecs.AddResource), map its old name with archetype.Alias, or pass archetype.IgnoreUnknownTypes",
+				ErrUnknownType, i, kind, ft.name)
+		}
+		if isRes {
+			b.typ, _ = ecs.ResourceType(world, b.res)
+		} else {
+			ci, _ := ecs.ComponentInfo(world, b.id)
+			b.typ = ci.Type
+			if ci.IsRelation != ft.is(TypeRelation) {
+				return nil, fmt.Errorf("%w: type registry entry %d: component %q is a relation in one of the file and the world but not in the other",
+					ErrVersion, i, ft.name)
+			}
+		}
+		b.info = infoOf(b.typ)
+		if !isRes && !ft.hasData() {
+			continue
+		}
+		current := o.version(b.info)
+		switch {
+		case ft.version != current:
+			m, ok := o.migrations[migrationKey{typ: b.typ, from: ft.version}]
+			if !ok {
+				return nil, fmt.Errorf("%w: type registry entry %d: %s %q is stored with type version %d, the registered type has version %d; "+
+					"register archetype.Migrate[%s](%d, ...)", ErrVersion, i, kind, ft.name, ft.version, current, b.typ, ft.version)
+			}
+			b.mode, b.migrate = modeMigrate, m
+		case ft.is(TypeRaw):
+			if !b.info.raw || !schemaEqual(b.info.schema, ft.schema) {
+				return nil, fmt.Errorf("%w: type registry entry %d: the memory layout of %q differs from the stored one at the same type version %d; "+
+					"raise the type version (PECSVersion or archetype.TypeVersion) and register a migration", ErrVersion, i, ft.name, ft.version)
+			}
+			b.mode = modeRaw
+		default:
+			b.mode = modeMsgpack
+		}
+	}
+	return binds, nil
+}
+
+// decoder fills a world from a fileReader.
+type decoder struct {
+	f     *fileReader
+	world *ecs.World
+	u     ecs.Unsafe
+	binds []binding
+	dec   *msgpack.Decoder // typed values
+	loose *msgpack.Decoder // old values for migrations
+	ids   []ecs.ID
+	rels  []ecs.Relation
+}
+
+// checkTables makes sure no table gets a component twice, which happens when an alias maps a
+// stored type onto another stored type.
+func (d *decoder) checkTables() error {
+	for i := range d.f.tables {
+		var seen [256]bool
+		for _, c := range d.f.tables[i].comps {
+			b := &d.binds[c]
+			if b.drop {
+				continue
+			}
+			if seen[b.id.Index()] {
+				return fmt.Errorf("archetype: archetype table entry %d: two stored types map to component %s (check the aliases)", i, b.typ)
+			}
+			seen[b.id.Index()] = true
+		}
+	}
+	return nil
+}
+
+// table creates the entities of table i and fills their columns. The first entity is created
+// with its components and relation targets; the others are copies of it, which skips Ark's
+// table lookup; the pool hands out the saved ids in order (see pool.dump). Then each column is
+// overwritten as a whole.
+func (d *decoder) table(i int) error {
+	f := d.f
+	e := &f.tables[i]
+	if uint64(f.s.off) != e.offset {
+		return fmt.Errorf("%w: archetype %d at offset %d: table says its data starts at %d", ErrCorrupt, i, f.s.off, e.offset)
+	}
+	d.ids, d.rels = d.ids[:0], d.rels[:0]
+	for _, c := range e.comps {
+		if b := &d.binds[c]; !b.drop {
+			d.ids = append(d.ids, b.id)
+		}
+	}
+	for _, r := range e.rels {
+		if b := &d.binds[r.comp]; !b.drop {
+			d.rels = append(d.rels, ecs.RelID(b.id, entityOf(r.target)))
+		}
+	}
+	// Ark hands out the ids of the crafted free list, with their generations; a different id
+	// means Ark's pool works differently from what this package was written for.
+	alive := f.pool.alive[e.first : e.first+uint64(e.count)]
+	first := d.u.NewEntityRel(d.ids, d.rels...)
+	if first.ID() != alive[0] {
+		return fmt.Errorf("archetype: Ark created entity %d where the file has %d; this Ark version is not supported", first.ID(), alive[0])
+	}
+	for _, id := range alive[1:] {
+		if got := d.world.CopyEntity(first); got.ID() != id {
+			return fmt.Errorf("archetype: Ark created entity %d where the file has %d; this Ark version is not supported", got.ID(), id)
+		}
+	}
+	for j := range e.cols {
+		c := &e.cols[j]
+		b := &d.binds[c.comp]
+		section := f.columnSection(i, c)
+		if b.drop || b.mode == modeNone {
+			if _, err := f.readBlob(section, c.raw, c.stored, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		base := d.u.Get(first, b.id)
+		if b.mode == modeRaw {
+			if _, err := f.readBlob(section, c.raw, c.stored, unsafe.Slice((*byte)(base), c.raw)); err != nil {
+				return err
+			}
+			continue
+		}
+		data, err := f.readBlob(section, c.raw, c.stored, nil)
+		if err != nil {
+			return err
+		}
+		if err := d.values(section, &f.types[c.comp], b, data, base, int(e.count)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// values decodes count stored values (msgpack, or raw for migrations) into consecutive values
+// of the bound type starting at base.
+func (d *decoder) values(section string, ft *fileType, b *binding, data []byte, base unsafe.Pointer, count int) (err error) {
+	rd := bytes.NewReader(data)
+	defer func() {
+		// msgpack is third-party code fed with checked but possibly hostile bytes: a panic
+		// there is reported as damage, not passed on.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %s: undecodable value: %v", ErrCorrupt, section, p)
+		}
+	}()
+	if b.mode == modeMsgpack || !ft.is(TypeRaw) {
+		if d.dec == nil {
+			d.dec = newMsgpackDecoder(false)
+			d.loose = newMsgpackDecoder(true)
+		}
+		resetDecoder(d.dec, rd, false)
+		resetDecoder(d.loose, rd, true)
+	}
+	size := b.typ.Size()
+	if b.mode == modeMsgpack && b.info.flat != nil {
+		return d.flatValues(section, b.info, data, base, count)
+	}
+	if !ft.is(TypeRaw) {
+		if n, err := msgpackSize(data, count); err != nil || n != len(data) {
+			return fmt.Errorf("%w: %s: not %d msgpack values of %d bytes", ErrCorrupt, section, count, len(data))
+		}
+	}
+	for row := range count {
+		dst := reflect.NewAt(b.typ, unsafe.Add(base, uintptr(row)*size)).Elem()
+		if b.mode == modeMsgpack {
+			if err := d.dec.DecodeValue(dst); err != nil {
+				return fmt.Errorf("%w: %s row %d: %w", ErrCorrupt, section, row, err)
+			}
+			continue
+		}
+		var old any
+		if ft.is(TypeRaw) {
+			old = ft.node.value(data[uint64(row)*uint64(ft.size):])
+		} else {
+			if old, err = looseValue(d.loose); err != nil {
+				return fmt.Errorf("%w: %s row %d: %w", ErrCorrupt, section, row, err)
+			}
+		}
+		m, ok := old.(map[string]any)
+		if !ok {
+			m = map[string]any{"value": old}
+		}
+		v, err := b.migrate(m)
+		if err != nil {
+			return err
+		}
+		dst.Set(v)
+	}
+	if !ft.is(TypeRaw) && rd.Len() != 0 {
+		return fmt.Errorf("%w: %s: %d bytes after the last value", ErrCorrupt, section, rd.Len())
+	}
+	return nil
+}
+
+// resources reads the resource section and overwrites the world's resources.
+func (d *decoder) resources() error {
+	f := d.f
+	stored, err := f.readResources()
+	if err != nil {
+		return err
+	}
+	res := d.world.Resources()
+	for i := range stored {
+		r := &stored[i]
+		b := &d.binds[r.typ]
+		if b.drop {
+			continue
+		}
+		data, err := f.resourceBytes(r)
+		if err != nil {
+			return err
+		}
+		if !res.Has(b.res) {
+			res.Add(b.res, reflect.New(b.typ).Interface())
+		}
+		v := reflect.ValueOf(res.Get(b.res))
+		if v.Kind() != reflect.Pointer || v.Type().Elem() != b.typ || v.IsNil() {
+			return fmt.Errorf("archetype: resource %s is held as %s, not as a pointer to it", b.info.name, v.Type())
+		}
+		v.Elem().SetZero()
+		section := fmt.Sprintf("resource %q", f.types[r.typ].name)
+		if err := d.values(section, &f.types[r.typ], b, data, v.UnsafePointer(), 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flatValues decodes count values of a flat struct type (see flatCodec), falling back to msgpack
+// for any row not in the canonical form.
+func (d *decoder) flatValues(section string, info *typeInfo, data []byte, base unsafe.Pointer, count int) error {
+	size := uintptr(info.size)
+	pos := 0
+	for row := range count {
+		p := unsafe.Add(base, uintptr(row)*size)
+		if n, ok := info.flat.decode(data[pos:], p); ok {
+			pos += n
+			continue
+		}
+		if _, err := msgpackSize(data[pos:], 1); err != nil {
+			return fmt.Errorf("%w: %s row %d: %w", ErrCorrupt, section, row, err)
+		}
+		rd := bytes.NewReader(data[pos:])
+		resetDecoder(d.dec, rd, false)
+		if err := d.dec.DecodeValue(reflect.NewAt(info.typ, p).Elem()); err != nil {
+			return fmt.Errorf("%w: %s row %d: %w", ErrCorrupt, section, row, err)
+		}
+		pos = len(data) - rd.Len()
+	}
+	if pos != len(data) {
+		return fmt.Errorf("%w: %s: %d bytes after the last value", ErrCorrupt, section, len(data)-pos)
+	}
+	return nil
+}

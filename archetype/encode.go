@@ -1,0 +1,435 @@
+package archetype
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"sort"
+	"time"
+	"unsafe"
+
+	"github.com/mlange-42/ark/ecs"
+)
+
+// Encode writes the world to w as a PECS file: every alive entity with its id, generation and
+// components, Ark's whole entity pool (dead and recycled slots included), the relation targets
+// of every table, and the world's resources. The same world gives the same bytes once the
+// timestamp is fixed with [Timestamp].
+//
+// Component types without pointers, strings, slices, maps or interfaces are written as raw
+// column memory; all others, and resources, through msgpack (exported fields, msgpack tags).
+// A component or resource that msgpack cannot encode makes Encode fail.
+//
+// Encode only reads the world. It must not be changed while Encode runs. Encode streams to w
+// through a buffer; it holds in memory only the msgpack-encoded columns and resources (and,
+// with [LZ4], the compressed blobs), because the archetype table gives every column's size
+// before the data.
+//
+// Options: [Timestamp], [SkipComponents], [SkipEntitiesWith], [Transient], [SkipResources],
+// [WithoutResources], [LZ4], [TypeVersion].
+func Encode(w io.Writer, world *ecs.World, opts ...Option) error {
+	if !littleEndian {
+		return ErrBigEndian
+	}
+	e, err := newEncoding(world, buildOptions(opts))
+	if err != nil {
+		return err
+	}
+	return e.write(w)
+}
+
+// plan is everything Encode writes, gathered before the first byte.
+type plan struct {
+	header    Header
+	registry  []byte
+	entries   []tableEntry
+	blobs     [][]blob // per entry, per data column
+	pool      pool
+	resources []byte
+}
+
+// component is what the encoder knows about one component ID of the world.
+type component struct {
+	id         ecs.ID
+	info       *typeInfo
+	relation   bool
+	skip       bool // SkipComponents
+	skipEntity bool // SkipEntitiesWith
+	file       *fileType
+}
+
+// worldTable is one non-empty Ark table, found through the world's statistics.
+type worldTable struct {
+	ids     []ecs.ID // component IDs, Ark's order
+	first   int      // index into the dump's alive list
+	count   int
+	skipped bool
+}
+
+var errOutOfStep = errors.New("archetype: Ark's statistics and entity order disagree; this Ark version is not supported")
+
+// planner gathers what Encode writes.
+type planner struct {
+	world  *ecs.World
+	u      ecs.Unsafe
+	o      *options
+	dump   ecs.EntityDump
+	comps  [256]*component
+	tables []worldTable
+	dead   []bool // slots of skipped entities; nil when none
+	types  []*fileType
+	index  map[*fileType]uint16 // registry index of each type
+	ids    [][typeIDSize]byte   // type id of each registry index
+}
+
+func newEncoding(world *ecs.World, o *options) (*plan, error) {
+	pl := &planner{world: world, u: world.Unsafe(), o: o}
+	pl.dump = pl.u.DumpEntities()
+	e := &plan{pool: pool{slots: slotsOf(pl.dump.Entities), next: pl.dump.Next, available: pl.dump.Available}}
+
+	// Ark's statistics list the tables in the order its queries visit them, which is the
+	// order of the dump's alive list: each table is a run of that list.
+	var err error
+	if pl.tables, err = findTables(world, &pl.dump); err != nil {
+		return nil, err
+	}
+	pl.skipEntities(&e.pool)
+	res, err := gatherResources(world, o)
+	if err != nil {
+		return nil, err
+	}
+	pl.registry(res)
+	var comp compressor
+	for i := range pl.tables {
+		if pl.tables[i].skipped {
+			continue
+		}
+		entry, blobs, err := pl.entry(&pl.tables[i], &comp)
+		if err != nil {
+			return nil, err
+		}
+		e.entries = append(e.entries, entry)
+		e.blobs = append(e.blobs, blobs)
+	}
+	e.registry = appendRegistry(pl.types)
+	e.resources = appendResources(res, pl.index, o.lz4, &comp)
+
+	ts := time.Now().UnixMilli()
+	if o.hasTimestamp {
+		ts = o.timestamp
+	}
+	var flags uint32
+	if o.lz4 {
+		flags |= FlagLZ4
+	}
+	e.header = Header{
+		VersionMajor: VersionMajor, VersionMinor: VersionMinor, Flags: flags,
+		Entities: uint64(len(e.pool.alive)), Archetypes: uint32(len(e.entries)),
+		Types: uint32(len(pl.types)), Resources: uint32(len(res)), Timestamp: ts,
+	}
+	e.layout()
+	return e, nil
+}
+
+// component returns what the planner knows about a component ID.
+func (pl *planner) component(id ecs.ID) *component {
+	if c := pl.comps[id.Index()]; c != nil {
+		return c
+	}
+	ci, _ := ecs.ComponentInfo(pl.world, id)
+	t := ci.Type
+	c := &component{id: id, info: infoOf(t), relation: ci.IsRelation,
+		skip: pl.o.skipComps[t], skipEntity: pl.o.skipEntities[t]}
+	pl.comps[id.Index()] = c
+	return c
+}
+
+// skipEntities marks the tables of SkipEntitiesWith, frees their entities' slots in the pool as
+// Ark would on removal, and sets the pool's alive list to the saved entities.
+func (pl *planner) skipEntities(p *pool) {
+	for i := range pl.tables {
+		t := &pl.tables[i]
+		for _, id := range t.ids {
+			if pl.component(id).skipEntity {
+				t.skipped = true
+			}
+		}
+		if !t.skipped {
+			continue
+		}
+		if pl.dead == nil {
+			pl.dead = make([]bool, len(p.slots))
+		}
+		for _, id := range pl.dump.Alive[t.first : t.first+t.count] {
+			pl.dead[id] = true
+			p.recycle(id)
+		}
+	}
+	p.alive = pl.dump.Alive
+	if pl.dead != nil {
+		p.alive = make([]uint32, 0, len(pl.dump.Alive))
+		for _, id := range pl.dump.Alive {
+			if !pl.dead[id] {
+				p.alive = append(p.alive, id)
+			}
+		}
+	}
+}
+
+// registry lists every component type a saved table uses, then the saved resources, in
+// registry order.
+func (pl *planner) registry(res []savedResource) {
+	for i := range pl.tables {
+		if pl.tables[i].skipped {
+			continue
+		}
+		for _, id := range pl.tables[i].ids {
+			c := pl.component(id)
+			if c.skip || c.file != nil {
+				continue
+			}
+			c.file = newFileType(c.info, pl.o)
+			if c.relation {
+				c.file.flags |= TypeRelation
+			}
+			if pl.o.transient[c.info.typ] {
+				c.file.flags |= TypeTransient
+			}
+			pl.types = append(pl.types, c.file)
+		}
+	}
+	for _, r := range res {
+		pl.types = append(pl.types, r.file)
+	}
+	sortTypes(pl.types)
+	pl.index = make(map[*fileType]uint16, len(pl.types))
+	pl.ids = make([][typeIDSize]byte, len(pl.types))
+	for i, t := range pl.types {
+		pl.index[t] = uint16(i)
+		pl.ids[i] = t.id
+	}
+}
+
+// entry describes one saved table and gathers its columns.
+func (pl *planner) entry(t *worldTable, comp *compressor) (tableEntry, []blob, error) {
+	slots := slotsOf(pl.dump.Entities)
+	first := entityOf(slots[pl.dump.Alive[t.first]])
+	last := entityOf(slots[pl.dump.Alive[t.first+t.count-1]])
+	var kept []*component
+	for _, id := range t.ids {
+		if c := pl.component(id); !c.skip {
+			kept = append(kept, c)
+		}
+	}
+	sort.Slice(kept, func(a, b int) bool { return pl.index[kept[a].file] < pl.index[kept[b].file] })
+	entry := tableEntry{count: uint32(t.count)}
+	var blobs []blob
+	for _, c := range kept {
+		ci := pl.index[c.file]
+		entry.comps = append(entry.comps, ci)
+		if c.relation {
+			target := pl.u.GetRelation(first, c.id)
+			if target != pl.u.GetRelation(last, c.id) {
+				return entry, nil, errOutOfStep
+			}
+			if !target.IsZero() && (!pl.world.Alive(target) || pl.dead != nil && pl.dead[target.ID()]) {
+				target = ecs.Entity{} // as Ark does when a target is removed
+			}
+			entry.rels = append(entry.rels, relEntry{comp: ci, target: slotOf(target)})
+		}
+		if !c.file.hasData() {
+			continue
+		}
+		b, err := columnBlob(pl.u, c, first, last, t.count)
+		if err != nil {
+			return entry, nil, err
+		}
+		b.stored = b.raw
+		if pl.o.lz4 {
+			comp.compress(&b)
+		}
+		entry.cols = append(entry.cols, colEntry{comp: ci, raw: uint64(len(b.raw)), stored: uint64(len(b.stored))})
+		b.raw = nil // only the stored bytes are written; a replaced msgpack buffer can go
+		blobs = append(blobs, b)
+	}
+	entry.archID = archetypeID(pl.ids, entry.comps)
+	return entry, blobs, nil
+}
+
+// findTables lists the world's non-empty tables in query order, each with its run of the dump's
+// alive list, and checks that the run really is one table.
+func findTables(world *ecs.World, dump *ecs.EntityDump) ([]worldTable, error) {
+	u := world.Unsafe()
+	stats := world.Stats()
+	var tables []worldTable
+	pos := 0
+	for ai := range stats.Archetypes {
+		a := &stats.Archetypes[ai]
+		for _, ts := range a.Tables {
+			if ts.Size == 0 {
+				continue
+			}
+			if pos+ts.Size > len(dump.Alive) {
+				return nil, errOutOfStep
+			}
+			first := dump.Entities[dump.Alive[pos]]
+			ids := u.IDs(first)
+			t := worldTable{ids: make([]ecs.ID, ids.Len()), first: pos, count: ts.Size}
+			if ids.Len() != len(a.ComponentIDs) {
+				return nil, errOutOfStep
+			}
+			for j := range t.ids {
+				t.ids[j] = ids.Get(j)
+				if t.ids[j].Index() != a.ComponentIDs[j] {
+					return nil, errOutOfStep
+				}
+			}
+			tables = append(tables, t)
+			pos += ts.Size
+		}
+	}
+	if pos != len(dump.Alive) {
+		return nil, errOutOfStep
+	}
+	return tables, nil
+}
+
+// newFileType describes a Go type for the registry.
+func newFileType(info *typeInfo, o *options) *fileType {
+	t := &fileType{id: info.id, name: info.name, version: o.version(info), size: info.size, info: info}
+	switch {
+	case info.zero:
+		t.flags |= TypeZeroSized
+	case info.raw:
+		t.flags |= TypeRaw
+		t.schema = info.schema
+	}
+	return t
+}
+
+// columnBlob returns the column of component c for a table of count rows from first to last.
+// Raw columns are the table's memory itself: Ark keeps a column contiguous, so the first row's
+// address is the column's start.
+func columnBlob(u ecs.Unsafe, c *component, first, last ecs.Entity, count int) (blob, error) {
+	base := u.Get(first, c.id)
+	size := uintptr(c.info.size)
+	if uintptr(u.Get(last, c.id)) != uintptr(base)+uintptr(count-1)*size {
+		return blob{}, errOutOfStep
+	}
+	if c.info.raw {
+		return blob{raw: unsafe.Slice((*byte)(base), uintptr(count)*size)}, nil
+	}
+	if f := c.info.flat; f != nil {
+		b := make([]byte, 0, count*int(min(size, 64)))
+		for i := range count {
+			b = f.append(b, unsafe.Add(base, uintptr(i)*size))
+		}
+		return blob{raw: b}, nil
+	}
+	var buf bytes.Buffer
+	if err := encodeRows(newMsgpackEncoder(&buf), c.info.typ, base, count); err != nil {
+		return blob{}, fmt.Errorf("archetype: component %s: %w", c.info.name, err)
+	}
+	return blob{raw: buf.Bytes()}, nil
+}
+
+// savedResource is a resource on its way into the file.
+type savedResource struct {
+	file *fileType
+	blob blob
+}
+
+func gatherResources(world *ecs.World, o *options) ([]savedResource, error) {
+	if o.noResources {
+		return nil, nil
+	}
+	var out []savedResource
+	for _, id := range ecs.ResourceIDs(world) {
+		if !world.Resources().Has(id) {
+			continue
+		}
+		t, _ := ecs.ResourceType(world, id)
+		if o.skipRes[t] {
+			continue
+		}
+		v := reflect.ValueOf(world.Resources().Get(id))
+		if v.Kind() != reflect.Pointer || v.Type().Elem() != t || v.IsNil() {
+			return nil, fmt.Errorf("archetype: resource %s is held as %s, not as a pointer to it", typeName(t), v.Type())
+		}
+		info := infoOf(t)
+		f := newFileType(info, o)
+		f.flags = TypeResource | f.flags&TypeZeroSized
+		f.schema = nil
+		var buf bytes.Buffer
+		if err := newMsgpackEncoder(&buf).EncodeValue(v.Elem()); err != nil {
+			return nil, fmt.Errorf("archetype: resource %s: %w", info.name, err)
+		}
+		out = append(out, savedResource{file: f, blob: blob{raw: buf.Bytes()}})
+	}
+	return out, nil
+}
+
+// appendResources encodes the resource section; resources come in registry order.
+func appendResources(res []savedResource, index map[*fileType]uint16, lz4 bool, c *compressor) []byte {
+	sort.Slice(res, func(i, j int) bool { return index[res[i].file] < index[res[j].file] })
+	size := 0
+	for i := range res {
+		if lz4 {
+			c.compress(&res[i].blob)
+		} else {
+			res[i].blob.stored = res[i].blob.raw
+		}
+		size += resourceFixSize + len(res[i].blob.stored)
+	}
+	b := sectionBuf(uint32(len(res)), size)
+	for _, r := range res {
+		b.u16(index[r.file])
+		b.u64(uint64(len(r.blob.raw)))
+		b.u64(uint64(len(r.blob.stored)))
+		b.bytes(r.blob.stored)
+	}
+	return finishSection(b)
+}
+
+// layout fills in the data offsets and the file size.
+func (e *plan) layout() {
+	tablesSize := int64(sectionHeadSize + crcSize)
+	for i := range e.entries {
+		tablesSize += int64(entrySize(&e.entries[i]))
+	}
+	off := headerSize + int64(len(e.registry)) + tablesSize + e.pool.sectionSize()
+	for i := range e.entries {
+		en := &e.entries[i]
+		en.offset = uint64(off)
+		for _, c := range en.cols {
+			en.size += c.stored + crcSize
+		}
+		off += int64(en.size)
+	}
+	e.header.FileSize = uint64(off + int64(len(e.resources)) + footerSize)
+}
+
+func (e *plan) write(w io.Writer) error {
+	if e.header.FileSize > math.MaxInt64 {
+		return fmt.Errorf("archetype: file of %d bytes is too large", e.header.FileSize)
+	}
+	sw := newStreamWriter(w)
+	sw.write(appendHeader(nil, &e.header))
+	sw.write(e.registry)
+	sw.write(appendTables(e.entries))
+	e.pool.write(sw)
+	for i := range e.blobs {
+		for j := range e.blobs[i] {
+			e.blobs[i][j].write(sw)
+		}
+	}
+	sw.write(e.resources)
+	if sw.err == nil && sw.off != int64(e.header.FileSize)-footerSize {
+		return fmt.Errorf("archetype: wrote %d bytes before the footer, planned %d", sw.off, e.header.FileSize-footerSize)
+	}
+	sw.write(appendFooter(nil, &footer{checksumType: ChecksumCRC32C, checksum: uint64(sw.crc), fileSize: e.header.FileSize}))
+	return sw.flush()
+}

@@ -1,0 +1,29 @@
+package archetype
+
+import "errors"
+
+// ErrCorrupt is returned when a PECS file is damaged: a wrong magic number, a checksum that does
+// not match, a length or count that points past the end of the input, input that ends early
+// (the error then also matches [io.ErrUnexpectedEOF]), or values that contradict each other.
+// The message names the section and the byte offset where the damage was found.
+var ErrCorrupt = errors.New("archetype: corrupt file")
+
+// ErrVersion is returned when a file was written by a newer, incompatible version of the format,
+// or when a stored component or resource type has a different type version or memory layout than
+// the type registered in the target world and no [Migrate] function bridges the two.
+var ErrVersion = errors.New("archetype: unsupported version")
+
+// ErrUnknownType is returned when a file holds a component or resource type that the target world
+// has not registered (see [Decode] for how to prepare the world, [Alias] for renamed types and
+// [IgnoreUnknownTypes] to drop such types instead).
+var ErrUnknownType = errors.New("archetype: unknown type")
+
+// ErrWorldNotEmpty is returned when [Decode] is given a world that already holds entities,
+// alive or recycled. Decode needs a fresh world or one cleared with [ecs.World.Reset].
+var ErrWorldNotEmpty = errors.New("archetype: target world is not empty")
+
+// ErrBigEndian is returned by [Encode] and [Decode] on a big-endian host: plain-old-data columns
+// are copied as raw little-endian memory, which such a host cannot read or write directly.
+var ErrBigEndian = errors.New("archetype: raw column copies need a little-endian host")
+
+var errEntityExt = errors.New("archetype: entity extension must hold 8 bytes")

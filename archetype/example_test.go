@@ -1,0 +1,202 @@
+package archetype_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/arksave/arksave/archetype"
+	"github.com/mlange-42/ark/ecs"
+)
+
+// Save a world and load it into a fresh one. This is the README's usage example.
+func Example() {
+	type Pos struct{ X, Y float64 }
+	type Label struct{ Text string }
+
+	world := ecs.NewWorld()
+	mapper := ecs.NewMap2[Pos, Label](world)
+	e := mapper.NewEntity(&Pos{1, 2}, &Label{"hero"})
+
+	var file bytes.Buffer // or an *os.File
+	if err := archetype.Encode(&file, world); err != nil {
+		panic(err)
+	}
+
+	loaded := ecs.NewWorld()
+	ecs.ComponentID[Pos](loaded) // register every component type
+	ecs.ComponentID[Label](loaded)
+	if err := archetype.Decode(&file, loaded); err != nil {
+		panic(err)
+	}
+	pos, label := ecs.NewMap2[Pos, Label](loaded).Get(e) // the same entity
+	fmt.Println(*pos, label.Text)
+	// Output: {1 2} hero
+}
+
+func ExampleEncode() {
+	world := ecs.NewWorld()
+	ecs.NewMap2[Position, Velocity](world).NewEntity(&Position{1, 2}, &Velocity{3, 4})
+	ecs.AddResource(world, &Tick{N: 99})
+
+	var file bytes.Buffer
+	err := archetype.Encode(&file, world, archetype.Timestamp(testTime)) // same world, same bytes
+	fmt.Println(err, file.Len(), "bytes")
+	// Output: <nil> 634 bytes
+}
+
+func ExampleDecode() {
+	world := ecs.NewWorld()
+	e := ecs.NewMap1[Position](world).NewEntity(&Position{1, 2})
+	ecs.AddResource(world, &Tick{N: 99})
+	var file bytes.Buffer
+	if err := archetype.Encode(&file, world); err != nil {
+		panic(err)
+	}
+
+	// Prepare the target as for ark-serde: component types registered, resources as placeholders.
+	loaded := ecs.NewWorld()
+	ecs.ComponentID[Position](loaded)
+	ecs.AddResource(loaded, &Tick{})
+	if err := archetype.Decode(&file, loaded); err != nil {
+		panic(err)
+	}
+	fmt.Println(loaded.Alive(e), *ecs.NewMap1[Position](loaded).Get(e), ecs.GetResource[Tick](loaded).N)
+	// Output: true {1 2} 99
+}
+
+// Entities with a marker component are not saved; after loading, their slots are free and old
+// handles to them are dead.
+func ExampleSkipEntitiesWith() {
+	world := ecs.NewWorld()
+	kept := ecs.NewMap1[Position](world).NewEntity(&Position{1, 2})
+	gone := ecs.NewMap2[Position, Marker](world).NewEntity(&Position{3, 4}, &Marker{})
+
+	var file bytes.Buffer
+	if err := archetype.Encode(&file, world, archetype.SkipEntitiesWith(ecs.C[Marker]())); err != nil {
+		panic(err)
+	}
+	loaded := ecs.NewWorld()
+	ecs.ComponentID[Position](loaded)
+	if err := archetype.Decode(&file, loaded); err != nil {
+		panic(err)
+	}
+	fmt.Println(loaded.Alive(kept), loaded.Alive(gone))
+	// Output: true false
+}
+
+// Transient components keep their place on the entity but not their data.
+func ExampleTransient() {
+	world := ecs.NewWorld()
+	e := ecs.NewMap2[Position, Health](world).NewEntity(&Position{1, 2}, &Health{HP: 5, Max: 9})
+
+	var file bytes.Buffer
+	if err := archetype.Encode(&file, world, archetype.Transient(ecs.C[Health]())); err != nil {
+		panic(err)
+	}
+	loaded := ecs.NewWorld()
+	ecs.ComponentID[Position](loaded)
+	ecs.ComponentID[Health](loaded)
+	if err := archetype.Decode(&file, loaded); err != nil {
+		panic(err)
+	}
+	pos, health := ecs.NewMap2[Position, Health](loaded).Get(e)
+	fmt.Println(*pos, *health)
+	// Output: {1 2} {0 0}
+}
+
+func ExampleLZ4() {
+	world := ecs.NewWorld()
+	m := ecs.NewMap1[Position](world)
+	for range 1000 {
+		m.NewEntity(&Position{1, 1})
+	}
+	var plain, packed bytes.Buffer
+	_ = archetype.Encode(&plain, world)
+	_ = archetype.Encode(&packed, world, archetype.LZ4())
+	fmt.Println(packed.Len() < plain.Len()/2)
+	// Output: true
+}
+
+// A component type was renamed from OldPos to NewPos: old files still load.
+func ExampleAlias() {
+	world := ecs.NewWorld()
+	e := ecs.NewMap1[OldPos](world).NewEntity(&OldPos{1, 2})
+	var file bytes.Buffer
+	_ = archetype.Encode(&file, world)
+
+	loaded := ecs.NewWorld()
+	ecs.ComponentID[NewPos](loaded)
+	err := archetype.Decode(&file, loaded,
+		archetype.Alias("github.com/arksave/arksave/archetype_test.OldPos", ecs.C[NewPos]()))
+	fmt.Println(err, *ecs.NewMap1[NewPos](loaded).Get(e))
+	// Output: <nil> {1 2}
+}
+
+// Version 0 of a label held one string; version 3 (see LabelV3.PECSVersion) holds words.
+func ExampleMigrate() {
+	world := ecs.NewWorld()
+	e := ecs.NewMap1[LabelV0](world).NewEntity(&LabelV0{Text: "old school label"})
+	var file bytes.Buffer
+	_ = archetype.Encode(&file, world)
+
+	loaded := ecs.NewWorld()
+	ecs.ComponentID[LabelV3](loaded)
+	err := archetype.Decode(&file, loaded,
+		archetype.Alias("github.com/arksave/arksave/archetype_test.LabelV0", ecs.C[LabelV3]()), // renamed, too
+		archetype.Migrate(0, func(old map[string]any) (LabelV3, error) {
+			words := strings.Fields(old["Text"].(string))
+			return LabelV3{Words: words, Len: len(words)}, nil
+		}))
+	fmt.Println(err, *ecs.NewMap1[LabelV3](loaded).Get(e))
+	// Output: <nil> {[old school label] 3}
+}
+
+func ExampleReadInfo() {
+	var file bytes.Buffer
+	_ = archetype.Encode(&file, smallWorld(), archetype.Timestamp(testTime))
+	info, err := archetype.ReadInfo(&file)
+	fmt.Println(err, info.Header.Entities, "entities in", len(info.Tables), "tables; checksum ok:", info.Checksum.OK)
+	for _, t := range info.Types {
+		fmt.Println(strings.TrimSpace(strings.TrimPrefix(t.Name, "github.com/arksave/arksave/archetype_test.") + " " + t.Encoding + " " + t.Layout))
+	}
+	// Output:
+	// <nil> 3 entities in 3 tables; checksum ok: true
+	// ChildOf zero-sized
+	// Health raw {HP int32 @0, Max int32 @4}
+	// Marker zero-sized
+	// Name msgpack
+	// Position raw {X float64 @0, Y float64 @8}
+	// Velocity raw {X float64 @0, Y float64 @8}
+	// Config msgpack
+	// Tick msgpack
+}
+
+func ExampleExportJSON() {
+	type Pos struct{ X, Y float64 }
+	world := ecs.NewWorld()
+	ecs.NewMap1[Pos](world).NewEntity(&Pos{1, 2})
+	var file bytes.Buffer
+	_ = archetype.Encode(&file, world, archetype.Timestamp(testTime))
+	if err := archetype.ExportJSON(os.Stdout, &file); err != nil {
+		panic(err)
+	}
+	// Output:
+	// {
+	// "format": "PECS 1.0",
+	// "timestamp": "2023-11-14T22:13:20Z",
+	// "flags": [],
+	// "types": [
+	//   {"encoding":"raw","flags":["raw"],"layout":"{X float64 @0, Y float64 @8}","name":"github.com/arksave/arksave/archetype_test.Pos","size":16,"version":0}
+	// ],
+	// "pool": {"next": 0, "available": 0, "slots": [[0,4294967295],[1,4294967295],[2,0]]},
+	// "tables": [
+	//   {"archetype": "0xcb1a204a66958575", "components": ["github.com/arksave/arksave/archetype_test.Pos"], "relations": {},
+	//    "entities": [
+	//     {"entity": [2,0], "github.com/arksave/arksave/archetype_test.Pos": {"X":1,"Y":2}}]}
+	// ],
+	// "resources": {
+	// }
+	// }
+}

@@ -1,0 +1,81 @@
+package archetype
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/mlange-42/ark/ecs"
+)
+
+// Types of the internal fuzz world.
+type (
+	fzPos    struct{ X, Y float64 }
+	fzName   struct{ S string }
+	fzBag    struct{ M map[string][]int }
+	fzMark   struct{}
+	fzRel    struct{ ecs.RelationMarker }
+	fzTarget struct{ E ecs.Entity }
+	fzRes    struct{ N int }
+)
+
+func fzRegister(w *ecs.World) {
+	ecs.ComponentID[fzPos](w)
+	ecs.ComponentID[fzName](w)
+	ecs.ComponentID[fzBag](w)
+	ecs.ComponentID[fzMark](w)
+	ecs.ComponentID[fzRel](w)
+	ecs.ComponentID[fzTarget](w)
+	ecs.AddResource(w, &fzRes{})
+}
+
+func fzWorld() *ecs.World {
+	w := ecs.NewWorld()
+	fzRegister(w)
+	ecs.GetResource[fzRes](w).N = 3
+	a := ecs.NewMap2[fzPos, fzName](w).NewEntity(&fzPos{1, 2}, &fzName{"a"})
+	w.RemoveEntity(w.NewEntity())
+	ecs.NewMap2[fzBag, fzMark](w).NewEntity(&fzBag{M: map[string][]int{"k": {1, 2}}}, &fzMark{})
+	ecs.NewMap2[fzRel, fzTarget](w).NewEntity(&fzRel{}, &fzTarget{E: a}, ecs.Rel[fzRel](a))
+	return w
+}
+
+// FuzzDecodeBehindChecksums switches checksum verification off, so that mutated files reach every
+// parser and Ark itself: everything a file says must be checked on its own, and Decode, ReadInfo
+// and ExportJSON must return errors, never panic.
+func FuzzDecodeBehindChecksums(f *testing.F) {
+	for _, lz4 := range []bool{false, true} {
+		var buf bytes.Buffer
+		opts := []Option{}
+		if lz4 {
+			opts = append(opts, LZ4())
+		}
+		if err := Encode(&buf, fzWorld(), opts...); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		verifyChecksums = false
+		defer func() { verifyChecksums = true }()
+		_, _ = ReadInfo(bytes.NewReader(data))
+		_ = ExportJSON(io.Discard, bytes.NewReader(data))
+		w := ecs.NewWorld()
+		fzRegister(w)
+		err := Decode(bytes.NewReader(data), w)
+		if err != nil && !isDamage(err) {
+			t.Fatalf("unexpected error: %v", err)
+		}
+	})
+}
+
+// isDamage reports whether err is one of the errors bad input may cause.
+func isDamage(err error) bool {
+	for _, s := range []error{ErrCorrupt, ErrVersion, ErrUnknownType} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,129 @@
+package archetype
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+)
+
+// Header is the fixed 64-byte start of a PECS file.
+type Header struct {
+	VersionMajor uint16 // format major version
+	VersionMinor uint16 // format minor version
+	Flags        uint32 // header flags, see [FlagLZ4]
+	Entities     uint64 // alive entities saved
+	Archetypes   uint32 // entries of the archetype table: one per Ark table (archetype and relation targets)
+	Types        uint32 // entries of the type registry (components and resources)
+	Resources    uint32 // resources saved
+	Timestamp    int64  // milliseconds since the Unix epoch
+	FileSize     uint64 // size of the whole file, footer included
+}
+
+// minFileSize is the size of a file with an empty world: header, four empty sections
+// (the pool holds the two reserved slots), footer.
+const minFileSize = headerSize + 4*(sectionHeadSize+crcSize) + poolFixedSize + reservedEntities*poolSlotSize + footerSize
+
+// appendHeader appends the 64 header bytes, CRC included.
+func appendHeader(b []byte, h *Header) []byte {
+	start := len(b)
+	w := (*writeBuf)(&b)
+	w.bytes([]byte(magic))
+	w.u16(h.VersionMajor)
+	w.u16(h.VersionMinor)
+	w.u32(h.Flags)
+	w.u64(h.Entities)
+	w.u32(h.Archetypes)
+	w.u32(h.Types)
+	w.u32(h.Resources)
+	w.u64(uint64(h.Timestamp))
+	w.u64(h.FileSize)
+	w.bytes(make([]byte, headerCRCOffset-(len(b)-start)))
+	w.u32(crc32.Checksum(b[start:], castagnoli))
+	return b
+}
+
+// parseHeader checks magic, then version, then checksum, then the values, each failure
+// with its own error, and returns the header.
+func parseHeader(b []byte) (Header, error) {
+	le := binary.LittleEndian
+	var h Header
+	if string(b[0:4]) != magic {
+		return h, fmt.Errorf("%w: header at offset 0: magic %q, want %q: not a PECS file", ErrCorrupt, b[0:4], magic)
+	}
+	h.VersionMajor = le.Uint16(b[4:])
+	h.VersionMinor = le.Uint16(b[6:])
+	if h.VersionMajor != VersionMajor || h.VersionMinor > VersionMinor {
+		return h, fmt.Errorf("%w: header at offset 4: file format %d.%d, this reader reads %d.0 to %d.%d",
+			ErrVersion, h.VersionMajor, h.VersionMinor, VersionMajor, VersionMajor, VersionMinor)
+	}
+	if got, want := crc32.Checksum(b[:headerCRCOffset], castagnoli), le.Uint32(b[headerCRCOffset:]); got != want && verifyChecksums {
+		return h, fmt.Errorf("%w: header at offset %d: checksum %08x, stored %08x", ErrCorrupt, headerCRCOffset, got, want)
+	}
+	h.Flags = le.Uint32(b[8:])
+	h.Entities = le.Uint64(b[12:])
+	h.Archetypes = le.Uint32(b[20:])
+	h.Types = le.Uint32(b[24:])
+	h.Resources = le.Uint32(b[28:])
+	h.Timestamp = int64(le.Uint64(b[32:]))
+	h.FileSize = le.Uint64(b[40:])
+	if h.Flags&^knownFlags != 0 {
+		return h, fmt.Errorf("%w: header at offset 8: unknown flags %#x, written by a newer version", ErrVersion, h.Flags&^knownFlags)
+	}
+	if h.FileSize < minFileSize || h.FileSize > 1<<62 {
+		return h, fmt.Errorf("%w: header at offset 40: file size %d is impossible", ErrCorrupt, h.FileSize)
+	}
+	// Every alive entity takes a pool slot and an alive id, every entry, type and resource
+	// some bytes: counts the file size cannot hold are damage.
+	room := h.FileSize - minFileSize
+	switch {
+	case h.Entities > room/(poolSlotSize+poolAliveSize):
+		return h, fmt.Errorf("%w: header at offset 12: %d entities do not fit in %d bytes", ErrCorrupt, h.Entities, h.FileSize)
+	case uint64(h.Archetypes) > room/entryFixedSize:
+		return h, fmt.Errorf("%w: header at offset 20: %d archetypes do not fit in %d bytes", ErrCorrupt, h.Archetypes, h.FileSize)
+	case uint64(h.Types) > room/typeFixedSize || h.Types > 1<<16:
+		return h, fmt.Errorf("%w: header at offset 24: %d types do not fit in %d bytes", ErrCorrupt, h.Types, h.FileSize)
+	case uint64(h.Resources) > room/resourceFixSize || h.Resources > h.Types:
+		return h, fmt.Errorf("%w: header at offset 28: %d resources do not fit", ErrCorrupt, h.Resources)
+	}
+	return h, nil
+}
+
+// footer is the fixed 32-byte end of a PECS file.
+type footer struct {
+	checksumType uint32
+	checksum     uint64
+	fileSize     uint64
+}
+
+func appendFooter(b []byte, f *footer) []byte {
+	w := (*writeBuf)(&b)
+	w.u32(f.checksumType)
+	w.u64(f.checksum)
+	w.u64(f.fileSize)
+	w.bytes([]byte(magicEnd))
+	w.u64(0)
+	return b
+}
+
+// parseFooter checks the footer at file offset off against the running checksum of
+// everything before it and the header's file size.
+func parseFooter(b []byte, off int64, crc uint32, h *Header) (footer, error) {
+	le := binary.LittleEndian
+	f := footer{checksumType: le.Uint32(b), checksum: le.Uint64(b[4:]), fileSize: le.Uint64(b[12:])}
+	fail := func(at int64, format string, args ...any) (footer, error) {
+		return f, fmt.Errorf("%w: footer at offset %d: %s", ErrCorrupt, off+at, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case string(b[20:24]) != magicEnd:
+		return fail(20, "magic %q, want %q", b[20:24], magicEnd)
+	case le.Uint64(b[24:]) != 0:
+		return fail(24, "reserved bytes are not zero")
+	case f.checksumType != ChecksumCRC32C:
+		return fail(0, "unknown checksum type %d", f.checksumType)
+	case f.fileSize != h.FileSize || f.fileSize != uint64(off)+footerSize:
+		return fail(12, "file size %d, header says %d, footer ends at %d", f.fileSize, h.FileSize, off+footerSize)
+	case f.checksum != uint64(crc) && verifyChecksums:
+		return fail(4, "checksum %08x, computed %08x", f.checksum, crc)
+	}
+	return f, nil
+}

@@ -1,0 +1,120 @@
+package archetype
+
+import (
+	"fmt"
+	"sort"
+)
+
+// fileType is one entry of the type registry: a component or resource type as stored.
+type fileType struct {
+	id      [typeIDSize]byte
+	name    string
+	version uint32
+	flags   uint32
+	size    uint32
+	schema  []byte
+	node    *schemaNode // parsed schema of raw types
+	info    *typeInfo   // the Go type, when encoding
+}
+
+func (t *fileType) is(flag uint32) bool { return t.flags&flag != 0 }
+
+// hasData reports whether columns of this component type carry bytes.
+func (t *fileType) hasData() bool { return !t.is(TypeZeroSized) && !t.is(TypeTransient) }
+
+// sortTypes puts components before resources, each sorted by name, so that the registry does not
+// depend on the order in which the world registered its types.
+func sortTypes(types []*fileType) {
+	sort.Slice(types, func(i, j int) bool {
+		a, b := types[i], types[j]
+		if a.is(TypeResource) != b.is(TypeResource) {
+			return !a.is(TypeResource)
+		}
+		return a.name < b.name
+	})
+}
+
+// appendRegistry encodes the type registry section.
+func appendRegistry(types []*fileType) []byte {
+	size := 0
+	for _, t := range types {
+		size += typeFixedSize + len(t.name) + len(t.schema)
+	}
+	b := sectionBuf(uint32(len(types)), size)
+	for _, t := range types {
+		b.bytes(t.id[:])
+		b.str16(t.name)
+		b.u32(t.version)
+		b.u32(t.flags)
+		b.u32(t.size)
+		b.u32(uint32(len(t.schema)))
+		b.bytes(t.schema)
+	}
+	return finishSection(b)
+}
+
+// readRegistry reads and validates the type registry section.
+func readRegistry(s *streamReader, h *Header, buf []byte) ([]fileType, []byte, error) {
+	r, count, buf, err := s.section(buf, "type registry", typeFixedSize)
+	if err != nil {
+		return nil, buf, err
+	}
+	if count != h.Types {
+		return nil, buf, fmt.Errorf("%w: type registry at offset %d: %d types, header says %d", ErrCorrupt, r.base-sectionHeadSize, count, h.Types)
+	}
+	types := make([]fileType, count)
+	seen := make(map[string]bool, count)
+	resources := uint32(0)
+	for i := range types {
+		t := &types[i]
+		at := r.offset()
+		copy(t.id[:], r.take(typeIDSize))
+		t.name = r.str16()
+		t.version = r.u32()
+		t.flags = r.u32()
+		t.size = r.u32()
+		t.schema = append([]byte(nil), r.take(int(r.u32()))...)
+		if r.err != nil {
+			return nil, buf, r.err
+		}
+		bad := func(format string, args ...any) ([]fileType, []byte, error) {
+			return nil, buf, fmt.Errorf("%w: type registry entry %d (%q) at offset %d: %s", ErrCorrupt, i, t.name, at, fmt.Sprintf(format, args...))
+		}
+		key := t.name
+		if t.is(TypeResource) {
+			key += " (resource)"
+			resources++
+		}
+		switch {
+		case len(t.name) == 0 || len(t.name) > maxNameLen:
+			return bad("name length %d", len(t.name))
+		case t.id != typeID(t.name):
+			return bad("type id %x does not match the name", t.id)
+		case seen[key]:
+			return bad("type listed twice")
+		case t.flags&^knownTypeFlags != 0:
+			return bad("unknown flags %#x", t.flags&^knownTypeFlags)
+		case t.is(TypeResource) && t.flags&(TypeTransient|TypeRelation|TypeRaw) != 0:
+			return bad("flags %#x are not valid for a resource", t.flags)
+		case t.is(TypeZeroSized) != (t.size == 0):
+			return bad("size %d with flags %#x", t.size, t.flags)
+		case t.is(TypeZeroSized) && t.is(TypeRaw):
+			return bad("zero-sized type marked raw")
+		case t.is(TypeRaw) != (len(t.schema) > 0):
+			return bad("schema of %d bytes with flags %#x", len(t.schema), t.flags)
+		}
+		seen[key] = true
+		if t.is(TypeRaw) {
+			if t.node, err = parseSchema(t.schema, t.size); err != nil {
+				return bad("schema does not describe %d bytes", t.size)
+			}
+		}
+	}
+	if r.remaining() != 0 {
+		return nil, buf, fmt.Errorf("%w: type registry at offset %d: %d bytes after the last entry", ErrCorrupt, r.offset(), r.remaining())
+	}
+	if resources != h.Resources {
+		return nil, buf, fmt.Errorf("%w: type registry: %d resource types, header says %d resources", ErrCorrupt, resources, h.Resources)
+	}
+	return types, buf, nil
+}
