@@ -152,9 +152,61 @@ const (
 	openAt
 	openRepair
 	openCompacted // a file this package just wrote: the generator was checked when the source opened
+	openRoot      // an explicit header from Store.Root
 )
 
+// OpenRoot opens the store at path with the contents of the generation that
+// root describes: the bytes [Store.Root] returned while that generation was
+// current. The file keeps every generation's page table (it is only ever
+// appended to), so roots stay valid until the file is compacted in place
+// with [Store.Compact]; compaction into a new file leaves the old one and
+// its roots intact. The store's next commit becomes generation
+// max(root's, every slot's)+1 and appends after all data, so that the
+// roots of the generations in between stay valid too. Generation reports
+// that maximum until then.
+//
+// With cfg.ReadOnly and no Generator the generator version is not checked,
+// for inspection: Check and ReadRaw work, Get of a Delta chunk does not.
+//
+// A root whose page table is damaged returns an error wrapping ErrCorrupt:
+// unlike Open, OpenRoot does not rebuild, because a rebuild could not tell
+// that generation's records from later ones.
+func OpenRoot(path string, cfg Config, root []byte) (*Store, error) {
+	h, err := parseRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("chunkstore: open %s at a root: %w", path, err)
+	}
+	return openStoreRoot(path, cfg, openRoot, h.generation, &h)
+}
+
+// Root returns the 64-byte description of the current generation (its
+// header slot), for [OpenRoot].
+func (s *Store) Root() []byte {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	hb := s.hdr.marshal()
+	return hb[:]
+}
+
+// parseRoot parses a root: a header slot of either parity.
+func parseRoot(root []byte) (header, error) {
+	h, err := parseHeader(root, 0)
+	if err != nil && len(root) >= headerSize && !isZero(root[:headerSize]) {
+		if h1, err1 := parseHeader(root, 1); err1 == nil {
+			return h1, nil
+		}
+	}
+	if errors.Is(err, errEmptySlot) {
+		err = fmt.Errorf("%w: the root is all zero", ErrCorrupt)
+	}
+	return h, err
+}
+
 func openStore(path string, cfg Config, mode openMode, gen uint64) (*Store, error) {
+	return openStoreRoot(path, cfg, mode, gen, nil)
+}
+
+func openStoreRoot(path string, cfg Config, mode openMode, gen uint64, root *header) (*Store, error) {
 	cfg, err := cfg.withDefaults(false)
 	if err != nil {
 		return nil, err
@@ -169,7 +221,7 @@ func openStore(path string, cfg Config, mode openMode, gen uint64) (*Store, erro
 	if err != nil {
 		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
 	}
-	s, err := load(f, path, cfg, mode, gen)
+	s, err := load(f, path, cfg, mode, gen, root)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -180,7 +232,7 @@ func openStore(path string, cfg Config, mode openMode, gen uint64) (*Store, erro
 
 // load reads the header slots, picks one and builds the index from its
 // page table, or from a scan when that table is damaged.
-func load(f vfs.File, path string, cfg Config, mode openMode, gen uint64) (*Store, error) {
+func load(f vfs.File, path string, cfg Config, mode openMode, gen uint64, root *header) (*Store, error) {
 	size, err := f.Size()
 	if err != nil {
 		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
@@ -199,6 +251,9 @@ func load(f vfs.File, path string, cfg Config, mode openMode, gen uint64) (*Stor
 		}
 	}
 	slices.SortFunc(order, func(a, b int) int { return -cmp.Compare(hdrs[a].generation, hdrs[b].generation) })
+	if mode == openRoot {
+		return loadRoot(f, path, cfg, size, *root, hdrs, errs)
+	}
 	if len(order) == 0 {
 		switch mode {
 		case openRepair:
@@ -244,6 +299,37 @@ func load(f vfs.File, path string, cfg Config, mode openMode, gen uint64) (*Stor
 		}
 		s.dropDeltas(h.genVersion, want)
 	}
+	s.recount()
+	return s, nil
+}
+
+// loadRoot builds the store of an explicit root; see OpenRoot.
+func loadRoot(f vfs.File, path string, cfg Config, size int64, h header, hdrs [slotCount]header, errs [slotCount]error) (*Store, error) {
+	if err := cfg.checkAgainst(h); err != nil {
+		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
+	}
+	// A read-only store without a generator is for inspection (arksave
+	// check): it reads every record as stored and needs no version match.
+	inspect := cfg.ReadOnly && cfg.Generator == nil
+	if want := cfg.generatorVersion(); h.genVersion != want && !inspect {
+		return nil, fmt.Errorf("chunkstore: open %s: %w: the root was written with generator version %d, the game has %d",
+			path, ErrGeneratorVersion, h.genVersion, want)
+	}
+	s := newStore(path, cfg, f, h)
+	end, err := s.loadChain(h, size)
+	if err != nil {
+		return nil, fmt.Errorf("chunkstore: open %s at the root of generation %d: %w", path, h.generation, err)
+	}
+	s.w = max(end, dataStart)
+	top := h.generation
+	for i := range slotCount {
+		if errs[i] == nil {
+			s.report.Slots++
+			s.w = max(s.w, slotEnd(f, hdrs[i], size))
+			top = max(top, hdrs[i].generation)
+		}
+	}
+	s.hdr.generation = top
 	s.recount()
 	return s, nil
 }

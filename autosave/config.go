@@ -1,0 +1,100 @@
+package autosave
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/arksave/arksave/snapshot"
+)
+
+// Config is the ECS resource that controls autosave (seed 004's
+// AutosaveConfig). The plugin reads it every tick, so a game can change it
+// at any time, for example from a settings menu.
+type Config struct {
+	// Interval between automatic saves. The timer counts game ticks, not wall
+	// time, and restarts after every save, automatic or requested.
+	Interval time.Duration
+	// Enabled turns automatic saves on or off. Requested saves always run.
+	Enabled bool
+	// MaxBackups is how many older generations are kept in backups/ and can
+	// be restored. 0 keeps none.
+	MaxBackups int
+	// PauseDuringSave asks the game to pause its simulation while a save is
+	// in progress (seed 000's SimulationState): the plugin sets
+	// SimulationState.Paused, the game's systems honour it.
+	PauseDuringSave bool
+}
+
+// DefaultConfig returns the defaults: every 300 s, enabled, one backup.
+func DefaultConfig() Config {
+	return Config{Interval: 300 * time.Second, Enabled: true, MaxBackups: 1}
+}
+
+// State is the ECS resource that shows what autosave is doing (seed 004's
+// AutosaveState). The plugin writes it; the game reads it, for example to
+// draw a progress bar.
+type State struct {
+	// TimeSinceLastSave is the game time since the last save finished.
+	TimeSinceLastSave time.Duration
+	// InProgress is true from the snapshot until the writer reports back.
+	InProgress bool
+	// Progress of the running save, from 0 to 1.
+	Progress float32
+	// Saves counts the saves that finished, successfully or not.
+	Saves int
+	// LastResult is the outcome of the last finished save; nil before the first.
+	LastResult *Result
+	// LongestStall is the longest time the game loop spent on a save's
+	// snapshot and hand-off since the plugin started.
+	LongestStall time.Duration
+}
+
+// Result is the outcome of one save.
+type Result struct {
+	// Err is nil when the save committed. The previous generation is then
+	// still the last committed one, and the next save retries.
+	Err error
+	// Generation is the committed generation (the previous one on error).
+	Generation uint64
+	// Dir is the save directory written to.
+	Dir string
+	// Stall is the time the game loop spent taking the snapshot.
+	Stall time.Duration
+	// Duration is the time from the request to the durable commit.
+	Duration time.Duration
+	// ChunksWritten and BodiesWritten count the records written.
+	ChunksWritten int
+	BodiesWritten int
+	// BytesWritten counts every byte written to disk for this save.
+	BytesWritten int64
+	// WorldBytes is the size of the ECS world file.
+	WorldBytes int64
+	// Compacted tells whether the chunk store was compacted by this save.
+	Compacted bool
+	// CompactErr is set when a compaction was due but failed; the save itself
+	// committed without it and the next save tries again.
+	CompactErr error
+
+	// Chunks and Bodies list what the save committed, so that the game loop
+	// can mark those chunks Persisted (unless they changed since).
+	Chunks []snapshot.ChunkVersion
+	Bodies []snapshot.BodyHash
+}
+
+// String summarises the result in one line.
+func (r *Result) String() string {
+	if r.Err != nil {
+		return fmt.Sprintf("save failed after %v: %v", r.Duration.Round(time.Microsecond), r.Err)
+	}
+	return fmt.Sprintf("generation %d: %d chunks, %d bodies, %d bytes in %v (stall %v)",
+		r.Generation, r.ChunksWritten, r.BodiesWritten, r.BytesWritten,
+		r.Duration.Round(time.Microsecond), r.Stall.Round(time.Microsecond))
+}
+
+// SimulationState is the ECS resource through which the plugin asks the
+// game to pause its simulation while a save runs, when
+// Config.PauseDuringSave is set (seed 000). Game systems that move pixels
+// skip their update while Paused is true.
+type SimulationState struct {
+	Paused bool
+}

@@ -1,0 +1,405 @@
+package autosave
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arksave/arksave/internal/vfs"
+)
+
+// Dir is a save directory: the manifest (the commit point), the ECS world
+// file of the committed generation, the chunk store, and backups/.
+//
+//	<save>/
+//	  manifest            generation G, file names, sizes, CRC32-C
+//	  world-<G>.pecs      the ECS world of generation G
+//	  chunks.pxsw         the chunk store (chunks-<g>.pxsw after a compaction at g)
+//	  backups/            manifest-<g> and world-<g>.pecs of older generations
+//
+// Files newer than the manifest (from a save that did not commit) are
+// ignored and removed when the directory is opened.
+//
+// A Dir is not safe for concurrent use; the writer goroutine owns it.
+type Dir struct {
+	fs   vfs.FS
+	path string
+	man  *Manifest
+}
+
+// OpenDir opens the save directory at dir, creating it if it is missing.
+// If the directory holds a committed save, its manifest is read and
+// verified, and files that the manifest and the backups do not name are
+// removed. A directory without a manifest is an empty save (Manifest
+// returns nil); a corrupt manifest is an error wrapping [ErrCorrupt].
+func OpenDir(fsys vfs.FS, dir string) (*Dir, error) {
+	if fsys == nil {
+		fsys = vfs.OS
+	}
+	if err := mkdirDurable(fsys, dir); err != nil {
+		return nil, fmt.Errorf("autosave: create save directory: %w", err)
+	}
+	d := &Dir{fs: fsys, path: dir}
+	data, err := vfs.ReadFile(fsys, d.join(ManifestName))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("autosave: read manifest: %w", err)
+	default:
+		m, err := decodeManifest(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d.join(ManifestName), err)
+		}
+		d.man = m
+	}
+	if err := d.cleanup(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// mkdirDurable creates dir and its missing parents and syncs the parent of
+// each one it created, so that the new directories survive a crash before
+// anything in them is committed.
+func mkdirDurable(fsys vfs.FS, dir string) error {
+	dir = filepath.Clean(dir)
+	var created []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := fsys.Stat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if len(created) == 0 {
+		return nil
+	}
+	if err := fsys.MkdirAll(dir); err != nil {
+		return err
+	}
+	for i := len(created) - 1; i >= 0; i-- {
+		if err := fsys.SyncDir(filepath.Dir(created[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Path returns the directory's path.
+func (d *Dir) Path() string { return d.path }
+
+// FS returns the file system the directory is on.
+func (d *Dir) FS() vfs.FS { return d.fs }
+
+// Manifest returns a copy of the committed manifest, or nil if the
+// directory holds no save yet.
+func (d *Dir) Manifest() *Manifest {
+	if d.man == nil {
+		return nil
+	}
+	m := *d.man
+	return &m
+}
+
+// Generation returns the committed generation, 0 if none.
+func (d *Dir) Generation() uint64 {
+	if d.man == nil {
+		return 0
+	}
+	return d.man.Generation
+}
+
+func (d *Dir) join(name string) string { return filepath.Join(d.path, filepath.FromSlash(name)) }
+
+// Join returns the path of a file named relative to the directory, as the
+// manifest names them.
+func (d *Dir) Join(name string) string { return d.join(name) }
+
+// ReadWorld reads the ECS world file that m names (the committed manifest
+// when m is nil) and verifies its size and checksum.
+func (d *Dir) ReadWorld(m *Manifest) ([]byte, error) {
+	if m == nil {
+		m = d.man
+	}
+	if m == nil {
+		return nil, ErrNoSave
+	}
+	return d.readRef(m.World)
+}
+
+func (d *Dir) readRef(ref FileRef) ([]byte, error) {
+	data, err := vfs.ReadFile(d.fs, d.join(ref.Name))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s named by the manifest is missing", ErrCorrupt, ref.Name)
+		}
+		return nil, fmt.Errorf("autosave: read %s: %w", ref.Name, err)
+	}
+	if int64(len(data)) != ref.Size {
+		return nil, fmt.Errorf("%w: %s: size %d, manifest says %d", ErrCorrupt, ref.Name, len(data), ref.Size)
+	}
+	if got := crc32.Checksum(data, castagnoli); got != ref.CRC32C {
+		return nil, fmt.Errorf("%w: %s: crc32c %08x, manifest says %08x", ErrCorrupt, ref.Name, got, ref.CRC32C)
+	}
+	return data, nil
+}
+
+// Commit is what a new generation consists of besides its number.
+type Commit struct {
+	World      []byte   // the encoded ECS world
+	Chunks     StoreRef // the chunk store generation, already durable
+	MaxBackups int      // older generations to keep in backups/
+	Now        time.Time
+}
+
+// Commit makes a new generation durable and current: it writes the world
+// file, then replaces the manifest (write temp, sync, sync directory,
+// rename, sync directory). The chunk store generation that c names must be
+// durable before Commit is called. A crash or an error at any step leaves
+// the previous generation committed and loadable. After the switch, the
+// previous generation moves to backups/ (or is removed), best effort: a
+// failure there is not an error of the commit and is repaired at the next
+// OpenDir.
+//
+// It returns the new manifest and the bytes written.
+func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
+	gen := d.Generation() + 1
+	if c.Now.IsZero() {
+		c.Now = time.Now()
+	}
+	m := &Manifest{
+		Generation: gen,
+		CreatedMS:  c.Now.UnixMilli(),
+		ModifiedMS: c.Now.UnixMilli(),
+		World:      FileRef{Name: WorldName(gen), Size: int64(len(c.World)), CRC32C: crc32.Checksum(c.World, castagnoli)},
+		Chunks:     c.Chunks,
+	}
+	if d.man != nil {
+		m.CreatedMS = d.man.CreatedMS
+	}
+	var written int64
+
+	// The world file gets a name no committed manifest uses, so it can be
+	// written in place: until the manifest names it, it is ignored.
+	if err := d.writeSynced(m.World.Name, c.World); err != nil {
+		return nil, written, err
+	}
+	written += int64(len(c.World))
+
+	mdata := m.encode()
+	tmp := ManifestName + ".tmp"
+	if err := d.writeSynced(tmp, mdata); err != nil {
+		return nil, written, err
+	}
+	written += int64(len(mdata))
+	// The world file's and the temp manifest's directory entries become
+	// durable before the rename that commits, so that no file system can keep
+	// the new manifest without the world it names.
+	if err := d.fs.SyncDir(d.path); err != nil {
+		return nil, written, fmt.Errorf("autosave: sync save directory: %w", err)
+	}
+	if err := d.fs.Rename(d.join(tmp), d.join(ManifestName)); err != nil {
+		return nil, written, fmt.Errorf("autosave: commit manifest: %w", err)
+	}
+	if err := d.fs.SyncDir(d.path); err != nil {
+		// The rename may or may not be durable: the outcome is unknown until
+		// the directory is read again, so report failure. The caller's next
+		// save writes generation gen+1 over whichever is current.
+		d.reload()
+		return nil, written, fmt.Errorf("autosave: sync save directory after commit: %w", err)
+	}
+	prev := d.man
+	d.man = m
+	d.retire(prev, c.MaxBackups)
+	return d.Manifest(), written, nil
+}
+
+// reload re-reads the manifest after a commit whose outcome is unknown.
+func (d *Dir) reload() {
+	data, err := vfs.ReadFile(d.fs, d.join(ManifestName))
+	if err != nil {
+		return
+	}
+	if m, err := decodeManifest(data); err == nil {
+		d.man = m
+	}
+}
+
+func (d *Dir) writeSynced(name string, data []byte) error {
+	f, err := d.fs.Create(d.join(name))
+	if err != nil {
+		return fmt.Errorf("autosave: create %s: %w", name, err)
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("autosave: write %s: %w", name, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("autosave: sync %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("autosave: close %s: %w", name, err)
+	}
+	return nil
+}
+
+// retire moves the previous generation's world file and manifest into
+// backups/ and prunes backups beyond max. Failures are left for cleanup.
+func (d *Dir) retire(prev *Manifest, max int) {
+	if prev != nil && max > 0 {
+		if err := d.fs.MkdirAll(d.join(BackupDir)); err == nil {
+			b := *prev
+			b.World.Name = path.Join(BackupDir, WorldName(prev.Generation))
+			if d.fs.Rename(d.join(prev.World.Name), d.join(b.World.Name)) == nil {
+				_ = vfs.WriteFileAtomic(d.fs, d.join(backupManifestName(prev.Generation)), b.encode())
+			}
+		}
+	}
+	_ = d.cleanupWith(max)
+}
+
+func backupManifestName(g uint64) string {
+	return path.Join(BackupDir, "manifest-"+strconv.FormatUint(g, 10))
+}
+
+// Backups returns the manifests of the generations kept in backups/, newest
+// first. Damaged backup manifests are skipped.
+func (d *Dir) Backups() []*Manifest {
+	names, err := d.fs.ReadDir(d.join(BackupDir))
+	if err != nil {
+		return nil
+	}
+	var out []*Manifest
+	for _, n := range names {
+		if !strings.HasPrefix(n, "manifest-") || strings.HasSuffix(n, ".tmp") {
+			continue
+		}
+		data, err := vfs.ReadFile(d.fs, d.join(path.Join(BackupDir, n)))
+		if err != nil {
+			continue
+		}
+		m, err := decodeManifest(data)
+		if err != nil || "manifest-"+strconv.FormatUint(m.Generation, 10) != n {
+			continue
+		}
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Generation > out[j].Generation })
+	return out
+}
+
+// Backup returns the manifest of backed-up generation g.
+func (d *Dir) Backup(g uint64) (*Manifest, error) {
+	for _, m := range d.Backups() {
+		if m.Generation == g {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("autosave: generation %d is not among the backups of %s", g, d.path)
+}
+
+// Restore makes backed-up generation g current again, as a new generation:
+// its world file is copied into the new generation and the manifest names
+// the chunk store generation g used (through its root, which stays valid
+// because the store file is append-only and kept while a backup needs it).
+// The generation that was current becomes a backup like after any commit.
+func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
+	b, err := d.Backup(g)
+	if err != nil {
+		return nil, err
+	}
+	world, err := d.ReadWorld(b)
+	if err != nil {
+		return nil, fmt.Errorf("autosave: restore generation %d: %w", g, err)
+	}
+	if _, err := d.fs.Stat(d.join(b.Chunks.Name)); err != nil {
+		return nil, fmt.Errorf("autosave: restore generation %d: chunk store %s: %w", g, b.Chunks.Name, err)
+	}
+	if len(b.Chunks.Root) == 0 {
+		return nil, fmt.Errorf("autosave: restore generation %d: its manifest has no chunk store root", g)
+	}
+	m, _, err := d.Commit(Commit{World: world, Chunks: b.Chunks, MaxBackups: max(maxBackups, 1)})
+	return m, err
+}
+
+// cleanup removes what the manifest and the backups do not name, keeping
+// every backup that exists.
+func (d *Dir) cleanup() error { return d.cleanupWith(-1) }
+
+// cleanupWith removes files that no manifest names: world files and temp
+// files of saves that did not commit, backups beyond max (max < 0 keeps
+// all), and chunk stores that neither the manifest nor a kept backup uses.
+func (d *Dir) cleanupWith(max int) error {
+	backups := d.Backups()
+	if max >= 0 && len(backups) > max {
+		for _, b := range backups[max:] {
+			_ = d.fs.Remove(d.join(backupManifestName(b.Generation)))
+		}
+		backups = backups[:max]
+	}
+	keep := map[string]bool{ManifestName: true}
+	if d.man != nil {
+		keep[d.man.World.Name] = true
+		keep[d.man.Chunks.Name] = true
+	}
+	for _, b := range backups {
+		keep[b.World.Name] = true
+		keep[b.Chunks.Name] = true
+		keep[backupManifestName(b.Generation)] = true
+	}
+	if d.man == nil {
+		// Without a manifest a chunk store may still hold a player's world
+		// (a lost manifest is repairable): never remove one.
+		keep[ChunksName] = true
+		if names, err := d.fs.ReadDir(d.path); err == nil {
+			for _, n := range names {
+				if strings.HasSuffix(n, ".pxsw") {
+					keep[n] = true
+				}
+			}
+		}
+	}
+	for _, sub := range []string{".", BackupDir} {
+		names, err := d.fs.ReadDir(d.join(sub))
+		if err != nil {
+			continue
+		}
+		for _, n := range names {
+			rel := path.Join(sub, n)
+			if keep[rel] || !ours(n) {
+				continue
+			}
+			if err := d.fs.Remove(d.join(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("autosave: remove stale %s: %w", rel, err)
+			}
+		}
+	}
+	return nil
+}
+
+// ours reports whether a file name is one the save format uses, so that
+// cleanup never removes a file a user put into the directory.
+func ours(name string) bool {
+	name = strings.TrimSuffix(name, ".tmp")
+	switch {
+	case name == ManifestName, name == ChunksName:
+		return true
+	case strings.HasPrefix(name, "world-") && strings.HasSuffix(name, ".pecs"):
+		return true
+	case strings.HasPrefix(name, "manifest-"):
+		return true
+	case strings.HasPrefix(name, "chunks-") && strings.HasSuffix(name, ".pxsw"):
+		return true
+	}
+	return false
+}

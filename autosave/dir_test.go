@@ -1,0 +1,229 @@
+package autosave_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/vfs"
+)
+
+func expect(t *testing.T, ok bool, format string, args ...any) {
+	t.Helper()
+	if !ok {
+		t.Fatalf(format, args...)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func world(g int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("world %d;", g)), 10+g) }
+
+func commit(d *autosave.Dir, g int, backups int) error {
+	_, _, err := d.Commit(autosave.Commit{
+		World:      world(g),
+		Chunks:     autosave.StoreRef{Name: autosave.ChunksName, Generation: uint64(g)},
+		MaxBackups: backups,
+		Now:        time.UnixMilli(int64(1000 * g)),
+	})
+	return err
+}
+
+// loaded returns the generation a fresh open of the directory sees and
+// checks that its world is exactly that generation's.
+func loaded(t *testing.T, fsys vfs.FS) int {
+	t.Helper()
+	d, err := autosave.OpenDir(fsys, "/save")
+	must(t, err)
+	m := d.Manifest()
+	if m == nil {
+		return 0
+	}
+	w, err := d.ReadWorld(nil)
+	must(t, err)
+	expect(t, bytes.Equal(w, world(int(m.Generation))), "generation %d has another generation's world", m.Generation)
+	expect(t, m.Chunks.Generation == m.Generation, "chunk ref %d in generation %d", m.Chunks.Generation, m.Generation)
+	return int(m.Generation)
+}
+
+func TestCommitAndReopen(t *testing.T) {
+	mem := vfs.NewMem()
+	d, err := autosave.OpenDir(mem, "/save")
+	must(t, err)
+	expect(t, d.Manifest() == nil && d.Generation() == 0, "new directory has a save")
+	_, err = d.ReadWorld(nil)
+	expect(t, errors.Is(err, autosave.ErrNoSave), "ReadWorld of empty dir: %v", err)
+	for g := 1; g <= 4; g++ {
+		must(t, commit(d, g, 2))
+	}
+	expect(t, loaded(t, mem) == 4, "reopen")
+	names, _ := mem.ReadDir("/save")
+	expect(t, slices.Equal(names, []string{"backups", "manifest", "world-4.pecs"}), "top level: %v", names)
+	gens := []uint64{}
+	for _, b := range d.Backups() {
+		gens = append(gens, b.Generation)
+		w, err := d.ReadWorld(b)
+		must(t, err)
+		expect(t, bytes.Equal(w, world(int(b.Generation))), "backup %d world", b.Generation)
+	}
+	expect(t, slices.Equal(gens, []uint64{3, 2}), "backups: %v", gens)
+	m, err := d.Backup(3)
+	must(t, err)
+	expect(t, m.CreatedMS == 1000, "created time is the first save's: %d", m.CreatedMS)
+	_, err = d.Backup(1)
+	expect(t, err != nil, "pruned backup still restorable")
+}
+
+// A crash at every step of a commit, keeping none, some or all unsynced
+// data, leaves exactly the old or the new generation.
+func TestCommitCrashAtEveryStep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, keep := range []float64{0, 0.3, 0.7, 1} {
+		sawOld, sawNew := false, false
+		for n := 0; ; n++ {
+			mem := vfs.NewMem()
+			d, err := autosave.OpenDir(mem, "/save")
+			must(t, err)
+			must(t, commit(d, 1, 1))
+			must(t, commit(d, 2, 1))
+			fsys, crash := vfs.NewCrashFS(mem, n, keep, rng)
+			d, err = autosave.OpenDir(fsys, "/save")
+			if crash.Crashed() == nil {
+				must(t, err)
+				err = commit(d, 3, 1)
+			}
+			after := crash.Crashed()
+			if after == nil {
+				must(t, err)
+				break
+			}
+			g := loaded(t, after)
+			expect(t, g == 2 || g == 3, "keep %v, crash before call %d: generation %d", keep, n, g)
+			sawOld, sawNew = sawOld || g == 2, sawNew || g == 3
+			// The reopened directory commits on top of what it found.
+			d2, err := autosave.OpenDir(after, "/save")
+			must(t, err)
+			must(t, commit(d2, g+1, 1))
+			expect(t, loaded(t, after) == g+1, "commit after crash")
+		}
+		expect(t, sawOld, "keep %v: no crash point left the old generation", keep)
+		if keep == 1 {
+			expect(t, sawNew, "keep everything: no crash point kept the new generation")
+		}
+	}
+}
+
+// An error at any call leaves the previous generation loadable, and a later
+// commit succeeds.
+func TestCommitErrorsAtEveryStep(t *testing.T) {
+	for _, e := range []error{syscall.ENOSPC, syscall.EIO} {
+		for n := 0; ; n++ {
+			mem := vfs.NewMem()
+			d0, err := autosave.OpenDir(mem, "/save")
+			must(t, err)
+			must(t, commit(d0, 1, 1))
+			cd := &vfs.Countdown{N: n, Err: e}
+			fsys := &vfs.Faulty{FS: mem, Injector: cd}
+			d, err := autosave.OpenDir(fsys, "/save")
+			if err == nil {
+				err = commit(d, 2, 1)
+			}
+			if !cd.Fired() {
+				must(t, err)
+				break
+			}
+			g := loaded(t, mem)
+			expect(t, g == 1 || g == 2, "%v at call %d: generation %d", e, n, g)
+			if d != nil {
+				gen := int(d.Generation())
+				expect(t, gen == g, "%v at call %d: Dir says %d, disk says %d", e, n, gen, g)
+				must(t, commit(d, gen+1, 1)) // the fault is gone: the retry commits
+				expect(t, loaded(t, mem) == gen+1, "retry after %v at call %d", e, n)
+			}
+		}
+	}
+}
+
+func TestManifestCorruptionDetected(t *testing.T) {
+	mem := vfs.NewMem()
+	d, err := autosave.OpenDir(mem, "/save")
+	must(t, err)
+	must(t, commit(d, 1, 0))
+	good, err := vfs.ReadFile(mem, "/save/manifest")
+	must(t, err)
+	for i := range len(good) * 8 {
+		bad := bytes.Clone(good)
+		bad[i/8] ^= 1 << (i % 8)
+		must(t, vfs.WriteFileAtomic(mem, "/save/manifest", bad))
+		_, err := autosave.OpenDir(mem, "/save")
+		expect(t, errors.Is(err, autosave.ErrCorrupt) || errors.Is(err, autosave.ErrVersion),
+			"flip of bit %d (byte %q) not detected: %v", i, good[i/8], err)
+	}
+}
+
+func TestWorldCorruptionDetected(t *testing.T) {
+	mem := vfs.NewMem()
+	d, err := autosave.OpenDir(mem, "/save")
+	must(t, err)
+	must(t, commit(d, 1, 0))
+	f, err := mem.OpenRW("/save/world-1.pecs")
+	must(t, err)
+	_, err = f.WriteAt([]byte{'X'}, 3)
+	must(t, err)
+	_, err = d.ReadWorld(nil)
+	expect(t, errors.Is(err, autosave.ErrCorrupt), "flipped world byte: %v", err)
+	must(t, f.Truncate(5))
+	_, err = d.ReadWorld(nil)
+	expect(t, errors.Is(err, autosave.ErrCorrupt), "truncated world: %v", err)
+	must(t, mem.Remove("/save/world-1.pecs"))
+	_, err = d.ReadWorld(nil)
+	expect(t, errors.Is(err, autosave.ErrCorrupt), "missing world: %v", err)
+}
+
+func TestOpenRemovesFilesNewerThanManifest(t *testing.T) {
+	mem := vfs.NewMem()
+	d, err := autosave.OpenDir(mem, "/save")
+	must(t, err)
+	must(t, commit(d, 1, 0))
+	for _, n := range []string{"world-2.pecs", "manifest.tmp", "chunks-2.pxsw", "notes.txt"} {
+		must(t, vfs.WriteFileAtomic(mem, "/save/"+n, []byte("x")))
+	}
+	_, err = autosave.OpenDir(mem, "/save")
+	must(t, err)
+	names, _ := mem.ReadDir("/save")
+	expect(t, slices.Equal(names, []string{"manifest", "notes.txt", "world-1.pecs"}), "after cleanup: %v", names)
+}
+
+func TestOpenKeepsChunkStoreWithoutManifest(t *testing.T) {
+	mem := vfs.NewMem()
+	must(t, mem.MkdirAll("/save"))
+	must(t, vfs.WriteFileAtomic(mem, "/save/chunks.pxsw", []byte("chunks")))
+	must(t, vfs.WriteFileAtomic(mem, "/save/world-3.pecs", []byte("w")))
+	_, err := autosave.OpenDir(mem, "/save")
+	must(t, err)
+	names, _ := mem.ReadDir("/save")
+	expect(t, slices.Equal(names, []string{"chunks.pxsw"}), "a chunk store without manifest must be kept: %v", names)
+}
+
+func TestOpenCreatesNestedDirectoriesDurably(t *testing.T) {
+	mem := vfs.NewMem()
+	d, err := autosave.OpenDir(mem, "/a/b/save")
+	must(t, err)
+	_, _, err = d.Commit(autosave.Commit{World: world(1), Chunks: autosave.StoreRef{Name: autosave.ChunksName, Generation: 1}})
+	must(t, err)
+	after := mem.Crash(0, nil)
+	d2, err := autosave.OpenDir(after, "/a/b/save")
+	must(t, err)
+	expect(t, d2.Generation() == 1, "nested save directory lost in a crash: generation %d", d2.Generation())
+}

@@ -1,0 +1,99 @@
+package autosave
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+)
+
+// Names of the files in a save directory. They are part of the save format.
+const (
+	ManifestName = "manifest"    // the commit point
+	BackupDir    = "backups"     // older generations kept for restore
+	ChunksName   = "chunks.pxsw" // the chunk store of a new save
+
+	manifestFormat  = "arksave-save"
+	manifestVersion = 1
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Manifest is the commit point of a save directory: the generation and the
+// files that make it up, each with its size and checksum. It is JSON, so
+// that a person can read it; its own CRC32-C guards it.
+type Manifest struct {
+	Format     string   `json:"format"`
+	Version    int      `json:"version"`
+	Generation uint64   `json:"generation"`
+	CreatedMS  int64    `json:"created_ms"`
+	ModifiedMS int64    `json:"modified_ms"`
+	World      FileRef  `json:"world"`
+	Chunks     StoreRef `json:"chunks"`
+	// Checksum is the CRC32-C of the manifest encoded with Checksum = 0.
+	Checksum uint32 `json:"crc32c"`
+}
+
+// FileRef names a file of the save, relative to the save directory.
+type FileRef struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	CRC32C uint32 `json:"crc32c"`
+}
+
+// StoreRef names the chunk store and the generation of it that belongs to
+// this save generation. Root is the store's description of that generation
+// (its header slot), so that an older generation can be reopened from a
+// backup while the store has moved on.
+type StoreRef struct {
+	Name       string `json:"name"`
+	Generation uint64 `json:"generation"`
+	Root       []byte `json:"root,omitempty"`
+}
+
+// CompactedChunksName returns the file name of a chunk store written by the
+// compaction that produced generation g. Older chunk stores stay as long as
+// a backup needs them.
+func CompactedChunksName(g uint64) string { return fmt.Sprintf("chunks-%d.pxsw", g) }
+
+// WorldName returns the file name of the ECS world of generation g.
+func WorldName(g uint64) string { return fmt.Sprintf("world-%d.pecs", g) }
+
+func (m *Manifest) encode() []byte {
+	c := *m
+	c.Format, c.Version, c.Checksum = manifestFormat, manifestVersion, 0
+	body, err := json.MarshalIndent(&c, "", "  ")
+	if err != nil {
+		panic(err) // a struct of plain fields always marshals
+	}
+	c.Checksum = crc32.Checksum(body, castagnoli)
+	out, _ := json.MarshalIndent(&c, "", "  ")
+	return append(out, '\n')
+}
+
+// decodeManifest parses and verifies a manifest.
+func decodeManifest(data []byte) (*Manifest, error) {
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%w: manifest: %v", ErrCorrupt, err)
+	}
+	if m.Format != manifestFormat {
+		return nil, fmt.Errorf("%w: manifest: format %q, want %q", ErrCorrupt, m.Format, manifestFormat)
+	}
+	if m.Version != manifestVersion {
+		return nil, fmt.Errorf("%w: manifest version %d, this build reads %d", ErrVersion, m.Version, manifestVersion)
+	}
+	want := m.Checksum
+	m.Checksum = 0
+	c := m
+	body, _ := json.MarshalIndent(&c, "", "  ")
+	if got := crc32.Checksum(body, castagnoli); got != want {
+		return nil, fmt.Errorf("%w: manifest: crc32c %08x, want %08x", ErrCorrupt, got, want)
+	}
+	if !bytes.Equal(data, (&m).encode()) {
+		return nil, fmt.Errorf("%w: manifest: not in canonical form", ErrCorrupt)
+	}
+	m.Checksum = want
+	return &m, nil
+}

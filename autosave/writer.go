@@ -1,0 +1,507 @@
+package autosave
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/snapshot"
+)
+
+// Options configure a [Writer].
+type Options struct {
+	// FS is the file system; nil means the real one.
+	FS vfs.FS
+	// Store is the chunk store configuration: the game's constants, the
+	// generator and the persisted layers. Its FS field is set to FS.
+	Store chunkstore.Config
+	// Fresh starts a new save in the directory even if it holds one: the
+	// next save commits a new world on top, and the old generations become
+	// backups (as many as MaxBackups keeps).
+	Fresh bool
+}
+
+// Job is one save for the writer.
+type Job struct {
+	Snap       *snapshot.Snapshot
+	MaxBackups int
+	// SaveTo, when set, writes a complete save into that directory instead
+	// and continues there ("Save As"). The current directory stays at its
+	// last committed generation.
+	SaveTo string
+	// RequestedAt is when the save was asked for; Result.Duration counts from it.
+	RequestedAt time.Time
+}
+
+// Writer owns a save directory and its chunk store and commits saves on a
+// goroutine of its own. The game loop submits a [Job] when the writer is
+// idle and polls for the [Result]; loaders read chunks through it
+// concurrently with a commit.
+type Writer struct {
+	opts Options
+
+	mu    sync.RWMutex // guards dir and store against the loader's reads
+	dir   *Dir
+	store *chunkstore.Store
+	name  string // the store's file name within dir
+
+	jobs     chan Job
+	results  chan *Result
+	busy     atomic.Bool
+	progress atomic.Uint32 // per mille
+	closed   bool
+	done     chan struct{}
+}
+
+// OpenWriter opens the save directory at dir (creating it if needed), opens
+// its chunk store at the generation the manifest names, and starts the
+// writer goroutine.
+func OpenWriter(dir string, opts Options) (*Writer, error) {
+	if opts.FS == nil {
+		opts.FS = vfs.OS
+	}
+	opts.Store.FS = opts.FS
+	w := &Writer{opts: opts, jobs: make(chan Job), results: make(chan *Result, 1), done: make(chan struct{})}
+	d, store, name, err := w.openDir(dir, opts.Fresh)
+	if err != nil {
+		return nil, err
+	}
+	w.dir, w.store, w.name = d, store, name
+	go w.loop()
+	return w, nil
+}
+
+// openDir opens a save directory and the chunk store of its committed
+// generation, or a new chunk store when there is no save or fresh is set.
+func (w *Writer) openDir(dir string, fresh bool) (*Dir, *chunkstore.Store, string, error) {
+	d, err := OpenDir(w.opts.FS, dir)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if m := d.Manifest(); m != nil && !fresh {
+		s, err := w.openStore(d, m.Chunks)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("autosave: open chunk store of generation %d: %w", m.Generation, err)
+		}
+		return d, s, m.Chunks.Name, nil
+	}
+	name, err := w.freshStoreName(d)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	s, err := chunkstore.Create(d.Join(name), w.opts.Store)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("autosave: create chunk store: %w", err)
+	}
+	return d, s, name, nil
+}
+
+// openStore opens the chunk store generation a manifest names: through its
+// root when the manifest has one (so that a restored backup's generation
+// opens even after the store moved on), else through its header slot.
+func (w *Writer) openStore(d *Dir, ref StoreRef) (*chunkstore.Store, error) {
+	if len(ref.Root) > 0 {
+		return chunkstore.OpenRoot(d.Join(ref.Name), w.existingConfig(), ref.Root)
+	}
+	return chunkstore.OpenAt(d.Join(ref.Name), w.existingConfig(), ref.Generation)
+}
+
+// existingConfig is the store configuration for opening a saved store: the
+// world seed comes from the save, whatever seed a new world would get.
+func (w *Writer) existingConfig() chunkstore.Config {
+	c := w.opts.Store
+	c.Seed = 0
+	return c
+}
+
+// freshStoreName picks a file name for a new chunk store that no file in
+// the directory has, so that starting over never overwrites a store that a
+// manifest, a backup or a repair might still need.
+func (w *Writer) freshStoreName(d *Dir) (string, error) {
+	for i := d.Generation() + 1; ; i++ {
+		name := ChunksName
+		if i > 1 || d.Manifest() != nil {
+			name = CompactedChunksName(i)
+		}
+		_, err := w.opts.FS.Stat(d.Join(name))
+		if errors.Is(err, fs.ErrNotExist) {
+			return name, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("autosave: %w", err)
+		}
+		if i > d.Generation()+1000 {
+			return "", fmt.Errorf("autosave: no free chunk store name in %s", d.Path())
+		}
+	}
+}
+
+// Submit hands a job to the writer. It returns false, and takes nothing,
+// when a save is still running or its result has not been polled: saves
+// never overlap. On true the writer owns the snapshot and releases it.
+func (w *Writer) Submit(j Job) bool {
+	if !w.busy.CompareAndSwap(false, true) {
+		return false
+	}
+	if j.RequestedAt.IsZero() {
+		j.RequestedAt = time.Now()
+	}
+	w.progress.Store(0)
+	w.jobs <- j
+	return true
+}
+
+// Seed returns the world seed of the chunk store in use.
+func (w *Writer) Seed() uint64 {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.store == nil {
+		return w.opts.Store.Seed
+	}
+	return w.store.Seed()
+}
+
+// FS returns the file system the writer uses.
+func (w *Writer) FS() vfs.FS { return w.opts.FS }
+
+// Busy reports whether a save is running or its result waits to be polled.
+func (w *Writer) Busy() bool { return w.busy.Load() }
+
+// Progress returns the running save's progress, from 0 to 1.
+func (w *Writer) Progress() float32 { return float32(w.progress.Load()) / 1000 }
+
+// Poll returns the result of the last submitted save if it has finished.
+// After a result is returned the writer accepts the next job.
+func (w *Writer) Poll() (*Result, bool) {
+	select {
+	case r := <-w.results:
+		w.busy.Store(false)
+		return r, true
+	default:
+		return nil, false
+	}
+}
+
+// Wait blocks until the submitted save finishes and returns its result, or
+// returns nil at once when no save is pending.
+func (w *Writer) Wait() *Result {
+	if !w.busy.Load() {
+		return nil
+	}
+	r := <-w.results
+	w.busy.Store(false)
+	return r
+}
+
+// Dir returns the path of the save directory the writer writes to.
+func (w *Writer) Dir() string {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.dir.Path()
+}
+
+// Generation returns the last committed generation.
+func (w *Writer) Generation() uint64 {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.dir.Generation()
+}
+
+// Manifest returns the committed manifest, nil before the first save.
+func (w *Writer) Manifest() *Manifest {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.dir.Manifest()
+}
+
+// ReadWorld returns the committed ECS world file, verified.
+func (w *Writer) ReadWorld() ([]byte, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.dir.ReadWorld(nil)
+}
+
+// Get reads chunk pos from the committed store into dst, or generates it;
+// see [chunkstore.Store.Get]. Safe to call from a loader goroutine while a
+// save runs.
+func (w *Writer) Get(pos chunkstore.Pos, dst []uint32) (bool, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.store == nil {
+		return false, errStoreDown
+	}
+	return w.store.Get(pos, dst)
+}
+
+// errStoreDown is returned by reads while a failed save has left the chunk
+// store closed; the next save reopens it.
+var errStoreDown = errors.New("autosave: chunk store unavailable after a failed save")
+
+// Bodies returns the bodies stored with chunk pos. Safe to call from a
+// loader goroutine while a save runs.
+func (w *Writer) Bodies(pos chunkstore.Pos) ([]chunkstore.Body, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.store == nil {
+		return nil, errStoreDown
+	}
+	return w.store.Bodies(pos)
+}
+
+// Switch makes the writer write to the save directory at dir, opening its
+// committed generation (or starting a new save there when fresh is set or
+// it holds none). A save must not be pending: call [Writer.Wait] first.
+func (w *Writer) Switch(dir string, fresh bool) error {
+	if w.Busy() {
+		return errors.New("autosave: Switch while a save is pending; Wait for it first")
+	}
+	d, s, name, err := w.openDir(dir, fresh)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	old := w.store
+	w.dir, w.store, w.name = d, s, name
+	w.mu.Unlock()
+	if old == nil {
+		return nil
+	}
+	return old.Close()
+}
+
+// Close waits for a running save and stops the writer. The last result, if
+// not polled, is dropped.
+func (w *Writer) Close() error {
+	w.Wait()
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.mu.Unlock()
+	close(w.jobs)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.store == nil {
+		return nil
+	}
+	return w.store.Close()
+}
+
+func (w *Writer) loop() {
+	defer close(w.done)
+	for j := range w.jobs {
+		r := w.run(j)
+		w.progress.Store(1000)
+		w.results <- r
+	}
+}
+
+func (w *Writer) setProgress(p float64) { w.progress.Store(uint32(p * 1000)) }
+
+// run commits one save: the chunk store first (records, then its header
+// slot), then the world file and the manifest. An error anywhere leaves the
+// previous generation committed; the writer then reopens the store at that
+// generation so that the next save starts from a consistent state.
+func (w *Writer) run(j Job) *Result {
+	defer j.Snap.Release()
+	res := &Result{Stall: j.Snap.Stall}
+	res.Chunks, res.Bodies = j.Snap.Committed()
+	defer func() { res.Duration = time.Since(j.RequestedAt) }()
+
+	w.mu.RLock()
+	dir, store, name := w.dir, w.store, w.name
+	w.mu.RUnlock()
+	if store == nil {
+		// A failed save could not reopen the store; try again now.
+		w.recover(dir, nil, name, false)
+		w.mu.RLock()
+		store = w.store
+		w.mu.RUnlock()
+		if store == nil {
+			res.Generation = dir.Generation()
+			res.Err = fmt.Errorf("autosave: chunk store %s cannot be reopened after an earlier failure", dir.Join(name))
+			return res
+		}
+	}
+	res.Generation = dir.Generation()
+	res.Dir = dir.Path()
+
+	saveAs := j.SaveTo != ""
+	if saveAs {
+		var err error
+		dir, store, name, err = w.prepareSaveAs(j.SaveTo, store)
+		if err != nil {
+			res.Err = err
+			return res
+		}
+		res.Dir = dir.Path()
+		res.Generation = dir.Generation()
+	}
+	w.setProgress(0.05)
+
+	batch := store.NewBatch()
+	for _, c := range j.Snap.Chunks {
+		batch.PutChunk(snapshot.StorePos(c.Pos), snapshot.Uint32s(c.Buf.Pix))
+	}
+	for _, bs := range j.Snap.Bodies {
+		bodies := make([]chunkstore.Body, len(bs.Bodies))
+		for i := range bs.Bodies {
+			bodies[i] = snapshot.ToStore(&bs.Bodies[i])
+		}
+		if bs.Merge {
+			// A damaged stored set is unreadable either way: the merge
+			// replaces it with the bodies that are known.
+			stored, _ := store.Bodies(snapshot.StorePos(bs.Pos))
+			bodies = mergeBodies(stored, bodies)
+		}
+		batch.PutBodies(snapshot.StorePos(bs.Pos), bodies)
+	}
+	stats, err := store.Commit(batch)
+	if err != nil {
+		res.Err = fmt.Errorf("autosave: commit chunk store: %w", err)
+		w.recover(dir, store, name, saveAs)
+		return res
+	}
+	res.ChunksWritten = len(j.Snap.Chunks)
+	res.BodiesWritten = countBodies(j.Snap.Bodies)
+	res.BytesWritten += stats.BytesWritten
+	w.setProgress(0.75)
+
+	// Compaction is due: write a compacted store beside the old one; the
+	// manifest switches to it in the same commit.
+	var compacted *chunkstore.Store
+	compactedName := ""
+	if store.NeedsCompaction() {
+		compactedName = CompactedChunksName(dir.Generation() + 1)
+		compacted, err = store.CompactTo(dir.Join(compactedName))
+		if err != nil {
+			res.CompactErr = err
+			compacted = nil
+			_ = w.opts.FS.Remove(dir.Join(compactedName))
+		}
+	}
+	commitStore, commitName := store, name
+	if compacted != nil {
+		commitStore, commitName = compacted, compactedName
+	}
+	w.setProgress(0.85)
+
+	man, n, err := dir.Commit(Commit{
+		World:      j.Snap.World,
+		Chunks:     StoreRef{Name: commitName, Generation: commitStore.Generation(), Root: commitStore.Root()},
+		MaxBackups: j.MaxBackups,
+	})
+	res.BytesWritten += n
+	if err != nil {
+		res.Err = err
+		if compacted != nil {
+			compacted.Close()
+		}
+		w.recover(dir, store, name, saveAs)
+		return res
+	}
+	res.Generation = man.Generation
+	res.WorldBytes = int64(len(j.Snap.World))
+	res.Compacted = compacted != nil
+
+	// Switch readers to what was committed.
+	if compacted != nil || saveAs {
+		w.mu.Lock()
+		oldStore := w.store
+		w.dir, w.store, w.name = dir, commitStore, commitName
+		w.mu.Unlock()
+		if oldStore != commitStore {
+			oldStore.Close()
+		}
+		if compacted != nil && store != oldStore {
+			store.Close() // the Save As store, superseded by its compaction
+		}
+	}
+	return res
+}
+
+// prepareSaveAs opens the target directory for a Save As and gives it a
+// chunk store that holds everything the current store holds (a compacted
+// copy); the snapshot's changes then commit on top.
+func (w *Writer) prepareSaveAs(target string, cur *chunkstore.Store) (*Dir, *chunkstore.Store, string, error) {
+	d, err := OpenDir(w.opts.FS, target)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	name, err := w.freshStoreName(d)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	s, err := cur.CompactTo(d.Join(name))
+	if err != nil {
+		_ = w.opts.FS.Remove(d.Join(name))
+		return nil, nil, "", fmt.Errorf("autosave: save as %s: copy chunk store: %w", target, err)
+	}
+	return d, s, name, nil
+}
+
+// recover brings the store back to the generation the manifest names after
+// a failed save. For a failed Save As the target's store is closed and the
+// writer stays on its current directory.
+func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs bool) {
+	if saveAs {
+		store.Close()
+		return
+	}
+	m := dir.Manifest()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if store != nil {
+		store.Close()
+	}
+	var s *chunkstore.Store
+	var err error
+	if m != nil && m.Chunks.Name == name {
+		s, err = w.openStore(dir, m.Chunks)
+	} else {
+		// No manifest names this store yet: it holds nothing committed, so
+		// it starts over.
+		if err = w.opts.FS.Remove(dir.Join(name)); err == nil || errors.Is(err, fs.ErrNotExist) {
+			s, err = chunkstore.Create(dir.Join(name), w.opts.Store)
+		}
+	}
+	if err != nil {
+		// The disk refuses even that; keep the closed store's place with a
+		// store that reopens on the next save attempt.
+		w.store = nil
+		return
+	}
+	w.store = s
+}
+
+// mergeBodies returns stored with the bodies of add replacing those with the
+// same id, and the others of add appended.
+func mergeBodies(stored, add []chunkstore.Body) []chunkstore.Body {
+	ids := make(map[uint64]bool, len(add))
+	for _, b := range add {
+		ids[b.ID] = true
+	}
+	out := make([]chunkstore.Body, 0, len(stored)+len(add))
+	for _, b := range stored {
+		if !ids[b.ID] {
+			out = append(out, b)
+		}
+	}
+	return append(out, add...)
+}
+
+func countBodies(sets []snapshot.BodySet) int {
+	n := 0
+	for _, s := range sets {
+		n += len(s.Bodies)
+	}
+	return n
+}

@@ -1,0 +1,205 @@
+package autosave_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/snapshot"
+)
+
+const size = 16
+
+type flatGen struct{}
+
+func (flatGen) Version() uint32 { return 1 }
+func (flatGen) Generate(x, y int32, seed uint64, dst []uint32) {
+	for i := range dst {
+		dst[i] = uint32(i%3) + uint32(seed)
+	}
+}
+
+func storeConfig() chunkstore.Config {
+	return chunkstore.Config{ChunkSize: size, TileSize: 8, PixelSize: 4, Seed: 3, Generator: flatGen{}}
+}
+
+// version g of the world: chunk (0,0) has pixel g set to 100+g, chunk (1,0)
+// is rewritten every other generation, and the world file names g.
+func snapAt(g int) *snapshot.Snapshot {
+	s := &snapshot.Snapshot{World: []byte(fmt.Sprintf("world generation %d", g))}
+	for _, pos := range []components.ChunkPos{{X: 0, Y: 0}, {X: 1, Y: 0}} {
+		if pos.X == 1 && g%2 == 1 {
+			continue
+		}
+		pix := make([]uint32, size*size)
+		flatGen{}.Generate(pos.X, pos.Y, 3, pix)
+		for i := 1; i <= g; i++ {
+			pix[i] = uint32(100 + i + int(pos.X))
+		}
+		c := components.NewChunkFrom(size, snapshot.Pixels(pix))
+		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share(), Version: uint64(g)})
+	}
+	s.Bodies = []snapshot.BodySet{{Pos: components.ChunkPos{}, Hash: uint64(g), Bodies: []components.PixelBody{{
+		ID: components.BodyID(g), X: float32(g), Width: 1, Height: 1, Pixels: []components.Pixel{7}, Shape: []bool{true},
+	}}}}
+	return s
+}
+
+// expectGeneration checks that the directory opens at generation g with
+// exactly generation g's contents.
+func expectGeneration(t *testing.T, fsys vfs.FS, g int) {
+	t.Helper()
+	w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: storeConfig()})
+	must(t, err)
+	defer w.Close()
+	expect(t, int(w.Generation()) == g, "generation %d, want %d", w.Generation(), g)
+	if g == 0 {
+		return
+	}
+	world, err := w.ReadWorld()
+	must(t, err)
+	expect(t, string(world) == fmt.Sprintf("world generation %d", g), "world file %q in generation %d", world, g)
+	got := make([]uint32, size*size)
+	for _, pos := range []components.ChunkPos{{X: 0, Y: 0}, {X: 1, Y: 0}} {
+		_, err := w.Get(snapshot.StorePos(pos), got)
+		must(t, err)
+		wantPix := make([]uint32, size*size)
+		lastWritten := g
+		if pos.X == 1 && g%2 == 1 {
+			lastWritten = g - 1
+		}
+		if pos.X == 1 && lastWritten == 0 {
+			flatGen{}.Generate(1, 0, 3, wantPix)
+		} else {
+			copy(wantPix, snapshot.Uint32s(snapAt(lastWritten).Chunks[int(pos.X)%len(snapAt(lastWritten).Chunks)].Buf.Pix))
+		}
+		expect(t, slicesEqual(got, wantPix), "generation %d: chunk %v differs", g, pos)
+	}
+	bodies, err := w.Bodies(chunkstore.Pos{})
+	must(t, err)
+	expect(t, len(bodies) == 1 && bodies[0].ID == uint64(g), "generation %d: bodies %v", g, bodies)
+}
+
+func slicesEqual(a, b []uint32) bool { return bytes.Equal(snapshotBytes(a), snapshotBytes(b)) }
+
+func snapshotBytes(p []uint32) []byte {
+	b := make([]byte, 0, 4*len(p))
+	for _, v := range p {
+		b = append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
+	}
+	return b
+}
+
+func save(t *testing.T, w *autosave.Writer, g int) *autosave.Result {
+	t.Helper()
+	expect(t, w.Submit(autosave.Job{Snap: snapAt(g), MaxBackups: 1}), "writer busy")
+	return w.Wait()
+}
+
+func TestWriterCommitsAndReopens(t *testing.T) {
+	mem := vfs.NewMem()
+	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	must(t, err)
+	for g := 1; g <= 3; g++ {
+		r := save(t, w, g)
+		must(t, r.Err)
+		expect(t, int(r.Generation) == g && r.ChunksWritten == len(snapAt(g).Chunks), "result %v", r)
+	}
+	must(t, w.Close())
+	expectGeneration(t, mem, 3)
+}
+
+// A crash before any call of a save, keeping none, some or all of the
+// unsynced data, leaves exactly the previous or the new generation.
+func TestWriterCrashAtEveryCall(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, keep := range []float64{0, 0.5, 1} {
+		for n := 0; ; n++ {
+			mem := vfs.NewMem()
+			w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+			must(t, err)
+			must(t, save(t, w, 1).Err)
+			must(t, save(t, w, 2).Err)
+			must(t, w.Close())
+
+			fsys, crash := vfs.NewCrashFS(mem, n, keep, rng)
+			w, err = autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: storeConfig()})
+			if err == nil {
+				save(t, w, 3)
+				w.Close()
+			}
+			after := crash.Crashed()
+			if after == nil {
+				expectGeneration(t, mem, 3)
+				expect(t, n > 10, "a save made only %d mutating calls", n)
+				t.Logf("keep %v: crashed before each of %d calls", keep, n)
+				break
+			}
+			w2, err := autosave.OpenWriter("/save", autosave.Options{FS: after, Store: storeConfig()})
+			must(t, err)
+			g := int(w2.Generation())
+			w2.Close()
+			expect(t, g == 2 || g == 3, "keep %v, crash before call %d: generation %d", keep, n, g)
+			expectGeneration(t, after, g)
+
+			// Saving goes on from there.
+			w3, err := autosave.OpenWriter("/save", autosave.Options{FS: after, Store: storeConfig()})
+			must(t, err)
+			r := save(t, w3, g+1)
+			must(t, r.Err)
+			must(t, w3.Close())
+			expectGeneration(t, after, g+1)
+		}
+	}
+}
+
+func TestRestoreBackup(t *testing.T) {
+	mem := vfs.NewMem()
+	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	must(t, err)
+	for g := 1; g <= 4; g++ {
+		expect(t, w.Submit(autosave.Job{Snap: snapAt(g), MaxBackups: 3}), "busy")
+		must(t, w.Wait().Err)
+	}
+	must(t, w.Close())
+
+	d, err := autosave.OpenDir(mem, "/save")
+	must(t, err)
+	gens := []uint64{}
+	for _, b := range d.Backups() {
+		gens = append(gens, b.Generation)
+	}
+	expect(t, fmt.Sprint(gens) == "[3 2 1]", "backups %v", gens)
+	m, err := d.Restore(2, 3)
+	must(t, err)
+	expect(t, m.Generation == 5, "restore made generation %d", m.Generation)
+
+	// Generation 5 has generation 2's contents; saving continues from there.
+	w, err = autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	must(t, err)
+	world, err := w.ReadWorld()
+	must(t, err)
+	expect(t, string(world) == "world generation 2", "restored world %q", world)
+	got := make([]uint32, size*size)
+	_, err = w.Get(chunkstore.Pos{}, got)
+	must(t, err)
+	expect(t, slicesEqual(got, snapshot.Uint32s(snapAt(2).Chunks[0].Buf.Pix)), "restored chunk differs from generation 2's")
+	expect(t, w.Submit(autosave.Job{Snap: snapAt(6), MaxBackups: 3}), "busy")
+	must(t, w.Wait().Err)
+	must(t, w.Close())
+	expectGeneration(t, mem, 6)
+
+	// The generation that was current before the restore is a backup now.
+	d, err = autosave.OpenDir(mem, "/save")
+	must(t, err)
+	b, err := d.Backup(4)
+	must(t, err)
+	world, err = d.ReadWorld(b)
+	must(t, err)
+	expect(t, string(world) == "world generation 4", "backup 4 world %q", world)
+}

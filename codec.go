@@ -1,0 +1,72 @@
+package arksave
+
+import (
+	"bytes"
+	"reflect"
+
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/components"
+)
+
+// worldCodec writes the ECS world file: every entity but chunks, pixel
+// bodies and transient ones (those live in the chunk store or nowhere),
+// and every resource but the plugin's own runtime resources.
+type worldCodec struct {
+	opts []archetype.Option
+}
+
+func newWorldCodec(extra []archetype.Option) *worldCodec {
+	opts := []archetype.Option{
+		archetype.SkipEntitiesWith(
+			ecs.C[components.ChunkPos](),
+			ecs.C[components.Chunk](),
+			ecs.C[components.ChunkState](),
+			ecs.C[components.PixelBody](),
+			ecs.C[components.Transient](),
+		),
+		archetype.SkipResources(
+			ecs.C[autosave.Config](),
+			ecs.C[autosave.State](),
+			ecs.C[autosave.SimulationState](),
+			ecs.C[components.ChunkIndex](),
+			ecs.C[Persistence](),
+		),
+	}
+	return &worldCodec{opts: append(opts, extra...)}
+}
+
+func (c *worldCodec) Encode(w *ecs.World) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := archetype.Encode(&buf, w, c.opts...); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (c *worldCodec) Decode(data []byte, w *ecs.World) error {
+	return archetype.Decode(bytes.NewReader(data), w, c.opts...)
+}
+
+// Validate decodes into a scratch world that has w's component and
+// resource types, so that a save that cannot load is found before the
+// live world is reset.
+func (c *worldCodec) Validate(data []byte, w *ecs.World) error {
+	scratch := ecs.NewWorld()
+	for _, id := range ecs.ComponentIDs(w) {
+		if info, ok := ecs.ComponentInfo(w, id); ok {
+			ecs.TypeID(scratch, info.Type)
+		}
+	}
+	for _, id := range ecs.ResourceIDs(w) {
+		tp, ok := ecs.ResourceType(w, id)
+		if !ok || w.Resources().Get(id) == nil {
+			continue
+		}
+		sid := ecs.ResourceTypeID(scratch, tp)
+		scratch.Resources().Add(sid, reflect.New(tp).Interface())
+	}
+	return archetype.Decode(bytes.NewReader(data), scratch, c.opts...)
+}

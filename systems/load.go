@@ -1,0 +1,97 @@
+package systems
+
+import (
+	"fmt"
+
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/components"
+)
+
+// Load replaces the game's world with the last committed save in dir and
+// continues saving there. It waits for a running save to finish first.
+//
+// The save is read and decoded into a scratch world before the live world
+// is touched, so a missing, damaged or incompatible save returns an error
+// and leaves the game as it was. On success every entity of the world is
+// replaced by the saved ones (with their exact ids), resources are
+// overwritten in place (pointers the game holds stay valid), chunks stream
+// in again around the saved focus entities, and the body id generator
+// continues in a new session.
+//
+// Load resets the world ([ecs.World.Reset]): observers and registered
+// filters are dropped, as Ark's Reset does. Call it between ticks, never
+// while a query is being iterated.
+func (r *Runtime) Load(dir string) error {
+	if res := r.writer.Wait(); res != nil {
+		r.apply(res)
+	}
+	d, err := autosave.OpenDir(r.writer.FS(), dir)
+	if err != nil {
+		return fmt.Errorf("load %s: %w", dir, err)
+	}
+	if d.Manifest() == nil {
+		return fmt.Errorf("load %s: %w", dir, autosave.ErrNoSave)
+	}
+	data, err := d.ReadWorld(nil)
+	if err != nil {
+		return fmt.Errorf("load %s: %w", dir, err)
+	}
+	if err := r.cfg.WorldCodec.Validate(data, r.world); err != nil {
+		return fmt.Errorf("load %s: %w", dir, err)
+	}
+	if err := r.writer.Switch(dir, false); err != nil {
+		return fmt.Errorf("load %s: %w", dir, err)
+	}
+	if err := r.replaceWorld(data); err != nil {
+		return fmt.Errorf("load %s: %w", dir, err)
+	}
+	return nil
+}
+
+// replaceWorld resets the world and decodes data into it, keeping the
+// resource values the game and the plugin hold pointers to.
+func (r *Runtime) replaceWorld(data []byte) error {
+	type res struct {
+		id  ecs.ResID
+		ptr any
+	}
+	var keep []res
+	for _, id := range ecs.ResourceIDs(r.world) {
+		if ptr := r.world.Resources().Get(id); ptr != nil {
+			keep = append(keep, res{id, ptr})
+		}
+	}
+	r.world.Reset()
+	for _, k := range keep {
+		r.world.Resources().Add(k.id, k.ptr)
+	}
+	r.forgetChunks()
+	if err := r.cfg.WorldCodec.Decode(data, r.world); err != nil {
+		return err
+	}
+	// A new session: bodies made from now on never collide with saved ones.
+	r.bodyID.Session++
+	r.bodyID.Counter = 0
+	r.state.TimeSinceLastSave = 0
+	return nil
+}
+
+// forgetChunks drops everything the runtime knew about loaded, loading and
+// unloaded chunks; the world's chunk entities are gone.
+func (r *Runtime) forgetChunks() {
+	r.loader.reset()
+	clear(r.pendingChunks)
+	clear(r.pendingBodies)
+	clear(r.storedBodies)
+	clear(r.loading)
+	var all []components.ChunkPos
+	r.index.All(func(p components.ChunkPos, _ ecs.Entity) bool {
+		all = append(all, p)
+		return true
+	})
+	for _, p := range all {
+		r.index.Delete(p)
+	}
+}

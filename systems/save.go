@@ -1,0 +1,281 @@
+package systems
+
+import (
+	"errors"
+	"time"
+
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/snapshot"
+)
+
+// SaveHandle tracks one requested save (seed 000's PersistenceControl).
+// Several requests made while a save is running share the next save and
+// its handle.
+type SaveHandle struct {
+	done chan struct{}
+	res  *autosave.Result
+}
+
+func newHandle() *SaveHandle { return &SaveHandle{done: make(chan struct{})} }
+
+func (h *SaveHandle) complete(res *autosave.Result) {
+	h.res = res
+	close(h.done)
+}
+
+// IsComplete reports whether the save has finished, successfully or not.
+// Poll it once a tick.
+func (h *SaveHandle) IsComplete() bool {
+	select {
+	case <-h.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Wait blocks until the save has finished and returns its error. The save
+// is started and finished by [SaveSystem] on the game loop, so calling Wait
+// on the game loop before the save completes blocks forever: there, poll
+// [SaveHandle.IsComplete] instead, or use [Runtime.SaveNow].
+func (h *SaveHandle) Wait() error {
+	<-h.done
+	return h.res.Err
+}
+
+// Err returns the save's error once it is complete, nil before.
+func (h *SaveHandle) Err() error {
+	if !h.IsComplete() {
+		return nil
+	}
+	return h.res.Err
+}
+
+// Result returns the save's result once it is complete, nil before.
+func (h *SaveHandle) Result() *autosave.Result {
+	if !h.IsComplete() {
+		return nil
+	}
+	return h.res
+}
+
+// RequestSave asks for a save at the next [SaveSystem] update. A request
+// made while a save runs is coalesced into the next one.
+func (r *Runtime) RequestSave() *SaveHandle {
+	r.requested = true
+	h := newHandle()
+	r.waiting = append(r.waiting, h)
+	return h
+}
+
+// RequestSaveTo asks for a save into another directory, which the plugin
+// then continues to use ("Save As"). A later RequestSaveTo before the save
+// starts replaces the target.
+func (r *Runtime) RequestSaveTo(dir string) *SaveHandle {
+	r.saveTo = dir
+	return r.RequestSave()
+}
+
+// SaveSystem applies finished saves, runs the autosave timer and starts
+// saves. Run it once per tick, after the systems that change the world.
+type SaveSystem struct {
+	R *Runtime
+}
+
+// Initialize implements the ark-tools system interface.
+func (s *SaveSystem) Initialize(w *ecs.World) {}
+
+// Update implements the ark-tools system interface.
+func (s *SaveSystem) Update(w *ecs.World) { s.R.tickSave() }
+
+// Finalize implements the ark-tools system interface. It does not save;
+// the game decides whether to save on exit.
+func (s *SaveSystem) Finalize(w *ecs.World) {}
+
+func (r *Runtime) tickSave() {
+	if res, ok := r.writer.Poll(); ok {
+		r.apply(res)
+	}
+	if r.writer.Busy() {
+		r.state.Progress = r.writer.Progress()
+		return
+	}
+	r.state.TimeSinceLastSave += r.cfg.TickDuration
+	due := r.requested ||
+		(r.conf.Enabled && r.conf.Interval > 0 && r.state.TimeSinceLastSave >= r.conf.Interval) ||
+		len(r.pendingChunks) >= r.cfg.MaxPendingChunks
+	if due {
+		r.start()
+	}
+}
+
+// start takes a snapshot and hands it to the writer.
+func (r *Runtime) start() {
+	snap, err := r.Snapshot()
+	if err != nil {
+		r.finishWithError(err)
+		return
+	}
+	job := autosave.Job{Snap: snap, MaxBackups: r.conf.MaxBackups, SaveTo: r.saveTo, RequestedAt: snap.TakenAt}
+	if !r.writer.Submit(job) {
+		snap.Release() // cannot happen: start runs only when the writer is idle
+		return
+	}
+	r.requested, r.saveTo = false, ""
+	r.inflight, r.waiting = r.waiting, nil
+	r.state.InProgress = true
+	r.state.Progress = 0
+	if snap.Stall > r.state.LongestStall {
+		r.state.LongestStall = snap.Stall
+	}
+	if r.conf.PauseDuringSave {
+		r.sim.Paused = true
+	}
+}
+
+// finishWithError completes a save that could not even start.
+func (r *Runtime) finishWithError(err error) {
+	res := &autosave.Result{Err: err, Generation: r.writer.Generation(), Dir: r.writer.Dir()}
+	r.requested, r.saveTo = false, ""
+	r.inflight, r.waiting = r.waiting, nil
+	r.apply(res)
+}
+
+// apply takes a finished save's result on the game loop: committed chunks
+// become Persisted unless they changed since their snapshot, committed
+// unloaded chunks and body sets are forgotten, handles complete.
+func (r *Runtime) apply(res *autosave.Result) {
+	if res.Err == nil {
+		for _, cv := range res.Chunks {
+			if e, ok := r.index.Get(cv.Pos); ok && r.chunkMap.HasAll(e) {
+				_, _, st := r.chunkMap.Get(e)
+				st.Confirm(cv.Version)
+			} else if p, ok := r.pendingChunks[cv.Pos]; ok && p.version == cv.Version {
+				delete(r.pendingChunks, cv.Pos)
+			}
+		}
+		for _, bh := range res.Bodies {
+			if !bh.Merge {
+				r.storedBodies[bh.Pos] = bh.Hash
+			}
+			if p, ok := r.pendingBodies[bh.Pos]; ok && p.Hash == bh.Hash && p.Merge == bh.Merge {
+				delete(r.pendingBodies, bh.Pos)
+			}
+		}
+	}
+	r.state.LastResult = res
+	r.state.Saves++
+	r.state.InProgress = false
+	r.state.Progress = 0
+	r.state.TimeSinceLastSave = 0
+	if r.conf.PauseDuringSave {
+		r.sim.Paused = false
+	}
+	for _, h := range r.inflight {
+		h.complete(res)
+	}
+	r.inflight = nil
+}
+
+// SaveNow saves synchronously on the calling goroutine, which must be the
+// game loop's, between ticks: it waits for a running save, takes a
+// snapshot and waits for its commit. Use it for a final save on exit; in
+// play, prefer [Runtime.RequestSave], which never stalls.
+func (r *Runtime) SaveNow() *autosave.Result {
+	if res := r.writer.Wait(); res != nil {
+		r.apply(res)
+	}
+	r.requested = true
+	r.start()
+	if res := r.writer.Wait(); res != nil {
+		r.apply(res)
+	}
+	return r.state.LastResult
+}
+
+// Snapshot takes everything a save needs without copying pixels: the ECS
+// world encoded, the dirty chunks by reference, unloaded chunks waiting to
+// be saved, and the body sets that differ from what the store holds.
+// The caller owns the snapshot and must Release it (the writer does).
+func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
+	start := time.Now()
+	snap := &snapshot.Snapshot{TakenAt: start}
+
+	world, err := r.cfg.WorldCodec.Encode(r.world)
+	if err != nil {
+		return nil, errors.Join(errors.New("systems: encode ECS world"), err)
+	}
+	snap.World = world
+
+	q := r.chunks.Query()
+	for q.Next() {
+		pos, ch, st := q.Get()
+		if st.IsDirty() {
+			snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: *pos, Buf: ch.Share(), Version: st.Version})
+		}
+	}
+	for pos, p := range r.pendingChunks {
+		snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: p.chunk.Share(), Version: p.version})
+	}
+	snap.Bodies = r.changedBodySets()
+	snap.Stall = time.Since(start)
+	return snap, nil
+}
+
+// changedBodySets groups the persistable bodies of loaded chunks by the
+// chunk that holds their centre and returns the sets that differ from the
+// committed ones, plus the sets of unloaded chunks still waiting.
+func (r *Runtime) changedBodySets() []snapshot.BodySet {
+	groups := r.groupBodies(func(components.ChunkPos) bool { return true })
+	var sets []snapshot.BodySet
+	seen := map[components.ChunkPos]bool{}
+	for pos, bodies := range groups {
+		if _, loaded := r.index.Get(pos); !loaded {
+			continue // an orphan: its chunk is not loaded; it is saved when unloaded
+		}
+		seen[pos] = true
+		if h := snapshot.HashBodies(bodies); h != r.storedBodies[pos] {
+			sets = append(sets, cloneSet(pos, bodies, h))
+		}
+	}
+	// Loaded chunks whose bodies all left or were destroyed.
+	for pos, h := range r.storedBodies {
+		if _, loaded := r.index.Get(pos); loaded && !seen[pos] && h != 0 {
+			sets = append(sets, snapshot.BodySet{Pos: pos})
+		}
+	}
+	for _, p := range r.pendingBodies {
+		sets = append(sets, p)
+	}
+	return sets
+}
+
+// groupBodies returns the persistable, non-empty bodies by the chunk that
+// holds their centre, for chunks that want reports true. The bodies are
+// the components' values (sharing slices).
+func (r *Runtime) groupBodies(want func(components.ChunkPos) bool) map[components.ChunkPos][]components.PixelBody {
+	groups := map[components.ChunkPos][]components.PixelBody{}
+	q := r.persist.Query()
+	for q.Next() {
+		b := q.Get()
+		if b.IsEmpty() {
+			continue
+		}
+		pos := components.ChunkOf(float64(b.X), float64(b.Y), r.cfg.ChunkSize)
+		if want(pos) {
+			groups[pos] = append(groups[pos], *b)
+		}
+	}
+	return groups
+}
+
+func cloneSet(pos components.ChunkPos, bodies []components.PixelBody, hash uint64) snapshot.BodySet {
+	set := snapshot.BodySet{Pos: pos, Hash: hash, Bodies: make([]components.PixelBody, len(bodies))}
+	for i := range bodies {
+		set.Bodies[i] = bodies[i].Clone()
+	}
+	return set
+}
