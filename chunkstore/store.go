@@ -103,7 +103,7 @@ func newStore(path string, cfg Config, f vfs.File, h header) *Store {
 	s := &Store{path: path, cfg: cfg, f: f, hdr: h, chunks: newIndex(0), bodies: newIndex(0), dict: newDict()}
 	s.cc = chunkCodec{
 		npix: int(cfg.ChunkSize) * int(cfg.ChunkSize), mask: cfg.PersistMask, seed: cfg.Seed,
-		gen: cfg.Generator, threshold: cfg.DeltaThreshold,
+		gen: cfg.Generator, threshold: cfg.DeltaThreshold, bases: newBaseCache(cfg.BaseCache),
 	}
 	return s
 }
