@@ -178,32 +178,11 @@ func checkGeneration(r *CheckReport, d *Dir, m *Manifest, cfg chunkstore.Config,
 // newest generation, or scans it when no header slot is valid.
 func checkStoreFile(r *CheckReport, d *Dir, name string, cfg chunkstore.Config) {
 	cfg.FS = d.fs
-	cfg.ReadOnly = true
-	cfg.Generator = nil
-	cfg.Seed = 0
-	s, err := chunkstore.Open(d.join(name), cfg)
-	if err != nil {
-		r.add(name, -1, err)
-		scanErr := chunkstore.Scan(d.fs, d.join(name), func(rec chunkstore.ScanRecord) bool {
-			if rec.Err != nil {
-				p := Problem{File: name, Offset: rec.Handle.Offset, Err: rec.Err}
-				if rec.Kind == chunkstore.RecordFull || rec.Kind == chunkstore.RecordDelta || rec.Kind == chunkstore.RecordBodies {
-					pos := rec.Pos
-					p.Chunk = &pos
-				}
-				r.Problems = append(r.Problems, p)
-			}
-			return true
-		})
-		if scanErr != nil {
-			r.add(name, -1, scanErr)
-		}
-		return
+	rep := chunkstore.CheckFile(d.join(name), cfg)
+	if rep.Slots > 0 {
+		r.Stores++
 	}
-	defer s.Close()
-	r.Stores++
-	addStoreProblems(r, name, "", s.OpenReport().Problems)
-	addStoreProblems(r, name, "", s.Check().Problems)
+	addStoreProblems(r, name, "", rep.Problems)
 }
 
 func addStoreProblems(r *CheckReport, file, prefix string, ps []chunkstore.Problem) {

@@ -158,3 +158,43 @@ func (s *Store) checkEntry(e Entry, sc *readScratch, dst []uint32) error {
 	}
 	return err
 }
+
+// CheckFile checks the store file at path on its own, without the game: it
+// opens the newest generation read-only for inspection (cfg's constants may
+// be zero; its Generator is not used) and returns what opening skipped
+// together with what Check finds. When the file cannot be opened (no valid
+// header slot), the report holds that error and every damaged stretch a
+// forward scan of the file finds.
+func CheckFile(path string, cfg Config) Report {
+	cfg.ReadOnly, cfg.Generator, cfg.Seed = true, nil, 0
+	s, err := Open(path, cfg)
+	if err != nil {
+		var r Report
+		r.add(SectionHeader, 0, err)
+		fsys := cfg.FS
+		scanErr := Scan(fsys, path, func(rec ScanRecord) bool {
+			r.Records++
+			if rec.Err != nil {
+				switch rec.Kind {
+				case RecordFull, RecordDelta, RecordBodies:
+					r.addPos(SectionRecord, rec.Handle.Offset, rec.Pos, rec.Err)
+				default:
+					r.add(SectionRecord, rec.Handle.Offset, rec.Err)
+				}
+			}
+			return true
+		})
+		if scanErr != nil {
+			r.add(SectionRecord, dataStart, scanErr)
+		}
+		return r
+	}
+	defer s.Close()
+	r := s.Check()
+	open := s.OpenReport()
+	r.Problems = append(open.Problems, r.Problems...)
+	slices.SortStableFunc(r.Problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
+	// Opening and checking both see a damaged header slot: report it once.
+	r.Problems = slices.CompactFunc(r.Problems, func(a, b Problem) bool { return a.Offset == b.Offset && a.Section == b.Section })
+	return r
+}

@@ -149,3 +149,20 @@ func TestOpenForInspection(t *testing.T) {
 		must(t, s.Close())
 	}
 }
+
+// CheckFile reports a store's damage on its own, and scans a file whose
+// header slots are both damaged.
+func TestCheckFile(t *testing.T) {
+	mem, _, roots := rootsOf(t, 3)
+	cfg := chunkstore.Config{FS: mem}
+	expect(t, chunkstore.CheckFile(storePath, cfg).OK(), "clean file: %s", chunkstore.CheckFile(storePath, cfg))
+	info := must2[chunkstore.RootInfo](t)(chunkstore.ParseRoot(roots[len(roots)-1]))
+	flipAt(t, mem, 10)
+	r := chunkstore.CheckFile(storePath, cfg)
+	expect(t, len(r.Problems) == 1 && r.Problems[0].Section == chunkstore.SectionHeader, "one slot: %s", r)
+	flipAt(t, mem, 70)
+	flipAt(t, mem, info.Table-10) // the last record before the table
+	r = chunkstore.CheckFile(storePath, cfg)
+	expect(t, len(r.Problems) == 2 && r.Problems[1].Section == chunkstore.SectionRecord && r.Problems[1].Pos != nil,
+		"no header: %s", r)
+}
