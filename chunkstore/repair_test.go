@@ -166,3 +166,29 @@ func TestCheckFile(t *testing.T) {
 	expect(t, len(r.Problems) == 2 && r.Problems[1].Section == chunkstore.SectionRecord && r.Problems[1].Pos != nil,
 		"no header: %s", r)
 }
+
+// A record cut by a truncation still tells what it was: Scan reports its
+// kind and position with the damage.
+func TestScanTruncatedRecord(t *testing.T) {
+	mem, _, _ := rootsOf(t, 2)
+	var last chunkstore.ScanRecord
+	must(t, chunkstore.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
+		if r.Kind == chunkstore.RecordFull {
+			last = r
+		}
+		return true
+	}))
+	f := must2[vfs.File](t)(mem.OpenRW(storePath))
+	must(t, f.Truncate(last.Handle.Offset+int64(last.Handle.Length)/2))
+	must(t, f.Close())
+	var cut []chunkstore.ScanRecord
+	must(t, chunkstore.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
+		if r.Err != nil {
+			cut = append(cut, r)
+		}
+		return true
+	}))
+	expect(t, len(cut) == 1 && cut[0].Kind == chunkstore.RecordFull && cut[0].Pos == last.Pos && cut[0].Handle.Offset == last.Handle.Offset,
+		"truncated record scanned as %+v, was %+v", cut, last)
+	expect(t, errors.Is(cut[0].Err, chunkstore.ErrCorrupt), "%v", cut[0].Err)
+}
