@@ -30,6 +30,9 @@ type RenderOptions struct {
 	// (their colours averaged); 0 picks the smallest that keeps the image
 	// within 4096 pixels a side.
 	Scale int
+	// Zoom, at scale 1, draws each world pixel as Zoom×Zoom image pixels,
+	// for small chunks and close looks; 0 means 1.
+	Zoom int
 	// Grid draws chunk borders: dim lines between chunks, and around each
 	// stored chunk a border by its storage type (Full orange, Delta cyan,
 	// Empty white, damaged red).
@@ -126,9 +129,13 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 	if scale <= 0 {
 		scale = max(1, (max(region.Dx(), region.Dy())+autoMaxSide-1)/autoMaxSide)
 	}
+	zoom := max(o.Zoom, 1)
+	if scale > 1 {
+		zoom = 1
+	}
 	w, h := (region.Dx()+scale-1)/scale, (region.Dy()+scale-1)/scale
-	if w > maxImageSide || h > maxImageSide || w*h > maxImagePix {
-		return nil, nil, fmt.Errorf("savetool: a %dx%d image is too large: give a smaller region or a larger scale", w, h)
+	if w*zoom > maxImageSide || h*zoom > maxImageSide || w*h*zoom*zoom > maxImagePix {
+		return nil, nil, fmt.Errorf("savetool: a %dx%d image is too large: give a smaller region or a larger scale", w*zoom, h*zoom)
 	}
 	st.Region, st.Scale = region, scale
 	pal := o.Palette
@@ -174,10 +181,27 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 			}
 		}
 	}
+	if zoom > 1 {
+		img = enlarge(img, zoom)
+	}
 	if o.Grid {
-		drawGrid(img, region, scale, size, stored, damaged)
+		drawGrid(img, region, scale, zoom, size, stored, damaged)
 	}
 	return img, st, nil
+}
+
+// enlarge draws each pixel of img as a zoom×zoom square.
+func enlarge(img *image.RGBA, zoom int) *image.RGBA {
+	b := img.Rect
+	out := image.NewRGBA(image.Rect(0, 0, b.Dx()*zoom, b.Dy()*zoom))
+	for y := 0; y < out.Rect.Dy(); y++ {
+		src := img.Pix[(y/zoom)*img.Stride:]
+		dst := out.Pix[y*out.Stride:]
+		for x := 0; x < out.Rect.Dx(); x++ {
+			copy(dst[4*x:4*x+4], src[4*(x/zoom):4*(x/zoom)+4])
+		}
+	}
+	return out
 }
 
 // How a chunk's pixels are drawn.
@@ -355,9 +379,9 @@ func drawBody(img *image.RGBA, region image.Rectangle, scale int, b *chunkstore.
 }
 
 // drawGrid draws chunk borders.
-func drawGrid(img *image.RGBA, region image.Rectangle, scale, size int, stored map[chunkstore.Pos]chunkstore.StorageType, damaged map[chunkstore.Pos]bool) {
-	ix := func(wx int) int { return (wx - region.Min.X) / scale }
-	iy := func(wy int) int { return (wy - region.Min.Y) / scale }
+func drawGrid(img *image.RGBA, region image.Rectangle, scale, zoom, size int, stored map[chunkstore.Pos]chunkstore.StorageType, damaged map[chunkstore.Pos]bool) {
+	ix := func(wx int) int { return (wx - region.Min.X) * zoom / scale }
+	iy := func(wy int) int { return (wy - region.Min.Y) * zoom / scale }
 	cx0, cy0 := floorDiv(region.Min.X, size), floorDiv(region.Min.Y, size)
 	cx1, cy1 := floorDiv(region.Max.X-1, size), floorDiv(region.Max.Y-1, size)
 	b := img.Rect
@@ -376,7 +400,7 @@ func drawGrid(img *image.RGBA, region image.Rectangle, scale, size int, stored m
 		}
 	}
 	outline := func(pos chunkstore.Pos, c color.RGBA) {
-		r := image.Rect(ix(int(pos.X)*size), iy(int(pos.Y)*size), ix(int(pos.X+1)*size-1), iy(int(pos.Y+1)*size-1))
+		r := image.Rect(ix(int(pos.X)*size), iy(int(pos.Y)*size), ix(int(pos.X+1)*size)-1, iy(int(pos.Y+1)*size)-1)
 		for x := r.Min.X; x <= r.Max.X; x++ {
 			setIn(img, x, r.Min.Y, c)
 			setIn(img, x, r.Max.Y, c)
