@@ -148,7 +148,7 @@ func checkGeneration(r *CheckReport, d *Dir, m *Manifest, cfg chunkstore.Config,
 	cfg.ReadOnly = true
 	cfg.Generator = nil
 	cfg.Seed = 0
-	root := m.Chunks.Root
+	root, err := m.Chunks.Root, error(nil)
 	if len(root) == 0 {
 		// Format 1 names the store generation by number only.
 		root, err = chunkstore.FindRoot(d.join(m.Chunks.Name), cfg, m.Chunks.Generation)
