@@ -120,8 +120,10 @@ func TestCommandsOnASave(t *testing.T) {
 	expectCode(t, 0, code, stderr)
 	var exp struct {
 		Generation uint64
-		World      struct{ Tables []struct{ Entities []map[string]any } }
-		Chunks     struct {
+		World      struct {
+			Tables []struct{ Entities []map[string]any }
+		}
+		Chunks struct {
 			ChunkSize int `json:"chunk_size"`
 			Chunks    []struct {
 				X, Y   int32
