@@ -333,3 +333,30 @@ func TestNoPanicOnGarbage(t *testing.T) {
 		}
 	}
 }
+
+// The committed save of manifest format 1 (savetool/testdata/v1-save):
+// check notes the old format, migrate upgrades it, the game loads it.
+func TestMigrateV1Save(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "save")
+	must(t, savetest.CopyDir("../../savetool/testdata/v1-save", dir))
+	code, stdout, stderr := arksave("check", dir)
+	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, "no problems found", "format 1; arksave migrate")
+
+	code, stdout, stderr = arksave("migrate", "--dry-run", dir)
+	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, "generation 3: manifest format 1 would become 2", "nothing was written")
+
+	code, stdout, stderr = arksave("migrate", dir)
+	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, "manifest format 1 -> 2: committed generation 4", "backup manifests upgraded", "PXSW 1")
+
+	code, stdout, stderr = arksave("check", dir)
+	expectCode(t, 0, code, stderr)
+	if strings.Contains(stdout, "migrate") {
+		t.Errorf("check still suggests migrate:\n%s", stdout)
+	}
+	if s := loadsScore(t, dir); s != 3 {
+		t.Errorf("the migrated save scores %d", s)
+	}
+}
