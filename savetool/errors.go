@@ -21,4 +21,8 @@ var (
 	// ErrDamaged is returned by operations that need an intact save
 	// (Compact, Migrate) when it is damaged.
 	ErrDamaged = errors.New("savetool: the save is damaged")
+
+	// ErrNothingToRender is returned by RenderDir and RenderStore when no
+	// region is given and nothing is stored.
+	ErrNothingToRender = errors.New("savetool: the save stores no chunk; give a region to render")
 )

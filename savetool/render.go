@@ -1,7 +1,6 @@
 package savetool
 
 import (
-	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -75,10 +74,6 @@ const (
 	maxImageSide = 32768
 	maxImagePix  = 1 << 28
 )
-
-// ErrNothingToRender is returned when no region is given and nothing is
-// stored.
-var ErrNothingToRender = errors.New("savetool: the save stores no chunk; give a region to render")
 
 // RenderDir draws a generation of the save directory at dir as an image:
 // stored chunks as saved, the rest generated or hatched. It opens the store
