@@ -15,15 +15,11 @@ import (
 // exampleSave makes a save as a game would: three generations, two of them
 // backups, chunks of 32 pixels.
 func exampleSave() (dir string, cleanup func()) {
-	tmp, err := os.MkdirTemp("", "example")
+	dir, cleanup, err := savetest.BuildTemp()
 	if err != nil {
 		panic(err)
 	}
-	dir = filepath.Join(tmp, "save")
-	if err := savetest.Build(dir); err != nil {
-		panic(err)
-	}
-	return dir, func() { os.RemoveAll(tmp) }
+	return dir, cleanup
 }
 
 func ExampleCheck() {

@@ -1,9 +1,7 @@
 package savetool_test
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/mlange-42/ark/ecs"
@@ -14,28 +12,10 @@ import (
 // base is a save built once for the package's tests; fresh copies it.
 var base string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "savetool")
-	if err == nil {
-		base = filepath.Join(dir, "save")
-		err = savetest.Build(base)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "building the test save:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(savetest.Main(m, &base)) }
 
 // fresh returns a copy of the test save.
-func fresh(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "save")
-	must(t, savetest.CopyDir(base, dir))
-	return dir
-}
+func fresh(t *testing.T) string { return savetest.Fresh(t, base) }
 
 func expect(t testing.TB, ok bool, format string, args ...any) {
 	t.Helper()

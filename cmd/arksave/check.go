@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -29,11 +28,7 @@ func checkFlags(asJSON *bool) *flag.FlagSet {
 
 func runCheck(args []string, stdout, stderr io.Writer) error {
 	var asJSON bool
-	rest, err := parseFlags(checkFlags(&asJSON), args)
-	if err != nil {
-		return err
-	}
-	path, err := oneFile(rest)
+	path, err := pathArg(checkFlags(&asJSON), args, anyPath)
 	if err != nil {
 		return err
 	}
@@ -114,7 +109,5 @@ func printCheckJSON(w io.Writer, path string, r *autosave.CheckReport) error {
 		}
 		out.Problems = append(out.Problems, pj)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }

@@ -26,11 +26,7 @@ func compactFlags(backups *int) *flag.FlagSet {
 
 func runCompact(args []string, stdout, stderr io.Writer) error {
 	var backups int
-	rest, err := parseFlags(compactFlags(&backups), args)
-	if err != nil {
-		return err
-	}
-	dir, err := oneDir(rest)
+	dir, err := pathArg(compactFlags(&backups), args, dirArg)
 	if err != nil {
 		return err
 	}

@@ -31,16 +31,12 @@ func exportFlags(asJSON *bool, gen *uint64) *flag.FlagSet {
 func runExport(args []string, stdout, stderr io.Writer) error {
 	var asJSON bool
 	var gen uint64
-	rest, err := parseFlags(exportFlags(&asJSON, &gen), args)
+	path, err := pathArg(exportFlags(&asJSON, &gen), args, anyPath)
 	if err != nil {
 		return err
 	}
 	if !asJSON {
 		return usagef("choose an output format: --json")
-	}
-	path, err := oneFile(rest)
-	if err != nil {
-		return err
 	}
 	f, err := os.Open(path)
 	if err != nil {

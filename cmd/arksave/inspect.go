@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,11 +33,7 @@ func jsonFlags(name string, asJSON *bool) *flag.FlagSet {
 
 func runInspect(args []string, stdout, stderr io.Writer) error {
 	var asJSON bool
-	rest, err := parseFlags(jsonFlags("inspect", &asJSON), args)
-	if err != nil {
-		return err
-	}
-	path, err := oneFile(rest)
+	path, err := pathArg(jsonFlags("inspect", &asJSON), args, anyPath)
 	if err != nil {
 		return err
 	}
@@ -216,9 +211,7 @@ type checksumJSON struct {
 }
 
 func printInfoJSON(w io.Writer, path string, size int64, info *archetype.Info, readErr error) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(toInfoJSON(path, size, info, readErr))
+	return writeJSON(w, toInfoJSON(path, size, info, readErr))
 }
 
 func toInfoJSON(path string, size int64, info *archetype.Info, readErr error) infoJSON {

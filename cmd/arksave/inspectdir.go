@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,9 +33,7 @@ func inspectDir(path string, asJSON bool, stdout, stderr io.Writer) error {
 			wj := toInfoJSON(d.WorldFile, 0, d.World, werr)
 			out.World = &wj
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := writeJSON(stdout, out); err != nil {
 			return err
 		}
 	} else {
@@ -112,9 +109,7 @@ func inspectStore(path string, asJSON bool, stdout io.Writer) error {
 		return fmt.Errorf("%w; arksave check %s lists the damage", err, path)
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return writeJSON(stdout, st)
 	}
 	fmt.Fprintf(stdout, "chunk store %s:\n", path)
 	printStoreInfo(stdout, st)

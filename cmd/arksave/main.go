@@ -24,6 +24,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -157,26 +158,31 @@ func isBoolFlag(f *flag.Flag) bool {
 	return ok && b.IsBoolFlag()
 }
 
-// oneDir returns the single save directory argument.
-func oneDir(args []string) (string, error) {
-	switch len(args) {
+// pathArg parses the command's flags, wherever they stand, and returns its
+// one positional argument, a path; what says what it should name.
+func pathArg(fs *flag.FlagSet, args []string, what string) (string, error) {
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return "", err
+	}
+	switch len(rest) {
 	case 0:
-		return "", usagef("no save directory given")
+		return "", usagef("no %s given", what)
 	case 1:
-		return args[0], nil
+		return rest[0], nil
 	default:
-		return "", usagef("one save directory expected, got %d arguments", len(args))
+		return "", usagef("one %s expected, got %d arguments", what, len(rest))
 	}
 }
 
-// oneFile returns the single file argument.
-func oneFile(args []string) (string, error) {
-	switch len(args) {
-	case 0:
-		return "", usagef("no file given")
-	case 1:
-		return args[0], nil
-	default:
-		return "", usagef("one file expected, got %d arguments", len(args))
-	}
+const (
+	dirArg  = "save directory"
+	anyPath = "save directory or file"
+)
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -27,11 +27,7 @@ func migrateFlags(dry *bool) *flag.FlagSet {
 
 func runMigrate(args []string, stdout, stderr io.Writer) error {
 	var dry bool
-	rest, err := parseFlags(migrateFlags(&dry), args)
-	if err != nil {
-		return err
-	}
-	dir, err := oneDir(rest)
+	dir, err := pathArg(migrateFlags(&dry), args, dirArg)
 	if err != nil {
 		return err
 	}

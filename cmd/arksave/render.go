@@ -46,11 +46,7 @@ func renderFlags(a *renderArgs) *flag.FlagSet {
 
 func runRender(args []string, stdout, stderr io.Writer) error {
 	var a renderArgs
-	rest, err := parseFlags(renderFlags(&a), args)
-	if err != nil {
-		return err
-	}
-	dir, err := oneDir(rest)
+	dir, err := pathArg(renderFlags(&a), args, dirArg)
 	if err != nil {
 		return err
 	}

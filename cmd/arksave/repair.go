@@ -39,11 +39,7 @@ func repairFlags(a *repairArgs) *flag.FlagSet {
 
 func runRepair(args []string, stdout, stderr io.Writer) error {
 	var a repairArgs
-	rest, err := parseFlags(repairFlags(&a), args)
-	if err != nil {
-		return err
-	}
-	dir, err := oneDir(rest)
+	dir, err := pathArg(repairFlags(&a), args, dirArg)
 	if err != nil {
 		return err
 	}

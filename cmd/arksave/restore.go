@@ -26,11 +26,7 @@ func restoreFlags(gen *uint64) *flag.FlagSet {
 
 func runRestore(args []string, stdout, stderr io.Writer) error {
 	var gen uint64
-	rest, err := parseFlags(restoreFlags(&gen), args)
-	if err != nil {
-		return err
-	}
-	dir, err := oneDir(rest)
+	dir, err := pathArg(restoreFlags(&gen), args, dirArg)
 	if err != nil {
 		return err
 	}

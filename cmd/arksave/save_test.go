@@ -20,30 +20,10 @@ import (
 // base is a real save made by a game with the plugin, built once.
 var base string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "arksave-cli")
-	if err == nil {
-		base = filepath.Join(dir, "save")
-		err = savetest.Build(base)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "building the test save:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(savetest.Main(m, &base)) }
 
 // fresh returns a copy of the test save.
-func fresh(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "save")
-	if err := savetest.CopyDir(base, dir); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+func fresh(t *testing.T) string { return savetest.Fresh(t, base) }
 
 func must(t *testing.T, err error) {
 	t.Helper()

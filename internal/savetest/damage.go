@@ -29,13 +29,9 @@ func RecordKey(p chunkstore.Pos, t chunkstore.StorageType) string { return fmt.S
 
 // LayoutOf reads where the records of the save in dir are.
 func LayoutOf(dir string) (*Layout, error) {
-	d, err := autosave.OpenDirForRepair(nil, dir)
+	d, m, err := committed(dir)
 	if err != nil {
 		return nil, err
-	}
-	m := d.Manifest()
-	if m == nil {
-		return nil, d.ManifestErr()
 	}
 	ri, err := chunkstore.ParseRoot(m.Chunks.Root)
 	if err != nil {

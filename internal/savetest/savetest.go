@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"testing"
 	"time"
 
 	"github.com/mlange-42/ark/ecs"
@@ -223,16 +224,64 @@ type Contents struct {
 	Bodies map[chunkstore.Pos][]chunkstore.Body
 }
 
+// committed opens the save in dir, changing nothing, with its manifest.
+func committed(dir string) (*autosave.Dir, *autosave.Manifest, error) {
+	d, err := autosave.OpenDirForRepair(nil, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if d.Manifest() == nil {
+		return nil, nil, d.ManifestErr()
+	}
+	return d, d.Manifest(), nil
+}
+
+// BuildTemp builds the save in a new temporary directory and returns its
+// path and a function that removes it.
+func BuildTemp() (string, func(), error) {
+	tmp, err := os.MkdirTemp("", "savetest")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { os.RemoveAll(tmp) }
+	dir := filepath.Join(tmp, "save")
+	if err := Build(dir); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return dir, cleanup, nil
+}
+
+// Main runs a test binary's tests with a save built once for them: it
+// sets *base to its directory, runs m and removes the save. Call it from
+// TestMain: os.Exit(savetest.Main(m, &base)).
+func Main(m *testing.M, base *string) int {
+	dir, cleanup, err := BuildTemp()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "building the test save:", err)
+		return 1
+	}
+	defer cleanup()
+	*base = dir
+	return m.Run()
+}
+
+// Fresh copies the save at base into a temporary directory of the test.
+func Fresh(t testing.TB, base string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "save")
+	if err := CopyDir(base, dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // Read reads the committed generation of the save in dir through its
 // manifest's root, with the game's generator.
 func Read(dir string) (*Contents, error) {
-	d, err := autosave.OpenDirForRepair(nil, dir)
+	d, m, err := committed(dir)
 	if err != nil {
 		return nil, err
-	}
-	m := d.Manifest()
-	if m == nil {
-		return nil, d.ManifestErr()
 	}
 	root := m.Chunks.Root
 	if len(root) == 0 {
