@@ -57,7 +57,8 @@ func DefaultPalette() *MaterialPalette {
 
 func rgb(r, g, b uint8) color.RGBA { return color.RGBA{R: r, G: g, B: b, A: 0xff} }
 
-// Color returns the colour of a pixel.
+// Color returns the colour of a pixel. It builds a lookup table on first
+// use: share a palette between goroutines only after a first call.
 func (p *MaterialPalette) Color(pixel uint32) color.RGBA {
 	if p.lut == nil {
 		p.build()
@@ -70,8 +71,7 @@ func (p *MaterialPalette) Color(pixel uint32) color.RGBA {
 	return c
 }
 
-// build fills the lookup table. Call it before sharing a palette between
-// goroutines; Color builds it on first use.
+// build fills the lookup table.
 func (p *MaterialPalette) build() {
 	lut := make([]color.RGBA, 1<<16)
 	for m := 0; m < 256; m++ {

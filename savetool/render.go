@@ -51,7 +51,7 @@ type RenderStats struct {
 	Generated int // unstored chunks drawn from the Generator
 	Unstored  int // unstored chunks drawn hatched (no Generator)
 	Damaged   int // stored chunks whose record does not read, drawn red
-	Bodies    int
+	Bodies    int // bodies with pixels in the region
 	Warnings  []string
 }
 
@@ -171,8 +171,9 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 				continue
 			}
 			for i := range bs {
-				drawBody(img, region, scale, &bs[i], pal)
-				st.Bodies++
+				if drawBody(img, region, scale, &bs[i], pal) {
+					st.Bodies++
+				}
 			}
 		}
 	}
@@ -256,6 +257,7 @@ type accumulator struct {
 	row0   int        // image row of sums[0]
 	sums   [][]uint32 // per image row: r, g, b, n per image column
 	free   [][]uint32 // flushed rows, for reuse
+	line   []color.RGBA
 }
 
 func newAccumulator(img *image.RGBA, region image.Rectangle, scale int) *accumulator {
@@ -266,33 +268,57 @@ func newAccumulator(img *image.RGBA, region image.Rectangle, scale int) *accumul
 func (a *accumulator) chunk(pos chunkstore.Pos, size int, pix []uint32, kind drawKind, pal Palette) {
 	x0, y0 := int(pos.X)*size, int(pos.Y)*size
 	r := image.Rect(x0, y0, x0+size, y0+size).Intersect(a.region)
+	if r.Empty() {
+		return
+	}
+	if cap(a.line) < r.Dx() {
+		a.line = make([]color.RGBA, r.Dx())
+	}
+	line := a.line[:r.Dx()]
+	mp, fast := pal.(*MaterialPalette)
 	for wy := r.Min.Y; wy < r.Max.Y; wy++ {
-		iy := (wy - a.region.Min.Y) / a.scale
-		row := a.sumsRow(iy)
-		line := pix[(wy-y0)*size:]
-		for wx := r.Min.X; wx < r.Max.X; wx++ {
-			var c color.RGBA
-			switch kind {
-			case drawUnstored:
-				c = hatch(wx, wy, unstoredA, unstoredB)
-			case drawDamaged:
-				c = hatch(wx, wy, damagedA, damagedB)
-			default:
-				if p := line[wx-x0]; p == neutralPixel {
-					c = deltaBase
-				} else {
-					c = pal.Color(p)
+		// The colours of this world row, then into the image.
+		switch kind {
+		case drawUnstored:
+			for i := range line {
+				line[i] = hatch(r.Min.X+i, wy, unstoredA, unstoredB)
+			}
+		case drawDamaged:
+			for i := range line {
+				line[i] = hatch(r.Min.X+i, wy, damagedA, damagedB)
+			}
+		default:
+			src := pix[(wy-y0)*size+r.Min.X-x0:]
+			for i := range line {
+				switch p := src[i]; {
+				case p == neutralPixel:
+					line[i] = deltaBase
+				case fast:
+					line[i] = mp.Color(p)
+				default:
+					line[i] = pal.Color(p)
 				}
 			}
-			if a.scale == 1 {
-				a.img.SetRGBA(wx-a.region.Min.X, iy, c)
-				continue
+		}
+		iy := (wy - a.region.Min.Y) / a.scale
+		if a.scale == 1 {
+			at := a.img.PixOffset(r.Min.X-a.region.Min.X, iy)
+			for i, c := range line {
+				a.img.Pix[at+4*i], a.img.Pix[at+4*i+1], a.img.Pix[at+4*i+2], a.img.Pix[at+4*i+3] = c.R, c.G, c.B, c.A
 			}
-			ix := 4 * ((wx - a.region.Min.X) / a.scale)
-			row[ix] += uint32(c.R)
-			row[ix+1] += uint32(c.G)
-			row[ix+2] += uint32(c.B)
-			row[ix+3]++
+			continue
+		}
+		row := a.sumsRow(iy)
+		ix, rem := (r.Min.X-a.region.Min.X)/a.scale, (r.Min.X-a.region.Min.X)%a.scale
+		for _, c := range line {
+			sum := row[4*ix : 4*ix+4]
+			sum[0] += uint32(c.R)
+			sum[1] += uint32(c.G)
+			sum[2] += uint32(c.B)
+			sum[3]++
+			if rem++; rem == a.scale {
+				rem, ix = 0, ix+1
+			}
 		}
 	}
 }
@@ -343,12 +369,14 @@ func (a *accumulator) flush(wy int) {
 }
 
 // drawBody draws a body's pixels at its saved transform, mapping each world
-// pixel near it back into its grid (so a turned body has no holes).
-func drawBody(img *image.RGBA, region image.Rectangle, scale int, b *chunkstore.Body, pal Palette) {
+// pixel near it back into its grid (so a turned body has no holes), and
+// reports whether any fell within the region.
+func drawBody(img *image.RGBA, region image.Rectangle, scale int, b *chunkstore.Body, pal Palette) bool {
 	w, h := int(b.Width), int(b.Height)
 	if w*h == 0 || len(b.Shape) != w*h || len(b.Pixels) != w*h {
-		return
+		return false
 	}
+	drawn := false
 	ox, oy := float64(b.OriginX), float64(b.OriginY)
 	sin, cos := math.Sincos(float64(b.Rotation))
 	tx, ty := math.Floor(float64(b.X)+0.5), math.Floor(float64(b.Y)+0.5)
@@ -369,8 +397,10 @@ func drawBody(img *image.RGBA, region image.Rectangle, scale int, b *chunkstore.
 				continue
 			}
 			img.SetRGBA((wx-region.Min.X)/scale, (wy-region.Min.Y)/scale, pal.Color(b.Pixels[k]))
+			drawn = true
 		}
 	}
+	return drawn
 }
 
 // drawGrid draws chunk borders.
