@@ -210,7 +210,7 @@ func (r *repairer) repairCurrent() error {
 	rep := r.rep
 	switch err := r.d.ManifestErr(); {
 	case err == nil:
-		rep.Manifest = fmt.Sprintf("kept: generation %d; its damaged files are replaced", r.man.Generation)
+		rep.Manifest = fmt.Sprintf("intact (generation %d); the repair replaces the files of it that are damaged", r.man.Generation)
 	case errors.Is(err, autosave.ErrNoSave):
 		rep.Manifest = "rebuilt: it was missing"
 	default:
