@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/arksave/arksave/archetype"
@@ -156,13 +157,13 @@ func checkGeneration(r *CheckReport, d *Dir, m *Manifest, cfg chunkstore.Config,
 	var s *chunkstore.Store
 	if err == nil {
 		s, err = chunkstore.OpenRoot(d.join(m.Chunks.Name), cfg, root)
-		if errors.Is(err, chunkstore.ErrCorrupt) {
-			// The generation's page table is damaged: a repair open shows
-			// what else is damaged, and Check then reports the table too.
-			if rs, _, rerr := chunkstore.OpenRootForRepair(d.join(m.Chunks.Name), cfg, root); rerr == nil {
-				r.add(m.Chunks.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, err))
-				s, err = rs, nil
-			}
+	}
+	var openErr error
+	if errors.Is(err, chunkstore.ErrCorrupt) {
+		// The generation's page table is damaged: a repair open lets Check
+		// report it, and whatever else is damaged.
+		if rs, _, rerr := chunkstore.OpenRootForRepair(d.join(m.Chunks.Name), cfg, root); rerr == nil {
+			s, openErr, err = rs, err, nil
 		}
 	}
 	if err != nil {
@@ -171,7 +172,11 @@ func checkGeneration(r *CheckReport, d *Dir, m *Manifest, cfg chunkstore.Config,
 	}
 	defer s.Close()
 	r.Stores++
-	addStoreProblems(r, m.Chunks.Name, fmt.Sprintf("generation %d: ", m.Generation), s.Check().Problems)
+	problems := s.Check().Problems
+	if openErr != nil && !slices.ContainsFunc(problems, func(p chunkstore.Problem) bool { return p.Section == chunkstore.SectionTable }) {
+		r.add(m.Chunks.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, openErr))
+	}
+	addStoreProblems(r, m.Chunks.Name, fmt.Sprintf("generation %d: ", m.Generation), problems)
 }
 
 // checkStoreFile checks a chunk store that no manifest names, at its

@@ -118,7 +118,14 @@ func (s *Store) Check() Report {
 		}
 	}
 	for _, off := range order {
-		if ev, ok := damaged[off]; ok && !inChain[off] {
+		ev, ok := damaged[off]
+		switch {
+		case !ok || inChain[off]:
+		case ev.hdrOK && !ev.hdr.kind.isTable():
+			// A chunk or body record no entry uses (an older version, or one
+			// a rebuild skipped): its header still says which chunk.
+			r.addPos(SectionRecord, off, recordKeyPos(ev.hdr.key), fmt.Errorf("unreferenced %s (%d bytes): %w", ev.hdr.kind, ev.length, ev.bad))
+		default:
 			r.add(SectionRecord, off, fmt.Errorf("unreferenced bytes (%d): %w", ev.length, ev.bad))
 		}
 	}

@@ -192,3 +192,31 @@ func TestScanTruncatedRecord(t *testing.T) {
 		"truncated record scanned as %+v, was %+v", cut, last)
 	expect(t, errors.Is(cut[0].Err, chunkstore.ErrCorrupt), "%v", cut[0].Err)
 }
+
+// A damaged record no entry uses (an older version of a chunk) is reported
+// with the chunk its header names.
+func TestCheckNamesUnreferencedRecords(t *testing.T) {
+	mem := vfs.NewMem()
+	cfg := testConfig(mem)
+	s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, cfg))
+	p := chunkstore.Pos{X: 3, Y: -2}
+	var first chunkstore.Handle
+	for i := range 2 {
+		b := s.NewBatch()
+		b.PutChunk(p, uniformChunk(small, uint32(0x0302+i)))
+		must2[chunkstore.CommitStats](t)(s.Commit(b))
+		s.Entries(func(e chunkstore.Entry) bool {
+			if i == 0 {
+				first = e.Handle
+			}
+			return true
+		})
+	}
+	must(t, s.Close())
+	flipAt(t, mem, first.Offset+30)
+	s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, cfg))
+	defer s.Close()
+	r := s.Check()
+	expect(t, len(r.Problems) == 1 && r.Problems[0].Section == chunkstore.SectionRecord && r.Problems[0].Pos != nil &&
+		*r.Problems[0].Pos == p && r.Problems[0].Offset == first.Offset, "check: %s", r)
+}

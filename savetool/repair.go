@@ -675,6 +675,12 @@ func (r *repairer) rewriteBackup(b *autosave.Manifest) error {
 	}
 	gen := max(r.newGen, r.d.Generation())
 	name := fmt.Sprintf("chunks-%d-backup-%d.pxsw", gen, b.Generation)
+	for i := 2; ; i++ { // a name no file has, should an earlier repair have taken it
+		if _, err := r.fsys.Stat(r.d.Join(name)); err != nil {
+			break
+		}
+		name = fmt.Sprintf("chunks-%d-backup-%d-%d.pxsw", gen, b.Generation, i)
+	}
 	c, err := s.CompactTo(r.d.Join(name))
 	if err != nil {
 		_ = r.fsys.Remove(r.d.Join(name))

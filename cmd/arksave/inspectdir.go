@@ -39,7 +39,11 @@ func inspectDir(path string, asJSON bool, stdout, stderr io.Writer) error {
 	} else {
 		printDirInfo(stdout, d)
 	}
-	if d.ManifestError != "" || d.WorldError != "" {
+	damaged := d.ManifestError != "" || d.WorldError != ""
+	for _, st := range d.Stores {
+		damaged = damaged || st.Error != ""
+	}
+	if damaged {
 		fmt.Fprintf(stderr, "arksave inspect: %s is damaged; arksave check %s lists what, arksave repair %s mends it\n", path, path, path)
 		return errReported
 	}

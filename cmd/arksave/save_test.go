@@ -276,7 +276,7 @@ func TestNoPanicOnGarbage(t *testing.T) {
 		{"repair", "--dry-run"}, {"repair"}, {"migrate"}, {"compact"}}
 	real, err := os.ReadFile(filepath.Join(base, "chunks.pxsw"))
 	must(t, err)
-	for i := range 12 {
+	for i := range 24 {
 		dir := fresh(t)
 		switch i % 3 {
 		case 0: // random bytes in place of every file
@@ -339,4 +339,39 @@ func TestMigrateV1Save(t *testing.T) {
 	if s := loadsScore(t, dir); s != 3 {
 		t.Errorf("the migrated save scores %d", s)
 	}
+}
+
+func TestCheckJSONAndInspectOfDamage(t *testing.T) {
+	dir := fresh(t)
+	l, err := savetest.LayoutOf(dir)
+	must(t, err)
+	for _, d := range savetest.Damages {
+		if d.Name == "flipped-full-record" || d.Name == "flipped-page-table" {
+			must(t, d.Apply(dir, l))
+		}
+	}
+	code, stdout, stderr := arksave("check", "--json", dir)
+	expectCode(t, 1, code, stderr)
+	var r struct {
+		OK       bool
+		Problems []struct {
+			File   string
+			Offset *int64
+			Chunk  *[2]int32
+			Error  string
+		}
+	}
+	must(t, json.Unmarshal([]byte(stdout), &r))
+	chunk := false
+	for _, p := range r.Problems {
+		if p.Chunk != nil && *p.Chunk == [2]int32{savetest.FullChunk.X, savetest.FullChunk.Y} && p.Offset != nil && p.File == "chunks.pxsw" {
+			chunk = true
+		}
+	}
+	if r.OK || !chunk {
+		t.Errorf("check --json: %s", stdout)
+	}
+	code, _, stderr = arksave("inspect", dir)
+	expectCode(t, 1, code, stderr)
+	expectContains(t, stderr, "is damaged", "arksave repair")
 }
