@@ -126,3 +126,24 @@ func TestMigrateRefusesDamage(t *testing.T) {
 	_, err := savetool.Migrate(dir, savetool.Options{})
 	expect(t, err != nil && strings.Contains(err.Error(), "arksave repair"), "%v", err)
 }
+
+// A damaged save of format 1 is repaired into the current format; its
+// backups, found through the roots their store generations wrote, survive.
+func TestRepairV1Save(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "save")
+	must(t, savetest.CopyDir(v1Fixture, dir))
+	want, err := savetest.Read(dir)
+	must(t, err)
+	must(t, savetest.Flip(filepath.Join(dir, "world-3.pecs"), 100))
+	must(t, savetest.Flip(filepath.Join(dir, "chunks.pxsw"), 12)) // header slot A
+	rep, err := savetool.Repair(dir, savetool.RepairOptions{})
+	must(t, err)
+	expect(t, rep.After.OK() && len(rep.BackupsRewritten) == 2, "repair: %+v", rep)
+	d, err := autosave.OpenDir(nil, dir)
+	must(t, err)
+	expect(t, d.Manifest().Version == autosave.ManifestVersion, "repaired manifest is format %d", d.Manifest().Version)
+	got, err := savetest.Read(dir)
+	must(t, err)
+	expect(t, savetest.Diff(got, want) == "", "chunks: %s", savetest.Diff(got, want))
+	expect(t, loads(t, dir) == 2, "the repaired save does not load the backup's world")
+}

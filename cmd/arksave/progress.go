@@ -19,6 +19,7 @@ type bar struct {
 	mu    sync.Mutex
 	w     io.Writer
 	last  time.Time
+	line  string // last drawn
 	shown bool
 }
 
@@ -65,6 +66,10 @@ func (b *bar) update(p savetool.Progress) {
 	} else if p.Done > 0 {
 		line = fmt.Sprintf("%-28.28s %d", p.Stage, p.Done)
 	}
+	if line == b.line {
+		return
+	}
+	b.line = line
 	fmt.Fprintf(b.w, "\r\033[K%s", line)
 	b.shown = true
 }
@@ -78,6 +83,6 @@ func (b *bar) clear() {
 	defer b.mu.Unlock()
 	if b.shown {
 		fmt.Fprint(b.w, "\r\033[K")
-		b.shown = false
+		b.shown, b.line = false, ""
 	}
 }
