@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/savetest"
 	"github.com/arksave/arksave/savetool"
 )
@@ -26,6 +28,13 @@ func TestRepairEveryDamage(t *testing.T) {
 			r, err := savetool.Check(dir, savetool.Options{})
 			must(t, err)
 			expect(t, !r.OK(), "check found nothing")
+			for _, p := range r.Problems {
+				if tc.Is != nil {
+					expect(t, errors.Is(p.Err, tc.Is), "%v does not match %v", p, tc.Is)
+				} else {
+					expect(t, errors.Is(p.Err, autosave.ErrCorrupt) || errors.Is(p.Err, chunkstore.ErrCorrupt), "%v is not damage", p)
+				}
+			}
 			for _, f := range tc.Files {
 				found := false
 				for _, p := range r.Problems {

@@ -100,6 +100,8 @@ type Damage struct {
 	Score int
 	// Backups is how many backups at least survive the repair.
 	Backups int
+	// Is is the error every problem check reports matches with errors.Is.
+	Is error
 }
 
 func flipIn(name string, off int64) func(string, *Layout) error {
@@ -151,28 +153,28 @@ func inRecord(p chunkstore.Pos, t chunkstore.StorageType, delta int64) func(*Lay
 // the manifest, a world file, the store's header slots, page table and
 // records; truncated files; deleted files.
 var Damages = []Damage{
-	{Name: "flipped-manifest", Files: []string{"manifest"}, Score: 3, Backups: 2, Apply: flipIn("manifest", 40)},
-	{Name: "deleted-manifest", Files: []string{"manifest"}, Score: 3, Backups: 2, Apply: remove("manifest")},
-	{Name: "truncated-manifest", Files: []string{"manifest"}, Score: 3, Backups: 2, Apply: truncateTo("manifest", 50)},
-	{Name: "flipped-world", Files: []string{"world-3.pecs"}, Score: 2, Backups: 2, Apply: flipIn("world-3.pecs", 100)},
-	{Name: "deleted-world", Files: []string{"world-3.pecs"}, Score: 2, Backups: 2, Apply: remove("world-3.pecs")},
-	{Name: "truncated-world", Files: []string{"world-3.pecs"}, Score: 2, Backups: 2, Apply: truncateTo("world-3.pecs", 300)},
-	{Name: "flipped-header-slot-a", Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2, Apply: flipStore(at(12))},
-	{Name: "flipped-header-slots", Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2, Apply: flipStore(at(12), at(64+20))},
-	{Name: "flipped-page-table", Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2,
+	{Name: "flipped-manifest", Is: autosave.ErrCorrupt, Files: []string{"manifest"}, Score: 3, Backups: 2, Apply: flipIn("manifest", 40)},
+	{Name: "deleted-manifest", Is: autosave.ErrCorrupt, Files: []string{"manifest"}, Score: 3, Backups: 2, Apply: remove("manifest")},
+	{Name: "truncated-manifest", Is: autosave.ErrCorrupt, Files: []string{"manifest"}, Score: 3, Backups: 2, Apply: truncateTo("manifest", 50)},
+	{Name: "flipped-world", Is: autosave.ErrCorrupt, Files: []string{"world-3.pecs"}, Score: 2, Backups: 2, Apply: flipIn("world-3.pecs", 100)},
+	{Name: "deleted-world", Is: autosave.ErrCorrupt, Files: []string{"world-3.pecs"}, Score: 2, Backups: 2, Apply: remove("world-3.pecs")},
+	{Name: "truncated-world", Is: autosave.ErrCorrupt, Files: []string{"world-3.pecs"}, Score: 2, Backups: 2, Apply: truncateTo("world-3.pecs", 300)},
+	{Name: "flipped-header-slot-a", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2, Apply: flipStore(at(12))},
+	{Name: "flipped-header-slots", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2, Apply: flipStore(at(12), at(64+20))},
+	{Name: "flipped-page-table", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2,
 		Apply: flipStore(func(l *Layout) (int64, error) { return l.Table + 40, nil })},
-	{Name: "flipped-full-record", Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2, Lost: []chunkstore.Pos{FullChunk},
+	{Name: "flipped-full-record", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2, Lost: []chunkstore.Pos{FullChunk},
 		Apply: flipStore(inRecord(FullChunk, chunkstore.Full, 40))},
-	{Name: "flipped-delta-record", Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2, Lost: []chunkstore.Pos{DeltaChunk},
+	{Name: "flipped-delta-record", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2, Lost: []chunkstore.Pos{DeltaChunk},
 		Apply: flipStore(inRecord(DeltaChunk, chunkstore.Delta, 30))},
-	{Name: "flipped-record-header", Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2, Lost: []chunkstore.Pos{DeltaChunk},
+	{Name: "flipped-record-header", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2, Lost: []chunkstore.Pos{DeltaChunk},
 		Apply: flipStore(inRecord(DeltaChunk, chunkstore.Delta, 2))},
 	// The body block is shared by every generation: the backups lose it too.
-	{Name: "flipped-body-record", Files: []string{"chunks.pxsw"}, Score: 3, Lost: []chunkstore.Pos{DeltaChunk},
+	{Name: "flipped-body-record", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Lost: []chunkstore.Pos{DeltaChunk},
 		Apply: flipStore(inRecord(DeltaChunk, chunkstore.BodyBlock, 70))},
 	// An older record, still used by the first backup: it loses it, the
 	// committed generation does not.
-	{Name: "flipped-backup-record", Files: []string{"chunks.pxsw"}, Score: 3, Backups: 1,
+	{Name: "flipped-backup-record", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 1,
 		Apply: flipStore(func(l *Layout) (int64, error) {
 			old := l.Backups[1][RecordKey(chunkstore.Pos{}, chunkstore.Delta)]
 			if cur, _ := l.Record(chunkstore.Pos{}, chunkstore.Delta); old == cur || old.IsZero() {
@@ -180,9 +182,9 @@ var Damages = []Damage{
 			}
 			return old.Offset + 30, nil
 		})},
-	{Name: "truncated-store-table", Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2,
+	{Name: "truncated-store-table", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2,
 		Apply: func(_ string, l *Layout) error { return os.Truncate(l.Store, l.Size-30) }},
-	{Name: "truncated-store-record", Files: []string{"chunks.pxsw"}, Score: 3, Lost: []chunkstore.Pos{FullChunk, DeltaChunk},
+	{Name: "truncated-store-record", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Lost: []chunkstore.Pos{FullChunk, DeltaChunk},
 		Apply: func(_ string, l *Layout) error {
 			h, err := l.Record(FullChunk, chunkstore.Full)
 			if err != nil {
@@ -190,9 +192,9 @@ var Damages = []Damage{
 			}
 			return os.Truncate(l.Store, h.Offset+50)
 		}},
-	{Name: "flipped-backup-world", Files: []string{"backups/world-1.pecs"}, Score: 3, Backups: 1, Apply: flipIn("backups/world-1.pecs", 90)},
-	{Name: "flipped-backup-manifest", Files: []string{"backups/manifest-2"}, Score: 3, Backups: 1, Apply: flipIn("backups/manifest-2", 60)},
-	{Name: "deleted-manifest-and-world", Files: []string{"manifest"}, Score: 2, Backups: 2, Apply: remove("manifest", "world-3.pecs")},
+	{Name: "flipped-backup-world", Is: autosave.ErrCorrupt, Files: []string{"backups/world-1.pecs"}, Score: 3, Backups: 1, Apply: flipIn("backups/world-1.pecs", 90)},
+	{Name: "flipped-backup-manifest", Is: autosave.ErrCorrupt, Files: []string{"backups/manifest-2"}, Score: 3, Backups: 1, Apply: flipIn("backups/manifest-2", 60)},
+	{Name: "deleted-manifest-and-world", Is: autosave.ErrCorrupt, Files: []string{"manifest"}, Score: 2, Backups: 2, Apply: remove("manifest", "world-3.pecs")},
 	{Name: "deleted-manifest-flipped-slots", Files: []string{"manifest", "chunks.pxsw"}, Score: 3, Backups: 2,
 		Apply: func(dir string, l *Layout) error {
 			if err := remove("manifest")(dir, l); err != nil {
