@@ -43,6 +43,15 @@ func storeBytes(b *testing.B, dir string) int64 {
 	return st.Size()
 }
 
+// copyOf copies the save at src for one run of a benchmark that changes it.
+func copyOf(b *testing.B, src string) string {
+	dir := filepath.Join(b.TempDir(), "save")
+	if err := savetest.CopyDir(src, dir); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
 func BenchmarkCheck_1024Chunks512(b *testing.B) {
 	dir := largeSave(b)
 	b.SetBytes(storeBytes(b, dir))
@@ -61,10 +70,7 @@ func BenchmarkRepairPageTable_1024Chunks512(b *testing.B) {
 	b.SetBytes(storeBytes(b, src))
 	for b.Loop() {
 		b.StopTimer()
-		dir := filepath.Join(b.TempDir(), "save")
-		if err := savetest.CopyDir(src, dir); err != nil {
-			b.Fatal(err)
-		}
+		dir := copyOf(b, src)
 		l, err := savetest.LayoutOf(dir)
 		if err == nil {
 			err = savetest.Flip(l.Store, l.Table+40)
@@ -85,10 +91,7 @@ func BenchmarkCompact_1024Chunks512(b *testing.B) {
 	b.SetBytes(storeBytes(b, src))
 	for b.Loop() {
 		b.StopTimer()
-		dir := filepath.Join(b.TempDir(), "save")
-		if err := savetest.CopyDir(src, dir); err != nil {
-			b.Fatal(err)
-		}
+		dir := copyOf(b, src)
 		b.StartTimer()
 		if _, err := savetool.Compact(dir, savetool.CompactOptions{MaxBackups: -1}); err != nil {
 			b.Fatal(err)
