@@ -69,7 +69,7 @@ func TestRequestsDuringSaveAreCoalesced(t *testing.T) {
 }
 
 func TestAutosaveTimer(t *testing.T) {
-	conf := &arksave.AutosaveConfig{Interval: 10 * 16666667, Enabled: true, MaxBackups: 0} // 10 ticks
+	conf := &arksave.AutosaveConfig{Interval: arksave.Ticks(10), Enabled: true, MaxBackups: 0}
 	g := newGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 0, autosave: conf})
 	for i := 0; i < 9; i++ {
 		g.tick()
@@ -79,8 +79,11 @@ func TestAutosaveTimer(t *testing.T) {
 	g.tick()
 	expect(t, g.state().InProgress || g.state().Saves == 1, "no save at the interval")
 	ecs.GetResource[arksave.AutosaveConfig](g.w).Enabled = false
-	for i := 0; i < 200 && g.state().InProgress; i++ {
+	// Let the running save finish (on wall time: the writer is a goroutine).
+	for deadline := time.Now().Add(10 * time.Second); g.state().InProgress; {
+		expect(t, time.Now().Before(deadline), "the autosave did not finish")
 		g.tick()
+		time.Sleep(100 * time.Microsecond)
 	}
 	n := g.state().Saves
 	for i := 0; i < 50; i++ {

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
+	"slices"
+	"strings"
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
@@ -12,19 +13,24 @@ import (
 )
 
 // Problem is one damaged item of a save directory: which file, where in it
-// when known, and what is wrong.
+// when known, which chunk when known, and what is wrong.
 type Problem struct {
-	File   string // relative to the save directory
-	Offset int64  // -1 when not about a position in the file
+	File   string          // relative to the save directory
+	Offset int64           // -1 when not about a position in the file
+	Chunk  *chunkstore.Pos // the chunk concerned, when known
 	Err    error
 }
 
-// String formats the problem as "file @offset: error".
+// String formats the problem as "file @offset, chunk (x, y): error".
 func (p Problem) String() string {
+	where := p.File
 	if p.Offset >= 0 {
-		return fmt.Sprintf("%s @%d: %v", p.File, p.Offset, p.Err)
+		where += fmt.Sprintf(" @%d", p.Offset)
 	}
-	return fmt.Sprintf("%s: %v", p.File, p.Err)
+	if p.Chunk != nil {
+		where += fmt.Sprintf(", chunk %v", *p.Chunk)
+	}
+	return fmt.Sprintf("%s: %v", where, p.Err)
 }
 
 // CheckReport is the result of [CheckDir]: every problem found, not only
@@ -34,6 +40,7 @@ type CheckReport struct {
 	Problems []Problem
 	Backups  int // backup generations checked
 	Stores   int // chunk store generations checked
+	Worlds   int // world files checked
 }
 
 // OK reports whether no problem was found.
@@ -47,37 +54,56 @@ func (r *CheckReport) add(file string, off int64, err error) {
 // checksum; the world file's size and CRC32-C and every checksum inside the
 // PECS file; the chunk store generation the manifest names (opened through
 // its root, read-only, every record decoded: store.Check); and the same for
-// every backup. It collects every problem. cfg may leave the game's
-// constants zero (they are read from the store); its FS is used.
+// every backup, damaged backup manifests included. It collects every
+// problem. When the manifest is missing or damaged, that is a problem (a
+// lost manifest is repairable: arksave repair), and the files it would name
+// are checked on their own: every chunk store and world file of the
+// directory. cfg may leave the game's constants zero (they are read from
+// the store); its FS is used.
 func CheckDir(fsys vfs.FS, dir string, cfg chunkstore.Config) *CheckReport {
 	if fsys == nil {
 		fsys = vfs.OS
 	}
 	r := &CheckReport{}
-	if _, err := fsys.Stat(dir); err != nil {
+	d, err := OpenDirForRepair(fsys, dir)
+	if err != nil {
 		r.add(".", -1, err)
 		return r
 	}
-	data, err := vfs.ReadFile(fsys, dirJoin(dir, ManifestName))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			r.add(ManifestName, -1, fmt.Errorf("%w: no manifest: the directory holds no committed save (arksave repair can rebuild one from a chunk store)", ErrNoSave))
-		} else {
-			r.add(ManifestName, -1, err)
-		}
-		return r
+	checked := map[string]bool{} // files whose every byte was checked
+	if m := d.Manifest(); m != nil {
+		r.Manifest = m
+		checkGeneration(r, d, m, cfg, checked)
 	}
-	m, err := decodeManifest(data)
-	if err != nil {
-		r.add(ManifestName, -1, err)
-		return r
-	}
-	r.Manifest = m
-	d := &Dir{fs: fsys, path: dir, man: m}
-	checkGeneration(r, d, m, cfg)
 	for _, b := range d.Backups() {
 		r.Backups++
-		checkGeneration(r, d, b, cfg)
+		checkGeneration(r, d, b, cfg, checked)
+	}
+	r.Problems = append(r.Problems, d.DamagedBackups()...)
+	if r.Manifest == nil {
+		err := d.ManifestErr()
+		stores, worlds := d.unnamedFiles(checked)
+		if errors.Is(err, ErrNoSave) {
+			if len(stores)+len(worlds)+r.Backups+len(d.DamagedBackups()) == 0 {
+				r.add(ManifestName, -1, fmt.Errorf("%w: no manifest and no chunk store: this is not a save directory", ErrNoSave))
+				return r
+			}
+			err = fmt.Errorf("%w: manifest missing; run arksave repair to rebuild it from the chunk store and the newest intact world file", ErrCorrupt)
+		} else if errors.Is(err, ErrCorrupt) {
+			err = fmt.Errorf("%w; run arksave repair to rebuild it", err)
+		}
+		r.add(ManifestName, -1, err)
+		for _, name := range worlds {
+			r.Worlds++
+			if data, err := vfs.ReadFile(fsys, d.join(name)); err != nil {
+				r.add(name, -1, err)
+			} else if _, err := archetype.ReadInfo(bytes.NewReader(data)); err != nil {
+				r.add(name, -1, err)
+			}
+		}
+		for _, name := range stores {
+			checkStoreFile(r, d, name, cfg)
+		}
 	}
 	// Generations share a store file: report each damaged place once.
 	seen := map[string]bool{}
@@ -93,23 +119,52 @@ func CheckDir(fsys vfs.FS, dir string, cfg chunkstore.Config) *CheckReport {
 	return r
 }
 
-func checkGeneration(r *CheckReport, d *Dir, m *Manifest, cfg chunkstore.Config) {
+// unnamedFiles lists the chunk stores and top-level world files of the
+// directory that no checked generation named.
+func (d *Dir) unnamedFiles(checked map[string]bool) (stores, worlds []string) {
+	names, _ := d.fs.ReadDir(d.path)
+	for _, n := range names {
+		switch {
+		case checked[n] || strings.HasSuffix(n, ".tmp"):
+		case strings.HasSuffix(n, ".pxsw") && ours(n):
+			stores = append(stores, n)
+		case strings.HasPrefix(n, "world-") && strings.HasSuffix(n, ".pecs"):
+			worlds = append(worlds, n)
+		}
+	}
+	return stores, worlds
+}
+
+func checkGeneration(r *CheckReport, d *Dir, m *Manifest, cfg chunkstore.Config, checked map[string]bool) {
+	r.Worlds++
+	checked[m.World.Name] = true
 	world, err := d.readRef(m.World)
 	if err != nil {
 		r.add(m.World.Name, -1, err)
 	} else if _, err := archetype.ReadInfo(bytes.NewReader(world)); err != nil {
 		r.add(m.World.Name, -1, err)
 	}
+	checked[m.Chunks.Name] = true
 	cfg.FS = d.fs
 	cfg.ReadOnly = true
 	cfg.Generator = nil
 	cfg.Seed = 0
+	root, err := m.Chunks.Root, error(nil)
+	if len(root) == 0 {
+		// Format 1 names the store generation by number only.
+		root, err = chunkstore.FindRoot(d.join(m.Chunks.Name), cfg, m.Chunks.Generation)
+	}
 	var s *chunkstore.Store
-	if len(m.Chunks.Root) > 0 {
-		s, err = chunkstore.OpenRoot(d.join(m.Chunks.Name), cfg, m.Chunks.Root)
-	} else {
-		cfg.AllowGeneratorChange = true
-		s, err = chunkstore.OpenAt(d.join(m.Chunks.Name), cfg, m.Chunks.Generation)
+	if err == nil {
+		s, err = chunkstore.OpenRoot(d.join(m.Chunks.Name), cfg, root)
+	}
+	var openErr error
+	if errors.Is(err, chunkstore.ErrCorrupt) {
+		// The generation's page table is damaged: a repair open lets Check
+		// report it, and whatever else is damaged.
+		if rs, _, rerr := chunkstore.OpenRootForRepair(d.join(m.Chunks.Name), cfg, root); rerr == nil {
+			s, openErr, err = rs, err, nil
+		}
 	}
 	if err != nil {
 		r.add(m.Chunks.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, err))
@@ -117,9 +172,27 @@ func checkGeneration(r *CheckReport, d *Dir, m *Manifest, cfg chunkstore.Config)
 	}
 	defer s.Close()
 	r.Stores++
-	for _, p := range s.Check().Problems {
-		r.add(m.Chunks.Name, p.Offset, fmt.Errorf("generation %d: %s: %w", m.Generation, p.Section, p.Err))
+	problems := s.Check().Problems
+	if openErr != nil && !slices.ContainsFunc(problems, func(p chunkstore.Problem) bool { return p.Section == chunkstore.SectionTable }) {
+		r.add(m.Chunks.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, openErr))
 	}
+	addStoreProblems(r, m.Chunks.Name, fmt.Sprintf("generation %d: ", m.Generation), problems)
 }
 
-func dirJoin(dir, name string) string { return (&Dir{path: dir}).join(name) }
+// checkStoreFile checks a chunk store that no manifest names, at its
+// newest generation, or scans it when no header slot is valid.
+func checkStoreFile(r *CheckReport, d *Dir, name string, cfg chunkstore.Config) {
+	cfg.FS = d.fs
+	rep := chunkstore.CheckFile(d.join(name), cfg)
+	if rep.Slots > 0 {
+		r.Stores++
+	}
+	addStoreProblems(r, name, "", rep.Problems)
+}
+
+func addStoreProblems(r *CheckReport, file, prefix string, ps []chunkstore.Problem) {
+	for _, p := range ps {
+		r.Problems = append(r.Problems, Problem{File: file, Offset: p.Offset, Chunk: p.Pos,
+			Err: fmt.Errorf("%s%s: %w", prefix, p.Section, p.Err)})
+	}
+}

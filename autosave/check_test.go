@@ -2,6 +2,7 @@ package autosave_test
 
 import (
 	"bytes"
+	"errors"
 
 	"github.com/mlange-42/ark/ecs"
 
@@ -66,9 +67,26 @@ func TestCheckDirFindsEveryDamage(t *testing.T) {
 		expect(t, strings.Contains(all, want), "damage in %s not reported; problems: %v", want, r.Problems)
 	}
 
+	// Without the manifest, its loss is reported and the files it named are
+	// still checked on their own.
 	must(t, mem.Remove("/save/manifest"))
 	r = autosave.CheckDir(mem, "/save", chunkstore.Config{})
-	expect(t, len(r.Problems) == 1 && r.Problems[0].File == "manifest", "missing manifest: %v", r.Problems)
+	files = files[:0]
+	for _, p := range r.Problems {
+		files = append(files, p.File)
+		if p.File == "manifest" {
+			expect(t, errors.Is(p.Err, autosave.ErrCorrupt) && strings.Contains(p.Err.Error(), "arksave repair"), "%v", p)
+		}
+	}
+	all = strings.Join(files, ",")
+	for _, want := range []string{"manifest", "world-2.pecs", "backups/world-1.pecs", "chunks.pxsw"} {
+		expect(t, strings.Contains(all, want), "without a manifest, damage in %s not reported; problems: %v", want, r.Problems)
+	}
+
+	// An empty directory is no save, not a damaged one.
+	must(t, mem.MkdirAll("/empty"))
+	r = autosave.CheckDir(mem, "/empty", chunkstore.Config{})
+	expect(t, len(r.Problems) == 1 && errors.Is(r.Problems[0].Err, autosave.ErrNoSave), "empty directory: %v", r.Problems)
 }
 
 func emptyPECS(t *testing.T) []byte {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/vfs"
 )
 
@@ -29,9 +30,10 @@ import (
 //
 // A Dir is not safe for concurrent use; the writer goroutine owns it.
 type Dir struct {
-	fs   vfs.FS
-	path string
-	man  *Manifest
+	fs     vfs.FS
+	path   string
+	man    *Manifest
+	manErr error // why man is nil: ErrNoSave, or a damaged manifest (OpenDirForRepair)
 }
 
 // OpenDir opens the save directory at dir, creating it if it is missing.
@@ -63,6 +65,79 @@ func OpenDir(fsys vfs.FS, dir string) (*Dir, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// OpenDirForRepair opens the save directory at dir as it is, for tools that
+// inspect or mend it: nothing is created or removed, and a missing or
+// damaged manifest is no error: Manifest then returns nil and ManifestErr
+// says why. Commit works as on a directory from OpenDir; when the manifest
+// is lost, set Commit.Generation above HighestGeneration.
+func OpenDirForRepair(fsys vfs.FS, dir string) (*Dir, error) {
+	if fsys == nil {
+		fsys = vfs.OS
+	}
+	st, err := fsys.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("autosave: open save directory: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("autosave: %s is not a directory", dir)
+	}
+	d := &Dir{fs: fsys, path: dir}
+	data, err := vfs.ReadFile(fsys, d.join(ManifestName))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.manErr = fmt.Errorf("%w: %s has no manifest", ErrNoSave, dir)
+	case err != nil:
+		d.manErr = fmt.Errorf("autosave: read manifest: %w", err)
+	default:
+		d.man, d.manErr = decodeManifest(data)
+	}
+	return d, nil
+}
+
+// ManifestErr returns nil when the directory has a valid manifest, an error
+// wrapping ErrNoSave when it has none, and for a directory opened with
+// OpenDirForRepair the reason its manifest cannot be used (wrapping
+// ErrCorrupt or ErrVersion, or an I/O error).
+func (d *Dir) ManifestErr() error {
+	if d.man != nil {
+		return nil
+	}
+	if d.manErr == nil {
+		return fmt.Errorf("%w: %s has no manifest", ErrNoSave, d.path)
+	}
+	return d.manErr
+}
+
+// HighestGeneration returns the highest generation any file of the
+// directory is named after or any readable manifest names: the manifest,
+// world files, backups and compacted chunk stores. A new generation above
+// it collides with nothing in the directory.
+func (d *Dir) HighestGeneration() uint64 {
+	g := d.Generation()
+	for _, sub := range []string{".", BackupDir} {
+		names, _ := d.fs.ReadDir(d.join(sub))
+		for _, n := range names {
+			n = strings.TrimSuffix(n, ".tmp")
+			var num string
+			switch {
+			case strings.HasPrefix(n, "world-") && strings.HasSuffix(n, ".pecs"):
+				num = strings.TrimSuffix(strings.TrimPrefix(n, "world-"), ".pecs")
+			case strings.HasPrefix(n, "chunks-") && strings.HasSuffix(n, ".pxsw"):
+				num = strings.TrimSuffix(strings.TrimPrefix(n, "chunks-"), ".pxsw")
+			case strings.HasPrefix(n, "manifest-"):
+				num = strings.TrimPrefix(n, "manifest-")
+			}
+			if v, err := strconv.ParseUint(num, 10, 64); err == nil {
+				g = max(g, v)
+			}
+		}
+	}
+	for _, b := range d.Backups() {
+		g = max(g, b.Generation)
+	}
+	return g
 }
 
 // mkdirDurable creates dir and its missing parents and syncs the parent of
@@ -153,13 +228,20 @@ func (d *Dir) readRef(ref FileRef) ([]byte, error) {
 	return data, nil
 }
 
-// Commit is what a new generation consists of besides its number.
+// Commit is what a new generation consists of.
 type Commit struct {
 	World      []byte   // the encoded ECS world, unless WorldRef is set
 	WorldRef   *FileRef // the world file already written by WriteWorld
-	Chunks     StoreRef // the chunk store generation, already durable
+	Chunks     StoreRef // the chunk store generation, already durable; Root is required
 	MaxBackups int      // older generations to keep in backups/
 	Now        time.Time
+	// Generation is the number of the new generation; zero means the
+	// committed one plus one. A repair whose manifest is lost sets it above
+	// HighestGeneration. It must exceed the committed generation.
+	Generation uint64
+	// NoBackup drops the generation being replaced instead of keeping it
+	// in backups/: a repair replaces a damaged generation.
+	NoBackup bool
 }
 
 // Commit makes a new generation durable and current: it writes the world
@@ -174,10 +256,20 @@ type Commit struct {
 // It returns the new manifest and the bytes written.
 func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 	gen := d.Generation() + 1
+	if c.Generation != 0 {
+		if c.Generation < gen {
+			return nil, 0, fmt.Errorf("autosave: commit generation %d: the committed generation is %d", c.Generation, d.Generation())
+		}
+		gen = c.Generation
+	}
+	if len(c.Chunks.Root) == 0 {
+		return nil, 0, fmt.Errorf("autosave: commit generation %d: the chunk store reference has no root", gen)
+	}
 	if c.Now.IsZero() {
 		c.Now = time.Now()
 	}
 	m := &Manifest{
+		Version:    ManifestVersion,
 		Generation: gen,
 		CreatedMS:  c.Now.UnixMilli(),
 		ModifiedMS: c.Now.UnixMilli(),
@@ -224,7 +316,10 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		return nil, written, fmt.Errorf("autosave: sync save directory after commit: %w", err)
 	}
 	prev := d.man
-	d.man = m
+	d.man, d.manErr = m, nil
+	if c.NoBackup {
+		prev = nil
+	}
 	d.retire(prev, c.MaxBackups)
 	return d.Manifest(), written, nil
 }
@@ -292,29 +387,73 @@ func backupManifestName(g uint64) string {
 }
 
 // Backups returns the manifests of the generations kept in backups/, newest
-// first. Damaged backup manifests are skipped.
+// first. Damaged backup manifests are skipped (DamagedBackups lists them).
 func (d *Dir) Backups() []*Manifest {
+	out, _ := d.backups()
+	return out
+}
+
+// DamagedBackups lists the backup manifests that cannot be read, as
+// problems of their files.
+func (d *Dir) DamagedBackups() []Problem {
+	_, bad := d.backups()
+	return bad
+}
+
+func (d *Dir) backups() ([]*Manifest, []Problem) {
 	names, err := d.fs.ReadDir(d.join(BackupDir))
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var out []*Manifest
+	var bad []Problem
 	for _, n := range names {
 		if !strings.HasPrefix(n, "manifest-") || strings.HasSuffix(n, ".tmp") {
 			continue
 		}
-		data, err := vfs.ReadFile(d.fs, d.join(path.Join(BackupDir, n)))
+		rel := path.Join(BackupDir, n)
+		data, err := vfs.ReadFile(d.fs, d.join(rel))
 		if err != nil {
+			bad = append(bad, Problem{File: rel, Offset: -1, Err: err})
 			continue
 		}
 		m, err := decodeManifest(data)
-		if err != nil || "manifest-"+strconv.FormatUint(m.Generation, 10) != n {
+		if err == nil && "manifest-"+strconv.FormatUint(m.Generation, 10) != n {
+			err = fmt.Errorf("%w: backup manifest of generation %d", ErrCorrupt, m.Generation)
+		}
+		if err != nil {
+			bad = append(bad, Problem{File: rel, Offset: -1, Err: err})
 			continue
 		}
 		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Generation > out[j].Generation })
-	return out
+	return out, bad
+}
+
+// DropBackup removes backed-up generation g, a damaged one included, and
+// the files only it used.
+func (d *Dir) DropBackup(g uint64) error {
+	err := d.fs.Remove(d.join(backupManifestName(g)))
+	if err == nil {
+		err = d.fs.SyncDir(d.join(BackupDir))
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("autosave: drop backup %d: %w", g, err)
+	}
+	return d.cleanupWith(-1)
+}
+
+// ReplaceBackup rewrites the manifest of a backed-up generation (atomically),
+// for a migration that upgrades it: m must name a generation in backups/.
+func (d *Dir) ReplaceBackup(m *Manifest) error {
+	if _, err := d.Backup(m.Generation); err != nil {
+		return err
+	}
+	if err := vfs.WriteFileAtomic(d.fs, d.join(backupManifestName(m.Generation)), m.encode()); err != nil {
+		return fmt.Errorf("autosave: rewrite backup %d: %w", m.Generation, err)
+	}
+	return nil
 }
 
 // Backup returns the manifest of backed-up generation g.
@@ -345,7 +484,12 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 		return nil, fmt.Errorf("autosave: restore generation %d: chunk store %s: %w", g, b.Chunks.Name, err)
 	}
 	if len(b.Chunks.Root) == 0 {
-		return nil, fmt.Errorf("autosave: restore generation %d: its manifest has no chunk store root", g)
+		// A manifest of format 1 names the store generation by number only.
+		root, err := chunkstore.FindRoot(d.join(b.Chunks.Name), chunkstore.Config{FS: d.fs}, b.Chunks.Generation)
+		if err != nil {
+			return nil, fmt.Errorf("autosave: restore generation %d: its manifest has no chunk store root and none can be found: %w", g, err)
+		}
+		b.Chunks.Root = root
 	}
 	m, _, err := d.Commit(Commit{World: world, Chunks: b.Chunks, MaxBackups: max(maxBackups, 1)})
 	return m, err
@@ -377,12 +521,13 @@ func (d *Dir) cleanupWith(max int) error {
 		keep[backupManifestName(b.Generation)] = true
 	}
 	if d.man == nil {
-		// Without a manifest a chunk store may still hold a player's world
-		// (a lost manifest is repairable): never remove one.
+		// Without a manifest the chunk store and the world files may still
+		// hold a player's world (a lost manifest is repairable from them):
+		// never remove one.
 		keep[ChunksName] = true
 		if names, err := d.fs.ReadDir(d.path); err == nil {
 			for _, n := range names {
-				if strings.HasSuffix(n, ".pxsw") {
+				if strings.HasSuffix(n, ".pxsw") || strings.HasPrefix(n, "world-") && strings.HasSuffix(n, ".pecs") {
 					keep[n] = true
 				}
 			}

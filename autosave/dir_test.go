@@ -28,12 +28,15 @@ func must(t *testing.T, err error) {
 	}
 }
 
+// fakeRoot stands in for a chunk store root where no store is opened.
+var fakeRoot = []byte("root")
+
 func world(g int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("world %d;", g)), 10+g) }
 
 func commit(d *autosave.Dir, g int, backups int) error {
 	_, _, err := d.Commit(autosave.Commit{
 		World:      world(g),
-		Chunks:     autosave.StoreRef{Name: autosave.ChunksName, Generation: uint64(g)},
+		Chunks:     autosave.StoreRef{Name: autosave.ChunksName, Generation: uint64(g), Root: fakeRoot},
 		MaxBackups: backups,
 		Now:        time.UnixMilli(int64(1000 * g)),
 	})
@@ -213,14 +216,14 @@ func TestOpenKeepsChunkStoreWithoutManifest(t *testing.T) {
 	_, err := autosave.OpenDir(mem, "/save")
 	must(t, err)
 	names, _ := mem.ReadDir("/save")
-	expect(t, slices.Equal(names, []string{"chunks.pxsw"}), "a chunk store without manifest must be kept: %v", names)
+	expect(t, slices.Equal(names, []string{"chunks.pxsw", "world-3.pecs"}), "a chunk store and world files without manifest must be kept: %v", names)
 }
 
 func TestOpenCreatesNestedDirectoriesDurably(t *testing.T) {
 	mem := vfs.NewMem()
 	d, err := autosave.OpenDir(mem, "/a/b/save")
 	must(t, err)
-	_, _, err = d.Commit(autosave.Commit{World: world(1), Chunks: autosave.StoreRef{Name: autosave.ChunksName, Generation: 1}})
+	_, _, err = d.Commit(autosave.Commit{World: world(1), Chunks: autosave.StoreRef{Name: autosave.ChunksName, Generation: 1, Root: fakeRoot}})
 	must(t, err)
 	after := mem.Crash(0, nil)
 	d2, err := autosave.OpenDir(after, "/a/b/save")

@@ -13,9 +13,26 @@ const (
 	BackupDir    = "backups"     // older generations kept for restore
 	ChunksName   = "chunks.pxsw" // the chunk store of a new save
 
-	manifestFormat  = "arksave-save"
-	manifestVersion = 1
+	manifestFormat = "arksave-save"
 )
+
+// ManifestVersion is the manifest format version this package writes.
+//
+// Format history (this package reads every version listed; arksave
+// migrate rewrites older ones as a new generation of the current one):
+//
+//   - 1: generation, world file (name, size, CRC32-C), chunk store (name and
+//     generation). The store generation is opened through the header slot
+//     that holds it, which works only while no later commit of the store
+//     has reused that slot.
+//   - 2: the chunk store reference also carries the root of its generation
+//     (StoreRef.Root, a copy of its 64-byte header slot), and it is
+//     required: any generation, a backup's included, reopens through it
+//     however far the store has moved on.
+const ManifestVersion = 2
+
+// manifestVersion1 has no chunk store roots.
+const manifestVersion1 = 1
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -23,7 +40,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // files that make it up, each with its size and checksum. It is JSON, so
 // that a person can read it; its own CRC32-C guards it.
 type Manifest struct {
-	Format     string   `json:"format"`
+	Format string `json:"format"`
+	// Version is the manifest format version it was written in (see
+	// ManifestVersion); a manifest is written again in its own version.
 	Version    int      `json:"version"`
 	Generation uint64   `json:"generation"`
 	CreatedMS  int64    `json:"created_ms"`
@@ -59,9 +78,14 @@ func CompactedChunksName(g uint64) string { return fmt.Sprintf("chunks-%d.pxsw",
 // WorldName returns the file name of the ECS world of generation g.
 func WorldName(g uint64) string { return fmt.Sprintf("world-%d.pecs", g) }
 
+// encode returns the canonical form of m, in m's version (the current one
+// when unset).
 func (m *Manifest) encode() []byte {
 	c := *m
-	c.Format, c.Version, c.Checksum = manifestFormat, manifestVersion, 0
+	if c.Version == 0 {
+		c.Version = ManifestVersion
+	}
+	c.Format, c.Checksum = manifestFormat, 0
 	body, err := json.MarshalIndent(&c, "", "  ")
 	if err != nil {
 		panic(err) // a struct of plain fields always marshals
@@ -81,8 +105,11 @@ func decodeManifest(data []byte) (*Manifest, error) {
 	if m.Format != manifestFormat {
 		return nil, fmt.Errorf("%w: manifest: format %q, want %q", ErrCorrupt, m.Format, manifestFormat)
 	}
-	if m.Version != manifestVersion {
-		return nil, fmt.Errorf("%w: manifest version %d, this build reads %d", ErrVersion, m.Version, manifestVersion)
+	switch {
+	case m.Version > ManifestVersion:
+		return nil, fmt.Errorf("%w: manifest version %d, this build reads 1 to %d", ErrVersion, m.Version, ManifestVersion)
+	case m.Version < manifestVersion1:
+		return nil, fmt.Errorf("%w: manifest: version %d", ErrCorrupt, m.Version)
 	}
 	want := m.Checksum
 	m.Checksum = 0
@@ -93,6 +120,9 @@ func decodeManifest(data []byte) (*Manifest, error) {
 	}
 	if !bytes.Equal(data, (&m).encode()) {
 		return nil, fmt.Errorf("%w: manifest: not in canonical form", ErrCorrupt)
+	}
+	if m.Version >= 2 && len(m.Chunks.Root) == 0 {
+		return nil, fmt.Errorf("%w: manifest version %d without a chunk store root", ErrCorrupt, m.Version)
 	}
 	m.Checksum = want
 	return &m, nil

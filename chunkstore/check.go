@@ -118,7 +118,14 @@ func (s *Store) Check() Report {
 		}
 	}
 	for _, off := range order {
-		if ev, ok := damaged[off]; ok && !inChain[off] {
+		ev, ok := damaged[off]
+		switch {
+		case !ok || inChain[off]:
+		case ev.hdrOK && !ev.hdr.kind.isTable():
+			// A chunk or body record no entry uses (an older version, or one
+			// a rebuild skipped): its header still says which chunk.
+			r.addPos(SectionRecord, off, recordKeyPos(ev.hdr.key), fmt.Errorf("unreferenced %s (%d bytes): %w", ev.hdr.kind, ev.length, ev.bad))
+		default:
 			r.add(SectionRecord, off, fmt.Errorf("unreferenced bytes (%d): %w", ev.length, ev.bad))
 		}
 	}
@@ -157,4 +164,44 @@ func (s *Store) checkEntry(e Entry, sc *readScratch, dst []uint32) error {
 		}
 	}
 	return err
+}
+
+// CheckFile checks the store file at path on its own, without the game: it
+// opens the newest generation read-only for inspection (cfg's constants may
+// be zero; its Generator is not used) and returns what opening skipped
+// together with what Check finds. When the file cannot be opened (no valid
+// header slot), the report holds that error and every damaged stretch a
+// forward scan of the file finds.
+func CheckFile(path string, cfg Config) Report {
+	cfg.ReadOnly, cfg.Generator, cfg.Seed = true, nil, 0
+	s, err := Open(path, cfg)
+	if err != nil {
+		var r Report
+		r.add(SectionHeader, 0, err)
+		fsys := cfg.FS
+		scanErr := Scan(fsys, path, func(rec ScanRecord) bool {
+			r.Records++
+			if rec.Err != nil {
+				switch rec.Kind {
+				case RecordFull, RecordDelta, RecordBodies:
+					r.addPos(SectionRecord, rec.Handle.Offset, rec.Pos, rec.Err)
+				default:
+					r.add(SectionRecord, rec.Handle.Offset, rec.Err)
+				}
+			}
+			return true
+		})
+		if scanErr != nil {
+			r.add(SectionRecord, dataStart, scanErr)
+		}
+		return r
+	}
+	defer s.Close()
+	r := s.Check()
+	open := s.OpenReport()
+	r.Problems = append(open.Problems, r.Problems...)
+	slices.SortStableFunc(r.Problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
+	// Opening and checking both see a damaged header slot: report it once.
+	r.Problems = slices.CompactFunc(r.Problems, func(a, b Problem) bool { return a.Offset == b.Offset && a.Section == b.Section })
+	return r
 }

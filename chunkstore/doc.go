@@ -7,9 +7,14 @@
 // # Outline
 //
 //   - [Create], [Open], [OpenAt] (a given committed generation, for the save
-//     directory's manifest) and [OpenForRepair] (no header, no generator
-//     needed) give a [Store]; [Config] carries the game's constants, its
-//     [Generator] and [Config.PersistMask].
+//     directory's manifest), [OpenRoot] (a generation by its root, the
+//     header slot a manifest keeps), [OpenForRepair] and
+//     [OpenRootForRepair] (no header, no generator needed) give a [Store];
+//     [Config] carries the game's constants, its [Generator] and
+//     [Config.PersistMask]. Read-only without a Generator, a store opens
+//     for inspection: no generator version is checked.
+//   - [ParseRoot] decodes a root; [FindRoot] recovers the root of a
+//     generation that a manifest names only by number.
 //   - [Store.Get] loads one chunk by random access (one record read),
 //     [Store.Bodies] its [Body] set; both are safe from any goroutine, also
 //     while a commit runs.

@@ -72,6 +72,19 @@ func (sc *scanner) recordAt(off int64) (recordHeader, []byte, error) {
 	return h, rec, err
 }
 
+// headerOK reports whether a record header that checks out starts at off.
+func (sc *scanner) headerOK(off int64) bool {
+	if sc.end-off < recordHeaderSize {
+		return false
+	}
+	hb, err := sc.bytes(off, recordHeaderSize)
+	if err != nil {
+		return false
+	}
+	_, err = parseRecordHeader(hb, off)
+	return err == nil
+}
+
 // next returns the first offset at or after from where a good record
 // starts, or end.
 func (sc *scanner) next(from int64) int64 {
@@ -124,6 +137,10 @@ func scanRecords(f vfs.File, start, end int64, fn func(scanEvent) bool) error {
 				off = after
 				continue
 			}
+		} else if sc.headerOK(off) {
+			// A good header whose record runs past the end (a truncated
+			// file): its kind and key are known.
+			ev.hdrOK = true
 		}
 		p := sc.next(off + 1)
 		ev.length = p - off

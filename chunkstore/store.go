@@ -111,7 +111,9 @@ func newStore(path string, cfg Config, f vfs.File, h header) *Store {
 // Open opens the store at path at its newest valid generation. It refuses
 // a file whose chunk, tile or pixel size or seed differ from cfg's
 // (ErrConfigMismatch) or that was written with another generator version
-// (ErrGeneratorVersion, unless cfg.AllowGeneratorChange). When the newest
+// (ErrGeneratorVersion, unless cfg.AllowGeneratorChange; not checked for a
+// read-only cfg without a Generator, which opens for inspection: Check and
+// ReadRaw work, Get of a Delta chunk does not). When the newest
 // valid header slot's page table is damaged, Open rebuilds the index by
 // scanning the records before that generation's end; OpenReport lists what
 // it skipped.
@@ -153,7 +155,29 @@ const (
 	openRepair
 	openCompacted // a file this package just wrote: the generator was checked when the source opened
 	openRoot      // an explicit header from Store.Root
+	openRootRepair
 )
+
+// OpenRootForRepair opens the generation that root describes (the bytes
+// [Store.Root] returned while it was current) for inspection and repair,
+// the way [OpenForRepair] opens the newest: read-only, without the game's
+// Generator if need be (the generator version is not checked), and, when
+// that generation's page table is damaged, with the index rebuilt by
+// scanning the records before the generation's end. The file's header slots
+// are not needed: the root carries the game's constants, the seed and the
+// generator version. The report lists everything that was skipped, damaged
+// header slots included. CompactTo writes a clean copy.
+func OpenRootForRepair(path string, cfg Config, root []byte) (*Store, Report, error) {
+	h, err := parseRoot(root)
+	if err != nil {
+		return nil, Report{}, fmt.Errorf("chunkstore: open %s at a root: %w", path, err)
+	}
+	s, err := openStoreRoot(path, cfg, openRootRepair, h.generation, &h)
+	if err != nil {
+		return nil, Report{}, err
+	}
+	return s, s.report, nil
+}
 
 // OpenRoot opens the store at path with the contents of the generation that
 // root describes: the bytes [Store.Root] returned while that generation was
@@ -211,7 +235,7 @@ func openStoreRoot(path string, cfg Config, mode openMode, gen uint64, root *hea
 	if err != nil {
 		return nil, err
 	}
-	ro := cfg.ReadOnly || mode == openRepair
+	ro := cfg.ReadOnly || mode == openRepair || mode == openRootRepair
 	var f vfs.File
 	if ro {
 		f, err = cfg.FS.Open(path)
@@ -251,8 +275,8 @@ func load(f vfs.File, path string, cfg Config, mode openMode, gen uint64, root *
 		}
 	}
 	slices.SortFunc(order, func(a, b int) int { return -cmp.Compare(hdrs[a].generation, hdrs[b].generation) })
-	if mode == openRoot {
-		return loadRoot(f, path, cfg, size, *root, hdrs, errs)
+	if mode == openRoot || mode == openRootRepair {
+		return loadRoot(f, path, cfg, size, *root, hdrs, errs, mode == openRootRepair)
 	}
 	if len(order) == 0 {
 		switch mode {
@@ -292,7 +316,7 @@ func load(f vfs.File, path string, cfg Config, mode openMode, gen uint64, root *
 			s.w = max(s.w, slotEnd(f, hdrs[i], size))
 		}
 	}
-	if want := cfg.generatorVersion(); mode != openRepair && mode != openCompacted && h.genVersion != want {
+	if want := cfg.generatorVersion(); mode != openRepair && mode != openCompacted && !inspecting(cfg) && h.genVersion != want {
 		if !cfg.AllowGeneratorChange {
 			return nil, fmt.Errorf("chunkstore: open %s: %w: the file was written with generator version %d, the game has %d",
 				path, ErrGeneratorVersion, h.genVersion, want)
@@ -303,22 +327,32 @@ func load(f vfs.File, path string, cfg Config, mode openMode, gen uint64, root *
 	return s, nil
 }
 
-// loadRoot builds the store of an explicit root; see OpenRoot.
-func loadRoot(f vfs.File, path string, cfg Config, size int64, h header, hdrs [slotCount]header, errs [slotCount]error) (*Store, error) {
+// inspecting reports whether cfg opens a store for inspection (arksave
+// check): read-only without a generator, every record read as stored, so
+// no generator version needs to match.
+func inspecting(cfg Config) bool { return cfg.ReadOnly && cfg.Generator == nil }
+
+// loadRoot builds the store of an explicit root; see OpenRoot and, with
+// repair set, OpenRootForRepair.
+func loadRoot(f vfs.File, path string, cfg Config, size int64, h header, hdrs [slotCount]header, errs [slotCount]error, repair bool) (*Store, error) {
 	if err := cfg.checkAgainst(h); err != nil {
 		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
 	}
-	// A read-only store without a generator is for inspection (arksave
-	// check): it reads every record as stored and needs no version match.
-	inspect := cfg.ReadOnly && cfg.Generator == nil
-	if want := cfg.generatorVersion(); h.genVersion != want && !inspect {
+	if want := cfg.generatorVersion(); h.genVersion != want && !inspecting(cfg) && !repair {
 		return nil, fmt.Errorf("chunkstore: open %s: %w: the root was written with generator version %d, the game has %d",
 			path, ErrGeneratorVersion, h.genVersion, want)
 	}
 	s := newStore(path, cfg, f, h)
 	end, err := s.loadChain(h, size)
 	if err != nil {
-		return nil, fmt.Errorf("chunkstore: open %s at the root of generation %d: %w", path, h.generation, err)
+		if !repair || !errors.Is(err, ErrCorrupt) {
+			return nil, fmt.Errorf("chunkstore: open %s at the root of generation %d: %w", path, h.generation, err)
+		}
+		s.report.add(SectionTable, h.root, err)
+		end = chainBound(f, h.root, size)
+		if err := s.rebuild(end); err != nil {
+			return nil, err
+		}
 	}
 	s.w = max(end, dataStart)
 	top := h.generation
@@ -327,6 +361,8 @@ func loadRoot(f vfs.File, path string, cfg Config, size int64, h header, hdrs [s
 			s.report.Slots++
 			s.w = max(s.w, slotEnd(f, hdrs[i], size))
 			top = max(top, hdrs[i].generation)
+		} else if repair && !errors.Is(errs[i], errEmptySlot) {
+			s.report.add(SectionHeader, int64(i)*headerSize, errs[i])
 		}
 	}
 	s.hdr.generation = top

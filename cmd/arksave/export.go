@@ -8,30 +8,35 @@ import (
 	"os"
 
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/savetool"
 )
 
 func init() {
 	register(&command{
 		name:    "export",
-		args:    "--json FILE.pecs",
-		summary: "write the world of a PECS file as JSON to standard output, without the game's types",
+		args:    "--json [--generation G] DIR|FILE.pecs",
+		summary: "write a save's ECS world and chunk index (or a PECS file's world) as JSON to standard output, without the game's types",
 		run:     runExport,
+		flags:   func() *flag.FlagSet { return exportFlags(new(bool), new(uint64)) },
 	})
 }
 
-func runExport(args []string, stdout, stderr io.Writer) error {
+func exportFlags(asJSON *bool, gen *uint64) *flag.FlagSet {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "write JSON (the only format so far)")
-	rest, err := parseFlags(fs, args)
+	fs.BoolVar(asJSON, "json", false, "write JSON (the only format so far)")
+	fs.Uint64Var(gen, "generation", 0, "export a backed-up generation of a save directory")
+	return fs
+}
+
+func runExport(args []string, stdout, stderr io.Writer) error {
+	var asJSON bool
+	var gen uint64
+	path, err := pathArg(exportFlags(&asJSON, &gen), args, anyPath)
 	if err != nil {
 		return err
 	}
-	if !*asJSON {
+	if !asJSON {
 		return usagef("choose an output format: --json")
-	}
-	path, err := oneFile(rest)
-	if err != nil {
-		return err
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -39,7 +44,12 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return fmt.Errorf("%s is a directory; give the path of a .pecs file", path)
+		if err := savetool.ExportJSON(stdout, path, gen, savetool.Options{}); err != nil {
+			fmt.Fprintf(stderr, "arksave export: %v\n", err)
+			fmt.Fprintf(stderr, "the JSON written so far is incomplete; arksave check %s lists the damage\n", path)
+			return errReported
+		}
+		return nil
 	}
 	out := bufio.NewWriterSize(stdout, 1<<16)
 	if err := archetype.ExportJSON(out, bufio.NewReaderSize(f, 1<<16)); err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,20 +18,22 @@ import (
 func init() {
 	register(&command{
 		name:    "inspect",
-		args:    "[--json] FILE.pecs",
-		summary: "print header, types, tables and checksum verdict of a PECS world file",
+		args:    "[--json] DIR|FILE",
+		summary: "describe a save directory (generations, backups, chunk stores, bodies, the ECS world), a .pecs or a .pxsw file",
 		run:     runInspect,
+		flags:   func() *flag.FlagSet { return jsonFlags("inspect", new(bool)) },
 	})
 }
 
+func jsonFlags(name string, asJSON *bool) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.BoolVar(asJSON, "json", false, "print JSON")
+	return fs
+}
+
 func runInspect(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print JSON")
-	rest, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	path, err := oneFile(rest)
+	var asJSON bool
+	path, err := pathArg(jsonFlags("inspect", &asJSON), args, anyPath)
 	if err != nil {
 		return err
 	}
@@ -45,11 +46,14 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if st.IsDir() {
-		return fmt.Errorf("%s is a directory; give the path of a .pecs file", path)
+	switch {
+	case st.IsDir():
+		return inspectDir(path, asJSON, stdout, stderr)
+	case strings.HasSuffix(path, ".pxsw"):
+		return inspectStore(path, asJSON, stdout)
 	}
 	info, readErr := archetype.ReadInfo(bufio.NewReaderSize(f, 1<<16))
-	if *asJSON {
+	if asJSON {
 		if err := printInfoJSON(stdout, path, st.Size(), info, readErr); err != nil {
 			return err
 		}
@@ -207,6 +211,10 @@ type checksumJSON struct {
 }
 
 func printInfoJSON(w io.Writer, path string, size int64, info *archetype.Info, readErr error) error {
+	return writeJSON(w, toInfoJSON(path, size, info, readErr))
+}
+
+func toInfoJSON(path string, size int64, info *archetype.Info, readErr error) infoJSON {
 	out := infoJSON{File: path, Size: size, Header: &info.Header, Pool: info.Pool,
 		Types: []typeJSON{}, Tables: []tableJSON{}, Resources: []resourceJSON{}}
 	for _, t := range info.Types {
@@ -235,9 +243,7 @@ func printInfoJSON(w io.Writer, path string, size int64, info *archetype.Info, r
 	if readErr != nil {
 		out.Error = readErr.Error()
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return out
 }
 
 // reportReadError says what is wrong with a file that could not be read, and what to do.

@@ -1,4 +1,5 @@
-// Command arksave inspects and converts arksave files.
+// Command arksave looks inside, checks, mends and converts arksave save
+// directories and their files.
 //
 // Usage:
 //
@@ -6,13 +7,24 @@
 //
 // Commands:
 //
-//	inspect [--json] FILE.pecs   header, types, tables and the checksum verdict of a PECS world file
-//	export --json FILE.pecs      the world of a PECS file as JSON, without the game's Go types
+//	inspect [--json] DIR|FILE        generations, backups, chunk stores, bodies, the ECS world's types and tables
+//	check [--json] DIR|FILE          verify every checksum and cross-reference; list each damaged item
+//	repair [flags] DIR               recover everything recoverable into a new generation
+//	compact [--backups N] DIR        rewrite the chunk store without dead space, as a new generation
+//	restore --generation G DIR       make a backed-up generation current again, as a new generation
+//	render -o FILE.png [flags] DIR   draw the saved pixel world as a PNG
+//	export --json DIR|FILE.pecs      the ECS world and the chunk index as JSON
+//	migrate [--dry-run] DIR          upgrade older format versions to the current ones
 //
-// Exit status: 0 on success, 1 when a file is damaged or cannot be read, 2 on a usage error.
+// DIR is a save directory; FILE a world file (.pecs) or chunk store (.pxsw).
+// Long operations draw a progress bar when standard output is a terminal.
+//
+// Exit status: 0 on success (check: nothing damaged), 1 when damage was
+// found or the command failed, 2 on a usage error.
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,6 +41,8 @@ type command struct {
 	summary string
 	// run executes the command; a usageError makes the dispatcher print the usage line and exit 2.
 	run func(args []string, stdout, stderr io.Writer) error
+	// flags returns the command's flag set, for -h; nil when it has none.
+	flags func() *flag.FlagSet
 }
 
 var commands = map[string]*command{}
@@ -71,6 +85,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return 0
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(stdout, "usage: arksave %s %s\n%s\n", c.name, c.args, c.summary)
+		if c.flags != nil {
+			fs := c.flags()
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+		}
+		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "arksave %s: %s\nusage: arksave %s %s\n", c.name, ue.msg, c.name, c.args)
 		return 2
@@ -92,8 +114,10 @@ func printUsage(w io.Writer) {
 	sort.Strings(names)
 	for _, name := range names {
 		c := commands[name]
-		fmt.Fprintf(w, "  %-32s %s\n", c.name+" "+c.args, c.summary)
+		fmt.Fprintf(w, "  %s %s\n        %s\n", c.name, c.args, c.summary)
 	}
+	fmt.Fprintln(w, "\nDIR is a save directory, FILE a world file (.pecs) or chunk store (.pxsw).")
+	fmt.Fprintln(w, "Exit status: 0 success, 1 damage found or failure, 2 usage error. `arksave <command> -h` lists its flags.")
 }
 
 // parseFlags parses the command's flags wherever they stand among its arguments, and returns
@@ -109,24 +133,56 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			i = len(args)
 		case strings.HasPrefix(a, "-") && a != "-":
 			flags = append(flags, a)
+			// A flag that takes a value takes the next argument unless
+			// written -name=value.
+			name := strings.TrimLeft(a, "-")
+			if f := fs.Lookup(name); f != nil && !strings.Contains(name, "=") && !isBoolFlag(f) && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
 		default:
 			positional = append(positional, a)
 		}
 	}
 	if err := fs.Parse(flags); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
 		return nil, usagef("%v", err)
 	}
 	return positional, nil
 }
 
-// oneFile returns the single file argument.
-func oneFile(args []string) (string, error) {
-	switch len(args) {
-	case 0:
-		return "", usagef("no file given")
-	case 1:
-		return args[0], nil
-	default:
-		return "", usagef("one file expected, got %d arguments", len(args))
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// pathArg parses the command's flags, wherever they stand, and returns its
+// one positional argument, a path; what says what it should name.
+func pathArg(fs *flag.FlagSet, args []string, what string) (string, error) {
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return "", err
 	}
+	switch len(rest) {
+	case 0:
+		return "", usagef("no %s given", what)
+	case 1:
+		return rest[0], nil
+	default:
+		return "", usagef("one %s expected, got %d arguments", what, len(rest))
+	}
+}
+
+const (
+	dirArg  = "save directory"
+	anyPath = "save directory or file"
+)
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

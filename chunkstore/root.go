@@ -1,0 +1,109 @@
+package chunkstore
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// RootInfo is what a root ([Store.Root]) says about its generation.
+type RootInfo struct {
+	Generation       uint64
+	Chunks           uint32 // chunks stored at this generation (body blocks not counted)
+	ChunkSize        uint16
+	TileSize         uint16
+	PixelSize        uint8
+	Seed             uint64
+	GeneratorVersion uint32
+	Table            int64 // file offset of the generation's newest page-table record; 0 = empty
+	Created          time.Time
+	Modified         time.Time // when the generation was committed
+}
+
+// ParseRoot checks and decodes a root: a header slot of either parity
+// (magic, version, checksum, fields), as a save directory's manifest keeps
+// it. It does not look at any file.
+func ParseRoot(root []byte) (RootInfo, error) {
+	h, err := parseRoot(root)
+	if err != nil {
+		return RootInfo{}, fmt.Errorf("chunkstore: root: %w", err)
+	}
+	return h.info(), nil
+}
+
+func (h header) info() RootInfo {
+	return RootInfo{
+		Generation: h.generation, Chunks: h.chunkCount,
+		ChunkSize: h.chunkSize, TileSize: h.tileSize, PixelSize: h.pixelSize,
+		Seed: h.seed, GeneratorVersion: h.genVersion, Table: h.root,
+		Created: time.Unix(h.created, 0).UTC(), Modified: time.Unix(h.modified, 0).UTC(),
+	}
+}
+
+// FindRoot returns the root of generation gen of the store at path, for
+// save directories whose manifests predate roots (save format 1) and name a
+// generation only by its number. When a valid header slot holds gen, that
+// slot is the root. Otherwise the root is reconstructed from the file: the
+// page table of gen is the newest table record written by gen or, when gen
+// changed nothing, by the newest generation before it; the constants, seed
+// and generator version come from the newest valid header slot (generation
+// gen is assumed to share them), the chunk count from loading that table.
+// The root is verified by loading its page table; a damaged one returns an
+// error wrapping ErrCorrupt. It needs no Generator and opens the file
+// read-only.
+func FindRoot(path string, cfg Config, gen uint64) ([]byte, error) {
+	cfg.ReadOnly = true
+	cfg.Generator = nil
+	s, err := openStore(path, cfg, openNewest, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	slots := make([]byte, dataStart)
+	if err := readFull(s.f, slots, 0); err == nil {
+		for i := range slotCount {
+			if h, err := parseHeader(slots[i*headerSize:], i); err == nil && h.generation == gen {
+				hb := h.marshal()
+				return hb[:], nil
+			}
+		}
+	}
+	if gen > s.hdr.generation {
+		return nil, fmt.Errorf("%w: generation %d in %s: the newest is %d", ErrGenerationNotFound, gen, path, s.hdr.generation)
+	}
+	size, err := s.f.Size()
+	if err != nil {
+		return nil, fmt.Errorf("chunkstore: find root in %s: %w", path, err)
+	}
+	// The newest table record of the newest generation up to gen.
+	type cand struct {
+		gen uint64
+		off int64
+	}
+	var cands []cand
+	err = scanRecords(s.f, dataStart, size, func(ev scanEvent) bool {
+		if ev.bad == nil && ev.hdr.kind.isTable() && ev.hdr.key <= gen {
+			cands = append(cands, cand{ev.hdr.key, ev.off})
+		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chunkstore: find root in %s: %w", path, err)
+	}
+	h := s.hdr
+	h.generation, h.root = gen, 0
+	if len(cands) > 0 {
+		best := slices.MaxFunc(cands, func(a, b cand) int {
+			return cmp.Or(cmp.Compare(a.gen, b.gen), cmp.Compare(a.off, b.off))
+		})
+		h.root = best.off
+	}
+	t := newStore(path, s.cfg, s.f, h)
+	if _, err := t.loadChain(h, size); err != nil {
+		return nil, fmt.Errorf("chunkstore: find root of generation %d in %s: %w", gen, path, err)
+	}
+	h.chunkCount = uint32(t.chunks.Len())
+	hb := h.marshal()
+	return hb[:], nil
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/savetool"
+)
+
+func init() {
+	register(&command{
+		name:    "check",
+		args:    "[--json] DIR|FILE",
+		summary: "verify every checksum and cross-reference; list each damaged item; exit 0 when intact, 1 when damaged",
+		run:     runCheck,
+		flags:   func() *flag.FlagSet { return checkFlags(new(bool)) },
+	})
+}
+
+func checkFlags(asJSON *bool) *flag.FlagSet {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.BoolVar(asJSON, "json", false, "print the problems as JSON")
+	return fs
+}
+
+func runCheck(args []string, stdout, stderr io.Writer) error {
+	var asJSON bool
+	path, err := pathArg(checkFlags(&asJSON), args, anyPath)
+	if err != nil {
+		return err
+	}
+	b := newBar(stdout)
+	r, err := savetool.Check(path, savetool.Options{Progress: b.progress()})
+	b.clear()
+	if err != nil {
+		return err
+	}
+	isDir := false
+	if st, err := os.Stat(path); err == nil {
+		isDir = st.IsDir()
+	}
+	if asJSON {
+		if err := printCheckJSON(stdout, path, r); err != nil {
+			return err
+		}
+	} else {
+		printCheck(stdout, path, isDir, r)
+	}
+	if !r.OK() {
+		return errReported
+	}
+	return nil
+}
+
+func printCheck(w io.Writer, path string, isDir bool, r *autosave.CheckReport) {
+	for _, p := range r.Problems {
+		fmt.Fprintln(w, p)
+	}
+	checked := fmt.Sprintf("%d world files and %d chunk store generations checked", r.Worlds, r.Stores)
+	if r.Manifest != nil {
+		checked = fmt.Sprintf("generation %d and %d backups: %s", r.Manifest.Generation, r.Backups, checked)
+	}
+	if r.OK() {
+		fmt.Fprintf(w, "%s: no problems found (%s)\n", path, checked)
+		if r.Manifest != nil && r.Manifest.Version < autosave.ManifestVersion {
+			fmt.Fprintf(w, "note: the manifest is in format %d; arksave migrate %s upgrades it to %d\n", r.Manifest.Version, path, autosave.ManifestVersion)
+		}
+		return
+	}
+	fmt.Fprintf(w, "%d problems found (%s)\n", len(r.Problems), checked)
+	if isDir {
+		fmt.Fprintf(w, "arksave repair %s recovers what is intact into a new generation (--dry-run shows what it would keep and drop)\n", path)
+	} else {
+		fmt.Fprintln(w, "the file is damaged; arksave repair on its save directory recovers what is intact")
+	}
+}
+
+type problemJSON struct {
+	File   string    `json:"file"`
+	Offset *int64    `json:"offset,omitempty"`
+	Chunk  *[2]int32 `json:"chunk,omitempty"`
+	Error  string    `json:"error"`
+}
+
+func printCheckJSON(w io.Writer, path string, r *autosave.CheckReport) error {
+	out := struct {
+		Path       string        `json:"path"`
+		OK         bool          `json:"ok"`
+		Generation uint64        `json:"generation,omitempty"`
+		Problems   []problemJSON `json:"problems"`
+		Backups    int           `json:"backups_checked"`
+		Stores     int           `json:"store_generations_checked"`
+		Worlds     int           `json:"world_files_checked"`
+	}{Path: path, OK: r.OK(), Problems: []problemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds}
+	if r.Manifest != nil {
+		out.Generation = r.Manifest.Generation
+	}
+	for _, p := range r.Problems {
+		pj := problemJSON{File: p.File, Error: p.Err.Error()}
+		if p.Offset >= 0 {
+			off := p.Offset
+			pj.Offset = &off
+		}
+		if p.Chunk != nil {
+			pj.Chunk = &[2]int32{p.Chunk.X, p.Chunk.Y}
+		}
+		out.Problems = append(out.Problems, pj)
+	}
+	return writeJSON(w, out)
+}

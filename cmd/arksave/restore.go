@@ -1,0 +1,54 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/arksave/arksave/autosave"
+)
+
+func init() {
+	register(&command{
+		name:    "restore",
+		args:    "--generation G DIR",
+		summary: "make backed-up generation G current again, as a new generation; the current one becomes a backup",
+		run:     runRestore,
+		flags:   func() *flag.FlagSet { return restoreFlags(new(uint64)) },
+	})
+}
+
+func restoreFlags(gen *uint64) *flag.FlagSet {
+	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	fs.Uint64Var(gen, "generation", 0, "the backed-up generation to restore (arksave inspect lists them)")
+	return fs
+}
+
+func runRestore(args []string, stdout, stderr io.Writer) error {
+	var gen uint64
+	dir, err := pathArg(restoreFlags(&gen), args, dirArg)
+	if err != nil {
+		return err
+	}
+	if gen == 0 {
+		return usagef("give the generation to restore with --generation G (arksave inspect %s lists the backups)", dir)
+	}
+	d, err := autosave.OpenDir(nil, dir)
+	if err != nil {
+		return fmt.Errorf("%w; arksave check %s tells what is wrong", err, dir)
+	}
+	if d.Manifest() == nil {
+		return fmt.Errorf("%s holds no save", dir)
+	}
+	var gens []uint64
+	for _, b := range d.Backups() {
+		gens = append(gens, b.Generation)
+	}
+	prev := d.Generation()
+	m, err := d.Restore(gen, len(gens)+1)
+	if err != nil {
+		return fmt.Errorf("%w (backups: %v)", err, gens)
+	}
+	fmt.Fprintf(stdout, "restored generation %d as generation %d; generation %d is now a backup\n", gen, m.Generation, prev)
+	return nil
+}

@@ -1,0 +1,150 @@
+package savetool
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/chunkstore"
+)
+
+// ChunkIndex is the chunk store generation of a save as data: every stored
+// chunk and body set, without pixels.
+type ChunkIndex struct {
+	Store            string       `json:"store"`
+	Generation       uint64       `json:"generation"`
+	ChunkSize        uint16       `json:"chunk_size"`
+	TileSize         uint16       `json:"tile_size"`
+	Seed             uint64       `json:"seed"`
+	GeneratorVersion uint32       `json:"generator_version"`
+	Chunks           []ChunkEntry `json:"chunks"` // in page-table order: by y, then x
+}
+
+// ChunkEntry is one stored chunk, with its bodies.
+type ChunkEntry struct {
+	X          int32       `json:"x"`
+	Y          int32       `json:"y"`
+	Type       string      `json:"type"`             // "empty", "delta", "full"; "none" when only bodies are stored
+	Offset     int64       `json:"offset,omitempty"` // of its record in the store file
+	Length     uint32      `json:"length,omitempty"` // of its record, header included
+	Stored     uint32      `json:"stored,omitempty"` // payload bytes in the file
+	Raw        uint32      `json:"raw,omitempty"`    // payload bytes decoded
+	Compressed bool        `json:"compressed,omitempty"`
+	Changed    int         `json:"changed,omitempty"` // delta chunks: pixels that differ from the generator's
+	Bodies     []BodyEntry `json:"bodies,omitempty"`
+	Error      string      `json:"error,omitempty"` // the record or the body block does not read
+}
+
+// BodyEntry is one stored pixel body, without its pixels.
+type BodyEntry struct {
+	ID              uint64  `json:"id"`
+	X               float32 `json:"x"`
+	Y               float32 `json:"y"`
+	Rotation        float32 `json:"rotation"`
+	VX              float32 `json:"vx"`
+	VY              float32 `json:"vy"`
+	AngularVelocity float32 `json:"angular_velocity"`
+	Width           uint32  `json:"width"`
+	Height          uint32  `json:"height"`
+	OriginX         int32   `json:"origin_x"`
+	OriginY         int32   `json:"origin_y"`
+	Pixels          int     `json:"pixels"`    // pixels its shape holds
+	Extension       int     `json:"extension"` // bytes of game data
+}
+
+// IndexOf lists the chunks and bodies of an open store. Damaged records
+// are listed with their error.
+func IndexOf(s *chunkstore.Store, name string) *ChunkIndex {
+	cfg := s.Config()
+	ix := &ChunkIndex{Store: name, Generation: s.Generation(), ChunkSize: cfg.ChunkSize, TileSize: cfg.TileSize,
+		Seed: cfg.Seed, GeneratorVersion: s.GeneratorVersion(), Chunks: []ChunkEntry{}}
+	s.Entries(func(e chunkstore.Entry) bool {
+		if e.Type == chunkstore.BodyBlock {
+			n := len(ix.Chunks)
+			if n == 0 || ix.Chunks[n-1].X != e.Pos.X || ix.Chunks[n-1].Y != e.Pos.Y {
+				ix.Chunks = append(ix.Chunks, ChunkEntry{X: e.Pos.X, Y: e.Pos.Y, Type: "none"})
+				n++
+			}
+			c := &ix.Chunks[n-1]
+			bodies, err := s.Bodies(e.Pos)
+			if err != nil {
+				c.Error = err.Error()
+			}
+			for _, b := range bodies {
+				px := 0
+				for _, in := range b.Shape {
+					if in {
+						px++
+					}
+				}
+				c.Bodies = append(c.Bodies, BodyEntry{ID: b.ID, X: b.X, Y: b.Y, Rotation: b.Rotation, VX: b.VX, VY: b.VY,
+					AngularVelocity: b.AngularVelocity, Width: b.Width, Height: b.Height, OriginX: b.OriginX, OriginY: b.OriginY,
+					Pixels: px, Extension: len(b.Extension)})
+			}
+			return true
+		}
+		c := ChunkEntry{X: e.Pos.X, Y: e.Pos.Y, Type: e.Type.String(), Offset: e.Handle.Offset, Length: e.Handle.Length}
+		if !e.Handle.IsZero() {
+			if ri, err := s.RecordInfo(e.Handle); err != nil {
+				c.Error = err.Error()
+			} else {
+				c.Stored, c.Raw, c.Compressed = ri.Stored, ri.Raw, ri.Compressed
+				if e.Type == chunkstore.Delta {
+					if raw, _, err := s.ReadRaw(e.Pos); err == nil {
+						c.Changed = len(raw.Delta)
+					} else {
+						c.Error = err.Error()
+					}
+				}
+			}
+		}
+		ix.Chunks = append(ix.Chunks, c)
+		return true
+	})
+	return ix
+}
+
+// ExportJSON writes a generation of the save directory at dir (0: the
+// committed one) as one JSON object:
+//
+//	{"generation": G, "manifest": {...}, "world": <archetype.ExportJSON>, "chunks": <ChunkIndex>}
+//
+// The world needs no Go types of the game. A damaged world file or chunk
+// store makes it return an error after writing what it could; the JSON is
+// then incomplete.
+func ExportJSON(w io.Writer, dir string, gen uint64, o Options) error {
+	fsys := o.fs()
+	d, m, err := openSave(fsys, dir, gen)
+	if err != nil {
+		return err
+	}
+	world, err := d.ReadWorld(m)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	man, err := json.MarshalIndent(m, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(bw, "{\n  \"generation\": %d,\n  \"manifest\": %s,\n  \"world\": ", m.Generation, man)
+	if err := archetype.ExportJSON(bw, bytes.NewReader(world)); err != nil {
+		bw.Flush()
+		return fmt.Errorf("%s: %w", m.World.Name, err)
+	}
+	s, err := openGeneration(d, m, inspectConfig(fsys))
+	if err != nil {
+		bw.Flush()
+		return fmt.Errorf("%s: %w", m.Chunks.Name, err)
+	}
+	defer s.Close()
+	ix, err := json.MarshalIndent(IndexOf(s, m.Chunks.Name), "  ", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(bw, ",\n  \"chunks\": %s\n}\n", ix)
+	return bw.Flush()
+}

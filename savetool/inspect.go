@@ -1,0 +1,210 @@
+package savetool
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/vfs"
+)
+
+// DirInfo describes a save directory: what arksave inspect prints.
+type DirInfo struct {
+	Path          string           `json:"path"`
+	Bytes         int64            `json:"bytes"` // every file of the save directory
+	ManifestError string           `json:"manifest_error,omitempty"`
+	Generations   []GenerationInfo `json:"generations"` // the committed one first, then the backups, newest first
+	Stores        []StoreInfo      `json:"stores"`      // each chunk store a generation names, at the newest generation naming it
+	// World describes the committed generation's ECS world file; WorldError
+	// says why it could not be read whole.
+	World      *archetype.Info `json:"-"`
+	WorldFile  string          `json:"world_file,omitempty"`
+	WorldError string          `json:"world_error,omitempty"`
+}
+
+// GenerationInfo is one committed or backed-up generation.
+type GenerationInfo struct {
+	Generation      uint64    `json:"generation"`
+	Current         bool      `json:"current"`
+	FormatVersion   int       `json:"format_version"`
+	Modified        time.Time `json:"modified"`
+	World           string    `json:"world"`
+	WorldBytes      int64     `json:"world_bytes"`
+	Store           string    `json:"store"`
+	StoreGeneration uint64    `json:"store_generation"`
+	Chunks          uint32    `json:"chunks"` // stored chunks, from the root
+}
+
+// StoreInfo describes a chunk store at one generation.
+type StoreInfo struct {
+	Name             string  `json:"name"`
+	Generation       uint64  `json:"generation"`
+	FileBytes        int64   `json:"file_bytes"`
+	ChunkSize        uint16  `json:"chunk_size"`
+	TileSize         uint16  `json:"tile_size"`
+	Seed             uint64  `json:"seed"`
+	GeneratorVersion uint32  `json:"generator_version"`
+	Chunks           int     `json:"chunks"`
+	Empty            int     `json:"empty"`
+	Delta            int     `json:"delta"`
+	Full             int     `json:"full"`
+	BodyBlocks       int     `json:"body_blocks"` // chunks with pixel bodies
+	Bodies           int     `json:"bodies"`
+	RecordBytes      int64   `json:"record_bytes"` // live chunk and body records
+	TableBytes       int64   `json:"table_bytes"`  // live page table
+	DeadBytes        int64   `json:"dead_bytes"`   // what compaction reclaims
+	DeadRatio        float64 `json:"dead_ratio"`
+	JournalSegments  int     `json:"journal_segments"`
+	Error            string  `json:"error,omitempty"`
+}
+
+// InspectDir describes the save directory at dir. It changes nothing; a
+// damaged part is described as far as it reads and its error noted.
+func InspectDir(dir string, o Options) (*DirInfo, error) {
+	fsys := o.fs()
+	d, err := autosave.OpenDirForRepair(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	info := &DirInfo{Path: dir, Bytes: dirBytes(fsys, dir), Generations: []GenerationInfo{}, Stores: []StoreInfo{}}
+	gens := d.Backups()
+	if m := d.Manifest(); m != nil {
+		gens = append([]*autosave.Manifest{m}, gens...)
+	} else {
+		info.ManifestError = d.ManifestErr().Error()
+	}
+	seen := map[string]bool{}
+	for i, m := range gens {
+		g := GenerationInfo{
+			Generation: m.Generation, Current: i == 0 && d.Manifest() != nil, FormatVersion: m.Version,
+			Modified: time.UnixMilli(m.ModifiedMS).UTC(), World: m.World.Name, WorldBytes: m.World.Size,
+			Store: m.Chunks.Name, StoreGeneration: m.Chunks.Generation,
+		}
+		if root, err := rootOf(d, m); err == nil {
+			if ri, err := chunkstore.ParseRoot(root); err == nil {
+				g.Chunks = ri.Chunks
+			}
+		}
+		info.Generations = append(info.Generations, g)
+		if !seen[m.Chunks.Name] {
+			seen[m.Chunks.Name] = true
+			st := StoreInfo{Name: m.Chunks.Name}
+			if s, err := openGeneration(d, m, inspectConfig(fsys)); err != nil {
+				st.Error = err.Error()
+			} else {
+				describeStore(&st, s)
+				s.Close()
+			}
+			info.Stores = append(info.Stores, st)
+		}
+	}
+	if d.Manifest() != nil {
+		m := d.Manifest()
+		info.WorldFile = m.World.Name
+		data, err := d.ReadWorld(m)
+		if err != nil {
+			// Describe what the file holds even when it does not match the
+			// manifest.
+			data, _ = vfs.ReadFile(fsys, d.Join(m.World.Name))
+			info.WorldError = err.Error()
+		}
+		if data != nil {
+			wi, err := archetype.ReadInfo(bytes.NewReader(data))
+			info.World = wi
+			if err != nil && info.WorldError == "" {
+				info.WorldError = err.Error()
+			}
+		}
+	}
+	return info, nil
+}
+
+// InspectStore describes the chunk store file at path at its newest
+// generation.
+func InspectStore(path string, o Options) (*StoreInfo, error) {
+	s, err := chunkstore.Open(path, inspectConfig(o.fs()))
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	st := &StoreInfo{Name: filepath.Base(path)}
+	describeStore(st, s)
+	if rep := s.OpenReport(); !rep.OK() {
+		st.Error = fmt.Sprintf("%d problems while opening; arksave check lists them", len(rep.Problems))
+	}
+	return st, nil
+}
+
+func describeStore(st *StoreInfo, s *chunkstore.Store) {
+	stats := s.Stats()
+	cfg := s.Config()
+	st.Generation = stats.Generation
+	st.FileBytes = stats.FileSize
+	st.ChunkSize, st.TileSize, st.Seed, st.GeneratorVersion = cfg.ChunkSize, cfg.TileSize, cfg.Seed, s.GeneratorVersion()
+	st.Chunks, st.Empty, st.Delta, st.Full, st.BodyBlocks = stats.Chunks, stats.Empty, stats.Delta, stats.Full, stats.BodyBlocks
+	st.RecordBytes, st.TableBytes, st.DeadBytes = stats.RecordBytes, stats.TableBytes, stats.DeadBytes
+	if stats.FileSize > 0 {
+		st.DeadRatio = float64(stats.DeadBytes) / float64(stats.FileSize)
+	}
+	st.JournalSegments = stats.JournalSegments
+	var bad int
+	s.Entries(func(e chunkstore.Entry) bool {
+		if e.Type == chunkstore.BodyBlock {
+			bodies, err := s.Bodies(e.Pos)
+			if err != nil {
+				bad++
+			}
+			st.Bodies += len(bodies)
+		}
+		return true
+	})
+	if bad > 0 {
+		st.Error = fmt.Sprintf("%d body blocks do not read; arksave check lists them", bad)
+	}
+}
+
+// dirBytes sums the sizes of the save's files: the top level and backups/.
+func dirBytes(fsys vfs.FS, dir string) int64 {
+	var n int64
+	for _, sub := range []string{"", autosave.BackupDir} {
+		names, _ := fsys.ReadDir(filepath.Join(dir, sub))
+		for _, name := range names {
+			if st, err := fsys.Stat(filepath.Join(dir, sub, name)); err == nil && !st.IsDir() {
+				n += st.Size()
+			}
+		}
+	}
+	return n
+}
+
+// storeFiles lists the chunk store files of a directory, newest first:
+// chunks-<g>.pxsw by g descending, then chunks.pxsw, then any other (the
+// copies a repair makes for backups).
+func storeFiles(fsys vfs.FS, dir string) []string {
+	names, _ := fsys.ReadDir(dir)
+	rank := func(n string) int64 {
+		if n == autosave.ChunksName {
+			return 0
+		}
+		g, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(n, "chunks-"), ".pxsw"), 10, 62)
+		if err != nil {
+			return -1
+		}
+		return int64(g) + 1
+	}
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, "chunks") && strings.HasSuffix(n, ".pxsw") {
+			out = append(out, n)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return rank(out[i]) > rank(out[j]) })
+	return out
+}

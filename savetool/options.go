@@ -1,0 +1,187 @@
+package savetool
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/vfs"
+)
+
+// Options are what every operation of the package takes.
+type Options struct {
+	// FS is the file system; nil means the real one.
+	FS vfs.FS
+	// Progress, when set, is called as a long operation advances: with the
+	// stage it is in and how far, in bytes or chunks. Calls come from the
+	// calling goroutine and the store's, often: keep it cheap.
+	Progress func(Progress)
+}
+
+// Progress is how far a long operation is.
+type Progress struct {
+	Stage string // what is being done, e.g. "checking chunks.pxsw"
+	Done  int64  // units done in this stage
+	Total int64  // units in this stage; an estimate for byte counts, 0 when unknown
+}
+
+func (o Options) fs() vfs.FS {
+	if o.FS == nil {
+		return vfs.OS
+	}
+	return o.FS
+}
+
+// tracker counts the bytes an operation reads and writes through its file
+// system and reports them as the progress of the current stage.
+type tracker struct {
+	fn    func(Progress)
+	stage atomic.Pointer[string]
+	total atomic.Int64
+	done  atomic.Int64
+}
+
+// newTracker returns a tracker for o.Progress and the file system to use:
+// o's, counting bytes when progress is wanted.
+func newTracker(o Options) (*tracker, vfs.FS) {
+	t := &tracker{fn: o.Progress}
+	if t.fn == nil {
+		return t, o.fs()
+	}
+	return t, &countingFS{FS: o.fs(), t: t}
+}
+
+// begin starts a stage of about total units.
+func (t *tracker) begin(stage string, total int64) {
+	if t.fn == nil {
+		return
+	}
+	t.stage.Store(&stage)
+	t.total.Store(total)
+	t.done.Store(0)
+	t.fn(Progress{Stage: stage, Total: total})
+}
+
+// add counts n units of the current stage.
+func (t *tracker) add(n int64) {
+	if t.fn == nil || n == 0 {
+		return
+	}
+	st := t.stage.Load()
+	if st == nil {
+		return
+	}
+	done := t.done.Add(n)
+	total := t.total.Load()
+	if total > 0 && done > total {
+		done = total // byte totals are estimates
+	}
+	t.fn(Progress{Stage: *st, Done: done, Total: total})
+}
+
+// end completes the current stage.
+func (t *tracker) end() {
+	if t.fn == nil {
+		return
+	}
+	if st := t.stage.Load(); st != nil {
+		total := t.total.Load()
+		t.fn(Progress{Stage: *st, Done: total, Total: total})
+	}
+	t.stage.Store(nil)
+}
+
+// countingFS counts the bytes read and written through its files.
+type countingFS struct {
+	vfs.FS
+	t *tracker
+}
+
+func (c *countingFS) wrap(f vfs.File, err error) (vfs.File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &countingFile{File: f, t: c.t}, nil
+}
+
+func (c *countingFS) Create(name string) (vfs.File, error) { return c.wrap(c.FS.Create(name)) }
+func (c *countingFS) Open(name string) (vfs.File, error)   { return c.wrap(c.FS.Open(name)) }
+func (c *countingFS) OpenRW(name string) (vfs.File, error) { return c.wrap(c.FS.OpenRW(name)) }
+
+type countingFile struct {
+	vfs.File
+	t *tracker
+}
+
+func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.File.ReadAt(p, off)
+	f.t.add(int64(n))
+	return n, err
+}
+
+func (f *countingFile) WriteAt(p []byte, off int64) (int, error) {
+	n, err := f.File.WriteAt(p, off)
+	f.t.add(int64(n))
+	return n, err
+}
+
+// fileSize returns the size of a file, 0 when it cannot be read.
+func fileSize(fsys vfs.FS, name string) int64 {
+	if st, err := fsys.Stat(name); err == nil {
+		return st.Size()
+	}
+	return 0
+}
+
+// inspectConfig opens stores read-only without a generator: every record
+// as stored, no generator version to match.
+func inspectConfig(fsys vfs.FS) chunkstore.Config {
+	return chunkstore.Config{FS: fsys, ReadOnly: true}
+}
+
+// rootOf returns the chunk store root of a manifest's generation: the one
+// it keeps, or for format 1 the one found in the store.
+func rootOf(d *autosave.Dir, m *autosave.Manifest) ([]byte, error) {
+	if len(m.Chunks.Root) > 0 {
+		return m.Chunks.Root, nil
+	}
+	return chunkstore.FindRoot(d.Join(m.Chunks.Name), chunkstore.Config{FS: d.FS()}, m.Chunks.Generation)
+}
+
+// openGeneration opens the chunk store generation a manifest names with cfg
+// (read-only inspection unless cfg says otherwise).
+func openGeneration(d *autosave.Dir, m *autosave.Manifest, cfg chunkstore.Config) (*chunkstore.Store, error) {
+	root, err := rootOf(d, m)
+	if err != nil {
+		return nil, err
+	}
+	return chunkstore.OpenRoot(d.Join(m.Chunks.Name), cfg, root)
+}
+
+// openSave opens the save directory at dir read-only (nothing is removed)
+// and returns it with the manifest of generation gen (0: the committed
+// one).
+func openSave(fsys vfs.FS, dir string, gen uint64) (*autosave.Dir, *autosave.Manifest, error) {
+	d, err := autosave.OpenDirForRepair(fsys, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := d.Manifest()
+	if m == nil {
+		err := d.ManifestErr()
+		if errors.Is(err, autosave.ErrNoSave) {
+			return nil, nil, fmt.Errorf("%w; is %s a save directory? (arksave check tells)", err, dir)
+		}
+		return nil, nil, fmt.Errorf("%s: %w; run arksave repair", dir, err)
+	}
+	if gen == 0 || gen == m.Generation {
+		return d, m, nil
+	}
+	b, err := d.Backup(gen)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, b, nil
+}

@@ -1,0 +1,722 @@
+package savetool
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/vfs"
+)
+
+// RepairOptions configure [Repair].
+type RepairOptions struct {
+	Options
+	// DryRun reports what a repair would keep and drop, and writes nothing.
+	DryRun bool
+	// EmptyWorld lets a repair that finds no intact ECS world file commit an
+	// empty one, keeping the chunks: the game then starts its entities anew
+	// on the saved terrain.
+	EmptyWorld bool
+	// EmptyChunks lets a repair that can read no chunk store commit one with
+	// no stored chunks: every chunk then regenerates.
+	EmptyChunks bool
+	// ChunkSize, TileSize, Seed and Generator (only its Version is used; see
+	// [VersionOnly]) stand in for what a chunk store's header records, when
+	// both its header slots are damaged and no manifest or backup keeps a
+	// root. Zero values are unknown.
+	ChunkSize, TileSize uint16
+	Seed                uint64
+	Generator           chunkstore.Generator
+}
+
+// RepairReport says what [Repair] found, kept and dropped.
+type RepairReport struct {
+	// Before is what checking the directory found; After, what checking the
+	// repaired directory finds (nil on a dry run or when nothing was done).
+	Before, After *autosave.CheckReport
+	NothingToDo   bool   // Before found no damage
+	DryRun        bool   // nothing was written
+	Generation    uint64 // the repaired generation committed, 0 if none
+
+	Manifest string      // what became of the manifest
+	World    WorldSource // where the ECS world came from
+	Store    StoreSource // where the chunks came from
+
+	Kept     Counts // what the repaired generation holds
+	Dropped  []Loss // chunks and body sets lost: they regenerate, or their bodies are gone
+	Reverted []Loss // chunks whose newest record was damaged, read from an older one
+
+	BackupsKept      []uint64        // backups kept as they were
+	BackupsRewritten []uint64        // backups whose chunk store generation was copied out of a damaged file
+	BackupsDropped   []DroppedBackup // backups removed, with why
+
+	Notes []string // everything else worth saying, one sentence each
+}
+
+// WorldSource is the ECS world file a repair commits.
+type WorldSource struct {
+	File       string // relative to the save directory; empty for an empty world
+	Generation uint64 // the generation it belongs to
+	Fallback   bool   // not the committed generation's own world file
+	Empty      bool   // no intact world was left: an empty world
+}
+
+// StoreSource is the chunk store a repair copies from.
+type StoreSource struct {
+	File       string // relative to the save directory; empty when none could be read
+	How        string // how it was opened: through which root, header slot or scan
+	Generation uint64 // the store generation read
+	Rebuilt    bool   // its page table was rebuilt by a scan
+	New        string // the repaired store written
+	Root       []byte `json:"-"` // the root it was opened through, if any
+}
+
+// Counts are what a chunk store generation holds.
+type Counts struct {
+	Chunks, Empty, Delta, Full int
+	BodyBlocks, Bodies         int
+}
+
+// Loss is a chunk or body set a repair could not keep as saved.
+type Loss struct {
+	Pos    chunkstore.Pos
+	Bodies bool // the chunk's pixel bodies, not its pixels
+	Reason string
+}
+
+// DroppedBackup is a backup a repair removed.
+type DroppedBackup struct {
+	Generation uint64
+	Reason     string
+}
+
+func (b DroppedBackup) String() string { return fmt.Sprintf("backup %d: %s", b.Generation, b.Reason) }
+
+func (l Loss) String() string {
+	what := "chunk"
+	if l.Bodies {
+		what = "bodies of chunk"
+	}
+	return fmt.Sprintf("%s %v: %s", what, l.Pos, l.Reason)
+}
+
+// VersionOnly returns a Generator that carries only a version number, for
+// [RepairOptions.Generator] when the game's generator itself is not at
+// hand. It generates air.
+func VersionOnly(v uint32) chunkstore.Generator { return versionOnly(v) }
+
+type versionOnly uint32
+
+func (v versionOnly) Version() uint32                       { return uint32(v) }
+func (versionOnly) Generate(int32, int32, uint64, []uint32) {}
+
+// Repair recovers everything recoverable of the save directory at dir into
+// a new generation, and commits it like a save does (world file, then the
+// manifest): until then the original files stay as they were.
+//
+//   - The chunk store generation the manifest names is opened through its
+//     root ([chunkstore.OpenRootForRepair]); a damaged page table is rebuilt
+//     by scanning the records forward; damaged records are dropped (those
+//     chunks regenerate, those bodies are gone); a clean copy is written
+//     with CompactTo to a new file.
+//   - A damaged or missing world file is replaced by the newest intact one
+//     (a backup's), and the report says so.
+//   - A lost or damaged manifest is rebuilt from the newest chunk store
+//     (its newest valid header slot, or a scan) and the newest intact world
+//     file.
+//   - Backups stay when intact; a backup whose world file is damaged is
+//     dropped; one whose chunk store file is damaged elsewhere gets its
+//     generation copied into a file of its own.
+//
+// After a repair the directory checks clean and the game loads it.
+func Repair(dir string, o RepairOptions) (*RepairReport, error) {
+	t, fsys := newTracker(o.Options)
+	rep := &RepairReport{DryRun: o.DryRun}
+	t.begin("checking", checkEstimate(fsys, dir))
+	rep.Before = autosave.CheckDir(fsys, dir, chunkstore.Config{})
+	t.end()
+	if len(rep.Before.Problems) == 1 && rep.Before.Problems[0].File == "." {
+		return nil, rep.Before.Problems[0].Err
+	}
+	d, err := autosave.OpenDirForRepair(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	manErr := d.ManifestErr()
+	switch {
+	case errors.Is(manErr, autosave.ErrVersion):
+		return nil, fmt.Errorf("%w; the save was written by a newer arksave: use that version", manErr)
+	case rep.Before.OK():
+		rep.NothingToDo = true
+		return rep, nil
+	case len(rep.Before.Problems) == 1 && errors.Is(rep.Before.Problems[0].Err, autosave.ErrNoSave):
+		return nil, fmt.Errorf("%s: %w", dir, rep.Before.Problems[0].Err)
+	}
+	damaged := map[string]bool{}
+	for _, p := range rep.Before.Problems {
+		damaged[p.File] = true
+	}
+	man := d.Manifest()
+	backups := d.Backups()
+	r := &repairer{d: d, fsys: fsys, o: o, t: t, rep: rep, damaged: damaged, man: man, backups: backups}
+	if man != nil && !damaged[man.World.Name] && !damaged[man.Chunks.Name] {
+		rep.Manifest = fmt.Sprintf("kept: generation %d is intact", man.Generation)
+	} else if err := r.repairCurrent(); err != nil {
+		return nil, err
+	}
+	if err := r.repairBackups(); err != nil {
+		return rep, err
+	}
+	if o.DryRun {
+		return rep, nil
+	}
+	// Reopening cleans up what no manifest names any more.
+	if _, err := autosave.OpenDir(fsys, dir); err != nil {
+		return rep, err
+	}
+	t.begin("checking the repair", checkEstimate(fsys, dir))
+	rep.After = autosave.CheckDir(fsys, dir, chunkstore.Config{})
+	t.end()
+	return rep, nil
+}
+
+type repairer struct {
+	d       *autosave.Dir
+	fsys    vfs.FS
+	o       RepairOptions
+	t       *tracker
+	rep     *RepairReport
+	damaged map[string]bool
+	man     *autosave.Manifest
+	backups []*autosave.Manifest
+	newGen  uint64
+}
+
+func (r *repairer) note(format string, args ...any) {
+	r.rep.Notes = append(r.rep.Notes, fmt.Sprintf(format, args...))
+}
+
+// repairCurrent commits the repaired generation.
+func (r *repairer) repairCurrent() error {
+	rep := r.rep
+	switch err := r.d.ManifestErr(); {
+	case err == nil:
+		rep.Manifest = fmt.Sprintf("intact (generation %d); the repair replaces the files of it that are damaged", r.man.Generation)
+	case errors.Is(err, autosave.ErrNoSave):
+		rep.Manifest = "rebuilt: it was missing"
+	default:
+		rep.Manifest = fmt.Sprintf("rebuilt: %v", err)
+	}
+	r.newGen = r.d.HighestGeneration() + 1
+
+	world, err := r.pickWorld()
+	if err != nil {
+		return err
+	}
+	if r.man != nil && !r.damaged[r.man.Chunks.Name] {
+		return r.commitKeptStore(world)
+	}
+	src, err := r.openSource()
+	if err != nil {
+		return err
+	}
+	if src != nil {
+		defer src.Close()
+	}
+	if r.o.DryRun {
+		if src != nil {
+			r.classify(src, nil)
+			r.rep.Kept = countsOf(src)
+		}
+		return nil
+	}
+
+	name := autosave.CompactedChunksName(r.newGen)
+	var fixed *chunkstore.Store
+	if src != nil {
+		r.t.begin("writing "+name, 2*src.Stats().RecordBytes)
+		fixed, err = src.CompactTo(r.d.Join(name))
+		r.t.end()
+		if err != nil {
+			_ = r.fsys.Remove(r.d.Join(name))
+			return fmt.Errorf("repair: write %s: %w", name, err)
+		}
+		r.classify(src, fixed)
+	} else {
+		fixed, err = r.emptyStore(name)
+		if err != nil {
+			return err
+		}
+	}
+	defer fixed.Close()
+	rep.Store.New = name
+	rep.Kept = countsOf(fixed)
+	m, _, err := r.d.Commit(autosave.Commit{
+		World:      world,
+		Chunks:     autosave.StoreRef{Name: name, Generation: fixed.Generation(), Root: fixed.Root()},
+		Generation: r.newGen,
+		NoBackup:   true,
+		MaxBackups: len(r.backups) + len(r.d.DamagedBackups()),
+	})
+	if err != nil {
+		_ = r.fsys.Remove(r.d.Join(name))
+		return fmt.Errorf("repair: commit generation %d: %w", r.newGen, err)
+	}
+	rep.Generation = m.Generation
+	return nil
+}
+
+// commitKeptStore commits the repaired world with the committed chunk
+// store generation, which is intact.
+func (r *repairer) commitKeptStore(world []byte) error {
+	s, err := openGeneration(r.d, r.man, inspectConfig(r.fsys))
+	if err != nil {
+		return fmt.Errorf("repair: %s: %w", r.man.Chunks.Name, err)
+	}
+	defer s.Close()
+	ref := r.man.Chunks
+	ref.Root, _ = rootOf(r.d, r.man)
+	r.rep.Store = StoreSource{File: ref.Name, How: "kept as it was: it is intact", Generation: ref.Generation}
+	r.rep.Kept = countsOf(s)
+	if r.o.DryRun {
+		return nil
+	}
+	m, _, err := r.d.Commit(autosave.Commit{World: world, Chunks: ref, Generation: r.newGen, NoBackup: true, MaxBackups: len(r.backups)})
+	if err != nil {
+		return fmt.Errorf("repair: commit generation %d: %w", r.newGen, err)
+	}
+	r.rep.Generation = m.Generation
+	return nil
+}
+
+// pickWorld returns the newest intact ECS world file.
+func (r *repairer) pickWorld() ([]byte, error) {
+	type cand struct {
+		gen  uint64
+		name string
+		ref  *autosave.FileRef
+	}
+	var cands []cand
+	named := map[string]bool{}
+	if r.man != nil {
+		cands = append(cands, cand{r.man.Generation, r.man.World.Name, &r.man.World})
+		named[r.man.World.Name] = true
+	}
+	for _, b := range r.backups {
+		cands = append(cands, cand{b.Generation, b.World.Name, &b.World})
+		named[b.World.Name] = true
+	}
+	for _, sub := range []string{".", autosave.BackupDir} {
+		names, _ := r.fsys.ReadDir(r.d.Join(sub))
+		for _, n := range names {
+			rel := path.Join(sub, n)
+			g, ok := worldGeneration(n)
+			if ok && !named[rel] {
+				cands = append(cands, cand{g, rel, nil})
+			}
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int {
+		switch {
+		case a.gen > b.gen:
+			return -1
+		case a.gen < b.gen:
+			return 1
+		}
+		return 0
+	})
+	var why []string
+	for _, c := range cands {
+		var data []byte
+		var err error
+		if c.ref != nil {
+			data, err = r.d.ReadWorld(&autosave.Manifest{World: *c.ref})
+		} else {
+			data, err = vfs.ReadFile(r.fsys, r.d.Join(c.name))
+		}
+		if err == nil {
+			_, err = archetype.ReadInfo(bytes.NewReader(data))
+		}
+		if err != nil {
+			why = append(why, fmt.Sprintf("%s: %v", c.name, err))
+			continue
+		}
+		r.rep.World = WorldSource{File: c.name, Generation: c.gen, Fallback: r.man == nil || c.name != r.man.World.Name}
+		if r.man != nil && c.gen < r.man.Generation {
+			r.note("the ECS world is generation %d's (%s): what changed in entities and resources since is lost", c.gen, c.name)
+		}
+		return data, nil
+	}
+	if !r.o.EmptyWorld {
+		return nil, fmt.Errorf("%w (%s); rerun with --empty-world to keep the chunks with an empty ECS world",
+			ErrNoWorld, strings.Join(append(why, "no other world file"), "; "))
+	}
+	var buf bytes.Buffer
+	if err := archetype.Encode(&buf, ecs.NewWorld()); err != nil {
+		return nil, err
+	}
+	r.rep.World = WorldSource{Empty: true, Fallback: true}
+	r.note("no intact ECS world file: the repaired save has an empty ECS world")
+	return buf.Bytes(), nil
+}
+
+func worldGeneration(name string) (uint64, bool) {
+	if !strings.HasPrefix(name, "world-") || !strings.HasSuffix(name, ".pecs") {
+		return 0, false
+	}
+	g, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(name, "world-"), ".pecs"), 10, 64)
+	return g, err == nil
+}
+
+// known returns the game's constants as the directory records them (any
+// manifest's root) or the options give them.
+func (r *repairer) known() (chunkstore.Config, bool) {
+	var roots [][]byte
+	if r.man != nil {
+		roots = append(roots, r.man.Chunks.Root)
+	}
+	for _, b := range r.backups {
+		roots = append(roots, b.Chunks.Root)
+	}
+	for _, root := range roots {
+		if ri, err := chunkstore.ParseRoot(root); err == nil {
+			return chunkstore.Config{ChunkSize: ri.ChunkSize, TileSize: ri.TileSize, Seed: ri.Seed,
+				Generator: versionOnly(ri.GeneratorVersion)}, true
+		}
+	}
+	c := chunkstore.Config{ChunkSize: r.o.ChunkSize, TileSize: r.o.TileSize, Seed: r.o.Seed, Generator: r.o.Generator}
+	return c, c.ChunkSize != 0 && c.TileSize != 0 && c.Seed != 0 && c.Generator != nil
+}
+
+var errUnknown = fmt.Errorf("%w: both header slots of the chunk store are damaged and no manifest keeps a root; "+
+	"give the game's --chunk-size, --tile-size, --seed and --generator-version", ErrUnknownConfig)
+
+// openSource opens the chunk store to copy from, or returns nil when none
+// can be read and EmptyChunks allows that.
+func (r *repairer) openSource() (*chunkstore.Store, error) {
+	type cand struct {
+		name string
+		root []byte
+		gen  uint64 // for a manifest of format 1
+		how  string
+	}
+	var fromManifests, fromDisk []cand
+	if r.man != nil {
+		fromManifests = append(fromManifests, cand{r.man.Chunks.Name, r.man.Chunks.Root, r.man.Chunks.Generation, "the manifest's root"})
+	}
+	for _, b := range r.backups {
+		fromManifests = append(fromManifests, cand{b.Chunks.Name, b.Chunks.Root, b.Chunks.Generation, fmt.Sprintf("the root of backup %d", b.Generation)})
+	}
+	for _, n := range storeFiles(r.fsys, r.d.Path()) {
+		fromDisk = append(fromDisk, cand{name: n})
+	}
+	cands := append(fromManifests, fromDisk...)
+	if r.man == nil {
+		// A lost manifest: the newest store on disk, at its newest generation.
+		cands = append(fromDisk, fromManifests...)
+	}
+	var why []string
+	for _, c := range cands {
+		p := r.d.Join(c.name)
+		if _, err := r.fsys.Stat(p); err != nil {
+			why = append(why, fmt.Sprintf("%s: %v", c.name, err))
+			continue
+		}
+		root, how := c.root, c.how
+		if root == nil && c.how != "" {
+			// Format 1: the root of that generation, from its slot or its table.
+			if found, err := chunkstore.FindRoot(p, chunkstore.Config{FS: r.fsys}, c.gen); err == nil {
+				root = found
+			}
+		}
+		r.t.begin("reading "+c.name, fileSize(r.fsys, p))
+		var s *chunkstore.Store
+		var open chunkstore.Report
+		var err error
+		if root != nil {
+			s, open, err = chunkstore.OpenRootForRepair(p, chunkstore.Config{FS: r.fsys}, root)
+		} else {
+			how = "its newest valid header slot"
+			s, open, err = chunkstore.OpenForRepair(p, chunkstore.Config{FS: r.fsys})
+			if errors.Is(err, chunkstore.ErrNoValidHeader) {
+				cfg, ok := r.known()
+				if !ok {
+					r.t.end()
+					return nil, fmt.Errorf("%s: %w", c.name, errUnknown)
+				}
+				cfg.FS = r.fsys
+				how = "a scan of the whole file (both header slots are damaged)"
+				s, open, err = chunkstore.OpenForRepair(p, cfg)
+			}
+		}
+		r.t.end()
+		if err != nil {
+			why = append(why, fmt.Sprintf("%s: %v", c.name, err))
+			continue
+		}
+		rebuilt := false
+		for _, pr := range open.Problems {
+			if pr.Section == chunkstore.SectionTable || strings.HasPrefix(how, "a scan") {
+				rebuilt = true
+			}
+		}
+		r.rep.Store = StoreSource{File: c.name, How: how, Generation: s.Generation(), Rebuilt: rebuilt, Root: root}
+		if rebuilt {
+			r.note("the page table of %s was damaged: the chunk index was rebuilt by scanning its records", c.name)
+		}
+		if r.man != nil && c.name != r.man.Chunks.Name {
+			r.note("the chunks come from %s, not from %s that the manifest names", c.name, r.man.Chunks.Name)
+		}
+		return s, nil
+	}
+	if len(cands) == 0 {
+		why = append(why, "the directory has no chunk store")
+	}
+	if !r.o.EmptyChunks {
+		return nil, fmt.Errorf("%w (%s); rerun with --empty-chunks to keep the ECS world with no stored chunks (they all regenerate)",
+			ErrNoChunks, strings.Join(why, "; "))
+	}
+	r.note("no chunk store could be read: the repaired save stores no chunks, every chunk regenerates")
+	return nil, nil
+}
+
+// emptyStore creates a store with no chunks, for EmptyChunks.
+func (r *repairer) emptyStore(name string) (*chunkstore.Store, error) {
+	cfg, ok := r.known()
+	if !ok {
+		return nil, errUnknown
+	}
+	cfg.FS, cfg.PixelSize = r.fsys, 4
+	s, err := chunkstore.Create(r.d.Join(name), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("repair: %w", err)
+	}
+	return s, nil
+}
+
+// classify lists the chunks and body sets the repair loses: live records
+// that compaction dropped (fixed, nil on a dry run: the checker's findings
+// instead) and, when the index was rebuilt by a scan, the damaged records
+// whose position now reads an older record or none.
+func (r *repairer) classify(src, fixed *chunkstore.Store) {
+	type key struct {
+		pos    chunkstore.Pos
+		bodies bool
+	}
+	live := map[key]chunkstore.Handle{}
+	src.Entries(func(e chunkstore.Entry) bool {
+		live[key{e.Pos, e.Type == chunkstore.BodyBlock}] = e.Handle
+		return true
+	})
+	dropped := map[key]bool{}
+	var problems []chunkstore.Problem
+	if fixed != nil {
+		problems = fixed.OpenReport().Problems
+	} else {
+		problems = src.Check().Problems
+	}
+	for _, p := range problems {
+		if p.Pos == nil {
+			continue
+		}
+		for _, bodies := range []bool{false, true} {
+			k := key{*p.Pos, bodies}
+			if h, ok := live[k]; ok && h.Offset == p.Offset && !dropped[k] {
+				dropped[k] = true
+				r.rep.Dropped = append(r.rep.Dropped, Loss{Pos: k.pos, Bodies: bodies, Reason: fmt.Sprintf("its record at offset %d is damaged", p.Offset)})
+			}
+		}
+	}
+	if !r.rep.Store.Rebuilt {
+		return
+	}
+	// Rebuilt by a scan: a damaged record of the generation may have been
+	// its chunk's newest.
+	bound := int64(1<<63 - 1)
+	if ri, err := chunkstore.ParseRoot(src.Root()); err == nil && ri.Table > 0 {
+		bound = ri.Table
+	}
+	var lostBytes int64
+	_ = chunkstore.Scan(r.fsys, r.d.Join(r.rep.Store.File), func(rec chunkstore.ScanRecord) bool {
+		if rec.Handle.Offset >= bound {
+			return false
+		}
+		if rec.Err == nil {
+			return true
+		}
+		var k key
+		switch rec.Kind {
+		case chunkstore.RecordFull, chunkstore.RecordDelta:
+			k = key{rec.Pos, false}
+		case chunkstore.RecordBodies:
+			k = key{rec.Pos, true}
+		case chunkstore.RecordJournal, chunkstore.RecordCheckpoint:
+			return true
+		default:
+			lostBytes += int64(rec.Handle.Length)
+			return true
+		}
+		h, ok := live[k]
+		switch {
+		case dropped[k]:
+		case !ok:
+			dropped[k] = true
+			r.rep.Dropped = append(r.rep.Dropped, Loss{Pos: k.pos, Bodies: k.bodies,
+				Reason: fmt.Sprintf("its record at offset %d is damaged and no older one is intact", rec.Handle.Offset)})
+		case h.Offset < rec.Handle.Offset:
+			dropped[k] = true
+			r.rep.Reverted = append(r.rep.Reverted, Loss{Pos: k.pos, Bodies: k.bodies,
+				Reason: fmt.Sprintf("its record at offset %d is damaged; an older one at offset %d is used", rec.Handle.Offset, h.Offset)})
+		}
+		return true
+	})
+	if lostBytes > 0 {
+		r.note("%d damaged bytes of the chunk store have no readable record header: what they held, if anything live, is lost", lostBytes)
+	}
+	// The generation's header says how many chunks it stored.
+	if r.rep.Store.Root != nil {
+		if ri, err := chunkstore.ParseRoot(r.rep.Store.Root); err == nil {
+			found := src.Stats().Chunks
+			if missing := int(ri.Chunks) - found - countPixels(r.rep.Dropped); missing > 0 {
+				r.note("generation %d of %s stored %d chunks, %d are found: %s written by its last saves lost without a trace: they regenerate",
+					ri.Generation, r.rep.Store.File, ri.Chunks, found, plural(missing, "chunk is", "chunks are"))
+			}
+		}
+	}
+}
+
+// countPixels counts the chunk (not body) losses.
+func countPixels(ls []Loss) int {
+	n := 0
+	for _, l := range ls {
+		if !l.Bodies {
+			n++
+		}
+	}
+	return n
+}
+
+func countsOf(s *chunkstore.Store) Counts {
+	st := s.Stats()
+	c := Counts{Chunks: st.Chunks, Empty: st.Empty, Delta: st.Delta, Full: st.Full, BodyBlocks: st.BodyBlocks}
+	s.Entries(func(e chunkstore.Entry) bool {
+		if e.Type == chunkstore.BodyBlock {
+			b, _ := s.Bodies(e.Pos)
+			c.Bodies += len(b)
+		}
+		return true
+	})
+	return c
+}
+
+// repairBackups keeps, rewrites or drops each backup.
+func (r *repairer) repairBackups() error {
+	for _, p := range r.d.DamagedBackups() {
+		g, err := strconv.ParseUint(strings.TrimPrefix(path.Base(p.File), "manifest-"), 10, 64)
+		if err != nil {
+			continue
+		}
+		r.rep.BackupsDropped = append(r.rep.BackupsDropped, DroppedBackup{Generation: g, Reason: fmt.Sprintf("its manifest is damaged: %v", p.Err)})
+		if !r.o.DryRun {
+			if err := r.d.DropBackup(g); err != nil {
+				return err
+			}
+		}
+	}
+	for _, b := range r.backups {
+		switch {
+		case r.damaged[b.World.Name]:
+			if err := r.dropBackup(b, "its world file is damaged"); err != nil {
+				return err
+			}
+		case !r.damaged[b.Chunks.Name]:
+			r.rep.BackupsKept = append(r.rep.BackupsKept, b.Generation)
+		default:
+			if err := r.rewriteBackup(b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *repairer) dropBackup(b *autosave.Manifest, why string) error {
+	r.rep.BackupsDropped = append(r.rep.BackupsDropped, DroppedBackup{Generation: b.Generation, Reason: why})
+	if r.o.DryRun {
+		return nil
+	}
+	return r.d.DropBackup(b.Generation)
+}
+
+// rewriteBackup copies a backup's store generation out of a damaged file
+// into one of its own, or drops the backup when that generation itself is
+// damaged.
+func (r *repairer) rewriteBackup(b *autosave.Manifest) error {
+	s, err := openGeneration(r.d, b, inspectConfig(r.fsys))
+	if err != nil {
+		return r.dropBackup(b, fmt.Sprintf("its chunk store generation does not open: %v", err))
+	}
+	defer s.Close()
+	if r.o.DryRun {
+		if rep := s.Check(); hasLiveDamage(rep) {
+			return r.dropBackup(b, "records of its chunk store generation are damaged")
+		}
+		r.rep.BackupsRewritten = append(r.rep.BackupsRewritten, b.Generation)
+		return nil
+	}
+	gen := max(r.newGen, r.d.Generation())
+	name := fmt.Sprintf("chunks-%d-backup-%d.pxsw", gen, b.Generation)
+	for i := 2; ; i++ { // a name no file has, should an earlier repair have taken it
+		if _, err := r.fsys.Stat(r.d.Join(name)); err != nil {
+			break
+		}
+		name = fmt.Sprintf("chunks-%d-backup-%d-%d.pxsw", gen, b.Generation, i)
+	}
+	c, err := s.CompactTo(r.d.Join(name))
+	if err != nil {
+		_ = r.fsys.Remove(r.d.Join(name))
+		return r.dropBackup(b, fmt.Sprintf("its chunk store generation cannot be copied: %v", err))
+	}
+	defer c.Close()
+	if !c.OpenReport().OK() {
+		c.Close()
+		_ = r.fsys.Remove(r.d.Join(name))
+		return r.dropBackup(b, "records of its chunk store generation are damaged")
+	}
+	nb := *b
+	nb.Version = autosave.ManifestVersion
+	nb.Chunks = autosave.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root()}
+	if err := r.d.ReplaceBackup(&nb); err != nil {
+		return err
+	}
+	r.rep.BackupsRewritten = append(r.rep.BackupsRewritten, b.Generation)
+	return nil
+}
+
+// hasLiveDamage reports whether a check found a damaged record that the
+// checked generation uses.
+func hasLiveDamage(rep chunkstore.Report) bool {
+	for _, p := range rep.Problems {
+		if p.Section == chunkstore.SectionChunk || p.Section == chunkstore.SectionBodies || p.Section == chunkstore.SectionTable {
+			return true
+		}
+	}
+	return false
+}
+
+// plural says n things: "1 chunk is", "2 chunks are".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
