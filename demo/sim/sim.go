@@ -210,13 +210,13 @@ func (s *Sim) Step() {
 	start := time.Now() // measurement only; the simulation never reads the clock
 	saving := s.Persistence.state.InProgress
 	paused := s.sim.Get().Paused
+	s.clock.Get().Tick++ // before the save system, so that a snapshot holds the tick it ends
 	for _, sys := range s.Systems {
 		if paused && (sys == System(s.Bodies) || sys == System(s.Sand)) {
 			continue
 		}
 		sys.Update(s.World)
 	}
-	s.clock.Get().Tick++
 	s.Ticks++
 	s.LastTick = time.Since(start)
 	s.Persistence.observe(s.LastTick, saving || s.Persistence.state.InProgress)

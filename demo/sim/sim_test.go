@@ -257,3 +257,90 @@ func waitSave(t testing.TB, s *sim.Sim, h *arksave.SaveHandle) *arksave.Result {
 	expect(t, h.IsComplete(), "save did not complete")
 	return h.Result()
 }
+
+// F9: Sim.Load goes back to the last save, whatever happened since, and
+// the game runs on: the systems were initialized again (Ark's Reset drops
+// their registered filters), the camera was found, chunks stream.
+func TestLoadReloadsLastSave(t *testing.T) {
+	cfg := config(t, 6)
+	cfg.SyncStreaming = true
+	s := newSim(t, cfg)
+	err := s.Load()
+	expect(t, err != nil && s.Tick() == 0, "loading before the first save: %v", err)
+
+	x, y := skyAbove(s)
+	s.Commands().Brush = sim.Brush{Active: true, X: x, Y: y, Radius: 5, Material: sand.Stone}
+	s.Step()
+	s.Commands().Drop = sim.Drop{Active: true, X: x, Y: y - 30}
+	s.Step()
+	h := s.Persistence.Save()
+	s.Step() // the snapshot is taken at the end of this tick
+	saved := capture(s)
+	waitSave(t, s, h)
+
+	s.Commands().Brush = sim.Brush{Active: true, X: x + 40, Y: y, Radius: 5, Material: sand.Stone}
+	s.Step()
+	s.Commands().Drop = sim.Drop{Active: true, X: x + 40, Y: y - 30}
+	s.Step()
+	expect(t, s.Bodies.Stats().Bodies == 2, "%d bodies before the load", s.Bodies.Stats().Bodies)
+	s.Focus().X += 1000 // the camera moves off; home unloads
+	for range 5 {
+		s.Step()
+	}
+
+	expect(t, s.Load() == nil, "load")
+	saved.same(t, capture(s))
+	expect(t, at(s, x+40, y) == 0 && sand.MaterialOf(at(s, x, y)) == sand.Stone, "the load kept what came after the save")
+
+	// The game runs on: tools, sand, bodies, streaming, saving.
+	s.Commands().Brush = sim.Brush{Active: true, X: x - 40, Y: y, Radius: 4, Material: sand.Sand}
+	s.Step()
+	s.Commands().Drop = sim.Drop{Active: true, X: x + 40, Y: y - 30}
+	for range 30 {
+		s.Step()
+	}
+	expect(t, s.Bodies.Stats().Bodies == 2, "%d bodies after a drop following the load", s.Bodies.Stats().Bodies)
+	expect(t, sand.MaterialOf(at(s, x-40, y)) != sand.Sand, "painted sand did not fall after the load")
+	loaded, _ := s.Streamed()
+	s.Focus().X += 3 * 128
+	for range 3 {
+		s.Step()
+	}
+	s.Focus().X -= 3 * 128
+	s.Step()
+	again, unloaded := s.Streamed()
+	expect(t, again > loaded && unloaded > 0, "streaming stopped after the load: %d -> %d loaded, %d unloaded", loaded, again, unloaded)
+	expect(t, sand.MaterialOf(at(s, x, y)) == sand.Stone, "the stone did not come back with its chunk")
+	res := waitSave(t, s, s.Persistence.Save())
+	expect(t, res.Err == nil && res.Generation == 2, "saving after the load: %v", res)
+}
+
+// F6: SaveAs writes a complete save into another directory, which the game
+// saves to from then on; the first directory keeps its last save.
+func TestSaveAs(t *testing.T) {
+	cfg := config(t, 7)
+	s := newSim(t, cfg)
+	x, y := skyAbove(s)
+	s.Commands().Brush = sim.Brush{Active: true, X: x, Y: y, Radius: 5, Material: sand.Stone}
+	s.Step()
+	expect(t, waitSave(t, s, s.Persistence.Save()).Err == nil, "save")
+	other := filepath.Join(t.TempDir(), "copy")
+	res := waitSave(t, s, s.Persistence.SaveAs(other))
+	expect(t, res.Err == nil && res.Dir == other && res.Generation == 1, "save as: %v", res)
+	expect(t, s.Persistence.Dir() == other, "saving to %s after a save as", s.Persistence.Dir())
+	expect(t, waitSave(t, s, s.Persistence.Save()).Generation == 2, "the next save goes to the copy")
+
+	cfg.Save = sim.SaveConfig{Dir: other, Load: true}
+	c, err := sim.New(cfg)
+	expect(t, err == nil, "loading the copy: %v", err)
+	defer c.Close()
+	expect(t, sand.MaterialOf(at(c, x, y)) == sand.Stone, "the copy lacks the painted stone")
+}
+
+// -load of a directory without a save is an error, not a new world.
+func TestLoadWithoutSave(t *testing.T) {
+	cfg := config(t, 8)
+	cfg.Save.Load = true
+	_, err := sim.New(cfg)
+	expect(t, err != nil, "loading an empty directory must fail")
+}
