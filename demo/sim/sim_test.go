@@ -344,3 +344,32 @@ func TestLoadWithoutSave(t *testing.T) {
 	_, err := sim.New(cfg)
 	expect(t, err != nil, "loading an empty directory must fail")
 }
+
+// With PauseDuringSave, sand and bodies stand still while a save is
+// written (arksave's SimulationState), and move again after it.
+func TestPauseDuringSave(t *testing.T) {
+	cfg := config(t, 10)
+	cfg.Save.PauseDuringSave = true
+	s := newSim(t, cfg)
+	x, y := skyAbove(s)
+	s.Commands().Brush = sim.Brush{Active: true, X: x, Y: y, Radius: 6, Material: sand.Sand}
+	s.Step()
+	h := s.Persistence.Save()
+	s.Step() // the save starts at the end of this tick
+	expect(t, s.Persistence.State().InProgress, "save not started")
+	before := testworld.Pixels(s.World)
+	s.Step()
+	after := testworld.Pixels(s.World)
+	for pos, pix := range before {
+		expect(t, slices.Equal(pix, after[pos]), "chunk %v changed while the game was paused for a save", pos)
+	}
+	waitSave(t, s, h)
+	moved := false
+	for range 5 {
+		s.Step()
+	}
+	for pos, pix := range testworld.Pixels(s.World) {
+		moved = moved || !slices.Equal(pix, after[pos])
+	}
+	expect(t, moved, "the sand did not move again after the save")
+}
