@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/arksave/arksave/internal/vfs"
@@ -28,10 +29,13 @@ import (
 // ignored and removed when the directory is opened.
 //
 // A Dir is not safe for concurrent use; the writer goroutine owns it.
+// Manifest and Generation are the exception: the game loop may call them
+// (through the Writer) while a commit runs, and sees the generation
+// committed before or after it.
 type Dir struct {
 	fs   vfs.FS
 	path string
-	man  *Manifest
+	man  atomic.Pointer[Manifest] // the committed manifest; never modified once stored
 }
 
 // OpenDir opens the save directory at dir, creating it if it is missing.
@@ -57,7 +61,7 @@ func OpenDir(fsys vfs.FS, dir string) (*Dir, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", d.join(ManifestName), err)
 		}
-		d.man = m
+		d.man.Store(m)
 	}
 	if err := d.cleanup(); err != nil {
 		return nil, err
@@ -103,19 +107,21 @@ func (d *Dir) FS() vfs.FS { return d.fs }
 // Manifest returns a copy of the committed manifest, or nil if the
 // directory holds no save yet.
 func (d *Dir) Manifest() *Manifest {
-	if d.man == nil {
+	cur := d.man.Load()
+	if cur == nil {
 		return nil
 	}
-	m := *d.man
+	m := *cur
 	return &m
 }
 
 // Generation returns the committed generation, 0 if none.
 func (d *Dir) Generation() uint64 {
-	if d.man == nil {
+	cur := d.man.Load()
+	if cur == nil {
 		return 0
 	}
-	return d.man.Generation
+	return cur.Generation
 }
 
 func (d *Dir) join(name string) string { return filepath.Join(d.path, filepath.FromSlash(name)) }
@@ -128,7 +134,7 @@ func (d *Dir) Join(name string) string { return d.join(name) }
 // when m is nil) and verifies its size and checksum.
 func (d *Dir) ReadWorld(m *Manifest) ([]byte, error) {
 	if m == nil {
-		m = d.man
+		m = d.man.Load()
 	}
 	if m == nil {
 		return nil, ErrNoSave
@@ -183,8 +189,8 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		World:      FileRef{Name: WorldName(gen), Size: int64(len(c.World)), CRC32C: crc32.Checksum(c.World, castagnoli)},
 		Chunks:     c.Chunks,
 	}
-	if d.man != nil {
-		m.CreatedMS = d.man.CreatedMS
+	if prev := d.man.Load(); prev != nil {
+		m.CreatedMS = prev.CreatedMS
 	}
 	var written int64
 
@@ -217,8 +223,7 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		d.reload()
 		return nil, written, fmt.Errorf("autosave: sync save directory after commit: %w", err)
 	}
-	prev := d.man
-	d.man = m
+	prev := d.man.Swap(m)
 	d.retire(prev, c.MaxBackups)
 	return d.Manifest(), written, nil
 }
@@ -230,7 +235,7 @@ func (d *Dir) reload() {
 		return
 	}
 	if m, err := decodeManifest(data); err == nil {
-		d.man = m
+		d.man.Store(m)
 	}
 }
 
@@ -348,16 +353,17 @@ func (d *Dir) cleanupWith(max int) error {
 		backups = backups[:max]
 	}
 	keep := map[string]bool{ManifestName: true}
-	if d.man != nil {
-		keep[d.man.World.Name] = true
-		keep[d.man.Chunks.Name] = true
+	cur := d.man.Load()
+	if cur != nil {
+		keep[cur.World.Name] = true
+		keep[cur.Chunks.Name] = true
 	}
 	for _, b := range backups {
 		keep[b.World.Name] = true
 		keep[b.Chunks.Name] = true
 		keep[backupManifestName(b.Generation)] = true
 	}
-	if d.man == nil {
+	if cur == nil {
 		// Without a manifest a chunk store may still hold a player's world
 		// (a lost manifest is repairable): never remove one.
 		keep[ChunksName] = true
