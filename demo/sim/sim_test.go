@@ -373,3 +373,23 @@ func TestPauseDuringSave(t *testing.T) {
 	}
 	expect(t, moved, "the sand did not move again after the save")
 }
+
+// The overlay reads the save status every frame, saves or not.
+func TestStatusWhileSaving(t *testing.T) {
+	cfg := config(t, 11)
+	cfg.Save.Autosave = 100 * time.Millisecond
+	s := newSim(t, cfg)
+	script := sim.NewScript(s)
+	seen := 0
+	for range 240 {
+		script.Plan(s.Tick(), s.Commands())
+		s.Step()
+		st := s.Persistence.Status()
+		if st.InProgress {
+			seen++
+		}
+		expect(t, st.Failed == 0, "a save failed: %s", st.LastError)
+	}
+	st := s.Persistence.Status()
+	expect(t, seen > 0 && st.Saves > 5 && st.Generation == uint64(st.Saves), "saves %d, generation %d, %d ticks saw one running", st.Saves, st.Generation, seen)
+}
