@@ -390,6 +390,7 @@ func TestStatusWhileSaving(t *testing.T) {
 		}
 		expect(t, st.Failed == 0, "a save failed: %s", st.LastError)
 	}
+	s.Persistence.WaitIdle() // the writer commits before the game loop hears of it
 	st := s.Persistence.Status()
 	expect(t, seen > 0 && st.Saves > 5 && st.Generation == uint64(st.Saves), "saves %d, generation %d, %d ticks saw one running", st.Saves, st.Generation, seen)
 }
