@@ -2,9 +2,11 @@
 //
 // Game.Update advances one fixed tick (60 a second) and never reads the
 // wall clock for game logic; Game.Draw only reads the world, fills a pixel
-// buffer, hands it to WritePixels and draws the overlay. Input lives in
-// input.go. Closing the window makes the final save, then ends the game
-// with ebiten.Termination.
+// buffer, hands it to WritePixels and draws the overlay and, while arksave
+// writes a save, a progress bar. Input lives in input.go: F5 asks arksave
+// for a save, F6 for a save into a new directory beside the current one,
+// F9 reloads the last save (sim.Sim.Load). Closing the window makes the
+// final save, then ends the game with ebiten.Termination.
 package game
 
 import (
