@@ -211,6 +211,7 @@ func (g *Game) close() error {
 	}
 	g.closed = true
 	res, err := g.sim.Close()
+	g.finished() // saves asked for just before closing finished in Close
 	switch {
 	case err != nil:
 		g.logf("final save: %v", err)

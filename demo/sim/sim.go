@@ -3,10 +3,13 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/bodies"
 	"github.com/arksave/arksave/demo/sand"
@@ -114,13 +117,16 @@ func New(cfg Config) (*Sim, error) {
 	ecs.AddResource(w, &Clock{})
 	ecs.AddResource(w, &Commands{})
 
+	if cfg.Save.Load {
+		// arksave would start a new world in a directory without a save
+		// (creating it); asked to load, the demo says there is nothing.
+		if _, err := os.Stat(filepath.Join(cfg.Save.Dir, autosave.ManifestName)); err != nil {
+			return nil, fmt.Errorf("sim: nothing to load: %s holds no save (%w)", cfg.Save.Dir, err)
+		}
+	}
 	p, plugin, err := install(w, cfg, s.chunkLoaded)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.Save.Load && p.Generation() == 0 {
-		p.Close()
-		return nil, fmt.Errorf("sim: nothing to load: %s holds no save", cfg.Save.Dir)
 	}
 	s.Config.Seed = p.Seed() // a loaded save brings its own
 	s.Persistence = newPersistence(s, p, plugin[1])
