@@ -31,6 +31,10 @@ type (
 	Problem = systems.Problem
 )
 
+// Ticks returns the game time of n ticks at the default TickDuration
+// (1/60 s), for AutosaveConfig.Interval.
+func Ticks(n int) time.Duration { return time.Duration(n) * (time.Second / 60) }
+
 // System is an ECS system in the shape ark-tools schedules.
 type System interface {
 	Initialize(w *ecs.World)

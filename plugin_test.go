@@ -4,6 +4,7 @@ import (
 	"errors"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mlange-42/ark/ecs"
 
@@ -261,4 +262,22 @@ func TestInstallRefusesToOverwriteSilently(t *testing.T) {
 	g.pers.Close()
 	_, err := arksave.Plugin{Dir: "/save", FS: mem, ChunkSize: testChunk, TileSize: 8}.Install(ecs.NewWorld())
 	expect(t, errors.Is(err, arksave.ErrSaveExists), "install over a save: %v", err)
+}
+
+func TestPauseDuringSave(t *testing.T) {
+	conf := &arksave.AutosaveConfig{Interval: time.Hour, Enabled: false, PauseDuringSave: true}
+	g := newGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 0, autosave: conf})
+	sim := ecs.GetResource[arksave.SimulationState](g.w)
+	h := g.pers.Save()
+	g.tick()
+	expect(t, g.state().InProgress && sim.Paused, "simulation not paused while saving (in progress %v)", g.state().InProgress)
+	g.waitSave(t, h)
+	expect(t, !sim.Paused, "simulation still paused after the save")
+
+	conf2 := ecs.GetResource[arksave.AutosaveConfig](g.w)
+	conf2.PauseDuringSave = false
+	h = g.pers.Save()
+	g.tick()
+	expect(t, !sim.Paused, "paused although PauseDuringSave is off")
+	g.waitSave(t, h)
 }

@@ -161,7 +161,8 @@ func (d *Dir) readRef(ref FileRef) ([]byte, error) {
 
 // Commit is what a new generation consists of besides its number.
 type Commit struct {
-	World      []byte   // the encoded ECS world
+	World      []byte   // the encoded ECS world, unless WorldRef is set
+	WorldRef   *FileRef // the world file already written by WriteWorld
 	Chunks     StoreRef // the chunk store generation, already durable
 	MaxBackups int      // older generations to keep in backups/
 	Now        time.Time
@@ -186,20 +187,25 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		Generation: gen,
 		CreatedMS:  c.Now.UnixMilli(),
 		ModifiedMS: c.Now.UnixMilli(),
-		World:      FileRef{Name: WorldName(gen), Size: int64(len(c.World)), CRC32C: crc32.Checksum(c.World, castagnoli)},
 		Chunks:     c.Chunks,
 	}
 	if prev := d.man.Load(); prev != nil {
 		m.CreatedMS = prev.CreatedMS
 	}
 	var written int64
-
-	// The world file gets a name no committed manifest uses, so it can be
-	// written in place: until the manifest names it, it is ignored.
-	if err := d.writeSynced(m.World.Name, c.World); err != nil {
-		return nil, written, err
+	if c.WorldRef != nil {
+		if c.WorldRef.Name != WorldName(gen) {
+			return nil, 0, fmt.Errorf("autosave: world file %s was written for another generation than %d", c.WorldRef.Name, gen)
+		}
+		m.World = *c.WorldRef
+	} else {
+		ref, err := d.WriteWorld(c.World)
+		if err != nil {
+			return nil, 0, err
+		}
+		m.World = ref
+		written += ref.Size
 	}
-	written += int64(len(c.World))
 
 	mdata := m.encode()
 	tmp := ManifestName + ".tmp"
@@ -226,6 +232,19 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 	prev := d.man.Swap(m)
 	d.retire(prev, c.MaxBackups)
 	return d.Manifest(), written, nil
+}
+
+// WriteWorld writes and syncs the world file of the next generation and
+// returns its reference for [Commit.WorldRef]. The file gets a name no
+// committed manifest uses, so it can be written in place, and while the
+// chunk store commits: until a manifest names it, it is ignored (and
+// removed by the next OpenDir).
+func (d *Dir) WriteWorld(data []byte) (FileRef, error) {
+	ref := FileRef{Name: WorldName(d.Generation() + 1), Size: int64(len(data)), CRC32C: crc32.Checksum(data, castagnoli)}
+	if err := d.writeSynced(ref.Name, data); err != nil {
+		return FileRef{}, err
+	}
+	return ref, nil
 }
 
 // reload re-reads the manifest after a commit whose outcome is unknown.

@@ -364,9 +364,26 @@ func (w *Writer) run(j Job) *Result {
 		}
 		batch.PutBodies(snapshot.StorePos(bs.Pos), bodies)
 	}
+	// The world file does not depend on the chunk store: write and sync it
+	// while the store compresses and commits.
+	type worldDone struct {
+		ref FileRef
+		err error
+	}
+	worldCh := make(chan worldDone, 1)
+	go func() {
+		ref, err := dir.WriteWorld(j.Snap.World)
+		worldCh <- worldDone{ref, err}
+	}()
 	stats, err := store.Commit(batch)
+	wd := <-worldCh
 	if err != nil {
 		res.Err = fmt.Errorf("autosave: commit chunk store: %w", err)
+		w.recover(dir, store, name, saveAs)
+		return res
+	}
+	if wd.err != nil {
+		res.Err = wd.err
 		w.recover(dir, store, name, saveAs)
 		return res
 	}
@@ -394,8 +411,9 @@ func (w *Writer) run(j Job) *Result {
 	}
 	w.setProgress(0.85)
 
+	res.BytesWritten += wd.ref.Size
 	man, n, err := dir.Commit(Commit{
-		World:      j.Snap.World,
+		WorldRef:   &wd.ref,
 		Chunks:     StoreRef{Name: commitName, Generation: commitStore.Generation(), Root: commitStore.Root()},
 		MaxBackups: j.MaxBackups,
 	})

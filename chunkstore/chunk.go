@@ -76,15 +76,40 @@ type chunkCodec struct {
 	seed      uint64
 	gen       Generator
 	threshold float64
+	bases     *baseCache // nil when disabled
 }
 
+// generate fills dst with the masked generated chunk at pos.
 func (cc *chunkCodec) generate(pos Pos, dst []uint32) {
 	if cc.gen == nil {
 		clear(dst)
 		return
 	}
+	if b := cc.bases.get(pos); b != nil {
+		copy(dst, b)
+		return
+	}
 	cc.gen.Generate(pos.X, pos.Y, cc.seed, dst)
 	maskPixels(dst, cc.mask)
+	if cc.bases != nil {
+		cc.bases.put(pos, append([]uint32(nil), dst...))
+	}
+}
+
+// base returns the masked generated chunk at pos, read-only: from the cache,
+// or generated into scratch (and cached).
+func (cc *chunkCodec) base(pos Pos, scratch []uint32) []uint32 {
+	if b := cc.bases.get(pos); b != nil {
+		return b
+	}
+	cc.gen.Generate(pos.X, pos.Y, cc.seed, scratch)
+	maskPixels(scratch, cc.mask)
+	if cc.bases == nil {
+		return scratch
+	}
+	b := append([]uint32(nil), scratch...)
+	cc.bases.put(pos, b)
+	return b
 }
 
 // encode chooses how to store pix at pos and builds its record in e.recs
@@ -102,8 +127,7 @@ func (cc *chunkCodec) encode(e *encoder, pos Pos, pix []uint32) (chunkResult, er
 		if cap(e.gen) < cc.npix {
 			e.gen = make([]uint32, cc.npix)
 		}
-		gen = e.gen[:cc.npix]
-		cc.generate(pos, gen)
+		gen = cc.base(pos, e.gen[:cc.npix])
 		for i, p := range pix {
 			p &= mask
 			if p != 0 {

@@ -27,6 +27,10 @@ const (
 	DefaultCheckpointRatio     = 0.5
 )
 
+// DefaultBaseCache is how many generated chunks a store keeps by default
+// (Config.BaseCache): 16 MiB of 512x512 chunks.
+const DefaultBaseCache = 16
+
 // Config describes the game a store belongs to and how it behaves.
 type Config struct {
 	// ChunkSize, TileSize and PixelSize are the game's constants (for
@@ -71,6 +75,13 @@ type Config struct {
 	// runtime.GOMAXPROCS(0).
 	Workers int
 
+	// BaseCache is how many generated chunks the store keeps to encode and
+	// read Delta chunks without running the Generator again (chunks saved
+	// over and over are usually the same few). Zero means
+	// DefaultBaseCache; negative turns the cache off. Each costs
+	// ChunkSize*ChunkSize*4 bytes of memory.
+	BaseCache int
+
 	// FS is the file system; nil means vfs.OS.
 	FS vfs.FS
 
@@ -105,6 +116,9 @@ func (c Config) withDefaults(creating bool) (Config, error) {
 	}
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.BaseCache == 0 {
+		c.BaseCache = DefaultBaseCache
 	}
 	if creating && c.PixelSize == 0 {
 		c.PixelSize = pixelSize

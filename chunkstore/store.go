@@ -103,7 +103,7 @@ func newStore(path string, cfg Config, f vfs.File, h header) *Store {
 	s := &Store{path: path, cfg: cfg, f: f, hdr: h, chunks: newIndex(0), bodies: newIndex(0), dict: newDict()}
 	s.cc = chunkCodec{
 		npix: int(cfg.ChunkSize) * int(cfg.ChunkSize), mask: cfg.PersistMask, seed: cfg.Seed,
-		gen: cfg.Generator, threshold: cfg.DeltaThreshold,
+		gen: cfg.Generator, threshold: cfg.DeltaThreshold, bases: newBaseCache(cfg.BaseCache),
 	}
 	return s
 }
@@ -164,6 +164,9 @@ const (
 // max(root's, every slot's)+1 and appends after all data, so that the
 // roots of the generations in between stay valid too. Generation reports
 // that maximum until then.
+//
+// With cfg.ReadOnly and no Generator the generator version is not checked,
+// for inspection: Check and ReadRaw work, Get of a Delta chunk does not.
 //
 // A root whose page table is damaged returns an error wrapping ErrCorrupt:
 // unlike Open, OpenRoot does not rebuild, because a rebuild could not tell
@@ -305,7 +308,10 @@ func loadRoot(f vfs.File, path string, cfg Config, size int64, h header, hdrs [s
 	if err := cfg.checkAgainst(h); err != nil {
 		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
 	}
-	if want := cfg.generatorVersion(); h.genVersion != want {
+	// A read-only store without a generator is for inspection (arksave
+	// check): it reads every record as stored and needs no version match.
+	inspect := cfg.ReadOnly && cfg.Generator == nil
+	if want := cfg.generatorVersion(); h.genVersion != want && !inspect {
 		return nil, fmt.Errorf("chunkstore: open %s: %w: the root was written with generator version %d, the game has %d",
 			path, ErrGeneratorVersion, h.genVersion, want)
 	}

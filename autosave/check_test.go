@@ -1,0 +1,79 @@
+package autosave_test
+
+import (
+	"bytes"
+
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave/archetype"
+	"strings"
+	"testing"
+
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/vfs"
+)
+
+// savedDir holds two generations whose world files are real PECS files
+// (of an empty world), so that CheckDir has valid ones to verify.
+func savedDir(t *testing.T) *vfs.Mem {
+	t.Helper()
+	mem := vfs.NewMem()
+	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	must(t, err)
+	for g := 1; g <= 2; g++ {
+		s := snapAt(g)
+		s.World = emptyPECS(t)
+		expect(t, w.Submit(autosave.Job{Snap: s, MaxBackups: 1}), "busy")
+		must(t, w.Wait().Err)
+	}
+	must(t, w.Close())
+	return mem
+}
+
+func TestCheckDirClean(t *testing.T) {
+	mem := savedDir(t)
+	r := autosave.CheckDir(mem, "/save", chunkstore.Config{})
+	expect(t, r.OK(), "clean save reports %v", r.Problems)
+	expect(t, r.Manifest.Generation == 2 && r.Backups == 1 && r.Stores == 2, "checked %+v", r)
+}
+
+func TestCheckDirFindsEveryDamage(t *testing.T) {
+	mem := savedDir(t)
+	flip := func(name string, off int64) {
+		f, err := mem.OpenRW("/save/" + name)
+		must(t, err)
+		b := []byte{0}
+		_, err = f.ReadAt(b, off)
+		must(t, err)
+		b[0] ^= 0x10
+		_, err = f.WriteAt(b, off)
+		must(t, err)
+		must(t, f.Close())
+	}
+	flip("world-2.pecs", 70)
+	flip("backups/world-1.pecs", 10)
+	fi, err := mem.Stat("/save/chunks.pxsw")
+	must(t, err)
+	flip("chunks.pxsw", fi.Size()-200) // inside the newest records
+	r := autosave.CheckDir(mem, "/save", chunkstore.Config{})
+	var files []string
+	for _, p := range r.Problems {
+		files = append(files, p.File)
+	}
+	all := strings.Join(files, ",")
+	for _, want := range []string{"world-2.pecs", "backups/world-1.pecs", "chunks.pxsw"} {
+		expect(t, strings.Contains(all, want), "damage in %s not reported; problems: %v", want, r.Problems)
+	}
+
+	must(t, mem.Remove("/save/manifest"))
+	r = autosave.CheckDir(mem, "/save", chunkstore.Config{})
+	expect(t, len(r.Problems) == 1 && r.Problems[0].File == "manifest", "missing manifest: %v", r.Problems)
+}
+
+func emptyPECS(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	must(t, archetype.Encode(&buf, ecs.NewWorld()))
+	return buf.Bytes()
+}

@@ -1,0 +1,143 @@
+package arksave_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/terrain"
+)
+
+// The three lines a game adds, then a save on demand.
+func Example() {
+	dir, _ := os.MkdirTemp("", "arksave-example-")
+	defer os.RemoveAll(dir)
+	world := ecs.NewWorld()
+
+	systems, err := arksave.Plugin{Dir: filepath.Join(dir, "world1"), Generator: terrain.Generator{}}.Install(world)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	persistence := ecs.GetResource[arksave.Persistence](world)
+	defer persistence.Close()
+
+	handle := persistence.Save()
+	for !handle.IsComplete() { // a game polls once a tick
+		for _, s := range systems {
+			s.Update(world)
+		}
+	}
+	fmt.Println("saved generation", persistence.Generation(), "error:", handle.Err())
+	// Output: saved generation 1 error: <nil>
+}
+
+// scheduler stands in for ark-tools' app.App: Initialize once, Update every
+// tick, Finalize at the end, over every system in order.
+type scheduler struct {
+	world   *ecs.World
+	systems []arksave.System
+}
+
+func (s *scheduler) run(ticks int) {
+	for _, sys := range s.systems {
+		sys.Initialize(s.world)
+	}
+	for range ticks {
+		for _, sys := range s.systems {
+			sys.Update(s.world)
+		}
+	}
+	for _, sys := range s.systems {
+		sys.Finalize(s.world)
+	}
+}
+
+// gameSystem stands for a game's own system: it paints into the chunk at
+// the origin once it is loaded, marking it dirty.
+type gameSystem struct{ painted bool }
+
+func (g *gameSystem) Initialize(w *ecs.World) {}
+func (g *gameSystem) Finalize(w *ecs.World)   {}
+func (g *gameSystem) Update(w *ecs.World) {
+	e, ok := ecs.GetResource[components.ChunkIndex](w).Get(components.ChunkPos{})
+	if !ok || g.painted {
+		return
+	}
+	_, chunk, state := ecs.NewMap3[components.ChunkPos, components.Chunk, components.ChunkState](w).Get(e)
+	if chunk.Set(5, 5, components.MakePixel(terrain.Water, 0, 0, 0)) {
+		state.MarkDirty()
+	}
+	g.painted = true
+}
+
+// The plugin's systems under an ark-tools style scheduler, after the
+// game's own; chunks stream in around a Focus and autosave runs on game
+// time (here every 30 ticks of 1/60 s).
+func Example_scheduler() {
+	dir, _ := os.MkdirTemp("", "arksave-example-")
+	defer os.RemoveAll(dir)
+	world := ecs.NewWorld()
+	ecs.NewMap1[components.Focus](world).NewEntity(&components.Focus{X: 100, Y: 100, Radius: 1})
+
+	plugin := arksave.Plugin{
+		Dir: dir, ChunkSize: 64, Generator: terrain.Generator{},
+		Autosave: &arksave.AutosaveConfig{Interval: arksave.Ticks(30), Enabled: true},
+	}
+	systems, err := plugin.Install(world)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	persistence := ecs.GetResource[arksave.Persistence](world)
+	defer persistence.Close()
+
+	game := &gameSystem{}
+	app := &scheduler{world: world, systems: append([]arksave.System{game}, systems...)}
+	state := ecs.GetResource[arksave.AutosaveState](world)
+	// A real game ticks 60 times a second; this one ticks as fast as it can
+	// until the painted chunk is in a committed autosave.
+	for !(game.painted && state.Saves >= 2 && persistence.DirtyChunks() == 0) {
+		app.run(1)
+	}
+	fmt.Println("last autosave:", state.LastResult.Err == nil, "generation >= 2:", persistence.Generation() >= 2)
+	// Output: last autosave: true generation >= 2: true
+}
+
+// Score is a game resource that a save carries.
+type exampleScore struct{ Points int }
+
+// An Ebiten game calls the systems from its Update; Load replaces the world
+// with a save, keeping the resource pointers the game holds.
+func ExamplePersistence_Load() {
+	dir, _ := os.MkdirTemp("", "arksave-example-")
+	defer os.RemoveAll(dir)
+	world := ecs.NewWorld()
+	score := &exampleScore{Points: 10}
+	ecs.AddResource(world, score)
+	systems, _ := arksave.Plugin{Dir: dir, ChunkSize: 64}.Install(world)
+	persistence := ecs.GetResource[arksave.Persistence](world)
+	defer persistence.Close()
+
+	update := func() error { // the body of an ebiten.Game's Update
+		for _, s := range systems {
+			s.Update(world)
+		}
+		return nil
+	}
+	h := persistence.Save()
+	for !h.IsComplete() {
+		update()
+	}
+	score.Points = 99
+	if err := persistence.Load(dir); err != nil { // F9
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("points after load:", score.Points)
+	// Output: points after load: 10
+}

@@ -1,0 +1,194 @@
+package arksave_test
+
+import (
+	"bufio"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/vfs"
+)
+
+// The kill test runs save cycles in a child process (this test binary with
+// ARKSAVE_KILL_CHILD set) and kills it with SIGKILL at random instants. The
+// child prints "begin G D" before it saves generation G whose state has
+// digest D, and "done G D" once the save returned. After every kill the
+// directory must load, be intact according to the checker, and hold exactly
+// the last generation that returned or the one that was being saved.
+
+const killEnv = "ARKSAVE_KILL_CHILD"
+
+func TestKillChild(t *testing.T) {
+	dir := os.Getenv(killEnv)
+	if dir == "" {
+		t.Skip("helper process for TestKillDuringSaves")
+	}
+	_, err := os.Stat(filepath.Join(dir, autosave.ManifestName))
+	g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: err == nil, radius: 1})
+	g.settle(t)
+	fmt.Println("ready")
+	for {
+		gen := g.pers.Generation() + 1
+		g.mutate(t, gen)
+		d := g.digest(t)
+		fmt.Printf("begin %d %x\n", gen, d)
+		res := g.pers.SaveNow()
+		if res.Err != nil || res.Generation != gen {
+			fmt.Printf("error generation %d: %v\n", res.Generation, res.Err)
+			os.Exit(1)
+		}
+		fmt.Printf("done %d %x\n", gen, d)
+	}
+}
+
+// mutate changes the world in a way that depends on the generation: the
+// score, the player's position, a pixel in one of three chunks, and a body.
+func (g *game) mutate(t testing.TB, gen uint64) {
+	ecs.GetResource[Score](g.w).Points = int(gen)
+	q := ecs.NewFilter1[Position](g.w).Query()
+	for q.Next() {
+		q.Get().Y = float64(gen) / 2
+	}
+	x := int32(gen%3) - 1
+	g.paint(t, x, 0, int(gen*7)%testChunk, int(gen*3)%testChunk, components.MakePixel(uint8(gen), 1, 2, 0))
+	ids := ecs.GetResource[components.BodyIDs](g.w)
+	b := components.PixelBody{ID: ids.New(), X: float32(gen % testChunk), Y: 3, Width: 1, Height: 1,
+		Pixels: []components.Pixel{components.Pixel(gen)}, Shape: []bool{true}}
+	if gen%4 == 0 { // now and then the bodies go
+		rm := []ecs.Entity{}
+		bq := ecs.NewFilter1[components.PixelBody](g.w).Query()
+		for bq.Next() {
+			rm = append(rm, bq.Entity())
+		}
+		for _, e := range rm {
+			g.w.RemoveEntity(e)
+		}
+	}
+	g.bodies.NewEntity(&b, &components.Persistable{})
+}
+
+// digest hashes what a save holds: the score, positions, the chunks around
+// the origin, and the bodies (in id order).
+func (g *game) digest(t testing.TB) uint64 {
+	h := fnv.New64a()
+	fmt.Fprint(h, ecs.GetResource[Score](g.w).Points)
+	q := ecs.NewFilter1[Position](g.w).Query()
+	for q.Next() {
+		fmt.Fprint(h, q.Entity(), *q.Get())
+	}
+	for y := int32(-1); y <= 1; y++ {
+		for x := int32(-1); x <= 1; x++ {
+			fmt.Fprint(h, g.chunkDigest(t, x, y))
+		}
+	}
+	var bodies []string
+	bq := ecs.NewFilter1[components.PixelBody](g.w).Query()
+	for bq.Next() {
+		b := bq.Get()
+		bodies = append(bodies, fmt.Sprint(b.ID, b.X, b.Y, b.Pixels))
+	}
+	sortStrings(bodies)
+	fmt.Fprint(h, bodies)
+	return h.Sum64()
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func TestKillDuringSaves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a child process 200 times")
+	}
+	kills := 200
+	if s := os.Getenv("ARKSAVE_KILLS"); s != "" {
+		kills, _ = strconv.Atoi(s)
+	}
+	dir := filepath.Join(t.TempDir(), "save")
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	var lastGen, lastDigest uint64
+	midSave := 0
+	for i := 0; i < kills; i++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), killEnv+"="+dir)
+		out, err := cmd.StdoutPipe()
+		must(t, err)
+		cmd.Stderr = os.Stderr
+		must(t, cmd.Start())
+		lines := make(chan string, 1024)
+		go func() {
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		// Wait until the child runs, then kill it at a random instant.
+		if l, ok := <-lines; !ok || l != "ready" {
+			cmd.Wait()
+			t.Fatalf("kill %d: child did not start: %q", i, l)
+		}
+		time.Sleep(time.Duration(rng.IntN(40000)) * time.Microsecond)
+		must(t, cmd.Process.Kill())
+		cmd.Wait()
+
+		begun, done := map[uint64]uint64{}, uint64(0)
+		var last string
+		for l := range lines {
+			last = l
+			f := strings.Fields(l)
+			if len(f) != 3 {
+				t.Fatalf("kill %d: child said %q", i, l)
+			}
+			g, _ := strconv.ParseUint(f[1], 10, 64)
+			d, _ := strconv.ParseUint(f[2], 16, 64)
+			switch f[0] {
+			case "begin":
+				begun[g] = d
+			case "done":
+				done = g
+				lastGen, lastDigest = g, d
+			}
+		}
+		if strings.HasPrefix(last, "begin") {
+			midSave++
+		}
+
+		// The directory is intact and loads a generation that is the last one
+		// that returned, or the one being saved at the kill.
+		if r := autosave.CheckDir(vfs.OS, dir, chunkstore.Config{}); !r.OK() && lastGen > 0 {
+			t.Fatalf("kill %d: checker: %v", i, r.Problems)
+		}
+		g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: true, radius: 1})
+		g.settle(t)
+		gen, d := g.pers.Generation(), g.digest(t)
+		g.pers.Close()
+		switch {
+		case gen == 0 && lastGen == 0: // killed before the first save returned or began
+		case gen == lastGen && d == lastDigest:
+		case begun[gen] != 0 && gen == lastGen+1 && d == begun[gen]:
+			lastGen, lastDigest = gen, d // the save completed just before the kill
+		default:
+			t.Fatalf("kill %d: loaded generation %d (digest %x); last returned %d (%x), %d was begun (%x); done this run: %d",
+				i, gen, d, lastGen, lastDigest, gen, begun[gen], done)
+		}
+	}
+	t.Logf("%d kills, %d of them during a save; %d generations committed", kills, midSave, lastGen)
+	expect(t, midSave > kills/4, "only %d of %d kills hit a save in progress", midSave, kills)
+}
