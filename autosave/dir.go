@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/arksave/arksave/chunkstore"
@@ -29,11 +30,14 @@ import (
 // ignored and removed when the directory is opened.
 //
 // A Dir is not safe for concurrent use; the writer goroutine owns it.
+// Manifest and Generation are the exception: the game loop may call them
+// (through the Writer) while a commit runs, and sees the generation
+// committed before or after it.
 type Dir struct {
 	fs     vfs.FS
 	path   string
-	man    *Manifest
-	manErr error // why man is nil: ErrNoSave, or a damaged manifest (OpenDirForRepair)
+	man    atomic.Pointer[Manifest] // the committed manifest; never modified once stored
+	manErr error                    // why man is nil: ErrNoSave, or a damaged manifest (OpenDirForRepair)
 }
 
 // OpenDir opens the save directory at dir, creating it if it is missing.
@@ -59,7 +63,7 @@ func OpenDir(fsys vfs.FS, dir string) (*Dir, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", d.join(ManifestName), err)
 		}
-		d.man = m
+		d.man.Store(m)
 	}
 	if err := d.cleanup(); err != nil {
 		return nil, err
@@ -91,7 +95,10 @@ func OpenDirForRepair(fsys vfs.FS, dir string) (*Dir, error) {
 	case err != nil:
 		d.manErr = fmt.Errorf("autosave: read manifest: %w", err)
 	default:
-		d.man, d.manErr = decodeManifest(data)
+		var m *Manifest
+		if m, d.manErr = decodeManifest(data); d.manErr == nil {
+			d.man.Store(m)
+		}
 	}
 	return d, nil
 }
@@ -101,7 +108,7 @@ func OpenDirForRepair(fsys vfs.FS, dir string) (*Dir, error) {
 // OpenDirForRepair the reason its manifest cannot be used (wrapping
 // ErrCorrupt or ErrVersion, or an I/O error).
 func (d *Dir) ManifestErr() error {
-	if d.man != nil {
+	if d.man.Load() != nil {
 		return nil
 	}
 	if d.manErr == nil {
@@ -178,19 +185,21 @@ func (d *Dir) FS() vfs.FS { return d.fs }
 // Manifest returns a copy of the committed manifest, or nil if the
 // directory holds no save yet.
 func (d *Dir) Manifest() *Manifest {
-	if d.man == nil {
+	cur := d.man.Load()
+	if cur == nil {
 		return nil
 	}
-	m := *d.man
+	m := *cur
 	return &m
 }
 
 // Generation returns the committed generation, 0 if none.
 func (d *Dir) Generation() uint64 {
-	if d.man == nil {
+	cur := d.man.Load()
+	if cur == nil {
 		return 0
 	}
-	return d.man.Generation
+	return cur.Generation
 }
 
 func (d *Dir) join(name string) string { return filepath.Join(d.path, filepath.FromSlash(name)) }
@@ -203,7 +212,7 @@ func (d *Dir) Join(name string) string { return d.join(name) }
 // when m is nil) and verifies its size and checksum.
 func (d *Dir) ReadWorld(m *Manifest) ([]byte, error) {
 	if m == nil {
-		m = d.man
+		m = d.man.Load()
 	}
 	if m == nil {
 		return nil, ErrNoSave
@@ -275,8 +284,8 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		ModifiedMS: c.Now.UnixMilli(),
 		Chunks:     c.Chunks,
 	}
-	if d.man != nil {
-		m.CreatedMS = d.man.CreatedMS
+	if prev := d.man.Load(); prev != nil {
+		m.CreatedMS = prev.CreatedMS
 	}
 	var written int64
 	if c.WorldRef != nil {
@@ -315,8 +324,8 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		d.reload()
 		return nil, written, fmt.Errorf("autosave: sync save directory after commit: %w", err)
 	}
-	prev := d.man
-	d.man, d.manErr = m, nil
+	prev := d.man.Swap(m)
+	d.manErr = nil
 	if c.NoBackup {
 		prev = nil
 	}
@@ -344,7 +353,7 @@ func (d *Dir) reload() {
 		return
 	}
 	if m, err := decodeManifest(data); err == nil {
-		d.man = m
+		d.man.Store(m)
 	}
 }
 
@@ -511,16 +520,17 @@ func (d *Dir) cleanupWith(max int) error {
 		backups = backups[:max]
 	}
 	keep := map[string]bool{ManifestName: true}
-	if d.man != nil {
-		keep[d.man.World.Name] = true
-		keep[d.man.Chunks.Name] = true
+	cur := d.man.Load()
+	if cur != nil {
+		keep[cur.World.Name] = true
+		keep[cur.Chunks.Name] = true
 	}
 	for _, b := range backups {
 		keep[b.World.Name] = true
 		keep[b.Chunks.Name] = true
 		keep[backupManifestName(b.Generation)] = true
 	}
-	if d.man == nil {
+	if cur == nil {
 		// Without a manifest the chunk store and the world files may still
 		// hold a player's world (a lost manifest is repairable from them):
 		// never remove one.

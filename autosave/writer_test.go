@@ -203,3 +203,27 @@ func TestRestoreBackup(t *testing.T) {
 	must(t, err)
 	expect(t, string(world) == "world generation 4", "backup 4 world %q", world)
 }
+
+// The game loop reads the committed generation and manifest (the overlay
+// does, every frame) while the writer commits: it sees the generation
+// before or after the commit, never a torn one (run with -race).
+func TestGenerationWhileCommitting(t *testing.T) {
+	w, err := autosave.OpenWriter("/save", autosave.Options{FS: vfs.NewMem(), Store: storeConfig()})
+	must(t, err)
+	defer w.Close()
+	for g := 1; g <= 20; g++ {
+		expect(t, w.Submit(autosave.Job{Snap: snapAt(g), MaxBackups: 1}), "writer busy before save %d", g)
+		var res *autosave.Result
+		var ok bool
+		for !ok {
+			got := w.Generation()
+			expect(t, got == uint64(g-1) || got == uint64(g), "generation %d while committing %d", got, g)
+			if m := w.Manifest(); m != nil {
+				expect(t, m.Generation == got || m.Generation == got+1, "manifest of generation %d after reading %d", m.Generation, got)
+			}
+			res, ok = w.Poll()
+		}
+		must(t, res.Err)
+	}
+	expect(t, w.Generation() == 20, "generation %d after 20 saves", w.Generation())
+}

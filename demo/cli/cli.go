@@ -19,17 +19,19 @@ import (
 
 // Options are the demo's command-line flags.
 type Options struct {
-	Save       string        // save directory
-	Seed       uint64        // world seed
-	Autosave   time.Duration // autosave interval; 0 turns it off
-	Headless   bool          // no window: scripted player, JSON stats
-	Ticks      int           // headless: ticks to run; windowed: exit (or screenshot) after this many
-	Load       bool          // start from the save directory's last save
-	Chunk      int           // chunk edge in pixels
-	Screenshot string        // windowed: PNG to write after -ticks frames, then exit
-	Autoplay   bool          // windowed: the scripted player drives the game
-	Overlay    bool          // windowed: start with the F3 overlay shown
-	Zoom       int           // windowed: screen pixels per world pixel
+	Save        string        // save directory
+	Seed        uint64        // world seed
+	Autosave    time.Duration // autosave interval; 0 turns it off
+	Headless    bool          // no window: scripted player, JSON stats
+	Ticks       int           // headless: ticks to run; windowed: exit (or screenshot) after this many
+	Load        bool          // start from the save directory's last save
+	Chunk       int           // chunk edge in pixels
+	Screenshot  string        // windowed: PNG to write after -ticks frames, then exit
+	Autoplay    bool          // windowed: the scripted player drives the game
+	Overlay     bool          // windowed: start with the F3 overlay shown
+	Zoom        int           // windowed: screen pixels per world pixel
+	Backups     int           // older generations kept in the save's backups/
+	PauseSaving bool          // pause sand and bodies while a save is written
 }
 
 // ErrHelp is returned by Parse for -h and -help.
@@ -46,10 +48,12 @@ func Parse(args []string, stderr io.Writer) (Options, error) {
 	fs.DurationVar(&o.Autosave, "autosave", 30*time.Second, "autosave interval (0 turns autosave off)")
 	fs.BoolVar(&o.Headless, "headless", false, "run without a window: scripted player, one JSON line of stats at the end")
 	fs.IntVar(&o.Ticks, "ticks", 0, "ticks to run (headless default 600; windowed: exit after this many frames, 0 runs until closed)")
-	fs.BoolVar(&o.Load, "load", false, "start from the last save in -save")
+	fs.BoolVar(&o.Load, "load", false, "continue from the last save in -save (without it a new world starts there; its old save becomes a backup)")
+	fs.IntVar(&o.Backups, "backups", 2, "older generations to keep in the save's backups/")
+	fs.BoolVar(&o.PauseSaving, "pause-saving", false, "pause sand and bodies while a save is written (arksave's PauseDuringSave)")
 	fs.IntVar(&o.Chunk, "chunk", 512, "chunk size in pixels (a multiple of 64, 64..2048)")
 	fs.StringVar(&o.Screenshot, "screenshot", "", "windowed: write the screen to this PNG after -ticks frames and exit")
-	fs.BoolVar(&o.Autoplay, "autoplay", false, "windowed: let the scripted player play")
+	fs.BoolVar(&o.Autoplay, "autoplay", false, "windowed: let the scripted player play; it presses F5, F9 and F6 once each early on")
 	fs.IntVar(&o.Zoom, "zoom", 2, "windowed: screen pixels per world pixel")
 	fs.BoolVar(&o.Overlay, "overlay", false, "windowed: start with the F3 overlay shown")
 	fs.Usage = func() {
@@ -64,6 +68,9 @@ func Parse(args []string, stderr io.Writer) (Options, error) {
 	}
 	if o.Chunk < 64 || o.Chunk > 2048 || o.Chunk%64 != 0 {
 		return o, fmt.Errorf("demo: -chunk %d: must be a multiple of 64 between 64 and 2048", o.Chunk)
+	}
+	if o.Autosave < 0 || o.Backups < 0 {
+		return o, fmt.Errorf("demo: -autosave and -backups must not be negative")
 	}
 	if o.Zoom < 1 || o.Zoom > 8 {
 		return o, fmt.Errorf("demo: -zoom %d: must be 1..8", o.Zoom)
@@ -97,32 +104,26 @@ func DefaultSaveDir() string {
 }
 
 // Config returns the world's configuration for these options, with a view of
-// viewW x viewH world pixels.
+// viewW x viewH world pixels: this is where the run's persistence is
+// decided. Without -load a new world starts in -save (a save it holds
+// becomes a backup); with -load the world continues from its last save.
 func (o Options) Config(viewW, viewH int) sim.Config {
-	return sim.Config{Seed: o.Seed, ChunkSize: o.Chunk, ViewW: viewW, ViewH: viewH}
-}
-
-// Persistence returns the save system of a run. Until arksave is wired in
-// this is sim.Unsaved, which logs requests to log.
-func (o Options) Persistence(log io.Writer) sim.Persistence {
-	return &sim.Unsaved{Dir: o.Save, Autosave: o.Autosave, Log: log}
+	return sim.Config{
+		Seed: o.Seed, ChunkSize: o.Chunk, ViewW: viewW, ViewH: viewH,
+		Save: sim.SaveConfig{
+			Dir: o.Save, Load: o.Load, Autosave: o.Autosave,
+			MaxBackups: o.Backups, PauseDuringSave: o.PauseSaving,
+		},
+	}
 }
 
 // Headless runs the headless demo and returns the process exit code: the
-// stats line goes to stdout, errors to stderr.
+// stats line goes to stdout, errors to stderr. A failed final save prints
+// the stats, says so and exits 1.
 func Headless(o Options, stdout, stderr io.Writer) int {
-	p := o.Persistence(stderr)
-	if o.Load {
-		if err := p.Load(); err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-	}
-	_, err := sim.RunHeadless(sim.HeadlessOptions{
-		Config: o.Config(640, 360), Ticks: o.Ticks, Persistence: p, Out: stdout,
-	})
+	_, err := sim.RunHeadless(sim.HeadlessOptions{Config: o.Config(640, 360), Ticks: o.Ticks, Out: stdout})
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, "demo:", err)
 		return 1
 	}
 	return 0

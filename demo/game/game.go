@@ -2,9 +2,11 @@
 //
 // Game.Update advances one fixed tick (60 a second) and never reads the
 // wall clock for game logic; Game.Draw only reads the world, fills a pixel
-// buffer, hands it to WritePixels and draws the overlay. Input lives in
-// input.go. Closing the window makes the final save, then ends the game
-// with ebiten.Termination.
+// buffer, hands it to WritePixels and draws the overlay and, while arksave
+// writes a save, a progress bar. Input lives in input.go: F5 asks arksave
+// for a save, F6 for a save into a new directory beside the current one,
+// F9 reloads the last save (sim.Sim.Load). Closing the window makes the
+// final save, then ends the game with ebiten.Termination.
 package game
 
 import (
@@ -17,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/demo/cli"
 	"github.com/arksave/arksave/demo/hud"
 	"github.com/arksave/arksave/demo/render"
@@ -37,8 +40,6 @@ const (
 type Game struct {
 	opts    cli.Options
 	sim     *sim.Sim
-	save    sim.Persistence
-	wired   bool // save is a real save system, not the stand-in
 	input   *Input
 	script  *sim.Script // -autoplay
 	render  *render.Renderer
@@ -48,6 +49,7 @@ type Game struct {
 
 	toast      string // a short message at the top of the screen
 	toastTicks int
+	requests   []request // F5 and F6 saves not yet finished
 
 	shot     []byte // the captured screen, written by the next Update
 	shotDone bool
@@ -55,38 +57,45 @@ type Game struct {
 	closed   bool
 }
 
-// New returns the game for the options; save is its save system.
-func New(o cli.Options, save sim.Persistence, log io.Writer) *Game {
-	s := sim.New(o.Config(ScreenW, ScreenH))
+// request is a save the player asked for, shown when it finishes.
+type request struct {
+	h    *arksave.SaveHandle
+	what string
+}
+
+// New returns the game around s, a world built from o (o.Config).
+func New(o cli.Options, s *sim.Sim, log io.Writer) *Game {
 	g := &Game{
-		opts: o, sim: s, save: save, input: NewInput(), log: log,
+		opts: o, sim: s, input: NewInput(), log: log,
 		render: render.New(s.World, s.Config.ChunkSize, s.Config.Seed),
 		pixels: make([]byte, ScreenW*ScreenH*4),
 	}
 	g.overlay = o.Overlay
-	_, unsaved := save.(*sim.Unsaved)
-	g.wired = !unsaved
 	if o.Autoplay {
 		g.script = sim.NewScript(s)
 	}
 	return g
 }
 
-// Run opens the window and plays until it is closed.
+// Run builds the world (a new one in -save, or its last save with -load),
+// opens the window and plays until it is closed; closing saves once more.
 func Run(o cli.Options) error {
-	save := o.Persistence(os.Stderr)
-	if o.Load {
-		if err := save.Load(); err != nil {
-			return err
-		}
+	s, err := sim.New(o.Config(ScreenW, ScreenH))
+	if err != nil {
+		return err
 	}
-	g := New(o, save, os.Stderr)
+	g := New(o, s, os.Stderr)
+	if o.Load {
+		g.logf("continuing %s at generation %d (world tick %d)", s.Persistence.Dir(), s.Persistence.Generation(), s.Tick())
+	}
 	ebiten.SetWindowSize(ScreenW*o.Zoom, ScreenH*o.Zoom)
 	ebiten.SetWindowTitle("arksave falling-sand demo")
 	ebiten.SetWindowClosingHandled(true)
 	ebiten.SetTPS(60)
-	err := ebiten.RunGame(g)
-	g.sim.Close()
+	err = ebiten.RunGame(g)
+	if cerr := g.close(); cerr != nil && err == nil {
+		err = cerr
+	}
 	return err
 }
 
@@ -102,15 +111,22 @@ func (g *Game) Update() error {
 		g.writeScreenshot()
 	}
 	if ebiten.IsWindowBeingClosed() || g.quit {
-		return g.close()
+		if err := g.close(); err != nil {
+			return err
+		}
+		return ebiten.Termination
 	}
 	x0, y0 := g.origin()
 	a := g.input.Update(g.sim.Commands(), x0, y0)
+	if g.script != nil {
+		a = a.Or(AutoKeys(g.sim.Ticks))
+	}
 	g.actions(a)
 	if g.script != nil {
-		g.script.Plan(g.sim.Ticks, g.sim.Commands())
+		g.script.Plan(g.sim.Tick(), g.sim.Commands())
 	}
 	g.sim.Step()
+	g.finished()
 	if g.toastTicks > 0 {
 		g.toastTicks--
 	}
@@ -121,27 +137,49 @@ func (g *Game) Update() error {
 }
 
 // actions carries out the frame's requests that are not world commands.
-// F5, F6 and F9 go to the save system; the overlay shows the outcome.
+// F5 and F6 ask arksave for a save (the game keeps running while it is
+// written; finished reports it); F9 reloads the last save at once.
 func (g *Game) actions(a Actions) {
-	switch {
-	case a.ToggleOverlay:
+	p := g.sim.Persistence
+	if a.ToggleOverlay {
 		g.overlay = !g.overlay
-	case a.Save: // F5
-		g.save.Save()
-		g.say("F5: saving to " + g.save.Status().Dir)
-	case a.SaveAs: // F6
-		dir := saveAsDir(g.save.Status().Dir)
-		g.save.SaveAs(dir)
+	}
+	if a.Save { // F5
+		g.requests = append(g.requests, request{p.Save(), "F5: save"})
+		g.say("F5: saving to " + p.Dir())
+	}
+	if a.SaveAs { // F6
+		dir := saveAsDir(p.Dir())
+		g.requests = append(g.requests, request{p.SaveAs(dir), "F6: save as"})
 		g.say("F6: saving as " + dir)
-	case a.Load: // F9
-		if err := g.save.Load(); err != nil {
+	}
+	if a.Load { // F9
+		if err := g.sim.Load(); err != nil {
 			g.say("F9: " + err.Error())
 		} else {
-			g.say("F9: loaded the last save")
+			g.say(fmt.Sprintf("F9: loaded generation %d of %s (world tick %d)", p.Generation(), p.Dir(), g.sim.Tick()))
 		}
-	case a.Quit:
+	}
+	if a.Quit {
 		g.quit = true
 	}
+}
+
+// finished reports the requested saves that finished this tick.
+func (g *Game) finished() {
+	kept := g.requests[:0]
+	for _, r := range g.requests {
+		if !r.h.IsComplete() {
+			kept = append(kept, r)
+			continue
+		}
+		if res := r.h.Result(); res.Err != nil {
+			g.say(r.what + " failed: " + res.Err.Error())
+		} else {
+			g.say(fmt.Sprintf("%s: generation %d of %s, %s in %.1f ms", r.what, res.Generation, res.Dir, hud.Bytes(uint64(res.BytesWritten)), float64(res.Duration.Microseconds())/1000))
+		}
+	}
+	g.requests = kept
 }
 
 // saveAsDir picks a fresh directory beside dir for Save As.
@@ -154,22 +192,34 @@ func saveAsDir(dir string) string {
 	}
 }
 
+// say shows msg on screen for three seconds and logs it.
 func (g *Game) say(msg string) {
 	g.toast, g.toastTicks = msg, 180
-	if !g.wired {
-		g.toast += " (saving not wired in yet)"
+	g.logf("%s", msg)
+}
+
+func (g *Game) logf(format string, args ...any) {
+	if g.log != nil {
+		fmt.Fprintf(g.log, "demo: "+format+"\n", args...)
 	}
 }
 
-// close makes the final save and ends the game.
+// close makes the final save, once, and releases the save directory.
 func (g *Game) close() error {
-	if !g.closed {
-		g.closed = true
-		if err := g.save.Close(); err != nil {
-			fmt.Fprintln(g.log, "demo: final save:", err)
-		}
+	if g.closed {
+		return nil
 	}
-	return ebiten.Termination
+	g.closed = true
+	res, err := g.sim.Close()
+	g.finished() // saves asked for just before closing finished in Close
+	switch {
+	case err != nil:
+		g.logf("final save: %v", err)
+		return err
+	case res != nil:
+		g.logf("final save: generation %d of %s, %s in %.1f ms", res.Generation, res.Dir, hud.Bytes(uint64(res.BytesWritten)), float64(res.Duration.Microseconds())/1000)
+	}
+	return nil
 }
 
 // Draw renders the world around the camera and the overlay.
@@ -234,14 +284,14 @@ func (g *Game) drawHint(screen *ebiten.Image) {
 }
 
 func (g *Game) drawOverlay(screen *ebiten.Image) {
-	loaded, dirty := g.sim.Chunks()
+	loaded, _ := g.sim.Chunks()
 	f := g.sim.Focus()
 	bs := g.sim.Bodies.Stats()
 	lines := hud.Lines(hud.Info{
-		FPS: ebiten.ActualFPS(), TPS: ebiten.ActualTPS(), Tick: g.sim.Ticks,
-		Loaded: loaded, Dirty: dirty, Tiles: g.sim.Sand.Stats().Tiles,
+		FPS: ebiten.ActualFPS(), TPS: ebiten.ActualTPS(), Tick: g.sim.Ticks, WorldTick: g.sim.Tick(),
+		Loaded: loaded, Tiles: g.sim.Sand.Stats().Tiles,
 		Bodies: bs.Bodies, Awake: bs.Awake, CameraX: f.X, CameraY: f.Y, ChunkSize: g.sim.Config.ChunkSize,
-		Save: g.save.Status(), Wired: g.wired,
+		Save: g.sim.Persistence.Status(),
 	})
 	textPanel(screen, lines, 4, 28)
 	keys := strings.Split(hud.Keys, "\n")
@@ -262,8 +312,8 @@ func textPanel(screen *ebiten.Image, lines []string, x, y int) {
 
 // drawSaving shows a progress bar at the top right while a save runs.
 func (g *Game) drawSaving(screen *ebiten.Image) {
-	s := g.save.Status()
-	if !s.InProgress {
+	st := g.sim.Persistence.State() // arksave's AutosaveState
+	if !st.InProgress {
 		return
 	}
 	const w, h = 120, 8
@@ -271,7 +321,7 @@ func (g *Game) drawSaving(screen *ebiten.Image) {
 	panel(screen, x-54, y-4, w+62, h+8+4)
 	ebitenutil.DebugPrintAt(screen, "saving", x-50, y-6)
 	vector.DrawFilledRect(screen, float32(x), float32(y), w, h, barBack, false)
-	vector.DrawFilledRect(screen, float32(x), float32(y), float32(w*min(max(s.Progress, 0), 1)), h, barFill, false)
+	vector.DrawFilledRect(screen, float32(x), float32(y), float32(w*min(max(st.Progress, 0), 1)), h, barFill, false)
 }
 
 // writeScreenshot writes the captured screen, scaled by the zoom as the

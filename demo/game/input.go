@@ -17,6 +17,29 @@ type Actions struct {
 	Quit          bool // Esc
 }
 
+// Or returns the actions of a and b together.
+func (a Actions) Or(b Actions) Actions {
+	return Actions{
+		ToggleOverlay: a.ToggleOverlay || b.ToggleOverlay, Save: a.Save || b.Save,
+		SaveAs: a.SaveAs || b.SaveAs, Load: a.Load || b.Load, Quit: a.Quit || b.Quit,
+	}
+}
+
+// Ticks at which -autoplay presses the save keys, counted from the start of
+// the session: F5 saves, F9 reloads that save (the world goes back to it
+// and play continues from there), F6 saves as a new directory beside the
+// current one, which the game then saves to.
+const (
+	AutoSaveTick   = 30
+	AutoLoadTick   = 90
+	AutoSaveAsTick = 120
+)
+
+// AutoKeys returns the keys -autoplay presses at session tick t.
+func AutoKeys(t uint64) Actions {
+	return Actions{Save: t == AutoSaveTick, Load: t == AutoLoadTick, SaveAs: t == AutoSaveAsTick}
+}
+
 // Input turns the keyboard and mouse into the tick's commands.
 type Input struct {
 	Material int // index into sand.Paintable

@@ -12,15 +12,15 @@ import (
 // Info is what the overlay shows.
 type Info struct {
 	FPS, TPS      float64
-	Tick          uint64
-	Loaded, Dirty int // chunks
-	Tiles         int // simulation tiles awake last tick
+	Tick          uint64 // ticks this session
+	WorldTick     uint64 // the world's tick, saved with it
+	Loaded        int    // chunks
+	Tiles         int    // simulation tiles awake last tick
 	Bodies, Awake int
 	CameraX       float64
 	CameraY       float64
 	ChunkSize     int
 	Save          sim.SaveStatus
-	Wired         bool // a real save system is behind Save
 }
 
 // Keys is the help line of the overlay.
@@ -30,28 +30,41 @@ const Keys = "WASD/arrows pan (shift fast)  left paint  right dig  1-9 material\
 // Lines returns the overlay's lines.
 func Lines(in Info) []string {
 	cx, cy := floorDiv(in.CameraX, in.ChunkSize), floorDiv(in.CameraY, in.ChunkSize)
+	s := in.Save
 	lines := []string{
-		fmt.Sprintf("FPS %5.1f   TPS %5.1f   tick %d", in.FPS, in.TPS, in.Tick),
-		fmt.Sprintf("chunks  loaded %d   dirty %d   awake tiles %d", in.Loaded, in.Dirty, in.Tiles),
+		fmt.Sprintf("FPS %5.1f   TPS %5.1f   tick %d (world %d)", in.FPS, in.TPS, in.Tick, in.WorldTick),
+		fmt.Sprintf("chunks  loaded %d   dirty %d   awake tiles %d", in.Loaded, s.DirtyChunks, in.Tiles),
 		fmt.Sprintf("bodies  %d (%d awake)   camera %.0f,%.0f  chunk %d,%d", in.Bodies, in.Awake, in.CameraX, in.CameraY, cx, cy),
 	}
-	s := in.Save
 	auto := "autosave off"
 	if s.Autosave > 0 {
-		auto = fmt.Sprintf("autosave every %s", s.Autosave)
+		auto = fmt.Sprintf("autosave every %s (next in %s)", s.Autosave, max(s.Autosave-s.SinceLast, 0).Truncate(time.Second))
 	}
-	lines = append(lines, fmt.Sprintf("save    %s   %s", s.Dir, auto))
-	if !in.Wired {
-		lines = append(lines, "        (saving not wired in yet: figures stay at zero)")
+	lines = append(lines, fmt.Sprintf("save    %s   generation %d   %s", s.Dir, s.Generation, auto))
+	if r := s.Last; r != nil && r.Err == nil {
+		lines = append(lines, fmt.Sprintf("last    %s   %s   %d chunks  %d bodies   world file %s",
+			ms(r.Duration), Bytes(uint64(r.BytesWritten)), r.ChunksWritten, r.BodiesWritten, Bytes(uint64(r.WorldBytes))))
+	} else if r == nil {
+		lines = append(lines, "last    no save yet this session")
 	}
 	lines = append(lines,
-		fmt.Sprintf("last    %s   %s   %d saves   %d chunks written", ms(s.LastDuration), bytes(s.LastBytes), s.Saves, s.ChunksWritten),
-		fmt.Sprintf("longest stall from saving %s   since last save %s", ms(s.LongestStall), s.SinceLast.Truncate(time.Second)),
+		fmt.Sprintf("saves   %d (%d failed)   %d chunks  %s written", s.Saves, s.Failed, s.ChunksWritten, Bytes(s.BytesWritten)),
+		fmt.Sprintf("stall   snapshot %s   longest tick while saving %s", ms(s.SnapshotStall), ms(s.SaveTick)),
 	)
 	if s.LastError != "" {
-		lines = append(lines, "error   "+s.LastError)
+		lines = append(lines, "error   "+clip(s.LastError, 90))
+	}
+	if s.Problems > 0 {
+		lines = append(lines, fmt.Sprintf("damage  %d: %s", s.Problems, clip(s.LastProblem, 80)))
 	}
 	return lines
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
 }
 
 // Hint is the one line always shown at the bottom of the screen.
@@ -61,7 +74,8 @@ func Hint(material string, radius int) string {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 
-func bytes(n uint64) string {
+// Bytes formats a byte count for the overlay: B, KiB or MiB.
+func Bytes(n uint64) string {
 	switch {
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))

@@ -7,56 +7,81 @@ import (
 
 // HeadlessOptions configures a headless run.
 type HeadlessOptions struct {
-	Config      Config
-	Ticks       int
-	Persistence Persistence // nil: Unsaved
-	Out         io.Writer   // where the JSON line goes
+	Config Config
+	Ticks  int
+	Out    io.Writer // where the JSON line goes
+	// Started and Finished, when set, see the world after it is built (and
+	// loaded) and after the last tick, before the final save: tests use them.
+	Started, Finished func(*Sim)
 }
 
-// RunHeadless runs the world for o.Ticks ticks with the scripted player, no
-// window and no Ebiten, makes the final save, and writes the stats as one
-// JSON line to o.Out.
+// RunHeadless builds the world (loading the save if asked), runs it for
+// o.Ticks ticks with the scripted player, no window and no Ebiten, makes
+// the final save, and writes the stats as one JSON line to o.Out. The stats
+// are written even when the final save fails; the error says why.
 func RunHeadless(o HeadlessOptions) (Stats, error) {
-	p := o.Persistence
-	if p == nil {
-		p = &Unsaved{}
+	start := time.Now()
+	s, err := New(o.Config)
+	if err != nil {
+		return Stats{}, err
 	}
-	s := New(o.Config)
-	defer s.Close()
+	warm := time.Since(start)
+	startTick := s.Tick()
+	if o.Started != nil {
+		o.Started(s)
+	}
 	script := NewScript(s)
 	var times TickTimes
 	for i := 0; i < o.Ticks; i++ {
-		script.Plan(s.Ticks, s.Commands())
-		before := p.Status().InProgress
-		start := time.Now()
+		script.Plan(s.Tick(), s.Commands())
 		s.Step()
-		d := time.Since(start)
-		times.Add(d, before || p.Status().InProgress)
+		times.Add(s.LastTick)
 	}
-	err := p.Close()
+	if o.Finished != nil {
+		o.Finished(s)
+	}
+	during := s.Persistence.Status() // the stalls of play, before the final save's
+	loaded, unloaded := s.Streamed()
+	bodies := s.Bodies.Stats().Bodies
 
-	st := p.Status()
-	streamed := s.StreamStats()
-	loaded, dirty := s.Chunks()
+	closeStart := time.Now()
+	final, err := s.Close()
+	st := s.Persistence.Status()
 	stats := Stats{
-		Ticks:              s.Ticks,
-		Seed:               s.Config.Seed,
-		ChunkSize:          s.Config.ChunkSize,
-		Saves:              st.Saves,
-		ChunksWritten:      st.ChunksWritten,
-		BytesWritten:       st.BytesWritten,
-		TickMsP50:          times.Percentile(50),
-		TickMsP99:          times.Percentile(99),
-		TickMsMax:          times.Percentile(100),
-		LongestSaveStallMs: max(times.LongestStall(), ms(st.LongestStall)),
-		ChunksLoaded:       streamed.Loaded,
-		ChunksUnloaded:     streamed.Unloaded,
-		ChunksResident:     loaded,
-		DirtyChunks:        dirty,
-		Bodies:             s.Bodies.Stats().Bodies,
+		Ticks:                   s.Ticks,
+		StartTick:               startTick,
+		WorldTick:               s.Tick(),
+		Seed:                    s.Config.Seed,
+		ChunkSize:               s.Config.ChunkSize,
+		Dir:                     st.Dir,
+		Loaded:                  o.Config.Save.Load,
+		Generation:              st.Generation,
+		Saves:                   uint64(st.Saves),
+		FailedSaves:             uint64(st.Failed),
+		ChunksWritten:           st.ChunksWritten,
+		BytesWritten:            st.BytesWritten,
+		TickMsP50:               times.Percentile(50),
+		TickMsP99:               times.Percentile(99),
+		TickMsMax:               times.Percentile(100),
+		LongestSaveStallMs:      ms(during.SnapshotStall),
+		LongestTickDuringSaveMs: ms(during.SaveTick),
+		WarmMs:                  ms(warm),
+		CloseMs:                 ms(time.Since(closeStart)),
+		ChunksLoaded:            loaded,
+		ChunksUnloaded:          unloaded,
+		ChunksResident:          int(loaded - unloaded),
+		DirtyChunks:             st.DirtyChunks,
+		Bodies:                  bodies,
+		Problems:                st.Problems,
+		LastError:               st.LastError,
 	}
-	if err != nil {
-		return stats, err
+	if final != nil {
+		stats.FinalSaveMs = ms(final.Duration)
+		stats.FinalSaveBytes = uint64(max(final.BytesWritten, 0))
+		stats.FinalSaveChunks = final.ChunksWritten
 	}
-	return stats, stats.Write(o.Out)
+	if werr := stats.Write(o.Out); err == nil {
+		err = werr
+	}
+	return stats, err
 }

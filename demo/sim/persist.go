@@ -1,69 +1,178 @@
 package sim
 
 import (
-	"fmt"
-	"io"
 	"time"
+
+	"github.com/arksave/arksave"
+	"github.com/mlange-42/ark/ecs"
 )
 
-// Persistence is everything the game asks of its save system. The demo is
-// written against it; Unsaved stands in until arksave's Persistence and
-// AutosaveState resources are wired behind it.
-type Persistence interface {
-	// Save starts a save now (F5); the game keeps running while it writes.
-	Save()
-	// SaveAs starts a copy-on-write save into another directory (F6),
-	// which becomes the current one.
-	SaveAs(dir string)
-	// Load replaces the world with the last committed save (F9, -load).
-	Load() error
-	// Close makes the final save when the game exits and waits for it.
-	Close() error
-	// Status is what the overlay and the headless stats show.
-	Status() SaveStatus
-}
-
-// SaveStatus describes the saves of a session.
-type SaveStatus struct {
-	Dir           string
-	Autosave      time.Duration // interval; 0 when autosave is off
-	SinceLast     time.Duration // since the last save committed
-	InProgress    bool          // a save is being written
-	Progress      float64       // of the save in progress, 0..1
-	Saves         uint64        // committed this session
-	ChunksWritten uint64
-	BytesWritten  uint64
-	LastDuration  time.Duration // of the last committed save, start to commit
-	LastBytes     uint64
-	LongestStall  time.Duration // the longest game-loop tick spent on saving
-	LastError     string
-}
-
-// Unsaved is the stand-in Persistence until arksave is wired in: it writes
-// nothing and logs what it was asked.
-type Unsaved struct {
-	Dir      string
+// SaveConfig is how a world is saved: the cli builds it from the flags.
+type SaveConfig struct {
+	// Dir is the save directory. Without Load a new world starts there (a
+	// save it holds becomes a backup); with Load the world continues from
+	// its last save, which must exist.
+	Dir  string
+	Load bool
+	// Autosave is the autosave interval in game time; 0 turns autosave off.
 	Autosave time.Duration
-	Log      io.Writer // nil: silent
+	// MaxBackups is how many older generations arksave keeps in backups/.
+	MaxBackups int
+	// PauseDuringSave stops sand and bodies while a save is written
+	// (arksave's SimulationState); the camera and the tools keep working.
+	PauseDuringSave bool
 }
 
-func (u *Unsaved) logf(format string, args ...any) {
-	if u.Log != nil {
-		fmt.Fprintf(u.Log, "demo: "+format+" (saving is not wired in yet)\n", args...)
+// Persistence is the demo's face of arksave: the requests the game makes
+// (F5 Save, F6 SaveAs, F9 is Sim.Load, the final save is Sim.Close) and
+// the figures the overlay and the headless stats show, gathered from the
+// plugin's Persistence and AutosaveState resources tick by tick.
+type Persistence struct {
+	w     *ecs.World
+	p     *arksave.Persistence
+	save  System // arksave's save system
+	state *arksave.AutosaveState
+	conf  *arksave.AutosaveConfig
+
+	seen          *arksave.Result // the last result accounted for
+	committed     int
+	failed        int
+	chunksWritten uint64
+	bytesWritten  uint64
+	lastErr       string
+	problems      int
+	lastProblem   string
+	saveTick      time.Duration // the longest tick while a save was in progress
+	chunksLoaded  uint64
+	loads         int
+}
+
+func newPersistence(s *Sim, p *arksave.Persistence, save System) *Persistence {
+	return &Persistence{
+		w: s.World, p: p, save: save,
+		state: ecs.GetResource[arksave.AutosaveState](s.World),
+		conf:  ecs.GetResource[arksave.AutosaveConfig](s.World),
 	}
 }
 
-// Save logs the request.
-func (u *Unsaved) Save() { u.logf("save to %s", u.Dir) }
+// Plugin returns arksave's Persistence resource.
+func (p *Persistence) Plugin() *arksave.Persistence { return p.p }
 
-// SaveAs logs the request and takes dir as the current directory.
-func (u *Unsaved) SaveAs(dir string) { u.logf("save as %s", dir); u.Dir = dir }
+// State returns arksave's AutosaveState resource.
+func (p *Persistence) State() *arksave.AutosaveState { return p.state }
 
-// Load logs the request.
-func (u *Unsaved) Load() error { u.logf("load from %s", u.Dir); return nil }
+// Autosave returns arksave's AutosaveConfig resource; changes take effect
+// at the next tick.
+func (p *Persistence) Autosave() *arksave.AutosaveConfig { return p.conf }
 
-// Close logs the final save.
-func (u *Unsaved) Close() error { u.logf("final save to %s", u.Dir); return nil }
+// Save asks for a save at the next tick (F5); the game keeps running while
+// it is written. Poll the handle's IsComplete once a tick.
+func (p *Persistence) Save() *arksave.SaveHandle { return p.p.Save() }
 
-// Status reports no saves.
-func (u *Unsaved) Status() SaveStatus { return SaveStatus{Dir: u.Dir, Autosave: u.Autosave} }
+// SaveAs asks for a complete save into dir (F6), which then becomes the
+// directory the game saves to; the current one keeps its last save.
+func (p *Persistence) SaveAs(dir string) *arksave.SaveHandle { return p.p.SaveTo(dir) }
+
+// Dir returns the save directory in use.
+func (p *Persistence) Dir() string { return p.p.Dir() }
+
+// Generation returns the last committed generation of the directory in use.
+func (p *Persistence) Generation() uint64 { return p.p.Generation() }
+
+// observe runs after every tick: it keeps the longest tick during a save
+// and accounts for a finished save and for damage found while loading.
+func (p *Persistence) observe(tick time.Duration, saving bool) {
+	if saving {
+		p.saveTick = max(p.saveTick, tick)
+	}
+	p.account()
+}
+
+func (p *Persistence) account() {
+	if r := p.state.LastResult; r != nil && r != p.seen {
+		p.seen = r
+		if r.Err != nil {
+			p.failed++
+			p.lastErr = r.Err.Error()
+		} else {
+			p.committed++
+			p.chunksWritten += uint64(r.ChunksWritten)
+			p.bytesWritten += uint64(r.BytesWritten)
+			if r.CompactErr != nil {
+				p.lastErr = "compaction: " + r.CompactErr.Error()
+			}
+		}
+	}
+	for _, pr := range p.p.Problems() {
+		p.problems++
+		p.lastProblem = pr.Err.Error()
+	}
+}
+
+// WaitIdle lets a running save finish and accounts for it, without
+// ticking the world: it runs only arksave's save system, which polls the
+// writer (and could start a save that is due).
+func (p *Persistence) WaitIdle() {
+	for p.state.InProgress {
+		p.save.Update(p.w)
+		p.account()
+		if p.state.InProgress {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// finalSave lets a running save finish (accounting for it), then saves
+// synchronously and returns that save's result.
+func (p *Persistence) finalSave() *arksave.Result {
+	p.WaitIdle()
+	res := p.p.SaveNow()
+	p.account()
+	return res
+}
+
+// SaveStatus is what the overlay and the headless stats show of saving.
+type SaveStatus struct {
+	Dir         string
+	Generation  uint64        // last committed generation of Dir
+	Autosave    time.Duration // interval; 0 when autosave is off
+	SinceLast   time.Duration // game time since the last save finished
+	InProgress  bool          // a save is being written
+	Progress    float64       // of the save in progress, 0..1
+	Saves       int           // saves finished this session, committed or failed
+	Failed      int           // of them, failed
+	DirtyChunks int           // loaded chunks with unsaved changes plus unloaded ones waiting
+
+	ChunksWritten uint64 // by the committed saves of this session
+	BytesWritten  uint64
+	Last          *arksave.Result // the last finished save, nil before the first
+
+	// SnapshotStall is arksave's measure of the longest game-loop stall a
+	// save caused (taking its snapshot: the ECS world encoded, chunk
+	// buffers shared); SaveTick is the demo's: the longest whole tick
+	// while a save was in progress.
+	SnapshotStall time.Duration
+	SaveTick      time.Duration
+
+	LastError   string // of the last failed save or compaction
+	Problems    int    // damaged chunks or bodies found while loading
+	LastProblem string
+	Loads       int // F9 loads this session
+}
+
+// Status returns the save figures.
+func (p *Persistence) Status() SaveStatus {
+	st := p.state
+	s := SaveStatus{
+		Dir: p.p.Dir(), Generation: p.p.Generation(), SinceLast: st.TimeSinceLastSave,
+		InProgress: st.InProgress, Progress: float64(st.Progress),
+		Saves: p.committed + p.failed, Failed: p.failed, DirtyChunks: p.p.DirtyChunks(),
+		ChunksWritten: p.chunksWritten, BytesWritten: p.bytesWritten, Last: st.LastResult,
+		SnapshotStall: st.LongestStall, SaveTick: p.saveTick,
+		LastError: p.lastErr, Problems: p.problems, LastProblem: p.lastProblem, Loads: p.loads,
+	}
+	if p.conf.Enabled {
+		s.Autosave = p.conf.Interval
+	}
+	return s
+}

@@ -21,15 +21,17 @@ type Script struct {
 	Away  int // how far the camera pans away and back, world pixels
 }
 
-// NewScript returns the scripted player for s, at home where the camera is,
-// panning far enough (the load radius plus two and a half chunks) that home
-// unloads.
+// NewScript returns the scripted player for s, at terrain.Home, where a new
+// world's camera starts, panning far enough (the load radius plus two and a
+// half chunks) that home unloads.
 func NewScript(s *Sim) *Script {
 	size := s.Config.ChunkSize
-	return &Script{Seed: s.Config.Seed, HomeX: int(s.Focus().X), Away: int(s.Config.Radius+2)*size + size/2}
+	return &Script{Seed: s.Config.Seed, HomeX: terrain.Home(s.Config.Seed), Away: int(s.Config.Radius+2)*size + size/2}
 }
 
-// Plan fills c with the player's commands for tick t (counted from 0).
+// Plan fills c with the player's commands for the world's tick t (Sim.Tick,
+// saved with the world, so that a loaded run carries on the round where
+// the saved one stopped).
 func (p *Script) Plan(t uint64, c *Commands) {
 	k := int(t % ScriptPeriod)
 	hx := p.HomeX

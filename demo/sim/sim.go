@@ -1,10 +1,18 @@
 package sim
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/bodies"
 	"github.com/arksave/arksave/demo/sand"
-	"github.com/arksave/arksave/demo/stream"
 	"github.com/arksave/arksave/demo/terrain"
 	"github.com/mlange-42/ark/ecs"
 )
@@ -17,8 +25,12 @@ type System interface {
 	Finalize(w *ecs.World)
 }
 
-// Config describes a world.
+// TickDuration is the game time of one tick: the demo runs 60 ticks a second.
+const TickDuration = time.Second / 60
+
+// Config describes a world and how it is saved.
 type Config struct {
+	// Seed is the world seed of a new world; a loaded save brings its own.
 	Seed      uint64
 	ChunkSize int // pixels per chunk edge, a multiple of 64; 0 means 512
 	// ViewW and ViewH are the world pixels the camera shows; the chunks
@@ -28,17 +40,14 @@ type Config struct {
 	// means just enough to cover the view.
 	Radius int32
 
-	// Streamer keeps the chunks around the camera loaded. Nil means the
-	// stand-in, stream.System (generation only, nothing persisted);
-	// arksave's streaming system goes here.
-	Streamer System
-	// After runs after the simulation every tick: arksave's dirty tracking,
-	// snapshot and autosave systems go here.
-	After []System
-	// Setup, if set, runs on the new world before the demo adds its own
-	// resources: arksave's plugin installs its resources here. A resource it
-	// adds (ChunkIndex, BodyIDs) is kept, not replaced.
-	Setup func(w *ecs.World)
+	// Save is the save directory and the autosave settings. Required.
+	Save SaveConfig
+
+	// SyncStreaming makes every tick wait until the chunks around the
+	// camera have loaded, so that a run is a pure function of its seed and
+	// input (tests). The game and the headless run leave it off: chunks
+	// load on arksave's loader goroutine and a tick never waits on disk.
+	SyncStreaming bool
 }
 
 func (c *Config) defaults() {
@@ -54,84 +63,255 @@ func (c *Config) defaults() {
 	}
 }
 
+// Clock is the world's time, a resource saved with the world: the tick it
+// is at. The scripted player plays by it, so a loaded run carries on where
+// the saved one stopped.
+type Clock struct {
+	Tick uint64
+}
+
 // Sim is the demo's world and its systems, without any window: the game
-// drives it from Ebiten's Update, the headless runner from a loop.
+// drives it from Ebiten's Update, the headless run from a loop.
 type Sim struct {
 	World  *ecs.World
 	Config Config
-	// Systems run in this order every tick: Tools, Streamer, Bodies, Sand,
-	// then Config.After.
+	// Systems run in this order every tick: Tools, Streamer (arksave's
+	// streaming), Bodies, Sand, then arksave's save system.
 	Systems  []System
 	Tools    *Tools
 	Streamer System
 	Bodies   *bodies.System
 	Sand     *sand.System
 	Field    *sand.Field
+	stream   System // arksave's streaming system itself
 	Camera   ecs.Entity
-	Ticks    uint64
+	// Persistence is the demo's face of arksave: save, save as, load,
+	// the final save and the save figures.
+	Persistence *Persistence
+	// Ticks counts the ticks this Sim ran (Clock counts the world's).
+	Ticks uint64
+	// LastTick is the wall-clock time of the last Step, for the stats.
+	LastTick time.Duration
 
 	focus    *ecs.Map1[components.Focus]
 	commands ecs.Resource[Commands]
-	states   *ecs.Filter1[components.ChunkState]
+	clock    ecs.Resource[Clock]
+	sim      ecs.Resource[arksave.SimulationState]
+	index    *components.ChunkIndex
+	closed   bool
 }
 
-// New builds the world: resources, the camera above the surface at
-// terrain.Home,
-// and the systems, initialized. No chunk is loaded before the first Step.
-func New(cfg Config) *Sim {
+// New builds the world, installs arksave on it (loading the save in
+// cfg.Save.Dir when cfg.Save.Load is set, else starting a new world there),
+// finds or places the camera (above the surface at terrain.Home in a new
+// world), initializes the systems and waits (up to a few seconds) for the
+// chunks around the camera, so that the first tick sees them.
+func New(cfg Config) (*Sim, error) {
 	cfg.defaults()
 	w := ecs.NewWorld()
 	s := &Sim{World: w, Config: cfg}
 
-	if cfg.Setup != nil {
-		cfg.Setup(w)
+	// What the world file holds of the demo must be registered before a
+	// save can be decoded into the world: the clock (the camera's Focus is
+	// the plugin's own component).
+	ecs.AddResource(w, &Clock{})
+	ecs.AddResource(w, &Commands{})
+
+	if cfg.Save.Load {
+		// arksave would start a new world in a directory without a save
+		// (creating it); asked to load, the demo says there is nothing.
+		if _, err := os.Stat(filepath.Join(cfg.Save.Dir, autosave.ManifestName)); err != nil {
+			return nil, fmt.Errorf("sim: nothing to load: %s holds no save (%w)", cfg.Save.Dir, err)
+		}
 	}
-	if index := ecs.NewResource[components.ChunkIndex](w); !index.Has() {
-		index.Add(components.NewChunkIndex())
+	p, plugin, err := install(w, cfg, s.chunkLoaded)
+	if err != nil {
+		return nil, err
 	}
-	if ids := ecs.NewResource[components.BodyIDs](w); !ids.Has() {
-		ids.Add(&components.BodyIDs{})
-	}
+	s.Config.Seed = p.Seed() // a loaded save brings its own
+	s.Persistence = newPersistence(s, p, plugin[1])
+
 	s.Field = sand.NewField(w, cfg.ChunkSize)
 	ecs.AddResource(w, s.Field)
-	ecs.AddResource(w, &Commands{})
 	s.commands = ecs.NewResource[Commands](w)
-
+	s.clock = ecs.NewResource[Clock](w)
+	s.sim = ecs.NewResource[arksave.SimulationState](w)
+	s.index = ecs.GetResource[components.ChunkIndex](w)
 	s.focus = ecs.NewMap1[components.Focus](w)
-	home := terrain.Home(cfg.Seed)
-	s.Camera = s.focus.NewEntity(&components.Focus{
-		X: float64(home), Y: float64(terrain.SurfaceY(home, cfg.Seed) - cfg.ViewH/6), Radius: cfg.Radius,
-	})
-	s.states = ecs.NewFilter1[components.ChunkState](w).Register()
 
-	s.Tools = &Tools{Seed: cfg.Seed, Camera: s.Camera}
-	s.Streamer = cfg.Streamer
-	if s.Streamer == nil {
-		s.Streamer = &stream.System{Generator: terrain.Generator{}, Seed: cfg.Seed, Size: cfg.ChunkSize}
+	s.Tools = &Tools{Seed: s.Config.Seed}
+	s.stream = plugin[0]
+	s.Streamer = plugin[0]
+	if cfg.SyncStreaming {
+		s.Streamer = &syncStreamer{s: s, inner: plugin[0]}
 	}
 	s.Bodies = &bodies.System{}
-	s.Sand = &sand.System{Seed: cfg.Seed}
-	s.Systems = append([]System{s.Tools, s.Streamer, s.Bodies, s.Sand}, cfg.After...)
+	s.Sand = &sand.System{Seed: s.Config.Seed}
+	s.Systems = []System{s.Tools, s.Streamer, s.Bodies, s.Sand, plugin[1]}
+	s.bind()
 	for _, sys := range s.Systems {
 		sys.Initialize(w)
 	}
-	return s
+	s.Warm(5 * time.Second)
+	return s, nil
 }
 
+// install adds arksave to w: resources, and the streaming and save systems.
+func install(w *ecs.World, cfg Config, loaded func(*ecs.World, ecs.Entity)) (*arksave.Persistence, []arksave.System, error) {
+	sc := cfg.Save
+	if sc.Dir == "" {
+		return nil, nil, errors.New("sim: no save directory")
+	}
+	systems, err := arksave.Plugin{
+		Dir:       sc.Dir,
+		Load:      sc.Load,
+		Overwrite: !sc.Load, // without -load the demo starts a new world there
+		ChunkSize: cfg.ChunkSize,
+		TileSize:  sand.TileSize,
+		Seed:      cfg.Seed,
+		Generator: terrain.Generator{},
+		Autosave: &arksave.AutosaveConfig{
+			Interval:        sc.Autosave,
+			Enabled:         sc.Autosave > 0,
+			MaxBackups:      sc.MaxBackups,
+			PauseDuringSave: sc.PauseDuringSave,
+		},
+		TickDuration:  TickDuration,
+		OnChunkLoaded: loaded,
+		// The sand field and the player's commands are rebuilt, not saved.
+		WorldOptions: []archetype.Option{archetype.SkipResources(ecs.C[sand.Field](), ecs.C[Commands]())},
+	}.Install(w)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ecs.GetResource[arksave.Persistence](w), systems, nil
+}
+
+// bind finds the camera, placing one in a new world, and hands it to the tools.
+func (s *Sim) bind() {
+	s.Camera = ecs.Entity{}
+	q := ecs.NewFilter1[components.Focus](s.World).Query()
+	for q.Next() {
+		if s.Camera.IsZero() {
+			s.Camera = q.Entity()
+		}
+	}
+	if s.Camera.IsZero() {
+		home := terrain.Home(s.Config.Seed)
+		s.Camera = s.focus.NewEntity(&components.Focus{
+			X: float64(home), Y: float64(terrain.SurfaceY(home, s.Config.Seed) - s.Config.ViewH/6), Radius: s.Config.Radius,
+		})
+	}
+	s.Tools.Camera = s.Camera
+}
+
+// chunkLoaded is arksave's OnChunkLoaded: it counts the chunks streamed in.
+// (The sand field gives a new chunk its simulation tiles at the next tick.)
+func (s *Sim) chunkLoaded(*ecs.World, ecs.Entity) { s.Persistence.chunksLoaded++ }
+
 // Step advances the world by one fixed tick: every system's Update, in order.
-// The commands of the tick must be set before.
+// The commands of the tick must be set before. While arksave asks for a
+// pause (AutosaveConfig.PauseDuringSave), bodies and sand stand still.
 func (s *Sim) Step() {
+	start := time.Now() // measurement only; the simulation never reads the clock
+	saving := s.Persistence.state.InProgress
+	paused := s.sim.Get().Paused
+	s.clock.Get().Tick++ // before the save system, so that a snapshot holds the tick it ends
 	for _, sys := range s.Systems {
+		if paused && (sys == System(s.Bodies) || sys == System(s.Sand)) {
+			continue
+		}
 		sys.Update(s.World)
 	}
 	s.Ticks++
+	s.LastTick = time.Since(start)
+	s.Persistence.observe(s.LastTick, saving || s.Persistence.state.InProgress)
 }
 
-// Close finalizes every system, in reverse order.
-func (s *Sim) Close() {
+// Tick returns the world's tick: saved with it, carried on by a load.
+func (s *Sim) Tick() uint64 { return s.clock.Get().Tick }
+
+// Load replaces the world with the last save of the current directory (F9):
+// arksave resets the world and decodes the save; the systems are then
+// initialized again (Ark's Reset drops their registered filters), the
+// camera is looked up, and the chunks around it are awaited. A missing or
+// damaged save returns an error and leaves the world as it was.
+func (s *Sim) Load() error {
+	p := s.Persistence
+	if err := p.p.Load(p.p.Dir()); err != nil {
+		return err
+	}
+	p.loads++
+	*s.Field = *sand.NewField(s.World, s.Config.ChunkSize)
+	s.bind()
+	for _, sys := range s.Systems {
+		sys.Initialize(s.World)
+	}
+	s.Warm(5 * time.Second)
+	return nil
+}
+
+// Warm runs the streaming system until every chunk within the camera's
+// radius is loaded, or until timeout: a new or freshly loaded world then
+// starts complete. It reports whether every chunk arrived.
+func (s *Sim) Warm(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		s.stream.Update(s.World)
+		if s.missing() == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// missing counts the chunks within the camera's radius that are not loaded.
+func (s *Sim) missing() int {
+	f := s.focus.Get(s.Camera)
+	c := components.ChunkOf(f.X, f.Y, s.Config.ChunkSize)
+	n := 0
+	for y := c.Y - f.Radius; y <= c.Y+f.Radius; y++ {
+		for x := c.X - f.Radius; x <= c.X+f.Radius; x++ {
+			if _, ok := s.index.Get(components.ChunkPos{X: x, Y: y}); !ok {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// syncStreamer is the streaming system of a SyncStreaming world: it waits
+// for the chunks it asked for.
+type syncStreamer struct {
+	s     *Sim
+	inner System
+}
+
+func (y *syncStreamer) Initialize(w *ecs.World) { y.inner.Initialize(w) }
+func (y *syncStreamer) Update(w *ecs.World)     { y.s.Warm(10 * time.Second) }
+func (y *syncStreamer) Finalize(w *ecs.World)   { y.inner.Finalize(w) }
+
+// Close makes the final save and waits for it, finalizes the systems in
+// reverse order and releases the save directory. It returns the final
+// save's result (nil if the Sim was closed before); the error is the save's
+// or the release's.
+func (s *Sim) Close() (*arksave.Result, error) {
+	if s.closed {
+		return nil, nil
+	}
+	s.closed = true
+	res := s.Persistence.finalSave()
 	for i := len(s.Systems) - 1; i >= 0; i-- {
 		s.Systems[i].Finalize(s.World)
 	}
+	err := s.Persistence.p.Close()
+	if res != nil && res.Err != nil {
+		err = errors.Join(fmt.Errorf("final save to %s: %w", res.Dir, res.Err), err)
+	}
+	return res, err
 }
 
 // Commands returns what the player asks of the next tick.
@@ -142,7 +322,7 @@ func (s *Sim) Focus() *components.Focus { return s.focus.Get(s.Camera) }
 
 // Chunks counts the loaded chunks and those of them that are dirty.
 func (s *Sim) Chunks() (loaded, dirty int) {
-	q := s.states.Query()
+	q := ecs.NewFilter1[components.ChunkState](s.World).Query()
 	for q.Next() {
 		loaded++
 		if q.Get().IsDirty() {
@@ -152,11 +332,9 @@ func (s *Sim) Chunks() (loaded, dirty int) {
 	return loaded, dirty
 }
 
-// StreamStats returns the chunk loads and unloads so far, if the streamer
-// keeps count in a stream.Stats resource.
-func (s *Sim) StreamStats() stream.Stats {
-	if st := ecs.GetResource[stream.Stats](s.World); st != nil {
-		return *st
-	}
-	return stream.Stats{}
+// Streamed returns how many chunks were loaded (streamed in) since the Sim
+// started, and how many of them were unloaded since.
+func (s *Sim) Streamed() (loaded, unloaded uint64) {
+	l := s.Persistence.chunksLoaded
+	return l, l - uint64(s.index.Len())
 }

@@ -1,7 +1,9 @@
 package sim_test
 
 import (
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/sand"
@@ -59,12 +61,15 @@ func (e *emitters) Update() {
 	e.tick++
 }
 
-// BenchmarkTick_4ActiveChunks measures one headless tick of the whole
-// simulation (tools, streamer, bodies, sand) while four 512-pixel chunks are
-// busy with falling sand, flowing water and oil, and fire, nine loaded. It
-// reports ms/tick; 60 ticks a second leave 16.7 ms.
-func BenchmarkTick_4ActiveChunks(b *testing.B) {
-	s := sim.New(sim.Config{Seed: 1, ChunkSize: 512, Radius: 1})
+// busyWorld returns a world of 512-pixel chunks (nine loaded) whose four
+// chunks around the surface are busy, autosaving every interval (0: off).
+func busyWorld(b *testing.B, interval time.Duration) (*sim.Sim, *emitters) {
+	s, err := sim.New(sim.Config{Seed: 1, ChunkSize: 512, Radius: 1,
+		Save: sim.SaveConfig{Dir: filepath.Join(b.TempDir(), "world"), Autosave: interval, MaxBackups: 1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
 	e := newEmitters(s)
 	for range 300 { // let the piles and pools build up
 		e.Update()
@@ -79,22 +84,94 @@ func BenchmarkTick_4ActiveChunks(b *testing.B) {
 	if busy != 4 {
 		b.Fatalf("only %d of the 4 chunks are active", busy)
 	}
-	tiles := 0
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		e.Update()
-		s.Step()
-		tiles += s.Sand.Stats().Tiles
+	s.Persistence.WaitIdle()
+	return s, e
+}
+
+// BenchmarkTick_4ActiveChunks measures one headless tick of the whole game
+// (tools, arksave's streaming, bodies, sand, arksave's save system) while
+// four 512-pixel chunks are busy with falling sand, flowing water and oil,
+// and fire, nine loaded; without autosave and with autosave every 2 s of
+// game time. It reports ms/tick and the headroom against the 16.7 ms that
+// 60 ticks a second allow.
+func BenchmarkTick_4ActiveChunks(b *testing.B) {
+	for _, interval := range []time.Duration{0, 2 * time.Second} {
+		name := "autosave=off"
+		if interval > 0 {
+			name = "autosave=" + interval.String()
+		}
+		b.Run(name, func(b *testing.B) {
+			s, e := busyWorld(b, interval)
+			saves := s.Persistence.Status().Saves
+			tiles := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				e.Update()
+				s.Step()
+				tiles += s.Sand.Stats().Tiles
+			}
+			b.StopTimer()
+			per := float64(b.Elapsed().Microseconds()) / 1000 / float64(b.N)
+			b.ReportMetric(per, "ms/tick")
+			b.ReportMetric(1000.0/60/per, "headroom_x")
+			b.ReportMetric(float64(tiles)/float64(b.N), "tiles/tick")
+			b.ReportMetric(float64(s.Persistence.Status().Saves-saves), "saves")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/tick")
-	b.ReportMetric(float64(tiles)/float64(b.N), "tiles/tick")
+}
+
+// BenchmarkAutosaveP99 compares the p99 tick time of two identical busy
+// worlds (BenchmarkTick_4ActiveChunks's), one autosaving every 2 s of game
+// time, one not, in one run. The worlds take turns of 130 ticks (a little
+// over one autosave interval, so that each turn of the first holds a save),
+// and a turn of the second starts only when the first's save has finished:
+// both see the same machine, and neither sees the other's writer. Each
+// iteration is one turn of each. It reports both p99s and their ratio
+// (p99_ratio: autosave on / off), the saves, and arksave's longest snapshot
+// stall. Run it with -benchtime 30x for 3900 ticks of each (about 30 saves).
+func BenchmarkAutosaveP99(b *testing.B) {
+	const block = 130
+	on, eOn := busyWorld(b, 2*time.Second)
+	off, eOff := busyWorld(b, 0)
+	var tOn, tOff sim.TickTimes
+	saves := on.Persistence.Status().Saves
+	for b.Loop() {
+		for range block {
+			eOn.Update()
+			on.Step()
+			tOn.Add(on.LastTick)
+		}
+		on.Persistence.WaitIdle()
+		for range block {
+			eOff.Update()
+			off.Step()
+			tOff.Add(off.LastTick)
+		}
+	}
+	st := on.Persistence.Status()
+	b.ReportMetric(tOn.Percentile(99), "p99_on_ms")
+	b.ReportMetric(tOff.Percentile(99), "p99_off_ms")
+	b.ReportMetric(tOn.Percentile(99)/tOff.Percentile(99), "p99_ratio")
+	b.ReportMetric(tOn.Percentile(95)/tOff.Percentile(95), "p95_ratio")
+	b.ReportMetric(tOn.Percentile(50), "p50_on_ms")
+	b.ReportMetric(tOff.Percentile(50), "p50_off_ms")
+	b.ReportMetric(float64(st.Saves-saves), "saves")
+	b.ReportMetric(float64(st.SnapshotStall.Microseconds())/1000, "stall_ms")
+	b.ReportMetric(float64(st.SaveTick.Microseconds())/1000, "save_tick_ms")
+	if st.Failed > 0 {
+		b.Fatalf("%d saves failed: %s", st.Failed, st.LastError)
+	}
 }
 
 // BenchmarkTick_AtRest measures a tick of a loaded world (nine 512-pixel
 // chunks, two bodies lying still) where nothing moves.
 func BenchmarkTick_AtRest(b *testing.B) {
-	s := sim.New(sim.Config{Seed: 1, ChunkSize: 512, Radius: 1})
+	s, err := sim.New(sim.Config{Seed: 1, ChunkSize: 512, Radius: 1, Save: sim.SaveConfig{Dir: filepath.Join(b.TempDir(), "world")}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
 	s.Step()
 	f := s.Focus()
 	s.Commands().Drop = sim.Drop{Active: true, X: int(f.X) - 30, Y: int(f.Y)}
@@ -120,4 +197,23 @@ func tilesAwake(s *sim.Sim, pos components.ChunkPos) int {
 		return 0
 	}
 	return ecs.NewMap[sand.Tiles](s.World).Get(e).Awake()
+}
+
+// BenchmarkChunkCopyOnWrite_512 measures what the game loop pays, besides
+// the snapshot, for a save: the first write to a 512-pixel chunk that a
+// running save holds copies the chunk (components.Chunk.Mut). Each
+// iteration shares a chunk (as a snapshot does), writes one pixel, and
+// releases the share (as the writer does).
+func BenchmarkChunkCopyOnWrite_512(b *testing.B) {
+	c := components.NewChunk(512)
+	b.SetBytes(512 * 512 * 4)
+	b.ReportAllocs()
+	v := components.Pixel(0)
+	for b.Loop() {
+		held := c.Share()
+		v++
+		c.Set(1, 1, v)
+		held.Release()
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/copy")
 }

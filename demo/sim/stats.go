@@ -10,21 +10,42 @@ import (
 // Stats is the one JSON line the headless run prints at its end. Add fields
 // freely: consumers read them by name.
 type Stats struct {
-	Ticks              uint64  `json:"ticks"`
-	Seed               uint64  `json:"seed"`
-	ChunkSize          int     `json:"chunk_size"`
-	Saves              uint64  `json:"saves"`
-	ChunksWritten      uint64  `json:"chunks_written"`
-	BytesWritten       uint64  `json:"bytes_written"`
-	TickMsP50          float64 `json:"tick_ms_p50"`
-	TickMsP99          float64 `json:"tick_ms_p99"`
-	TickMsMax          float64 `json:"tick_ms_max"`
+	Ticks     uint64 `json:"ticks"`      // ticks run
+	StartTick uint64 `json:"start_tick"` // the world's tick at the start (a loaded save's)
+	WorldTick uint64 `json:"world_tick"` // the world's tick at the end
+	Seed      uint64 `json:"seed"`       // the world's (a loaded save brings its own)
+	ChunkSize int    `json:"chunk_size"`
+	Dir       string `json:"dir"`
+	Loaded    bool   `json:"loaded"` // started from the directory's last save
+
+	Generation      uint64  `json:"generation"` // committed at the end, final save included
+	Saves           uint64  `json:"saves"`      // finished, final save included
+	FailedSaves     uint64  `json:"failed_saves"`
+	ChunksWritten   uint64  `json:"chunks_written"`
+	BytesWritten    uint64  `json:"bytes_written"`
+	FinalSaveMs     float64 `json:"final_save_ms"`
+	FinalSaveBytes  uint64  `json:"final_save_bytes"`
+	FinalSaveChunks int     `json:"final_save_chunks"`
+
+	TickMsP50 float64 `json:"tick_ms_p50"`
+	TickMsP99 float64 `json:"tick_ms_p99"`
+	TickMsMax float64 `json:"tick_ms_max"`
+	// LongestSaveStallMs is arksave's AutosaveState.LongestStall during
+	// play: the longest time the game loop spent taking a save's snapshot.
 	LongestSaveStallMs float64 `json:"longest_save_stall_ms"`
-	ChunksLoaded       uint64  `json:"chunks_loaded"`
-	ChunksUnloaded     uint64  `json:"chunks_unloaded"`
-	ChunksResident     int     `json:"chunks_resident"`
-	DirtyChunks        int     `json:"dirty_chunks"`
-	Bodies             int     `json:"bodies"`
+	// LongestTickDuringSaveMs is the longest whole tick (simulation
+	// included) while a save was in progress.
+	LongestTickDuringSaveMs float64 `json:"longest_tick_during_save_ms"`
+	WarmMs                  float64 `json:"warm_ms"`  // building (and loading) the world until the chunks around the camera were in
+	CloseMs                 float64 `json:"close_ms"` // the final save and closing
+
+	ChunksLoaded   uint64 `json:"chunks_loaded"` // streamed in
+	ChunksUnloaded uint64 `json:"chunks_unloaded"`
+	ChunksResident int    `json:"chunks_resident"`
+	DirtyChunks    int    `json:"dirty_chunks"` // after the final save: 0 unless it failed
+	Bodies         int    `json:"bodies"`       // loaded at the end
+	Problems       int    `json:"problems"`     // damaged chunks or bodies found while loading
+	LastError      string `json:"last_error,omitempty"`
 }
 
 // Write prints s as one line of JSON.
@@ -40,18 +61,14 @@ func (s Stats) Write(w io.Writer) error {
 // TickTimes collects the wall-clock time of every tick for the stats. Only
 // measurement reads the clock; the simulation never does.
 type TickTimes struct {
-	d     []time.Duration
-	stall time.Duration
+	d []time.Duration
 }
 
-// Add records one tick; during reports whether a save was in progress
-// around it, making it a candidate for the longest stall caused by saving.
-func (t *TickTimes) Add(d time.Duration, during bool) {
-	t.d = append(t.d, d)
-	if during {
-		t.stall = max(t.stall, d)
-	}
-}
+// Add records one tick.
+func (t *TickTimes) Add(d time.Duration) { t.d = append(t.d, d) }
+
+// Len returns how many ticks were recorded.
+func (t *TickTimes) Len() int { return len(t.d) }
 
 // Percentile returns the p-th percentile (0..100) of the tick times in ms.
 func (t *TickTimes) Percentile(p float64) float64 {
@@ -63,8 +80,5 @@ func (t *TickTimes) Percentile(p float64) float64 {
 	i := int(float64(len(s)-1) * p / 100)
 	return ms(s[i])
 }
-
-// LongestStall returns the longest tick during a save, in ms.
-func (t *TickTimes) LongestStall() float64 { return ms(t.stall) }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"image"
 	"image/png"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -61,33 +63,123 @@ func withoutDisplay() []string {
 	return env
 }
 
-// The headless demo runs where there is no display, in the same binary as
-// the window (Ebiten panics at init without one; package early runs the
-// headless demo first), and prints one JSON line.
-func TestHeadlessWithoutDisplay(t *testing.T) {
+// stats is what the tests read of the headless run's JSON line.
+type stats struct {
+	Ticks          int     `json:"ticks"`
+	StartTick      int     `json:"start_tick"`
+	WorldTick      int     `json:"world_tick"`
+	Loaded         bool    `json:"loaded"`
+	Generation     int     `json:"generation"`
+	Saves          int     `json:"saves"`
+	FailedSaves    int     `json:"failed_saves"`
+	ChunksLoaded   int     `json:"chunks_loaded"`
+	ChunksUnloaded int     `json:"chunks_unloaded"`
+	Bodies         int     `json:"bodies"`
+	DirtyChunks    int     `json:"dirty_chunks"`
+	Problems       int     `json:"problems"`
+	P99            float64 `json:"tick_ms_p99"`
+}
+
+// headless runs the demo headless with args, without a display, and returns
+// its stats.
+func headless(t *testing.T, args ...string) stats {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, demo(t), "-headless", "-ticks", "720", "-seed", "4", "-chunk", "128", "-save", t.TempDir())
+	cmd := exec.CommandContext(ctx, demo(t), append([]string{"-headless"}, args...)...)
 	cmd.Env = withoutDisplay()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("headless run: %v\nstderr:\n%s", err, stderr.String())
+		t.Fatalf("headless %v: %v\nstderr:\n%s", args, err, stderr.String())
 	}
-	var st struct {
-		Ticks          int     `json:"ticks"`
-		ChunksLoaded   int     `json:"chunks_loaded"`
-		ChunksUnloaded int     `json:"chunks_unloaded"`
-		Bodies         int     `json:"bodies"`
-		P99            float64 `json:"tick_ms_p99"`
-	}
+	var st stats
 	line := strings.TrimSpace(stdout.String())
 	if strings.Count(line, "\n") != 0 || json.Unmarshal([]byte(line), &st) != nil {
 		t.Fatalf("want one JSON line on stdout, got %q", stdout.String())
 	}
-	if st.Ticks != 720 || st.ChunksUnloaded == 0 || st.Bodies == 0 {
-		t.Fatalf("unexpected stats: %s", line)
+	t.Logf("%v: %s", args, line)
+	return st
+}
+
+// The headless demo runs where there is no display, in the same binary as
+// the window (Ebiten panics at init without one; package early runs the
+// headless demo first), saves, and prints one JSON line.
+func TestHeadlessWithoutDisplay(t *testing.T) {
+	st := headless(t, "-ticks", "720", "-seed", "4", "-chunk", "128", "-autosave", "2s", "-save", t.TempDir())
+	if st.Ticks != 720 || st.ChunksUnloaded == 0 || st.Bodies == 0 || st.Saves < 2 || st.Generation != st.Saves || st.DirtyChunks != 0 {
+		t.Fatalf("unexpected stats: %+v", st)
 	}
+}
+
+// The command make demo prints without a display works as printed, twice in
+// a row in the same directory (a new world each time), and -load carries on
+// from where the last run stopped.
+func TestHeadlessTwiceThenLoad(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "arksave-demo")
+	args := []string{"-ticks", "600", "-seed", "1", "-save", dir}
+	first := headless(t, args...)
+	second := headless(t, args...)
+	if first.StartTick != 0 || second.StartTick != 0 || second.Generation <= first.Generation {
+		t.Fatalf("a run without -load starts a new world on top: %+v, then %+v", first, second)
+	}
+	third := headless(t, append(args, "-load")...)
+	if !third.Loaded || third.StartTick != second.WorldTick || third.WorldTick != second.WorldTick+600 || third.Generation <= second.Generation {
+		t.Fatalf("-load did not carry on: %+v after %+v", third, second)
+	}
+}
+
+// A headless run killed with SIGKILL while it autosaves (every 50 ms of game
+// time, so the writer is busy most of the run) leaves a save that -load
+// continues, every time: a handful of kills at random instants, each on the
+// directory the previous kill left.
+func TestKillWhileSaving(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "world")
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	gen := 0
+	for i := range 4 {
+		args := []string{"-headless", "-ticks", "1000000", "-seed", "2", "-autosave", "50ms", "-save", dir}
+		if i > 0 {
+			args = append(args, "-load")
+		}
+		cmd := exec.Command(demo(t), args...)
+		cmd.Env = withoutDisplay()
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Once this run has committed a save of its own, kill it at a random instant.
+		deadline := time.Now().Add(time.Minute)
+		for generation(dir) <= gen && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(time.Duration(100+rng.IntN(700)) * time.Millisecond)
+		cmd.Process.Kill()
+		err := cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+			t.Fatalf("run %d was not killed: %v\n%s", i, err, stderr.String())
+		}
+		gen = generation(dir)
+		st := headless(t, "-ticks", "30", "-autosave", "0", "-load", "-save", dir)
+		if !st.Loaded || st.Problems != 0 || st.FailedSaves != 0 || st.Generation != gen+1 || st.StartTick == 0 {
+			t.Fatalf("after kill %d at generation %d: %+v", i, gen, st)
+		}
+		gen = st.Generation
+	}
+}
+
+// generation returns the generation the save directory's manifest names, 0
+// if there is none yet.
+func generation(dir string) int {
+	var m struct {
+		Generation int `json:"generation"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "manifest"))
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return 0
+	}
+	return m.Generation
 }
 
 // Flag errors and -h need no display either.
@@ -106,21 +198,38 @@ func TestBadFlag(t *testing.T) {
 	}
 }
 
-// The real window, in a virtual X display: after some ticks of the scripted
-// player the screenshot shows sky and terrain.
+// The real window, in a virtual X display: the scripted player plays and
+// presses F5 (save), F9 (reload it) and F6 (save as world-2); closing saves
+// once more into world-2, which -load then continues. The screenshot shows
+// sky and terrain.
 func TestWindowScreenshot(t *testing.T) {
 	xvfb, err := exec.LookPath("xvfb-run")
 	if err != nil {
 		t.Skip("xvfb-run is not on PATH (Debian package xvfb): skipping the window test")
 	}
-	shot := filepath.Join(t.TempDir(), "shot.png")
+	tmp := t.TempDir()
+	shot, dir := filepath.Join(tmp, "shot.png"), filepath.Join(tmp, "world")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, xvfb, "-a", "-s", "-screen 0 1280x800x24",
-		demo(t), "-autoplay", "-overlay", "-ticks", "150", "-seed", "1", "-screenshot", shot, "-save", t.TempDir())
+		demo(t), "-autoplay", "-overlay", "-ticks", "150", "-seed", "1", "-screenshot", shot, "-save", dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("window run: %v\n%s", err, out)
+	}
+	t.Logf("window run:\n%s", out)
+	for _, want := range []string{
+		"F5: save: generation 1 of " + dir + ",",
+		"F9: loaded generation 1 of " + dir + " (world tick ",
+		"F6: save as: generation 1 of " + dir + "-2,",
+		"final save: generation 2 of " + dir + "-2,",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the window run did not log %q", want)
+		}
+	}
+	if st := headless(t, "-ticks", "10", "-load", "-save", dir+"-2"); !st.Loaded || st.StartTick == 0 || st.Generation != 3 {
+		t.Errorf("-load of the window's last save: %+v", st)
 	}
 	f, err := os.Open(shot)
 	if err != nil {

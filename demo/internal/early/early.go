@@ -8,8 +8,8 @@
 // path; this one, under github.com/arksave, imports only what the headless
 // run needs (no Ebiten) and so initializes before Ebiten's ui. Its init runs
 // the whole headless demo when -headless is given and exits; otherwise it
-// does nothing. TestHeadlessWithoutDisplay (in package demo) guards this
-// order.
+// does nothing. TestHeadlessWithoutDisplay (in demo/internal/e2e) guards
+// this order.
 package early
 
 import "github.com/arksave/arksave/demo/cli"
