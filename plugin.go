@@ -80,6 +80,10 @@ type Plugin struct {
 	// MaxPendingChunks is how many unloaded dirty chunks wait in memory
 	// before a save is started for them (default 64).
 	MaxPendingChunks int
+	// CompressionWorkers caps the goroutines that compress chunks during a
+	// save (default: one per core). A game that needs every core for its
+	// own loop can set 1.
+	CompressionWorkers int
 
 	// OnChunkLoaded and OnBodyLoaded are called for every chunk and body
 	// entity the plugin spawns, for the game to add its own components.
@@ -156,6 +160,7 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 			Seed:        p.Seed,
 			Generator:   p.Generator,
 			PersistMask: p.PersistMask,
+			Workers:     p.CompressionWorkers,
 		},
 		Fresh: hasSave && !p.Load,
 	})

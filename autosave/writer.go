@@ -376,6 +376,9 @@ func (w *Writer) run(j Job) *Result {
 		worldCh <- worldDone{ref, err}
 	}()
 	stats, err := store.Commit(batch)
+	// The store has the chunks: hand their buffers back now, so that the
+	// game's next writes to them stop copying while the rest commits.
+	j.Snap.Release()
 	wd := <-worldCh
 	if err != nil {
 		res.Err = fmt.Errorf("autosave: commit chunk store: %w", err)
