@@ -587,8 +587,8 @@ func (r *repairer) classify(src, fixed *chunkstore.Store) {
 		if ri, err := chunkstore.ParseRoot(r.rep.Store.Root); err == nil {
 			found := src.Stats().Chunks
 			if missing := int(ri.Chunks) - found - countPixels(r.rep.Dropped); missing > 0 {
-				r.note("generation %d of %s stored %d chunks, %d are found: %s written by its last saves lost without a trace: they regenerate",
-					ri.Generation, r.rep.Store.File, ri.Chunks, found, plural(missing, "chunk is", "chunks are"))
+				r.note("generation %d of %s stored %d chunks and %d were found: %s, written after the point of damage, left no trace to name them by and regenerate",
+					ri.Generation, r.rep.Store.File, ri.Chunks, found, plural(missing, "chunk", "chunks"))
 			}
 		}
 	}

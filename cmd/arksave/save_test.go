@@ -205,7 +205,7 @@ func TestCheckAndRepairDamagedSaves(t *testing.T) {
 			expectCode(t, 0, code, stderr)
 			expectContains(t, stdout, "problems found", "kept:", "no problems found")
 			for _, p := range tc.Lost {
-				if !strings.Contains(stdout, fmt.Sprintf("%v", p)) && !strings.Contains(stdout, "lost without a trace") {
+				if !strings.Contains(stdout, fmt.Sprintf("%v", p)) && !strings.Contains(stdout, "left no trace to name them by") {
 					t.Errorf("the loss of chunk %v is not reported:\n%s", p, stdout)
 				}
 			}
