@@ -360,7 +360,7 @@ func (w *Writer) run(j Job) *Result {
 			// A damaged stored set is unreadable either way: the merge
 			// replaces it with the bodies that are known.
 			stored, _ := store.Bodies(snapshot.StorePos(bs.Pos))
-			bodies = mergeBodies(stored, bodies)
+			bodies = snapshot.MergeByID(stored, bodies, func(b *chunkstore.Body) uint64 { return b.ID })
 		}
 		batch.PutBodies(snapshot.StorePos(bs.Pos), bodies)
 	}
@@ -501,22 +501,6 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 		return
 	}
 	w.store = s
-}
-
-// mergeBodies returns stored with the bodies of add replacing those with the
-// same id, and the others of add appended.
-func mergeBodies(stored, add []chunkstore.Body) []chunkstore.Body {
-	ids := make(map[uint64]bool, len(add))
-	for _, b := range add {
-		ids[b.ID] = true
-	}
-	out := make([]chunkstore.Body, 0, len(stored)+len(add))
-	for _, b := range stored {
-		if !ids[b.ID] {
-			out = append(out, b)
-		}
-	}
-	return append(out, add...)
 }
 
 func countBodies(sets []snapshot.BodySet) int {

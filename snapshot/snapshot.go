@@ -139,3 +139,19 @@ func (s *Snapshot) Committed() ([]ChunkVersion, []BodyHash) {
 	}
 	return cv, bh
 }
+
+// MergeByID returns base with the elements of add replacing those with the
+// same id, and the others of add appended, in order.
+func MergeByID[T any](base, add []T, id func(*T) uint64) []T {
+	ids := make(map[uint64]bool, len(add))
+	for i := range add {
+		ids[id(&add[i])] = true
+	}
+	out := make([]T, 0, len(base)+len(add))
+	for i := range base {
+		if !ids[id(&base[i])] {
+			out = append(out, base[i])
+		}
+	}
+	return append(out, add...)
+}

@@ -188,17 +188,7 @@ func (r *Runtime) spawn(res loadResult, fromPending bool) {
 // mergeSet returns base with the bodies of add replacing those with the
 // same id, and the others of add appended.
 func mergeSet(base, add []components.PixelBody) []components.PixelBody {
-	ids := make(map[components.BodyID]bool, len(add))
-	for _, b := range add {
-		ids[b.ID] = true
-	}
-	out := make([]components.PixelBody, 0, len(base)+len(add))
-	for _, b := range base {
-		if !ids[b.ID] {
-			out = append(out, b)
-		}
-	}
-	return append(out, add...)
+	return snapshot.MergeByID(base, add, func(b *components.PixelBody) uint64 { return uint64(b.ID) })
 }
 
 // unloadFar unloads the chunks further than Radius+1 from every focus, and
