@@ -11,11 +11,19 @@ import (
 // minCompactionDead keeps NeedsCompaction quiet for tiny files.
 const minCompactionDead = 16 << 10
 
+// minDead is the dead space below which compaction is not worth a new file:
+// four raw chunks' worth (4 MiB for 512x512 chunks). A small world whose
+// few chunks are saved over and over would otherwise pass the threshold and
+// be rewritten every other save.
+func (s *Store) minDead() int64 {
+	return max(minCompactionDead, 4*int64(s.cc.npix)*pixelSize)
+}
+
 // NeedsCompaction reports whether dead bytes exceed CompactionThreshold of
-// the file (and at least 16 KiB).
+// the file and amount to at least four raw chunks.
 func (s *Store) NeedsCompaction() bool {
 	st := s.Stats()
-	return st.DeadBytes >= minCompactionDead && float64(st.DeadBytes) > s.cfg.CompactionThreshold*float64(st.FileSize)
+	return st.DeadBytes >= s.minDead() && float64(st.DeadBytes) > s.cfg.CompactionThreshold*float64(st.FileSize)
 }
 
 // Compact rewrites the store with only its live records and a fresh sorted

@@ -3,6 +3,7 @@ package chunkstore_test
 import (
 	"fmt"
 	"log"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 
@@ -133,9 +134,10 @@ func ExampleStore_Compact() {
 	s, _ := newExampleStore()
 	defer s.Close()
 	pix := make([]uint32, 64*64)
-	for v := range 20 {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20 {
 		for i := range pix {
-			pix[i] = uint32(v*7919+i*31) % 251 // hardly compressible
+			pix[i] = rng.Uint32() & 0xFF // random bytes: incompressible
 		}
 		b := s.NewBatch()
 		b.PutChunk(chunkstore.Pos{}, pix)
