@@ -227,3 +227,98 @@ func TestGenerationWhileCommitting(t *testing.T) {
 	}
 	expect(t, w.Generation() == 20, "generation %d after 20 saves", w.Generation())
 }
+
+// randomSnap is generation g with both chunks full of random pixels, so that
+// every save leaves the previous records dead and compaction comes due.
+func randomSnap(g int) *snapshot.Snapshot {
+	s := &snapshot.Snapshot{World: []byte(fmt.Sprintf("world generation %d", g))}
+	rng := rand.New(rand.NewPCG(uint64(g), 9))
+	for x := int32(0); x < 4; x++ {
+		pix := make([]uint32, size*size)
+		for i := range pix {
+			pix[i] = rng.Uint32()
+		}
+		c := components.NewChunkFrom(size, snapshot.Pixels(pix))
+		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: components.ChunkPos{X: x}, Buf: c.Share(), Version: uint64(g)})
+	}
+	return s
+}
+
+// A save that finds the store due for compaction writes a compacted store
+// into a new file and commits it in the same manifest step; the old file
+// stays for the backup that uses it; a crash at any step of such a save
+// leaves the old or the new generation.
+func TestWriterCompacts(t *testing.T) {
+	compactingSave := func(fsys vfs.FS, upTo int) (compactedAt int) {
+		w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: storeConfig()})
+		must(t, err)
+		defer w.Close()
+		for g := int(w.Generation()) + 1; g <= upTo; g++ {
+			if !w.Submit(autosave.Job{Snap: randomSnap(g), MaxBackups: 1}) {
+				t.Fatal("busy")
+			}
+			r := w.Wait()
+			if r.Err != nil {
+				return -1
+			}
+			if r.Compacted {
+				return g
+			}
+		}
+		return 0
+	}
+	mem := vfs.NewMem()
+	at := compactingSave(mem, 40)
+	expect(t, at > 1, "no save compacted the store in 40 generations")
+	d, err := autosave.OpenDir(mem, "/save")
+	must(t, err)
+	m := d.Manifest()
+	expect(t, m.Chunks.Name == autosave.CompactedChunksName(uint64(at)), "manifest names %s after compacting at %d", m.Chunks.Name, at)
+	b, err := d.Backup(uint64(at - 1))
+	must(t, err)
+	expect(t, b.Chunks.Name == autosave.ChunksName, "the backup's store is %s", b.Chunks.Name)
+	expectRandomGeneration(t, mem, at)
+
+	// The backup still opens from the old file, through its root.
+	_, err = d.Restore(uint64(at-1), 1)
+	must(t, err)
+	expectRandomGeneration(t, mem, at-1)
+
+	// Crash at every call of the compacting save.
+	rng := rand.New(rand.NewPCG(5, 5))
+	for n := 0; ; n++ {
+		base := vfs.NewMem()
+		compactingSave(base, at-1)
+		fsys, crash := vfs.NewCrashFS(base, n, 0.5, rng)
+		compactingSave(fsys, at)
+		after := crash.Crashed()
+		if after == nil {
+			expect(t, n > 10, "the compacting save made only %d mutating calls", n)
+			break
+		}
+		w, err := autosave.OpenWriter("/save", autosave.Options{FS: after, Store: storeConfig()})
+		must(t, err)
+		g := int(w.Generation())
+		w.Close()
+		expect(t, g == at-1 || g == at, "crash before call %d of the compacting save: generation %d", n, g)
+		expectRandomGeneration(t, after, g)
+	}
+}
+
+// expectRandomGeneration checks that the directory holds randomSnap(want)'s
+// chunks and world.
+func expectRandomGeneration(t *testing.T, fsys vfs.FS, want int) {
+	t.Helper()
+	w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: storeConfig()})
+	must(t, err)
+	defer w.Close()
+	world, err := w.ReadWorld()
+	must(t, err)
+	expect(t, string(world) == fmt.Sprintf("world generation %d", want), "world %q, want generation %d", world, want)
+	got := make([]uint32, size*size)
+	for _, c := range randomSnap(want).Chunks {
+		_, err := w.Get(snapshot.StorePos(c.Pos), got)
+		must(t, err)
+		expect(t, slicesEqual(got, snapshot.Uint32s(c.Buf.Pix)), "chunk %v is not generation %d's", c.Pos, want)
+	}
+}
