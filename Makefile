@@ -9,7 +9,7 @@ FUZZTIME ?= 20000x
 BENCH    ?= .
 PKGS      = ./... ./demo/... ./bench/...
 
-.PHONY: all deps demo headless test fmt vet unit fuzz fuzz-long bench figures clean
+.PHONY: all deps demo test fmt vet unit fuzz fuzz-long bench clean
 
 all: test
 
