@@ -245,7 +245,7 @@ func (r *Runtime) unloadOrphans() {
 // (or, with merge, as additions to the stored set).
 func (r *Runtime) unloadBodies(match func(components.ChunkPos) bool, merge bool) {
 	var remove []ecs.Entity
-	sets := map[components.ChunkPos][]components.PixelBody{}
+	var sets map[components.ChunkPos][]components.PixelBody // made on first use: this runs every tick
 	q := r.bodies.Query()
 	for q.Next() {
 		b := q.Get()
@@ -254,11 +254,17 @@ func (r *Runtime) unloadBodies(match func(components.ChunkPos) bool, merge bool)
 			continue
 		}
 		remove = append(remove, q.Entity())
+		if sets == nil {
+			sets = map[components.ChunkPos][]components.PixelBody{}
+		}
 		if r.world.Unsafe().Has(q.Entity(), r.persistID) && !b.IsEmpty() {
 			sets[pos] = append(sets[pos], *b)
 		}
 	}
 	if !merge {
+		if sets == nil {
+			sets = map[components.ChunkPos][]components.PixelBody{}
+		}
 		// Every unloading chunk gets its set, empty included, so that bodies
 		// that left or were destroyed are removed from the store.
 		r.index.All(func(pos components.ChunkPos, _ ecs.Entity) bool {
