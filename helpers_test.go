@@ -10,7 +10,7 @@ import (
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 )
 
 func expect(t testing.TB, ok bool, format string, args ...any) {

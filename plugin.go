@@ -11,8 +11,8 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
-	"github.com/arksave/arksave/internal/vfs"
 	"github.com/arksave/arksave/systems"
+	"github.com/arksave/arksave/vfs"
 )
 
 // Resources and results the plugin shares with the game.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 )
 
 // Problem is one damaged item of a save directory: which file, where in it

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 )
 
 // Dir is a save directory: the manifest (the commit point), the ECS world

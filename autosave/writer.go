@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/internal/vfs"
 	"github.com/arksave/arksave/snapshot"
+	"github.com/arksave/arksave/vfs"
 )
 
 // Options configure a [Writer].

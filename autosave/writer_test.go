@@ -9,8 +9,8 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
-	"github.com/arksave/arksave/internal/vfs"
 	"github.com/arksave/arksave/snapshot"
+	"github.com/arksave/arksave/vfs"
 )
 
 const size = 16

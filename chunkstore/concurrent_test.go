@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 )
 
 // stamped is chunk version v: every pixel carries v and its own index, so

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 )
 
 const storePath = "/w.pxsw"

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 )
 
 // flatWorld is a game's generator: stone (material 2) below world row 40,

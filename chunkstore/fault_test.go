@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 )
 
 var faults = []error{syscall.ENOSPC, syscall.EIO, io.ErrShortWrite}

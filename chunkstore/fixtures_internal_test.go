@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/internal/terrain"
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 )
 
 var update = flag.Bool("update", false, "rewrite the corrupt fixtures and fuzz seeds in testdata")

@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/arksave/arksave/internal/crc8"
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 	"github.com/pierrec/lz4/v4"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 )
 
 // Roots let an older generation be reopened after both header slots have

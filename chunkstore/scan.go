@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/arksave/arksave/internal/crc8"
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 )
 
 // scanWindow is how much of the file a scan reads at a time.

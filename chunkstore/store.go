@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 )
 
 // Store is an open chunk store. Get, Bodies, ReadRaw, Stats and Entries may

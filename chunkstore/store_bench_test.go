@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 )
 
 func seedConfig() Config {

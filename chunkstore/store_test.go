@@ -9,7 +9,7 @@ import (
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/terrain"
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 )
 
 func create(t testing.TB, cfg chunkstore.Config) *chunkstore.Store {

@@ -9,7 +9,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 )
 
 // Check verifies a save directory, a PECS world file (.pecs) or a chunk

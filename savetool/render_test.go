@@ -8,8 +8,8 @@ import (
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/savetest"
-	"github.com/arksave/arksave/internal/vfs"
 	"github.com/arksave/arksave/savetool"
+	"github.com/arksave/arksave/vfs"
 )
 
 func TestRenderStoredAndGenerated(t *testing.T) {

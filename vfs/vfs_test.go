@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/arksave/arksave/internal/vfs"
+	"github.com/arksave/arksave/vfs"
 )
 
 func expect(t *testing.T, ok bool, format string, args ...any) {
