@@ -43,7 +43,7 @@ func ExampleEncode() {
 	var file bytes.Buffer
 	err := archetype.Encode(&file, world, archetype.Timestamp(testTime)) // same world, same bytes
 	fmt.Println(err, file.Len(), "bytes")
-	// Output: <nil> 634 bytes
+	// Output: <nil> 645 bytes
 }
 
 func ExampleDecode() {
@@ -166,11 +166,11 @@ func ExampleReadInfo() {
 	// ChildOf zero-sized
 	// Health raw {HP int32 @0, Max int32 @4}
 	// Marker zero-sized
-	// Name msgpack
+	// Name msgpack {S string}
 	// Position raw {X float64 @0, Y float64 @8}
 	// Velocity raw {X float64 @0, Y float64 @8}
-	// Config msgpack
-	// Tick msgpack
+	// Config msgpack {Title string, Seed int64, Tags []string}
+	// Tick msgpack {N uint64}
 }
 
 func ExampleExportJSON() {
@@ -184,7 +184,7 @@ func ExampleExportJSON() {
 	}
 	// Output:
 	// {
-	// "format": "PECS 1.0",
+	// "format": "PECS 2.0",
 	// "timestamp": "2023-11-14T22:13:20Z",
 	// "flags": [],
 	// "types": [

@@ -72,7 +72,7 @@ func FuzzDecodeBehindChecksums(f *testing.F) {
 
 // isDamage reports whether err is one of the errors bad input may cause.
 func isDamage(err error) bool {
-	for _, s := range []error{ErrCorrupt, ErrVersion, ErrUnknownType} {
+	for _, s := range []error{ErrCorrupt, ErrVersion, ErrUnknownType, ErrIncompatible} {
 		if errors.Is(err, s) {
 			return true
 		}

@@ -40,6 +40,9 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Decode accepted what ReadInfo rejects: %v", err)
 		}
+		if info.Header.VersionMajor != archetype.VersionMajor {
+			return // an older format: re-encoding writes the current one
+		}
 		var opts []archetype.Option
 		opts = append(opts, archetype.Timestamp(time.UnixMilli(info.Header.Timestamp)))
 		if info.Header.Flags&archetype.FlagLZ4 != 0 {

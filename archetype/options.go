@@ -22,6 +22,7 @@ type options struct {
 	skipEntities map[reflect.Type]bool
 	transient    map[reflect.Type]bool
 	skipRes      map[reflect.Type]bool
+	skipResNames map[string]bool
 	aliases      map[string]reflect.Type
 	versions     map[reflect.Type]uint32
 	migrations   map[migrationKey]migration
@@ -99,6 +100,26 @@ func Transient(comps ...ecs.Comp) Option {
 // not touch them. Types are given as ecs.C[T]() like components.
 func SkipResources(res ...ecs.Comp) Option {
 	return func(o *options) { addTypes(&o.skipRes, res) }
+}
+
+// SkipResourceNames leaves out the resources whose types have the given full names (package
+// path, dot, type name, as [Info] lists them), like [SkipResources] for types of packages the
+// program does not import: the arksave plugin leaves ark-tools' scheduler resources out this way.
+// Encode and Decode.
+func SkipResourceNames(names ...string) Option {
+	return func(o *options) {
+		if o.skipResNames == nil {
+			o.skipResNames = map[string]bool{}
+		}
+		for _, n := range names {
+			o.skipResNames[n] = true
+		}
+	}
+}
+
+// skipsResource reports whether resources of type t are left out.
+func (o *options) skipsResource(t reflect.Type) bool {
+	return o.noResources || o.skipRes[t] || o.skipResNames[typeName(t)]
 }
 
 // WithoutResources leaves out every resource: Encode writes none, Decode reads and drops them.
