@@ -240,7 +240,7 @@ func TestCorruptFixtures(t *testing.T) {
 		// Seeds of FuzzDecode in the fuzzing engine's corpus format.
 		dir := filepath.Join("testdata", "fuzz", "FuzzDecode")
 		expectNoError(t, os.MkdirAll(dir, 0o755), "creating "+dir)
-		for name, data := range map[string][]byte{"valid": valid, "valid-lz4": encode(t, smallWorld(), archetype.LZ4())} {
+		for name, data := range map[string][]byte{"valid": valid, "valid-lz4": encode(t, smallWorld(), archetype.LZ4()), "values": encode(t, valueWorld())} {
 			seed := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data)
 			expectNoError(t, os.WriteFile(filepath.Join(dir, name), []byte(seed), 0o644), "writing seed")
 		}

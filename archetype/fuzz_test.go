@@ -25,6 +25,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(encode(f, smallWorld()))
 	f.Add(encode(f, smallWorld(), archetype.LZ4()))
 	f.Add(encode(f, richWorld(), archetype.LZ4()))
+	f.Add(encode(f, valueWorld()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = archetype.ReadInfo(bytes.NewReader(data))
 		_ = archetype.ExportJSON(io.Discard, bytes.NewReader(data))

@@ -282,6 +282,11 @@ func (c *planCompiler) compile(t reflect.Type) (*vplan, *typeError) {
 	case reflect.String:
 		p.kind = vString
 	case reflect.Array, reflect.Slice:
+		if t.Kind() == reflect.Array && t.Len() == 0 {
+			// Nothing to save, whatever the element type.
+			p.kind, p.elem = vArray, &vplan{kind: vStruct, typ: t.Elem(), byName: map[string]int{}, keyOK: true}
+			return p, nil
+		}
 		elem, err := c.compile(t.Elem())
 		if err != nil {
 			return nil, err.at("[]")

@@ -467,7 +467,8 @@ func (d *vdec) structAt(p *vplan, ptr unsafe.Pointer) error {
 	if err := d.enter(); err != nil {
 		return err
 	}
-	var seen []bool
+	var seen uint64 // fields read, the first 64
+	var seenMore []bool
 	for i := range n {
 		var f *vfield
 		fi := -1
@@ -479,28 +480,30 @@ func (d *vdec) structAt(p *vplan, ptr unsafe.Pointer) error {
 			if err != nil {
 				return err
 			}
-			if j, ok := p.byName[string(key)]; ok {
-				fi, f = j, &p.fields[j]
-			} else {
-				if m, err := msgpackSize(d.b[d.pos:], 1); err != nil {
+			j, ok := p.byName[string(key)]
+			if !ok {
+				m, err := msgpackSize(d.b[d.pos:], 1)
+				if err != nil {
 					return d.corrupt("field %q: malformed msgpack", key)
-				} else {
-					d.pos += m
 				}
+				d.pos += m
 				continue
 			}
+			fi, f = j, &p.fields[j]
 		}
-		if fi != i || seen != nil {
-			if seen == nil {
-				seen = make([]bool, len(p.fields))
-				for j := range i {
-					seen[j] = true // the fields read in order so far
-				}
+		twice := false
+		if fi < 64 {
+			twice = seen&(1<<fi) != 0
+			seen |= 1 << fi
+		} else {
+			if seenMore == nil {
+				seenMore = make([]bool, len(p.fields))
 			}
-			if seen[fi] {
-				return d.corrupt("field %q twice", f.name)
-			}
-			seen[fi] = true
+			twice = seenMore[fi]
+			seenMore[fi] = true
+		}
+		if twice {
+			return d.corrupt("field %q twice", f.name)
 		}
 		if err := d.value(f.plan, unsafe.Add(ptr, f.offset)); err != nil {
 			return at(err, "."+f.name)
