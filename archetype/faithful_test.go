@@ -33,8 +33,8 @@ type (
 
 	Anything struct {
 		A, B, C, D any
-		M       map[string]any
-		L       []any
+		M          map[string]any
+		L          []any
 	}
 
 	Secretive struct {
