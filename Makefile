@@ -7,7 +7,7 @@ GO       ?= go
 # (go.dev/issue/75804). 20,000 inputs take 2-3 s per target here.
 FUZZTIME ?= 20000x
 BENCH    ?= .
-PKGS      = ./... ./demo/... ./bench/...
+PKGS      = ./... ./demo/... ./bench/... ./arktools/...
 
 .PHONY: all deps demo test fmt vet unit fuzz fuzz-long bench clean
 
