@@ -35,7 +35,8 @@ type (
 // (1/60 s), for AutosaveConfig.Interval.
 func Ticks(n int) time.Duration { return time.Duration(n) * (time.Second / 60) }
 
-// System is an ECS system in the shape ark-tools schedules.
+// System is an ECS system in the shape ark-tools' app.App schedules
+// (app.System): the arktools module runs the plugin under it.
 type System interface {
 	Initialize(w *ecs.World)
 	Update(w *ecs.World)

@@ -35,13 +35,14 @@ import (
 // contents are used; the footer's checksum over the whole file is checked last.
 //
 // Errors match [ErrCorrupt] (damaged input, naming the section and offset; truncated input also
-// matches [io.ErrUnexpectedEOF]), [ErrVersion], [ErrUnknownType], [ErrWorldNotEmpty] or
-// [ErrBigEndian]; an error from a [Migrate] function is returned wrapped. Decode never panics
+// matches [io.ErrUnexpectedEOF]), [ErrVersion], [ErrUnknownType], [ErrIncompatible] (an intact
+// file whose types the program's no longer match, naming the type and field), [ErrWorldNotEmpty]
+// or [ErrBigEndian]; an error from a [Migrate] function is returned wrapped. Decode never panics
 // on bad input.
 //
 // State of the world after an error: errors found in the header, the type registry, the
-// archetype table or the entity pool (including every unknown type, version mismatch and
-// unreadable pool) leave the world untouched. Errors found later, in the entity data, the
+// archetype table or the entity pool (including every unknown type, version mismatch, type whose
+// stored fields the program's type cannot take, and unreadable pool) leave the world untouched. Errors found later, in the entity data, the
 // resources or the footer, leave it partially filled: some entities exist, some columns or
 // resources may hold data from the damaged file. Then call world.Reset(), add the resource
 // placeholders again (Reset removes resources; registered component types survive), and

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,8 +21,10 @@ import (
 // timestamp is fixed with [Timestamp].
 //
 // Component types without pointers, strings, slices, maps or interfaces are written as raw
-// column memory; all others, and resources, through msgpack (exported fields, msgpack tags).
-// A component or resource that msgpack cannot encode makes Encode fail.
+// column memory; all others, and resources, as msgpack values with every field (see the package
+// documentation, "Faithful or refused"). A component or resource type that cannot come back
+// exactly makes Encode fail with [ErrUnsupportedType] before it writes anything, as does a value
+// that cannot ([ErrCycle], an unregistered type behind an interface).
 //
 // Encode only reads the world. It must not be changed while Encode runs. Encode streams to w
 // through a buffer; it holds in memory only the msgpack-encoded columns and resources (and,
@@ -29,7 +32,7 @@ import (
 // before the data.
 //
 // Options: [Timestamp], [SkipComponents], [SkipEntitiesWith], [Transient], [SkipResources],
-// [WithoutResources], [LZ4], [TypeVersion].
+// [SkipResourceNames], [WithoutResources], [LZ4], [TypeVersion].
 func Encode(w io.Writer, world *ecs.World, opts ...Option) error {
 	if !littleEndian {
 		return ErrBigEndian
@@ -399,8 +402,22 @@ func (pl *planner) columnBlob(c *component, t *worldTable, first, last ecs.Entit
 	}
 	p, _ := planOf(c.info.typ) // checked by newFileType
 	e := pl.enc
-	e.b = make([]byte, 0, count*int(min(p.minSize+8, 64)))
+	e.b = make([]byte, 0, min(count*int(min(size, 64)), 1<<20))
+	if p.flat {
+		b := e.b
+		for i := range count {
+			if i == 1 {
+				b = slices.Grow(b, (count-1)*(len(b)+len(b)/4))
+			}
+			b = e.appendFlat(b, p, unsafe.Add(base, uintptr(i)*size))
+		}
+		e.b = nil
+		return blob{raw: b}, nil
+	}
 	for i := range count {
+		if i == 1 { // size the buffer after the first value
+			e.b = slices.Grow(e.b, (count-1)*(len(e.b)+len(e.b)/4))
+		}
 		if err := e.value(p, unsafe.Add(base, uintptr(i)*size)); err != nil {
 			return blob{}, valueRefusal("component", c.info.typ, fmt.Sprintf(", entity %d", pl.dump.Alive[t.first+i]), err)
 		}

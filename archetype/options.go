@@ -171,11 +171,12 @@ func IgnoreUnknownTypes() Option {
 // The old value is a map from field name to value: nested structs and maps are maps too (map
 // keys that are not strings formatted with fmt.Sprint), arrays and slices []any, signed integers
 // int64, unsigned integers uint64, floats float64, strings and byte slices string, entities
-// ecs.Entity; raw types also list their unexported fields. One exception: msgpack writes Go int
-// and uint fields in their shortest form, so such fields of msgpack-encoded types come as int64
-// or uint64 depending on the value; convert them with a type switch. A value that was not a
-// struct comes under the key "value". fn returns the new value; an error from fn stops Decode
-// and is returned wrapped.
+// ecs.Entity; unexported fields are listed too (for msgpack types since format 2.0). Values
+// behind interfaces come as []any{type name, value}, times as []any{Unix seconds, nanoseconds,
+// location kind, location, zone, offset}. One exception: Go int and uint fields are written in
+// their shortest form, so such fields of msgpack-encoded types come as int64 or uint64 depending
+// on the value; convert them with a type switch. A value that was not a struct comes under the
+// key "value". fn returns the new value; an error from fn stops Decode and is returned wrapped.
 //
 // Migrations apply to components and resources, and chain nowhere: register one per old
 // version, each producing the current version.

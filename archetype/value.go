@@ -109,6 +109,9 @@ func (k vkind) class() vkind {
 	return k
 }
 
+// scalar reports whether the kind holds no other value: numbers, bools, strings, entities.
+func (k vkind) scalar() bool { return k >= vBool && k <= vString || k == vEntity }
+
 // nilable reports whether the wire form of the kind can be nil.
 func (k vkind) nilable() bool {
 	switch k {
@@ -129,6 +132,8 @@ type vplan struct {
 	fields  []vfield
 	byName  map[string]int // field index by key, structs
 	minSize int            // fewest bytes the wire form of a value takes (bounds allocations on Decode)
+	flat    bool           // a struct of numbers, bools, strings and entities only: fast paths
+	header  []byte         // structs: the msgpack map head of the wire form
 	keyOK   bool           // a map key of this type comes back equal (no pointers inside); interfaces: checked per value
 }
 
@@ -343,6 +348,11 @@ func (c *planCompiler) compile(t reflect.Type) (*vplan, *typeError) {
 			p.fields = append(p.fields, vfield{name: name, key: appendStr(nil, name), offset: f.Offset, plan: fp})
 			p.byName[name] = i
 			p.keyOK = p.keyOK && fp.keyOK
+		}
+		p.header = appendMapLen(nil, len(p.fields))
+		p.flat = true
+		for i := range p.fields {
+			p.flat = p.flat && p.fields[i].plan.kind.scalar()
 		}
 	case reflect.Interface:
 		p.kind = vInterface // keyOK: checked per value

@@ -460,6 +460,9 @@ func (d *vdec) elements(elem *vplan, base unsafe.Pointer, n int) error {
 // structAt reads a map from field name to value. Fields the file has and the type has not are
 // skipped; fields the type has and the file has not stay zero.
 func (d *vdec) structAt(p *vplan, ptr unsafe.Pointer) error {
+	if p.flat && d.flatStruct(p, ptr) {
+		return nil
+	}
 	n, err := d.mapLen()
 	if err != nil {
 		return err
@@ -511,6 +514,38 @@ func (d *vdec) structAt(p *vplan, ptr unsafe.Pointer) error {
 	}
 	d.depth--
 	return nil
+}
+
+// flatStruct reads a struct of scalars written in the encoder's form (every field, in order)
+// and reports whether it could; otherwise nothing is consumed and the general path reads it.
+func (d *vdec) flatStruct(p *vplan, ptr unsafe.Pointer) bool {
+	start := d.pos
+	if !bytes.HasPrefix(d.b[d.pos:], p.header) {
+		return false
+	}
+	d.pos += len(p.header)
+	for i := range p.fields {
+		f := &p.fields[i]
+		if !bytes.HasPrefix(d.b[d.pos:], f.key) {
+			d.pos = start
+			return false
+		}
+		d.pos += len(f.key)
+		q := unsafe.Add(ptr, f.offset)
+		if f.plan.kind == vString && d.pos < len(d.b) && d.b[d.pos]&0xe0 == 0xa0 {
+			n := int(d.b[d.pos] & 0x1f)
+			if n < len(d.b)-d.pos {
+				*(*string)(q) = string(d.b[d.pos+1 : d.pos+1+n])
+				d.pos += 1 + n
+				continue
+			}
+		}
+		if d.value(f.plan, q) != nil {
+			d.pos = start
+			return false
+		}
+	}
+	return true
 }
 
 func (d *vdec) mapAt(p *vplan, ptr unsafe.Pointer) error {

@@ -201,10 +201,14 @@ func (e *venc) composite(p *vplan, ptr unsafe.Pointer) error {
 		}
 		e.leave(hdr.data, p.typ)
 	case vStruct:
+		if p.flat {
+			e.flatStruct(p, ptr)
+			return nil
+		}
 		if err := e.enter(nil, p.typ); err != nil {
 			return err
 		}
-		e.b = appendMapLen(e.b, len(p.fields))
+		e.b = append(e.b, p.header...)
 		for i := range p.fields {
 			f := &p.fields[i]
 			e.b = append(e.b, f.key...)
@@ -243,6 +247,34 @@ func (e *venc) composite(p *vplan, ptr unsafe.Pointer) error {
 		return e.msgpackValue(p, ptr)
 	}
 	return nil
+}
+
+// flatStruct appends a struct of scalars, the common component shape, without the general
+// path's bookkeeping (no nesting, nothing that can fail).
+func (e *venc) flatStruct(p *vplan, ptr unsafe.Pointer) {
+	e.b = e.appendFlat(e.b, p, ptr)
+}
+
+func (e *venc) appendFlat(b []byte, p *vplan, ptr unsafe.Pointer) []byte {
+	b = append(b, p.header...)
+	for i := range p.fields {
+		f := &p.fields[i]
+		b = append(b, f.key...)
+		q := unsafe.Add(ptr, f.offset)
+		switch f.plan.kind {
+		case vString:
+			b = appendStr(b, *(*string)(q))
+		case vFloat64:
+			b = binary.BigEndian.AppendUint64(append(b, 0xcb), *(*uint64)(q))
+		case vInt:
+			b = appendInt(b, readInt(q, f.plan.size))
+		default:
+			e.b = b
+			_ = e.value(f.plan, q) // scalars cannot fail
+			b = e.b
+		}
+	}
+	return b
 }
 
 func (e *venc) elements(elem *vplan, base unsafe.Pointer, n int) error {
