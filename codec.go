@@ -11,6 +11,18 @@ import (
 	"github.com/arksave/arksave/components"
 )
 
+// SchedulerResources are the full type names of the resources that
+// ark-tools' app.App adds to the world for its own bookkeeping, which the
+// plugin leaves out of saves (by name: the plugin does not import
+// ark-tools): app.Systems (the scheduler: the systems, the world, timers)
+// and resource.Termination (the run flag: saved at shutdown it would stop
+// the loaded game at once). The game-state resources app.App adds,
+// resource.Tick and resource.Rand (its random source, *rand.PCG), are saved.
+var SchedulerResources = []string{
+	"github.com/mlange-42/ark-tools/app.Systems",
+	"github.com/mlange-42/ark-tools/resource.Termination",
+}
+
 // worldCodec writes the ECS world file: every entity but chunks, pixel
 // bodies and transient ones (those live in the chunk store or nowhere),
 // and every resource but the plugin's own runtime resources.
@@ -35,6 +47,7 @@ func newWorldCodec(extra []archetype.Option) *worldCodec {
 			ecs.C[components.ChunkIndex](),
 			ecs.C[Persistence](),
 		),
+		archetype.SkipResourceNames(SchedulerResources...),
 	}
 	return &worldCodec{opts: append(opts, extra...)}
 }

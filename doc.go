@@ -13,9 +13,12 @@
 //
 // # Outline
 //
-//   - [Plugin]: the configuration; [Plugin.Install] adds the resources and
-//     returns the systems ([System]: Initialize, Update, Finalize, the
-//     ark-tools shape, so they run under a scheduler or from an Ebiten Update).
+//   - [Plugin]: the configuration; [Plugin.Install] checks that every game
+//     type can be saved, adds the resources and returns the systems
+//     ([System]: Initialize, Update, Finalize: app.AddSystem takes them in
+//     ark-tools' app.App, whose scheduler resources are left out of saves,
+//     see [SchedulerResources]; a game loop or an Ebiten Update calls them
+//     just as well).
 //   - [Persistence]: the resource to save ([Persistence.Save],
 //     [Persistence.SaveTo]) and load ([Persistence.Load]) on demand.
 //   - [AutosaveConfig] and [AutosaveState]: the autosave resources (seed
@@ -28,4 +31,14 @@
 // One world is one directory: a manifest (the commit point), the ECS world
 // file of the committed generation (PECS, package archetype), the chunk
 // store (PXSW, package chunkstore), and backups/. See package autosave.
+//
+// # What a save keeps
+//
+// Every component and resource comes back exactly, or its type is refused
+// by Install (archetype.ErrUnsupportedType, naming the field): every field,
+// exported or not; values behind interfaces with their concrete types
+// (register the game's own with archetype.Register); times with their zones.
+// A value that cannot be saved (a pointer cycle) fails that save, and a
+// panic while saving fails the save (autosave.ErrPanic), never the game.
+// Package archetype has the rules.
 package arksave

@@ -36,14 +36,16 @@ func Example() {
 	// Output: saved generation 1 error: <nil>
 }
 
-// scheduler stands in for ark-tools' app.App: Initialize once, Update every
-// tick, Finalize at the end, over every system in order.
-type scheduler struct {
+// loop runs systems as a game loop does: Initialize once, Update every
+// tick, Finalize at the end, over every system in order. (Under ark-tools'
+// app.App the plugin's systems are added with AddSystem: see the arktools
+// module's Example.)
+type loop struct {
 	world   *ecs.World
 	systems []arksave.System
 }
 
-func (s *scheduler) run(ticks int) {
+func (s *loop) run(ticks int) {
 	for _, sys := range s.systems {
 		sys.Initialize(s.world)
 	}
@@ -75,10 +77,10 @@ func (g *gameSystem) Update(w *ecs.World) {
 	g.painted = true
 }
 
-// The plugin's systems under an ark-tools style scheduler, after the
-// game's own; chunks stream in around a Focus and autosave runs on game
-// time (here every 30 ticks of 1/60 s).
-func Example_scheduler() {
+// The plugin's systems in a game loop, after the game's own; chunks stream
+// in around a Focus and autosave runs on game time (here every 30 ticks of
+// 1/60 s).
+func Example_autosave() {
 	dir, _ := os.MkdirTemp("", "arksave-example-")
 	defer os.RemoveAll(dir)
 	world := ecs.NewWorld()
@@ -97,7 +99,7 @@ func Example_scheduler() {
 	defer persistence.Close()
 
 	game := &gameSystem{}
-	app := &scheduler{world: world, systems: append([]arksave.System{game}, systems...)}
+	app := &loop{world: world, systems: append([]arksave.System{game}, systems...)}
 	state := ecs.GetResource[arksave.AutosaveState](world)
 	// A real game ticks 60 times a second; this one ticks as fast as it can
 	// until the painted chunk is in a committed autosave.

@@ -68,6 +68,7 @@ type gameOpts struct {
 	load     bool
 	radius   int32
 	autosave *arksave.AutosaveConfig
+	prepare  func(*ecs.World) // registers more game types before Install
 }
 
 func newGame(t testing.TB, o gameOpts) *game {
@@ -76,6 +77,9 @@ func newGame(t testing.TB, o gameOpts) *game {
 	ecs.ComponentID[Position](w)
 	ecs.ComponentID[Player](w)
 	ecs.AddResource(w, &Score{})
+	if o.prepare != nil {
+		o.prepare(w)
+	}
 	if o.autosave == nil {
 		o.autosave = &arksave.AutosaveConfig{Interval: time.Hour, Enabled: false, MaxBackups: 1}
 	}

@@ -35,7 +35,8 @@ type (
 // (1/60 s), for AutosaveConfig.Interval.
 func Ticks(n int) time.Duration { return time.Duration(n) * (time.Second / 60) }
 
-// System is an ECS system in the shape ark-tools schedules.
+// System is an ECS system in the shape ark-tools' app.App schedules
+// (app.System): the arktools module runs the plugin under it.
 type System interface {
 	Initialize(w *ecs.World)
 	Update(w *ecs.World)
@@ -124,6 +125,15 @@ func (p *Plugin) defaults() {
 // Install needs the world's component and resource types registered first
 // when Load is set, as for any PECS decode: components with
 // ecs.ComponentID, resources with ecs.AddResource.
+//
+// Install checks every registered component type and every resource the
+// world holds (archetype.Check with the plugin's codec options): a type
+// whose values could not come back exactly from a save (a channel or a
+// function inside, say) makes Install fail with an error matching
+// archetype.ErrUnsupportedType that names the type, the field and the ways
+// out. Types registered later are checked at the first save that meets
+// them. The plugin's own runtime resources and ark-tools' scheduler
+// resources ([SchedulerResources]) are not saved.
 func (p Plugin) Install(w *ecs.World) ([]System, error) {
 	p.defaults()
 	if p.Dir == "" {
@@ -133,6 +143,12 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 		return nil, fmt.Errorf("arksave: chunk size %d and tile size %d: want 0 < tile <= chunk <= 4096", p.ChunkSize, p.TileSize)
 	}
 	registerComponents(w)
+	codec := newWorldCodec(p.WorldOptions)
+	// Every type a save would write must come back exactly: refuse at start-up
+	// what cannot, not at the first autosave minutes later.
+	if err := archetype.Check(w, codec.opts...); err != nil {
+		return nil, fmt.Errorf("arksave: the world holds types that cannot be saved (register the game's types before Install to have them checked here): %w", err)
+	}
 	conf := autosave.DefaultConfig()
 	if p.Autosave != nil {
 		conf = *p.Autosave
@@ -174,7 +190,7 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 		Generator:        p.Generator,
 		OnChunkLoaded:    p.OnChunkLoaded,
 		OnBodyLoaded:     p.OnBodyLoaded,
-		WorldCodec:       newWorldCodec(p.WorldOptions),
+		WorldCodec:       codec,
 	})
 	if err != nil {
 		writer.Close()

@@ -35,7 +35,7 @@ func smallWorld() *ecs.World {
 }
 
 // sentinels are the errors a damaged file may produce.
-var sentinels = []error{archetype.ErrCorrupt, archetype.ErrVersion, archetype.ErrUnknownType}
+var sentinels = []error{archetype.ErrCorrupt, archetype.ErrVersion, archetype.ErrUnknownType, archetype.ErrIncompatible}
 
 func isSentinel(err error) bool {
 	for _, s := range sentinels {
@@ -141,7 +141,7 @@ type fixture struct {
 var fixtures = []fixture{
 	{"valid.pecs", func(v []byte, _ layout) []byte { return v }, nil},
 	{"bad-magic.pecs", func(v []byte, _ layout) []byte { v[0] = 'X'; return v }, []error{archetype.ErrCorrupt}},
-	{"future-major.pecs", func(v []byte, _ layout) []byte { v[4] = 2; return fixSums(v) }, []error{archetype.ErrVersion}},
+	{"future-major.pecs", func(v []byte, _ layout) []byte { v[4] = archetype.VersionMajor + 1; return fixSums(v) }, []error{archetype.ErrVersion}},
 	{"future-minor.pecs", func(v []byte, _ layout) []byte { v[6] = 9; return fixSums(v) }, []error{archetype.ErrVersion}},
 	{"unknown-flags.pecs", func(v []byte, _ layout) []byte { v[9] = 0x80; return fixSums(v) }, []error{archetype.ErrVersion}},
 	{"bad-header-crc.pecs", func(v []byte, _ layout) []byte { v[13] ^= 1; return v }, []error{archetype.ErrCorrupt}},
@@ -240,7 +240,7 @@ func TestCorruptFixtures(t *testing.T) {
 		// Seeds of FuzzDecode in the fuzzing engine's corpus format.
 		dir := filepath.Join("testdata", "fuzz", "FuzzDecode")
 		expectNoError(t, os.MkdirAll(dir, 0o755), "creating "+dir)
-		for name, data := range map[string][]byte{"valid": valid, "valid-lz4": encode(t, smallWorld(), archetype.LZ4())} {
+		for name, data := range map[string][]byte{"valid": valid, "valid-lz4": encode(t, smallWorld(), archetype.LZ4()), "values": encode(t, valueWorld())} {
 			seed := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data)
 			expectNoError(t, os.WriteFile(filepath.Join(dir, name), []byte(seed), 0o644), "writing seed")
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 	"unsafe"
 
 	"github.com/mlange-42/ark/ecs"
@@ -34,13 +35,14 @@ import (
 // contents are used; the footer's checksum over the whole file is checked last.
 //
 // Errors match [ErrCorrupt] (damaged input, naming the section and offset; truncated input also
-// matches [io.ErrUnexpectedEOF]), [ErrVersion], [ErrUnknownType], [ErrWorldNotEmpty] or
-// [ErrBigEndian]; an error from a [Migrate] function is returned wrapped. Decode never panics
+// matches [io.ErrUnexpectedEOF]), [ErrVersion], [ErrUnknownType], [ErrIncompatible] (an intact
+// file whose types the program's no longer match, naming the type and field), [ErrWorldNotEmpty]
+// or [ErrBigEndian]; an error from a [Migrate] function is returned wrapped. Decode never panics
 // on bad input.
 //
 // State of the world after an error: errors found in the header, the type registry, the
-// archetype table or the entity pool (including every unknown type, version mismatch and
-// unreadable pool) leave the world untouched. Errors found later, in the entity data, the
+// archetype table or the entity pool (including every unknown type, version mismatch, type whose
+// stored fields the program's type cannot take, and unreadable pool) leave the world untouched. Errors found later, in the entity data, the
 // resources or the footer, leave it partially filled: some entities exist, some columns or
 // resources may hold data from the damaged file. Then call world.Reset(), add the resource
 // placeholders again (Reset removes resources; registered component types survive), and
@@ -70,7 +72,7 @@ func Decode(r io.Reader, world *ecs.World, opts ...Option) error {
 	if err := f.readPool(); err != nil {
 		return err
 	}
-	d := &decoder{f: f, world: world, u: world.Unsafe(), binds: binds}
+	d := &decoder{f: f, world: world, u: world.Unsafe(), binds: binds, conc: newFileConcretes(f.types)}
 	if err := d.checkTables(); err != nil {
 		return err
 	}
@@ -95,7 +97,8 @@ func Decode(r io.Reader, world *ecs.World, opts ...Option) error {
 const (
 	modeNone    = iota // no data: zero-sized or transient, or dropped
 	modeRaw            // raw column memory, copied as it is
-	modeMsgpack        // msgpack values decoded into the Go type
+	modeMsgpack        // msgpack values of format 1.0, decoded by msgpack's reflection
+	modeValue          // msgpack values of format 2.0, decoded by the type's plan
 	modeMigrate        // old values read by name and passed to a migration
 )
 
@@ -107,6 +110,7 @@ type binding struct {
 	typ     reflect.Type
 	info    *typeInfo
 	mode    int
+	plan    *vplan // modeValue
 	migrate migration
 }
 
@@ -133,10 +137,17 @@ func bindTypes(world *ecs.World, types []fileType, o *options) ([]binding, error
 	for t := range o.skipRes {
 		skipped[typeName(t)+" (resource)"] = true
 	}
+	for n := range o.skipResNames {
+		skipped[n+" (resource)"] = true
+	}
 
 	binds := make([]binding, len(types))
 	for i := range types {
 		ft, b := &types[i], &binds[i]
+		if ft.is(TypeConcrete) {
+			b.drop = true // found by name when a value names it, see fileConcretes
+			continue
+		}
 		isRes := ft.is(TypeResource)
 		kind := "component"
 		key := ft.name
@@ -198,11 +209,72 @@ func bindTypes(world *ecs.World, types []fileType, o *options) ([]binding, error
 					"raise the type version (PECSVersion or archetype.TypeVersion) and register a migration", ErrVersion, i, ft.name, ft.version)
 			}
 			b.mode = modeRaw
+		case ft.vs == nil:
+			b.mode = modeMsgpack // format 1.0
 		default:
-			b.mode = modeMsgpack
+			p, terr := planOf(b.typ)
+			if terr == nil {
+				terr = ft.vs.compatible(0, p, map[compatKey]bool{})
+			}
+			if terr != nil {
+				return nil, fmt.Errorf("%w: type registry entry %d: %s %q: field %s; register a migration (archetype.TypeVersion and archetype.Migrate) or skip the type",
+					ErrIncompatible, i, kind, ft.name, terr.describe(b.typ))
+			}
+			b.mode, b.plan = modeValue, p
 		}
 	}
 	return binds, nil
+}
+
+// fileConcretes resolves the concrete types that values behind interfaces name, against the
+// types the file lists: a name the file does not list is damage; one the program does not know,
+// or knows with an incompatible type, is [ErrIncompatible].
+type fileConcretes struct {
+	stored map[string]*fileType
+	cache  map[string]concreteResult
+}
+
+type concreteResult struct {
+	typ  reflect.Type
+	plan *vplan
+	err  error
+}
+
+func newFileConcretes(types []fileType) *fileConcretes {
+	c := &fileConcretes{stored: map[string]*fileType{}, cache: map[string]concreteResult{}}
+	for i := range types {
+		if types[i].is(TypeConcrete) {
+			c.stored[types[i].name] = &types[i]
+		}
+	}
+	return c
+}
+
+func (c *fileConcretes) concrete(name string) (reflect.Type, *vplan, error) {
+	if r, ok := c.cache[name]; ok {
+		return r.typ, r.plan, r.err
+	}
+	var r concreteResult
+	if ft, ok := c.stored[name]; !ok {
+		r.err = fmt.Errorf("%w: a value behind an interface has type %q, which the file does not list", ErrCorrupt, name)
+	} else if r.typ, r.plan, r.err = resolveConcrete(name); r.err == nil {
+		if terr := ft.vs.compatible(0, r.plan, map[compatKey]bool{}); terr != nil {
+			r.err = fmt.Errorf("%w: a value behind an interface has type %q: %s", ErrIncompatible, name, terr.describe(r.typ))
+		}
+	}
+	if len(c.cache) < 1<<16 {
+		c.cache[name] = r
+	}
+	return r.typ, r.plan, r.err
+}
+
+// lookup returns the stored schema of a concrete type, for checking values without the Go types.
+func (c *fileConcretes) lookup(name string) (*vschema, bool) {
+	ft, ok := c.stored[name]
+	if !ok {
+		return nil, false
+	}
+	return ft.vs, true
 }
 
 // decoder fills a world from a fileReader.
@@ -215,6 +287,7 @@ type decoder struct {
 	loose *msgpack.Decoder // old values for migrations
 	ids   []ecs.ID
 	rels  []ecs.Relation
+	conc  *fileConcretes
 }
 
 // checkTables makes sure no table gets a component twice, which happens when an alias maps a
@@ -317,8 +390,8 @@ func (d *decoder) values(section string, ft *fileType, b *binding, data []byte, 
 		resetDecoder(d.loose, rd, true)
 	}
 	size := b.typ.Size()
-	if b.mode == modeMsgpack && b.info.flat != nil {
-		return d.flatValues(section, b.info, data, base, count)
+	if b.mode == modeValue {
+		return d.planValues(section, b, data, base, count)
 	}
 	if !ft.is(TypeRaw) {
 		if n, err := msgpackSize(data, count); err != nil || n != len(data) {
@@ -391,29 +464,27 @@ func (d *decoder) resources() error {
 	return nil
 }
 
-// flatValues decodes count values of a flat struct type (see flatCodec), falling back to msgpack
-// for any row not in the canonical form.
-func (d *decoder) flatValues(section string, info *typeInfo, data []byte, base unsafe.Pointer, count int) error {
-	size := uintptr(info.size)
-	pos := 0
+// planValues decodes count values of format 2.0 by the bound type's plan.
+func (d *decoder) planValues(section string, b *binding, data []byte, base unsafe.Pointer, count int) error {
+	vd := &vdec{b: data, conc: d.conc}
+	size := b.typ.Size()
 	for row := range count {
-		p := unsafe.Add(base, uintptr(row)*size)
-		if n, ok := info.flat.decode(data[pos:], p); ok {
-			pos += n
-			continue
+		start := vd.pos
+		if err := vd.value(b.plan, unsafe.Add(base, uintptr(row)*size)); err != nil {
+			return valueError2(section, row, start, b.typ, err)
 		}
-		if _, err := msgpackSize(data[pos:], 1); err != nil {
-			return fmt.Errorf("%w: %s row %d: %w", ErrCorrupt, section, row, err)
-		}
-		rd := bytes.NewReader(data[pos:])
-		resetDecoder(d.dec, rd, false)
-		if err := d.dec.DecodeValue(reflect.NewAt(info.typ, p).Elem()); err != nil {
-			return fmt.Errorf("%w: %s row %d: %w", ErrCorrupt, section, row, err)
-		}
-		pos = len(data) - rd.Len()
 	}
-	if pos != len(data) {
-		return fmt.Errorf("%w: %s: %d bytes after the last value", ErrCorrupt, section, len(data)-pos)
+	if vd.pos != len(data) {
+		return fmt.Errorf("%w: %s at value offset %d: %d bytes after the last value", ErrCorrupt, section, vd.pos, len(data)-vd.pos)
 	}
 	return nil
+}
+
+// valueError2 names the section, row, offset within the section's values and field of an error
+// met while reading a value.
+func valueError2(section string, row, off int, t reflect.Type, err error) error {
+	return &pathError{
+		msg: fmt.Sprintf("archetype: %s row %d at value offset %d, field %s: %s", section, row, off, pathOf(err, t), strings.TrimPrefix(err.Error(), "archetype: ")),
+		err: err,
+	}
 }

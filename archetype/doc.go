@@ -8,9 +8,51 @@
 //   - [Option]s: [Timestamp] for deterministic output, [SkipComponents], [SkipEntitiesWith],
 //     [Transient], [SkipResources], [WithoutResources], [LZ4] compression, [Alias] for renamed
 //     types, [TypeVersion] and [Migrate] for changed types, [IgnoreUnknownTypes].
-//   - [ReadInfo] describes a file and checks it without a world; [ExportJSON] writes the world a
-//     file holds as JSON without the Go types. The arksave command's inspect and export use them.
-//   - Errors: [ErrCorrupt], [ErrVersion], [ErrUnknownType], [ErrWorldNotEmpty], [ErrBigEndian].
+//   - [Check] refuses, before anything is written, the component and resource types a save could
+//     not bring back exactly; [Register] and [RegisterName] name the concrete types that values
+//     behind interfaces hold.
+//   - [ReadInfo] describes a file and checks it without a world, every value included;
+//     [ExportJSON] writes the world a file holds as JSON without the Go types. The arksave
+//     command's inspect, check and export use them.
+//   - Errors: [ErrCorrupt], [ErrVersion], [ErrUnknownType], [ErrIncompatible],
+//     [ErrUnsupportedType], [ErrCycle], [ErrWorldNotEmpty], [ErrBigEndian].
+//
+// # Faithful or refused
+//
+// A component or resource type is either saved so that every value of it comes back exactly
+// (reflect.DeepEqual after Decode; pointers compare by what they point to), or refused, by
+// [Check] at start-up and by [Encode] before it writes anything, with an error matching
+// [ErrUnsupportedType] that names the type, the field path (Enemy.AI.target), why, and the ways
+// out. The rules:
+//
+//   - Every field is saved, exported or not, for every type: plain-old-data types (raw memory)
+//     and the others alike. Embedded fields are fields; a nil embedded pointer stays nil.
+//   - Values behind interfaces (any, rand.Source, a game's Shape) are saved with the name of their
+//     concrete type, which Decode must find: register the game's own types once with [Register]
+//     (as with encoding/gob); the built-in numbers, string, bool, time.Time, time.Duration,
+//     ecs.Entity and math/rand/v2's *PCG and *ChaCha8 need nothing, nor do slices, arrays, maps and
+//     pointers of known types. An int in an any comes back an int, a []int a []int.
+//   - A type with its own encoding, encoding.BinaryMarshaler and BinaryUnmarshaler or
+//     msgpack.CustomEncoder and CustomDecoder (or msgpack.Marshaler and Unmarshaler), is saved
+//     through those methods; a method promoted from an embedded field does not count.
+//   - time.Time keeps its instant, zone offset and zone name, and its location where this
+//     program has it (UTC, Local, or a location time.LoadLocation finds with the same zone; else a
+//     fixed zone). The monotonic clock reading is not saved, as encoding/gob does not save it.
+//   - Refused: channels, functions and unsafe.Pointer anywhere inside a type, and map keys that
+//     hold pointers (they would not find their entries after loading). At Encode: a value behind
+//     an interface whose type Decode could not find, a pointer cycle ([ErrCycle]: n.Next = n) and
+//     values nested more than a thousand levels deep (a long linked list: save it as a slice).
+//   - Pointers are followed and restored as new values: two places sharing a pointer get one copy
+//     each, and slices sharing an array get their own arrays.
+//   - Ways out: give the field a type that can be saved (an ecs.Entity instead of a pointer to
+//     another entity's data, say), implement one of the encoding methods, register the concrete
+//     types, or leave the type out with [Transient], [SkipComponents], [SkipEntitiesWith] or
+//     [SkipResources].
+//
+// Decode checks the types a file records against the program's before the world changes: fields
+// are matched by name, a new field stays zero, a dropped one is skipped, and a field whose kind
+// changed (a string where the file has an int) is [ErrIncompatible], naming the type and field,
+// as is a stored number too large for its field. A damaged file is [ErrCorrupt] instead.
 //
 // # What survives
 //
@@ -35,6 +77,7 @@
 //	│   entry: type id [16] (FNV-1a 128 of the full name)                          │
 //	│          name (u16 length, UTF-8) │ type version u32 │ flags u32             │
 //	│          size hint u32 │ schema (u32 length, bytes)                          │
+//	│   components, then resources, then the concrete types of interface values    │
 //	├──────────────────────────────────────────────────────────────────────────────┤
 //	│ archetype table:  count u32 │ size u64 │ entries… │ CRC32C u32               │
 //	│   entry (one per Ark table): archetype id u64 │ entities u32                 │
@@ -59,11 +102,14 @@
 //	│   file size u64 │ "SCEP" │ reserved 8                                        │
 //	└──────────────────────────────────────────────────────────────────────────────┘
 //
-// The type registry lists components (sorted by name) before resources (sorted by name); tables
-// list their components in registry order. A type's flags say how its columns are stored
-// ([TypeRaw], [TypeZeroSized], [TypeTransient]) and whether it is a [TypeRelation] or a
-// [TypeResource]. Raw types carry a schema (field names, kinds, offsets, sizes; nested structs
-// and arrays), so that a file can be read by field name without the Go types.
+// The type registry lists components, then resources, then (format 2.0) the concrete types that
+// values behind interfaces hold ([TypeConcrete]), each group sorted by name; tables list their
+// components in registry order. A type's flags say how its columns are stored ([TypeRaw],
+// [TypeZeroSized], [TypeTransient]) and whether it is a [TypeRelation], a [TypeResource] or a
+// [TypeConcrete] type. Raw types carry a schema (field names, kinds, offsets, sizes; nested
+// structs and arrays), so that a file can be read by field name without the Go types; in format
+// 2.0 every type stored as msgpack carries a value schema (value_schema.go), against which
+// [ReadInfo] checks every stored value and Decode checks the program's types.
 //
 // A table's entity ids are its run of the pool's alive list: alive ids are listed table after
 // table, row after row. They sit in the pool section, ahead of all column data, because Decode
@@ -88,15 +134,12 @@
 //
 // # msgpack values
 //
-// Other component types and all resources are msgpack values: structs as maps from exported
-// field name to value (msgpack tags are honoured), map keys sorted, ecs.Entity as the extension
-// type [EntityExtID]. Pointers are followed and restored as new values (two components sharing a
-// pointer get one copy each); unexported fields of such types are not saved. The package
-// registers its entity extension and sorted encoders for the map types inside saved types with
-// msgpack's global registry. Flat structs (only exported fields of the built-in string, bool and
-// number types, no tags) bypass msgpack's reflection with a built-in codec that writes the very
-// bytes msgpack writes for them; a msgpack encoder a program registers for such a type is not
-// used.
+// Other component types and all resources are msgpack values, written by a plan compiled once per
+// Go type (value.go has the wire form of every kind): structs as maps from field name to value,
+// every field included, map keys sorted by their encoding, ecs.Entity as the extension type
+// [EntityExtID], values behind interfaces as their type's name and the value. The bytes are
+// msgpack, so a file can be read without the Go types ([ExportJSON], [Migrate]). Format 1.0
+// files, written by msgpack's own reflection (exported fields only), are read as they were.
 //
 // Types are identified by full name: package path and type name. Two types declared inside
 // functions of the same package with the same name share a full name; do not use such types

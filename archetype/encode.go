@@ -1,13 +1,14 @@
 package archetype
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -20,8 +21,10 @@ import (
 // timestamp is fixed with [Timestamp].
 //
 // Component types without pointers, strings, slices, maps or interfaces are written as raw
-// column memory; all others, and resources, through msgpack (exported fields, msgpack tags).
-// A component or resource that msgpack cannot encode makes Encode fail.
+// column memory; all others, and resources, as msgpack values with every field (see the package
+// documentation, "Faithful or refused"). A component or resource type that cannot come back
+// exactly makes Encode fail with [ErrUnsupportedType] before it writes anything, as does a value
+// that cannot ([ErrCycle], an unregistered type behind an interface).
 //
 // Encode only reads the world. It must not be changed while Encode runs. Encode streams to w
 // through a buffer; it holds in memory only the msgpack-encoded columns and resources (and,
@@ -29,7 +32,7 @@ import (
 // before the data.
 //
 // Options: [Timestamp], [SkipComponents], [SkipEntitiesWith], [Transient], [SkipResources],
-// [WithoutResources], [LZ4], [TypeVersion].
+// [SkipResourceNames], [WithoutResources], [LZ4], [TypeVersion].
 func Encode(w io.Writer, world *ecs.World, opts ...Option) error {
 	if !littleEndian {
 		return ErrBigEndian
@@ -83,6 +86,7 @@ type planner struct {
 	types  []*fileType
 	index  map[*fileType]uint16 // registry index of each type
 	ids    [][typeIDSize]byte   // type id of each registry index
+	enc    *venc                // encodes the values that are not raw memory; collects concrete types
 }
 
 func newEncoding(world *ecs.World, o *options) (*plan, error) {
@@ -97,11 +101,14 @@ func newEncoding(world *ecs.World, o *options) (*plan, error) {
 		return nil, err
 	}
 	pl.skipEntities(&e.pool)
-	res, err := gatherResources(world, o)
+	pl.enc = newVenc()
+	res, err := pl.gatherResources()
 	if err != nil {
 		return nil, err
 	}
-	pl.registry(res)
+	if err := pl.registry(res); err != nil {
+		return nil, err
+	}
 	var comp compressor
 	for i := range pl.tables {
 		if pl.tables[i].skipped {
@@ -114,7 +121,11 @@ func newEncoding(world *ecs.World, o *options) (*plan, error) {
 		e.entries = append(e.entries, entry)
 		e.blobs = append(e.blobs, blobs)
 	}
-	e.registry = appendRegistry(pl.types)
+	concrete, err := pl.concreteTypes()
+	if err != nil {
+		return nil, err
+	}
+	e.registry = appendRegistry(append(pl.types, concrete...))
 	e.resources = appendResources(res, pl.index, o.lz4, &comp)
 
 	ts := time.Now().UnixMilli()
@@ -128,7 +139,7 @@ func newEncoding(world *ecs.World, o *options) (*plan, error) {
 	e.header = Header{
 		VersionMajor: VersionMajor, VersionMinor: VersionMinor, Flags: flags,
 		Entities: uint64(len(e.pool.alive)), Archetypes: uint32(len(e.entries)),
-		Types: uint32(len(pl.types)), Resources: uint32(len(res)), Timestamp: ts,
+		Types: uint32(len(pl.types) + len(concrete)), Resources: uint32(len(res)), Timestamp: ts,
 	}
 	e.layout()
 	return e, nil
@@ -180,8 +191,8 @@ func (pl *planner) skipEntities(p *pool) {
 }
 
 // registry lists every component type a saved table uses, then the saved resources, in
-// registry order.
-func (pl *planner) registry(res []savedResource) {
+// registry order. A component type that cannot be saved makes it fail.
+func (pl *planner) registry(res []savedResource) error {
 	for i := range pl.tables {
 		if pl.tables[i].skipped {
 			continue
@@ -191,12 +202,12 @@ func (pl *planner) registry(res []savedResource) {
 			if c.skip || c.file != nil {
 				continue
 			}
-			c.file = newFileType(c.info, pl.o)
+			var err error
+			if c.file, err = newFileType(c.info, pl.o, pl.o.transient[c.info.typ]); err != nil {
+				return err
+			}
 			if c.relation {
 				c.file.flags |= TypeRelation
-			}
-			if pl.o.transient[c.info.typ] {
-				c.file.flags |= TypeTransient
 			}
 			pl.types = append(pl.types, c.file)
 		}
@@ -211,6 +222,35 @@ func (pl *planner) registry(res []savedResource) {
 		pl.index[t] = uint16(i)
 		pl.ids[i] = t.id
 	}
+	return nil
+}
+
+// concreteTypes lists the concrete types met behind interfaces, sorted by name, for the end of
+// the registry.
+func (pl *planner) concreteTypes() ([]*fileType, error) {
+	var out []*fileType
+	for name, ce := range pl.enc.types {
+		schema, ok := appendValueSchema(nil, ce.plan)
+		if !ok {
+			return nil, fmt.Errorf("%w: %v, held by an interface, needs a schema of more than %d bytes", ErrUnsupportedType, ce.typ, maxValueSchemaLen)
+		}
+		if len(name) > maxNameLen {
+			return nil, fmt.Errorf("%w: %v, held by an interface, has a name of more than %d bytes", ErrUnsupportedType, ce.typ, maxNameLen)
+		}
+		t := &fileType{id: typeID(name), name: name, flags: TypeConcrete, schema: schema}
+		if ce.typ.Size() <= math.MaxUint32 {
+			t.size = uint32(ce.typ.Size())
+		}
+		if t.size == 0 {
+			t.flags |= TypeZeroSized
+		}
+		out = append(out, t)
+	}
+	if len(pl.types)+len(out) > 1<<16 {
+		return nil, fmt.Errorf("archetype: %d types do not fit in one file", len(pl.types)+len(out))
+	}
+	sortTypes(out)
+	return out, nil
 }
 
 // entry describes one saved table and gathers its columns.
@@ -243,7 +283,7 @@ func (pl *planner) entry(t *worldTable, comp *compressor) (tableEntry, []blob, e
 		if !c.file.hasData() {
 			continue
 		}
-		b, err := columnBlob(pl.u, c, first, last, t.count)
+		b, err := pl.columnBlob(c, t, first, last)
 		if err != nil {
 			return entry, nil, err
 		}
@@ -297,44 +337,112 @@ func findTables(world *ecs.World, dump *ecs.EntityDump) ([]worldTable, error) {
 	return tables, nil
 }
 
-// newFileType describes a Go type for the registry.
-func newFileType(info *typeInfo, o *options) *fileType {
+// newFileType describes a Go type for the registry. The types whose values are stored as
+// msgpack get their value schema; one that cannot be saved is refused.
+func newFileType(info *typeInfo, o *options, transient bool) (*fileType, error) {
 	t := &fileType{id: info.id, name: info.name, version: o.version(info), size: info.size, info: info}
 	switch {
 	case info.zero:
 		t.flags |= TypeZeroSized
+	case transient:
+		t.flags |= TypeTransient
 	case info.raw:
 		t.flags |= TypeRaw
 		t.schema = info.schema
+	default:
+		schema, err := valueSchemaOf(info.typ, "component")
+		if err != nil {
+			return nil, err
+		}
+		t.schema = schema
 	}
-	return t
+	if transient {
+		t.flags |= TypeTransient
+	}
+	return t, nil
 }
 
-// columnBlob returns the column of component c for a table of count rows from first to last.
+// valueSchemaOf returns the value schema of a type, or why it cannot be saved.
+func valueSchemaOf(t reflect.Type, kind string) ([]byte, error) {
+	p, terr := planOf(t)
+	if terr != nil {
+		return nil, refusal(kind, t, terr)
+	}
+	schema, ok := appendValueSchema(nil, p)
+	if !ok {
+		return nil, refusal(kind, t, &typeError{typ: t, why: fmt.Sprintf("the type needs a schema of more than %d bytes", maxValueSchemaLen)})
+	}
+	return schema, nil
+}
+
+// refusal is the error for a type that cannot be saved: what, where, why, and the ways out.
+func refusal(kind string, t reflect.Type, terr *typeError) error {
+	leave := "archetype.Transient, SkipComponents or SkipEntitiesWith"
+	if kind == "resource" {
+		leave = "archetype.SkipResources"
+	}
+	return fmt.Errorf("%w: %s %s: field %s; ways out: give the field a type that can be saved (or a handle such as an ecs.Entity), "+
+		"implement encoding.BinaryMarshaler and BinaryUnmarshaler (or msgpack.CustomEncoder and CustomDecoder) on %s or on the field's type, "+
+		"register the concrete types behind interfaces with archetype.Register, or leave the type out with %s",
+		ErrUnsupportedType, kind, typeName(t), terr.describe(t), shortName(t), leave)
+}
+
+// columnBlob returns the column of component c for table t, from its first to its last row.
 // Raw columns are the table's memory itself: Ark keeps a column contiguous, so the first row's
 // address is the column's start.
-func columnBlob(u ecs.Unsafe, c *component, first, last ecs.Entity, count int) (blob, error) {
-	base := u.Get(first, c.id)
+func (pl *planner) columnBlob(c *component, t *worldTable, first, last ecs.Entity) (blob, error) {
+	count := t.count
+	base := pl.u.Get(first, c.id)
 	size := uintptr(c.info.size)
-	if uintptr(u.Get(last, c.id)) != uintptr(base)+uintptr(count-1)*size {
+	if uintptr(pl.u.Get(last, c.id)) != uintptr(base)+uintptr(count-1)*size {
 		return blob{}, errOutOfStep
 	}
 	if c.info.raw {
 		return blob{raw: unsafe.Slice((*byte)(base), uintptr(count)*size)}, nil
 	}
-	if f := c.info.flat; f != nil {
-		b := make([]byte, 0, count*int(min(size, 64)))
+	p, _ := planOf(c.info.typ) // checked by newFileType
+	e := pl.enc
+	e.b = make([]byte, 0, min(count*int(min(size, 64)), 1<<20))
+	if p.flat {
+		b := e.b
 		for i := range count {
-			b = f.append(b, unsafe.Add(base, uintptr(i)*size))
+			if i == 1 {
+				b = slices.Grow(b, (count-1)*(len(b)+len(b)/4))
+			}
+			b = e.appendFlat(b, p, unsafe.Add(base, uintptr(i)*size))
 		}
+		e.b = nil
 		return blob{raw: b}, nil
 	}
-	var buf bytes.Buffer
-	if err := encodeRows(newMsgpackEncoder(&buf), c.info.typ, base, count); err != nil {
-		return blob{}, fmt.Errorf("archetype: component %s: %w", c.info.name, err)
+	for i := range count {
+		if i == 1 { // size the buffer after the first value
+			e.b = slices.Grow(e.b, (count-1)*(len(e.b)+len(e.b)/4))
+		}
+		if err := e.value(p, unsafe.Add(base, uintptr(i)*size)); err != nil {
+			return blob{}, valueRefusal("component", c.info.typ, fmt.Sprintf(", entity %d", pl.dump.Alive[t.first+i]), err)
+		}
 	}
-	return blob{raw: buf.Bytes()}, nil
+	b := e.b
+	e.b = nil
+	return blob{raw: b}, nil
 }
+
+// valueRefusal is the error for a value that cannot be saved, naming the field.
+func valueRefusal(kind string, t reflect.Type, where string, err error) error {
+	return &pathError{
+		msg: fmt.Sprintf("archetype: %s %s%s, field %s: %s", kind, typeName(t), where, pathOf(err, t), strings.TrimPrefix(err.Error(), "archetype: ")),
+		err: err,
+	}
+}
+
+// pathError is an error with a message of its own that still matches the sentinels of err.
+type pathError struct {
+	msg string
+	err error
+}
+
+func (e *pathError) Error() string { return e.msg }
+func (e *pathError) Unwrap() error { return e.err }
 
 // savedResource is a resource on its way into the file.
 type savedResource struct {
@@ -342,7 +450,8 @@ type savedResource struct {
 	blob blob
 }
 
-func gatherResources(world *ecs.World, o *options) ([]savedResource, error) {
+func (pl *planner) gatherResources() ([]savedResource, error) {
+	world, o := pl.world, pl.o
 	if o.noResources {
 		return nil, nil
 	}
@@ -352,7 +461,7 @@ func gatherResources(world *ecs.World, o *options) ([]savedResource, error) {
 			continue
 		}
 		t, _ := ecs.ResourceType(world, id)
-		if o.skipRes[t] {
+		if o.skipsResource(t) {
 			continue
 		}
 		v := reflect.ValueOf(world.Resources().Get(id))
@@ -360,14 +469,22 @@ func gatherResources(world *ecs.World, o *options) ([]savedResource, error) {
 			return nil, fmt.Errorf("archetype: resource %s is held as %s, not as a pointer to it", typeName(t), v.Type())
 		}
 		info := infoOf(t)
-		f := newFileType(info, o)
-		f.flags = TypeResource | f.flags&TypeZeroSized
-		f.schema = nil
-		var buf bytes.Buffer
-		if err := newMsgpackEncoder(&buf).EncodeValue(v.Elem()); err != nil {
-			return nil, fmt.Errorf("archetype: resource %s: %w", info.name, err)
+		f := &fileType{id: info.id, name: info.name, version: o.version(info), size: info.size, info: info, flags: TypeResource}
+		if info.zero {
+			f.flags |= TypeZeroSized
 		}
-		out = append(out, savedResource{file: f, blob: blob{raw: buf.Bytes()}})
+		schema, err := valueSchemaOf(t, "resource")
+		if err != nil {
+			return nil, err
+		}
+		f.schema = schema
+		p, _ := planOf(t)
+		pl.enc.b = nil
+		if err := pl.enc.value(p, v.UnsafePointer()); err != nil {
+			return nil, valueRefusal("resource", t, "", err)
+		}
+		out = append(out, savedResource{file: f, blob: blob{raw: pl.enc.b}})
+		pl.enc.b = nil
 	}
 	return out, nil
 }

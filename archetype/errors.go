@@ -1,6 +1,9 @@
 package archetype
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrCorrupt is returned when a PECS file is damaged: a wrong magic number, a checksum that does
 // not match, a length or count that points past the end of the input, input that ends early
@@ -27,3 +30,24 @@ var ErrWorldNotEmpty = errors.New("archetype: target world is not empty")
 var ErrBigEndian = errors.New("archetype: raw column copies need a little-endian host")
 
 var errEntityExt = errors.New("archetype: entity extension must hold 8 bytes")
+
+// ErrUnsupportedType is returned by [Check], [Encode] and the arksave plugin's Install when a
+// component or resource type, or a value behind an interface, cannot be saved so that it comes
+// back exactly: a channel, a function or an unsafe.Pointer anywhere inside it, a map key that
+// holds a pointer, a concrete type behind an interface that Decode could not find by name (see
+// [Register]), or a value nested deeper than a thousand levels. The message names the type, the
+// field path (Enemy.AI.target), why, and the ways out.
+var ErrUnsupportedType = errors.New("archetype: type cannot be saved")
+
+// ErrCycle is returned by [Encode] when a value refers back to itself through pointers, slices,
+// maps or interfaces (n.Next = n): such a value cannot be written as a tree. It also matches
+// [ErrUnsupportedType].
+var ErrCycle = fmt.Errorf("%w: pointer cycle", ErrUnsupportedType)
+
+// ErrIncompatible is returned by [Decode] when an intact file holds values that the game's types
+// cannot take: a field whose stored type differs from the Go field's (a string where the game has
+// an int), a number too large for its field, a value behind an interface whose type the program
+// has not registered or that does not implement the interface. The message names the type and
+// the field. Unlike [ErrCorrupt], the file is fine: the program's types changed, and a
+// [TypeVersion] with a [Migrate] function, or registering the type, lets the file load.
+var ErrIncompatible = errors.New("archetype: stored types do not match the program's")

@@ -2,6 +2,7 @@ package archetype_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -43,7 +44,7 @@ func ExampleEncode() {
 	var file bytes.Buffer
 	err := archetype.Encode(&file, world, archetype.Timestamp(testTime)) // same world, same bytes
 	fmt.Println(err, file.Len(), "bytes")
-	// Output: <nil> 634 bytes
+	// Output: <nil> 645 bytes
 }
 
 func ExampleDecode() {
@@ -166,11 +167,11 @@ func ExampleReadInfo() {
 	// ChildOf zero-sized
 	// Health raw {HP int32 @0, Max int32 @4}
 	// Marker zero-sized
-	// Name msgpack
+	// Name msgpack {S string}
 	// Position raw {X float64 @0, Y float64 @8}
 	// Velocity raw {X float64 @0, Y float64 @8}
-	// Config msgpack
-	// Tick msgpack
+	// Config msgpack {Title string, Seed int64, Tags []string}
+	// Tick msgpack {N uint64}
 }
 
 func ExampleExportJSON() {
@@ -184,7 +185,7 @@ func ExampleExportJSON() {
 	}
 	// Output:
 	// {
-	// "format": "PECS 1.0",
+	// "format": "PECS 2.0",
 	// "timestamp": "2023-11-14T22:13:20Z",
 	// "flags": [],
 	// "types": [
@@ -199,4 +200,59 @@ func ExampleExportJSON() {
 	// "resources": {
 	// }
 	// }
+}
+
+// Values behind interfaces are saved with their concrete type's name: register the game's own
+// types once (built-in types need nothing).
+func ExampleRegister() {
+	type Loot struct {
+		Item  any // an int, a string, a registered Square, ...
+		Shape Shape
+	}
+	archetype.Register[Square]() // usually in an init function
+
+	world := ecs.NewWorld()
+	e := ecs.NewMap1[Loot](world).NewEntity(&Loot{Item: []int{1, 2}, Shape: Square{Side: 3}})
+	var file bytes.Buffer
+	if err := archetype.Encode(&file, world); err != nil {
+		panic(err)
+	}
+	loaded := ecs.NewWorld()
+	ecs.ComponentID[Loot](loaded)
+	if err := archetype.Decode(&file, loaded); err != nil {
+		panic(err)
+	}
+	loot := ecs.NewMap1[Loot](loaded).Get(e)
+	fmt.Printf("%T %v, %T %v\n", loot.Item, loot.Item, loot.Shape, loot.Shape.Area())
+	// Output: []int [1 2], archetype_test.Square 9
+}
+
+// Check refuses at start-up what a save could not bring back, naming the field and the ways out.
+func ExampleCheck() {
+	type Brain struct {
+		Mood    int
+		onThink func()
+	}
+	type Enemy struct{ AI Brain }
+
+	world := ecs.NewWorld()
+	ecs.ComponentID[Enemy](world)
+	err := archetype.Check(world)
+	fmt.Println(errors.Is(err, archetype.ErrUnsupportedType), strings.Contains(err.Error(), "Enemy.AI.onThink"))
+	fmt.Println(archetype.Check(world, archetype.Transient(ecs.C[Enemy]()))) // membership saved, data not
+	// Output:
+	// true true
+	// <nil>
+}
+
+// A resource of a package the program does not import (here ark-tools' scheduler) is left out by
+// its full type name.
+func ExampleSkipResourceNames() {
+	world := ecs.NewWorld()
+	ecs.AddResource(world, &Tick{N: 1})
+	var file bytes.Buffer
+	err := archetype.Encode(&file, world, archetype.SkipResourceNames("github.com/arksave/arksave/archetype_test.Tick"))
+	info, _ := archetype.ReadInfo(&file)
+	fmt.Println(err, len(info.Resources))
+	// Output: <nil> 0
 }

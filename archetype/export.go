@@ -118,7 +118,7 @@ func typeFlagNames(flags uint32) []string {
 	for _, f := range []struct {
 		flag uint32
 		name string
-	}{{TypeTransient, "transient"}, {TypeResource, "resource"}, {TypeZeroSized, "zero-sized"}, {TypeRaw, "raw"}, {TypeRelation, "relation"}} {
+	}{{TypeTransient, "transient"}, {TypeResource, "resource"}, {TypeZeroSized, "zero-sized"}, {TypeRaw, "raw"}, {TypeRelation, "relation"}, {TypeConcrete, "concrete"}} {
 		if flags&f.flag != 0 {
 			names = append(names, f.name)
 		}

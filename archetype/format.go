@@ -7,10 +7,18 @@ import "hash/crc32"
 // they describe is drawn in the package documentation.
 
 // Format version written by [Encode]. A reader accepts files of its own major version whose minor
-// version is not newer than its own; anything else is [ErrVersion].
+// version is not newer than its own, and files of format 1.0; anything else is [ErrVersion].
+//
+// 2.0 changed how values that are not plain-old-data are written (every field, exported or not;
+// values behind interfaces with their type's name; time.Time with its zone; see value.go) and
+// gave every such type a value schema in the registry, plus registry entries for the concrete
+// types behind interfaces ([TypeConcrete]). 1.0 files are read as before, through msgpack's own
+// reflection.
 const (
-	VersionMajor = 1 // bumped for changes that older readers cannot read
+	VersionMajor = 2 // bumped for changes that older readers cannot read
 	VersionMinor = 0 // bumped for additions that older readers would misread
+
+	oldestMajor = 1 // the oldest format this reader reads (1.0)
 )
 
 // Header flags (header bytes 8..12).
@@ -29,8 +37,10 @@ const (
 	TypeZeroSized uint32 = 0x0004 // zero-sized type (marker): never any data
 	TypeRaw       uint32 = 0x0008 // plain-old-data: column stored as raw little-endian memory, with a schema
 	TypeRelation  uint32 = 0x0010 // Ark relation component: tables carry a target entity for it
+	TypeConcrete  uint32 = 0x0020 // a type that values behind interfaces hold (format 2.0): listed for its schema
 
-	knownTypeFlags = TypeTransient | TypeResource | TypeZeroSized | TypeRaw | TypeRelation
+	knownTypeFlagsV1 = TypeTransient | TypeResource | TypeZeroSized | TypeRaw | TypeRelation
+	knownTypeFlags   = knownTypeFlagsV1 | TypeConcrete
 )
 
 // Checksum types of the footer.

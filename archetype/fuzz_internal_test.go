@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/mlange-42/ark/ecs"
 )
@@ -18,7 +19,19 @@ type (
 	fzRel    struct{ ecs.RelationMarker }
 	fzTarget struct{ E ecs.Entity }
 	fzRes    struct{ N int }
+	fzShape  interface{ Sides() int }
+	fzSquare struct{ s int }
+	fzAny    struct {
+		V any
+		S fzShape
+		T time.Time
+		p *fzAny
+	}
 )
+
+func (q fzSquare) Sides() int { return q.s }
+
+func init() { Register[fzSquare]() }
 
 func fzRegister(w *ecs.World) {
 	ecs.ComponentID[fzPos](w)
@@ -27,6 +40,7 @@ func fzRegister(w *ecs.World) {
 	ecs.ComponentID[fzMark](w)
 	ecs.ComponentID[fzRel](w)
 	ecs.ComponentID[fzTarget](w)
+	ecs.ComponentID[fzAny](w)
 	ecs.AddResource(w, &fzRes{})
 }
 
@@ -38,6 +52,7 @@ func fzWorld() *ecs.World {
 	w.RemoveEntity(w.NewEntity())
 	ecs.NewMap2[fzBag, fzMark](w).NewEntity(&fzBag{M: map[string][]int{"k": {1, 2}}}, &fzMark{})
 	ecs.NewMap2[fzRel, fzTarget](w).NewEntity(&fzRel{}, &fzTarget{E: a}, ecs.Rel[fzRel](a))
+	ecs.NewMap1[fzAny](w).NewEntity(&fzAny{V: []any{1, "x"}, S: fzSquare{4}, T: time.Unix(5, 6).In(time.FixedZone("Z", 60)), p: &fzAny{V: uint8(1)}})
 	return w
 }
 
@@ -72,7 +87,7 @@ func FuzzDecodeBehindChecksums(f *testing.F) {
 
 // isDamage reports whether err is one of the errors bad input may cause.
 func isDamage(err error) bool {
-	for _, s := range []error{ErrCorrupt, ErrVersion, ErrUnknownType} {
+	for _, s := range []error{ErrCorrupt, ErrVersion, ErrUnknownType, ErrIncompatible} {
 		if errors.Is(err, s) {
 			return true
 		}

@@ -52,9 +52,10 @@ func parseHeader(b []byte) (Header, error) {
 	}
 	h.VersionMajor = le.Uint16(b[4:])
 	h.VersionMinor = le.Uint16(b[6:])
-	if h.VersionMajor != VersionMajor || h.VersionMinor > VersionMinor {
-		return h, fmt.Errorf("%w: header at offset 4: file format %d.%d, this reader reads %d.0 to %d.%d",
-			ErrVersion, h.VersionMajor, h.VersionMinor, VersionMajor, VersionMajor, VersionMinor)
+	if h.VersionMajor < oldestMajor || h.VersionMajor > VersionMajor ||
+		h.VersionMajor == VersionMajor && h.VersionMinor > VersionMinor || h.VersionMajor < VersionMajor && h.VersionMinor > 0 {
+		return h, fmt.Errorf("%w: header at offset 4: file format %d.%d, this reader reads %d.0 and %d.0 to %d.%d",
+			ErrVersion, h.VersionMajor, h.VersionMinor, oldestMajor, VersionMajor, VersionMajor, VersionMinor)
 	}
 	if got, want := crc32.Checksum(b[:headerCRCOffset], castagnoli), le.Uint32(b[headerCRCOffset:]); got != want && verifyChecksums {
 		return h, fmt.Errorf("%w: header at offset %d: checksum %08x, stored %08x", ErrCorrupt, headerCRCOffset, got, want)

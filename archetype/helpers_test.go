@@ -76,6 +76,10 @@ func registerAll(w *ecs.World) {
 	ecs.ComponentID[Bag](w)
 	ecs.ComponentID[ChildOf](w)
 	ecs.ComponentID[Likes](w)
+	ecs.ComponentID[Drawing](w)
+	ecs.ComponentID[Anything](w)
+	ecs.ComponentID[Stamp](w)
+	ecs.ComponentID[Secretive](w)
 	ecs.AddResource(w, &Config{})
 	ecs.AddResource(w, &Tick{})
 }

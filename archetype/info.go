@@ -1,6 +1,7 @@
 package archetype
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -23,10 +24,10 @@ type TypeInfo struct {
 	ID       [16]byte // FNV-1a 128 of Name
 	Name     string   // full name: package path and type name
 	Version  uint32   // type version, see [Versioned]
-	Flags    uint32   // [TypeTransient], [TypeResource], [TypeZeroSized], [TypeRaw], [TypeRelation]
+	Flags    uint32   // [TypeTransient], [TypeResource], [TypeZeroSized], [TypeRaw], [TypeRelation], [TypeConcrete]
 	Size     uint32   // memory size of the Go type when saved
 	Encoding string   // "raw", "msgpack", "zero-sized" or "transient"
-	Layout   string   // fields, kinds and offsets of raw types, e.g. "{X float64 @0, Y float64 @8}"
+	Layout   string   // raw types: fields, kinds, offsets ("{X float64 @0, Y float64 @8}"); others: "{Name string, Tags []string}"
 }
 
 // TableInfo is one entry of the archetype table: an Ark table.
@@ -92,11 +93,17 @@ func ReadInfo(r io.Reader) (*Info, error) {
 		return info, err
 	}
 	info.Pool = PoolInfo{Slots: uint32(len(f.pool.slots)), Alive: uint32(len(f.pool.alive)), Free: f.pool.available}
+	conc := newFileConcretes(f.types)
 	for i := range f.tables {
 		e := &f.tables[i]
 		for j := range e.cols {
 			c := &e.cols[j]
-			if _, err := f.readBlob(f.columnSection(i, c), c.raw, c.stored, nil); err != nil {
+			section := f.columnSection(i, c)
+			data, err := f.readBlob(section, c.raw, c.stored, nil)
+			if err != nil {
+				return info, err
+			}
+			if err := checkValues(section, &f.types[c.comp], data, int(e.count), conc); err != nil {
 				return info, err
 			}
 		}
@@ -107,7 +114,12 @@ func ReadInfo(r io.Reader) (*Info, error) {
 	}
 	for i := range res {
 		info.Resources = append(info.Resources, ResourceInfo{Name: f.types[res[i].typ].name, RawSize: res[i].raw, StoredSize: uint64(len(res[i].stored))})
-		if _, err := f.resourceBytes(&res[i]); err != nil {
+		data, err := f.resourceBytes(&res[i])
+		if err != nil {
+			return info, err
+		}
+		ft := &f.types[res[i].typ]
+		if err := checkValues(fmt.Sprintf("resource %q", ft.name), ft, data, 1, conc); err != nil {
 			return info, err
 		}
 	}
@@ -118,10 +130,59 @@ func ReadInfo(r io.Reader) (*Info, error) {
 	return info, err
 }
 
+// checkValues reads count stored values of a type that is not raw memory the way Decode would
+// with the types the file records: against the value schema in format 2.0, as well-formed
+// msgpack in format 1.0. A value that does not read is [ErrCorrupt], naming the row and field.
+func checkValues(section string, t *fileType, data []byte, count int, conc *fileConcretes) error {
+	switch {
+	case t.is(TypeRaw):
+		return nil
+	case t.vs == nil:
+		if n, err := msgpackSize(data, count); err != nil || n != len(data) {
+			return fmt.Errorf("%w: %s: not %d msgpack values of %d bytes", ErrCorrupt, section, count, len(data))
+		}
+		return nil
+	}
+	vd := &vdec{b: data}
+	for row := range count {
+		start := vd.pos
+		if err := t.vs.checkValue(vd, 0, conc.lookup); err != nil {
+			ve := &valueError{}
+			path := t.name
+			if errors.As(err, &ve) {
+				path = shortTypeName(t.name)
+				for k := len(ve.path) - 1; k >= 0; k-- {
+					path += ve.path[k]
+				}
+			}
+			return &pathError{
+				msg: fmt.Sprintf("archetype: %s row %d at value offset %d, field %s: the value does not match the type the file records: %s",
+					section, row, start, path, strings.TrimPrefix(err.Error(), "archetype: ")),
+				err: err,
+			}
+		}
+	}
+	if vd.pos != len(data) {
+		return fmt.Errorf("%w: %s at value offset %d: %d bytes after the last value", ErrCorrupt, section, vd.pos, len(data)-vd.pos)
+	}
+	return nil
+}
+
+// shortTypeName drops the package path of a full type name.
+func shortTypeName(name string) string {
+	if i := strings.LastIndexAny(name, "/."); i >= 0 && !strings.ContainsAny(name, "[]*") {
+		return name[i+1:]
+	}
+	return name
+}
+
 func describeType(t *fileType) TypeInfo {
 	ti := TypeInfo{ID: t.id, Name: t.name, Version: t.version, Flags: t.flags, Size: t.size, Encoding: t.encoding()}
-	if t.node != nil {
+	switch {
+	case t.node != nil:
 		ti.Layout = t.node.String()
+	case t.vs != nil:
+		ti.Layout = t.vs.String()
 	}
 	return ti
 }

@@ -6,25 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sort"
-	"sync"
 
 	"github.com/mlange-42/ark/ecs"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// Non-plain-old-data components and all resources are msgpack values. The conventions below
-// make that encoding deterministic and self-describing:
+// Values that are not raw memory are msgpack values. Format 2.0 writes them with the package's
+// own codec (value.go); this file keeps what format 1.0 files need, which were written by
+// msgpack's reflection (structs as maps of their exported fields, map keys sorted) and are read
+// the same way, and what reads values without their Go type (migrations, JSON export):
+// ecs.Entity as the extension type [EntityExtID], loose decoding, and msgpackSize.
 //
-//   - structs are maps from field name to value (msgpack's default), so that old values can be
-//     read by name without the Go type;
-//   - map keys are written in ascending order of their own encoding, for every map type inside a
-//     saved type (msgpack itself sorts only a few map types);
-//   - ecs.Entity is the extension type [EntityExtID].
-//
-// The package's encoders and decoders use their own struct tag name (structTag, a fallback
-// after "msgpack" tags), which gives them struct-field caches of their own inside msgpack: the
-// map encoders registered here are then always the ones their fields use.
+// The package's msgpack decoders use their own struct tag name (structTag, a fallback after
+// "msgpack" tags), as its 1.0 encoders did.
 
 // EntityExtID is the msgpack extension type with which ecs.Entity values inside
 // msgpack-encoded components and resources are written: 8 bytes, id u32 and generation u32,
@@ -111,72 +105,6 @@ func decodeLooseMap(d *msgpack.Decoder) (any, error) {
 		m[ks] = v
 	}
 	return m, nil
-}
-
-var sortedMaps sync.Map // reflect.Type -> true, map types with a sorted encoder registered
-
-// registerMaps registers the sorted map encoder for every map type reachable inside t.
-func registerMaps(t reflect.Type) {
-	seen := map[reflect.Type]bool{}
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		if seen[t] {
-			return
-		}
-		seen[t] = true
-		switch t.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Array:
-			walk(t.Elem())
-		case reflect.Map:
-			walk(t.Key())
-			walk(t.Elem())
-			if _, done := sortedMaps.LoadOrStore(t, true); !done {
-				msgpack.Register(reflect.Zero(t).Interface(), encodeSortedMap, nil)
-			}
-		case reflect.Struct:
-			for i := range t.NumField() {
-				walk(t.Field(i).Type)
-			}
-		}
-	}
-	walk(t)
-}
-
-// encodeSortedMap writes a map with its entries in ascending order of their encoded keys.
-func encodeSortedMap(e *msgpack.Encoder, v reflect.Value) error {
-	if v.IsNil() {
-		return e.EncodeNil()
-	}
-	type entry struct {
-		start, end int
-		key, val   reflect.Value
-	}
-	var keys bytes.Buffer
-	ke := newMsgpackEncoder(&keys)
-	entries := make([]entry, 0, v.Len())
-	for it := v.MapRange(); it.Next(); {
-		start := keys.Len()
-		if err := ke.EncodeValue(it.Key()); err != nil {
-			return err
-		}
-		entries = append(entries, entry{start: start, end: keys.Len(), key: it.Key(), val: it.Value()})
-	}
-	kb := keys.Bytes()
-	sort.Slice(entries, func(i, j int) bool {
-		return bytes.Compare(kb[entries[i].start:entries[i].end], kb[entries[j].start:entries[j].end]) < 0
-	})
-	if err := e.EncodeMapLen(len(entries)); err != nil {
-		return err
-	}
-	for _, en := range entries {
-		if err := e.EncodeValue(en.key); err != nil {
-			return err
-		}
-		if err := e.EncodeValue(en.val); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // maxMsgpackDepth bounds the nesting of stored msgpack values: decoding recurses once per level,

@@ -22,6 +22,7 @@ type options struct {
 	skipEntities map[reflect.Type]bool
 	transient    map[reflect.Type]bool
 	skipRes      map[reflect.Type]bool
+	skipResNames map[string]bool
 	aliases      map[string]reflect.Type
 	versions     map[reflect.Type]uint32
 	migrations   map[migrationKey]migration
@@ -101,6 +102,26 @@ func SkipResources(res ...ecs.Comp) Option {
 	return func(o *options) { addTypes(&o.skipRes, res) }
 }
 
+// SkipResourceNames leaves out the resources whose types have the given full names (package
+// path, dot, type name, as [Info] lists them), like [SkipResources] for types of packages the
+// program does not import: the arksave plugin leaves ark-tools' scheduler resources out this way.
+// Encode and Decode.
+func SkipResourceNames(names ...string) Option {
+	return func(o *options) {
+		if o.skipResNames == nil {
+			o.skipResNames = map[string]bool{}
+		}
+		for _, n := range names {
+			o.skipResNames[n] = true
+		}
+	}
+}
+
+// skipsResource reports whether resources of type t are left out.
+func (o *options) skipsResource(t reflect.Type) bool {
+	return o.noResources || o.skipRes[t] || o.skipResNames[typeName(t)]
+}
+
 // WithoutResources leaves out every resource: Encode writes none, Decode reads and drops them.
 func WithoutResources() Option {
 	return func(o *options) { o.noResources = true }
@@ -150,11 +171,12 @@ func IgnoreUnknownTypes() Option {
 // The old value is a map from field name to value: nested structs and maps are maps too (map
 // keys that are not strings formatted with fmt.Sprint), arrays and slices []any, signed integers
 // int64, unsigned integers uint64, floats float64, strings and byte slices string, entities
-// ecs.Entity; raw types also list their unexported fields. One exception: msgpack writes Go int
-// and uint fields in their shortest form, so such fields of msgpack-encoded types come as int64
-// or uint64 depending on the value; convert them with a type switch. A value that was not a
-// struct comes under the key "value". fn returns the new value; an error from fn stops Decode
-// and is returned wrapped.
+// ecs.Entity; unexported fields are listed too (for msgpack types since format 2.0). Values
+// behind interfaces come as []any{type name, value}, times as []any{Unix seconds, nanoseconds,
+// location kind, location, zone, offset}. One exception: Go int and uint fields are written in
+// their shortest form, so such fields of msgpack-encoded types come as int64 or uint64 depending
+// on the value; convert them with a type switch. A value that was not a struct comes under the
+// key "value". fn returns the new value; an error from fn stops Decode and is returned wrapped.
 //
 // Migrations apply to components and resources, and chain nowhere: register one per old
 // version, each producing the current version.

@@ -14,6 +14,7 @@ type fileType struct {
 	size    uint32
 	schema  []byte
 	node    *schemaNode // parsed schema of raw types
+	vs      *vschema    // parsed value schema of the others (format 2.0)
 	info    *typeInfo   // the Go type, when encoding
 }
 
@@ -22,13 +23,30 @@ func (t *fileType) is(flag uint32) bool { return t.flags&flag != 0 }
 // hasData reports whether columns of this component type carry bytes.
 func (t *fileType) hasData() bool { return !t.is(TypeZeroSized) && !t.is(TypeTransient) }
 
-// sortTypes puts components before resources, each sorted by name, so that the registry does not
-// depend on the order in which the world registered its types.
+// group orders the registry: components, resources, concrete types.
+func (t *fileType) group() int {
+	switch {
+	case t.is(TypeResource):
+		return 1
+	case t.is(TypeConcrete):
+		return 2
+	}
+	return 0
+}
+
+// needsValueSchema reports whether a type of a format 2.0 file carries a value schema: every type
+// whose values are stored as msgpack.
+func (t *fileType) needsValueSchema() bool {
+	return !t.is(TypeRaw) && (t.is(TypeResource) || t.is(TypeConcrete) || t.hasData())
+}
+
+// sortTypes puts components before resources before concrete types, each sorted by name, so that
+// the registry does not depend on the order in which the world registered its types.
 func sortTypes(types []*fileType) {
 	sort.Slice(types, func(i, j int) bool {
 		a, b := types[i], types[j]
-		if a.is(TypeResource) != b.is(TypeResource) {
-			return !a.is(TypeResource)
+		if a.group() != b.group() {
+			return a.group() < b.group()
 		}
 		return a.name < b.name
 	})
@@ -85,6 +103,15 @@ func readRegistry(s *streamReader, h *Header, buf []byte) ([]fileType, []byte, e
 			key += " (resource)"
 			resources++
 		}
+		if t.is(TypeConcrete) {
+			key += " (concrete)"
+		}
+		v1 := h.VersionMajor == 1
+		known := knownTypeFlags
+		if v1 {
+			known = knownTypeFlagsV1
+		}
+		wantSchema := t.is(TypeRaw) || !v1 && t.needsValueSchema()
 		switch {
 		case len(t.name) == 0 || len(t.name) > maxNameLen:
 			return bad("name length %d", len(t.name))
@@ -92,21 +119,27 @@ func readRegistry(s *streamReader, h *Header, buf []byte) ([]fileType, []byte, e
 			return bad("type id %x does not match the name", t.id)
 		case seen[key]:
 			return bad("type listed twice")
-		case t.flags&^knownTypeFlags != 0:
-			return bad("unknown flags %#x", t.flags&^knownTypeFlags)
-		case t.is(TypeResource) && t.flags&(TypeTransient|TypeRelation|TypeRaw) != 0:
+		case t.flags&^known != 0:
+			return bad("unknown flags %#x", t.flags&^known)
+		case t.is(TypeResource) && t.flags&(TypeTransient|TypeRelation|TypeRaw|TypeConcrete) != 0:
 			return bad("flags %#x are not valid for a resource", t.flags)
+		case t.is(TypeConcrete) && t.flags&(TypeTransient|TypeRelation|TypeRaw) != 0:
+			return bad("flags %#x are not valid for a concrete type", t.flags)
 		case t.is(TypeZeroSized) != (t.size == 0):
 			return bad("size %d with flags %#x", t.size, t.flags)
 		case t.is(TypeZeroSized) && t.is(TypeRaw):
 			return bad("zero-sized type marked raw")
-		case t.is(TypeRaw) != (len(t.schema) > 0):
+		case wantSchema != (len(t.schema) > 0):
 			return bad("schema of %d bytes with flags %#x", len(t.schema), t.flags)
 		}
 		seen[key] = true
 		if t.is(TypeRaw) {
 			if t.node, err = parseSchema(t.schema, t.size); err != nil {
 				return bad("schema does not describe %d bytes", t.size)
+			}
+		} else if wantSchema {
+			if t.vs, err = parseValueSchema(t.schema); err != nil {
+				return bad("%v", err)
 			}
 		}
 	}

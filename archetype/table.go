@@ -136,7 +136,7 @@ func readTables(s *streamReader, h *Header, types []fileType, buf []byte) ([]tab
 		total += uint64(e.count)
 		col, rel := 0, 0
 		for j, c := range e.comps {
-			if int(c) >= len(types) || types[c].is(TypeResource) {
+			if int(c) >= len(types) || types[c].is(TypeResource) || types[c].is(TypeConcrete) {
 				return bad("component %d is type %d, not a component in the registry", j, c)
 			}
 			if j > 0 && c <= e.comps[j-1] {

@@ -31,7 +31,6 @@ type typeInfo struct {
 	raw     bool             // plain-old-data: columns are copied as raw memory
 	zero    bool             // zero-sized
 	schema  []byte           // layout of raw types
-	flat    *flatCodec       // fast msgpack codec of flat structs
 	version uint32           // from PECSVersion, 0 without it
 }
 
@@ -59,10 +58,6 @@ func infoOf(t reflect.Type) *typeInfo {
 				}
 			}
 		}
-	}
-	if !info.raw {
-		registerMaps(t)
-		info.flat = flatCodecOf(t)
 	}
 	if reflect.PointerTo(t).Implements(versionedType) {
 		info.version = reflect.New(t).Interface().(Versioned).PECSVersion()

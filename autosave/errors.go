@@ -1,6 +1,10 @@
 package autosave
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+)
 
 // ErrNoSave is returned when a directory holds no committed save (no manifest).
 var ErrNoSave = errors.New("autosave: no save in directory")
@@ -16,3 +20,33 @@ var ErrVersion = errors.New("autosave: unsupported save format version")
 // ErrBusy is returned when a save directory is already open for writing
 // by this process.
 var ErrBusy = errors.New("autosave: save directory in use")
+
+// ErrPanic is matched by the error of a save during which code panicked: the
+// game's own (a component's MarshalBinary, say) while the world was encoded on
+// the game loop, or the writer's while it compressed or wrote. The panic does
+// not take the game down: the save fails (the error is a [*PanicError] with
+// the panic's value), the previous generation stays committed, and the next
+// save retries.
+var ErrPanic = errors.New("autosave: save panicked")
+
+// PanicError is the error of a save that panicked: the value given to panic
+// and the stack of the goroutine that panicked.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+// NewPanicError wraps a value recovered from a panic, with the current stack.
+func NewPanicError(value any) *PanicError {
+	return &PanicError{Value: value, Stack: debug.Stack()}
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("%v: %v", ErrPanic, e.Value) }
+
+// Unwrap returns ErrPanic and, when the panic's value is an error, that error.
+func (e *PanicError) Unwrap() []error {
+	if err, ok := e.Value.(error); ok {
+		return []error{ErrPanic, err}
+	}
+	return []error{ErrPanic}
+}

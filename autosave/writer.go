@@ -310,15 +310,26 @@ func (w *Writer) setProgress(p float64) { w.progress.Store(uint32(p * 1000)) }
 // slot), then the world file and the manifest. An error anywhere leaves the
 // previous generation committed; the writer then reopens the store at that
 // generation so that the next save starts from a consistent state.
-func (w *Writer) run(j Job) *Result {
+//
+// A panic on the way (while compressing or writing) fails the save with a
+// [*PanicError] and is handled like an error: the game keeps running.
+func (w *Writer) run(j Job) (res *Result) {
 	defer j.Snap.Release()
-	res := &Result{Stall: j.Snap.Stall}
+	res = &Result{Stall: j.Snap.Stall}
 	res.Chunks, res.Bodies = j.Snap.Committed()
 	defer func() { res.Duration = time.Since(j.RequestedAt) }()
 
 	w.mu.RLock()
 	dir, store, name := w.dir, w.store, w.name
 	w.mu.RUnlock()
+	saveAs := false
+	defer func() {
+		if p := recover(); p != nil {
+			res.Err = NewPanicError(p)
+			res.Generation = w.Generation()
+			w.recover(dir, store, name, saveAs)
+		}
+	}()
 	if store == nil {
 		// A failed save could not reopen the store; try again now.
 		w.recover(dir, nil, name, false)
@@ -334,7 +345,7 @@ func (w *Writer) run(j Job) *Result {
 	res.Generation = dir.Generation()
 	res.Dir = dir.Path()
 
-	saveAs := j.SaveTo != ""
+	saveAs = j.SaveTo != ""
 	if saveAs {
 		var err error
 		dir, store, name, err = w.prepareSaveAs(j.SaveTo, store)
@@ -372,8 +383,14 @@ func (w *Writer) run(j Job) *Result {
 	}
 	worldCh := make(chan worldDone, 1)
 	go func() {
-		ref, err := dir.WriteWorld(j.Snap.World)
-		worldCh <- worldDone{ref, err}
+		var done worldDone
+		defer func() {
+			if p := recover(); p != nil {
+				done.err = NewPanicError(p)
+			}
+			worldCh <- done
+		}()
+		done.ref, done.err = dir.WriteWorld(j.Snap.World)
 	}()
 	stats, err := store.Commit(batch)
 	// The store has the chunks: hand their buffers back now, so that the

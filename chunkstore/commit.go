@@ -3,6 +3,7 @@ package chunkstore
 import (
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -345,10 +346,18 @@ func (s *Store) encodeParallel(items []workItem) {
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var once sync.Once
+	var caught any
 	for w := range workers {
 		wg.Add(1)
 		go func(e *encoder) {
 			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					once.Do(func() { caught = fmt.Sprintf("%v\n[compression worker's stack]\n%s", p, debug.Stack()) })
+					next.Store(int64(len(items))) // the others stop too
+				}
+			}()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(items) {
@@ -359,6 +368,11 @@ func (s *Store) encodeParallel(items []workItem) {
 		}(s.encoders[w])
 	}
 	wg.Wait()
+	if caught != nil {
+		// On the committing goroutine, where the caller (the autosave writer)
+		// recovers it as a failed save; on a worker it would end the process.
+		panic(caught)
+	}
 }
 
 func (s *Store) encodeItem(e *encoder, it *workItem) {

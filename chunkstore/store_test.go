@@ -2,9 +2,11 @@ package chunkstore_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
@@ -331,4 +333,45 @@ func TestEmptyCommit(t *testing.T) {
 	st = commit(t, s, b)
 	expect(t, st.Syncs == 1 && st.Generation == 2, "%+v", st)
 	mustCheck(t, s)
+}
+
+// explosive is a generator that panics once armed.
+type explosive struct{ armed *atomic.Bool }
+
+func (explosive) Version() uint32 { return gen.Version() }
+func (x explosive) Generate(cx, cy int32, seed uint64, dst []uint32) {
+	if x.armed.Load() {
+		panic("generator exploded")
+	}
+	gen.Generate(cx, cy, seed, dst)
+}
+
+// A panic on a compression worker comes back on the goroutine that commits, where a caller (the
+// autosave writer) can recover it; on the worker it would end the process. The store stays usable.
+func TestPanicOnCompressionWorkerReachesCommit(t *testing.T) {
+	armed := &atomic.Bool{}
+	cfg := testConfig(vfs.NewMem())
+	cfg.Generator = explosive{armed}
+	s := create(t, cfg)
+	b := s.NewBatch()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 8 {
+		p := chunkstore.Pos{X: int32(i), Y: 3}
+		b.PutChunk(p, deltaChunk(p, small, 5, rng))
+	}
+	armed.Store(true)
+	func() {
+		defer func() {
+			p := recover()
+			if p == nil || !strings.Contains(fmt.Sprint(p), "generator exploded") || !strings.Contains(fmt.Sprint(p), "compression worker") {
+				t.Fatalf("want the worker's panic on the committing goroutine, got %v", p)
+			}
+		}()
+		_, _ = s.Commit(b)
+	}()
+	armed.Store(false)
+	s = reopen(t, s, cfg)
+	commit(t, s, b)
+	mustCheck(t, s)
+	must(t, s.Close())
 }

@@ -204,7 +204,7 @@ func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
 	start := time.Now()
 	snap := &snapshot.Snapshot{TakenAt: start}
 
-	world, err := r.cfg.WorldCodec.Encode(r.world)
+	world, err := r.encodeWorld()
 	if err != nil {
 		return nil, errors.Join(errors.New("systems: encode ECS world"), err)
 	}
@@ -223,6 +223,18 @@ func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
 	snap.Bodies = r.changedBodySets()
 	snap.Stall = time.Since(start)
 	return snap, nil
+}
+
+// encodeWorld encodes the ECS world. Encoding runs the game's own code (a
+// component's MarshalBinary, say): a panic there fails this save with an
+// [autosave.PanicError] instead of ending the game.
+func (r *Runtime) encodeWorld() (data []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			data, err = nil, autosave.NewPanicError(p)
+		}
+	}()
+	return r.cfg.WorldCodec.Encode(r.world)
 }
 
 // changedBodySets groups the persistable bodies of loaded chunks by the

@@ -106,7 +106,7 @@ func TestInspect(t *testing.T) {
 	code, stdout, stderr := arksave("inspect", path)
 	expectCode(t, 0, code, stderr)
 	expectContains(t, stdout,
-		"PECS 1.0, flags: lz4", "2023-11-14T22:13:20Z", "2 alive", "1 free slots",
+		"PECS 2.0, flags: lz4", "2023-11-14T22:13:20Z", "2 alive", "1 free slots",
 		"cmd/arksave.Position", "raw", "{X float64 @0, Y float64 @8}", "cmd/arksave.Name", "msgpack",
 		"arksave.ChildOf -> [2,0]", "cmd/arksave.Clock", "checksum    CRC32C", ": ok")
 }

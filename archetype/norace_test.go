@@ -1,0 +1,5 @@
+//go:build !race
+
+package archetype_test
+
+const raceEnabled = false

@@ -1,0 +1,142 @@
+package arksave_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/vfs"
+)
+
+// Fragile is a game component whose own encoding panics while fragile is set.
+type Fragile struct{ N int }
+
+var fragile atomic.Bool
+
+func (f Fragile) MarshalBinary() ([]byte, error) {
+	if fragile.Load() {
+		panic("Fragile.MarshalBinary exploded")
+	}
+	return []byte{byte(f.N)}, nil
+}
+
+func (f *Fragile) UnmarshalBinary(b []byte) error {
+	if len(b) != 1 {
+		return fmt.Errorf("fragile: %d bytes", len(b))
+	}
+	f.N = int(b[0])
+	return nil
+}
+
+// Holder keeps a Fragile behind a pointer, so that the component is encoded by the codec's plan
+// (plain-old-data components are copied as memory and never call MarshalBinary).
+type Holder struct{ F *Fragile }
+
+// A panic while the world is encoded on the game loop fails that save, with the panic's message
+// in AutosaveState.LastResult; the game goes on and the next save commits.
+func TestPanicWhileEncodingFailsTheSave(t *testing.T) {
+	mem := vfs.NewMem()
+	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 0})
+	ecs.NewMap1[Holder](g.w).NewEntity(&Holder{F: &Fragile{N: 7}})
+	fragile.Store(true)
+	res := g.waitSave(t, g.pers.Save())
+	fragile.Store(false)
+	expect(t, errors.Is(res.Err, autosave.ErrPanic) && strings.Contains(res.Err.Error(), "Fragile.MarshalBinary exploded"),
+		"want ErrPanic with the panic's message, got %v", res.Err)
+	state := ecs.GetResource[arksave.AutosaveState](g.w)
+	expect(t, state.LastResult == res && !state.InProgress, "the failed save is not the last result")
+	expect(t, g.pers.Generation() == 0, "a failed save committed generation %d", g.pers.Generation())
+
+	must(t, g.waitSave(t, g.pers.Save()).Err)
+	h := newGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 0, prepare: func(w *ecs.World) { ecs.ComponentID[Holder](w) }})
+	q := ecs.NewFilter1[Holder](h.w).Query()
+	defer q.Close()
+	expect(t, q.Next() && q.Get().F.N == 7, "the retried save did not keep the component")
+}
+
+// panicky panics at the mutating file-system call its countdown picks.
+type panicky struct{ cd *vfs.Countdown }
+
+func (p panicky) Inject(op vfs.Op, name string) error {
+	if err := p.cd.Inject(op, name); err != nil {
+		panic(fmt.Sprintf("injected panic at %v", err))
+	}
+	return nil
+}
+
+// A panic anywhere on the writer's side (compressing, writing the store, the world file or the
+// manifest, on the writer goroutine or its helpers) fails the save; the directory still loads a
+// committed generation exactly, and the next save commits.
+func TestPanicWhileWritingFailsTheSave(t *testing.T) {
+	for n := 0; ; n++ {
+		mem := vfs.NewMem()
+		cd := &vfs.Countdown{N: 1 << 30}
+		g := newGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: panicky{cd}}, dir: "/save", radius: 1})
+		g.settle(t)
+		g.paint(t, 0, 0, 3, 3, components.MakePixel(9, 0, 0, 0))
+		must(t, g.waitSave(t, g.pers.Save()).Err)
+		digests := map[uint64]uint64{1: g.chunkDigest(t, 0, 0)}
+		g.paint(t, 0, 0, 4, 4, components.MakePixel(9, 0, 0, 0))
+		digests[2] = g.chunkDigest(t, 0, 0)
+		cd.N = cd.Calls() + n
+		res := g.waitSave(t, g.pers.Save())
+		if !cd.Fired() {
+			must(t, res.Err)
+			g.pers.Close()
+			if n < 5 {
+				t.Fatalf("a save makes only %d mutating calls", n)
+			}
+			break
+		}
+		expect(t, errors.Is(res.Err, autosave.ErrPanic) && strings.Contains(res.Err.Error(), "injected panic"),
+			"panic at call %d: want ErrPanic, got %v", n, res.Err)
+		// The fault is gone: the next save commits the change.
+		must(t, g.waitSave(t, g.pers.Save()).Err)
+		g.pers.Close()
+		k := newGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
+		k.settle(t)
+		expect(t, k.chunkDigest(t, 0, 0) == digests[2], "panic at call %d: the retry did not save the change", n)
+		k.pers.Close()
+	}
+}
+
+// Install refuses, at start-up, a game type that a save could not bring back exactly.
+func TestInstallRefusesTypesThatCannotBeSaved(t *testing.T) {
+	type Brain struct{ think func() }
+	type Enemy struct{ AI Brain }
+	w := ecs.NewWorld()
+	ecs.ComponentID[Enemy](w)
+	_, err := arksave.Plugin{Dir: t.TempDir(), ChunkSize: testChunk}.Install(w)
+	expect(t, errors.Is(err, archetype.ErrUnsupportedType) && strings.Contains(err.Error(), "Enemy.AI.think"),
+		"want ErrUnsupportedType naming Enemy.AI.think, got %v", err)
+
+	// The ways out: leave the type out.
+	sys, err := arksave.Plugin{Dir: t.TempDir(), ChunkSize: testChunk,
+		WorldOptions: []archetype.Option{archetype.Transient(ecs.C[Enemy]())}}.Install(w)
+	must(t, err)
+	expect(t, len(sys) == 2, "systems")
+	must(t, ecs.GetResource[arksave.Persistence](w).Close())
+}
+
+// A pointer cycle in a resource fails the autosave with an error; the game keeps running.
+func TestPointerCycleFailsTheSaveNotTheGame(t *testing.T) {
+	type Node struct{ Next *Node }
+	type Graph struct{ Root *Node }
+	mem := vfs.NewMem()
+	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 0})
+	n := &Node{}
+	n.Next = n
+	ecs.AddResource(g.w, &Graph{Root: n})
+	res := g.waitSave(t, g.pers.Save())
+	expect(t, errors.Is(res.Err, archetype.ErrCycle), "want ErrCycle, got %v", res.Err)
+	n.Next = nil
+	must(t, g.waitSave(t, g.pers.Save()).Err)
+}
