@@ -66,6 +66,7 @@ type gameOpts struct {
 	fs       vfs.FS
 	dir      string
 	load     bool
+	create   bool // with load: start a new world where there is no save
 	radius   int32
 	autosave *arksave.AutosaveConfig
 }
@@ -80,7 +81,7 @@ func newGame(t testing.TB, o gameOpts) *game {
 		o.autosave = &arksave.AutosaveConfig{Interval: time.Hour, Enabled: false, MaxBackups: 1}
 	}
 	systems, err := arksave.Plugin{
-		Dir: o.dir, Load: o.load, Overwrite: !o.load,
+		Dir: o.dir, Load: o.load, LoadOrCreate: o.create, Overwrite: !o.load,
 		ChunkSize: testChunk, TileSize: 8, Seed: 7, Generator: gen{},
 		Autosave: o.autosave, FS: o.fs,
 	}.Install(w)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func commit(d *autosave.Dir, g int, backups int) error {
 // checks that its world is exactly that generation's.
 func loaded(t *testing.T, fsys vfs.FS) int {
 	t.Helper()
-	d, err := autosave.OpenDir(fsys, "/save")
+	d, err := autosave.OpenDirReadOnly(fsys, "/save")
 	must(t, err)
 	m := d.Manifest()
 	if m == nil {
@@ -72,7 +73,7 @@ func TestCommitAndReopen(t *testing.T) {
 	}
 	expect(t, loaded(t, mem) == 4, "reopen")
 	names, _ := mem.ReadDir("/save")
-	expect(t, slices.Equal(names, []string{"backups", "manifest", "world-4.pecs"}), "top level: %v", names)
+	expect(t, slices.Equal(names, []string{"backups", "lock", "manifest", "world-4.pecs"}), "top level: %v", names)
 	gens := []uint64{}
 	for _, b := range d.Backups() {
 		gens = append(gens, b.Generation)
@@ -100,6 +101,7 @@ func TestCommitCrashAtEveryStep(t *testing.T) {
 			must(t, err)
 			must(t, commit(d, 1, 1))
 			must(t, commit(d, 2, 1))
+			must(t, d.Close())
 			fsys, crash := vfs.NewCrashFS(mem, n, keep, rng)
 			d, err = autosave.OpenDir(fsys, "/save")
 			if crash.Crashed() == nil {
@@ -136,6 +138,7 @@ func TestCommitErrorsAtEveryStep(t *testing.T) {
 			d0, err := autosave.OpenDir(mem, "/save")
 			must(t, err)
 			must(t, commit(d0, 1, 1))
+			must(t, d0.Close())
 			cd := &vfs.Countdown{N: n, Err: e}
 			fsys := &vfs.Faulty{FS: mem, Injector: cd}
 			d, err := autosave.OpenDir(fsys, "/save")
@@ -163,6 +166,7 @@ func TestManifestCorruptionDetected(t *testing.T) {
 	d, err := autosave.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, commit(d, 1, 0))
+	must(t, d.Close())
 	good, err := vfs.ReadFile(mem, "/save/manifest")
 	must(t, err)
 	for i := range len(good) * 8 {
@@ -199,24 +203,27 @@ func TestOpenRemovesFilesNewerThanManifest(t *testing.T) {
 	d, err := autosave.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, commit(d, 1, 0))
+	must(t, d.Close())
 	for _, n := range []string{"world-2.pecs", "manifest.tmp", "chunks-2.pxsw", "notes.txt"} {
 		must(t, vfs.WriteFileAtomic(mem, "/save/"+n, []byte("x")))
 	}
 	_, err = autosave.OpenDir(mem, "/save")
 	must(t, err)
 	names, _ := mem.ReadDir("/save")
-	expect(t, slices.Equal(names, []string{"manifest", "notes.txt", "world-1.pecs"}), "after cleanup: %v", names)
+	expect(t, slices.Equal(names, []string{"lock", "manifest", "notes.txt", "world-1.pecs"}), "after cleanup: %v", names)
 }
 
+// A directory that lost its manifest while a save's files remain is not
+// opened for writing: the error names the repair, and nothing is removed.
 func TestOpenKeepsChunkStoreWithoutManifest(t *testing.T) {
 	mem := vfs.NewMem()
 	must(t, mem.MkdirAll("/save"))
 	must(t, vfs.WriteFileAtomic(mem, "/save/chunks.pxsw", []byte("chunks")))
 	must(t, vfs.WriteFileAtomic(mem, "/save/world-3.pecs", []byte("w")))
 	_, err := autosave.OpenDir(mem, "/save")
-	must(t, err)
+	expect(t, errors.Is(err, autosave.ErrCorrupt) && strings.Contains(err.Error(), "arksave repair"), "lost manifest: %v", err)
 	names, _ := mem.ReadDir("/save")
-	expect(t, slices.Equal(names, []string{"chunks.pxsw", "world-3.pecs"}), "a chunk store and world files without manifest must be kept: %v", names)
+	expect(t, slices.Equal(names, []string{"chunks.pxsw", "lock", "world-3.pecs"}), "a chunk store and world files without manifest must be kept: %v", names)
 }
 
 func TestOpenCreatesNestedDirectoriesDurably(t *testing.T) {

@@ -147,7 +147,11 @@ func rootOf(d *autosave.Dir, m *autosave.Manifest) ([]byte, error) {
 	if len(m.Chunks.Root) > 0 {
 		return m.Chunks.Root, nil
 	}
-	return chunkstore.FindRoot(d.Join(m.Chunks.Name), chunkstore.Config{FS: d.FS()}, m.Chunks.Generation)
+	p, err := d.File(m.Chunks.Name)
+	if err != nil {
+		return nil, err
+	}
+	return chunkstore.FindRoot(p, chunkstore.Config{FS: d.FS()}, m.Chunks.Generation)
 }
 
 // openGeneration opens the chunk store generation a manifest names with cfg
@@ -157,31 +161,59 @@ func openGeneration(d *autosave.Dir, m *autosave.Manifest, cfg chunkstore.Config
 	if err != nil {
 		return nil, err
 	}
-	return chunkstore.OpenRoot(d.Join(m.Chunks.Name), cfg, root)
+	p, err := d.File(m.Chunks.Name)
+	if err != nil {
+		return nil, err
+	}
+	return chunkstore.OpenRoot(p, cfg, root)
 }
 
-// openSave opens the save directory at dir read-only (nothing is removed)
-// and returns it with the manifest of generation gen (0: the committed
-// one).
-func openSave(fsys vfs.FS, dir string, gen uint64) (*autosave.Dir, *autosave.Manifest, error) {
-	d, err := autosave.OpenDirForRepair(fsys, dir)
-	if err != nil {
-		return nil, nil, err
-	}
+// readSave opens the save directory at dir read-only, without its lock
+// (nothing is changed: a game may be saving into it), and calls read with
+// the manifest of generation gen (0: the committed one). When read fails
+// because a concurrent commit moved a file on, it runs again on the new
+// generation (autosave.ReadConsistent).
+func readSave(fsys vfs.FS, dir string, gen uint64, read func(d *autosave.Dir, m *autosave.Manifest) error) error {
+	return autosave.ReadConsistent(fsys, dir, func(d *autosave.Dir) error {
+		m, err := pickGeneration(d, dir, gen)
+		if err != nil {
+			return err
+		}
+		return read(d, m)
+	})
+}
+
+// pickGeneration returns the manifest of generation gen (0: the committed
+// one) of a directory opened read-only.
+func pickGeneration(d *autosave.Dir, dir string, gen uint64) (*autosave.Manifest, error) {
 	m := d.Manifest()
 	if m == nil {
 		err := d.ManifestErr()
 		if errors.Is(err, autosave.ErrNoSave) {
-			return nil, nil, fmt.Errorf("%w; is %s a save directory? (arksave check tells)", err, dir)
+			return nil, fmt.Errorf("%w; is %s a save directory? (arksave check tells)", err, dir)
 		}
-		return nil, nil, fmt.Errorf("%s: %w; run arksave repair", dir, err)
+		return nil, fmt.Errorf("%s: %w; run arksave repair", dir, err)
 	}
 	if gen == 0 || gen == m.Generation {
-		return d, m, nil
+		return m, nil
 	}
-	b, err := d.Backup(gen)
+	return d.Backup(gen)
+}
+
+// openLocked opens the save directory at dir for a command that changes
+// it, taking its lock: an error naming the holder, and what can be done
+// meanwhile, while a game has it.
+func openLocked(fsys vfs.FS, dir string, open func(vfs.FS, string, ...autosave.DirOption) (*autosave.Dir, error)) (*autosave.Dir, error) {
+	d, err := open(fsys, dir)
+	if errors.Is(err, autosave.ErrLocked) {
+		return nil, fmt.Errorf("%w: %w", ErrInUse, err)
+	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return d, b, nil
+	if err := d.ReadOnly(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
 }

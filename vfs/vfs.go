@@ -95,8 +95,17 @@ type FS interface {
 // another holder has the lock.
 var ErrLocked = errors.New("vfs: file is locked by another holder")
 
+// ErrTooLarge is returned by [ReadFileLimit] for a file above its limit.
+var ErrTooLarge = errors.New("vfs: file is larger than expected")
+
 // ReadFile reads the whole named file.
-func ReadFile(fsys FS, name string) ([]byte, error) {
+func ReadFile(fsys FS, name string) ([]byte, error) { return ReadFileLimit(fsys, name, -1) }
+
+// ReadFileLimit reads the whole named file, unless it is larger than limit
+// bytes (an error wrapping [ErrTooLarge]; a negative limit has none): a
+// file whose format bounds its size is never read into memory whole when a
+// hostile one is huge.
+func ReadFileLimit(fsys FS, name string, limit int64) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
@@ -105,6 +114,9 @@ func ReadFile(fsys FS, name string) ([]byte, error) {
 	size, err := f.Size()
 	if err != nil {
 		return nil, err
+	}
+	if limit >= 0 && size > limit {
+		return nil, fmt.Errorf("%w: %s: %d bytes, at most %d expected", ErrTooLarge, name, size, limit)
 	}
 	buf := make([]byte, size)
 	n, err := f.ReadAt(buf, 0)

@@ -331,6 +331,8 @@ func TestSaveAs(t *testing.T) {
 	expect(t, res.Err == nil && res.Dir == other && res.Generation == 1, "save as: %v", res)
 	expect(t, s.Persistence.Dir() == other, "saving to %s after a save as", s.Persistence.Dir())
 	expect(t, waitSave(t, s, s.Persistence.Save()).Generation == 2, "the next save goes to the copy")
+	_, err := s.Close() // it holds the copy now
+	expect(t, err == nil, "close: %v", err)
 
 	cfg.Save = sim.SaveConfig{Dir: other, Load: true}
 	c, err := sim.New(cfg)
