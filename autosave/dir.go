@@ -194,7 +194,7 @@ func openLocked(fsys vfs.FS, dir string, o dirOptions) (*Dir, error) {
 		d.roErr = fmt.Errorf("%w: %s cannot be written: %w", ErrReadOnly, dir, err)
 	default:
 		var le *LockedError
-		if errors.As(err, &le) {
+		if errors.As(err, &le) || errors.Is(err, ErrCorrupt) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("autosave: lock save directory %s: %w", dir, err)

@@ -70,6 +70,9 @@ const maxLockFile = 4 << 10
 // (a read-only medium among them, see vfs.IsReadOnly) as it is.
 func lockDir(fsys vfs.FS, dir string, timeout time.Duration) (vfs.File, error) {
 	name := filepath.Join(dir, LockName)
+	if fi, err := fsys.Lstat(name); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s/%s is %s, not a regular file: not followed (remove it)", ErrCorrupt, dir, LockName, describeMode(fi.Mode()))
+	}
 	deadline := time.Now().Add(timeout)
 	for {
 		f, err := fsys.Lock(name)

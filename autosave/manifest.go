@@ -89,6 +89,12 @@ func BackupChunksName(g, b uint64, n int) string {
 // WorldName returns the file name of the ECS world of generation g.
 func WorldName(g uint64) string { return fmt.Sprintf("world-%d.pecs", g) }
 
+// Encode returns the canonical form of m, in m's version (the current one
+// when unset), with its checksum: the bytes Commit writes. Tools and tests
+// write manifests with it; a manifest whose names do not have their
+// fields' forms is still refused when it is read.
+func (m *Manifest) Encode() []byte { return m.encode() }
+
 // encode returns the canonical form of m, in m's version (the current one
 // when unset).
 func (m *Manifest) encode() []byte {
