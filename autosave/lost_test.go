@@ -17,13 +17,7 @@ import (
 // leaves is no save: a new world starts there.
 func TestLostManifest(t *testing.T) {
 	saved := func(t *testing.T, gens int) *vfs.Mem {
-		mem := vfs.NewMem()
-		w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
-		must(t, err)
-		for g := 1; g <= gens; g++ {
-			must(t, save(t, w, g).Err)
-		}
-		must(t, w.Close())
+		mem := savedMem(t, gens)
 		must(t, mem.Remove("/save/manifest"))
 		return mem
 	}
@@ -58,18 +52,13 @@ func TestLostManifest(t *testing.T) {
 
 	// A first save that stopped before its manifest: the store at
 	// generation 1 and world-1.pecs are no save.
-	mem := vfs.NewMem()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
-	must(t, err)
-	must(t, save(t, w, 1).Err)
-	must(t, w.Close())
-	must(t, mem.Remove("/save/manifest"))
+	mem := saved(t, 1)
 	d, err := autosave.OpenDir(mem, "/save")
 	must(t, err)
 	expect(t, d.Manifest() == nil && errors.Is(d.ManifestErr(), autosave.ErrNoSave), "manifest %v", d.ManifestErr())
 	expect(t, slices.Equal(d.Leftovers(), []string{"chunks.pxsw", "world-1.pecs"}), "leftovers %v", d.Leftovers())
 	must(t, d.Close())
-	w, err = autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	must(t, save(t, w, 1).Err)
 	must(t, w.Close())
@@ -91,12 +80,7 @@ func TestUnsavedWorldLeavesNothing(t *testing.T) {
 // save reads, every save fails with ErrReadOnly (naming the directory),
 // and nothing changes.
 func TestReadOnlyMedium(t *testing.T) {
-	mem := vfs.NewMem()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
-	must(t, err)
-	must(t, save(t, w, 1).Err)
-	must(t, save(t, w, 2).Err)
-	must(t, w.Close())
+	mem := savedMem(t, 2)
 	ro := vfs.ReadOnly(mem)
 	before := snapshotFiles(t, mem, "/save")
 
@@ -109,7 +93,7 @@ func TestReadOnlyMedium(t *testing.T) {
 	must(t, d.Close())
 
 	expectGeneration(t, ro, 2) // the writer opens it and reads every chunk and body
-	w, err = autosave.OpenWriter("/save", autosave.Options{FS: ro, Store: storeConfig()})
+	w, err := autosave.OpenWriter("/save", autosave.Options{FS: ro, Store: storeConfig()})
 	must(t, err)
 	for range 3 {
 		r := save(t, w, 3)
@@ -122,4 +106,18 @@ func TestReadOnlyMedium(t *testing.T) {
 	// A new world cannot start there, and says why.
 	_, err = autosave.OpenWriter("/save", autosave.Options{FS: ro, Store: storeConfig(), Fresh: true})
 	expect(t, errors.Is(err, autosave.ErrReadOnly), "a new world on a read-only medium: %v", err)
+}
+
+// savedMem returns a file system holding /save with gens generations saved
+// by the writer (MaxBackups 1).
+func savedMem(t *testing.T, gens int) *vfs.Mem {
+	t.Helper()
+	mem := vfs.NewMem()
+	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	must(t, err)
+	for g := 1; g <= gens; g++ {
+		must(t, save(t, w, g).Err)
+	}
+	must(t, w.Close())
+	return mem
 }

@@ -120,15 +120,9 @@ func TestWriterCrashAtEveryCall(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, keep := range []float64{0, 0.5, 1} {
 		for n := 0; ; n++ {
-			mem := vfs.NewMem()
-			w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
-			must(t, err)
-			must(t, save(t, w, 1).Err)
-			must(t, save(t, w, 2).Err)
-			must(t, w.Close())
-
+			mem := savedMem(t, 2)
 			fsys, crash := vfs.NewCrashFS(mem, n, keep, rng)
-			w, err = autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: storeConfig()})
+			w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: storeConfig()})
 			if err == nil {
 				save(t, w, 3)
 				w.Close()
