@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -236,4 +237,43 @@ func TestOpenCreatesNestedDirectoriesDurably(t *testing.T) {
 	d2, err := autosave.OpenDir(after, "/a/b/save")
 	must(t, err)
 	expect(t, d2.Generation() == 1, "nested save directory lost in a crash: generation %d", d2.Generation())
+}
+
+// Generations near the top: a manifest or backup of generation 2^64-1 is
+// corrupt (it never wraps to 0 and sorts first), the last valid generation
+// commits nothing after it, and real backups are pruned in their order.
+func TestOverflowingGenerations(t *testing.T) {
+	mem := vfs.NewMem()
+	d, err := autosave.OpenDir(mem, "/save")
+	must(t, err)
+	must(t, commit(d, 1, 1))
+	must(t, commit(d, 2, 1))
+	b, err := d.Backup(1)
+	must(t, err)
+	b.Generation = math.MaxUint64
+	b.World.Name = fmt.Sprintf("backups/world-%d.pecs", uint64(math.MaxUint64))
+	must(t, vfs.WriteFileAtomic(mem, fmt.Sprintf("/save/backups/manifest-%d", uint64(math.MaxUint64)), b.Encode()))
+	expect(t, len(d.Backups()) == 1 && d.Backups()[0].Generation == 1 && len(d.DamagedBackups()) == 1, "backups %v, damaged %v", d.Backups(), d.DamagedBackups())
+	must(t, commit(d, 3, 1))
+	gens := []uint64{}
+	for _, b := range d.Backups() {
+		gens = append(gens, b.Generation)
+	}
+	expect(t, slices.Equal(gens, []uint64{2}), "after a commit keeping one backup: %v", gens)
+	must(t, d.Close())
+
+	m := d.Manifest()
+	for _, g := range []uint64{math.MaxUint64, autosave.MaxGeneration + 1, 0} {
+		m.Generation, m.World.Name = g, autosave.WorldName(g)
+		must(t, vfs.WriteFileAtomic(mem, "/save/manifest", m.Encode()))
+		_, err = autosave.OpenDir(mem, "/save")
+		expect(t, errors.Is(err, autosave.ErrCorrupt) && strings.Contains(err.Error(), "generation"), "generation %d: %v", g, err)
+	}
+	m.Generation, m.World.Name = autosave.MaxGeneration, autosave.WorldName(autosave.MaxGeneration)
+	must(t, vfs.WriteFileAtomic(mem, "/save/manifest", m.Encode()))
+	d, err = autosave.OpenDirForRepair(mem, "/save")
+	must(t, err)
+	err = commit(d, 4, 1)
+	expect(t, err != nil && strings.Contains(err.Error(), "last generation"), "a commit after the last generation: %v", err)
+	must(t, d.Close())
 }
