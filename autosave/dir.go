@@ -330,6 +330,16 @@ func (d *Dir) storeCommitted(name string) bool {
 	return err != nil || g >= 2
 }
 
+// IsEmpty reports whether the directory holds none of a save's files: no
+// manifest (readable or not), world file, chunk store or backup.
+func (d *Dir) IsEmpty() bool {
+	if d.man.Load() != nil || !errors.Is(d.manErr, ErrNoSave) || len(d.Leftovers()) > 0 {
+		return false
+	}
+	sub, _ := d.fs.ReadDir(filepath.Join(d.path, BackupDir))
+	return len(sub) == 0
+}
+
 // Leftovers lists the save format's files in a directory that holds no
 // committed save: what a first save that did not commit left (a new world's
 // first commit replaces them), for a message.

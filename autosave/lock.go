@@ -45,14 +45,21 @@ type LockedError struct {
 }
 
 func (e *LockedError) Error() string {
-	who := "another program (its lock file does not name it)"
-	if h := e.Holder; h != nil {
-		who = h.String()
-		if host, _ := os.Hostname(); h.PID == os.Getpid() && h.Host == host {
-			who += ", this process: the save directory is already open in it (a second Plugin.Install, or a Persistence not closed)"
-		}
+	return fmt.Sprintf("autosave: save directory %s is in use by %s; close that first or use another directory (arksave inspect, check, render and export read it while it runs)", e.Dir, e.Who())
+}
+
+// Who describes the holder: "demo (pid 4242 on host box, since ...)", and
+// says when it is this very process.
+func (e *LockedError) Who() string {
+	h := e.Holder
+	if h == nil {
+		return "another program (its lock file does not name it)"
 	}
-	return fmt.Sprintf("autosave: save directory %s is in use by %s; close that first or use another directory (arksave inspect, check, render and export read it while it runs)", e.Dir, who)
+	who := h.String()
+	if host, _ := os.Hostname(); h.PID == os.Getpid() && h.Host == host {
+		who += ", this process: the save directory is already open in it (a second Plugin.Install, or a Persistence not closed)"
+	}
+	return who
 }
 
 // Is makes errors.Is(err, ErrLocked) true.

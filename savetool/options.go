@@ -204,9 +204,19 @@ func pickGeneration(d *autosave.Dir, dir string, gen uint64) (*autosave.Manifest
 // it, taking its lock: an error naming the holder, and what can be done
 // meanwhile, while a game has it.
 func openLocked(fsys vfs.FS, dir string, open func(vfs.FS, string, ...autosave.DirOption) (*autosave.Dir, error)) (*autosave.Dir, error) {
+	// A path that is not a save directory is left as it is: not created,
+	// no lock file written into it.
+	ro, err := autosave.OpenDirReadOnly(fsys, dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w; is %s a save directory? (arksave check tells)", err, dir)
+	}
+	if ro.IsEmpty() {
+		return nil, fmt.Errorf("%w: %s holds none of a save's files; is it a save directory? (arksave check tells)", autosave.ErrNoSave, dir)
+	}
 	d, err := open(fsys, dir)
-	if errors.Is(err, autosave.ErrLocked) {
-		return nil, fmt.Errorf("%w: %w", ErrInUse, err)
+	var locked *autosave.LockedError
+	if errors.As(err, &locked) {
+		return nil, inUseError{locked}
 	}
 	if err != nil {
 		return nil, err
@@ -217,3 +227,14 @@ func openLocked(fsys vfs.FS, dir string, open func(vfs.FS, string, ...autosave.D
 	}
 	return d, nil
 }
+
+// inUseError is ErrInUse for one holder: it names the holder and what works
+// meanwhile, and matches autosave.ErrLocked too.
+type inUseError struct{ locked *autosave.LockedError }
+
+func (e inUseError) Error() string {
+	return fmt.Sprintf("%s is in use by %s: close the game first (arksave inspect, check, render and export work while it runs)", e.locked.Dir, e.locked.Who())
+}
+
+func (e inUseError) Is(target error) bool { return target == ErrInUse }
+func (e inUseError) Unwrap() error        { return e.locked }
