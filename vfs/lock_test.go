@@ -2,6 +2,7 @@ package vfs_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -123,4 +124,15 @@ func TestFaultyLock(t *testing.T) {
 	expect(t, len(seen) == 2 && seen[0] == vfs.OpLstat && seen[1] == vfs.OpLock, "calls %v", seen)
 	expect(t, vfs.OpLock.Mutating() && !vfs.OpLstat.Mutating(), "Lock mutates, Lstat does not")
 	expect(t, vfs.OpLock.String() == "lock" && vfs.OpLstat.String() == "lstat", "names %v %v", vfs.OpLock, vfs.OpLstat)
+}
+
+// A read-only medium: reads work, every change fails with EROFS.
+func ExampleReadOnly() {
+	mem := vfs.NewMem()
+	vfs.WriteFileAtomic(mem, "/notes", []byte("kept"))
+	ro := vfs.ReadOnly(mem)
+	data, _ := vfs.ReadFile(ro, "/notes")
+	_, err := ro.Create("/other")
+	fmt.Printf("%s; create: %v, read-only: %v\n", data, err, vfs.IsReadOnly(err))
+	// Output: kept; create: create /other: read-only file system, read-only: true
 }
