@@ -254,3 +254,24 @@ func TestWaitStartsNoSave(t *testing.T) {
 	must(t, res.Err)
 	expect(t, g.state().Saves == saves+1 && !g.state().InProgress && res.Generation == g.pers.Generation(), "SaveNow after Wait: %d saves", g.state().Saves)
 }
+
+// Loading or saving into a directory another game holds fails with
+// ErrLocked and changes nothing: the world stays, the game keeps saving
+// where it was.
+func TestLoadAndSaveToHeldDirectory(t *testing.T) {
+	mem := vfs.NewMem()
+	other := newGame(t, gameOpts{fs: mem, dir: "/other"})
+	must(t, other.waitSave(t, other.pers.Save()).Err)
+
+	g := newGame(t, gameOpts{fs: mem, dir: "/mine", radius: 0})
+	ecs.GetResource[Score](g.w).Points = 3
+	err := g.pers.Load("/other")
+	expect(t, errors.Is(err, arksave.ErrLocked), "Load of a held directory: %v", err)
+	expect(t, ecs.GetResource[Score](g.w).Points == 3 && g.w.Alive(g.player), "a refused Load changed the world")
+	res := g.waitSave(t, g.pers.SaveTo("/other"))
+	expect(t, errors.Is(res.Err, arksave.ErrLocked), "SaveTo a held directory: %+v", res)
+	expect(t, g.pers.Dir() == "/mine", "the game moved to %s", g.pers.Dir())
+	res = g.waitSave(t, g.pers.Save())
+	must(t, res.Err)
+	expect(t, res.Dir == "/mine" && res.Generation == 1 && other.pers.Generation() == 1, "saved %+v; the other game is at %d", res, other.pers.Generation())
+}

@@ -133,10 +133,11 @@ func TestSignalClosesTheWindow(t *testing.T) {
 	runOK(t, "check", dir)
 }
 
-// While the demo runs and autosaves every 50 ms of game time, the arksave
-// tool's changing commands refuse its directory, naming the demo's
-// process; its reading commands work, on a consistent generation, every
-// time. After SIGTERM (the final save) the directory checks clean.
+// While the demo runs and autosaves every 50 ms of game time, a second demo
+// and the arksave tool's changing commands refuse its directory, naming
+// the demo's process; the tool's reading commands work, on a consistent
+// generation, every time. After SIGTERM (the final save) the directory
+// checks clean.
 func TestToolsWhileTheDemoSaves(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "world")
 	var stdout, stderr bytes.Buffer
@@ -148,6 +149,13 @@ func TestToolsWhileTheDemoSaves(t *testing.T) {
 	}
 	if generation(dir) < 3 {
 		t.Fatalf("the demo did not save:\n%s", stderr.String())
+	}
+	// A second demo on the same directory is refused, naming the first.
+	second := exec.Command(demo(t), "-headless", "-ticks", "60", "-load", "-chunk", "128", "-save", dir)
+	second.Env = withoutDisplay()
+	out, err := second.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), fmt.Sprintf("in use by demo (pid %d", pid)) {
+		t.Fatalf("a second demo on %s: %v\n%s", dir, err, out)
 	}
 	for _, c := range [][]string{{"compact"}, {"restore", "--generation", "1"}, {"repair"}, {"migrate"}} {
 		out, code := run(t, append(c, dir)...)
