@@ -294,7 +294,9 @@ type Persistence struct {
 func (p *Persistence) Save() *SaveHandle { return p.rt.RequestSave() }
 
 // SaveTo asks for a complete save into dir ("Save As"), which the game then
-// continues to save to. The current directory keeps its last save.
+// continues to save to, holding it (and releasing the current directory,
+// which keeps its last save). A directory another game holds makes the
+// save fail with ErrLocked.
 func (p *Persistence) SaveTo(dir string) *SaveHandle { return p.rt.RequestSaveTo(dir) }
 
 // SaveNow saves synchronously, waiting for the commit: for a final save on
@@ -307,9 +309,11 @@ func (p *Persistence) SaveNow() *Result { return p.rt.SaveNow() }
 // between ticks, for example before a final SaveNow.
 func (p *Persistence) Wait() *Result { return p.rt.WaitSave() }
 
-// Load replaces the world with the last save in dir and continues there.
-// A missing or damaged save returns an error and leaves the world as it
-// was. See systems.Runtime.Load.
+// Load replaces the world with the last save in dir and continues there,
+// holding dir from then on (and releasing the directory it left). A
+// missing or damaged save, or a directory another game holds (ErrLocked),
+// returns an error and leaves the world as it was. See
+// systems.Runtime.Load.
 func (p *Persistence) Load(dir string) error { return p.rt.Load(dir) }
 
 // Dir returns the save directory in use.

@@ -730,8 +730,8 @@ func (d *Dir) backups() ([]*Manifest, []Problem) {
 	var out []*Manifest
 	var bad []Problem
 	for _, n := range names {
-		if !strings.HasPrefix(n, "manifest-") || strings.HasSuffix(n, ".tmp") {
-			continue
+		if _, ok := backupManifestGeneration(n); !ok {
+			continue // not a backup manifest's name (a generation out of range among them): not the save's
 		}
 		rel := path.Join(BackupDir, n)
 		m, err := d.readBackup(rel, n)
@@ -746,10 +746,7 @@ func (d *Dir) backups() ([]*Manifest, []Problem) {
 }
 
 func (d *Dir) readBackup(rel, name string) (*Manifest, error) {
-	g, ok := backupManifestGeneration(name)
-	if !ok {
-		return nil, fmt.Errorf("%w: %s is not a backup manifest's name (manifest-<generation>)", ErrCorrupt, rel)
-	}
+	g, _ := backupManifestGeneration(name)
 	p, err := d.file(rel)
 	if err != nil {
 		return nil, err

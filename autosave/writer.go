@@ -329,6 +329,17 @@ func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, erro
 	w.mu.RUnlock()
 	d := cur
 	same := samePath(cur.Path(), dir)
+	if !same && check != nil {
+		// A save to continue must be there: a mistyped directory is neither
+		// created nor locked.
+		ro, err := OpenDirReadOnly(w.opts.FS, dir)
+		if err != nil {
+			return nil, err
+		}
+		if ro.IsEmpty() {
+			return nil, fmt.Errorf("%w: %s holds none of a save's files", ErrNoSave, dir)
+		}
+	}
 	if !same {
 		var err error
 		if d, err = OpenDir(w.opts.FS, dir, LockTimeout(w.opts.LockTimeout)); err != nil {
