@@ -115,6 +115,9 @@ func New(cfg Config) (*Sim, error) {
 	ecs.AddResource(w, &Commands{})
 
 	p, plugin, err := install(w, cfg, s.chunkLoaded)
+	if errors.Is(err, arksave.ErrNoSave) {
+		return nil, fmt.Errorf("sim: nothing to load: %s holds no save (without -load a new world starts there): %w", cfg.Save.Dir, arksave.ErrNoSave)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -346,7 +348,7 @@ func TestLoadWithoutSave(t *testing.T) {
 	cfg := config(t, 8)
 	cfg.Save.Load = true
 	_, err := sim.New(cfg)
-	expect(t, err != nil, "loading an empty directory must fail")
+	expect(t, errors.Is(err, arksave.ErrNoSave) && strings.Contains(err.Error(), "without -load"), "loading an empty directory must fail: %v", err)
 }
 
 // With PauseDuringSave, sand and bodies stand still while a save is
