@@ -1,6 +1,7 @@
 package arksave_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -142,4 +143,35 @@ func ExamplePersistence_Load() {
 	}
 	fmt.Println("points after load:", score.Points)
 	// Output: points after load: 10
+}
+
+// One world, one owner: a second Install on the same directory, here or in
+// another process, fails with ErrLocked naming the holder, until the first
+// closes. Load on a directory without a save is ErrNoSave; LoadOrCreate
+// starts a new world there.
+func ExamplePlugin_Install_oneOwner() {
+	dir, _ := os.MkdirTemp("", "arksave-example-")
+	defer os.RemoveAll(dir)
+	save := filepath.Join(dir, "world1")
+
+	_, err := arksave.Plugin{Dir: save, Load: true}.Install(ecs.NewWorld())
+	fmt.Println("load of nothing:", errors.Is(err, arksave.ErrNoSave))
+
+	first := ecs.NewWorld()
+	if _, err := (arksave.Plugin{Dir: save, LoadOrCreate: true}).Install(first); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = arksave.Plugin{Dir: save, LoadOrCreate: true}.Install(ecs.NewWorld())
+	fmt.Println("second owner:", errors.Is(err, arksave.ErrLocked))
+
+	ecs.GetResource[arksave.Persistence](first).Close()
+	second := ecs.NewWorld()
+	_, err = arksave.Plugin{Dir: save, LoadOrCreate: true}.Install(second)
+	fmt.Println("after the first closed:", err)
+	ecs.GetResource[arksave.Persistence](second).Close()
+	// Output:
+	// load of nothing: true
+	// second owner: true
+	// after the first closed: <nil>
 }

@@ -66,12 +66,23 @@ type gameOpts struct {
 	fs       vfs.FS
 	dir      string
 	load     bool
+	create   bool // with load: start a new world where there is no save
 	radius   int32
 	autosave *arksave.AutosaveConfig
 	prepare  func(*ecs.World) // registers more game types before Install
 }
 
 func newGame(t testing.TB, o gameOpts) *game {
+	t.Helper()
+	g, err := installGame(t, o)
+	must(t, err)
+	return g
+}
+
+// installGame installs the plugin on a new world of the test game, and
+// returns the error of Install. A game it returns is closed at the end of
+// the test.
+func installGame(t testing.TB, o gameOpts) (*game, error) {
 	t.Helper()
 	w := ecs.NewWorld()
 	ecs.ComponentID[Position](w)
@@ -84,11 +95,13 @@ func newGame(t testing.TB, o gameOpts) *game {
 		o.autosave = &arksave.AutosaveConfig{Interval: time.Hour, Enabled: false, MaxBackups: 1}
 	}
 	systems, err := arksave.Plugin{
-		Dir: o.dir, Load: o.load, Overwrite: !o.load,
+		Dir: o.dir, Load: o.load, LoadOrCreate: o.create, Overwrite: !o.load && !o.create,
 		ChunkSize: testChunk, TileSize: 8, Seed: 7, Generator: gen{},
 		Autosave: o.autosave, FS: o.fs,
 	}.Install(w)
-	must(t, err)
+	if err != nil {
+		return nil, err
+	}
 	g := &game{
 		w: w, systems: systems,
 		pers:   ecs.GetResource[arksave.Persistence](w),
@@ -100,7 +113,7 @@ func newGame(t testing.TB, o gameOpts) *game {
 		g.player = m.NewEntity(&Position{}, &Player{Name: "ada"}, &components.Focus{Radius: o.radius})
 	}
 	t.Cleanup(func() { g.pers.Close() })
-	return g
+	return g, nil
 }
 
 func (g *game) tick() {

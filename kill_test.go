@@ -175,7 +175,7 @@ func TestKillDuringSaves(t *testing.T) {
 		if r := autosave.CheckDir(vfs.OS, dir, chunkstore.Config{}); !r.OK() && lastGen > 0 {
 			t.Fatalf("kill %d: checker: %v", i, r.Problems)
 		}
-		g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: true, radius: 1})
+		g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: true, create: true, radius: 1})
 		g.settle(t)
 		gen, d := g.pers.Generation(), g.digest(t)
 		g.pers.Close()

@@ -3,6 +3,7 @@ package arksave
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mlange-42/ark/ecs"
@@ -47,16 +48,46 @@ type System interface {
 // save and the plugin was asked neither to load it nor to overwrite it.
 var ErrSaveExists = errors.New("arksave: the save directory holds a save; set Plugin.Load to continue it or Plugin.Overwrite to start a new world there")
 
+// Errors of the save directory, matched with errors.Is.
+var (
+	// ErrLocked is returned by [Plugin.Install] (and a Load or SaveTo into
+	// another directory) when another holder, in this process or another,
+	// has the save directory open: one writer per world. The message names
+	// the holder (program, pid, host, since when) and what to do.
+	ErrLocked = autosave.ErrLocked
+	// ErrNoSave is returned by [Plugin.Install] with Load when Dir does not
+	// exist or holds no save, unless LoadOrCreate asks to start a new
+	// world there.
+	ErrNoSave = autosave.ErrNoSave
+	// ErrReadOnly is the error of every save into a directory that cannot
+	// be written (a read-only medium): the save loads, saves report it.
+	ErrReadOnly = autosave.ErrReadOnly
+)
+
 // Plugin configures arksave for a game. The zero value of every field but
 // Dir is a sensible default.
 type Plugin struct {
-	// Dir is the save directory. Required.
+	// Dir is the save directory. Required. The plugin holds it (a lock
+	// file, see autosave.LockName) from Install to Persistence.Close: a
+	// second Install on it, in this process or another, fails with
+	// ErrLocked.
 	Dir string
-	// Load continues the save in Dir if there is one: Install loads it.
+	// Load continues the save in Dir: Install loads it. A Dir that does
+	// not exist or holds no save is an error matching ErrNoSave (a
+	// mistyped directory never silently starts a new world), unless
+	// LoadOrCreate is set. A Dir whose manifest is damaged, or lost while
+	// the save's files remain, is an error that names arksave repair.
 	Load bool
+	// LoadOrCreate continues the save in Dir if there is one and starts a
+	// new world there (creating Dir) if there is none.
+	LoadOrCreate bool
 	// Overwrite starts a new world in Dir even if it holds a save. The old
 	// generations stay in backups/ as long as Autosave.MaxBackups keeps them.
 	Overwrite bool
+	// LockTimeout is how long Install waits for another holder of Dir to
+	// let go (a game restarting while the last instance makes its final
+	// save); zero fails at once with ErrLocked.
+	LockTimeout time.Duration
 
 	// ChunkSize, TileSize are the game's constants, checked against the save:
 	// pixels per chunk edge (512) and per tile edge (32).
@@ -118,9 +149,9 @@ func (p *Plugin) defaults() {
 }
 
 // Install adds the plugin's resources to the world, opens the save
-// directory (loading the save if Load is set and there is one), and returns
-// the systems to run every tick after the game's own: first the streaming
-// system, then the save system.
+// directory and takes its lock (loading the save if Load or LoadOrCreate is
+// set and there is one), and returns the systems to run every tick after
+// the game's own: first the streaming system, then the save system.
 //
 // Install needs the world's component and resource types registered first
 // when Load is set, as for any PECS decode: components with
@@ -134,6 +165,9 @@ func (p *Plugin) defaults() {
 // out. Types registered later are checked at the first save that meets
 // them. The plugin's own runtime resources and ark-tools' scheduler
 // resources ([SchedulerResources]) are not saved.
+//
+// A save directory on a medium that cannot be written loads read-only:
+// every save then fails with an error matching ErrReadOnly.
 func (p Plugin) Install(w *ecs.World) ([]System, error) {
 	p.defaults()
 	if p.Dir == "" {
@@ -141,6 +175,14 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 	}
 	if p.ChunkSize <= 0 || p.ChunkSize > 1<<12 || p.TileSize <= 0 || p.TileSize > p.ChunkSize {
 		return nil, fmt.Errorf("arksave: chunk size %d and tile size %d: want 0 < tile <= chunk <= 4096", p.ChunkSize, p.TileSize)
+	}
+	load := p.Load || p.LoadOrCreate
+	if p.Load && !p.LoadOrCreate {
+		// Look before creating or locking anything: a mistyped directory
+		// stays as it is.
+		if err := p.expectSave(); err != nil {
+			return nil, err
+		}
 	}
 	registerComponents(w)
 	codec := newWorldCodec(p.WorldOptions)
@@ -159,15 +201,20 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 	addResource(w, components.NewChunkIndex())
 	addResource(w, &components.BodyIDs{Session: 1})
 
-	dir, err := autosave.OpenDir(p.FS, p.Dir)
+	dir, err := autosave.OpenDir(p.FS, p.Dir, autosave.LockTimeout(p.LockTimeout))
 	if err != nil {
 		return nil, err
 	}
 	hasSave := dir.Manifest() != nil
-	if hasSave && !p.Load && !p.Overwrite {
+	switch {
+	case hasSave && !load && !p.Overwrite:
+		dir.Close()
 		return nil, fmt.Errorf("%s: %w", p.Dir, ErrSaveExists)
+	case !hasSave && p.Load && !p.LoadOrCreate:
+		dir.Close()
+		return nil, p.noSave(dir)
 	}
-	writer, err := autosave.OpenWriter(p.Dir, autosave.Options{
+	writer, err := autosave.NewWriter(dir, autosave.Options{
 		FS: p.FS,
 		Store: chunkstore.Config{
 			ChunkSize:   uint16(p.ChunkSize),
@@ -178,7 +225,8 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 			PersistMask: p.PersistMask,
 			Workers:     p.CompressionWorkers,
 		},
-		Fresh: hasSave && !p.Load,
+		Fresh:       hasSave && !load,
+		LockTimeout: p.LockTimeout,
 	})
 	if err != nil {
 		return nil, err
@@ -198,13 +246,36 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 	}
 	pers := &Persistence{rt: rt}
 	addResource(w, pers)
-	if hasSave && p.Load {
+	if hasSave && load {
 		if err := rt.Load(p.Dir); err != nil {
 			rt.Close()
 			return nil, err
 		}
 	}
 	return []System{&systems.StreamSystem{R: rt}, &systems.SaveSystem{R: rt}}, nil
+}
+
+// expectSave returns an error matching ErrNoSave when Dir does not exist or
+// holds no save, without creating or changing anything. A damaged or lost
+// manifest is left to OpenDir, which names the repair.
+func (p Plugin) expectSave() error {
+	d, err := autosave.OpenDirReadOnly(p.FS, p.Dir)
+	if err != nil {
+		return fmt.Errorf("arksave: load: %w; set Plugin.LoadOrCreate to start a new world there", err)
+	}
+	if d.Manifest() == nil && errors.Is(d.ManifestErr(), ErrNoSave) {
+		return p.noSave(d)
+	}
+	return nil
+}
+
+// noSave explains a directory that holds no save to load.
+func (p Plugin) noSave(d *autosave.Dir) error {
+	msg := fmt.Sprintf("arksave: load: %s holds no save", p.Dir)
+	if files := d.Leftovers(); len(files) > 0 {
+		msg += fmt.Sprintf(" (%s: what a first save left that did not commit; arksave repair %s can make a save of it)", strings.Join(files, ", "), p.Dir)
+	}
+	return fmt.Errorf("%w: %s; set Plugin.LoadOrCreate to start a new world there", ErrNoSave, msg)
 }
 
 // addResource adds res unless the world has a resource of its type; an
@@ -239,16 +310,26 @@ type Persistence struct {
 func (p *Persistence) Save() *SaveHandle { return p.rt.RequestSave() }
 
 // SaveTo asks for a complete save into dir ("Save As"), which the game then
-// continues to save to. The current directory keeps its last save.
+// continues to save to, holding it (and releasing the current directory,
+// which keeps its last save). A directory another game holds makes the
+// save fail with ErrLocked.
 func (p *Persistence) SaveTo(dir string) *SaveHandle { return p.rt.RequestSaveTo(dir) }
 
 // SaveNow saves synchronously, waiting for the commit: for a final save on
 // exit. Call it between ticks.
 func (p *Persistence) SaveNow() *Result { return p.rt.SaveNow() }
 
-// Load replaces the world with the last save in dir and continues there.
-// A missing or damaged save returns an error and leaves the world as it
-// was. See systems.Runtime.Load.
+// Wait waits for the running save, if any, to finish and takes its result
+// (AutosaveState.LastResult shows it), without starting another, however
+// short the autosave interval; nil when no save was running. Call it
+// between ticks, for example before a final SaveNow.
+func (p *Persistence) Wait() *Result { return p.rt.WaitSave() }
+
+// Load replaces the world with the last save in dir and continues there,
+// holding dir from then on (and releasing the directory it left). A
+// missing or damaged save, or a directory another game holds (ErrLocked),
+// returns an error and leaves the world as it was. See
+// systems.Runtime.Load.
 func (p *Persistence) Load(dir string) error { return p.rt.Load(dir) }
 
 // Dir returns the save directory in use.

@@ -118,8 +118,10 @@ func TestFaultsAtEveryCall(t *testing.T) {
 			}
 			// Whatever happened, the directory loads a committed generation,
 			// exactly: the one before the failed save, or (when the failure
-			// came after the commit point) the new one.
-			h := newGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
+			// came after the commit point) the new one. (Another process
+			// would see the files as they are: a copy of them, while g holds
+			// the directory.)
+			h := newGame(t, gameOpts{fs: mem.Crash(1, nil), dir: "/save", load: true, radius: 1})
 			h.settle(t)
 			gen := h.pers.Generation()
 			if res.Err == nil {
@@ -253,9 +255,11 @@ func TestSaveToContinuesThere(t *testing.T) {
 	a.settle(t)
 	_, st := a.chunk(t, 1, 0)
 	expect(t, st.Status == components.Clean && a.pers.Generation() == 1, "/a changed by Save As")
+	d0, d1 := g.chunkDigest(t, 0, 0), g.chunkDigest(t, 1, 0)
+	must(t, g.pers.Close()) // the game holds /b now
 	b := newGame(t, gameOpts{fs: mem, dir: "/b", load: true, radius: 1})
 	b.settle(t)
-	expect(t, b.chunkDigest(t, 0, 0) == g.chunkDigest(t, 0, 0) && b.chunkDigest(t, 1, 0) == g.chunkDigest(t, 1, 0), "/b lacks the world")
+	expect(t, b.chunkDigest(t, 0, 0) == d0 && b.chunkDigest(t, 1, 0) == d1, "/b lacks the world")
 }
 
 func TestInstallRefusesToOverwriteSilently(t *testing.T) {

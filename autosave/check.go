@@ -60,15 +60,78 @@ func (r *CheckReport) add(file string, off int64, err error) {
 // are checked on their own: every chunk store and world file of the
 // directory. cfg may leave the game's constants zero (they are read from
 // the store); its FS is used.
+//
+// It changes nothing and takes no lock, so it runs while a game saves into
+// the directory: a check that finds problems runs again until two checks
+// in a row see the same manifest and the same problems, so that a file a
+// concurrent commit has just moved or a header slot it is writing is not
+// reported as damage.
 func CheckDir(fsys vfs.FS, dir string, cfg chunkstore.Config) *CheckReport {
 	if fsys == nil {
 		fsys = vfs.OS
 	}
+	var last *CheckReport
+	var lastKey string
+	for range consistentTries {
+		r, d := checkOnce(fsys, dir, cfg)
+		if r.OK() || d == nil {
+			return r
+		}
+		key := r.key()
+		if last != nil && key == lastKey && !d.Stale() {
+			return r
+		}
+		last, lastKey = r, key
+	}
+	return last
+}
+
+// consistentTries bounds how often a reader starts over because a writer
+// moved on under it.
+const consistentTries = 8
+
+// key identifies a report's manifest and problems, to tell whether two
+// checks agree.
+func (r *CheckReport) key() string {
+	var b strings.Builder
+	if r.Manifest != nil {
+		b.Write(r.Manifest.encode())
+	}
+	for _, p := range r.Problems {
+		b.WriteString(p.String())
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// ReadConsistent calls read with the save directory at dir opened
+// read-only (OpenDirReadOnly) and returns its error. While a game saves
+// into the directory, a commit can move a file the reader was about to
+// open (the world file into backups/, an old chunk store away): when read
+// fails and the directory's manifest has changed since it opened, read is
+// called again with the new generation, a few times at most.
+func ReadConsistent(fsys vfs.FS, dir string, read func(d *Dir) error) error {
+	var err error
+	for range consistentTries {
+		var d *Dir
+		if d, err = OpenDirReadOnly(fsys, dir); err != nil {
+			return err
+		}
+		if err = read(d); err == nil || !d.Stale() {
+			return err
+		}
+	}
+	return err
+}
+
+// checkOnce checks the directory once; the Dir is nil when it cannot be
+// opened.
+func checkOnce(fsys vfs.FS, dir string, cfg chunkstore.Config) (*CheckReport, *Dir) {
 	r := &CheckReport{}
-	d, err := OpenDirForRepair(fsys, dir)
+	d, err := OpenDirReadOnly(fsys, dir)
 	if err != nil {
 		r.add(".", -1, err)
-		return r
+		return r, nil
 	}
 	checked := map[string]bool{} // files whose every byte was checked
 	if m := d.Manifest(); m != nil {
@@ -86,7 +149,7 @@ func CheckDir(fsys vfs.FS, dir string, cfg chunkstore.Config) *CheckReport {
 		if errors.Is(err, ErrNoSave) {
 			if len(stores)+len(worlds)+r.Backups+len(d.DamagedBackups()) == 0 {
 				r.add(ManifestName, -1, fmt.Errorf("%w: no manifest and no chunk store: this is not a save directory", ErrNoSave))
-				return r
+				return r, d
 			}
 			err = fmt.Errorf("%w: manifest missing; run arksave repair to rebuild it from the chunk store and the newest intact world file", ErrCorrupt)
 		} else if errors.Is(err, ErrCorrupt) {
@@ -95,9 +158,11 @@ func CheckDir(fsys vfs.FS, dir string, cfg chunkstore.Config) *CheckReport {
 		r.add(ManifestName, -1, err)
 		for _, name := range worlds {
 			r.Worlds++
-			if data, err := vfs.ReadFile(fsys, d.join(name)); err != nil {
-				r.add(name, -1, err)
-			} else if _, err := archetype.ReadInfo(bytes.NewReader(data)); err != nil {
+			data, err := d.readUnnamed(name)
+			if err == nil {
+				_, err = archetype.ReadInfo(bytes.NewReader(data))
+			}
+			if err != nil {
 				r.add(name, -1, err)
 			}
 		}
@@ -116,7 +181,17 @@ func CheckDir(fsys vfs.FS, dir string, cfg chunkstore.Config) *CheckReport {
 		}
 	}
 	r.Problems = kept
-	return r
+	return r, d
+}
+
+// readUnnamed reads a world file no manifest names, checking its name and
+// that it is a regular file.
+func (d *Dir) readUnnamed(name string) ([]byte, error) {
+	p, err := d.file(name)
+	if err != nil {
+		return nil, err
+	}
+	return vfs.ReadFile(d.fs, p)
 }
 
 // unnamedFiles lists the chunk stores and top-level world files of the
@@ -124,11 +199,12 @@ func CheckDir(fsys vfs.FS, dir string, cfg chunkstore.Config) *CheckReport {
 func (d *Dir) unnamedFiles(checked map[string]bool) (stores, worlds []string) {
 	names, _ := d.fs.ReadDir(d.path)
 	for _, n := range names {
+		_, world := worldGeneration(n)
 		switch {
-		case checked[n] || strings.HasSuffix(n, ".tmp"):
-		case strings.HasSuffix(n, ".pxsw") && ours(n):
+		case checked[n]:
+		case isStoreName(n):
 			stores = append(stores, n)
-		case strings.HasPrefix(n, "world-") && strings.HasSuffix(n, ".pecs"):
+		case world:
 			worlds = append(worlds, n)
 		}
 	}
@@ -149,20 +225,21 @@ func checkGeneration(r *CheckReport, d *Dir, m *Manifest, cfg chunkstore.Config,
 	cfg.ReadOnly = true
 	cfg.Generator = nil
 	cfg.Seed = 0
-	root, err := m.Chunks.Root, error(nil)
-	if len(root) == 0 {
+	root := m.Chunks.Root
+	store, err := d.file(m.Chunks.Name)
+	if err == nil && len(root) == 0 {
 		// Format 1 names the store generation by number only.
-		root, err = chunkstore.FindRoot(d.join(m.Chunks.Name), cfg, m.Chunks.Generation)
+		root, err = chunkstore.FindRoot(store, cfg, m.Chunks.Generation)
 	}
 	var s *chunkstore.Store
 	if err == nil {
-		s, err = chunkstore.OpenRoot(d.join(m.Chunks.Name), cfg, root)
+		s, err = chunkstore.OpenRoot(store, cfg, root)
 	}
 	var openErr error
 	if errors.Is(err, chunkstore.ErrCorrupt) {
 		// The generation's page table is damaged: a repair open lets Check
 		// report it, and whatever else is damaged.
-		if rs, _, rerr := chunkstore.OpenRootForRepair(d.join(m.Chunks.Name), cfg, root); rerr == nil {
+		if rs, _, rerr := chunkstore.OpenRootForRepair(store, cfg, root); rerr == nil {
 			s, openErr, err = rs, err, nil
 		}
 	}
@@ -183,7 +260,12 @@ func checkGeneration(r *CheckReport, d *Dir, m *Manifest, cfg chunkstore.Config,
 // newest generation, or scans it when no header slot is valid.
 func checkStoreFile(r *CheckReport, d *Dir, name string, cfg chunkstore.Config) {
 	cfg.FS = d.fs
-	rep := chunkstore.CheckFile(d.join(name), cfg)
+	p, err := d.file(name)
+	if err != nil {
+		r.add(name, -1, err)
+		return
+	}
+	rep := chunkstore.CheckFile(p, cfg)
 	if rep.Slots > 0 {
 		r.Stores++
 	}

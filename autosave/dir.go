@@ -1,14 +1,15 @@
 package autosave
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"path"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -25,88 +26,255 @@ import (
 //	  world-<G>.pecs      the ECS world of generation G
 //	  chunks.pxsw         the chunk store (chunks-<g>.pxsw after a compaction at g)
 //	  backups/            manifest-<g> and world-<g>.pecs of older generations
+//	  lock                held by the one writer (see LockName)
 //
 // Files newer than the manifest (from a save that did not commit) are
-// ignored and removed when the directory is opened.
+// ignored and removed when the directory is opened for writing.
 //
-// A Dir is not safe for concurrent use; the writer goroutine owns it.
-// Manifest and Generation are the exception: the game loop may call them
-// (through the Writer) while a commit runs, and sees the generation
-// committed before or after it.
+// The directory has its walls: every name a manifest holds must have the
+// form its field expects (world-<G>.pecs, chunks.pxsw, chunks-<G>.pxsw,
+// backups/world-<G>.pecs; anything else is ErrCorrupt naming the field),
+// every file operation goes through that check, symbolic links inside the
+// directory (a file, or backups/ itself) are refused and never followed,
+// and nothing outside the directory is read, written, renamed or removed.
+//
+// A Dir opened for writing (OpenDir, OpenDirForRepair) holds the
+// directory's lock until Close. A Dir is not safe for concurrent use; the
+// writer goroutine owns it. Manifest and Generation are the exception: the
+// game loop may call them (through the Writer) while a commit runs, and
+// sees the generation committed before or after it.
 type Dir struct {
 	fs     vfs.FS
 	path   string
 	man    atomic.Pointer[Manifest] // the committed manifest; never modified once stored
 	manErr error                    // why man is nil: ErrNoSave, or a damaged manifest (OpenDirForRepair)
+	lock   vfs.File                 // the directory's lock while held
+	roErr  error                    // why changes are refused; nil while the lock is held
 }
 
-// OpenDir opens the save directory at dir, creating it if it is missing.
-// If the directory holds a committed save, its manifest is read and
-// verified, and files that the manifest and the backups do not name are
-// removed. A directory without a manifest is an empty save (Manifest
-// returns nil); a corrupt manifest is an error wrapping [ErrCorrupt].
-func OpenDir(fsys vfs.FS, dir string) (*Dir, error) {
+// DirOption configures how a save directory is opened.
+type DirOption func(*dirOptions)
+
+type dirOptions struct {
+	lockTimeout time.Duration
+}
+
+// LockTimeout makes opening a save directory wait up to d for another
+// holder to release its lock, as bbolt's Options.Timeout does, instead of
+// returning ErrLocked at once.
+func LockTimeout(d time.Duration) DirOption { return func(o *dirOptions) { o.lockTimeout = d } }
+
+func applyDirOptions(opts []DirOption) dirOptions {
+	var o dirOptions
+	for _, fn := range opts {
+		fn(&o)
+	}
+	return o
+}
+
+// maxManifestSize bounds a manifest's file: the format writes well under
+// a kilobyte, so anything larger is not read.
+const maxManifestSize = 64 << 10
+
+var errClosed = fmt.Errorf("%w: the save directory was closed", ErrReadOnly)
+
+// OpenDir opens the save directory at dir for writing, creating it if it is
+// missing. It takes the directory's lock (an error matching ErrLocked, a
+// *LockedError naming the holder, while another holder has it), reads and
+// verifies the manifest and removes what saves that did not commit left
+// behind. Close releases the lock.
+//
+// A directory without a manifest holds no save (Manifest returns nil; a
+// new world's first commit replaces what a first save that did not commit
+// left there). A directory whose manifest is damaged, or lost while files
+// that only a committed save leaves remain (backups, a world file or chunk
+// store of generation 2 or later), is an error wrapping ErrCorrupt that
+// names arksave repair; nothing in it is changed, so that no new world
+// ever starts over the old one.
+//
+// On a medium that cannot be written (the lock file cannot be created: a
+// read-only file system, or no permission) the directory opens read-only:
+// without the lock, removing nothing; ReadOnly says why and every change
+// returns an error wrapping ErrReadOnly.
+func OpenDir(fsys vfs.FS, dir string, opts ...DirOption) (*Dir, error) {
 	if fsys == nil {
 		fsys = vfs.OS
 	}
 	if err := mkdirDurable(fsys, dir); err != nil {
 		return nil, fmt.Errorf("autosave: create save directory: %w", err)
 	}
-	d := &Dir{fs: fsys, path: dir}
-	data, err := vfs.ReadFile(fsys, d.join(ManifestName))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, fmt.Errorf("autosave: read manifest: %w", err)
-	default:
-		m, err := decodeManifest(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d.join(ManifestName), err)
-		}
-		d.man.Store(m)
-	}
-	if err := d.cleanup(); err != nil {
+	d, err := openLocked(fsys, dir, applyDirOptions(opts))
+	if err != nil {
 		return nil, err
+	}
+	fail := func(err error) (*Dir, error) {
+		d.Close()
+		return nil, err
+	}
+	if d.manErr != nil {
+		switch {
+		case !errors.Is(d.manErr, ErrNoSave):
+			return fail(fmt.Errorf("%w; nothing was changed: run arksave repair %s to rebuild it", d.manErr, dir))
+		default:
+			if files := d.committedFiles(3); len(files) > 0 {
+				return fail(fmt.Errorf("%w: %s has lost its manifest but holds a save's files (%s); nothing was changed: run arksave repair %s to rebuild it",
+					ErrCorrupt, dir, strings.Join(files, ", "), dir))
+			}
+		}
+	}
+	if err := d.checkBackupDir(); err != nil {
+		return fail(err)
+	}
+	if d.roErr == nil {
+		if err := d.cleanup(); err != nil {
+			return fail(err)
+		}
 	}
 	return d, nil
 }
 
 // OpenDirForRepair opens the save directory at dir as it is, for tools that
-// inspect or mend it: nothing is created or removed, and a missing or
-// damaged manifest is no error: Manifest then returns nil and ManifestErr
-// says why. Commit works as on a directory from OpenDir; when the manifest
-// is lost, set Commit.Generation above HighestGeneration.
-func OpenDirForRepair(fsys vfs.FS, dir string) (*Dir, error) {
+// mend it: it takes the lock like OpenDir, but nothing is created or
+// removed, and a missing or damaged manifest is no error: Manifest then
+// returns nil and ManifestErr says why. Commit works as on a directory from
+// OpenDir; when the manifest is lost, set Commit.Generation above
+// HighestGeneration. Close releases the lock.
+func OpenDirForRepair(fsys vfs.FS, dir string, opts ...DirOption) (*Dir, error) {
 	if fsys == nil {
 		fsys = vfs.OS
 	}
+	if err := isDir(fsys, dir); err != nil {
+		return nil, err
+	}
+	return openLocked(fsys, dir, applyDirOptions(opts))
+}
+
+// OpenDirReadOnly opens the save directory at dir to read it, without the
+// lock, while a game may be saving into it: nothing is created, changed or
+// removed, and every change returns an error wrapping ErrReadOnly. Like
+// OpenDirForRepair, a missing or damaged manifest is no error. The Dir sees
+// the generation committed when it opened; Stale tells when a writer has
+// committed another since (a reader that meets a missing file then opens
+// the directory again: see ReadConsistent). Close is optional.
+func OpenDirReadOnly(fsys vfs.FS, dir string) (*Dir, error) {
+	if fsys == nil {
+		fsys = vfs.OS
+	}
+	if err := isDir(fsys, dir); err != nil {
+		return nil, err
+	}
+	d := &Dir{fs: fsys, path: dir, roErr: fmt.Errorf("%w: %s was opened for reading", ErrReadOnly, dir)}
+	d.loadManifest()
+	return d, nil
+}
+
+func isDir(fsys vfs.FS, dir string) error {
 	st, err := fsys.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s does not exist", ErrNoSave, dir)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("autosave: open save directory: %w", err)
+		return fmt.Errorf("autosave: open save directory: %w", err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("autosave: %s is not a directory", dir)
+		return fmt.Errorf("%w: %s is not a directory", ErrNoSave, dir)
 	}
+	return nil
+}
+
+// openLocked takes the lock of an existing directory (or notes that the
+// medium is read-only) and reads its manifest.
+func openLocked(fsys vfs.FS, dir string, o dirOptions) (*Dir, error) {
 	d := &Dir{fs: fsys, path: dir}
-	data, err := vfs.ReadFile(fsys, d.join(ManifestName))
+	lock, err := lockDir(fsys, dir, o.lockTimeout)
+	switch {
+	case err == nil:
+		d.lock = lock
+	case vfs.IsReadOnly(err):
+		d.roErr = fmt.Errorf("%w: %s cannot be written: %w", ErrReadOnly, dir, err)
+	default:
+		var le *LockedError
+		if errors.As(err, &le) || errors.Is(err, ErrCorrupt) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("autosave: lock save directory %s: %w", dir, err)
+	}
+	d.loadManifest()
+	return d, nil
+}
+
+// loadManifest reads and verifies the manifest into man, or says why not
+// in manErr.
+func (d *Dir) loadManifest() {
+	m, err := d.readManifest()
+	if err != nil {
+		d.manErr = err
+		return
+	}
+	d.man.Store(m)
+}
+
+func (d *Dir) readManifest() (*Manifest, error) {
+	p, err := d.file(ManifestName)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readBounded(d.fs, p, maxManifestSize)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		d.manErr = fmt.Errorf("%w: %s has no manifest", ErrNoSave, dir)
+		return nil, fmt.Errorf("%w: %s has no manifest", ErrNoSave, d.path)
 	case err != nil:
-		d.manErr = fmt.Errorf("autosave: read manifest: %w", err)
-	default:
-		var m *Manifest
-		if m, d.manErr = decodeManifest(data); d.manErr == nil {
-			d.man.Store(m)
-		}
+		return nil, fmt.Errorf("autosave: read manifest: %w", err)
 	}
-	return d, nil
+	m, err := decodeManifest(data, false)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return m, nil
+}
+
+// readBounded reads a whole file that must not be larger than limit: a
+// larger one is corrupt.
+func readBounded(fsys vfs.FS, name string, limit int64) ([]byte, error) {
+	data, err := vfs.ReadFileLimit(fsys, name, limit)
+	if errors.Is(err, vfs.ErrTooLarge) {
+		err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return data, err
+}
+
+// Close releases the directory's lock. The Dir refuses changes afterwards;
+// reading its manifest still works.
+func (d *Dir) Close() error {
+	d.roErr = errClosed
+	if d.lock == nil {
+		return nil
+	}
+	err := d.lock.Close()
+	d.lock = nil
+	return err
+}
+
+// ReadOnly returns nil when the Dir may change the directory (it holds its
+// lock), else why not: an error wrapping ErrReadOnly.
+func (d *Dir) ReadOnly() error { return d.roErr }
+
+// Stale reports whether the manifest on disk is no longer the one the Dir
+// holds: another writer committed since the Dir opened (or the manifest
+// appeared, went away, or cannot be read now).
+func (d *Dir) Stale() bool {
+	m, err := d.readManifest()
+	cur := d.man.Load()
+	if err != nil || cur == nil {
+		return (err == nil) != (cur == nil)
+	}
+	return !bytes.Equal(m.encode(), cur.encode())
 }
 
 // ManifestErr returns nil when the directory has a valid manifest, an error
 // wrapping ErrNoSave when it has none, and for a directory opened with
-// OpenDirForRepair the reason its manifest cannot be used (wrapping
-// ErrCorrupt or ErrVersion, or an I/O error).
+// OpenDirForRepair or OpenDirReadOnly the reason its manifest cannot be
+// used (wrapping ErrCorrupt or ErrVersion, or an I/O error).
 func (d *Dir) ManifestErr() error {
 	if d.man.Load() != nil {
 		return nil
@@ -117,6 +285,75 @@ func (d *Dir) ManifestErr() error {
 	return d.manErr
 }
 
+// committedFiles lists up to n files of a directory without a manifest
+// that only a committed save leaves (for an error message): anything in
+// backups/, a world file of generation 2 or later, a chunk store whose
+// newest generation is 2 or later (or whose header cannot be read). A new
+// world's first save that did not commit leaves at most world-1.pecs and
+// chunk stores at generation 1: the commit protocol ignores those, and a
+// new world replaces them.
+func (d *Dir) committedFiles(n int) []string {
+	var out []string
+	names, _ := d.fs.ReadDir(d.path)
+	for _, name := range names {
+		g, world := worldGeneration(name)
+		switch {
+		case world && g >= 2:
+			out = append(out, name)
+		case isStoreName(name) && d.storeCommitted(name):
+			out = append(out, name)
+		case name == BackupDir:
+			sub, _ := d.fs.ReadDir(filepath.Join(d.path, BackupDir))
+			for _, b := range sub {
+				if formName(path.Join(BackupDir, b)) {
+					out = append(out, BackupDir+"/")
+					break
+				}
+			}
+		}
+	}
+	if len(out) > n {
+		out = append(out[:n], "...")
+	}
+	return out
+}
+
+// storeCommitted reports whether the chunk store name has committed more
+// than a first save could have: a header slot at generation 2 or later, or
+// records behind header slots that cannot be read.
+func (d *Dir) storeCommitted(name string) bool {
+	p, err := d.file(name)
+	if err != nil {
+		return true
+	}
+	g, err := chunkstore.NewestGeneration(d.fs, p)
+	return err != nil || g >= 2
+}
+
+// IsEmpty reports whether the directory holds none of a save's files: no
+// manifest (readable or not), world file, chunk store or backup.
+func (d *Dir) IsEmpty() bool {
+	if d.man.Load() != nil || !errors.Is(d.manErr, ErrNoSave) || len(d.Leftovers()) > 0 {
+		return false
+	}
+	sub, _ := d.fs.ReadDir(filepath.Join(d.path, BackupDir))
+	return len(sub) == 0
+}
+
+// Leftovers lists the save format's files in a directory that holds no
+// committed save: what a first save that did not commit left (a new world's
+// first commit replaces them), for a message.
+func (d *Dir) Leftovers() []string {
+	var out []string
+	names, _ := d.fs.ReadDir(d.path)
+	for _, name := range names {
+		if name != LockName && name != ManifestName && formName(name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // HighestGeneration returns the highest generation any file of the
 // directory is named after or any readable manifest names: the manifest,
 // world files, backups and compacted chunk stores. A new generation above
@@ -124,19 +361,14 @@ func (d *Dir) ManifestErr() error {
 func (d *Dir) HighestGeneration() uint64 {
 	g := d.Generation()
 	for _, sub := range []string{".", BackupDir} {
-		names, _ := d.fs.ReadDir(d.join(sub))
+		names, _ := d.fs.ReadDir(filepath.Join(d.path, sub))
 		for _, n := range names {
 			n = strings.TrimSuffix(n, ".tmp")
-			var num string
-			switch {
-			case strings.HasPrefix(n, "world-") && strings.HasSuffix(n, ".pecs"):
-				num = strings.TrimSuffix(strings.TrimPrefix(n, "world-"), ".pecs")
-			case strings.HasPrefix(n, "chunks-") && strings.HasSuffix(n, ".pxsw"):
-				num = strings.TrimSuffix(strings.TrimPrefix(n, "chunks-"), ".pxsw")
-			case strings.HasPrefix(n, "manifest-"):
-				num = strings.TrimPrefix(n, "manifest-")
-			}
-			if v, err := strconv.ParseUint(num, 10, 64); err == nil {
+			if v, ok := worldGeneration(n); ok {
+				g = max(g, v)
+			} else if v, ok := storeGeneration(n); ok {
+				g = max(g, v)
+			} else if v, ok := backupManifestGeneration(n); ok {
 				g = max(g, v)
 			}
 		}
@@ -202,11 +434,12 @@ func (d *Dir) Generation() uint64 {
 	return cur.Generation
 }
 
-func (d *Dir) join(name string) string { return filepath.Join(d.path, filepath.FromSlash(name)) }
-
-// Join returns the path of a file named relative to the directory, as the
-// manifest names them.
-func (d *Dir) Join(name string) string { return d.join(name) }
+// File returns the path of a file of the save directory named as a
+// manifest names it (slash-separated, relative to the directory), for
+// tools that open it themselves. It refuses what Dir refuses: a name the
+// save format does not use (anything that could lead outside the
+// directory), and a symbolic link or other non-regular file in its place.
+func (d *Dir) File(name string) (string, error) { return d.file(name) }
 
 // ReadWorld reads the ECS world file that m names (the committed manifest
 // when m is nil) and verifies its size and checksum.
@@ -221,15 +454,28 @@ func (d *Dir) ReadWorld(m *Manifest) ([]byte, error) {
 }
 
 func (d *Dir) readRef(ref FileRef) ([]byte, error) {
-	data, err := vfs.ReadFile(d.fs, d.join(ref.Name))
+	p, err := d.file(ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := d.fs.Open(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s named by the manifest is missing", ErrCorrupt, ref.Name)
 		}
 		return nil, fmt.Errorf("autosave: read %s: %w", ref.Name, err)
 	}
-	if int64(len(data)) != ref.Size {
-		return nil, fmt.Errorf("%w: %s: size %d, manifest says %d", ErrCorrupt, ref.Name, len(data), ref.Size)
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return nil, fmt.Errorf("autosave: read %s: %w", ref.Name, err)
+	}
+	if size != ref.Size {
+		return nil, fmt.Errorf("%w: %s: size %d, manifest says %d", ErrCorrupt, ref.Name, size, ref.Size)
+	}
+	data := make([]byte, size)
+	if n, err := f.ReadAt(data, 0); int64(n) < size && !(errors.Is(err, io.EOF) && int64(n) == size) {
+		return nil, fmt.Errorf("autosave: read %s: %w", ref.Name, err)
 	}
 	if got := crc32.Checksum(data, castagnoli); got != ref.CRC32C {
 		return nil, fmt.Errorf("%w: %s: crc32c %08x, manifest says %08x", ErrCorrupt, ref.Name, got, ref.CRC32C)
@@ -264,6 +510,9 @@ type Commit struct {
 //
 // It returns the new manifest and the bytes written.
 func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
+	if err := d.writable(); err != nil {
+		return nil, 0, err
+	}
 	gen := d.Generation() + 1
 	if c.Generation != 0 {
 		if c.Generation < gen {
@@ -271,8 +520,14 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		}
 		gen = c.Generation
 	}
+	if gen > MaxGeneration {
+		return nil, 0, fmt.Errorf("autosave: commit generation %d: the last generation a save can have is %d", gen, uint64(MaxGeneration))
+	}
 	if len(c.Chunks.Root) == 0 {
 		return nil, 0, fmt.Errorf("autosave: commit generation %d: the chunk store reference has no root", gen)
+	}
+	if !isStoreName(c.Chunks.Name) {
+		return nil, 0, fmt.Errorf("autosave: commit generation %d: %q is not a chunk store's name", gen, c.Chunks.Name)
 	}
 	if c.Now.IsZero() {
 		c.Now = time.Now()
@@ -294,7 +549,7 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		}
 		m.World = *c.WorldRef
 	} else {
-		ref, err := d.WriteWorld(c.World)
+		ref, err := d.writeWorld(gen, c.World)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -314,7 +569,7 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 	if err := d.fs.SyncDir(d.path); err != nil {
 		return nil, written, fmt.Errorf("autosave: sync save directory: %w", err)
 	}
-	if err := d.fs.Rename(d.join(tmp), d.join(ManifestName)); err != nil {
+	if err := d.rename(tmp, ManifestName); err != nil {
 		return nil, written, fmt.Errorf("autosave: commit manifest: %w", err)
 	}
 	if err := d.fs.SyncDir(d.path); err != nil {
@@ -322,7 +577,7 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		// the directory is read again, so report failure. The caller's next
 		// save writes generation gen+1 over whichever is current.
 		d.reload()
-		return nil, written, fmt.Errorf("autosave: sync save directory after commit: %w", err)
+		return nil, written, &uncertainError{fmt.Errorf("autosave: sync save directory after commit: %w", err)}
 	}
 	prev := d.man.Swap(m)
 	d.manErr = nil
@@ -333,13 +588,35 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 	return d.Manifest(), written, nil
 }
 
+// uncertainError is a commit's error after its manifest was renamed into
+// place: the new generation may be the committed one, so nothing it names
+// may be taken back.
+type uncertainError struct{ err error }
+
+func (e *uncertainError) Error() string { return e.err.Error() }
+func (e *uncertainError) Unwrap() error { return e.err }
+
+func (d *Dir) writable() error {
+	if d.roErr != nil {
+		return d.roErr
+	}
+	return nil
+}
+
 // WriteWorld writes and syncs the world file of the next generation and
 // returns its reference for [Commit.WorldRef]. The file gets a name no
 // committed manifest uses, so it can be written in place, and while the
 // chunk store commits: until a manifest names it, it is ignored (and
 // removed by the next OpenDir).
 func (d *Dir) WriteWorld(data []byte) (FileRef, error) {
-	ref := FileRef{Name: WorldName(d.Generation() + 1), Size: int64(len(data)), CRC32C: crc32.Checksum(data, castagnoli)}
+	if err := d.writable(); err != nil {
+		return FileRef{}, err
+	}
+	return d.writeWorld(d.Generation()+1, data)
+}
+
+func (d *Dir) writeWorld(gen uint64, data []byte) (FileRef, error) {
+	ref := FileRef{Name: WorldName(gen), Size: int64(len(data)), CRC32C: crc32.Checksum(data, castagnoli)}
 	if err := d.writeSynced(ref.Name, data); err != nil {
 		return FileRef{}, err
 	}
@@ -348,43 +625,75 @@ func (d *Dir) WriteWorld(data []byte) (FileRef, error) {
 
 // reload re-reads the manifest after a commit whose outcome is unknown.
 func (d *Dir) reload() {
-	data, err := vfs.ReadFile(d.fs, d.join(ManifestName))
-	if err != nil {
-		return
-	}
-	if m, err := decodeManifest(data); err == nil {
+	if m, err := d.readManifest(); err == nil {
 		d.man.Store(m)
 	}
 }
 
-func (d *Dir) writeSynced(name string, data []byte) error {
-	f, err := d.fs.Create(d.join(name))
+func (d *Dir) writeSynced(rel string, data []byte) error {
+	p, err := d.file(rel)
 	if err != nil {
-		return fmt.Errorf("autosave: create %s: %w", name, err)
+		return err
+	}
+	f, err := d.fs.Create(p)
+	if err != nil {
+		return fmt.Errorf("autosave: create %s: %w", rel, err)
 	}
 	if _, err := f.WriteAt(data, 0); err != nil {
 		f.Close()
-		return fmt.Errorf("autosave: write %s: %w", name, err)
+		return fmt.Errorf("autosave: write %s: %w", rel, err)
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("autosave: sync %s: %w", name, err)
+		return fmt.Errorf("autosave: sync %s: %w", rel, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("autosave: close %s: %w", name, err)
+		return fmt.Errorf("autosave: close %s: %w", rel, err)
 	}
 	return nil
+}
+
+// writeAtomic replaces rel with data through rel.tmp (vfs.WriteFileAtomic).
+func (d *Dir) writeAtomic(rel string, data []byte) error {
+	if _, err := d.file(rel + ".tmp"); err != nil {
+		return err
+	}
+	p, err := d.file(rel)
+	if err != nil {
+		return err
+	}
+	return vfs.WriteFileAtomic(d.fs, p, data)
+}
+
+func (d *Dir) rename(from, to string) error {
+	src, err := d.file(from)
+	if err != nil {
+		return err
+	}
+	dst, err := d.file(to)
+	if err != nil {
+		return err
+	}
+	return d.fs.Rename(src, dst)
+}
+
+func (d *Dir) remove(rel string) error {
+	p, err := d.file(rel)
+	if err != nil {
+		return err
+	}
+	return d.fs.Remove(p)
 }
 
 // retire moves the previous generation's world file and manifest into
 // backups/ and prunes backups beyond max. Failures are left for cleanup.
 func (d *Dir) retire(prev *Manifest, max int) {
-	if prev != nil && max > 0 {
-		if err := d.fs.MkdirAll(d.join(BackupDir)); err == nil {
+	if prev != nil && max > 0 && d.checkBackupDir() == nil {
+		if err := d.fs.MkdirAll(filepath.Join(d.path, BackupDir)); err == nil {
 			b := *prev
 			b.World.Name = path.Join(BackupDir, WorldName(prev.Generation))
-			if d.fs.Rename(d.join(prev.World.Name), d.join(b.World.Name)) == nil {
-				_ = vfs.WriteFileAtomic(d.fs, d.join(backupManifestName(prev.Generation)), b.encode())
+			if d.rename(prev.World.Name, b.World.Name) == nil {
+				_ = d.writeAtomic(backupManifestName(prev.Generation), b.encode())
 			}
 		}
 	}
@@ -392,7 +701,7 @@ func (d *Dir) retire(prev *Manifest, max int) {
 }
 
 func backupManifestName(g uint64) string {
-	return path.Join(BackupDir, "manifest-"+strconv.FormatUint(g, 10))
+	return path.Join(BackupDir, fmt.Sprintf("manifest-%d", g))
 }
 
 // Backups returns the manifests of the generations kept in backups/, newest
@@ -403,33 +712,29 @@ func (d *Dir) Backups() []*Manifest {
 }
 
 // DamagedBackups lists the backup manifests that cannot be read, as
-// problems of their files.
+// problems of their files, and backups/ itself when it is not a plain
+// directory.
 func (d *Dir) DamagedBackups() []Problem {
 	_, bad := d.backups()
 	return bad
 }
 
 func (d *Dir) backups() ([]*Manifest, []Problem) {
-	names, err := d.fs.ReadDir(d.join(BackupDir))
+	if err := d.checkBackupDir(); err != nil {
+		return nil, []Problem{{File: BackupDir, Offset: -1, Err: err}}
+	}
+	names, err := d.fs.ReadDir(filepath.Join(d.path, BackupDir))
 	if err != nil {
 		return nil, nil
 	}
 	var out []*Manifest
 	var bad []Problem
 	for _, n := range names {
-		if !strings.HasPrefix(n, "manifest-") || strings.HasSuffix(n, ".tmp") {
-			continue
+		if _, ok := backupManifestGeneration(n); !ok {
+			continue // not a backup manifest's name (a generation out of range among them): not the save's
 		}
 		rel := path.Join(BackupDir, n)
-		data, err := vfs.ReadFile(d.fs, d.join(rel))
-		if err != nil {
-			bad = append(bad, Problem{File: rel, Offset: -1, Err: err})
-			continue
-		}
-		m, err := decodeManifest(data)
-		if err == nil && "manifest-"+strconv.FormatUint(m.Generation, 10) != n {
-			err = fmt.Errorf("%w: backup manifest of generation %d", ErrCorrupt, m.Generation)
-		}
+		m, err := d.readBackup(rel, n)
 		if err != nil {
 			bad = append(bad, Problem{File: rel, Offset: -1, Err: err})
 			continue
@@ -440,14 +745,38 @@ func (d *Dir) backups() ([]*Manifest, []Problem) {
 	return out, bad
 }
 
+func (d *Dir) readBackup(rel, name string) (*Manifest, error) {
+	g, _ := backupManifestGeneration(name)
+	p, err := d.file(rel)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readBounded(d.fs, p, maxManifestSize)
+	if err != nil {
+		return nil, err
+	}
+	m, err := decodeManifest(data, true)
+	if err == nil && m.Generation != g {
+		err = fmt.Errorf("%w: backup manifest of generation %d", ErrCorrupt, m.Generation)
+	}
+	return m, err
+}
+
 // DropBackup removes backed-up generation g, a damaged one included, and
 // the files only it used.
 func (d *Dir) DropBackup(g uint64) error {
-	err := d.fs.Remove(d.join(backupManifestName(g)))
+	if err := d.writable(); err != nil {
+		return err
+	}
+	err := d.remove(backupManifestName(g))
 	if err == nil {
-		err = d.fs.SyncDir(d.join(BackupDir))
+		err = d.fs.SyncDir(filepath.Join(d.path, BackupDir))
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("autosave: drop backup %d: %w", g, err)
+	}
+	// Its world file goes too, even when its manifest was unreadable.
+	if err := d.remove(path.Join(BackupDir, WorldName(g))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("autosave: drop backup %d: %w", g, err)
 	}
 	return d.cleanupWith(-1)
@@ -456,10 +785,16 @@ func (d *Dir) DropBackup(g uint64) error {
 // ReplaceBackup rewrites the manifest of a backed-up generation (atomically),
 // for a migration that upgrades it: m must name a generation in backups/.
 func (d *Dir) ReplaceBackup(m *Manifest) error {
+	if err := d.writable(); err != nil {
+		return err
+	}
 	if _, err := d.Backup(m.Generation); err != nil {
 		return err
 	}
-	if err := vfs.WriteFileAtomic(d.fs, d.join(backupManifestName(m.Generation)), m.encode()); err != nil {
+	if err := checkManifestNames(m, true); err != nil {
+		return fmt.Errorf("autosave: rewrite backup %d: %w", m.Generation, err)
+	}
+	if err := d.writeAtomic(backupManifestName(m.Generation), m.encode()); err != nil {
 		return fmt.Errorf("autosave: rewrite backup %d: %w", m.Generation, err)
 	}
 	return nil
@@ -481,6 +816,9 @@ func (d *Dir) Backup(g uint64) (*Manifest, error) {
 // because the store file is append-only and kept while a backup needs it).
 // The generation that was current becomes a backup like after any commit.
 func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
+	if err := d.writable(); err != nil {
+		return nil, err
+	}
 	b, err := d.Backup(g)
 	if err != nil {
 		return nil, err
@@ -489,12 +827,16 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("autosave: restore generation %d: %w", g, err)
 	}
-	if _, err := d.fs.Stat(d.join(b.Chunks.Name)); err != nil {
+	store, err := d.file(b.Chunks.Name)
+	if err == nil {
+		_, err = d.fs.Stat(store)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("autosave: restore generation %d: chunk store %s: %w", g, b.Chunks.Name, err)
 	}
 	if len(b.Chunks.Root) == 0 {
 		// A manifest of format 1 names the store generation by number only.
-		root, err := chunkstore.FindRoot(d.join(b.Chunks.Name), chunkstore.Config{FS: d.fs}, b.Chunks.Generation)
+		root, err := chunkstore.FindRoot(store, chunkstore.Config{FS: d.fs}, b.Chunks.Generation)
 		if err != nil {
 			return nil, fmt.Errorf("autosave: restore generation %d: its manifest has no chunk store root and none can be found: %w", g, err)
 		}
@@ -504,6 +846,17 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 	return m, err
 }
 
+// Cleanup removes what no manifest names: world files and temp files of
+// saves that did not commit, and chunk stores that neither the manifest
+// nor a backup uses. A repair calls it after its commit. It needs the
+// directory's lock and a manifest; without one it removes nothing.
+func (d *Dir) Cleanup() error {
+	if err := d.writable(); err != nil {
+		return err
+	}
+	return d.cleanup()
+}
+
 // cleanup removes what the manifest and the backups do not name, keeping
 // every backup that exists.
 func (d *Dir) cleanup() error { return d.cleanupWith(-1) }
@@ -511,69 +864,52 @@ func (d *Dir) cleanup() error { return d.cleanupWith(-1) }
 // cleanupWith removes files that no manifest names: world files and temp
 // files of saves that did not commit, backups beyond max (max < 0 keeps
 // all), and chunk stores that neither the manifest nor a kept backup uses.
+// Without a committed manifest it removes nothing: a lost manifest is
+// repairable from the files. It removes only regular files whose names the
+// save format uses, never the lock file, never a damaged backup (a repair
+// decides about that), never a symbolic link.
 func (d *Dir) cleanupWith(max int) error {
-	backups := d.Backups()
+	cur := d.man.Load()
+	if cur == nil || d.roErr != nil {
+		return nil
+	}
+	backups, damaged := d.backups()
 	if max >= 0 && len(backups) > max {
 		for _, b := range backups[max:] {
-			_ = d.fs.Remove(d.join(backupManifestName(b.Generation)))
+			_ = d.remove(backupManifestName(b.Generation))
 		}
 		backups = backups[:max]
 	}
-	keep := map[string]bool{ManifestName: true}
-	cur := d.man.Load()
-	if cur != nil {
-		keep[cur.World.Name] = true
-		keep[cur.Chunks.Name] = true
-	}
+	keep := map[string]bool{ManifestName: true, LockName: true, cur.World.Name: true, cur.Chunks.Name: true}
 	for _, b := range backups {
 		keep[b.World.Name] = true
 		keep[b.Chunks.Name] = true
 		keep[backupManifestName(b.Generation)] = true
 	}
-	if cur == nil {
-		// Without a manifest the chunk store and the world files may still
-		// hold a player's world (a lost manifest is repairable from them):
-		// never remove one.
-		keep[ChunksName] = true
-		if names, err := d.fs.ReadDir(d.path); err == nil {
-			for _, n := range names {
-				if strings.HasSuffix(n, ".pxsw") || strings.HasPrefix(n, "world-") && strings.HasSuffix(n, ".pecs") {
-					keep[n] = true
-				}
-			}
+	for _, p := range damaged {
+		if g, ok := backupManifestGeneration(path.Base(p.File)); ok {
+			keep[p.File] = true
+			keep[path.Join(BackupDir, WorldName(g))] = true
 		}
 	}
-	for _, sub := range []string{".", BackupDir} {
-		names, err := d.fs.ReadDir(d.join(sub))
+	subs := []string{"."}
+	if d.checkBackupDir() == nil {
+		subs = append(subs, BackupDir)
+	}
+	for _, sub := range subs {
+		names, err := d.fs.ReadDir(filepath.Join(d.path, sub))
 		if err != nil {
 			continue
 		}
 		for _, n := range names {
 			rel := path.Join(sub, n)
-			if keep[rel] || !ours(n) {
+			if keep[rel] || !formName(rel) {
 				continue
 			}
-			if err := d.fs.Remove(d.join(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := d.remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrCorrupt) {
 				return fmt.Errorf("autosave: remove stale %s: %w", rel, err)
 			}
 		}
 	}
 	return nil
-}
-
-// ours reports whether a file name is one the save format uses, so that
-// cleanup never removes a file a user put into the directory.
-func ours(name string) bool {
-	name = strings.TrimSuffix(name, ".tmp")
-	switch {
-	case name == ManifestName, name == ChunksName:
-		return true
-	case strings.HasPrefix(name, "world-") && strings.HasSuffix(name, ".pecs"):
-		return true
-	case strings.HasPrefix(name, "manifest-"):
-		return true
-	case strings.HasPrefix(name, "chunks-") && strings.HasSuffix(name, ".pxsw"):
-		return true
-	}
-	return false
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -47,7 +49,7 @@ func commit(d *autosave.Dir, g int, backups int) error {
 // checks that its world is exactly that generation's.
 func loaded(t *testing.T, fsys vfs.FS) int {
 	t.Helper()
-	d, err := autosave.OpenDir(fsys, "/save")
+	d, err := autosave.OpenDirReadOnly(fsys, "/save")
 	must(t, err)
 	m := d.Manifest()
 	if m == nil {
@@ -72,7 +74,7 @@ func TestCommitAndReopen(t *testing.T) {
 	}
 	expect(t, loaded(t, mem) == 4, "reopen")
 	names, _ := mem.ReadDir("/save")
-	expect(t, slices.Equal(names, []string{"backups", "manifest", "world-4.pecs"}), "top level: %v", names)
+	expect(t, slices.Equal(names, []string{"backups", "lock", "manifest", "world-4.pecs"}), "top level: %v", names)
 	gens := []uint64{}
 	for _, b := range d.Backups() {
 		gens = append(gens, b.Generation)
@@ -100,6 +102,7 @@ func TestCommitCrashAtEveryStep(t *testing.T) {
 			must(t, err)
 			must(t, commit(d, 1, 1))
 			must(t, commit(d, 2, 1))
+			must(t, d.Close())
 			fsys, crash := vfs.NewCrashFS(mem, n, keep, rng)
 			d, err = autosave.OpenDir(fsys, "/save")
 			if crash.Crashed() == nil {
@@ -136,6 +139,7 @@ func TestCommitErrorsAtEveryStep(t *testing.T) {
 			d0, err := autosave.OpenDir(mem, "/save")
 			must(t, err)
 			must(t, commit(d0, 1, 1))
+			must(t, d0.Close())
 			cd := &vfs.Countdown{N: n, Err: e}
 			fsys := &vfs.Faulty{FS: mem, Injector: cd}
 			d, err := autosave.OpenDir(fsys, "/save")
@@ -163,6 +167,7 @@ func TestManifestCorruptionDetected(t *testing.T) {
 	d, err := autosave.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, commit(d, 1, 0))
+	must(t, d.Close())
 	good, err := vfs.ReadFile(mem, "/save/manifest")
 	must(t, err)
 	for i := range len(good) * 8 {
@@ -199,24 +204,27 @@ func TestOpenRemovesFilesNewerThanManifest(t *testing.T) {
 	d, err := autosave.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, commit(d, 1, 0))
+	must(t, d.Close())
 	for _, n := range []string{"world-2.pecs", "manifest.tmp", "chunks-2.pxsw", "notes.txt"} {
 		must(t, vfs.WriteFileAtomic(mem, "/save/"+n, []byte("x")))
 	}
 	_, err = autosave.OpenDir(mem, "/save")
 	must(t, err)
 	names, _ := mem.ReadDir("/save")
-	expect(t, slices.Equal(names, []string{"manifest", "notes.txt", "world-1.pecs"}), "after cleanup: %v", names)
+	expect(t, slices.Equal(names, []string{"lock", "manifest", "notes.txt", "world-1.pecs"}), "after cleanup: %v", names)
 }
 
+// A directory that lost its manifest while a save's files remain is not
+// opened for writing: the error names the repair, and nothing is removed.
 func TestOpenKeepsChunkStoreWithoutManifest(t *testing.T) {
 	mem := vfs.NewMem()
 	must(t, mem.MkdirAll("/save"))
 	must(t, vfs.WriteFileAtomic(mem, "/save/chunks.pxsw", []byte("chunks")))
 	must(t, vfs.WriteFileAtomic(mem, "/save/world-3.pecs", []byte("w")))
 	_, err := autosave.OpenDir(mem, "/save")
-	must(t, err)
+	expect(t, errors.Is(err, autosave.ErrCorrupt) && strings.Contains(err.Error(), "arksave repair"), "lost manifest: %v", err)
 	names, _ := mem.ReadDir("/save")
-	expect(t, slices.Equal(names, []string{"chunks.pxsw", "world-3.pecs"}), "a chunk store and world files without manifest must be kept: %v", names)
+	expect(t, slices.Equal(names, []string{"chunks.pxsw", "lock", "world-3.pecs"}), "a chunk store and world files without manifest must be kept: %v", names)
 }
 
 func TestOpenCreatesNestedDirectoriesDurably(t *testing.T) {
@@ -229,4 +237,44 @@ func TestOpenCreatesNestedDirectoriesDurably(t *testing.T) {
 	d2, err := autosave.OpenDir(after, "/a/b/save")
 	must(t, err)
 	expect(t, d2.Generation() == 1, "nested save directory lost in a crash: generation %d", d2.Generation())
+}
+
+// Generations near the top: a manifest of generation 2^64-1 is corrupt, a
+// backup of it not the save's (it never wraps to 0 nor sorts first), the
+// last valid generation commits nothing after it, and real backups are
+// pruned in their order.
+func TestOverflowingGenerations(t *testing.T) {
+	mem := vfs.NewMem()
+	d, err := autosave.OpenDir(mem, "/save")
+	must(t, err)
+	must(t, commit(d, 1, 1))
+	must(t, commit(d, 2, 1))
+	b, err := d.Backup(1)
+	must(t, err)
+	b.Generation = math.MaxUint64
+	b.World.Name = fmt.Sprintf("backups/world-%d.pecs", uint64(math.MaxUint64))
+	must(t, vfs.WriteFileAtomic(mem, fmt.Sprintf("/save/backups/manifest-%d", uint64(math.MaxUint64)), b.Encode()))
+	expect(t, len(d.Backups()) == 1 && d.Backups()[0].Generation == 1 && len(d.DamagedBackups()) == 0, "backups %v, damaged %v", d.Backups(), d.DamagedBackups())
+	must(t, commit(d, 3, 1))
+	gens := []uint64{}
+	for _, b := range d.Backups() {
+		gens = append(gens, b.Generation)
+	}
+	expect(t, slices.Equal(gens, []uint64{2}), "after a commit keeping one backup: %v", gens)
+	must(t, d.Close())
+
+	m := d.Manifest()
+	for _, g := range []uint64{math.MaxUint64, autosave.MaxGeneration + 1, 0} {
+		m.Generation, m.World.Name = g, autosave.WorldName(g)
+		must(t, vfs.WriteFileAtomic(mem, "/save/manifest", m.Encode()))
+		_, err = autosave.OpenDir(mem, "/save")
+		expect(t, errors.Is(err, autosave.ErrCorrupt) && strings.Contains(err.Error(), "generation"), "generation %d: %v", g, err)
+	}
+	m.Generation, m.World.Name = autosave.MaxGeneration, autosave.WorldName(autosave.MaxGeneration)
+	must(t, vfs.WriteFileAtomic(mem, "/save/manifest", m.Encode()))
+	d, err = autosave.OpenDirForRepair(mem, "/save")
+	must(t, err)
+	err = commit(d, 4, 1)
+	expect(t, err != nil && strings.Contains(err.Error(), "last generation"), "a commit after the last generation: %v", err)
+	must(t, d.Close())
 }

@@ -75,8 +75,25 @@ type StoreRef struct {
 // a backup needs them.
 func CompactedChunksName(g uint64) string { return fmt.Sprintf("chunks-%d.pxsw", g) }
 
+// BackupChunksName returns the file name of a chunk store that a repair at
+// generation g writes for the generation of backup b whose own store is
+// damaged; n > 1 tells copies apart should an earlier repair have taken
+// the name.
+func BackupChunksName(g, b uint64, n int) string {
+	if n > 1 {
+		return fmt.Sprintf("chunks-%d-backup-%d-%d.pxsw", g, b, n)
+	}
+	return fmt.Sprintf("chunks-%d-backup-%d.pxsw", g, b)
+}
+
 // WorldName returns the file name of the ECS world of generation g.
 func WorldName(g uint64) string { return fmt.Sprintf("world-%d.pecs", g) }
+
+// Encode returns the canonical form of m, in m's version (the current one
+// when unset), with its checksum: the bytes Commit writes. Tools and tests
+// write manifests with it; a manifest whose names do not have their
+// fields' forms is still refused when it is read.
+func (m *Manifest) Encode() []byte { return m.encode() }
 
 // encode returns the canonical form of m, in m's version (the current one
 // when unset).
@@ -95,8 +112,10 @@ func (m *Manifest) encode() []byte {
 	return append(out, '\n')
 }
 
-// decodeManifest parses and verifies a manifest.
-func decodeManifest(data []byte) (*Manifest, error) {
+// decodeManifest parses and verifies a manifest: the committed one, or
+// with backup set one in backups/. Besides its checksum, every name it
+// holds must have its field's form (see checkManifestNames).
+func decodeManifest(data []byte, backup bool) (*Manifest, error) {
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&m); err != nil {
@@ -123,6 +142,9 @@ func decodeManifest(data []byte) (*Manifest, error) {
 	}
 	if m.Version >= 2 && len(m.Chunks.Root) == 0 {
 		return nil, fmt.Errorf("%w: manifest version %d without a chunk store root", ErrCorrupt, m.Version)
+	}
+	if err := checkManifestNames(&m, backup); err != nil {
+		return nil, err
 	}
 	m.Checksum = want
 	return &m, nil

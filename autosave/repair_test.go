@@ -34,6 +34,7 @@ func TestManifestVersions(t *testing.T) {
 	must(t, err)
 	m := d.Manifest()
 	expect(t, m.Version == autosave.ManifestVersion && len(m.Chunks.Root) == 64, "manifest %+v", m)
+	must(t, d.Close())
 
 	// Format 1 still reads, and is written back in its own version.
 	v1 := autosave.EncodeV1(m)
@@ -41,6 +42,7 @@ func TestManifestVersions(t *testing.T) {
 	d, err = autosave.OpenDir(mem, "/save")
 	must(t, err)
 	expect(t, d.Manifest().Version == 1 && d.Manifest().Chunks.Root == nil, "v1 read as %+v", d.Manifest())
+	must(t, d.Close())
 	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	pix := make([]uint32, size*size)
@@ -70,6 +72,7 @@ func TestOpenDirForRepair(t *testing.T) {
 	d, err := autosave.OpenDir(mem, "/save")
 	must(t, err)
 	good := d.Manifest()
+	must(t, d.Close())
 	must(t, vfs.WriteFileAtomic(mem, "/save/manifest", []byte("{garbage")))
 	must(t, vfs.WriteFileAtomic(mem, "/save/world-9.pecs", []byte("stray")))
 
@@ -99,6 +102,7 @@ func TestOpenDirForRepair(t *testing.T) {
 	expect(t, r.Manifest.Generation == 11 && len(r.Problems) == 1 && r.Problems[0].File == "world-11.pecs", "check: %v", r.Problems)
 
 	// A missing manifest.
+	must(t, d.Close())
 	must(t, mem.Remove("/save/manifest"))
 	d, err = autosave.OpenDirForRepair(mem, "/save")
 	must(t, err)
@@ -128,7 +132,7 @@ func TestDamagedAndDroppedBackups(t *testing.T) {
 // the store file.
 func TestRestoreV1Backup(t *testing.T) {
 	mem := savedGenerations(t, 4)
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := autosave.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	for _, b := range d.Backups() {
 		must(t, vfs.WriteFileAtomic(mem, "/save/backups/manifest-"+string(rune('0'+b.Generation)), autosave.EncodeV1(b)))
@@ -143,6 +147,7 @@ func TestRestoreV1Backup(t *testing.T) {
 	m, err := d.Restore(1, 4)
 	must(t, err)
 	expect(t, m.Generation == 5 && len(m.Chunks.Root) == 64, "restored %+v", m)
+	must(t, d.Close())
 	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	defer w.Close()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,9 @@ type Options struct {
 	// next save commits a new world on top, and the old generations become
 	// backups (as many as MaxBackups keeps).
 	Fresh bool
+	// LockTimeout is how long opening a directory waits for another holder
+	// to release it (see LockTimeout); zero fails at once with ErrLocked.
+	LockTimeout time.Duration
 }
 
 // Job is one save for the writer.
@@ -39,8 +43,10 @@ type Job struct {
 }
 
 // Writer owns a save directory and its chunk store and commits saves on a
-// goroutine of its own. The game loop submits a [Job] when the writer is
-// idle and polls for the [Result]; loaders read chunks through it
+// goroutine of its own. It holds the directory's lock from opening until
+// Close (a directory it switches to, by Switch, Continue or a Save As,
+// until it moves on again). The game loop submits a [Job] when the writer
+// is idle and polls for the [Result]; loaders read chunks through it
 // concurrently with a commit.
 type Writer struct {
 	opts Options
@@ -49,6 +55,7 @@ type Writer struct {
 	dir   *Dir
 	store *chunkstore.Store
 	name  string // the store's file name within dir
+	fresh bool   // store is a new world's that no commit has named yet
 
 	jobs     chan Job
 	results  chan *Result
@@ -58,57 +65,83 @@ type Writer struct {
 	done     chan struct{}
 }
 
-// OpenWriter opens the save directory at dir (creating it if needed), opens
-// its chunk store at the generation the manifest names, and starts the
-// writer goroutine.
+// OpenWriter opens the save directory at dir for writing (OpenDir: taking
+// its lock, creating it if needed), opens its chunk store at the
+// generation the manifest names, and starts the writer goroutine.
 func OpenWriter(dir string, opts Options) (*Writer, error) {
 	if opts.FS == nil {
 		opts.FS = vfs.OS
 	}
-	opts.Store.FS = opts.FS
-	w := &Writer{opts: opts, jobs: make(chan Job), results: make(chan *Result, 1), done: make(chan struct{})}
-	d, store, name, err := w.openDir(dir, opts.Fresh)
+	d, err := OpenDir(opts.FS, dir, LockTimeout(opts.LockTimeout))
 	if err != nil {
 		return nil, err
 	}
-	w.dir, w.store, w.name = d, store, name
+	return NewWriter(d, opts)
+}
+
+// NewWriter starts a writer on a save directory the caller opened with
+// OpenDir, for a caller that looks at the directory before deciding
+// (Options.Fresh). The writer takes d over, its lock included, and closes
+// it on Close, or at once when NewWriter fails.
+func NewWriter(d *Dir, opts Options) (*Writer, error) {
+	if opts.FS == nil {
+		opts.FS = d.FS()
+	}
+	opts.Store.FS = opts.FS
+	w := &Writer{opts: opts, jobs: make(chan Job), results: make(chan *Result, 1), done: make(chan struct{})}
+	store, name, err := w.openStoreOf(d, opts.Fresh)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	w.dir, w.store, w.name, w.fresh = d, store, name, store.Generation() == 0
 	go w.loop()
 	return w, nil
 }
 
-// openDir opens a save directory and the chunk store of its committed
-// generation, or a new chunk store when there is no save or fresh is set.
-func (w *Writer) openDir(dir string, fresh bool) (*Dir, *chunkstore.Store, string, error) {
-	d, err := OpenDir(w.opts.FS, dir)
-	if err != nil {
-		return nil, nil, "", err
-	}
+// openStoreOf opens the chunk store of a directory's committed generation,
+// or a new chunk store when there is no save or fresh is set. A directory
+// that cannot be written opens its store read-only.
+func (w *Writer) openStoreOf(d *Dir, fresh bool) (*chunkstore.Store, string, error) {
 	if m := d.Manifest(); m != nil && !fresh {
 		s, err := w.openStore(d, m.Chunks)
 		if err != nil {
-			return nil, nil, "", fmt.Errorf("autosave: open chunk store of generation %d: %w", m.Generation, err)
+			return nil, "", fmt.Errorf("autosave: open chunk store of generation %d: %w", m.Generation, err)
 		}
-		return d, s, m.Chunks.Name, nil
+		return s, m.Chunks.Name, nil
+	}
+	if err := d.ReadOnly(); err != nil {
+		return nil, "", fmt.Errorf("autosave: a new save cannot start in %s: %w", d.Path(), err)
 	}
 	name, err := w.freshStoreName(d)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, "", err
 	}
-	s, err := chunkstore.Create(d.Join(name), w.opts.Store)
+	p, err := d.file(name)
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("autosave: create chunk store: %w", err)
+		return nil, "", err
 	}
-	return d, s, name, nil
+	s, err := chunkstore.Create(p, w.opts.Store)
+	if err != nil {
+		return nil, "", fmt.Errorf("autosave: create chunk store: %w", err)
+	}
+	return s, name, nil
 }
 
 // openStore opens the chunk store generation a manifest names: through its
 // root when the manifest has one (so that a restored backup's generation
 // opens even after the store moved on), else through its header slot.
 func (w *Writer) openStore(d *Dir, ref StoreRef) (*chunkstore.Store, error) {
-	if len(ref.Root) > 0 {
-		return chunkstore.OpenRoot(d.Join(ref.Name), w.existingConfig(), ref.Root)
+	p, err := d.file(ref.Name)
+	if err != nil {
+		return nil, err
 	}
-	return chunkstore.OpenAt(d.Join(ref.Name), w.existingConfig(), ref.Generation)
+	cfg := w.existingConfig()
+	cfg.ReadOnly = d.ReadOnly() != nil
+	if len(ref.Root) > 0 {
+		return chunkstore.OpenRoot(p, cfg, ref.Root)
+	}
+	return chunkstore.OpenAt(p, cfg, ref.Generation)
 }
 
 // existingConfig is the store configuration for opening a saved store: the
@@ -123,22 +156,28 @@ func (w *Writer) existingConfig() chunkstore.Config {
 // the directory has, so that starting over never overwrites a store that a
 // manifest, a backup or a repair might still need.
 func (w *Writer) freshStoreName(d *Dir) (string, error) {
-	for i := d.Generation() + 1; ; i++ {
+	first := d.Generation() + 1
+	for i := first; i <= MaxGeneration; i++ {
 		name := ChunksName
 		if i > 1 || d.Manifest() != nil {
 			name = CompactedChunksName(i)
 		}
-		_, err := w.opts.FS.Stat(d.Join(name))
+		p, err := d.file(name)
+		if err != nil {
+			return "", err
+		}
+		_, err = w.opts.FS.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return name, nil
 		}
 		if err != nil {
 			return "", fmt.Errorf("autosave: %w", err)
 		}
-		if i > d.Generation()+1000 {
-			return "", fmt.Errorf("autosave: no free chunk store name in %s", d.Path())
+		if i > first+1000 {
+			break
 		}
 	}
+	return "", fmt.Errorf("autosave: no free chunk store name in %s", d.Path())
 }
 
 // Submit hands a job to the writer. It returns false, and takes nothing,
@@ -255,27 +294,101 @@ func (w *Writer) Bodies(pos chunkstore.Pos) ([]chunkstore.Body, error) {
 
 // Switch makes the writer write to the save directory at dir, opening its
 // committed generation (or starting a new save there when fresh is set or
-// it holds none). A save must not be pending: call [Writer.Wait] first.
+// it holds none). It takes dir's lock and releases the current directory's;
+// on error the writer stays where it was. A save must not be pending: call
+// [Writer.Wait] first.
 func (w *Writer) Switch(dir string, fresh bool) error {
+	_, err := w.switchTo(dir, fresh, nil)
+	return err
+}
+
+// Continue makes the writer write to the save at dir, like Switch without
+// fresh, once validate accepts its committed world file, and returns that
+// file: a load replaces the game's world with it. When dir holds no save,
+// or validate fails, the writer stays where it was and dir is released.
+// A save must not be pending.
+func (w *Writer) Continue(dir string, validate func(world []byte) error) ([]byte, error) {
+	return w.switchTo(dir, false, func(d *Dir) ([]byte, error) {
+		if d.Manifest() == nil {
+			return nil, fmt.Errorf("%w: %s", ErrNoSave, dir)
+		}
+		world, err := d.ReadWorld(nil)
+		if err == nil {
+			err = validate(world)
+		}
+		return world, err
+	})
+}
+
+func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, error)) ([]byte, error) {
 	if w.Busy() {
-		return errors.New("autosave: Switch while a save is pending; Wait for it first")
+		return nil, errors.New("autosave: Switch while a save is pending; Wait for it first")
 	}
-	d, s, name, err := w.openDir(dir, fresh)
+	w.mu.RLock()
+	cur := w.dir
+	w.mu.RUnlock()
+	d := cur
+	same := samePath(cur.Path(), dir)
+	if !same && check != nil {
+		// A save to continue must be there: a mistyped directory is neither
+		// created nor locked.
+		ro, err := OpenDirReadOnly(w.opts.FS, dir)
+		if err != nil {
+			return nil, err
+		}
+		if ro.IsEmpty() {
+			return nil, fmt.Errorf("%w: %s holds none of a save's files", ErrNoSave, dir)
+		}
+	}
+	if !same {
+		var err error
+		if d, err = OpenDir(w.opts.FS, dir, LockTimeout(w.opts.LockTimeout)); err != nil {
+			return nil, err
+		}
+	}
+	fail := func(err error) ([]byte, error) {
+		if !same {
+			d.Close()
+		}
+		return nil, err
+	}
+	var world []byte
+	if check != nil {
+		var err error
+		if world, err = check(d); err != nil {
+			return fail(err)
+		}
+	}
+	s, name, err := w.openStoreOf(d, fresh)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	w.mu.Lock()
 	old := w.store
-	w.dir, w.store, w.name = d, s, name
+	w.dir, w.store, w.name, w.fresh = d, s, name, s.Generation() == 0
 	w.mu.Unlock()
-	if old == nil {
-		return nil
+	if !same {
+		cur.Close()
 	}
-	return old.Close()
+	if old == nil {
+		return world, nil
+	}
+	return world, old.Close()
 }
 
-// Close waits for a running save and stops the writer. The last result, if
-// not polled, is dropped.
+// samePath reports whether two paths name the same directory as written
+// (after cleaning and making them absolute).
+func samePath(a, b string) bool {
+	if a, err := filepath.Abs(a); err == nil {
+		if b, err := filepath.Abs(b); err == nil {
+			return a == b
+		}
+	}
+	return filepath.Clean(a) == filepath.Clean(b)
+}
+
+// Close waits for a running save, stops the writer and releases the save
+// directory. The last result, if not polled, is dropped.
 func (w *Writer) Close() error {
 	w.Wait()
 	w.mu.Lock()
@@ -289,10 +402,19 @@ func (w *Writer) Close() error {
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.store == nil {
-		return nil
+	var err error
+	if w.store != nil {
+		gen := w.store.Generation()
+		err = w.store.Close()
+		if m := w.dir.Manifest(); gen == 0 && (m == nil || m.Chunks.Name != w.name) {
+			// A new world's store that never committed: nothing of it stays.
+			_ = w.dir.remove(w.name)
+		}
 	}
-	return w.store.Close()
+	if derr := w.dir.Close(); err == nil {
+		err = derr
+	}
+	return err
 }
 
 func (w *Writer) loop() {
@@ -322,30 +444,33 @@ func (w *Writer) run(j Job) (res *Result) {
 	w.mu.RLock()
 	dir, store, name := w.dir, w.store, w.name
 	w.mu.RUnlock()
-	saveAs := false
+	res.Generation = dir.Generation()
+	res.Dir = dir.Path()
+	saveAs := j.SaveTo != ""
+	var markp *chunkstore.Mark // set once the store is marked: a panic after it reverts the store too
 	defer func() {
 		if p := recover(); p != nil {
 			res.Err = NewPanicError(p)
 			res.Generation = w.Generation()
-			w.recover(dir, store, name, saveAs)
+			w.recover(dir, store, name, saveAs, markp)
 		}
 	}()
+	if err := dir.ReadOnly(); err != nil && !saveAs {
+		res.Err = fmt.Errorf("autosave: save to %s: %w", dir.Path(), err)
+		return res
+	}
 	if store == nil {
 		// A failed save could not reopen the store; try again now.
-		w.recover(dir, nil, name, false)
+		w.recover(dir, nil, name, false, nil)
 		w.mu.RLock()
 		store = w.store
 		w.mu.RUnlock()
 		if store == nil {
-			res.Generation = dir.Generation()
-			res.Err = fmt.Errorf("autosave: chunk store %s cannot be reopened after an earlier failure", dir.Join(name))
+			res.Err = fmt.Errorf("autosave: chunk store %s in %s cannot be reopened after an earlier failure", name, dir.Path())
 			return res
 		}
 	}
-	res.Generation = dir.Generation()
-	res.Dir = dir.Path()
 
-	saveAs = j.SaveTo != ""
 	if saveAs {
 		var err error
 		dir, store, name, err = w.prepareSaveAs(j.SaveTo, store)
@@ -356,6 +481,15 @@ func (w *Writer) run(j Job) (res *Result) {
 		res.Dir = dir.Path()
 		res.Generation = dir.Generation()
 	}
+	// Should a later step fail, the store is taken back to this mark: a
+	// failed save leaves the file as it was.
+	mark, err := store.Mark()
+	if err != nil {
+		res.Err = fmt.Errorf("autosave: save to %s: %w", dir.Path(), err)
+		w.recover(dir, store, name, saveAs, nil)
+		return res
+	}
+	markp = &mark
 	w.setProgress(0.05)
 
 	batch := store.NewBatch()
@@ -399,12 +533,12 @@ func (w *Writer) run(j Job) (res *Result) {
 	wd := <-worldCh
 	if err != nil {
 		res.Err = fmt.Errorf("autosave: commit chunk store: %w", err)
-		w.recover(dir, store, name, saveAs)
+		w.recover(dir, store, name, saveAs, nil)
 		return res
 	}
 	if wd.err != nil {
 		res.Err = wd.err
-		w.recover(dir, store, name, saveAs)
+		w.recover(dir, store, name, saveAs, &mark)
 		return res
 	}
 	res.ChunksWritten = len(j.Snap.Chunks)
@@ -418,11 +552,14 @@ func (w *Writer) run(j Job) (res *Result) {
 	compactedName := ""
 	if store.NeedsCompaction() {
 		compactedName = CompactedChunksName(dir.Generation() + 1)
-		compacted, err = store.CompactTo(dir.Join(compactedName))
+		var p string
+		if p, err = dir.file(compactedName); err == nil {
+			compacted, err = store.CompactTo(p)
+		}
 		if err != nil {
 			res.CompactErr = err
 			compacted = nil
-			_ = w.opts.FS.Remove(dir.Join(compactedName))
+			_ = dir.remove(compactedName)
 		}
 	}
 	commitStore, commitName := store, name
@@ -440,10 +577,18 @@ func (w *Writer) run(j Job) (res *Result) {
 	res.BytesWritten += n
 	if err != nil {
 		res.Err = err
+		undo := &mark
+		var uncertain *uncertainError
+		if errors.As(err, &uncertain) {
+			undo = nil // the manifest may name what the store committed
+		}
 		if compacted != nil {
 			compacted.Close()
+			if undo != nil {
+				_ = dir.remove(compactedName)
+			}
 		}
-		w.recover(dir, store, name, saveAs)
+		w.recover(dir, store, name, saveAs, undo)
 		return res
 	}
 	res.Generation = man.Generation
@@ -451,9 +596,12 @@ func (w *Writer) run(j Job) (res *Result) {
 	res.Compacted = compacted != nil
 
 	// Switch readers to what was committed.
+	w.mu.Lock()
+	w.fresh = false
+	w.mu.Unlock()
 	if compacted != nil || saveAs {
 		w.mu.Lock()
-		oldStore := w.store
+		oldStore, oldDir := w.store, w.dir
 		w.dir, w.store, w.name = dir, commitStore, commitName
 		w.mu.Unlock()
 		if oldStore != commitStore {
@@ -462,53 +610,92 @@ func (w *Writer) run(j Job) (res *Result) {
 		if compacted != nil && store != oldStore {
 			store.Close() // the Save As store, superseded by its compaction
 		}
+		if oldDir != dir {
+			oldDir.Close() // Save As: the writer moved on, the old directory is free
+		}
 	}
 	return res
 }
 
-// prepareSaveAs opens the target directory for a Save As and gives it a
-// chunk store that holds everything the current store holds (a compacted
-// copy); the snapshot's changes then commit on top.
+// prepareSaveAs opens the target directory for a Save As, taking its lock,
+// and gives it a chunk store that holds everything the current store holds
+// (a compacted copy); the snapshot's changes then commit on top.
 func (w *Writer) prepareSaveAs(target string, cur *chunkstore.Store) (*Dir, *chunkstore.Store, string, error) {
-	d, err := OpenDir(w.opts.FS, target)
+	w.mu.RLock()
+	curDir := w.dir
+	w.mu.RUnlock()
+	if samePath(curDir.Path(), target) {
+		return nil, nil, "", fmt.Errorf("autosave: save as %s: that is the directory the game saves to; use Save", target)
+	}
+	d, err := OpenDir(w.opts.FS, target, LockTimeout(w.opts.LockTimeout))
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", fmt.Errorf("autosave: save as %s: %w", target, err)
+	}
+	if err := d.ReadOnly(); err != nil {
+		d.Close()
+		return nil, nil, "", fmt.Errorf("autosave: save as %s: %w", target, err)
 	}
 	name, err := w.freshStoreName(d)
+	var p string
+	if err == nil {
+		p, err = d.file(name)
+	}
 	if err != nil {
+		d.Close()
 		return nil, nil, "", err
 	}
-	s, err := cur.CompactTo(d.Join(name))
+	s, err := cur.CompactTo(p)
 	if err != nil {
-		_ = w.opts.FS.Remove(d.Join(name))
+		_ = d.remove(name)
+		d.Close()
 		return nil, nil, "", fmt.Errorf("autosave: save as %s: copy chunk store: %w", target, err)
 	}
 	return d, s, name, nil
 }
 
 // recover brings the store back to the generation the manifest names after
-// a failed save. For a failed Save As the target's store is closed and the
-// writer stays on its current directory.
-func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs bool) {
+// a failed save: when the store committed the save before a later step
+// failed (mark set), its file is first taken back to mark, so that failed
+// saves never make it grow. For a failed Save As the target's store is
+// closed, the target released, and the writer stays on its current
+// directory.
+func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs bool, mark *chunkstore.Mark) {
 	if saveAs {
 		store.Close()
+		if dir.Manifest() == nil {
+			// Nothing of the target was committed: leave no file that
+			// would look like a save there.
+			_ = dir.remove(name)
+			_ = dir.remove(WorldName(1))
+		}
+		dir.Close()
 		return
 	}
 	m := dir.Manifest()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if store != nil {
-		store.Close()
+		if mark != nil {
+			_ = store.Revert(*mark) // closes it
+		} else {
+			store.Close()
+		}
 	}
 	var s *chunkstore.Store
 	var err error
-	if m != nil && m.Chunks.Name == name {
+	if m != nil && (m.Chunks.Name == name || !w.fresh) {
+		// The manifest names this store, or (a commit whose outcome is
+		// unknown switched to a compacted one) another: open what it names.
 		s, err = w.openStore(dir, m.Chunks)
+		name = m.Chunks.Name
 	} else {
 		// No manifest names this store yet: it holds nothing committed, so
 		// it starts over.
-		if err = w.opts.FS.Remove(dir.Join(name)); err == nil || errors.Is(err, fs.ErrNotExist) {
-			s, err = chunkstore.Create(dir.Join(name), w.opts.Store)
+		if err = dir.remove(name); err == nil || errors.Is(err, fs.ErrNotExist) {
+			var p string
+			if p, err = dir.file(name); err == nil {
+				s, err = chunkstore.Create(p, w.opts.Store)
+			}
 		}
 	}
 	if err != nil {
@@ -517,7 +704,7 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 		w.store = nil
 		return
 	}
-	w.store = s
+	w.store, w.name = s, name
 }
 
 func countBodies(sets []snapshot.BodySet) int {

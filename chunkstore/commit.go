@@ -112,7 +112,9 @@ func (cw *commitWriter) record(h Handle) ([]byte, error) {
 // old generation or, once Commit has returned, the new one.
 //
 // On error nothing is published: the store stays at its generation and
-// remains usable; a later Commit may succeed.
+// remains usable; a later Commit may succeed. The file is taken back to the
+// size it had (and its header slot to what it held), so that failing
+// commits, however many, never make it grow.
 func (s *Store) Commit(b *Batch) (CommitStats, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -130,7 +132,18 @@ func (s *Store) Commit(b *Batch) (CommitStats, error) {
 		}
 		s.needDirSync = false
 	}
+	undo, err := s.mark()
+	if err != nil {
+		return st, fmt.Errorf("chunkstore: commit: %w", err)
+	}
+	st, err = s.commit(b, st, start)
+	if err != nil {
+		s.undo(undo)
+	}
+	return st, err
+}
 
+func (s *Store) commit(b *Batch, st CommitStats, start time.Time) (CommitStats, error) {
 	cw := &commitWriter{f: s.f, flushed: s.w, dictAdds: map[uint64]Handle{}}
 	muts, err := s.writeRecords(b, cw, &st)
 	if err != nil {

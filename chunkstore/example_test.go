@@ -215,3 +215,32 @@ func ExampleOpenForRepair() {
 	// true delta [{1 1}]
 	// 2 true
 }
+
+// A save that committed its chunk store and then failed (its world file or
+// manifest could not be written) takes the store back to its mark: the
+// file is as it was, and reopens at the generation before.
+func ExampleStore_Revert() {
+	s, cfg := newExampleStore()
+	b := s.NewBatch()
+	b.PutChunk(chunkstore.Pos{}, make([]uint32, 64*64))
+	s.Commit(b)
+	before := s.Stats().FileSize
+
+	mark, err := s.Mark()
+	if err != nil {
+		log.Fatal(err)
+	}
+	b = s.NewBatch()
+	b.PutChunk(chunkstore.Pos{X: 1}, make([]uint32, 64*64))
+	s.Commit(b) // ... and the save's next step fails
+	if err := s.Revert(mark); err != nil {
+		log.Fatal(err)
+	}
+	s, err = chunkstore.Open("/chunks.pxsw", cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	fmt.Println("generation", s.Generation(), "same size:", s.Stats().FileSize == before)
+	// Output: generation 1 same size: true
+}

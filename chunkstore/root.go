@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/arksave/arksave/vfs"
 )
 
 // RootInfo is what a root ([Store.Root]) says about its generation.
@@ -106,4 +108,44 @@ func FindRoot(path string, cfg Config, gen uint64) ([]byte, error) {
 	h.chunkCount = uint32(t.chunks.Len())
 	hb := h.marshal()
 	return hb[:], nil
+}
+
+// NewestGeneration reads only the header slots of the store file at path
+// (through fsys, nil meaning vfs.OS) and returns the newest generation a
+// valid one names, or 0 for a file with nothing after its slots (created
+// and never committed to). A file with records but no valid slot returns
+// an error wrapping ErrNoValidHeader.
+func NewestGeneration(fsys vfs.FS, path string) (uint64, error) {
+	if fsys == nil {
+		fsys = vfs.OS
+	}
+	f, err := fsys.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return 0, err
+	}
+	if size <= dataStart {
+		return 0, nil
+	}
+	var slots [dataStart]byte
+	if err := readFull(f, slots[:], 0); err != nil {
+		return 0, err
+	}
+	var newest uint64
+	valid := false
+	var errs [slotCount]error
+	for i := range slotCount {
+		var h header
+		if h, errs[i] = parseHeader(slots[i*headerSize:], i); errs[i] == nil {
+			valid, newest = true, max(newest, h.generation)
+		}
+	}
+	if !valid {
+		return 0, fmt.Errorf("%w: %s: slot A: %w; slot B: %w", ErrNoValidHeader, path, errs[0], errs[1])
+	}
+	return newest, nil
 }

@@ -640,7 +640,11 @@ func (s *Store) OpenReport() Report {
 }
 
 // Close closes the file. Batches not committed are not written.
-func (s *Store) Close() error {
+func (s *Store) Close() error { return s.close(nil) }
+
+// close runs last, when not nil, on the open file, then closes it; it
+// returns last's error first.
+func (s *Store) close(last func() error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.mu.Lock()
@@ -648,6 +652,13 @@ func (s *Store) Close() error {
 	if s.closed {
 		return ErrClosed
 	}
+	var err error
+	if last != nil {
+		err = last()
+	}
 	s.closed = true
-	return s.f.Close()
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

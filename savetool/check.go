@@ -16,7 +16,8 @@ import (
 // store file (.pxsw) without the game: every checksum and every reference
 // between the files (see [autosave.CheckDir] and [chunkstore.Store.Check]).
 // It collects every problem. The error is for a path that cannot be
-// checked at all (missing, or a file of another kind).
+// checked at all (missing, or a file of another kind). It takes no lock and
+// changes nothing: it works while a game saves into the directory.
 func Check(path string, o Options) (*autosave.CheckReport, error) {
 	t, fsys := newTracker(o)
 	st, err := fsys.Stat(path)
@@ -61,7 +62,7 @@ func Check(path string, o Options) (*autosave.CheckReport, error) {
 // once, each chunk store about twice (a scan of every record, then every
 // live record decoded) for each generation that names it.
 func checkEstimate(fsys vfs.FS, dir string) int64 {
-	d, err := autosave.OpenDirForRepair(fsys, dir)
+	d, err := autosave.OpenDirReadOnly(fsys, dir)
 	if err != nil {
 		return 0
 	}
@@ -70,12 +71,19 @@ func checkEstimate(fsys vfs.FS, dir string) int64 {
 		gens = append(gens, m)
 	}
 	var n int64
+	size := func(name string) int64 {
+		p, err := d.File(name)
+		if err != nil {
+			return 0
+		}
+		return fileSize(fsys, p)
+	}
 	for _, m := range gens {
-		n += m.World.Size + 2*fileSize(fsys, d.Join(m.Chunks.Name))
+		n += m.World.Size + 2*size(m.Chunks.Name)
 	}
 	if d.Manifest() == nil {
 		for _, s := range storeFiles(fsys, dir) {
-			n += 2 * fileSize(fsys, d.Join(s))
+			n += 2 * size(s)
 		}
 	}
 	return n

@@ -38,12 +38,15 @@ type CompactReport struct {
 // writer does when dead space passes the threshold. The old file is never
 // changed: backups keep their roots into it, and it is removed once none
 // does. A damaged save is not compacted (ErrDamaged): repair it first.
+// Compact takes the directory's lock: while a game holds it, it fails with
+// ErrInUse naming the game.
 func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 	t, fsys := newTracker(o.Options)
-	d, err := autosave.OpenDir(fsys, dir)
+	d, err := openLocked(fsys, dir, autosave.OpenDir)
 	if err != nil {
 		return nil, damagedOr(err, dir)
 	}
+	defer d.Close()
 	m := d.Manifest()
 	if m == nil {
 		return nil, fmt.Errorf("%w; is %s a save directory? (arksave check tells)", d.ManifestErr(), dir)
@@ -61,17 +64,21 @@ func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 	rep := &CompactReport{OldStore: m.Chunks.Name, Before: st.FileSize, DeadBefore: st.DeadBytes, DirBefore: dirBytes(fsys, dir)}
 	gen := d.Generation() + 1
 	rep.NewStore = autosave.CompactedChunksName(gen)
+	newStore, err := d.File(rep.NewStore)
+	if err != nil {
+		return nil, err
+	}
 	t.begin("compacting "+m.Chunks.Name, 2*st.RecordBytes)
-	c, err := s.CompactTo(d.Join(rep.NewStore))
+	c, err := s.CompactTo(newStore)
 	t.end()
 	if err != nil {
-		_ = fsys.Remove(d.Join(rep.NewStore))
+		_ = fsys.Remove(newStore)
 		return nil, fmt.Errorf("compact: %w", err)
 	}
 	defer c.Close()
 	if open := c.OpenReport(); !open.OK() {
 		c.Close()
-		_ = fsys.Remove(d.Join(rep.NewStore))
+		_ = fsys.Remove(newStore)
 		return nil, fmt.Errorf("%w: %s: %d damaged records met while compacting (first: %v); run arksave repair",
 			ErrDamaged, m.Chunks.Name, len(open.Problems), open.Problems[0])
 	}
@@ -85,7 +92,7 @@ func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 		MaxBackups: keep,
 	})
 	if err != nil {
-		_ = fsys.Remove(d.Join(rep.NewStore))
+		_ = fsys.Remove(newStore)
 		return nil, fmt.Errorf("compact: commit: %w", err)
 	}
 	rep.Generation = nm.Generation

@@ -22,6 +22,13 @@ var (
 	// (Compact, Migrate) when it is damaged.
 	ErrDamaged = errors.New("savetool: the save is damaged")
 
+	// ErrInUse is returned by the operations that change a save directory
+	// (Repair, Compact, Migrate, Restore) while another program, a game,
+	// holds it; the error also matches autosave.ErrLocked and names the
+	// holder. The operations that only read (Check, InspectDir, RenderDir,
+	// ExportJSON) work meanwhile.
+	ErrInUse = errors.New("savetool: the save directory is in use; close the game first")
+
 	// ErrNothingToRender is returned by RenderDir and RenderStore when no
 	// region is given and nothing is stored.
 	ErrNothingToRender = errors.New("savetool: the save stores no chunk; give a region to render")

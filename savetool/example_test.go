@@ -3,6 +3,7 @@ package savetool_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"os"
@@ -164,4 +165,30 @@ func ExampleDefaultPalette() {
 	// {156 200 236 255}
 	// {201 164 92 255}
 	// {240 214 140 255}
+}
+
+// While a game holds the save directory, commands that change it refuse,
+// naming the game; reading commands work.
+func ExampleRestore() {
+	dir, cleanup := exampleSave()
+	defer cleanup()
+	game, err := savetest.Open(dir, true) // the game runs
+	if err != nil {
+		panic(err)
+	}
+	_, err = savetool.Restore(dir, 2, savetool.Options{})
+	fmt.Println("restore while the game runs:", errors.Is(err, savetool.ErrInUse))
+	_, err = savetool.Check(dir, savetool.Options{})
+	fmt.Println("check while the game runs:", err)
+	game.Close()
+
+	r, err := savetool.Restore(dir, 2, savetool.Options{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("restored generation %d as %d; %d is a backup now\n", r.Restored, r.Generation, r.Previous)
+	// Output:
+	// restore while the game runs: true
+	// check while the game runs: <nil>
+	// restored generation 2 as 4; 3 is a backup now
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 )
 
@@ -115,13 +116,27 @@ func IndexOf(s *chunkstore.Store, name string) *ChunkIndex {
 // The world needs no Go types of the game. A damaged world file or chunk
 // store makes it return an error after writing what it could; the JSON is
 // then incomplete.
+//
+// It takes no lock and changes nothing: it works while a game saves into
+// the directory, on one consistent generation.
 func ExportJSON(w io.Writer, dir string, gen uint64, o Options) error {
 	fsys := o.fs()
-	d, m, err := openSave(fsys, dir, gen)
-	if err != nil {
-		return err
-	}
-	world, err := d.ReadWorld(m)
+	var m *autosave.Manifest
+	var world []byte
+	var s *chunkstore.Store
+	var storeErr error
+	err := readSave(fsys, dir, gen, func(d *autosave.Dir, gm *autosave.Manifest) error {
+		m = gm
+		var err error
+		if world, err = d.ReadWorld(m); err != nil {
+			return err
+		}
+		s, storeErr = openGeneration(d, m, inspectConfig(fsys))
+		if storeErr != nil && !d.Stale() {
+			return nil // the world is written, then the store's error
+		}
+		return storeErr
+	})
 	if err != nil {
 		return err
 	}
@@ -135,10 +150,9 @@ func ExportJSON(w io.Writer, dir string, gen uint64, o Options) error {
 		bw.Flush()
 		return fmt.Errorf("%s: %w", m.World.Name, err)
 	}
-	s, err := openGeneration(d, m, inspectConfig(fsys))
-	if err != nil {
+	if storeErr != nil {
 		bw.Flush()
-		return fmt.Errorf("%s: %w", m.Chunks.Name, err)
+		return fmt.Errorf("%s: %w", m.Chunks.Name, storeErr)
 	}
 	defer s.Close()
 	ix, err := json.MarshalIndent(IndexOf(s, m.Chunks.Name), "  ", "  ")

@@ -2,10 +2,10 @@ package savetool
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -65,14 +65,44 @@ type StoreInfo struct {
 	Error            string  `json:"error,omitempty"`
 }
 
-// InspectDir describes the save directory at dir. It changes nothing; a
-// damaged part is described as far as it reads and its error noted.
+// InspectDir describes the save directory at dir. It changes nothing and
+// takes no lock: it works while a game saves into the directory, on one
+// consistent generation. A damaged part is described as far as it reads
+// and its error noted.
 func InspectDir(dir string, o Options) (*DirInfo, error) {
 	fsys := o.fs()
-	d, err := autosave.OpenDirForRepair(fsys, dir)
-	if err != nil {
+	var info *DirInfo
+	err := autosave.ReadConsistent(fsys, dir, func(d *autosave.Dir) error {
+		info = inspectDir(fsys, dir, d)
+		if info.failed() {
+			return errInspect
+		}
+		return nil
+	})
+	if err != nil && err != errInspect {
 		return nil, err
 	}
+	return info, nil
+}
+
+// errInspect makes ReadConsistent look again when a description met an
+// error: a concurrent commit may have moved a file on.
+var errInspect = errors.New("savetool: inspect met an error")
+
+// failed reports whether any part of the description has an error.
+func (info *DirInfo) failed() bool {
+	if info.WorldError != "" {
+		return true
+	}
+	for _, st := range info.Stores {
+		if st.Error != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 	info := &DirInfo{Path: dir, Bytes: dirBytes(fsys, dir), Generations: []GenerationInfo{}, Stores: []StoreInfo{}}
 	gens := d.Backups()
 	if m := d.Manifest(); m != nil {
@@ -112,7 +142,9 @@ func InspectDir(dir string, o Options) (*DirInfo, error) {
 		if err != nil {
 			// Describe what the file holds even when it does not match the
 			// manifest.
-			data, _ = vfs.ReadFile(fsys, d.Join(m.World.Name))
+			if p, perr := d.File(m.World.Name); perr == nil {
+				data, _ = vfs.ReadFile(fsys, p)
+			}
 			info.WorldError = err.Error()
 		}
 		if data != nil {
@@ -123,7 +155,7 @@ func InspectDir(dir string, o Options) (*DirInfo, error) {
 			}
 		}
 	}
-	return info, nil
+	return info
 }
 
 // InspectStore describes the chunk store file at path at its newest
@@ -190,18 +222,18 @@ func dirBytes(fsys vfs.FS, dir string) int64 {
 func storeFiles(fsys vfs.FS, dir string) []string {
 	names, _ := fsys.ReadDir(dir)
 	rank := func(n string) int64 {
-		if n == autosave.ChunksName {
-			return 0
-		}
-		g, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(n, "chunks-"), ".pxsw"), 10, 62)
-		if err != nil {
+		g, _ := autosave.StoreGeneration(n)
+		switch {
+		case strings.Contains(n, "-backup-"):
 			return -1
+		case n == autosave.ChunksName:
+			return 0
 		}
 		return int64(g) + 1
 	}
 	var out []string
 	for _, n := range names {
-		if strings.HasPrefix(n, "chunks") && strings.HasSuffix(n, ".pxsw") {
+		if _, ok := autosave.StoreGeneration(n); ok {
 			out = append(out, n)
 		}
 	}

@@ -30,17 +30,19 @@ type MigrateReport struct {
 // (world file, then the manifest); the old generation becomes a backup.
 // Backup manifests of format 1 are then rewritten with their roots, one
 // atomic replace each. A damaged save is not migrated (ErrDamaged): repair
-// writes the current format too.
+// writes the current format too. Migrate takes the directory's lock: while
+// a game holds it, it fails with ErrInUse naming the game.
 func Migrate(dir string, o Options) (*MigrateReport, error) {
 	fsys := o.fs()
+	d, err := openLocked(fsys, dir, autosave.OpenDir)
+	if err != nil {
+		return nil, damagedOr(err, dir)
+	}
+	defer d.Close()
 	check := autosave.CheckDir(fsys, dir, chunkstore.Config{})
 	if !check.OK() {
 		return nil, fmt.Errorf("%w: %d problems, first: %v; run arksave repair, which writes the current format too",
 			ErrDamaged, len(check.Problems), check.Problems[0])
-	}
-	d, err := autosave.OpenDir(fsys, dir)
-	if err != nil {
-		return nil, err
 	}
 	m := d.Manifest()
 	rep := &MigrateReport{From: m.Version, To: m.Version, CurrentManifest: autosave.ManifestVersion, StoreVersion: 1, CheckedBeforehand: true}

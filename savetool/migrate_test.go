@@ -94,7 +94,7 @@ func TestMigrateV1Fixture(t *testing.T) {
 	slices.Sort(rep.BackupsUpgraded)
 	expect(t, slices.Equal(rep.BackupsUpgraded, []uint64{1, 2, 3}), "backups upgraded: %v", rep.BackupsUpgraded)
 
-	d, err := autosave.OpenDir(nil, dir)
+	d, err := autosave.OpenDirReadOnly(nil, dir)
 	must(t, err)
 	expect(t, d.Manifest().Version == autosave.ManifestVersion && len(d.Manifest().Chunks.Root) == 64, "manifest %+v", d.Manifest())
 	for _, b := range d.Backups() {
@@ -112,9 +112,7 @@ func TestMigrateV1Fixture(t *testing.T) {
 	rep, err = savetool.Migrate(dir, savetool.Options{})
 	must(t, err)
 	expect(t, rep.NothingToDo, "second migrate: %+v", rep)
-	d, err = autosave.OpenDir(nil, dir)
-	must(t, err)
-	_, err = d.Restore(1, 4)
+	_, err = savetool.Restore(dir, 1, savetool.Options{})
 	must(t, err)
 	expect(t, loads(t, dir) == 1, "restored generation 1")
 }
@@ -139,7 +137,7 @@ func TestRepairV1Save(t *testing.T) {
 	rep, err := savetool.Repair(dir, savetool.RepairOptions{})
 	must(t, err)
 	expect(t, rep.After.OK() && len(rep.BackupsRewritten) == 2, "repair: %+v", rep)
-	d, err := autosave.OpenDir(nil, dir)
+	d, err := autosave.OpenDirReadOnly(nil, dir)
 	must(t, err)
 	expect(t, d.Manifest().Version == autosave.ManifestVersion, "repaired manifest is format %d", d.Manifest().Version)
 	got, err := savetest.Read(dir)

@@ -147,7 +147,11 @@ func rootOf(d *autosave.Dir, m *autosave.Manifest) ([]byte, error) {
 	if len(m.Chunks.Root) > 0 {
 		return m.Chunks.Root, nil
 	}
-	return chunkstore.FindRoot(d.Join(m.Chunks.Name), chunkstore.Config{FS: d.FS()}, m.Chunks.Generation)
+	p, err := d.File(m.Chunks.Name)
+	if err != nil {
+		return nil, err
+	}
+	return chunkstore.FindRoot(p, chunkstore.Config{FS: d.FS()}, m.Chunks.Generation)
 }
 
 // openGeneration opens the chunk store generation a manifest names with cfg
@@ -157,31 +161,80 @@ func openGeneration(d *autosave.Dir, m *autosave.Manifest, cfg chunkstore.Config
 	if err != nil {
 		return nil, err
 	}
-	return chunkstore.OpenRoot(d.Join(m.Chunks.Name), cfg, root)
+	p, err := d.File(m.Chunks.Name)
+	if err != nil {
+		return nil, err
+	}
+	return chunkstore.OpenRoot(p, cfg, root)
 }
 
-// openSave opens the save directory at dir read-only (nothing is removed)
-// and returns it with the manifest of generation gen (0: the committed
-// one).
-func openSave(fsys vfs.FS, dir string, gen uint64) (*autosave.Dir, *autosave.Manifest, error) {
-	d, err := autosave.OpenDirForRepair(fsys, dir)
-	if err != nil {
-		return nil, nil, err
-	}
+// readSave opens the save directory at dir read-only, without its lock
+// (nothing is changed: a game may be saving into it), and calls read with
+// the manifest of generation gen (0: the committed one). When read fails
+// because a concurrent commit moved a file on, it runs again on the new
+// generation (autosave.ReadConsistent).
+func readSave(fsys vfs.FS, dir string, gen uint64, read func(d *autosave.Dir, m *autosave.Manifest) error) error {
+	return autosave.ReadConsistent(fsys, dir, func(d *autosave.Dir) error {
+		m, err := pickGeneration(d, dir, gen)
+		if err != nil {
+			return err
+		}
+		return read(d, m)
+	})
+}
+
+// pickGeneration returns the manifest of generation gen (0: the committed
+// one) of a directory opened read-only.
+func pickGeneration(d *autosave.Dir, dir string, gen uint64) (*autosave.Manifest, error) {
 	m := d.Manifest()
 	if m == nil {
 		err := d.ManifestErr()
 		if errors.Is(err, autosave.ErrNoSave) {
-			return nil, nil, fmt.Errorf("%w; is %s a save directory? (arksave check tells)", err, dir)
+			return nil, fmt.Errorf("%w; is %s a save directory? (arksave check tells)", err, dir)
 		}
-		return nil, nil, fmt.Errorf("%s: %w; run arksave repair", dir, err)
+		return nil, fmt.Errorf("%s: %w; run arksave repair", dir, err)
 	}
 	if gen == 0 || gen == m.Generation {
-		return d, m, nil
+		return m, nil
 	}
-	b, err := d.Backup(gen)
-	if err != nil {
-		return nil, nil, err
-	}
-	return d, b, nil
+	return d.Backup(gen)
 }
+
+// openLocked opens the save directory at dir for a command that changes
+// it, taking its lock: an error naming the holder, and what can be done
+// meanwhile, while a game has it.
+func openLocked(fsys vfs.FS, dir string, open func(vfs.FS, string, ...autosave.DirOption) (*autosave.Dir, error)) (*autosave.Dir, error) {
+	// A path that is not a save directory is left as it is: not created,
+	// no lock file written into it.
+	ro, err := autosave.OpenDirReadOnly(fsys, dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w; is %s a save directory? (arksave check tells)", err, dir)
+	}
+	if ro.IsEmpty() {
+		return nil, fmt.Errorf("%w: %s holds none of a save's files; is it a save directory? (arksave check tells)", autosave.ErrNoSave, dir)
+	}
+	d, err := open(fsys, dir)
+	var locked *autosave.LockedError
+	if errors.As(err, &locked) {
+		return nil, inUseError{locked}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := d.ReadOnly(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// inUseError is ErrInUse for one holder: it names the holder and what works
+// meanwhile, and matches autosave.ErrLocked too.
+type inUseError struct{ locked *autosave.LockedError }
+
+func (e inUseError) Error() string {
+	return fmt.Sprintf("%s is in use by %s: close the game first (arksave inspect, check, render and export work while it runs)", e.locked.Dir, e.locked.Who())
+}
+
+func (e inUseError) Is(target error) bool { return target == ErrInUse }
+func (e inUseError) Unwrap() error        { return e.locked }

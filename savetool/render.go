@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 )
 
@@ -77,14 +78,16 @@ const (
 
 // RenderDir draws a generation of the save directory at dir as an image:
 // stored chunks as saved, the rest generated or hatched. It opens the store
-// read-only.
+// read-only and takes no lock: it works while a game saves into the
+// directory, on one consistent generation.
 func RenderDir(dir string, o RenderOptions) (*image.RGBA, *RenderStats, error) {
 	_, fsys := newTracker(o.Options)
-	d, m, err := openSave(fsys, dir, o.Generation)
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := openGeneration(d, m, inspectConfig(fsys))
+	var s *chunkstore.Store
+	err := readSave(fsys, dir, o.Generation, func(d *autosave.Dir, m *autosave.Manifest) error {
+		var err error
+		s, err = openGeneration(d, m, inspectConfig(fsys))
+		return err
+	})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,9 +2,11 @@ package savetool
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -128,28 +130,49 @@ func (versionOnly) Generate(int32, int32, uint64, []uint32) {}
 //     by scanning the records forward; damaged records are dropped (those
 //     chunks regenerate, those bodies are gone); a clean copy is written
 //     with CompactTo to a new file.
+//
 //   - A damaged or missing world file is replaced by the newest intact one
 //     (a backup's), and the report says so.
+//
 //   - A lost or damaged manifest is rebuilt from the newest chunk store
 //     (its newest valid header slot, or a scan) and the newest intact world
 //     file.
+//
 //   - Backups stay when intact; a backup whose world file is damaged is
 //     dropped; one whose chunk store file is damaged elsewhere gets its
 //     generation copied into a file of its own.
 //
-// After a repair the directory checks clean and the game loads it.
+//   - A chunk or body set lost from the chunk store (its record damaged, or
+//     gone with the page table that named it) comes back from the newest
+//     backup whose store holds it intact, and is listed as reverted, with
+//     the backup it came from.
+//
+// Every chunk that may read differently from the damaged generation is
+// listed as dropped or reverted; chunks that left no trace at all are
+// counted in a note.
+//
+// After a repair the directory checks clean and the game loads it. Repair
+// takes the directory's lock (a dry run only reads): while a game holds
+// it, it fails with ErrInUse naming the game.
 func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	t, fsys := newTracker(o.Options)
 	rep := &RepairReport{DryRun: o.DryRun}
+	var d *autosave.Dir
+	var err error
+	if o.DryRun {
+		d, err = autosave.OpenDirReadOnly(fsys, dir)
+	} else {
+		d, err = openLocked(fsys, dir, autosave.OpenDirForRepair)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
 	t.begin("checking", checkEstimate(fsys, dir))
 	rep.Before = autosave.CheckDir(fsys, dir, chunkstore.Config{})
 	t.end()
 	if len(rep.Before.Problems) == 1 && rep.Before.Problems[0].File == "." {
 		return nil, rep.Before.Problems[0].Err
-	}
-	d, err := autosave.OpenDirForRepair(fsys, dir)
-	if err != nil {
-		return nil, err
 	}
 	manErr := d.ManifestErr()
 	switch {
@@ -179,8 +202,8 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	if o.DryRun {
 		return rep, nil
 	}
-	// Reopening cleans up what no manifest names any more.
-	if _, err := autosave.OpenDir(fsys, dir); err != nil {
+	// What no manifest names any more goes.
+	if err := d.Cleanup(); err != nil {
 		return rep, err
 	}
 	t.begin("checking the repair", checkEstimate(fsys, dir))
@@ -232,25 +255,40 @@ func (r *repairer) repairCurrent() error {
 	if src != nil {
 		defer src.Close()
 	}
+	fills, fillNames := r.fillSources()
+	defer func() {
+		for _, f := range fills {
+			f.Close()
+		}
+	}()
+	var loss *scanLoss
+	if src != nil && r.rep.Store.Rebuilt {
+		loss = r.scanLoss(src)
+	}
 	if r.o.DryRun {
 		if src != nil {
-			r.classify(src, nil)
+			r.classify(src, nil, nil, fills, fillNames, loss)
 			r.rep.Kept = countsOf(src)
 		}
 		return nil
 	}
 
 	name := autosave.CompactedChunksName(r.newGen)
+	p, err := r.d.File(name)
+	if err != nil {
+		return err
+	}
 	var fixed *chunkstore.Store
 	if src != nil {
 		r.t.begin("writing "+name, 2*src.Stats().RecordBytes)
-		fixed, err = src.CompactTo(r.d.Join(name))
+		var filled []chunkstore.Filled
+		fixed, filled, err = src.CompactToFilling(p, loss.missing(), fills...)
 		r.t.end()
 		if err != nil {
-			_ = r.fsys.Remove(r.d.Join(name))
+			_ = r.fsys.Remove(p)
 			return fmt.Errorf("repair: write %s: %w", name, err)
 		}
-		r.classify(src, fixed)
+		r.classify(src, fixed, filled, fills, fillNames, loss)
 	} else {
 		fixed, err = r.emptyStore(name)
 		if err != nil {
@@ -268,7 +306,7 @@ func (r *repairer) repairCurrent() error {
 		MaxBackups: len(r.backups) + len(r.d.DamagedBackups()),
 	})
 	if err != nil {
-		_ = r.fsys.Remove(r.d.Join(name))
+		_ = r.fsys.Remove(p)
 		return fmt.Errorf("repair: commit generation %d: %w", r.newGen, err)
 	}
 	rep.Generation = m.Generation
@@ -316,10 +354,10 @@ func (r *repairer) pickWorld() ([]byte, error) {
 		named[b.World.Name] = true
 	}
 	for _, sub := range []string{".", autosave.BackupDir} {
-		names, _ := r.fsys.ReadDir(r.d.Join(sub))
+		names, _ := r.fsys.ReadDir(filepath.Join(r.d.Path(), sub))
 		for _, n := range names {
 			rel := path.Join(sub, n)
-			g, ok := worldGeneration(n)
+			g, ok := autosave.WorldGeneration(n)
 			if ok && !named[rel] {
 				cands = append(cands, cand{g, rel, nil})
 			}
@@ -340,8 +378,10 @@ func (r *repairer) pickWorld() ([]byte, error) {
 		var err error
 		if c.ref != nil {
 			data, err = r.d.ReadWorld(&autosave.Manifest{World: *c.ref})
+		} else if p, perr := r.d.File(c.name); perr != nil {
+			err = perr
 		} else {
-			data, err = vfs.ReadFile(r.fsys, r.d.Join(c.name))
+			data, err = vfs.ReadFile(r.fsys, p)
 		}
 		if err == nil {
 			_, err = archetype.ReadInfo(bytes.NewReader(data))
@@ -367,14 +407,6 @@ func (r *repairer) pickWorld() ([]byte, error) {
 	r.rep.World = WorldSource{Empty: true, Fallback: true}
 	r.note("no intact ECS world file: the repaired save has an empty ECS world")
 	return buf.Bytes(), nil
-}
-
-func worldGeneration(name string) (uint64, bool) {
-	if !strings.HasPrefix(name, "world-") || !strings.HasSuffix(name, ".pecs") {
-		return 0, false
-	}
-	g, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(name, "world-"), ".pecs"), 10, 64)
-	return g, err == nil
 }
 
 // known returns the game's constants as the directory records them (any
@@ -426,8 +458,11 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 	}
 	var why []string
 	for _, c := range cands {
-		p := r.d.Join(c.name)
-		if _, err := r.fsys.Stat(p); err != nil {
+		p, err := r.d.File(c.name)
+		if err == nil {
+			_, err = r.fsys.Stat(p)
+		}
+		if err != nil {
 			why = append(why, fmt.Sprintf("%s: %v", c.name, err))
 			continue
 		}
@@ -441,7 +476,6 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 		r.t.begin("reading "+c.name, fileSize(r.fsys, p))
 		var s *chunkstore.Store
 		var open chunkstore.Report
-		var err error
 		if root != nil {
 			s, open, err = chunkstore.OpenRootForRepair(p, chunkstore.Config{FS: r.fsys}, root)
 		} else {
@@ -496,28 +530,239 @@ func (r *repairer) emptyStore(name string) (*chunkstore.Store, error) {
 		return nil, errUnknown
 	}
 	cfg.FS, cfg.PixelSize = r.fsys, 4
-	s, err := chunkstore.Create(r.d.Join(name), cfg)
+	p, err := r.d.File(name)
+	if err != nil {
+		return nil, err
+	}
+	s, err := chunkstore.Create(p, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("repair: %w", err)
 	}
 	return s, nil
 }
 
-// classify lists the chunks and body sets the repair loses: live records
-// that compaction dropped (fixed, nil on a dry run: the checker's findings
-// instead) and, when the index was rebuilt by a scan, the damaged records
-// whose position now reads an older record or none.
-func (r *repairer) classify(src, fixed *chunkstore.Store) {
-	type key struct {
-		pos    chunkstore.Pos
-		bodies bool
+// lossKey names a chunk's pixels or its body set.
+type lossKey struct {
+	pos    chunkstore.Pos
+	bodies bool
+}
+
+// losses collects what a repair lists as dropped or reverted, once per
+// chunk or body set.
+type losses struct {
+	dropped, reverted map[lossKey]string
+}
+
+func (l *losses) listed(k lossKey) bool {
+	_, d := l.dropped[k]
+	_, v := l.reverted[k]
+	return d || v
+}
+
+func (l *losses) drop(k lossKey, why string) {
+	if !l.listed(k) {
+		l.dropped[k] = why
 	}
-	live := map[key]chunkstore.Handle{}
+}
+
+func (l *losses) revert(k lossKey, why string) {
+	delete(l.dropped, k)
+	l.reverted[k] = why
+}
+
+// sorted returns m's losses in page-table order.
+func sortedLosses(m map[lossKey]string) []Loss {
+	out := make([]Loss, 0, len(m))
+	for k, why := range m {
+		out = append(out, Loss{Pos: k.pos, Bodies: k.bodies, Reason: why})
+	}
+	slices.SortFunc(out, func(a, b Loss) int {
+		if c := cmp.Compare(a.Pos.Y, b.Pos.Y); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Pos.X, b.Pos.X); c != 0 {
+			return c
+		}
+		if a.Bodies == b.Bodies {
+			return 0
+		}
+		if a.Bodies {
+			return 1
+		}
+		return -1
+	})
+	return out
+}
+
+// fillSources opens, read-only, the chunk store generation of every
+// backup, newest first, for a repair to take lost chunks from; a backup
+// whose generation does not open is left out.
+func (r *repairer) fillSources() ([]*chunkstore.Store, []string) {
+	var stores []*chunkstore.Store
+	var names []string
+	for _, b := range r.backups {
+		s, err := openGeneration(r.d, b, inspectConfig(r.fsys))
+		if err != nil {
+			continue
+		}
+		stores = append(stores, s)
+		names = append(names, fmt.Sprintf("backup %d's (in %s)", b.Generation, b.Chunks.Name))
+	}
+	return stores, names
+}
+
+// wouldFill says, for a dry run, what CompactToFilling would take from the
+// backups' stores: chunks whose record is damaged, and those missing
+// accepts that src does not hold.
+func wouldFill(src *chunkstore.Store, fills []*chunkstore.Store, damaged map[lossKey]bool, missing func(chunkstore.Pos) bool) []chunkstore.Filled {
+	has := map[lossKey]bool{}
 	src.Entries(func(e chunkstore.Entry) bool {
-		live[key{e.Pos, e.Type == chunkstore.BodyBlock}] = e.Handle
+		has[lossKey{e.Pos, e.Type == chunkstore.BodyBlock}] = true
 		return true
 	})
-	dropped := map[key]bool{}
+	var out []chunkstore.Filled
+	taken := map[lossKey]bool{}
+	for i, f := range fills {
+		f.Entries(func(e chunkstore.Entry) bool {
+			k := lossKey{e.Pos, e.Type == chunkstore.BodyBlock}
+			if k.bodies {
+				return true // body sets are never taken from a backup
+			}
+			if !e.Handle.IsZero() {
+				if _, err := f.RecordInfo(e.Handle); err != nil {
+					return true // damaged there too
+				}
+			}
+			if !taken[k] && (damaged[k] || !has[k] && missing != nil && missing(k.pos)) {
+				taken[k] = true
+				out = append(out, chunkstore.Filled{Pos: e.Pos, From: i, Damaged: damaged[k]})
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// scanLoss is what a forward scan of a store whose page table was rebuilt
+// says the damage took.
+type scanLoss struct {
+	gen       uint64           // the store generation the repair reads
+	lastTable uint64           // the newest intact page-table record before the loss; 0 if none
+	after     map[lossKey]bool // intact records after that table
+	lostFrom  int64            // where the generation's records start to be lost; -1 if none are
+	cut       *lossKey         // the last intact record before lostFrom, when no table precedes it
+	damaged   []damagedRecord  // records whose header still names their chunk
+	lostBytes int64            // damaged bytes without a readable record header
+}
+
+type damagedRecord struct {
+	k   lossKey
+	off int64
+}
+
+// scanLoss scans the store file the repair reads, up to the committed
+// generation's page table.
+func (r *repairer) scanLoss(src *chunkstore.Store) *scanLoss {
+	l := &scanLoss{after: map[lossKey]bool{}, lostFrom: -1}
+	bound := int64(-1)
+	if ri, err := chunkstore.ParseRoot(src.Root()); err == nil {
+		l.gen = ri.Generation
+		if ri.Table > 0 {
+			bound = ri.Table
+		}
+	}
+	store, err := r.d.File(r.rep.Store.File)
+	if err != nil {
+		return l
+	}
+	headerless := int64(-1) // the first damaged stretch without a header after the last table
+	var last *lossKey       // the last intact chunk or body record
+	var cut *lossKey        // last when the first headerless stretch was met
+	_ = chunkstore.Scan(r.fsys, store, func(rec chunkstore.ScanRecord) bool {
+		if bound >= 0 && rec.Handle.Offset >= bound {
+			return false
+		}
+		var k lossKey
+		switch rec.Kind {
+		case chunkstore.RecordFull, chunkstore.RecordDelta:
+			k = lossKey{rec.Pos, false}
+		case chunkstore.RecordBodies:
+			k = lossKey{rec.Pos, true}
+		case chunkstore.RecordJournal, chunkstore.RecordCheckpoint:
+			if rec.Err == nil {
+				l.lastTable, headerless, last, cut = rec.Generation, -1, nil, nil
+				clear(l.after)
+			}
+			return true
+		default:
+			l.lostBytes += int64(rec.Handle.Length)
+			if headerless < 0 {
+				headerless, cut = rec.Handle.Offset, last
+			}
+			return true
+		}
+		if rec.Err != nil {
+			l.damaged = append(l.damaged, damagedRecord{k, rec.Handle.Offset})
+			return true
+		}
+		l.after[k] = true
+		if headerless < 0 {
+			kk := k
+			last = &kk
+		}
+		return true
+	})
+	// Records of the generation are lost when the file ends before its
+	// page table, or where bytes without a header lie after the last
+	// intact table.
+	l.lostFrom, l.cut = headerless, cut
+	if size := fileSize(r.fsys, store); bound >= 0 && size < bound && (l.lostFrom < 0 || size < l.lostFrom) {
+		l.lostFrom, l.cut = size, last
+	}
+	return l
+}
+
+// missing returns which chunks the store may have lost, for
+// CompactToFilling to take from the backups: none when nothing was lost or
+// an intact page table before the loss says exactly what the store held
+// (a chunk it does not name was removed on purpose); else those that sort
+// after the last record before the loss (compactions and commits write
+// records in page-table order, so the chunks before it are all there).
+func (l *scanLoss) missing() func(chunkstore.Pos) bool {
+	if l == nil || l.lostFrom < 0 || l.lastTable > 0 {
+		return nil
+	}
+	cut := l.cut
+	return func(p chunkstore.Pos) bool { return cut == nil || comparePos(p, cut.pos) > 0 }
+}
+
+func comparePos(a, b chunkstore.Pos) int {
+	if c := cmp.Compare(a.Y, b.Y); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.X, b.X)
+}
+
+// classify lists the chunks and body sets that read differently after the
+// repair: live records that compaction dropped (fixed; nil on a dry run:
+// the checker's findings instead); chunks taken from a backup's store
+// (filled); and, when the index was rebuilt by a scan (loss), the damaged
+// records whose position now reads an older record or none, and, when
+// records of the generation were lost with the file's tail (or in bytes
+// without a readable header), every chunk that is not known to be the
+// generation's own version.
+func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Filled, fills []*chunkstore.Store, fillNames []string, loss *scanLoss) {
+	l := &losses{dropped: map[lossKey]string{}, reverted: map[lossKey]string{}}
+	defer func() {
+		r.rep.Dropped = append(r.rep.Dropped, sortedLosses(l.dropped)...)
+		r.rep.Reverted = append(r.rep.Reverted, sortedLosses(l.reverted)...)
+	}()
+	live := map[lossKey]chunkstore.Handle{}
+	src.Entries(func(e chunkstore.Entry) bool {
+		live[lossKey{e.Pos, e.Type == chunkstore.BodyBlock}] = e.Handle
+		return true
+	})
+	damaged := map[lossKey]bool{}
 	var problems []chunkstore.Problem
 	if fixed != nil {
 		problems = fixed.OpenReport().Problems
@@ -529,66 +774,80 @@ func (r *repairer) classify(src, fixed *chunkstore.Store) {
 			continue
 		}
 		for _, bodies := range []bool{false, true} {
-			k := key{*p.Pos, bodies}
-			if h, ok := live[k]; ok && h.Offset == p.Offset && !dropped[k] {
-				dropped[k] = true
-				r.rep.Dropped = append(r.rep.Dropped, Loss{Pos: k.pos, Bodies: bodies, Reason: fmt.Sprintf("its record at offset %d is damaged", p.Offset)})
+			k := lossKey{*p.Pos, bodies}
+			if h, ok := live[k]; ok && h.Offset == p.Offset {
+				damaged[k] = true
+				l.drop(k, fmt.Sprintf("its record at offset %d is damaged", p.Offset))
 			}
 		}
 	}
-	if !r.rep.Store.Rebuilt {
+	if fixed == nil {
+		filled = wouldFill(src, fills, damaged, loss.missing())
+	}
+	filledMissing := 0
+	for _, f := range filled {
+		k := lossKey{f.Pos, false}
+		if f.Damaged {
+			l.revert(k, fmt.Sprintf("its record in %s is damaged; %s version is used", r.rep.Store.File, fillNames[f.From]))
+			continue
+		}
+		filledMissing++
+		l.revert(k, fmt.Sprintf("lost from %s with the records after offset %d; %s version is used", r.rep.Store.File, loss.lostFrom, fillNames[f.From]))
+	}
+	if loss == nil {
 		return
 	}
-	// Rebuilt by a scan: a damaged record of the generation may have been
-	// its chunk's newest.
-	bound := int64(1<<63 - 1)
-	if ri, err := chunkstore.ParseRoot(src.Root()); err == nil && ri.Table > 0 {
-		bound = ri.Table
-	}
-	var lostBytes int64
-	_ = chunkstore.Scan(r.fsys, r.d.Join(r.rep.Store.File), func(rec chunkstore.ScanRecord) bool {
-		if rec.Handle.Offset >= bound {
-			return false
-		}
-		if rec.Err == nil {
-			return true
-		}
-		var k key
-		switch rec.Kind {
-		case chunkstore.RecordFull, chunkstore.RecordDelta:
-			k = key{rec.Pos, false}
-		case chunkstore.RecordBodies:
-			k = key{rec.Pos, true}
-		case chunkstore.RecordJournal, chunkstore.RecordCheckpoint:
-			return true
-		default:
-			lostBytes += int64(rec.Handle.Length)
-			return true
-		}
-		h, ok := live[k]
+	// A damaged record of the generation may have been its chunk's newest.
+	for _, d := range loss.damaged {
+		h, ok := live[d.k]
 		switch {
-		case dropped[k]:
+		case damaged[d.k] || l.listed(d.k):
 		case !ok:
-			dropped[k] = true
-			r.rep.Dropped = append(r.rep.Dropped, Loss{Pos: k.pos, Bodies: k.bodies,
-				Reason: fmt.Sprintf("its record at offset %d is damaged and no older one is intact", rec.Handle.Offset)})
-		case h.Offset < rec.Handle.Offset:
-			dropped[k] = true
-			r.rep.Reverted = append(r.rep.Reverted, Loss{Pos: k.pos, Bodies: k.bodies,
-				Reason: fmt.Sprintf("its record at offset %d is damaged; an older one at offset %d is used", rec.Handle.Offset, h.Offset)})
+			damaged[d.k] = true
+			l.drop(d.k, fmt.Sprintf("its record at offset %d is damaged and no older one is intact", d.off))
+		case h.Offset < d.off:
+			damaged[d.k] = true
+			l.revert(d.k, fmt.Sprintf("its record at offset %d is damaged; an older one at offset %d is used", d.off, h.Offset))
 		}
-		return true
-	})
-	if lostBytes > 0 {
-		r.note("%d damaged bytes of the chunk store have no readable record header: what they held, if anything live, is lost", lostBytes)
+	}
+	if loss.lostBytes > 0 {
+		r.note("%d damaged bytes of the chunk store have no readable record header: what they held, if anything live, is lost", loss.lostBytes)
+	}
+	// Records of the generation are lost: any chunk may have had a newer
+	// record there. Only the records found after the previous generation's
+	// table are the generation's own.
+	if loss.lostFrom >= 0 && loss.gen > 0 {
+		own := loss.lastTable+1 == loss.gen
+		since := fmt.Sprintf("of store generation %d or older", loss.lastTable)
+		if loss.lastTable == 0 {
+			since = "written before that point"
+		}
+		kept := src
+		if fixed != nil {
+			kept = fixed
+		}
+		kept.Entries(func(e chunkstore.Entry) bool {
+			k := lossKey{e.Pos, e.Type == chunkstore.BodyBlock}
+			if !l.listed(k) && !(own && loss.after[k]) {
+				l.revert(k, fmt.Sprintf("the records of %s after offset %d are lost: this is its newest surviving version, %s, which may be older than the one saved",
+					r.rep.Store.File, loss.lostFrom, since))
+			}
+			return true
+		})
 	}
 	// The generation's header says how many chunks it stored.
 	if r.rep.Store.Root != nil {
 		if ri, err := chunkstore.ParseRoot(r.rep.Store.Root); err == nil {
 			found := src.Stats().Chunks
-			if missing := int(ri.Chunks) - found - countPixels(r.rep.Dropped); missing > 0 {
+			gone := 0
+			for k := range l.dropped {
+				if _, in := live[k]; !in && !k.bodies {
+					gone++
+				}
+			}
+			if missing := int(ri.Chunks) - found - gone - filledMissing; missing > 0 {
 				r.note("generation %d of %s stored %d chunks and %d were found: %s, written after the point of damage, left no trace to name them by and regenerate",
-					ri.Generation, r.rep.Store.File, ri.Chunks, found, plural(missing, "chunk", "chunks"))
+					ri.Generation, r.rep.Store.File, ri.Chunks, found+filledMissing, plural(missing, "chunk", "chunks"))
 			}
 		}
 	}
@@ -674,22 +933,25 @@ func (r *repairer) rewriteBackup(b *autosave.Manifest) error {
 		return nil
 	}
 	gen := max(r.newGen, r.d.Generation())
-	name := fmt.Sprintf("chunks-%d-backup-%d.pxsw", gen, b.Generation)
-	for i := 2; ; i++ { // a name no file has, should an earlier repair have taken it
-		if _, err := r.fsys.Stat(r.d.Join(name)); err != nil {
+	var name, p string
+	for i := 1; ; i++ { // a name no file has, should an earlier repair have taken it
+		name = autosave.BackupChunksName(gen, b.Generation, i)
+		if p, err = r.d.File(name); err != nil {
+			return err
+		}
+		if _, err := r.fsys.Lstat(p); err != nil {
 			break
 		}
-		name = fmt.Sprintf("chunks-%d-backup-%d-%d.pxsw", gen, b.Generation, i)
 	}
-	c, err := s.CompactTo(r.d.Join(name))
+	c, err := s.CompactTo(p)
 	if err != nil {
-		_ = r.fsys.Remove(r.d.Join(name))
+		_ = r.fsys.Remove(p)
 		return r.dropBackup(b, fmt.Sprintf("its chunk store generation cannot be copied: %v", err))
 	}
 	defer c.Close()
 	if !c.OpenReport().OK() {
 		c.Close()
-		_ = r.fsys.Remove(r.d.Join(name))
+		_ = r.fsys.Remove(p)
 		return r.dropBackup(b, "records of its chunk store generation are damaged")
 	}
 	nb := *b

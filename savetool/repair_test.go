@@ -134,3 +134,54 @@ func TestRepairNeedsConstants(t *testing.T) {
 	expect(t, savetest.Diff(got, want) == "", "after a headerless repair: %s", savetest.Diff(got, want))
 	expect(t, loads(t, dir) == 3, "world")
 }
+
+// After the current chunk store (a compacted copy) is truncated, the
+// chunks it lost come back from the newest backup whose store holds them,
+// and the report says which backup; every chunk reads as saved.
+func TestRepairTakesLostChunksFromBackup(t *testing.T) {
+	dir := fresh(t)
+	want, err := savetest.Read(dir)
+	must(t, err)
+	_, err = savetool.Compact(dir, savetool.CompactOptions{MaxBackups: -1})
+	must(t, err)
+	l := layoutOf(t, dir)
+	expect(t, strings.HasSuffix(l.Store, "chunks-4.pxsw"), "compacted into %s", l.Store)
+	// Cut the compacted file inside its third record: the chunks after it
+	// are gone from it, the backups' store (chunks.pxsw) still has them.
+	var offsets []int64
+	for _, h := range l.Records {
+		if !h.IsZero() {
+			offsets = append(offsets, h.Offset)
+		}
+	}
+	slices.Sort(offsets)
+	cut := offsets[2] + 10
+	var lost []chunkstore.Pos
+	for key, h := range l.Records {
+		if !h.IsZero() && h.Offset >= offsets[2] && !strings.HasSuffix(key, "/"+chunkstore.BodyBlock.String()) {
+			for p := range want.Chunks {
+				if strings.HasPrefix(key, p.String()+"/") {
+					lost = append(lost, p)
+				}
+			}
+		}
+	}
+	expect(t, len(lost) >= 2, "only %v lost", lost)
+	must(t, os.Truncate(l.Store, cut))
+
+	rep, err := savetool.Repair(dir, savetool.RepairOptions{})
+	must(t, err)
+	expect(t, rep.After.OK(), "check after the repair: %v", rep.After.Problems)
+	for _, p := range lost {
+		found := slices.ContainsFunc(rep.Reverted, func(l savetool.Loss) bool {
+			return l.Pos == p && !l.Bodies && strings.Contains(l.Reason, "backup 3's (in chunks.pxsw) version is used")
+		})
+		expect(t, found, "chunk %v is not reported as taken from backup 3: %v", p, rep.Reverted)
+	}
+	got, err := savetest.Read(dir)
+	must(t, err)
+	for p, w := range want.Chunks {
+		expect(t, slices.Equal(got.Chunks[p], w), "chunk %v reads differently after the repair", p)
+	}
+	expect(t, loads(t, dir) == 3, "the repaired save does not load the world")
+}

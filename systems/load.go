@@ -5,7 +5,6 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 )
 
@@ -14,11 +13,13 @@ import (
 //
 // The save is read and decoded into a scratch world before the live world
 // is touched, so a missing, damaged or incompatible save returns an error
-// and leaves the game as it was. On success every entity of the world is
-// replaced by the saved ones (with their exact ids), resources are
-// overwritten in place (pointers the game holds stay valid), chunks stream
-// in again around the saved focus entities, and the body id generator
-// continues in a new session.
+// and leaves the game as it was (and saving where it was). Loading another
+// directory takes its lock (an error matching autosave.ErrLocked while
+// another holder has it) and releases the current one's. On success every
+// entity of the world is replaced by the saved ones (with their exact ids),
+// resources are overwritten in place (pointers the game holds stay valid),
+// chunks stream in again around the saved focus entities, and the body id
+// generator continues in a new session.
 //
 // Load resets the world ([ecs.World.Reset]): observers and registered
 // filters are dropped, as Ark's Reset does. Call it between ticks, never
@@ -27,21 +28,10 @@ func (r *Runtime) Load(dir string) error {
 	if res := r.writer.Wait(); res != nil {
 		r.apply(res)
 	}
-	d, err := autosave.OpenDir(r.writer.FS(), dir)
+	data, err := r.writer.Continue(dir, func(world []byte) error {
+		return r.cfg.WorldCodec.Validate(world, r.world)
+	})
 	if err != nil {
-		return fmt.Errorf("load %s: %w", dir, err)
-	}
-	if d.Manifest() == nil {
-		return fmt.Errorf("load %s: %w", dir, autosave.ErrNoSave)
-	}
-	data, err := d.ReadWorld(nil)
-	if err != nil {
-		return fmt.Errorf("load %s: %w", dir, err)
-	}
-	if err := r.cfg.WorldCodec.Validate(data, r.world); err != nil {
-		return fmt.Errorf("load %s: %w", dir, err)
-	}
-	if err := r.writer.Switch(dir, false); err != nil {
 		return fmt.Errorf("load %s: %w", dir, err)
 	}
 	if err := r.replaceWorld(data); err != nil {

@@ -180,6 +180,16 @@ func (r *Runtime) apply(res *autosave.Result) {
 	r.inflight = nil
 }
 
+// WaitSave waits for the running save to finish, if one runs, and applies
+// its result; it never starts a save. It returns nil when none was running.
+func (r *Runtime) WaitSave() *autosave.Result {
+	res := r.writer.Wait()
+	if res != nil {
+		r.apply(res)
+	}
+	return res
+}
+
 // SaveNow saves synchronously on the calling goroutine, which must be the
 // game loop's, between ticks: it waits for a running save, takes a
 // snapshot and waits for its commit. Use it for a final save on exit; in

@@ -29,10 +29,12 @@ const (
 	OpReadDir
 	OpSyncDir
 	OpStat
+	OpLstat
+	OpLock
 )
 
 var opNames = [...]string{"create", "open", "open-rw", "read", "write", "sync", "truncate",
-	"size", "close", "rename", "remove", "remove-all", "mkdir-all", "read-dir", "sync-dir", "stat"}
+	"size", "close", "rename", "remove", "remove-all", "mkdir-all", "read-dir", "sync-dir", "stat", "lstat", "lock"}
 
 // String returns the call's name.
 func (o Op) String() string {
@@ -45,7 +47,7 @@ func (o Op) String() string {
 // Mutating reports whether the call can change what is on disk.
 func (o Op) Mutating() bool {
 	switch o {
-	case OpCreate, OpWrite, OpSync, OpTruncate, OpRename, OpRemove, OpRemoveAll, OpMkdirAll, OpSyncDir:
+	case OpCreate, OpWrite, OpSync, OpTruncate, OpRename, OpRemove, OpRemoveAll, OpMkdirAll, OpSyncDir, OpLock:
 		return true
 	}
 	return false
@@ -166,6 +168,22 @@ func (f *Faulty) Stat(name string) (fs.FileInfo, error) {
 		return nil, err
 	}
 	return f.FS.Stat(name)
+}
+
+// Lstat implements [FS].
+func (f *Faulty) Lstat(name string) (fs.FileInfo, error) {
+	if err := f.inject(OpLstat, name); err != nil {
+		return nil, err
+	}
+	return f.FS.Lstat(name)
+}
+
+// Lock implements [FS].
+func (f *Faulty) Lock(name string) (File, error) {
+	if err := f.inject(OpLock, name); err != nil {
+		return nil, err
+	}
+	return f.wrap(f.FS.Lock(name))
 }
 
 type faultyFile struct {

@@ -23,9 +23,10 @@ import (
 // Mem is safe for concurrent use. The zero Mem is not usable; call [NewMem].
 type Mem struct {
 	mu      sync.Mutex
-	cur     namespace // what the running process sees
-	dur     namespace // what a crash keeps, before pending operations
-	pending []nsOp    // namespace operations not yet durable, oldest first
+	cur     namespace       // what the running process sees
+	dur     namespace       // what a crash keeps, before pending operations
+	pending []nsOp          // namespace operations not yet durable, oldest first
+	locks   map[string]bool // names locked by Lock: process state, not kept by Crash
 }
 
 type namespace struct {
@@ -308,6 +309,39 @@ func (ns *namespace) apply(op nsOp) {
 	}
 }
 
+// Lstat implements [FS]. Mem has no symbolic links: it is Stat.
+func (m *Mem) Lstat(name string) (fs.FileInfo, error) { return m.Stat(name) }
+
+// Lock implements [FS]: it creates the file if it is missing (a creation
+// that becomes durable like any other) and refuses a second holder until
+// the first closes its file. A Mem returned by Crash holds no locks, as a
+// restarted machine holds none.
+func (m *Mem) Lock(name string) (File, error) {
+	name = clean(name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.locks[name] {
+		return nil, pathErr("lock", name, ErrLocked)
+	}
+	if m.cur.dirs[name] {
+		return nil, pathErr("lock", name, fmt.Errorf("is a directory"))
+	}
+	n, ok := m.cur.files[name]
+	if !ok {
+		if !m.cur.dirExists(filepath.Dir(name)) {
+			return nil, pathErr("lock", name, fs.ErrNotExist)
+		}
+		n = &memNode{modTime: time.Now()}
+		m.cur.files[name] = n
+		m.pending = append(m.pending, nsOp{kind: nsCreate, name: name, node: n})
+	}
+	if m.locks == nil {
+		m.locks = map[string]bool{}
+	}
+	m.locks[name] = true
+	return &memFile{m: m, n: n, name: name, lock: true}, nil
+}
+
 // Stat implements [FS].
 func (m *Mem) Stat(name string) (fs.FileInfo, error) {
 	name = clean(name)
@@ -426,6 +460,7 @@ type memFile struct {
 	n        *memNode
 	name     string
 	readOnly bool
+	lock     bool // Close releases the lock on name
 	closed   bool
 }
 
@@ -515,6 +550,9 @@ func (f *memFile) Close() error {
 		return err
 	}
 	f.closed = true
+	if f.lock {
+		delete(f.m.locks, f.name)
+	}
 	return nil
 }
 

@@ -21,8 +21,9 @@ func (f osFile) Size() (int64, error) {
 	return fi.Size(), nil
 }
 
+// Create never follows a symbolic link in the last element of name.
 func (osFS) Create(name string) (File, error) {
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC|oNoFollow, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -37,8 +38,9 @@ func (osFS) Open(name string) (File, error) {
 	return osFile{f}, nil
 }
 
+// OpenRW never follows a symbolic link in the last element of name.
 func (osFS) OpenRW(name string) (File, error) {
-	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	f, err := os.OpenFile(name, os.O_RDWR|oNoFollow, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +54,7 @@ func (osFS) MkdirAll(dir string) error            { return os.MkdirAll(dir, 0o75
 func (osFS) Stat(name string) (fs.FileInfo, error) {
 	return os.Stat(name)
 }
+func (osFS) Lstat(name string) (fs.FileInfo, error) { return os.Lstat(name) }
 
 func (osFS) ReadDir(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)

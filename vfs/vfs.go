@@ -14,7 +14,25 @@
 //   - [Faulty]: wraps an FS and asks an [Injector] before every call, so a
 //     test can fail the Nth call with ENOSPC, EIO or a short write
 //     ([Countdown]) or crash at the Nth mutating call ([Crasher]).
+//   - [ReadOnly]: wraps an FS so that every call that would change it fails
+//     with EROFS, as on a read-only medium ([IsReadOnly] recognises it).
 //   - [ReadFile], [WriteFileAtomic]: helpers over any FS.
+//
+// # Locks
+//
+// [FS.Lock] takes an exclusive lock on a file, without waiting: the
+// operating system's (flock on Unix) for [OS], a table of held names for
+// [Mem]. A lock belongs to the open file it returns; closing that file, or
+// the end of the process that holds it (a kill included), releases it.
+// Within one process a second Lock of the same file fails too, so two
+// owners in one program exclude each other as two programs do.
+//
+// # Symbolic links
+//
+// [OS] never follows a symbolic link in the last element of a name it
+// creates, opens for writing or locks (O_NOFOLLOW); [FS.Lstat] describes a
+// link itself, so that callers can refuse links in the directories they
+// own. Reads follow links.
 package vfs
 
 import (
@@ -61,12 +79,33 @@ type FS interface {
 	ReadDir(dir string) ([]string, error)
 	// SyncDir makes the creations, renames and removals in dir durable.
 	SyncDir(dir string) error
-	// Stat describes the named file or directory.
+	// Stat describes the named file or directory, following symbolic links.
 	Stat(name string) (fs.FileInfo, error)
+	// Lstat describes the named file or directory; a symbolic link is
+	// described itself, not followed.
+	Lstat(name string) (fs.FileInfo, error)
+	// Lock creates the named file if it does not exist, opens it read-write
+	// and takes an exclusive lock on it without waiting. When another open
+	// file holds the lock, in this process or another, it returns an error
+	// matching [ErrLocked]. Closing the returned file releases the lock.
+	Lock(name string) (File, error)
 }
 
+// ErrLocked is returned (wrapped in an *fs.PathError) by [FS.Lock] when
+// another holder has the lock.
+var ErrLocked = errors.New("vfs: file is locked by another holder")
+
+// ErrTooLarge is returned by [ReadFileLimit] for a file above its limit.
+var ErrTooLarge = errors.New("vfs: file is larger than expected")
+
 // ReadFile reads the whole named file.
-func ReadFile(fsys FS, name string) ([]byte, error) {
+func ReadFile(fsys FS, name string) ([]byte, error) { return ReadFileLimit(fsys, name, -1) }
+
+// ReadFileLimit reads the whole named file, unless it is larger than limit
+// bytes (an error wrapping [ErrTooLarge]; a negative limit has none): a
+// file whose format bounds its size is never read into memory whole when a
+// hostile one is huge.
+func ReadFileLimit(fsys FS, name string, limit int64) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
@@ -75,6 +114,9 @@ func ReadFile(fsys FS, name string) ([]byte, error) {
 	size, err := f.Size()
 	if err != nil {
 		return nil, err
+	}
+	if limit >= 0 && size > limit {
+		return nil, fmt.Errorf("%w: %s: %d bytes, at most %d expected", ErrTooLarge, name, size, limit)
 	}
 	buf := make([]byte, size)
 	n, err := f.ReadAt(buf, 0)

@@ -35,70 +35,67 @@ func readAll(t *testing.T, fsys vfs.FS, name string) []byte {
 	return b
 }
 
+// onEachFS runs script as a subtest on the real file system (in a
+// temporary directory) and on Mem (under /r).
+func onEachFS(t *testing.T, script func(t *testing.T, fsys vfs.FS, root string)) {
+	t.Run("os", func(t *testing.T) { script(t, vfs.OS, t.TempDir()) })
+	t.Run("mem", func(t *testing.T) { script(t, vfs.NewMem(), "/r") })
+}
+
 // The same script must behave the same on the real file system and on Mem.
 func TestFSConformance(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		fsys vfs.FS
-		root string
-	}{
-		{"os", vfs.OS, t.TempDir()},
-		{"mem", vfs.NewMem(), "/r"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			fsys, root := tc.fsys, tc.root
-			p := func(s string) string { return filepath.Join(root, s) }
-			must(t, fsys.MkdirAll(p("a/b")))
-			f, err := fsys.Create(p("a/b/f"))
-			must(t, err)
-			_, err = f.WriteAt([]byte("hello"), 0)
-			must(t, err)
-			_, err = f.WriteAt([]byte("XY"), 7) // leaves a zero gap
-			must(t, err)
-			size, err := f.Size()
-			must(t, err)
-			expect(t, size == 9, "size %d", size)
-			buf := make([]byte, 4)
-			n, err := f.ReadAt(buf, 7)
-			expect(t, n == 2 && errors.Is(err, io.EOF), "short read at end: n=%d err=%v", n, err)
-			must(t, f.Truncate(5))
-			must(t, f.Sync())
-			must(t, f.Close())
-			expect(t, bytes.Equal(readAll(t, fsys, p("a/b/f")), []byte("hello")), "content after truncate")
+	onEachFS(t, func(t *testing.T, fsys vfs.FS, root string) {
+		p := func(s string) string { return filepath.Join(root, s) }
+		must(t, fsys.MkdirAll(p("a/b")))
+		f, err := fsys.Create(p("a/b/f"))
+		must(t, err)
+		_, err = f.WriteAt([]byte("hello"), 0)
+		must(t, err)
+		_, err = f.WriteAt([]byte("XY"), 7) // leaves a zero gap
+		must(t, err)
+		size, err := f.Size()
+		must(t, err)
+		expect(t, size == 9, "size %d", size)
+		buf := make([]byte, 4)
+		n, err := f.ReadAt(buf, 7)
+		expect(t, n == 2 && errors.Is(err, io.EOF), "short read at end: n=%d err=%v", n, err)
+		must(t, f.Truncate(5))
+		must(t, f.Sync())
+		must(t, f.Close())
+		expect(t, bytes.Equal(readAll(t, fsys, p("a/b/f")), []byte("hello")), "content after truncate")
 
-			_, err = fsys.Open(p("a/missing"))
-			expect(t, errors.Is(err, fs.ErrNotExist), "open missing: %v", err)
-			_, err = fsys.Create(p("nodir/f"))
-			expect(t, errors.Is(err, fs.ErrNotExist), "create in missing dir: %v", err)
+		_, err = fsys.Open(p("a/missing"))
+		expect(t, errors.Is(err, fs.ErrNotExist), "open missing: %v", err)
+		_, err = fsys.Create(p("nodir/f"))
+		expect(t, errors.Is(err, fs.ErrNotExist), "create in missing dir: %v", err)
 
-			ro, err := fsys.Open(p("a/b/f"))
-			must(t, err)
-			_, err = ro.WriteAt([]byte("x"), 0)
-			expect(t, err != nil, "write to read-only file succeeded")
-			must(t, ro.Close())
+		ro, err := fsys.Open(p("a/b/f"))
+		must(t, err)
+		_, err = ro.WriteAt([]byte("x"), 0)
+		expect(t, err != nil, "write to read-only file succeeded")
+		must(t, ro.Close())
 
-			must(t, vfs.WriteFileAtomic(fsys, p("a/g"), []byte("v1")))
-			must(t, vfs.WriteFileAtomic(fsys, p("a/g"), []byte("v2")))
-			expect(t, string(readAll(t, fsys, p("a/g"))) == "v2", "atomic replace")
-			names, err := fsys.ReadDir(p("a"))
-			must(t, err)
-			expect(t, slices.Equal(names, []string{"b", "g"}), "readdir: %v", names)
+		must(t, vfs.WriteFileAtomic(fsys, p("a/g"), []byte("v1")))
+		must(t, vfs.WriteFileAtomic(fsys, p("a/g"), []byte("v2")))
+		expect(t, string(readAll(t, fsys, p("a/g"))) == "v2", "atomic replace")
+		names, err := fsys.ReadDir(p("a"))
+		must(t, err)
+		expect(t, slices.Equal(names, []string{"b", "g"}), "readdir: %v", names)
 
-			must(t, fsys.Rename(p("a/g"), p("a/b/h")))
-			_, err = fsys.Stat(p("a/g"))
-			expect(t, errors.Is(err, fs.ErrNotExist), "old name after rename: %v", err)
-			fi, err := fsys.Stat(p("a/b/h"))
-			must(t, err)
-			expect(t, fi.Size() == 2 && !fi.IsDir(), "stat after rename: %v %v", fi.Size(), fi.IsDir())
-			must(t, fsys.SyncDir(p("a/b")))
+		must(t, fsys.Rename(p("a/g"), p("a/b/h")))
+		_, err = fsys.Stat(p("a/g"))
+		expect(t, errors.Is(err, fs.ErrNotExist), "old name after rename: %v", err)
+		fi, err := fsys.Stat(p("a/b/h"))
+		must(t, err)
+		expect(t, fi.Size() == 2 && !fi.IsDir(), "stat after rename: %v %v", fi.Size(), fi.IsDir())
+		must(t, fsys.SyncDir(p("a/b")))
 
-			expect(t, fsys.Remove(p("a")) != nil, "removing a non-empty directory succeeded")
-			must(t, fsys.RemoveAll(p("a")))
-			_, err = fsys.Stat(p("a/b/f"))
-			expect(t, errors.Is(err, fs.ErrNotExist), "after RemoveAll: %v", err)
-			must(t, fsys.RemoveAll(p("a")))
-		})
-	}
+		expect(t, fsys.Remove(p("a")) != nil, "removing a non-empty directory succeeded")
+		must(t, fsys.RemoveAll(p("a")))
+		_, err = fsys.Stat(p("a/b/f"))
+		expect(t, errors.Is(err, fs.ErrNotExist), "after RemoveAll: %v", err)
+		must(t, fsys.RemoveAll(p("a")))
+	})
 }
 
 func TestMemCrashDropsUnsynced(t *testing.T) {

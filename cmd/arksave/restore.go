@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/savetool"
 )
 
 func init() {
@@ -33,22 +33,10 @@ func runRestore(args []string, stdout, stderr io.Writer) error {
 	if gen == 0 {
 		return usagef("give the generation to restore with --generation G (arksave inspect %s lists the backups)", dir)
 	}
-	d, err := autosave.OpenDir(nil, dir)
+	r, err := savetool.Restore(dir, gen, savetool.Options{})
 	if err != nil {
-		return fmt.Errorf("%w; arksave check %s tells what is wrong", err, dir)
+		return err
 	}
-	if d.Manifest() == nil {
-		return fmt.Errorf("%s holds no save", dir)
-	}
-	var gens []uint64
-	for _, b := range d.Backups() {
-		gens = append(gens, b.Generation)
-	}
-	prev := d.Generation()
-	m, err := d.Restore(gen, len(gens)+1)
-	if err != nil {
-		return fmt.Errorf("%w (backups: %v)", err, gens)
-	}
-	fmt.Fprintf(stdout, "restored generation %d as generation %d; generation %d is now a backup\n", gen, m.Generation, prev)
+	fmt.Fprintf(stdout, "restored generation %d as generation %d; generation %d is now a backup\n", r.Restored, r.Generation, r.Previous)
 	return nil
 }

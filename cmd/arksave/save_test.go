@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -374,4 +375,30 @@ func TestCheckJSONAndInspectOfDamage(t *testing.T) {
 	code, _, stderr = arksave("inspect", dir)
 	expectCode(t, 1, code, stderr)
 	expectContains(t, stderr, "is damaged", "arksave repair")
+}
+
+// arksave repair after the current chunk store (a compacted copy) was
+// truncated: the chunks it lost are listed as reverted, taken from the
+// backup whose store holds them, and read back as saved.
+func TestRepairRevertsLostChunksFromBackup(t *testing.T) {
+	dir := fresh(t)
+	want, err := savetest.Read(dir)
+	must(t, err)
+	code, _, stderr := arksave("compact", dir)
+	expectCode(t, 0, code, stderr)
+	store := filepath.Join(dir, "chunks-4.pxsw")
+	fi, err := os.Stat(store)
+	must(t, err)
+	must(t, os.Truncate(store, fi.Size()/3))
+
+	code, stdout, stderr := arksave("repair", dir)
+	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, "reverted: chunk", "lost from chunks-4.pxsw", "backup 3's (in chunks.pxsw) version is used", "no problems found")
+	got, err := savetest.Read(dir)
+	must(t, err)
+	for p, w := range want.Chunks {
+		if !slices.Equal(got.Chunks[p], w) {
+			t.Errorf("chunk %v reads differently after the repair", p)
+		}
+	}
 }

@@ -10,8 +10,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/arksave/arksave/demo/sim"
@@ -119,14 +122,53 @@ func (o Options) Config(viewW, viewH int) sim.Config {
 
 // Headless runs the headless demo and returns the process exit code: the
 // stats line goes to stdout, errors to stderr. A failed final save prints
-// the stats, says so and exits 1.
+// the stats, says so and exits 1. Ctrl-C or SIGTERM ends the run early with
+// the same final save (a second one ends the process at once).
 func Headless(o Options, stdout, stderr io.Writer) int {
-	_, err := sim.RunHeadless(sim.HeadlessOptions{Config: o.Config(640, 360), Ticks: o.Ticks, Out: stdout})
+	stop, release := OnSignal(stderr)
+	defer release()
+	_, err := sim.RunHeadless(sim.HeadlessOptions{
+		Config: o.Config(640, 360), Ticks: o.Ticks, Out: stdout, Stop: stop,
+		Started: func(s *sim.Sim) { Ready(stderr, s) },
+	})
 	if err != nil {
 		fmt.Fprintln(stderr, "demo:", err)
 		return 1
 	}
 	return 0
+}
+
+// Ready tells on w that the world runs and where it saves: the line a
+// person (or a test) waits for before interrupting the demo.
+func Ready(w io.Writer, s *sim.Sim) {
+	fmt.Fprintf(w, "demo: playing; saving to %s (generation %d); Ctrl-C saves and exits\n", s.Persistence.Dir(), s.Persistence.Generation())
+}
+
+// OnSignal returns a channel that is closed at the first SIGINT (Ctrl-C)
+// or SIGTERM, which it names on w; after it, the signals have their usual
+// effect again, so that a second Ctrl-C ends a final save that hangs.
+// release stops listening.
+func OnSignal(w io.Writer) (stop <-chan struct{}, release func()) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	ch := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sig:
+			signal.Stop(sig)
+			fmt.Fprintf(w, "demo: %v: saving once more, then exiting\n", s)
+			close(ch)
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			signal.Stop(sig)
+			close(done)
+		})
+	}
 }
 
 // Main is the demo's start before any window: it parses os.Args and, if

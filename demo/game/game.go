@@ -5,8 +5,8 @@
 // buffer, hands it to WritePixels and draws the overlay and, while arksave
 // writes a save, a progress bar. Input lives in input.go: F5 asks arksave
 // for a save, F6 for a save into a new directory beside the current one,
-// F9 reloads the last save (sim.Sim.Load). Closing the window makes the
-// final save, then ends the game with ebiten.Termination.
+// F9 reloads the last save (sim.Sim.Load). Closing the window, Ctrl-C or
+// SIGTERM makes the final save, then ends the game with ebiten.Termination.
 package game
 
 import (
@@ -55,6 +55,7 @@ type Game struct {
 	shotDone bool
 	quit     bool
 	closed   bool
+	stop     <-chan struct{} // closed by Ctrl-C or SIGTERM: quit as if the window closed
 }
 
 // request is a save the player asked for, shown when it finishes.
@@ -88,6 +89,10 @@ func Run(o cli.Options) error {
 	if o.Load {
 		g.logf("continuing %s at generation %d (world tick %d)", s.Persistence.Dir(), s.Persistence.Generation(), s.Tick())
 	}
+	stop, release := cli.OnSignal(os.Stderr)
+	defer release()
+	g.stop = stop
+	cli.Ready(os.Stderr, s)
 	ebiten.SetWindowSize(ScreenW*o.Zoom, ScreenH*o.Zoom)
 	ebiten.SetWindowTitle("arksave falling-sand demo")
 	ebiten.SetWindowClosingHandled(true)
@@ -109,6 +114,11 @@ func (g *Game) origin() (int, int) {
 func (g *Game) Update() error {
 	if g.shot != nil {
 		g.writeScreenshot()
+	}
+	select {
+	case <-g.stop:
+		g.quit = true
+	default:
 	}
 	if ebiten.IsWindowBeingClosed() || g.quit {
 		if err := g.close(); err != nil {

@@ -13,6 +13,9 @@ type HeadlessOptions struct {
 	// Started and Finished, when set, see the world after it is built (and
 	// loaded) and after the last tick, before the final save: tests use them.
 	Started, Finished func(*Sim)
+	// Stop, when closed, ends the run before Ticks, with the same final
+	// save (Ctrl-C and SIGTERM close it).
+	Stop <-chan struct{}
 }
 
 // RunHeadless builds the world (loading the save if asked), runs it for
@@ -32,10 +35,16 @@ func RunHeadless(o HeadlessOptions) (Stats, error) {
 	}
 	script := NewScript(s)
 	var times TickTimes
-	for i := 0; i < o.Ticks; i++ {
+	stopped := false
+	for i := 0; i < o.Ticks && !stopped; i++ {
 		script.Plan(s.Tick(), s.Commands())
 		s.Step()
 		times.Add(s.LastTick)
+		select {
+		case <-o.Stop:
+			stopped = true
+		default:
+		}
 	}
 	if o.Finished != nil {
 		o.Finished(s)
@@ -49,6 +58,7 @@ func RunHeadless(o HeadlessOptions) (Stats, error) {
 	st := s.Persistence.Status()
 	stats := Stats{
 		Ticks:                   s.Ticks,
+		Stopped:                 stopped,
 		StartTick:               startTick,
 		WorldTick:               s.Tick(),
 		Seed:                    s.Config.Seed,

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/vfs"
 	"github.com/mlange-42/ark/ecs"
 )
 
@@ -21,6 +22,9 @@ type SaveConfig struct {
 	// PauseDuringSave stops sand and bodies while a save is written
 	// (arksave's SimulationState); the camera and the tools keep working.
 	PauseDuringSave bool
+	// FS is the file system saves go through; nil is the real one. Tests
+	// inject faults with it.
+	FS vfs.FS
 }
 
 // Persistence is the demo's face of arksave: the requests the game makes
@@ -30,7 +34,6 @@ type SaveConfig struct {
 type Persistence struct {
 	w     *ecs.World
 	p     *arksave.Persistence
-	save  System // arksave's save system
 	state *arksave.AutosaveState
 	conf  *arksave.AutosaveConfig
 
@@ -47,9 +50,9 @@ type Persistence struct {
 	loads         int
 }
 
-func newPersistence(s *Sim, p *arksave.Persistence, save System) *Persistence {
+func newPersistence(s *Sim, p *arksave.Persistence) *Persistence {
 	return &Persistence{
-		w: s.World, p: p, save: save,
+		w: s.World, p: p,
 		state: ecs.GetResource[arksave.AutosaveState](s.World),
 		conf:  ecs.GetResource[arksave.AutosaveConfig](s.World),
 	}
@@ -110,16 +113,11 @@ func (p *Persistence) account() {
 }
 
 // WaitIdle lets a running save finish and accounts for it, without
-// ticking the world: it runs only arksave's save system, which polls the
-// writer (and could start a save that is due).
+// ticking the world and without starting another save, however short the
+// autosave interval.
 func (p *Persistence) WaitIdle() {
-	for p.state.InProgress {
-		p.save.Update(p.w)
-		p.account()
-		if p.state.InProgress {
-			time.Sleep(time.Millisecond)
-		}
-	}
+	p.p.Wait()
+	p.account()
 }
 
 // finalSave lets a running save finish (accounting for it), then saves

@@ -3,13 +3,10 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/bodies"
 	"github.com/arksave/arksave/demo/sand"
@@ -117,19 +114,15 @@ func New(cfg Config) (*Sim, error) {
 	ecs.AddResource(w, &Clock{})
 	ecs.AddResource(w, &Commands{})
 
-	if cfg.Save.Load {
-		// arksave would start a new world in a directory without a save
-		// (creating it); asked to load, the demo says there is nothing.
-		if _, err := os.Stat(filepath.Join(cfg.Save.Dir, autosave.ManifestName)); err != nil {
-			return nil, fmt.Errorf("sim: nothing to load: %s holds no save (%w)", cfg.Save.Dir, err)
-		}
-	}
 	p, plugin, err := install(w, cfg, s.chunkLoaded)
+	if errors.Is(err, arksave.ErrNoSave) {
+		return nil, fmt.Errorf("sim: nothing to load: %s holds no save (without -load a new world starts there): %w", cfg.Save.Dir, arksave.ErrNoSave)
+	}
 	if err != nil {
 		return nil, err
 	}
 	s.Config.Seed = p.Seed() // a loaded save brings its own
-	s.Persistence = newPersistence(s, p, plugin[1])
+	s.Persistence = newPersistence(s, p)
 
 	s.Field = sand.NewField(w, cfg.ChunkSize)
 	ecs.AddResource(w, s.Field)
@@ -178,6 +171,7 @@ func install(w *ecs.World, cfg Config, loaded func(*ecs.World, ecs.Entity)) (*ar
 		},
 		TickDuration:  TickDuration,
 		OnChunkLoaded: loaded,
+		FS:            sc.FS,
 		// The sand field and the player's commands are rebuilt, not saved.
 		WorldOptions: []archetype.Option{archetype.SkipResources(ecs.C[sand.Field](), ecs.C[Commands]())},
 	}.Install(w)

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -331,6 +333,8 @@ func TestSaveAs(t *testing.T) {
 	expect(t, res.Err == nil && res.Dir == other && res.Generation == 1, "save as: %v", res)
 	expect(t, s.Persistence.Dir() == other, "saving to %s after a save as", s.Persistence.Dir())
 	expect(t, waitSave(t, s, s.Persistence.Save()).Generation == 2, "the next save goes to the copy")
+	_, err := s.Close() // it holds the copy now
+	expect(t, err == nil, "close: %v", err)
 
 	cfg.Save = sim.SaveConfig{Dir: other, Load: true}
 	c, err := sim.New(cfg)
@@ -344,7 +348,7 @@ func TestLoadWithoutSave(t *testing.T) {
 	cfg := config(t, 8)
 	cfg.Save.Load = true
 	_, err := sim.New(cfg)
-	expect(t, err != nil, "loading an empty directory must fail")
+	expect(t, errors.Is(err, arksave.ErrNoSave) && strings.Contains(err.Error(), "without -load"), "loading an empty directory must fail: %v", err)
 }
 
 // With PauseDuringSave, sand and bodies stand still while a save is

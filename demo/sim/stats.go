@@ -16,7 +16,8 @@ type Stats struct {
 	Seed      uint64 `json:"seed"`       // the world's (a loaded save brings its own)
 	ChunkSize int    `json:"chunk_size"`
 	Dir       string `json:"dir"`
-	Loaded    bool   `json:"loaded"` // started from the directory's last save
+	Loaded    bool   `json:"loaded"`            // started from the directory's last save
+	Stopped   bool   `json:"stopped,omitempty"` // ended early by Ctrl-C or SIGTERM, with the final save
 
 	Generation      uint64  `json:"generation"` // committed at the end, final save included
 	Saves           uint64  `json:"saves"`      // finished, final save included

@@ -37,9 +37,17 @@ func LayoutOf(dir string) (*Layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Layout{Store: d.Join(m.Chunks.Name), Table: ri.Table, Backups: map[uint64]map[string]chunkstore.Handle{}}
+	store, err := d.File(m.Chunks.Name)
+	if err != nil {
+		return nil, err
+	}
+	l := &Layout{Store: store, Table: ri.Table, Backups: map[uint64]map[string]chunkstore.Handle{}}
 	open := func(m *autosave.Manifest) (map[string]chunkstore.Handle, int64, error) {
-		s, err := chunkstore.OpenRoot(d.Join(m.Chunks.Name), chunkstore.Config{ReadOnly: true}, m.Chunks.Root)
+		p, err := d.File(m.Chunks.Name)
+		if err != nil {
+			return nil, 0, err
+		}
+		s, err := chunkstore.OpenRoot(p, chunkstore.Config{ReadOnly: true}, m.Chunks.Root)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -184,7 +192,12 @@ var Damages = []Damage{
 		})},
 	{Name: "truncated-store-table", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2,
 		Apply: func(_ string, l *Layout) error { return os.Truncate(l.Store, l.Size-30) }},
-	{Name: "truncated-store-record", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Lost: []chunkstore.Pos{FullChunk, DeltaChunk},
+	// The file ends inside the last generation's first record: its page
+	// table and every record after the cut are gone, and nothing left says
+	// which chunks they held. The repair lists every chunk it cannot show
+	// to be the last generation's as possibly reverted.
+	{Name: "truncated-store-record", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3,
+		Lost: []chunkstore.Pos{FullChunk, DeltaChunk, {X: 0, Y: 0}, {X: 1, Y: 0}, {X: -1, Y: 1}, {X: 0, Y: 1}},
 		Apply: func(_ string, l *Layout) error {
 			h, err := l.Record(FullChunk, chunkstore.Full)
 			if err != nil {

@@ -23,7 +23,12 @@ func BuildLarge(dir string, n, size int) error {
 	if err != nil {
 		return err
 	}
-	s, err := chunkstore.Create(d.Join(autosave.ChunksName), chunkstore.Config{
+	defer d.Close()
+	store, err := d.File(autosave.ChunksName)
+	if err != nil {
+		return err
+	}
+	s, err := chunkstore.Create(store, chunkstore.Config{
 		ChunkSize: uint16(size), TileSize: TileSize, Seed: Seed, Generator: Generator,
 	})
 	if err != nil {

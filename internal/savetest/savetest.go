@@ -226,7 +226,7 @@ type Contents struct {
 
 // committed opens the save in dir, changing nothing, with its manifest.
 func committed(dir string) (*autosave.Dir, *autosave.Manifest, error) {
-	d, err := autosave.OpenDirForRepair(nil, dir)
+	d, err := autosave.OpenDirReadOnly(nil, dir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -283,13 +283,17 @@ func Read(dir string) (*Contents, error) {
 	if err != nil {
 		return nil, err
 	}
+	store, err := d.File(m.Chunks.Name)
+	if err != nil {
+		return nil, err
+	}
 	root := m.Chunks.Root
 	if len(root) == 0 {
-		if root, err = chunkstore.FindRoot(d.Join(m.Chunks.Name), chunkstore.Config{}, m.Chunks.Generation); err != nil {
+		if root, err = chunkstore.FindRoot(store, chunkstore.Config{}, m.Chunks.Generation); err != nil {
 			return nil, err
 		}
 	}
-	s, err := chunkstore.OpenRoot(d.Join(m.Chunks.Name), chunkstore.Config{ReadOnly: true, Generator: Generator}, root)
+	s, err := chunkstore.OpenRoot(store, chunkstore.Config{ReadOnly: true, Generator: Generator}, root)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,41 @@
+// Package autosave owns a save directory: its commit protocol, its lock,
+// its walls, and the writer goroutine that commits a game's saves.
+//
+// # Outline
+//
+//   - [Dir]: the save directory. [OpenDir] opens it for writing and takes
+//     its lock; [OpenDirForRepair] for tools that mend it; [OpenDirReadOnly]
+//     for readers, without the lock, while a game may be saving
+//     ([ReadConsistent], [Dir.Stale]). [Dir.Commit] makes a generation
+//     current (world file, then the manifest); older ones go to backups/.
+//   - [Manifest]: the commit point, JSON with its own CRC32-C; the files of
+//     a generation as [FileRef] and [StoreRef].
+//   - [Writer]: the goroutine that commits [Job]s and reports [Result]s;
+//     [Config] and [State] are the game's ECS resources for autosave.
+//   - [CheckDir]: every problem of a save directory, for arksave check.
+//
+// # One owner
+//
+// A directory opened for writing is locked: an exclusive operating-system
+// lock on the file [LockName] inside it, which names its holder ([Holder]:
+// program, pid, host, since when), held until [Dir.Close] (a [Writer]
+// holds it until [Writer.Close]). A second holder, in this process or
+// another, gets [ErrLocked] (a [*LockedError] naming the first); the lock
+// dies with its process, so a killed game never leaves its directory
+// locked. Readers take no lock and change nothing.
+//
+// # Walls
+//
+// Every name a manifest holds must have its field's form: world-<G>.pecs,
+// chunks.pxsw or chunks-<G>.pxsw (and a repair's
+// chunks-<G>-backup-<B>.pxsw), backups/world-<G>.pecs; anything else is
+// [ErrCorrupt] naming the field, and so is a generation above
+// [MaxGeneration]. Every file operation of a [Dir] goes through one
+// function that checks the name and refuses a symbolic link, or any file
+// that is not a regular one, in its place, and a backups/ that is not a
+// plain directory: nothing outside the directory is read, written,
+// renamed or removed. A directory whose manifest is damaged, or lost while
+// a committed save's files remain, is never started over: opening it for
+// writing fails naming arksave repair. A directory on a medium that cannot
+// be written opens read-only ([ErrReadOnly] for every change).
+package autosave

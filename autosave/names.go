@@ -1,0 +1,204 @@
+package autosave
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// MaxGeneration is the highest generation a save directory can reach. A
+// manifest or a file name with a higher one is corrupt: a commit must
+// always be able to add one without wrapping around.
+const MaxGeneration = 1<<63 - 1
+
+// parseGeneration parses a generation as the save format writes it: plain
+// decimal digits, no sign, no leading zero, from 1 to MaxGeneration.
+func parseGeneration(s string) (uint64, bool) {
+	if s == "" || len(s) > 19 || s[0] == '0' {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	g, err := strconv.ParseUint(s, 10, 64)
+	return g, err == nil && g <= MaxGeneration
+}
+
+// WorldGeneration returns G of a world file's name, "world-<G>.pecs", and
+// whether name is one.
+func WorldGeneration(name string) (uint64, bool) { return worldGeneration(name) }
+
+// StoreGeneration returns the generation a chunk store's file name
+// carries (0 for chunks.pxsw, G for chunks-<G>.pxsw and a repair's
+// chunks-<G>-backup-<B>.pxsw), and whether name is a chunk store's.
+func StoreGeneration(name string) (uint64, bool) { return storeGeneration(name) }
+
+func worldGeneration(name string) (uint64, bool) {
+	num, ok := strings.CutPrefix(name, "world-")
+	if !ok {
+		return 0, false
+	}
+	if num, ok = strings.CutSuffix(num, ".pecs"); !ok {
+		return 0, false
+	}
+	return parseGeneration(num)
+}
+
+// backupManifestGeneration returns G of a backup manifest's file name
+// "manifest-<G>" (within backups/).
+func backupManifestGeneration(name string) (uint64, bool) {
+	num, ok := strings.CutPrefix(name, "manifest-")
+	if !ok {
+		return 0, false
+	}
+	return parseGeneration(num)
+}
+
+// storeGeneration returns the generation a chunk store's file name carries:
+// 0 for "chunks.pxsw", G for "chunks-<G>.pxsw" (compacted at G) and for a
+// repair's copy of a backup's store, "chunks-<G>-backup-<B>.pxsw" or
+// "chunks-<G>-backup-<B>-<N>.pxsw" (N >= 2).
+func storeGeneration(name string) (uint64, bool) {
+	if name == ChunksName {
+		return 0, true
+	}
+	rest, ok := strings.CutPrefix(name, "chunks-")
+	if !ok {
+		return 0, false
+	}
+	if rest, ok = strings.CutSuffix(rest, ".pxsw"); !ok {
+		return 0, false
+	}
+	parts := strings.Split(rest, "-")
+	g, ok := parseGeneration(parts[0])
+	switch {
+	case !ok:
+		return 0, false
+	case len(parts) == 1:
+		return g, true
+	case len(parts) < 3 || len(parts) > 4 || parts[1] != "backup":
+		return 0, false
+	}
+	if _, ok := parseGeneration(parts[2]); !ok {
+		return 0, false
+	}
+	if len(parts) == 4 {
+		if n, ok := parseGeneration(parts[3]); !ok || n < 2 {
+			return 0, false
+		}
+	}
+	return g, true
+}
+
+// isStoreName reports whether name is a chunk store's file name.
+func isStoreName(name string) bool {
+	_, ok := storeGeneration(name)
+	return ok
+}
+
+// formName reports whether rel, a slash-separated name relative to a save
+// directory, is one the save format uses: the manifest, the lock file, a
+// world file, a chunk store, a backup's manifest or world file, or the
+// ".tmp" of any of them but the lock file.
+func formName(rel string) bool {
+	if rel == LockName {
+		return true
+	}
+	rel = strings.TrimSuffix(rel, ".tmp")
+	if sub, ok := strings.CutPrefix(rel, BackupDir+"/"); ok {
+		_, isManifest := backupManifestGeneration(sub)
+		_, isWorld := worldGeneration(sub)
+		return isManifest || isWorld
+	}
+	_, isWorld := worldGeneration(rel)
+	return rel == ManifestName || isWorld || isStoreName(rel)
+}
+
+// checkManifestNames checks every name a manifest holds against the form
+// its field must have, and its generation: a current manifest (backup
+// false) names world-<G>.pecs, a backup's names backups/world-<G>.pecs,
+// and both a chunk store name. Anything else, a path above or outside the
+// directory included, is ErrCorrupt naming the field.
+func checkManifestNames(m *Manifest, backup bool) error {
+	if m.Generation < 1 || m.Generation > MaxGeneration {
+		return fmt.Errorf("%w: manifest: generation %d is out of range (1 to %d)", ErrCorrupt, m.Generation, uint64(MaxGeneration))
+	}
+	want := WorldName(m.Generation)
+	if backup {
+		want = path.Join(BackupDir, want)
+	}
+	if m.World.Name != want {
+		return fmt.Errorf("%w: manifest of generation %d: world.name %q, want %q", ErrCorrupt, m.Generation, m.World.Name, want)
+	}
+	if m.World.Size < 0 {
+		return fmt.Errorf("%w: manifest of generation %d: world.size %d", ErrCorrupt, m.Generation, m.World.Size)
+	}
+	if !isStoreName(m.Chunks.Name) {
+		return fmt.Errorf("%w: manifest of generation %d: chunks.name %q is not a chunk store's name (chunks.pxsw or chunks-<generation>.pxsw)",
+			ErrCorrupt, m.Generation, m.Chunks.Name)
+	}
+	if m.Chunks.Generation == 1<<64-1 {
+		return fmt.Errorf("%w: manifest of generation %d: chunks.generation %d is out of range", ErrCorrupt, m.Generation, m.Chunks.Generation)
+	}
+	return nil
+}
+
+// file returns the path of rel, a slash-separated name relative to the
+// directory, for any operation on it. It is the one way from a name to a
+// path: every file operation of a Dir goes through it. It refuses, with
+// ErrCorrupt, a name the save format does not use (so nothing outside the
+// directory can be named), and a name that exists as something other than
+// a regular file (a symbolic link is never followed), or below a backups/
+// that is not a plain directory. A name that does not exist is fine.
+func (d *Dir) file(rel string) (string, error) {
+	if !formName(rel) {
+		return "", fmt.Errorf("%w: %q is not a file name of a save directory", ErrCorrupt, rel)
+	}
+	if strings.HasPrefix(rel, BackupDir+"/") {
+		if err := d.checkBackupDir(); err != nil {
+			return "", err
+		}
+	}
+	p := filepath.Join(d.path, filepath.FromSlash(rel))
+	if err := d.checkRegular(rel, p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// checkRegular refuses a path that exists as anything but a regular file.
+func (d *Dir) checkRegular(rel, p string) error {
+	fi, err := d.fs.Lstat(p)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil // a missing file is for the caller to find
+	}
+	return fmt.Errorf("%w: %s is %s, not a regular file: not followed", ErrCorrupt, rel, describeMode(fi.Mode()))
+}
+
+// checkBackupDir refuses a backups/ that exists as anything but a plain
+// directory: a symbolic link to another directory is never followed.
+func (d *Dir) checkBackupDir() error {
+	fi, err := d.fs.Lstat(filepath.Join(d.path, BackupDir))
+	if err != nil || fi.IsDir() {
+		return nil
+	}
+	return fmt.Errorf("%w: %s/ is %s, not a directory: not followed (move it away; arksave check lists the rest)",
+		ErrCorrupt, BackupDir, describeMode(fi.Mode()))
+}
+
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "a special file"
+}

@@ -1,0 +1,138 @@
+package vfs_test
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/arksave/arksave/vfs"
+)
+
+// A lock has one holder at a time, in one process as across processes;
+// closing the holder's file releases it; the lock file stays.
+func TestLockConformance(t *testing.T) {
+	onEachFS(t, func(t *testing.T, fsys vfs.FS, root string) {
+		must(t, fsys.MkdirAll(root))
+		name := filepath.Join(root, "lock")
+		a, err := fsys.Lock(name)
+		must(t, err)
+		_, err = a.WriteAt([]byte("holder a"), 0)
+		must(t, err)
+
+		_, err = fsys.Lock(name)
+		var pe *fs.PathError
+		expect(t, errors.Is(err, vfs.ErrLocked) && errors.As(err, &pe) && pe.Path == name, "second lock while held: %v", err)
+
+		must(t, a.Close())
+		b, err := fsys.Lock(name)
+		must(t, err)
+		expect(t, string(readAll(t, fsys, name)) == "holder a", "the lock file lost the first holder's content")
+		must(t, b.Close())
+
+		_, err = fsys.Lock(filepath.Join(root, "missing", "lock"))
+		expect(t, errors.Is(err, fs.ErrNotExist), "lock in a missing directory: %v", err)
+	})
+}
+
+// A crash releases every lock: a restarted machine holds none.
+func TestMemCrashReleasesLocks(t *testing.T) {
+	m := vfs.NewMem()
+	f, err := m.Lock("/lock")
+	must(t, err)
+	must(t, m.SyncDir("/"))
+	c := m.Crash(1, nil)
+	g, err := c.Lock("/lock")
+	must(t, err)
+	must(t, g.Close())
+	_, err = m.Lock("/lock")
+	expect(t, errors.Is(err, vfs.ErrLocked), "the original is still held: %v", err)
+	must(t, f.Close())
+}
+
+// OS never follows a symbolic link for a write, a creation or a lock, and
+// Lstat describes the link itself.
+func TestOSNoFollow(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "canary")
+	must(t, os.WriteFile(outside, []byte("canary"), 0o644))
+	link := filepath.Join(dir, "link")
+	must(t, os.Symlink(outside, link))
+
+	_, err := vfs.OS.Create(link)
+	expect(t, errors.Is(err, syscall.ELOOP), "Create through a link: %v", err)
+	_, err = vfs.OS.OpenRW(link)
+	expect(t, errors.Is(err, syscall.ELOOP), "OpenRW through a link: %v", err)
+	_, err = vfs.OS.Lock(link)
+	expect(t, errors.Is(err, syscall.ELOOP), "Lock through a link: %v", err)
+	got, err := os.ReadFile(outside)
+	must(t, err)
+	expect(t, string(got) == "canary", "the link's target changed: %q", got)
+
+	fi, err := vfs.OS.Lstat(link)
+	must(t, err)
+	expect(t, fi.Mode()&fs.ModeSymlink != 0, "Lstat of a link: mode %v", fi.Mode())
+	fi, err = vfs.OS.Stat(link)
+	must(t, err)
+	expect(t, fi.Mode().IsRegular(), "Stat follows the link: mode %v", fi.Mode())
+}
+
+// ReadOnly reads through and refuses every change with EROFS.
+func TestReadOnly(t *testing.T) {
+	m := vfs.NewMem()
+	must(t, m.MkdirAll("/d"))
+	must(t, vfs.WriteFileAtomic(m, "/d/f", []byte("data")))
+	ro := vfs.ReadOnly(m)
+	expect(t, string(readAll(t, ro, "/d/f")) == "data", "read through")
+	f, err := ro.Open("/d/f")
+	must(t, err)
+	_, werr := f.WriteAt([]byte("x"), 0)
+	terr := f.Truncate(0)
+	must(t, f.Close())
+	_, cerr := ro.Create("/d/g")
+	_, oerr := ro.OpenRW("/d/f")
+	_, lerr := ro.Lock("/d/lock")
+	for _, err := range []error{werr, terr, cerr, oerr, lerr, ro.Rename("/d/f", "/d/h"), ro.Remove("/d/f"),
+		ro.RemoveAll("/d"), ro.MkdirAll("/e")} {
+		expect(t, errors.Is(err, syscall.EROFS) && vfs.IsReadOnly(err), "a change through ReadOnly: %v", err)
+	}
+	must(t, ro.SyncDir("/d"))
+	expect(t, string(readAll(t, m, "/d/f")) == "data", "the file changed")
+	expect(t, vfs.IsReadOnly(&fs.PathError{Op: "open", Path: "x", Err: syscall.EACCES}), "EACCES is read-only")
+	expect(t, !vfs.IsReadOnly(syscall.ENOSPC), "ENOSPC is not read-only")
+}
+
+// Faulty asks its injector before Lstat and Lock, and Lock counts as a
+// mutating call.
+func TestFaultyLock(t *testing.T) {
+	m := vfs.NewMem()
+	var seen []vfs.Op
+	fsys := &vfs.Faulty{FS: m, Injector: vfs.InjectorFunc(func(op vfs.Op, _ string) error {
+		seen = append(seen, op)
+		if op == vfs.OpLock {
+			return syscall.EIO
+		}
+		return nil
+	})}
+	_, err := fsys.Lstat("/")
+	must(t, err)
+	_, err = fsys.Lock("/lock")
+	expect(t, errors.Is(err, syscall.EIO), "injected lock failure: %v", err)
+	expect(t, len(seen) == 2 && seen[0] == vfs.OpLstat && seen[1] == vfs.OpLock, "calls %v", seen)
+	expect(t, vfs.OpLock.Mutating() && !vfs.OpLstat.Mutating(), "Lock mutates, Lstat does not")
+	expect(t, vfs.OpLock.String() == "lock" && vfs.OpLstat.String() == "lstat", "names %v %v", vfs.OpLock, vfs.OpLstat)
+}
+
+// A read-only medium: reads work, every change fails with EROFS.
+func ExampleReadOnly() {
+	mem := vfs.NewMem()
+	vfs.WriteFileAtomic(mem, "/notes", []byte("kept"))
+	ro := vfs.ReadOnly(mem)
+	data, _ := vfs.ReadFile(ro, "/notes")
+	_, err := ro.Create("/other")
+	fmt.Printf("%s; create: %v, read-only: %v\n", data, err, vfs.IsReadOnly(err))
+	// Output: kept; create: create /other: read-only file system, read-only: true
+}
