@@ -56,6 +56,7 @@ func TestPanicWhileEncodingFailsTheSave(t *testing.T) {
 	expect(t, g.pers.Generation() == 0, "a failed save committed generation %d", g.pers.Generation())
 
 	must(t, g.waitSave(t, g.pers.Save()).Err)
+	must(t, g.pers.Close()) // the directory has one owner at a time
 	h := newGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 0, prepare: func(w *ecs.World) { ecs.ComponentID[Holder](w) }})
 	q := ecs.NewFilter1[Holder](h.w).Query()
 	defer q.Close()

@@ -448,8 +448,14 @@ func (w *Writer) run(j Job) (res *Result) {
 	res.Dir = dir.Path()
 	saveAs := j.SaveTo != ""
 	var markp *chunkstore.Mark // set once the store is marked: a panic after it reverts the store too
+	committing := false        // set once the manifest may be replaced
 	defer func() {
 		if p := recover(); p != nil {
+			if committing {
+				// The manifest may have been renamed into place: read what
+				// is committed, as a commit's uncertain error does.
+				dir.reload()
+			}
 			res.Err = NewPanicError(p)
 			res.Generation = w.Generation()
 			w.recover(dir, store, name, saveAs, markp)
@@ -569,6 +575,9 @@ func (w *Writer) run(j Job) (res *Result) {
 	w.setProgress(0.85)
 
 	res.BytesWritten += wd.ref.Size
+	// From here on the manifest may name what the store committed: a panic
+	// must not take the store back.
+	markp, committing = nil, true
 	man, n, err := dir.Commit(Commit{
 		WorldRef:   &wd.ref,
 		Chunks:     StoreRef{Name: commitName, Generation: commitStore.Generation(), Root: commitStore.Root()},
