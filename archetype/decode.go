@@ -331,8 +331,9 @@ func (d *decoder) create(e *tableEntry) (ecs.Entity, error) {
 	if d.batch {
 		first, last := d.entity(alive[0]), d.entity(alive[len(alive)-1])
 		arkNewEntities(d.world, len(alive), d.ids, d.arels, 0)
-		if !d.world.Alive(first) || !d.world.Alive(last) {
-			return ecs.Entity{}, fmt.Errorf("archetype: Ark did not create entities %d to %d as the file has them; this Ark version is not supported", first.ID(), last.ID())
+		// Before its creation an id sits in no table with components.
+		if a, b := d.u.IDs(first), d.u.IDs(last); a.Len() != len(d.ids) || b.Len() != len(d.ids) {
+			return first, fmt.Errorf("archetype: Ark did not create entities %d to %d as the file has them; this Ark version is not supported", first.ID(), last.ID())
 		}
 		return first, nil
 	}
