@@ -24,11 +24,16 @@ import (
 // per table, which sizes the table once from the file's count.
 //
 // This reaches into Ark's unexported code, so it is used only when it is known to be safe: the
-// program is built with exactly the Ark version this was written against (the module version
-// in the build information), and a probe at first use checks that the call creates entities
+// program is built with exactly the Ark version this was written against (see arkVersion),
+// and a probe at first use checks that the call creates entities
 // with the crafted pool's ids, in its tables and with its relation targets. Otherwise, and
 // whenever the target world has observers (which NewBatch would notify and this call does not),
-// Decode creates entities with Ark's public calls.
+// Decode creates entities with Ark's public calls. Decode also registers relation targets again
+// once every entity exists (see decoder.registerTargets).
+//
+// Upgrading Ark: TestBatchCreationIsUsed fails when the version differs; check newEntities and
+// relationID in the new version, then update arkBatchVersion. A version without a function of
+// that name fails to link, loudly, rather than running without it.
 
 // arkBatchModule and arkBatchVersion are the Ark module and version whose World.newEntities
 // and relationID this file mirrors.
