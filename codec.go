@@ -28,7 +28,6 @@ var SchedulerResources = []string{
 // and every resource but the plugin's own runtime resources.
 type worldCodec struct {
 	opts []archetype.Option
-	last int // size of the previous encoding, to size the next buffer once
 }
 
 func newWorldCodec(extra []archetype.Option) *worldCodec {
@@ -53,14 +52,9 @@ func newWorldCodec(extra []archetype.Option) *worldCodec {
 }
 
 func (c *worldCodec) Encode(w *ecs.World) ([]byte, error) {
-	// The buffer goes to the writer with the snapshot, so it cannot be
-	// reused; sizing it from the last save avoids regrowing it on the loop.
-	buf := bytes.NewBuffer(make([]byte, 0, c.last+c.last/8+4096))
-	if err := archetype.Encode(buf, w, c.opts...); err != nil {
-		return nil, err
-	}
-	c.last = buf.Len()
-	return buf.Bytes(), nil
+	// The bytes go to the writer with the snapshot, so they cannot be
+	// reused; AppendEncode allocates them once, at the file's size.
+	return archetype.AppendEncode(nil, w, c.opts...)
 }
 
 func (c *worldCodec) Decode(data []byte, w *ecs.World) error {

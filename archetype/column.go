@@ -1,7 +1,6 @@
 package archetype
 
 import (
-	"encoding/binary"
 	"fmt"
 	"reflect"
 	"unsafe"
@@ -42,9 +41,7 @@ func (c *compressor) compress(b *blob) {
 
 // write streams the blob and its CRC.
 func (b *blob) write(w *streamWriter) {
-	crc := crcOf(b.stored)
-	w.writeKnown(b.stored, crc)
-	w.write(binary.LittleEndian.AppendUint32(nil, crc))
+	w.writeCRC(w.writeSum(b.stored))
 }
 
 // encodeRows appends one msgpack value per row of a column of type t starting at base.

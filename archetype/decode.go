@@ -57,9 +57,11 @@ func Decode(r io.Reader, world *ecs.World, opts ...Option) error {
 	if world.IsLocked() {
 		return errors.New("archetype: the world is locked by an open query; close it before Decode")
 	}
-	if st := world.Stats(); st.Entities.Total != 0 {
+	st := world.Stats()
+	if st.Entities.Total != 0 {
 		return fmt.Errorf("%w: it holds %d entities (alive or recycled); use a new world or world.Reset()", ErrWorldNotEmpty, st.Entities.Total)
 	}
+	observed := st.Observers > 0
 	o := buildOptions(opts)
 	f := newFileReader(r)
 	if err := f.readHead(); err != nil {
@@ -72,7 +74,8 @@ func Decode(r io.Reader, world *ecs.World, opts ...Option) error {
 	if err := f.readPool(); err != nil {
 		return err
 	}
-	d := &decoder{f: f, world: world, u: world.Unsafe(), binds: binds, conc: newFileConcretes(f.types)}
+	d := &decoder{f: f, world: world, u: world.Unsafe(), binds: binds, conc: newFileConcretes(f.types),
+		batch: !observed && batchCreation()}
 	if err := d.checkTables(); err != nil {
 		return err
 	}
@@ -81,11 +84,15 @@ func Decode(r io.Reader, world *ecs.World, opts ...Option) error {
 	// world changes.
 	dump := f.pool.dump()
 	d.u.LoadEntities(&dump)
-	dump.Entities, f.pool.slots, f.pool.mark = nil, nil, nil // Ark has its copy
+	d.slots = f.pool.slots // keeps the generations; the links Ark has its copy of
+	dump.Entities, f.pool.slots, f.pool.mark = nil, nil, nil
 	for i := range f.tables {
 		if err := d.table(i); err != nil {
 			return err
 		}
+	}
+	if d.batch {
+		d.registerTargets()
 	}
 	if err := d.resources(); err != nil {
 		return err
@@ -287,6 +294,9 @@ type decoder struct {
 	loose *msgpack.Decoder // old values for migrations
 	ids   []ecs.ID
 	rels  []ecs.Relation
+	arels []arkRelation
+	batch bool   // create each table's entities with one arkNewEntities call
+	slots []slot // the saved pool: generations of the alive ids
 	conc  *fileConcretes
 }
 
@@ -309,17 +319,40 @@ func (d *decoder) checkTables() error {
 	return nil
 }
 
-// table creates the entities of table i and fills their columns. The first entity is created
-// with its components and relation targets; the others are copies of it, which skips Ark's
-// table lookup; the pool hands out the saved ids in order (see pool.dump). Then each column is
-// overwritten as a whole.
-func (d *decoder) table(i int) error {
-	f := d.f
-	e := &f.tables[i]
-	if uint64(f.s.off) != e.offset {
-		return fmt.Errorf("%w: archetype %d at offset %d: table says its data starts at %d", ErrCorrupt, i, f.s.off, e.offset)
+// create creates the entities of a table and returns the first. With batch creation, one call
+// sizes the table once for all of them; otherwise the first entity is created with its
+// components and relation targets and the others as copies of it (no table lookup), each
+// notifying the world's observers.
+func (d *decoder) create(e *tableEntry) (ecs.Entity, error) {
+	d.components(e)
+	// Ark hands out the ids of the crafted free list, with their generations; a different id
+	// means Ark's pool works differently from what this package was written for.
+	alive := d.f.pool.alive[e.first : e.first+uint64(e.count)]
+	if d.batch {
+		first, last := d.entity(alive[0]), d.entity(alive[len(alive)-1])
+		arkNewEntities(d.world, len(alive), d.ids, d.arels, 0)
+		// Before its creation an id sits in no table with components.
+		if a, b := d.u.IDs(first), d.u.IDs(last); a.Len() != len(d.ids) || b.Len() != len(d.ids) {
+			return first, fmt.Errorf("archetype: Ark did not create entities %d to %d as the file has them; this Ark version is not supported", first.ID(), last.ID())
+		}
+		return first, nil
 	}
-	d.ids, d.rels = d.ids[:0], d.rels[:0]
+	first := d.u.NewEntityRel(d.ids, d.rels...)
+	if first.ID() != alive[0] {
+		return first, fmt.Errorf("archetype: Ark created entity %d where the file has %d; this Ark version is not supported", first.ID(), alive[0])
+	}
+	for _, id := range alive[1:] {
+		if got := d.world.CopyEntity(first); got.ID() != id {
+			return first, fmt.Errorf("archetype: Ark created entity %d where the file has %d; this Ark version is not supported", got.ID(), id)
+		}
+	}
+	return first, nil
+}
+
+// components sets d.ids to the components of a table and d.rels and d.arels to its relation
+// targets.
+func (d *decoder) components(e *tableEntry) {
+	d.ids, d.rels, d.arels = d.ids[:0], d.rels[:0], d.arels[:0]
 	for _, c := range e.comps {
 		if b := &d.binds[c]; !b.drop {
 			d.ids = append(d.ids, b.id)
@@ -328,19 +361,41 @@ func (d *decoder) table(i int) error {
 	for _, r := range e.rels {
 		if b := &d.binds[r.comp]; !b.drop {
 			d.rels = append(d.rels, ecs.RelID(b.id, entityOf(r.target)))
+			d.arels = append(d.arels, arkRelation{target: entityOf(r.target), component: b.id})
 		}
 	}
-	// Ark hands out the ids of the crafted free list, with their generations; a different id
-	// means Ark's pool works differently from what this package was written for.
-	alive := f.pool.alive[e.first : e.first+uint64(e.count)]
-	first := d.u.NewEntityRel(d.ids, d.rels...)
-	if first.ID() != alive[0] {
-		return fmt.Errorf("archetype: Ark created entity %d where the file has %d; this Ark version is not supported", first.ID(), alive[0])
-	}
-	for _, id := range alive[1:] {
-		if got := d.world.CopyEntity(first); got.ID() != id {
-			return fmt.Errorf("archetype: Ark created entity %d where the file has %d; this Ark version is not supported", got.ID(), id)
+}
+
+// registerTargets tells Ark again, once every entity exists, which entities are relation
+// targets. Batch creation marks the new entities as no target, which forgets the mark of a
+// target created after a table that points to it; Ark needs the mark to clean up relations
+// when a target is removed. A batch of no entities only registers the targets.
+func (d *decoder) registerTargets() {
+	for i := range d.f.tables {
+		if len(d.f.tables[i].rels) == 0 {
+			continue
 		}
+		d.components(&d.f.tables[i])
+		if len(d.arels) > 0 {
+			arkNewEntities(d.world, 0, d.ids, d.arels, 0)
+		}
+	}
+}
+
+// entity returns the saved entity with the given id.
+func (d *decoder) entity(id uint32) ecs.Entity { return entityOf(slot{id: id, gen: d.slots[id].gen}) }
+
+// table creates the entities of table i and fills their columns: the pool hands out the saved
+// ids in order (see pool.dump), and each column is then overwritten as a whole.
+func (d *decoder) table(i int) error {
+	f := d.f
+	e := &f.tables[i]
+	if uint64(f.s.off) != e.offset {
+		return fmt.Errorf("%w: archetype %d at offset %d: table says its data starts at %d", ErrCorrupt, i, f.s.off, e.offset)
+	}
+	first, err := d.create(e)
+	if err != nil {
+		return err
 	}
 	for j := range e.cols {
 		c := &e.cols[j]

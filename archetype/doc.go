@@ -3,8 +3,9 @@
 //
 // # Outline
 //
-//   - [Encode] writes a world; [Decode] reads one into a fresh or reset world prepared as for
-//     ark-serde (component types registered, resources added as placeholders).
+//   - [Encode] writes a world, [AppendEncode] appends its file to a byte slice; [Decode] reads
+//     one into a fresh or reset world prepared as for ark-serde (component types registered,
+//     resources added as placeholders).
 //   - [Option]s: [Timestamp] for deterministic output, [SkipComponents], [SkipEntitiesWith],
 //     [Transient], [SkipResources], [WithoutResources], [LZ4] compression, [Alias] for renamed
 //     types, [TypeVersion] and [Migrate] for changed types, [IgnoreUnknownTypes].
@@ -147,19 +148,28 @@
 //
 // # Decoding at speed, with exact ids
 //
-// Ark has no public batch creation for component IDs known only at run time. Decode gives Ark's
-// LoadEntities a crafted pool in which every slot is free and the free list runs through the
-// saved alive ids in file order, then on into the saved free list. It creates the first entity
-// of each table with its components and relation targets, the rest as copies of it (no table
-// lookup), each receiving the next saved id, and then overwrites whole columns: one copy for raw
-// columns, msgpack decoding in place for the others. When the last entity exists, the pool's
-// free list, next and available equal the saved ones.
+// Decode gives Ark's LoadEntities a crafted pool in which every slot is free and the free list
+// runs through the saved alive ids in file order, then on into the saved free list. It then
+// creates each table's entities, each receiving the next saved id, and overwrites whole
+// columns: one copy for raw columns, msgpack decoding in place for the others. When the last
+// entity exists, the pool's free list, next and available equal the saved ones.
+//
+// Ark creates a batch of entities in one table with one allocation of the table's columns, but
+// offers that only for component types known at compile time (ecs.MapN.NewBatch). Decode calls
+// the function behind it with the file's count, so each table is sized once (arkbatch.go says
+// when that is safe: the program is built with Ark v0.8.3, and a probe checks the call at first
+// use). Otherwise, and when the target world has observers, it creates the first entity of each
+// table with its components and relation targets and the rest as copies of it, and Ark's
+// tables double their capacity as entities arrive.
 //
 // # Streaming and memory
 //
-// Encode writes through a buffer; it keeps in memory only the msgpack-encoded columns and
-// resources (and with [LZ4] the compressed blobs), because the archetype table gives every
-// column's size before the data. Decode reads front to back through a buffer; raw columns go
-// straight into the world's memory, other columns pass through one reusable buffer. Lengths are
-// checked against the file size the header gives, and buffers grow only as bytes arrive.
+// Encode gathers everything before the first byte, so it knows the file's size: a writer in
+// memory (a bytes.Buffer or any writer with a Grow method) and [AppendEncode]'s slice grow once,
+// to exactly that size; other writers get the file through a buffer. Encode keeps in memory
+// only the msgpack-encoded columns and resources (and with [LZ4] the compressed blobs), because
+// the archetype table gives every column's size before the data. Decode reads front to back
+// through a buffer; raw columns go straight into the world's memory, other columns pass through
+// one reusable buffer. Lengths are checked against the file size the header gives, and buffers
+// grow only as bytes arrive.
 package archetype

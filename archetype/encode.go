@@ -1,6 +1,7 @@
 package archetype
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -26,22 +27,62 @@ import (
 // exactly makes Encode fail with [ErrUnsupportedType] before it writes anything, as does a value
 // that cannot ([ErrCycle], an unregistered type behind an interface).
 //
-// Encode only reads the world. It must not be changed while Encode runs. Encode streams to w
-// through a buffer; it holds in memory only the msgpack-encoded columns and resources (and,
-// with [LZ4], the compressed blobs), because the archetype table gives every column's size
-// before the data.
+// Encode only reads the world. It must not be changed while Encode runs. Encode knows the
+// file's size before it writes the first byte: a writer that can grow (one with a Grow(n int)
+// method, such as *bytes.Buffer) is grown once to it and written to directly; any other writer
+// gets the file through a buffer. Encode holds in memory only the msgpack-encoded columns and
+// resources (and, with [LZ4], the compressed blobs), because the archetype table gives every
+// column's size before the data. To get the file as bytes, use [AppendEncode].
 //
 // Options: [Timestamp], [SkipComponents], [SkipEntitiesWith], [Transient], [SkipResources],
 // [SkipResourceNames], [WithoutResources], [LZ4], [TypeVersion].
 func Encode(w io.Writer, world *ecs.World, opts ...Option) error {
-	if !littleEndian {
-		return ErrBigEndian
-	}
-	e, err := newEncoding(world, buildOptions(opts))
+	e, size, err := planFile(world, opts)
 	if err != nil {
 		return err
 	}
-	return e.write(w)
+	sw := newStreamWriter(w, size)
+	if err := e.write(sw); err != nil {
+		if b, ok := w.(*bytes.Buffer); ok {
+			clear(b.AvailableBuffer()[:b.Available()]) // no byte of new memory stays unwritten
+		}
+		return err
+	}
+	return sw.flush()
+}
+
+// AppendEncode appends the PECS file of the world to dst and returns the extended slice, as
+// [Encode] would write it: the same bytes for the same world and options. dst grows at most
+// once, to the file's size, which is known before the first byte. On error it returns dst
+// unchanged (the bytes between its length and its capacity may have been overwritten).
+//
+// Options: as for [Encode].
+func AppendEncode(dst []byte, world *ecs.World, opts ...Option) ([]byte, error) {
+	e, size, err := planFile(world, opts)
+	if err != nil {
+		return dst, err
+	}
+	sw := newAppendWriter(dst, size)
+	if err := e.write(sw); err != nil {
+		clear(sw.b[len(sw.b):cap(sw.b)]) // no byte of the new memory stays unwritten
+		return dst, err
+	}
+	return sw.b, nil
+}
+
+// planFile gathers everything Encode writes and returns the plan with the file's size.
+func planFile(world *ecs.World, opts []Option) (*plan, int, error) {
+	if !littleEndian {
+		return nil, 0, ErrBigEndian
+	}
+	e, err := newEncoding(world, buildOptions(opts))
+	if err != nil {
+		return nil, 0, err
+	}
+	if e.header.FileSize > math.MaxInt {
+		return nil, 0, fmt.Errorf("archetype: file of %d bytes is too large", e.header.FileSize)
+	}
+	return e, int(e.header.FileSize), nil
 }
 
 // plan is everything Encode writes, gathered before the first byte.
@@ -529,11 +570,8 @@ func (e *plan) layout() {
 	e.header.FileSize = uint64(off + int64(len(e.resources)) + footerSize)
 }
 
-func (e *plan) write(w io.Writer) error {
-	if e.header.FileSize > math.MaxInt64 {
-		return fmt.Errorf("archetype: file of %d bytes is too large", e.header.FileSize)
-	}
-	sw := newStreamWriter(w)
+// write writes the planned file; the caller flushes sw.
+func (e *plan) write(sw *streamWriter) error {
 	sw.write(appendHeader(nil, &e.header))
 	sw.write(e.registry)
 	sw.write(appendTables(e.entries))
@@ -548,5 +586,5 @@ func (e *plan) write(w io.Writer) error {
 		return fmt.Errorf("archetype: wrote %d bytes before the footer, planned %d", sw.off, e.header.FileSize-footerSize)
 	}
 	sw.write(appendFooter(nil, &footer{checksumType: ChecksumCRC32C, checksum: uint64(sw.crc), fileSize: e.header.FileSize}))
-	return sw.flush()
+	return sw.err
 }

@@ -47,6 +47,24 @@ func ExampleEncode() {
 	// Output: <nil> 645 bytes
 }
 
+func ExampleAppendEncode() {
+	world := ecs.NewWorld()
+	ecs.NewMap2[Position, Velocity](world).NewEntity(&Position{1, 2}, &Velocity{3, 4})
+
+	// The slice grows once, to the file's size; a slice with room is filled in place.
+	file, err := archetype.AppendEncode(nil, world, archetype.Timestamp(testTime))
+	fmt.Println(err, len(file), "bytes", string(file[:4]))
+
+	loaded := ecs.NewWorld()
+	ecs.ComponentID[Position](loaded)
+	ecs.ComponentID[Velocity](loaded)
+	err = archetype.Decode(bytes.NewReader(file), loaded)
+	fmt.Println(err, loaded.Stats().Entities.Used, "entity")
+	// Output:
+	// <nil> 524 bytes PECS
+	// <nil> 1 entity
+}
+
 func ExampleDecode() {
 	world := ecs.NewWorld()
 	e := ecs.NewMap1[Position](world).NewEntity(&Position{1, 2})

@@ -51,11 +51,9 @@ func (p *pool) write(w *streamWriter) {
 	crc := crcOf(b)
 	w.writeKnown(b, crc)
 	for _, part := range [][]byte{bytesOf(p.slots), bytesOf(p.alive)} {
-		c := crcOf(part)
-		w.writeKnown(part, c)
-		crc = crcCombine(crc, c, int64(len(part)))
+		crc = crcCombine(crc, w.writeSum(part), int64(len(part)))
 	}
-	w.write(binary.LittleEndian.AppendUint32(nil, crc))
+	w.writeCRC(crc)
 }
 
 // bytesOf views a slice of fixed-size values as its memory.

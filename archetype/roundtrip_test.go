@@ -12,20 +12,32 @@ import (
 	"github.com/mlange-42/ark/ecs"
 )
 
+// creationPaths runs test with each way Decode can create entities: in one batch per table,
+// and with Ark's public calls (where batch creation is not safe, or the world has observers).
+func creationPaths(t *testing.T, test func(t *testing.T)) {
+	t.Run("batch", test)
+	t.Run("public", func(t *testing.T) {
+		archetype.PublicCreation(t)
+		test(t)
+	})
+}
+
 func TestRoundTripRichWorld(t *testing.T) {
-	for _, lz4 := range []bool{false, true} {
-		t.Run(fmt.Sprintf("lz4=%v", lz4), func(t *testing.T) {
-			var opts []archetype.Option
-			if lz4 {
-				opts = append(opts, archetype.LZ4())
-			}
-			w := richWorld()
-			data := encode(t, w, opts...)
-			got := decode(t, data)
-			expectSameWorld(t, w, got)
-			expectBytes(t, data, encode(t, got, opts...), "re-encoded file")
-		})
-	}
+	creationPaths(t, func(t *testing.T) {
+		for _, lz4 := range []bool{false, true} {
+			t.Run(fmt.Sprintf("lz4=%v", lz4), func(t *testing.T) {
+				var opts []archetype.Option
+				if lz4 {
+					opts = append(opts, archetype.LZ4())
+				}
+				w := richWorld()
+				data := encode(t, w, opts...)
+				got := decode(t, data)
+				expectSameWorld(t, w, got)
+				expectBytes(t, data, encode(t, got, opts...), "re-encoded file")
+			})
+		}
+	})
 }
 
 func TestRoundTripEmptyWorld(t *testing.T) {
@@ -56,7 +68,9 @@ func TestRoundTripOnlyDeadEntities(t *testing.T) {
 
 // After Decode, both worlds must behave alike: new entities recycle the same ids, and removing
 // a relation target cleans up the same tables (Decode must register targets with Ark).
-func TestDecodedWorldBehavesAlike(t *testing.T) {
+func TestDecodedWorldBehavesAlike(t *testing.T) { creationPaths(t, decodedWorldBehavesAlike) }
+
+func decodedWorldBehavesAlike(t *testing.T) {
 	w := richWorld()
 	got := decode(t, encode(t, w))
 	for _, world := range []*ecs.World{w, got} {
@@ -254,4 +268,27 @@ func TestDecodeFiresCreateObservers(t *testing.T) {
 	expectNoError(t, archetype.Decode(bytes.NewReader(data), got), "Decode")
 	expectEqual(t, w.Stats().Entities.Used, created, "create events")
 	expectSameWorld(t, w, got)
+}
+
+// Skipping a component on Decode can put two stored tables into one Ark table (here the
+// entities with Health join those without): the second table's entities are appended, each
+// with its own values.
+func TestDecodeMergesTables(t *testing.T) {
+	creationPaths(t, func(t *testing.T) {
+		w := richWorld()
+		got := decode(t, encode(t, w), archetype.SkipComponents(ecs.C[Health]()))
+		expectEqual(t, 0, countWith[Health](got), "entities with Health")
+		q := ecs.NewFilter2[Position, Velocity](w).Query()
+		m := ecs.NewMap2[Position, Velocity](got)
+		n := 0
+		for q.Next() {
+			p, v := q.Get()
+			gp, gv := m.Get(q.Entity())
+			expectEqual(t, *p, *gp, fmt.Sprintf("Position of %v", q.Entity()))
+			expectEqual(t, *v, *gv, fmt.Sprintf("Velocity of %v", q.Entity()))
+			n++
+		}
+		expectEqual(t, n, countWith[Velocity](got), "entities with Velocity")
+		expectEqual(t, w.Stats().Entities.Used, got.Stats().Entities.Used, "alive entities")
+	})
 }

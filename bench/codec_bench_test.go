@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"runtime"
@@ -31,14 +30,7 @@ func report(b *testing.B, n, fileBytes int) {
 func BenchmarkCodec(b *testing.B) {
 	for _, n := range sizes {
 		w := newWorld(n)
-		var pecs bytes.Buffer
-		if err := archetype.Encode(&pecs, w); err != nil {
-			b.Fatal(err)
-		}
-		js, err := arkserde.Serialize(w)
-		if err != nil {
-			b.Fatal(err)
-		}
+		pecs, js := files(b, w)
 
 		b.Run(fmt.Sprintf("Floor_memcpy_%dk", n/1000), func(b *testing.B) {
 			cols := columns(w)
@@ -55,8 +47,8 @@ func BenchmarkCodec(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("Encode_PECS_%dk", n/1000), func(b *testing.B) {
 			var buf bytes.Buffer
-			buf.Grow(pecs.Len())
-			b.SetBytes(int64(pecs.Len()))
+			buf.Grow(len(pecs))
+			b.SetBytes(int64(len(pecs)))
 			b.ReportAllocs()
 			for b.Loop() {
 				buf.Reset()
@@ -64,7 +56,7 @@ func BenchmarkCodec(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			report(b, n, pecs.Len())
+			report(b, n, len(pecs))
 		})
 		b.Run(fmt.Sprintf("Encode_PECS_LZ4_%dk", n/1000), func(b *testing.B) {
 			var buf bytes.Buffer
@@ -93,7 +85,7 @@ func BenchmarkCodec(b *testing.B) {
 			report(b, n, len(js))
 		})
 		b.Run(fmt.Sprintf("Decode_PECS_%dk", n/1000), func(b *testing.B) {
-			data := pecs.Bytes()
+			data := pecs
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -131,6 +123,18 @@ func BenchmarkCodec(b *testing.B) {
 	}
 }
 
+// files returns the world's file in both codecs: arksave's and ark-serde's.
+func files(b *testing.B, w *ecs.World) (pecs, js []byte) {
+	pecs, err := archetype.AppendEncode(nil, w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if js, err = arkserde.Serialize(w); err != nil {
+		b.Fatal(err)
+	}
+	return pecs, js
+}
+
 // BenchmarkMemory reports how much memory Encode and Decode need beyond the world itself,
 // relative to the world's component bytes (the size of all its component columns).
 //
@@ -138,45 +142,24 @@ func BenchmarkCodec(b *testing.B) {
 // what it allocated minus what is still live after it: for Encode (writing to io.Discard) every
 // allocated byte, for Decode (reading from a byte slice) everything except the new world. The
 // bytes allocated during a call bound from above the most it holds at any instant, so these
-// ratios are upper bounds of the peak.
-//
-// Decode builds the world's tables, and Ark grows a table by doubling its capacity as entities
-// arrive; the old arrays are garbage. That cost belongs to Ark and to the world's shape: building
-// the same tables entity by entity without any file costs the same. peak-extra/comp-bytes
-// subtracts it (measured the same way on a world built with the calls Decode makes, without a
-// file); with-ark-growth/comp-bytes keeps it.
+// ratios are upper bounds of the peak. For Decode they include the arrays Ark's tables leave
+// behind when they grow: arksave sizes each table once from the file's counts, ark-serde adds
+// entities one at a time and the tables double their capacity as they fill.
 func BenchmarkMemory(b *testing.B) {
 	const n = 100_000
 	w := newWorld(n)
 	comp := float64(componentBytes(w))
-	var pecs bytes.Buffer
-	if err := archetype.Encode(&pecs, w); err != nil {
-		b.Fatal(err)
-	}
-	js, err := arkserde.Serialize(w)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sh := shapeOf(w)
-	growth := extraBytes(func() any { return buildShape(sh) })
-	for range 2 { // the first run also fills caches
-		growth = min(growth, extraBytes(func() any { return buildShape(sh) }))
-	}
-	run := func(b *testing.B, decoding bool, call func() any) {
+	pecs, js := files(b, w)
+	run := func(b *testing.B, call func() any) {
 		var extra float64
 		for b.Loop() {
 			extra = max(extra, extraBytes(call))
 		}
 		b.ReportMetric(comp, "comp-bytes")
-		if decoding {
-			b.ReportMetric((extra-growth)/comp, "peak-extra/comp-bytes")
-			b.ReportMetric(extra/comp, "with-ark-growth/comp-bytes")
-		} else {
-			b.ReportMetric(extra/comp, "peak-extra/comp-bytes")
-		}
+		b.ReportMetric(extra/comp, "peak-extra/comp-bytes")
 	}
 	b.Run("Encode_PECS_100k", func(b *testing.B) {
-		run(b, false, func() any {
+		run(b, func() any {
 			if err := archetype.Encode(io.Discard, w); err != nil {
 				b.Fatal(err)
 			}
@@ -184,7 +167,7 @@ func BenchmarkMemory(b *testing.B) {
 		})
 	})
 	b.Run("Encode_ArkSerde_100k", func(b *testing.B) {
-		run(b, false, func() any {
+		run(b, func() any {
 			if _, err := arkserde.Serialize(w); err != nil {
 				b.Fatal(err)
 			}
@@ -192,17 +175,16 @@ func BenchmarkMemory(b *testing.B) {
 		})
 	})
 	b.Run("Decode_PECS_100k", func(b *testing.B) {
-		data := pecs.Bytes()
-		run(b, true, func() any {
+		run(b, func() any {
 			target := prepare()
-			if err := archetype.Decode(bytes.NewReader(data), target); err != nil {
+			if err := archetype.Decode(bytes.NewReader(pecs), target); err != nil {
 				b.Fatal(err)
 			}
 			return target
 		})
 	})
 	b.Run("Decode_ArkSerde_100k", func(b *testing.B) {
-		run(b, true, func() any {
+		run(b, func() any {
 			target := prepare()
 			if err := arkserde.Deserialize(js, target); err != nil {
 				b.Fatal(err)
@@ -225,71 +207,6 @@ func extraBytes(call func() any) float64 {
 	live := max(int64(after.HeapAlloc)-int64(before.HeapAlloc), 0)
 	runtime.KeepAlive(keep)
 	return float64(allocated - live)
-}
-
-// shape is what buildShape needs to rebuild a world's tables: a pool of free slots and, per
-// table, its components and size.
-type shape struct {
-	dump   ecs.EntityDump
-	tables []shapeTable
-}
-
-type shapeTable struct {
-	ids   []ecs.ID
-	count int
-}
-
-// shapeOf describes w's tables.
-func shapeOf(w *ecs.World) *shape {
-	s := &shape{dump: w.Unsafe().DumpEntities()}
-	for i := 2; i < len(s.dump.Entities); i++ { // every slot free, linked to the next
-		var link [8]byte
-		binary.BigEndian.PutUint32(link[:], uint32(i+1))
-		_ = s.dump.Entities[i].UnmarshalBinary(link[:])
-	}
-	s.dump.Next, s.dump.Available, s.dump.Alive = 2, uint32(len(s.dump.Entities)-2), nil
-	q := ecs.NewUnsafeFilter(w).Query()
-	var last ecs.IDs
-	for q.Next() {
-		ids := q.IDs()
-		if len(s.tables) == 0 || !sameIDs(ids, last) {
-			t := shapeTable{}
-			for i := range ids.Len() {
-				t.ids = append(t.ids, ids.Get(i))
-			}
-			s.tables = append(s.tables, t)
-			last = ids
-		}
-		s.tables[len(s.tables)-1].count++
-	}
-	return s
-}
-
-// buildShape builds, in a prepared world, the tables of a shape with the Ark calls Decode makes,
-// without a file: LoadEntities with a pool of free slots, then per table one entity created with
-// its components and the rest copied from it. Names stay empty, so only Ark's own memory counts.
-func buildShape(s *shape) *ecs.World {
-	target := prepare()
-	target.Unsafe().LoadEntities(&s.dump)
-	for _, t := range s.tables {
-		first := target.Unsafe().NewEntity(t.ids...)
-		for range t.count - 1 {
-			target.CopyEntity(first)
-		}
-	}
-	return target
-}
-
-func sameIDs(a, b ecs.IDs) bool {
-	if a.Len() != b.Len() {
-		return false
-	}
-	for i := range a.Len() {
-		if a.Get(i) != b.Get(i) {
-			return false
-		}
-	}
-	return true
 }
 
 // TestBenchWorldRoundTrips keeps the benchmark honest: both codecs restore the benchmark world.
