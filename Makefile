@@ -35,6 +35,8 @@ unit:
 	@# Under -race Ark's reflect.Type-to-pointer conversion trips checkptr on types made by
 	@# reflect.StructOf, so the codec's property test (skipped there) runs once more without it.
 	$(GO) test -run 'TestRandomTypesRoundTripOrAreRefused' ./archetype
+	@# The codec without its link to Ark's batch creation (build tag arksave_nolinkname).
+	$(GO) test -tags arksave_nolinkname ./archetype
 
 fuzz:
 	@FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	_ "unsafe" // for go:linkname
 
 	"github.com/mlange-42/ark/ecs"
 )
@@ -33,7 +32,9 @@ import (
 //
 // Upgrading Ark: TestBatchCreationIsUsed fails when the version differs; check newEntities and
 // relationID in the new version, then update arkBatchVersion. A version without a function of
-// that name fails to link, loudly, rather than running without it.
+// that name fails to link, loudly, rather than running without it; a program that must build
+// against such a version builds with the tag arksave_nolinkname, which leaves this path out
+// (arkbatch_link.go) and decodes through Ark's public calls only.
 
 // arkBatchModule and arkBatchVersion are the Ark module and version whose World.newEntities
 // and relationID this file mirrors.
@@ -48,17 +49,9 @@ type arkRelation struct {
 	component ecs.ID
 }
 
-// arkNewEntities is Ark's (*World).newEntities: it creates count entities with the given
-// components and relation targets in one table, allocating once, and returns the table, the
-// row of the first new entity and the archetype. It notifies no observers. archetype 0 means
-// "find it".
-//
-//go:linkname arkNewEntities github.com/mlange-42/ark/ecs.(*World).newEntities
-func arkNewEntities(w *ecs.World, count int, ids []ecs.ID, relations []arkRelation, archetype uint32) (table uint32, start int, arch uint32)
-
 // batchCreation reports whether Decode may create entities with arkNewEntities.
 var batchCreation = sync.OnceValue(func() bool {
-	return arkVersion() == arkBatchVersion && probeBatch()
+	return arkLinked && arkVersion() == arkBatchVersion && probeBatch()
 })
 
 // arkVersion returns the version of the Ark module the program is built with, or "" when it

@@ -1,3 +1,8 @@
+//go:build !arksave_nolinkname
+
+// Built without the link to Ark's batch creation, Decode grows tables as Ark's public calls do,
+// so this file's figure does not apply there.
+
 package archetype_test
 
 import (
