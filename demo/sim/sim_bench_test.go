@@ -162,9 +162,10 @@ func BenchmarkTick_4ActiveChunks(b *testing.B) {
 // It reports the longest tick of the first world while a save was in
 // progress (from the tick that took the snapshot to the one that saw the
 // commit) beside the longest tick of the second (maxtick_ratio: during a
-// save / without saves), both p99s and their ratio, the saves, and arksave's
-// AutosaveState.LongestStall (the longest a tick spent on saving: snapshot
-// and copy-on-write). Run it with -benchtime 30x for 3900 ticks of each
+// save / without saves), both p99s and their ratio, the saves, the tiles
+// the game copied per save for the running save (copy-on-write), and
+// arksave's AutosaveState.LongestStall (the longest a tick spent on saving:
+// snapshot and copies). Run it with -benchtime 30x for 3900 ticks of each
 // (about 30 saves).
 func BenchmarkAutosaveP99(b *testing.B) {
 	const block = 130
@@ -172,7 +173,7 @@ func BenchmarkAutosaveP99(b *testing.B) {
 	off, eOff := busyWorld(b, 0, true)
 	var tOn, tOff sim.TickTimes
 	var maxSave, maxOff time.Duration
-	saves := on.Persistence.Status().Saves
+	saves, copied := on.Persistence.Status().Saves, on.Persistence.Status().CopiedTiles
 	for b.Loop() {
 		for range block {
 			eOn.Update()
@@ -201,9 +202,13 @@ func BenchmarkAutosaveP99(b *testing.B) {
 	b.ReportMetric(tOn.Percentile(50), "p50_on_ms")
 	b.ReportMetric(tOff.Percentile(50), "p50_off_ms")
 	b.ReportMetric(float64(st.Saves-saves), "saves")
+	b.ReportMetric(float64(st.CopiedTiles-copied)/float64(st.Saves-saves), "copied_tiles/save")
 	b.ReportMetric(ms(st.SnapshotStall), "stall_ms")
 	if st.Failed > 0 {
 		b.Fatalf("%d saves failed: %s", st.Failed, st.LastError)
+	}
+	if st.CopiedTiles == copied {
+		b.Fatal("no write met a tile a save held: copy-on-write never happened")
 	}
 }
 
@@ -242,23 +247,4 @@ func tilesAwake(s *sim.Sim, pos components.ChunkPos) int {
 		return 0
 	}
 	return ecs.NewMap[sand.Tiles](s.World).Get(e).Awake()
-}
-
-// BenchmarkChunkCopyOnWrite_512 measures what the game loop pays, besides
-// the snapshot, for a save: the first write to a 512-pixel chunk that a
-// running save holds copies the chunk (components.Chunk.Mut). Each
-// iteration shares a chunk (as a snapshot does), writes one pixel, and
-// releases the share (as the writer does).
-func BenchmarkChunkCopyOnWrite_512(b *testing.B) {
-	c := components.NewChunk(512)
-	b.SetBytes(512 * 512 * 4)
-	b.ReportAllocs()
-	v := components.Pixel(0)
-	for b.Loop() {
-		held := c.Share()
-		v++
-		c.Set(1, 1, v)
-		held.Release()
-	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/copy")
 }
