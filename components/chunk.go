@@ -43,9 +43,11 @@ type Chunk struct {
 // buffer is what every copy of a Chunk value shares: the pixels and the
 // newest save holding them. Only the game loop touches it.
 type buffer struct {
-	pix  []Pixel
-	side int           // tiles per edge
-	hold *SharedPixels // nil when no save needs any tile
+	pix    []Pixel
+	side   int           // tiles per edge
+	hold   *SharedPixels // the newest share, nil before the first
+	active bool          // hold may still need tiles
+	spare  []*tile       // tiles copied for earlier shares, for the next copies
 }
 
 // NewChunk returns a chunk of size x size pixels, all zero (air), with a heat layer.
@@ -114,11 +116,11 @@ func (c *Chunk) Mut() []Pixel { return c.MutRect(0, 0, c.Size, c.Size) }
 // their rectangle. It changes to false on its own as the save reads; it
 // becomes true only at [Chunk.Share].
 func (c *Chunk) Held() bool {
-	if c.buf == nil || c.buf.hold == nil {
+	if c.buf == nil || !c.buf.active {
 		return false
 	}
 	if c.buf.hold.over() {
-		c.buf.hold = nil
+		c.buf.active = false
 		return false
 	}
 	return true
@@ -136,12 +138,8 @@ func (c *Chunk) Held() bool {
 // does this, as its saves do not overlap.
 func (c *Chunk) Share() *SharedPixels {
 	b := c.buf
-	if b.hold != nil && !b.hold.over() {
-		for t := range b.hold.state {
-			b.hold.preserve(t)
-		}
-	}
-	b.hold = newShared(b.pix, c.Size, b.side)
+	b.hold = b.newShared(c.Size)
+	b.active = true
 	return b.hold
 }
 

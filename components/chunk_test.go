@@ -149,6 +149,28 @@ func TestChunkShareTwice(t *testing.T) {
 	expect(t, slices.Equal(read(t, first), orig), "the first share lost its pixels to the second")
 }
 
+// Once a save has read a chunk, the next share reuses the tile states and
+// keeps the copied tiles as spares: in steady state a save's copies do not
+// allocate on the game loop (only the share itself does, once).
+func TestChunkCopyReusesTiles(t *testing.T) {
+	const size = 128
+	c := components.NewChunkFrom(size, pattern(size))
+	dst := make([]components.Pixel, size*size)
+	v := components.Pixel(0)
+	allocs := testing.AllocsPerRun(50, func() {
+		s := c.Share()
+		for ty := range 4 {
+			v++
+			c.Set(5, ty*components.TileSize+5, v)
+		}
+		if err := s.CopyTo(dst); err != nil {
+			t.Fatal(err)
+		}
+	})
+	expect(t, allocs <= 1, "a share and four tile copies allocated %v times", allocs)
+	expect(t, dst[(3*components.TileSize+5)*size+5] == v-4, "the last save read %v", dst[(3*components.TileSize+5)*size+5])
+}
+
 func TestSharedPixelsMisuse(t *testing.T) {
 	c := components.NewChunk(64)
 	s := c.Share()

@@ -55,9 +55,13 @@
 // makes every read find its tile first: on the automaton's scan that is
 // 1.9x the contiguous read (the demo's BenchmarkPixelAccess), every tick,
 // to save copies that happen only in the ticks after a snapshot. The first
-// write into a held tile costs 2-7 µs in BenchmarkFirstWriteToSharedChunk
-// (cold caches; about 1 µs a tile in the demo), against 0.37-0.47 ms for
-// the whole-chunk copy it replaced, 50-180x less in the same run.
+// write into a held tile costs 0.4-0.5 µs in BenchmarkFirstWriteToSharedChunk
+// (about 1 µs a tile in the demo, caches cold), against 0.25-0.55 ms for the
+// whole-chunk copy it replaced, several hundred times less in the same run.
+// The tiles copied for a save are kept by the chunk (up to 64) for its next
+// shares, so that copying rarely allocates on the game loop: an allocation
+// there while the garbage collector runs can be made to assist it, which
+// showed as ticks with millisecond copies before.
 //
 // [ecs.World]: https://pkg.go.dev/github.com/mlange-42/ark/ecs#World
 package components

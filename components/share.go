@@ -15,8 +15,13 @@ import (
 // row and column of tiles are narrower.
 const TileSize = 32
 
-// tileArea is the pixels of a whole tile.
-const tileArea = TileSize * TileSize
+// tile holds the pixels of one tile, row by row, as wide as the tile is.
+type tile [TileSize * TileSize]Pixel
+
+// spareTiles is how many copied tiles a chunk keeps for its next shares,
+// so that copying for a save rarely allocates on the game loop (an
+// allocation there can be made to assist the garbage collector).
+const spareTiles = 64
 
 // The states of a tile of a [SharedPixels]. A tile only moves forward:
 // held -> copying -> free (the save read it from the chunk), or
@@ -50,11 +55,12 @@ var ErrNotShared = errors.New("components: shared pixels read after Release or a
 // is writing.
 type SharedPixels struct {
 	pix   []Pixel // the chunk's live pixels
+	buf   *buffer // the chunk's: only the game touches it
 	size  int     // pixels per edge
 	side  int     // tiles per edge
 	state []atomic.Uint32
-	saved []*[tileArea]Pixel // per tile, the game's copy; written before the tile's state becomes preserved
-	phase atomic.Uint32      // holdOpen, holdReading, holdOver
+	saved []*tile       // per tile, the game's copy; written before the tile's state becomes preserved
+	phase atomic.Uint32 // holdOpen, holdReading, holdOver
 
 	// written and read on the game's goroutine only
 	copies int
@@ -68,11 +74,42 @@ const (
 	holdOver                  // read or released: the game may forget the hold
 )
 
-// tilePool recycles the tiles the game copies for saves.
-var tilePool = sync.Pool{New: func() any { return new([tileArea]Pixel) }}
+// tilePool takes the copied tiles a chunk does not keep as spares.
+var tilePool = sync.Pool{New: func() any { return new(tile) }}
 
-func newShared(pix []Pixel, size, side int) *SharedPixels {
-	return &SharedPixels{pix: pix, size: size, side: side, state: make([]atomic.Uint32, side*side)}
+// newShared starts a share of b's pixels. Once the previous share is over,
+// nobody but the game touches its tile states and copies: the new share
+// reuses them, and the copies become spares.
+func (b *buffer) newShared(size int) *SharedPixels {
+	s := &SharedPixels{pix: b.pix, buf: b, size: size, side: b.side}
+	old := b.hold
+	if old != nil && !old.over() {
+		// An earlier share still needs tiles: copy them for it, and leave
+		// its states and copies to it.
+		for t := range old.state {
+			old.preserve(t)
+		}
+		old = nil
+	}
+	if old == nil {
+		s.state = make([]atomic.Uint32, b.side*b.side)
+		s.saved = make([]*tile, b.side*b.side)
+		return s
+	}
+	s.state, s.saved = old.state, old.saved
+	old.state, old.saved = nil, nil
+	for t := range s.state {
+		s.state[t].Store(tileHeld)
+		if c := s.saved[t]; c != nil {
+			if len(b.spare) < spareTiles {
+				b.spare = append(b.spare, c)
+			} else {
+				tilePool.Put(c)
+			}
+			s.saved[t] = nil
+		}
+	}
+	return s
 }
 
 // Size returns the chunk's pixels per edge.
@@ -125,7 +162,6 @@ func (s *SharedPixels) CopyTo(dst []Pixel) error {
 				for y := y0; y < y1; y++ {
 					copy(dst[y*s.size+x0:y*s.size+x1], saved[(y-y0)*w:(y-y0+1)*w])
 				}
-				tilePool.Put(saved)
 				break
 			}
 			runtime.Gosched() // the game is copying this tile: 4 KiB
@@ -139,20 +175,7 @@ func (s *SharedPixels) CopyTo(dst []Pixel) error {
 // CopyTo or after it. It is safe to call more than once, from any
 // goroutine; while CopyTo runs it does nothing (CopyTo ends the hold when
 // it returns).
-func (s *SharedPixels) Release() {
-	if !s.phase.CompareAndSwap(holdOpen, holdOver) {
-		return
-	}
-	// Recycle the tiles the game copied: the game is done with a tile once
-	// its state says preserved (a copy it finishes after this loop looked is
-	// left to the garbage collector).
-	for t := range s.state {
-		if s.state[t].Load() == tilePreserved {
-			tilePool.Put(s.saved[t])
-			s.saved[t] = nil
-		}
-	}
-}
+func (s *SharedPixels) Release() { s.phase.CompareAndSwap(holdOpen, holdOver) }
 
 // preserve runs on the game's goroutine before a write into tile t: if the
 // reader still needs the tile from the chunk, it copies the tile aside for
@@ -170,12 +193,14 @@ func (s *SharedPixels) preserve(t int) {
 			start := time.Now()
 			x0, y0, x1, y1 := s.tileRect(t)
 			w := x1 - x0
-			saved := tilePool.Get().(*[tileArea]Pixel)
+			var saved *tile
+			if b := s.buf; len(b.spare) > 0 {
+				saved, b.spare = b.spare[len(b.spare)-1], b.spare[:len(b.spare)-1]
+			} else {
+				saved = tilePool.Get().(*tile)
+			}
 			for y := y0; y < y1; y++ {
 				copy(saved[(y-y0)*w:(y-y0+1)*w], s.pix[y*s.size+x0:y*s.size+x1])
-			}
-			if s.saved == nil {
-				s.saved = make([]*[tileArea]Pixel, len(s.state))
 			}
 			s.saved[t] = saved
 			st.Store(tilePreserved)
