@@ -150,15 +150,23 @@ func (c *Chunk) At(x, y int) Pixel { return c.buf.pix[y*c.Size+x] }
 // pixel changed. Writing the value a pixel already has copies nothing; a
 // change into a tile a save holds and has not read copies that tile once.
 func (c *Chunk) Set(x, y int, p Pixel) bool {
-	i := y*c.Size + x
-	if c.buf.pix[i] == p {
+	b, i := c.buf, y*c.Size+x
+	if b.pix[i] == p {
 		return false
 	}
+	if b.active {
+		c.writable(x, y)
+	}
+	b.pix[i] = p
+	return true
+}
+
+// writable copies the tile of (x, y) for a save that holds it and has not
+// read it; apart from Set, so that Set stays small enough to be inlined.
+func (c *Chunk) writable(x, y int) {
 	if c.Held() {
 		c.buf.hold.preserve(y/TileSize*c.buf.side + x/TileSize)
 	}
-	c.buf.pix[i] = p
-	return true
 }
 
 // ChunkStatus is the persistence state of a chunk (seed 000's dirty tracking).

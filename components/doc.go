@@ -31,7 +31,7 @@
 // the writer ([Chunk.Set], [Chunk.MutRect]); a tile the writer has read is
 // written without copying. So a save costs the game loop its snapshot plus
 // at most one 4 KiB copy per tile it writes before the writer gets there,
-// never a whole chunk (1 MiB at 512x512: 0.4-0.7 ms). The plugin counts
+// never a whole chunk (1 MiB at 512x512: 0.25-0.76 ms). The plugin counts
 // these copies in AutosaveState.LongestStall and CopiedTiles.
 //
 // A save's writer reads each chunk when it compresses it (the chunk store's
@@ -53,15 +53,15 @@
 // noise); only writes check a tile's state, and only while a save holds the
 // chunk. The alternative, pixels stored as separately shared 4 KiB tiles,
 // makes every read find its tile first: on the automaton's scan that is
-// 1.9x the contiguous read (the demo's BenchmarkPixelAccess), every tick,
+// 1.5-1.9x the contiguous read (the demo's BenchmarkPixelAccess), every tick,
 // to save copies that happen only in the ticks after a snapshot. The first
-// write into a held tile costs 0.4-0.5 µs in BenchmarkFirstWriteToSharedChunk
-// (about 1 µs a tile in the demo, caches cold), against 0.25-0.55 ms for the
-// whole-chunk copy it replaced, several hundred times less in the same run.
+// write into a held tile costs 0.4-0.8 µs in BenchmarkFirstWriteToSharedChunk,
+// against 0.25-0.76 ms for the whole-chunk copy it replaced in the same run
+// (635-1363x).
+//
 // The tiles copied for a save are kept by the chunk (up to 64) for its next
-// shares, so that copying rarely allocates on the game loop: an allocation
-// there while the garbage collector runs can be made to assist it, which
-// showed as ticks with millisecond copies before.
+// shares, so that copying rarely allocates on the game loop (an allocation
+// there, while the garbage collector runs, can be made to assist it).
 //
 // [ecs.World]: https://pkg.go.dev/github.com/mlange-42/ark/ecs#World
 package components

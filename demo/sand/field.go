@@ -227,12 +227,18 @@ func (f *Field) Loaded(x, y int) bool {
 // be stale towards true, which costs a check, not a wrong write.
 func (v *view) write(i int, p components.Pixel) {
 	if v.held {
-		n := v.chunk.Size
-		x, y := i%n, i/n
-		v.chunk.MutRect(x, y, x+1, y+1)
+		v.writable(i)
 	}
 	v.pix[i] = p
 	v.changed = true
+}
+
+// writable makes the tile of pixel i writable; apart from write, so that
+// write stays small enough to be inlined in the automaton's loops.
+func (v *view) writable(i int) {
+	n := v.chunk.Size
+	x, y := i%n, i/n
+	v.chunk.MutRect(x, y, x+1, y+1)
 }
 
 func (v *view) setMoved(i int) {

@@ -179,8 +179,7 @@ func install(w *ecs.World, cfg Config, loaded func(*ecs.World, ecs.Entity)) (*ar
 		},
 		TickDuration: TickDuration,
 		// The game loop is one goroutine: leave it a core while a save
-		// compresses (AutosaveP99's first_p50_ratio: 1.0-1.6 with one
-		// worker on two cores, 2.2-2.5 with two).
+		// compresses.
 		CompressionWorkers: max(1, runtime.GOMAXPROCS(0)-1),
 		OnChunkLoaded:      loaded,
 		// The sand field and the player's commands are rebuilt, not saved.
