@@ -23,6 +23,11 @@ type tile [TileSize * TileSize]Pixel
 // allocation there can be made to assist the garbage collector).
 const spareTiles = 64
 
+// copySpins is how many times the game looks at a tile the writer is
+// copying before it yields its thread: a 4 KiB copy takes about a
+// microsecond, yielding can cost the game loop its core for longer.
+const copySpins = 1000
+
 // The states of a tile of a [SharedPixels]. A tile only moves forward:
 // held -> copying -> free (the save read it from the chunk), or
 // held -> preserving -> preserved (the game copied it for the save before
@@ -182,7 +187,7 @@ func (s *SharedPixels) Release() { s.phase.CompareAndSwap(holdOpen, holdOver) }
 // the reader; if the reader is reading it, it waits until it is done.
 func (s *SharedPixels) preserve(t int) {
 	st := &s.state[t]
-	for {
+	for spins := 0; ; spins++ {
 		switch st.Load() {
 		case tilePreserved, tileFree:
 			return
@@ -207,8 +212,11 @@ func (s *SharedPixels) preserve(t int) {
 			s.copies++
 			s.spent += time.Since(start)
 			return
-		default: // tileCopying: the reader is reading this tile: 4 KiB
-			runtime.Gosched()
+		default: // tileCopying: the reader is reading this tile, 4 KiB: spin
+			// for about as long as that takes before giving up the thread
+			if spins >= copySpins {
+				runtime.Gosched()
+			}
 		}
 	}
 }
