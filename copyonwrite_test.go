@@ -86,7 +86,7 @@ func TestCopyOnWriteWhileSaving(t *testing.T) {
 	want := slices.Clone(c.Pixels())
 
 	h := ecs.GetResource[arksave.Persistence](w).SaveTo("/other")
-	tick() // the snapshot
+	tick()                              // the snapshot
 	snapshotStall := state.LongestStall // the only save so far
 	<-blocked
 	expect(t, state.CopiedTiles == 0, "copied %d tiles before any write", state.CopiedTiles)
