@@ -146,7 +146,6 @@ func TestKillDuringSaves(t *testing.T) {
 		}
 		time.Sleep(time.Duration(rng.IntN(40000)) * time.Microsecond)
 		must(t, cmd.Process.Kill())
-		cmd.Wait()
 
 		begun, done := map[uint64]uint64{}, uint64(0)
 		var last string
@@ -166,6 +165,8 @@ func TestKillDuringSaves(t *testing.T) {
 				lastGen, lastDigest = g, d
 			}
 		}
+		// Only now: Wait closes the pipe, and lines still unread would be lost.
+		cmd.Wait()
 		if strings.HasPrefix(last, "begin") {
 			midSave++
 		}

@@ -44,9 +44,15 @@ type State struct {
 	Saves int
 	// LastResult is the outcome of the last finished save; nil before the first.
 	LastResult *Result
-	// LongestStall is the longest time the game loop spent on a save's
-	// snapshot and hand-off since the plugin started.
+	// LongestStall is the longest time the game loop spent on saving in one
+	// tick since the plugin started: taking a save's snapshot and handing
+	// it off, and copying tiles for the running save (copy-on-write: the
+	// first write into a tile of a chunk the writer has not read yet),
+	// added up per tick.
 	LongestStall time.Duration
+	// CopiedTiles counts the tiles (components.TileSize squared pixels)
+	// the game copied for running saves since the plugin started.
+	CopiedTiles int
 }
 
 // Result is the outcome of one save.

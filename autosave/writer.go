@@ -500,7 +500,7 @@ func (w *Writer) run(j Job) (res *Result) {
 
 	batch := store.NewBatch()
 	for _, c := range j.Snap.Chunks {
-		batch.PutChunk(snapshot.StorePos(c.Pos), snapshot.Uint32s(c.Buf.Pix))
+		batch.PutChunkFrom(snapshot.StorePos(c.Pos), c) // read while compressing
 	}
 	for _, bs := range j.Snap.Bodies {
 		bodies := make([]chunkstore.Body, len(bs.Bodies))

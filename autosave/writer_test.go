@@ -50,6 +50,14 @@ func snapAt(g int) *snapshot.Snapshot {
 	return s
 }
 
+// chunkPixels reads the pixels of a snapshot's chunk.
+func chunkPixels(t *testing.T, c snapshot.Chunk) []uint32 {
+	t.Helper()
+	pix := make([]uint32, c.Buf.Size()*c.Buf.Size())
+	must(t, c.ReadPixels(pix))
+	return pix
+}
+
 // expectGeneration checks that the directory opens at generation g with
 // exactly generation g's contents.
 func expectGeneration(t *testing.T, fsys vfs.FS, g int) {
@@ -76,7 +84,7 @@ func expectGeneration(t *testing.T, fsys vfs.FS, g int) {
 		if pos.X == 1 && lastWritten == 0 {
 			flatGen{}.Generate(1, 0, 3, wantPix)
 		} else {
-			copy(wantPix, snapshot.Uint32s(snapAt(lastWritten).Chunks[int(pos.X)%len(snapAt(lastWritten).Chunks)].Buf.Pix))
+			wantPix = chunkPixels(t, snapAt(lastWritten).Chunks[int(pos.X)%len(snapAt(lastWritten).Chunks)])
 		}
 		expect(t, slicesEqual(got, wantPix), "generation %d: chunk %v differs", g, pos)
 	}
@@ -183,7 +191,7 @@ func TestRestoreBackup(t *testing.T) {
 	got := make([]uint32, size*size)
 	_, err = w.Get(chunkstore.Pos{}, got)
 	must(t, err)
-	expect(t, slicesEqual(got, snapshot.Uint32s(snapAt(2).Chunks[0].Buf.Pix)), "restored chunk differs from generation 2's")
+	expect(t, slicesEqual(got, chunkPixels(t, snapAt(2).Chunks[0])), "restored chunk differs from generation 2's")
 	expect(t, w.Submit(autosave.Job{Snap: snapAt(6), MaxBackups: 3}), "busy")
 	must(t, w.Wait().Err)
 	must(t, w.Close())
@@ -320,6 +328,6 @@ func expectRandomGeneration(t *testing.T, fsys vfs.FS, want int) {
 	for _, c := range randomSnap(want).Chunks {
 		_, err := w.Get(snapshot.StorePos(c.Pos), got)
 		must(t, err)
-		expect(t, slicesEqual(got, snapshot.Uint32s(c.Buf.Pix)), "chunk %v is not generation %d's", c.Pos, want)
+		expect(t, slicesEqual(got, chunkPixels(t, c)), "chunk %v is not generation %d's", c.Pos, want)
 	}
 }

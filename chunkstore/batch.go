@@ -11,7 +11,20 @@ type Batch struct {
 
 type batchChunk struct {
 	pix []uint32
+	src PixelSource // instead of pix
 	del bool
+}
+
+// PixelSource supplies a chunk's pixels when Commit encodes that chunk,
+// for [Batch.PutChunkFrom]. A save of many chunks then holds one chunk of
+// pixels per compression goroutine instead of a copy of every chunk, and a
+// source can hand its pixels over at the moment they are read.
+type PixelSource interface {
+	// ReadPixels fills dst (ChunkSize*ChunkSize pixels, row-major). Commit
+	// calls it at most once per Commit, on one of its compression
+	// goroutines, concurrently with the other sources of the batch. An
+	// error fails the Commit.
+	ReadPixels(dst []uint32) error
 }
 
 // NewBatch returns an empty batch for s.
@@ -24,6 +37,10 @@ func (s *Store) NewBatch() *Batch {
 // returns. A chunk identical to generation under PersistMask is not stored
 // (a stored one at pos is removed).
 func (b *Batch) PutChunk(pos Pos, pix []uint32) { b.chunks[pos] = batchChunk{pix: pix} }
+
+// PutChunkFrom stores the pixels src supplies at pos, as PutChunk does; src
+// is read while Commit compresses, not before.
+func (b *Batch) PutChunkFrom(pos Pos, src PixelSource) { b.chunks[pos] = batchChunk{src: src} }
 
 // DeleteChunk removes the chunk at pos: it reads as generated again.
 func (b *Batch) DeleteChunk(pos Pos) { b.chunks[pos] = batchChunk{del: true} }

@@ -55,6 +55,7 @@ func maskPixels(p []uint32, mask uint32) {
 
 // encoder is one compression worker's scratch space.
 type encoder struct {
+	src  []uint32 // the pixels a PixelSource supplies
 	gen  []uint32
 	raw  []byte
 	c    lz4.Compressor

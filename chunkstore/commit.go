@@ -256,7 +256,7 @@ func (s *Store) writeRecords(b *Batch, cw *commitWriter, st *CommitStats) ([]mut
 					}
 				}
 			}
-		} else if !it.chunk.del && len(it.chunk.pix) != s.cc.npix {
+		} else if !it.chunk.del && it.chunk.src == nil && len(it.chunk.pix) != s.cc.npix {
 			return nil, fmt.Errorf("%w: commit: chunk %v has %d pixels, want %d", ErrInvalidChunk, it.pos, len(it.chunk.pix), s.cc.npix)
 		}
 	}
@@ -407,7 +407,17 @@ func (s *Store) encodeItem(e *encoder, it *workItem) {
 	if it.chunk.del {
 		return
 	}
-	it.res, it.err = s.cc.encode(e, it.pos, it.chunk.pix)
+	pix := it.chunk.pix
+	if it.chunk.src != nil {
+		if cap(e.src) < s.cc.npix {
+			e.src = make([]uint32, s.cc.npix)
+		}
+		pix = e.src[:s.cc.npix]
+		if it.err = it.chunk.src.ReadPixels(pix); it.err != nil {
+			return
+		}
+	}
+	it.res, it.err = s.cc.encode(e, it.pos, pix)
 	if it.res.rec != nil {
 		it.rec = slices.Clone(it.res.rec)
 		it.res.rec = nil

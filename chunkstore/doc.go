@@ -18,7 +18,8 @@
 //   - [Store.Get] loads one chunk by random access (one record read),
 //     [Store.Bodies] its [Body] set; both are safe from any goroutine, also
 //     while a commit runs.
-//   - [Store.NewBatch] collects [Batch.PutChunk], [Batch.DeleteChunk] and
+//   - [Store.NewBatch] collects [Batch.PutChunk] (or [Batch.PutChunkFrom], a
+//     [PixelSource] read while Commit compresses), [Batch.DeleteChunk] and
 //     [Batch.PutBodies]; [Store.Commit] makes them durable as generation+1
 //     and returns [CommitStats].
 //   - [Store.Compact] and [Store.CompactTo] rewrite the live data;

@@ -1,7 +1,5 @@
 package components
 
-import "sync/atomic"
-
 // ChunkPos is the position of a chunk in chunk coordinates: chunk (X, Y)
 // covers world pixels [X*size, (X+1)*size) x [Y*size, (Y+1)*size).
 type ChunkPos struct {
@@ -23,39 +21,33 @@ func floorDiv(v float64, size int) int32 {
 	return i
 }
 
-// PixelBuffer holds the pixels of one chunk, row-major, Size*Size of them.
-//
-// A buffer shared with a save ([Chunk.Share]) is read-only until every
-// holder has called [PixelBuffer.Release]; [Chunk.Mut] copies it meanwhile.
-type PixelBuffer struct {
-	Pix     []Pixel
-	readers atomic.Int32
-}
-
-// Release ends one holder's read-only use of a buffer handed out by
-// [Chunk.Share]. Call it exactly once per Share, from any goroutine.
-//
-// Panics if called more often than Share.
-func (b *PixelBuffer) Release() {
-	if b.readers.Add(-1) < 0 {
-		panic("components: PixelBuffer.Release without Share")
-	}
-}
-
-// Shared reports whether a save still holds the buffer.
-func (b *PixelBuffer) Shared() bool { return b.readers.Load() > 0 }
-
 // Chunk is the pixel data of one chunk entity.
 //
-// Pixels live in a copy-on-write [PixelBuffer]; read them with
-// [Chunk.Pixels], write them through [Chunk.Mut] or [Chunk.Set]. Heat is a
+// Pixels live in one row-major buffer that the game owns for the chunk's
+// lifetime. Read them with [Chunk.Pixels] or [Chunk.At]; write them with
+// [Chunk.Set], or through the slice [Chunk.MutRect] returns, inside its
+// rectangle. A save takes the pixels by reference ([Chunk.Share]); while it
+// holds them, the first write into a tile it has not read yet copies that
+// tile ([TileSize] x [TileSize] pixels) for the save. Heat is a
 // simulation-only layer that is never saved.
+//
+// Chunk values may be copied: the copies share the pixels.
 //
 // The zero Chunk has no pixels; create chunks with [NewChunk].
 type Chunk struct {
 	Size int // pixels per edge
 	Heat []uint8
-	buf  *PixelBuffer
+	buf  *buffer
+}
+
+// buffer is what every copy of a Chunk value shares: the pixels and the
+// newest save holding them. Only the game loop touches it.
+type buffer struct {
+	pix    []Pixel
+	side   int           // tiles per edge
+	hold   *SharedPixels // the newest share, nil before the first
+	active bool          // hold may still need tiles
+	spare  []*tile       // tiles copied for earlier shares, for the next copies
 }
 
 // NewChunk returns a chunk of size x size pixels, all zero (air), with a heat layer.
@@ -71,56 +63,110 @@ func NewChunkFrom(size int, pix []Pixel) Chunk {
 	if len(pix) != size*size {
 		panic("components: NewChunkFrom: len(pix) != size*size")
 	}
-	return Chunk{Size: size, Heat: make([]uint8, size*size), buf: &PixelBuffer{Pix: pix}}
+	return Chunk{Size: size, Heat: make([]uint8, size*size), buf: &buffer{pix: pix, side: (size + TileSize - 1) / TileSize}}
 }
 
-// Pixels returns the chunk's pixels for reading. Do not write to the slice:
-// it may be shared with a save in progress. Use [Chunk.Mut] to write.
+// Pixels returns the chunk's pixels, row-major, for reading. The slice is
+// the chunk's for its whole life, so a system may keep it across ticks. Do
+// not write through it: a save may be reading it. Write with [Chunk.Set] or
+// through [Chunk.MutRect].
 func (c *Chunk) Pixels() []Pixel {
 	if c.buf == nil {
 		return nil
 	}
-	return c.buf.Pix
+	return c.buf.pix
 }
 
-// Mut returns the chunk's pixels for writing. If a save holds the current
-// buffer, Mut first gives the chunk a private copy. The slice is valid until
-// the chunk is next shared; do not keep it across ticks.
+// MutRect makes the pixels of the rectangle [x0, x1) x [y0, y1) (chunk-local,
+// clipped to the chunk) writable and returns the chunk's pixels, row-major.
+// Write only inside the rectangle: pixels outside it may still be read by a
+// save. If a save holds tiles of the rectangle it has not read yet, MutRect
+// first copies each of them for the save; otherwise it copies nothing.
+// The rectangle stays writable until the chunk is next shared.
 //
-// Mut does not mark the chunk dirty: call [ChunkState.MarkDirty] when a pixel
-// really changed.
-func (c *Chunk) Mut() []Pixel {
+// MutRect does not mark the chunk dirty: call [ChunkState.MarkDirty] when a
+// pixel really changed.
+func (c *Chunk) MutRect(x0, y0, x1, y1 int) []Pixel {
 	if c.buf == nil {
 		return nil
 	}
-	if c.buf.Shared() {
-		pix := make([]Pixel, len(c.buf.Pix))
-		copy(pix, c.buf.Pix)
-		c.buf = &PixelBuffer{Pix: pix}
+	if c.Held() {
+		x0, y0 = max(x0, 0), max(y0, 0)
+		x1, y1 = min(x1, c.Size), min(y1, c.Size)
+		if x0 < x1 && y0 < y1 {
+			h := c.buf.hold
+			for ty := y0 / TileSize; ty <= (y1-1)/TileSize; ty++ {
+				for tx := x0 / TileSize; tx <= (x1-1)/TileSize; tx++ {
+					h.preserve(ty*h.side + tx)
+				}
+			}
+		}
 	}
-	return c.buf.Pix
+	return c.buf.pix
 }
 
-// Share hands the current buffer to a reader (a save) by reference, without
-// copying. The reader must call [PixelBuffer.Release] when done; until then
-// the game's writes go to a copy.
-func (c *Chunk) Share() *PixelBuffer {
-	c.buf.readers.Add(1)
-	return c.buf
+// Mut returns the chunk's pixels for writing anywhere: MutRect of the whole
+// chunk. While a save holds the chunk, that copies every tile the save has
+// not read yet, up to the whole chunk; prefer [Chunk.Set] or
+// [Chunk.MutRect] of what will be written.
+func (c *Chunk) Mut() []Pixel { return c.MutRect(0, 0, c.Size, c.Size) }
+
+// Held reports whether a save still holds tiles of the chunk that it has
+// not read: writes then go through [Chunk.Set] or [Chunk.MutRect] with
+// their rectangle. It changes to false on its own as the save reads; it
+// becomes true only at [Chunk.Share].
+func (c *Chunk) Held() bool {
+	if c.buf == nil || !c.buf.active {
+		return false
+	}
+	if c.buf.hold.over() {
+		c.buf.active = false
+		return false
+	}
+	return true
+}
+
+// Share hands the chunk's pixels, as they are now, to a reader (a save) by
+// reference, without copying: the reader reads them with
+// [SharedPixels.CopyTo] and calls [SharedPixels.Release] when done. Until
+// then, the game's first write into a tile the reader has not read copies
+// that tile for the reader.
+//
+// Share must be called on the goroutine that writes the chunk. If an
+// earlier share of the chunk still holds tiles, Share first copies them for
+// it (up to the whole chunk, on the calling goroutine); the plugin never
+// does this, as its saves do not overlap.
+func (c *Chunk) Share() *SharedPixels {
+	b := c.buf
+	b.hold = b.newShared(c.Size)
+	b.active = true
+	return b.hold
 }
 
 // At returns the pixel at (x, y) in chunk-local coordinates.
-func (c *Chunk) At(x, y int) Pixel { return c.buf.Pix[y*c.Size+x] }
+func (c *Chunk) At(x, y int) Pixel { return c.buf.pix[y*c.Size+x] }
 
 // Set writes p at (x, y) in chunk-local coordinates and reports whether the
-// pixel changed. Writing the value a pixel already has copies nothing.
+// pixel changed. Writing the value a pixel already has copies nothing; a
+// change into a tile a save holds and has not read copies that tile once.
 func (c *Chunk) Set(x, y int, p Pixel) bool {
-	i := y*c.Size + x
-	if c.buf.Pix[i] == p {
+	b, i := c.buf, y*c.Size+x
+	if b.pix[i] == p {
 		return false
 	}
-	c.Mut()[i] = p
+	if b.active {
+		c.writable(x, y)
+	}
+	b.pix[i] = p
 	return true
+}
+
+// writable copies the tile of (x, y) for a save that holds it and has not
+// read it; apart from Set, so that Set stays small enough to be inlined.
+func (c *Chunk) writable(x, y int) {
+	if c.Held() {
+		c.buf.hold.preserve(y/TileSize*c.buf.side + x/TileSize)
+	}
 }
 
 // ChunkStatus is the persistence state of a chunk (seed 000's dirty tracking).

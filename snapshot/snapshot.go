@@ -6,15 +6,18 @@
 //
 //   - [Snapshot]: the encoded ECS world, the dirty chunks by reference, and
 //     the pixel-body sets of the chunks whose bodies changed.
-//   - [Chunk]: one dirty chunk: its position, its shared
-//     [components.PixelBuffer] and the version it had when it was taken.
+//   - [Chunk]: one dirty chunk: its position, its pixels by reference
+//     ([components.SharedPixels]) and the version it had when it was taken.
 //   - [BodySet]: every persistable body whose centre lies in one chunk.
 //   - [ToStore], [FromStore], [Uint32s], [Pixels]: conversions between the
 //     ECS components and the chunk store's types.
 //
-// A snapshot holds read-only references to chunk buffers; the game's next
-// write to such a chunk copies the buffer first ([components.Chunk.Mut]).
-// Whoever consumes the snapshot calls [Snapshot.Release] exactly once.
+// A snapshot holds the chunks' pixels by reference; the writer reads each
+// chunk once, when it compresses it ([Chunk.ReadPixels]), while the game
+// keeps writing: the game's first write into a tile of a chunk that the
+// writer has not read yet copies that tile (copy-on-write per tile, see
+// [components.SharedPixels]). Whoever consumes the snapshot calls
+// [Snapshot.Release]; only then do the chunks it did not read stop copying.
 package snapshot
 
 import (
@@ -28,9 +31,15 @@ import (
 // Chunk is one dirty chunk in a snapshot.
 type Chunk struct {
 	Pos     components.ChunkPos
-	Buf     *components.PixelBuffer // shared read-only until Release
-	Version uint64                  // the chunk's ChunkState.Version when taken
+	Buf     *components.SharedPixels // the pixels at the snapshot, by reference
+	Version uint64                   // the chunk's ChunkState.Version when taken
 }
+
+// ReadPixels copies the chunk's pixels as they were at the snapshot into
+// dst, as the chunk store's [chunkstore.PixelSource]: the writer reads each
+// chunk when a compression goroutine gets to it, so that a save of many
+// chunks needs no copy of each up front. It can read a chunk once.
+func (c Chunk) ReadPixels(dst []uint32) error { return c.Buf.CopyTo(Pixels(dst)) }
 
 // BodySet is the complete set of persistable pixel bodies whose centre lies
 // in one chunk. An empty set removes the chunk's stored bodies.
@@ -61,8 +70,9 @@ type Snapshot struct {
 	released bool
 }
 
-// Release ends the snapshot's use of the chunk buffers it shares with the
-// game. It is safe to call more than once; only the first call releases.
+// Release ends the snapshot's hold on the chunks' pixels: the game's writes
+// into the chunks it has not read stop copying tiles. It is safe to call
+// more than once; only the first call releases.
 func (s *Snapshot) Release() {
 	if s.released {
 		return

@@ -91,6 +91,11 @@ type Runtime struct {
 	storedBodies  map[components.ChunkPos]uint64 // hash of each chunk's body set as committed
 	loading       map[components.ChunkPos]bool
 
+	held      []*components.SharedPixels // the running save's chunks, for what copy-on-write costs
+	heldTiles int                        // tiles copied for them, counted already
+	heldSpent time.Duration              // time spent copying them, counted already
+	tickStall time.Duration              // the game loop's saving this tick: copies and snapshot
+
 	requested bool
 	saveTo    string
 	waiting   []*SaveHandle // handles of the next save

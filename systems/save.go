@@ -96,6 +96,10 @@ func (s *SaveSystem) Update(w *ecs.World) { s.R.tickSave() }
 func (s *SaveSystem) Finalize(w *ecs.World) {}
 
 func (r *Runtime) tickSave() {
+	// What the game loop spent on saving this tick: copying tiles for the
+	// running save, and the snapshot if one is taken below.
+	r.tickStall = r.copyCost()
+	defer func() { r.state.LongestStall = max(r.state.LongestStall, r.tickStall) }()
 	if res, ok := r.writer.Poll(); ok {
 		r.apply(res)
 	}
@@ -110,6 +114,23 @@ func (r *Runtime) tickSave() {
 	if due {
 		r.start()
 	}
+}
+
+// copyCost returns the time the game loop spent copying tiles for the
+// running save (copy-on-write) since the last call, and counts the tiles
+// in AutosaveState.CopiedTiles.
+func (r *Runtime) copyCost() time.Duration {
+	var tiles int
+	var spent time.Duration
+	for _, h := range r.held {
+		n, d := h.CopyCost()
+		tiles += n
+		spent += d
+	}
+	r.state.CopiedTiles += tiles - r.heldTiles
+	d := spent - r.heldSpent
+	r.heldTiles, r.heldSpent = tiles, spent
+	return d
 }
 
 // start takes a snapshot and hands it to the writer.
@@ -128,9 +149,10 @@ func (r *Runtime) start() {
 	r.inflight, r.waiting = r.waiting, nil
 	r.state.InProgress = true
 	r.state.Progress = 0
-	if snap.Stall > r.state.LongestStall {
-		r.state.LongestStall = snap.Stall
+	for _, c := range snap.Chunks {
+		r.held = append(r.held, c.Buf)
 	}
+	r.tickStall += snap.Stall
 	if r.conf.PauseDuringSave {
 		r.sim.Paused = true
 	}
@@ -166,6 +188,9 @@ func (r *Runtime) apply(res *autosave.Result) {
 			}
 		}
 	}
+	r.tickStall += r.copyCost() // copies since the last count (none when called from tickSave)
+	clear(r.held)
+	r.held, r.heldTiles, r.heldSpent = r.held[:0], 0, 0
 	r.state.LastResult = res
 	r.state.Saves++
 	r.state.InProgress = false
@@ -195,11 +220,13 @@ func (r *Runtime) WaitSave() *autosave.Result {
 // snapshot and waits for its commit. Use it for a final save on exit; in
 // play, prefer [Runtime.RequestSave], which never stalls.
 func (r *Runtime) SaveNow() *autosave.Result {
+	r.tickStall = r.copyCost()
 	if res := r.writer.Wait(); res != nil {
 		r.apply(res)
 	}
 	r.requested = true
 	r.start()
+	r.state.LongestStall = max(r.state.LongestStall, r.tickStall)
 	if res := r.writer.Wait(); res != nil {
 		r.apply(res)
 	}
@@ -207,9 +234,11 @@ func (r *Runtime) SaveNow() *autosave.Result {
 }
 
 // Snapshot takes everything a save needs without copying pixels: the ECS
-// world encoded, the dirty chunks by reference, unloaded chunks waiting to
-// be saved, and the body sets that differ from what the store holds.
-// The caller owns the snapshot and must Release it (the writer does).
+// world encoded, the dirty chunks by reference ([components.Chunk.Share]),
+// unloaded chunks waiting to be saved, and the body sets that differ from
+// what the store holds. The caller owns the snapshot and must Release it
+// (the writer does); until then the game's first write into a tile of one
+// of its chunks that the writer has not read copies that tile.
 func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
 	start := time.Now()
 	snap := &snapshot.Snapshot{TakenAt: start}

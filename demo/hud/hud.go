@@ -49,7 +49,7 @@ func Lines(in Info) []string {
 	}
 	lines = append(lines,
 		fmt.Sprintf("saves   %d (%d failed)   %d chunks  %s written", s.Saves, s.Failed, s.ChunksWritten, Bytes(s.BytesWritten)),
-		fmt.Sprintf("stall   snapshot %s   longest tick while saving %s", ms(s.SnapshotStall), ms(s.SaveTick)),
+		fmt.Sprintf("stall   saving %s (snapshot, %d tiles copied)   longest tick while saving %s", ms(s.SnapshotStall), s.CopiedTiles, ms(s.SaveTick)),
 	)
 	if s.LastError != "" {
 		lines = append(lines, "error   "+clip(s.LastError, 90))

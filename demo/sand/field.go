@@ -41,9 +41,9 @@ type view struct {
 	chunk   *components.Chunk
 	state   *components.ChunkState
 	tiles   *Tiles
-	pix     []components.Pixel
-	mut     bool // pix is the chunk's private buffer
-	changed bool // a pixel changed since Begin
+	pix     []components.Pixel // the chunk's pixels: read freely, write through write
+	held    bool               // a save held tiles of the chunk at Begin
+	changed bool               // a pixel changed since Begin
 	nb      [9]*view
 	nbDone  [9]bool
 }
@@ -123,7 +123,7 @@ func (f *Field) view(pos components.ChunkPos) *view {
 	_, chunk, state := f.chunks.Get(e)
 	v := &view{
 		pos: pos, x0: int(pos.X) * f.size, y0: int(pos.Y) * f.size,
-		chunk: chunk, state: state, pix: chunk.Pixels(),
+		chunk: chunk, state: state, pix: chunk.Pixels(), held: chunk.Held(),
 	}
 	if f.tiles.Has(e) {
 		v.tiles = f.tiles.Get(e)
@@ -220,15 +220,25 @@ func (f *Field) Loaded(x, y int) bool {
 	return v != nil
 }
 
-// write stores p at index i, giving the chunk a private buffer first if a
-// save still holds the current one.
+// write stores p at index i. While a save holds tiles of the chunk that it
+// has not read, the pixel's tile is made writable first (the chunk copies
+// it for the save, once); otherwise a write is a store. A share cannot
+// start while a system uses the field, so held, taken at Begin, can only
+// be stale towards true, which costs a check, not a wrong write.
 func (v *view) write(i int, p components.Pixel) {
-	if !v.mut {
-		v.pix = v.chunk.Mut()
-		v.mut = true
+	if v.held {
+		v.writable(i)
 	}
 	v.pix[i] = p
 	v.changed = true
+}
+
+// writable makes the tile of pixel i writable; apart from write, so that
+// write stays small enough to be inlined in the automaton's loops.
+func (v *view) writable(i int) {
+	n := v.chunk.Size
+	x, y := i%n, i/n
+	v.chunk.MutRect(x, y, x+1, y+1)
 }
 
 func (v *view) setMoved(i int) {

@@ -220,18 +220,24 @@ func TestDirtyOnlyOnChange(t *testing.T) {
 	expect(t, tw.State(2, 0).Status == components.Clean, "an untouched chunk became %v", tw.State(2, 0).Status)
 }
 
-// A buffer held by a save is never written; the simulation writes a copy.
+// The simulation writes a chunk a save holds while the save reads it: the
+// save gets the pixels as they were when it took them, tiles copied for it
+// where the simulation wrote first, and the live chunk moves on.
 func TestSimulationRespectsSharedBuffers(t *testing.T) {
 	tw := newTestWorld(t, 64, 8)
 	tw.AddChunk(0, 0, box(0, 0, 63, 63))
 	tw.Settle(2, nil)
 	tw.Paint(func(set func(x, y int, p components.Pixel)) { set(30, 5, sand.Make(sand.Sand, 0)) })
 	c, _, _, _ := tw.Chunk(0, 0)
+	saved := append([]components.Pixel(nil), c.Pixels()...)
 	held := c.Share()
-	saved := append([]components.Pixel(nil), held.Pix...)
 	tw.Settle(100, nil)
+	tiles, _ := held.CopyCost()
+	expect(t, tiles > 0 && tiles < 4, "the falling sand crossed %d of the four tiles before the save read them", tiles)
+	got := make([]components.Pixel, 64*64)
+	expect(t, held.CopyTo(got) == nil, "read the held pixels")
 	for i := range saved {
-		expect(t, held.Pix[i] == saved[i], "the simulation wrote into a shared buffer at %d", i)
+		expect(t, got[i] == saved[i], "the simulation wrote into the save's pixels at %d", i)
 	}
 	held.Release()
 	expect(t, sand.MaterialOf(tw.At(30, 62)) == sand.Sand, "the sand did not fall in the live chunk")

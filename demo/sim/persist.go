@@ -145,11 +145,14 @@ type SaveStatus struct {
 	BytesWritten  uint64
 	Last          *arksave.Result // the last finished save, nil before the first
 
-	// SnapshotStall is arksave's measure of the longest game-loop stall a
-	// save caused (taking its snapshot: the ECS world encoded, chunk
-	// buffers shared); SaveTick is the demo's: the longest whole tick
-	// while a save was in progress.
+	// SnapshotStall is arksave's measure of the longest game-loop stall
+	// saving caused in one tick (AutosaveState.LongestStall): taking a
+	// snapshot (the ECS world encoded, chunk pixels shared), plus the
+	// tiles copied for a running save (copy-on-write); CopiedTiles counts
+	// those tiles. SaveTick is the demo's: the longest whole tick while a
+	// save was in progress.
 	SnapshotStall time.Duration
+	CopiedTiles   int
 	SaveTick      time.Duration
 
 	LastError   string // of the last failed save or compaction
@@ -166,7 +169,7 @@ func (p *Persistence) Status() SaveStatus {
 		InProgress: st.InProgress, Progress: float64(st.Progress),
 		Saves: p.committed + p.failed, Failed: p.failed, DirtyChunks: p.p.DirtyChunks(),
 		ChunksWritten: p.chunksWritten, BytesWritten: p.bytesWritten, Last: st.LastResult,
-		SnapshotStall: st.LongestStall, SaveTick: p.saveTick,
+		SnapshotStall: st.LongestStall, CopiedTiles: st.CopiedTiles, SaveTick: p.saveTick,
 		LastError: p.lastErr, Problems: p.problems, LastProblem: p.lastProblem, Loads: p.loads,
 	}
 	if p.conf.Enabled {

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/arksave/arksave"
@@ -169,9 +170,12 @@ func install(w *ecs.World, cfg Config, loaded func(*ecs.World, ecs.Entity)) (*ar
 			MaxBackups:      sc.MaxBackups,
 			PauseDuringSave: sc.PauseDuringSave,
 		},
-		TickDuration:  TickDuration,
-		OnChunkLoaded: loaded,
-		FS:            sc.FS,
+		TickDuration: TickDuration,
+		// The game loop is one goroutine: leave it a core while a save
+		// compresses.
+		CompressionWorkers: max(1, runtime.GOMAXPROCS(0)-1),
+		OnChunkLoaded:      loaded,
+		FS:                 sc.FS,
 		// The sand field and the player's commands are rebuilt, not saved.
 		WorldOptions: []archetype.Option{archetype.SkipResources(ecs.C[sand.Field](), ecs.C[Commands]())},
 	}.Install(w)

@@ -32,7 +32,8 @@ type Stats struct {
 	TickMsP99 float64 `json:"tick_ms_p99"`
 	TickMsMax float64 `json:"tick_ms_max"`
 	// LongestSaveStallMs is arksave's AutosaveState.LongestStall during
-	// play: the longest time the game loop spent taking a save's snapshot.
+	// play: the longest time the game loop spent on saving in one tick
+	// (a save's snapshot, and tiles copied for a running save).
 	LongestSaveStallMs float64 `json:"longest_save_stall_ms"`
 	// LongestTickDuringSaveMs is the longest whole tick (simulation
 	// included) while a save was in progress.
