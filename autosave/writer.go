@@ -533,8 +533,9 @@ func (w *Writer) run(j Job) (res *Result) {
 		done.ref, done.err = dir.WriteWorld(j.Snap.World)
 	}()
 	stats, err := store.Commit(batch)
-	// The store has the chunks: hand their buffers back now, so that the
-	// game's next writes to them stop copying while the rest commits.
+	// The store has read every chunk it committed (reading a chunk ends its
+	// hold); end the holds a failed commit left, so that the game's writes
+	// stop copying tiles while the rest commits.
 	j.Snap.Release()
 	wd := <-worldCh
 	if err != nil {
