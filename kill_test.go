@@ -172,7 +172,7 @@ func TestKillDuringSaves(t *testing.T) {
 
 		// The directory is intact and loads a generation that is the last one
 		// that returned, or the one being saved at the kill.
-		if r := autosave.CheckDir(vfs.OS, dir, chunkstore.Config{}); !r.OK() && lastGen > 0 {
+		if r := autosave.CheckDir(vfs.OS, dir, chunkstore.Options{}); !r.OK() && lastGen > 0 {
 			t.Fatalf("kill %d: checker: %v", i, r.Problems)
 		}
 		g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: true, create: true, radius: 1})

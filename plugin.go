@@ -216,7 +216,7 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 	}
 	writer, err := autosave.NewWriter(dir, autosave.Options{
 		FS: p.FS,
-		Store: chunkstore.Config{
+		Store: chunkstore.Options{
 			ChunkSize:   uint16(p.ChunkSize),
 			TileSize:    uint16(p.TileSize),
 			PixelSize:   4,

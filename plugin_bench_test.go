@@ -289,8 +289,8 @@ func benchWorldAt(b *testing.B, dir string) (*ecs.World, []arksave.System, *arks
 	return w, systems, ecs.GetResource[arksave.Persistence](w)
 }
 
-func chunkstoreConfig() chunkstore.Config {
-	return chunkstore.Config{ChunkSize: benchChunk, TileSize: 32, PixelSize: 4, Seed: 1,
+func chunkstoreConfig() chunkstore.Options {
+	return chunkstore.Options{ChunkSize: benchChunk, TileSize: 32, PixelSize: 4, Seed: 1,
 		Generator: benchGen, PersistMask: components.PersistMask}
 }
 

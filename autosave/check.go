@@ -66,7 +66,7 @@ func (r *CheckReport) add(file string, off int64, err error) {
 // in a row see the same manifest and the same problems, so that a file a
 // concurrent commit has just moved or a header slot it is writing is not
 // reported as damage.
-func CheckDir(fsys vfs.FS, dir string, cfg chunkstore.Config) *CheckReport {
+func CheckDir(fsys vfs.FS, dir string, cfg chunkstore.Options) *CheckReport {
 	if fsys == nil {
 		fsys = vfs.OS
 	}
@@ -126,7 +126,7 @@ func ReadConsistent(fsys vfs.FS, dir string, read func(d *Dir) error) error {
 
 // checkOnce checks the directory once; the Dir is nil when it cannot be
 // opened.
-func checkOnce(fsys vfs.FS, dir string, cfg chunkstore.Config) (*CheckReport, *Dir) {
+func checkOnce(fsys vfs.FS, dir string, cfg chunkstore.Options) (*CheckReport, *Dir) {
 	r := &CheckReport{}
 	d, err := OpenDirReadOnly(fsys, dir)
 	if err != nil {
@@ -211,7 +211,7 @@ func (d *Dir) unnamedFiles(checked map[string]bool) (stores, worlds []string) {
 	return stores, worlds
 }
 
-func checkGeneration(r *CheckReport, d *Dir, m *Manifest, cfg chunkstore.Config, checked map[string]bool) {
+func checkGeneration(r *CheckReport, d *Dir, m *Manifest, cfg chunkstore.Options, checked map[string]bool) {
 	r.Worlds++
 	checked[m.World.Name] = true
 	world, err := d.readRef(m.World)
@@ -229,7 +229,7 @@ func checkGeneration(r *CheckReport, d *Dir, m *Manifest, cfg chunkstore.Config,
 	store, err := d.file(m.Chunks.Name)
 	if err == nil && len(root) == 0 {
 		// Format 1 names the store generation by number only.
-		root, err = chunkstore.FindRoot(store, cfg, m.Chunks.Generation)
+		root, err = chunkstore.FindRoot(cfg.FS, store, m.Chunks.Generation)
 	}
 	var s *chunkstore.Store
 	if err == nil {
@@ -258,14 +258,14 @@ func checkGeneration(r *CheckReport, d *Dir, m *Manifest, cfg chunkstore.Config,
 
 // checkStoreFile checks a chunk store that no manifest names, at its
 // newest generation, or scans it when no header slot is valid.
-func checkStoreFile(r *CheckReport, d *Dir, name string, cfg chunkstore.Config) {
+func checkStoreFile(r *CheckReport, d *Dir, name string, cfg chunkstore.Options) {
 	cfg.FS = d.fs
 	p, err := d.file(name)
 	if err != nil {
 		r.add(name, -1, err)
 		return
 	}
-	rep := chunkstore.CheckFile(p, cfg)
+	rep := chunkstore.CheckFile(cfg.FS, p)
 	if rep.Slots > 0 {
 		r.Stores++
 	}

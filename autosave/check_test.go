@@ -34,7 +34,7 @@ func savedDir(t *testing.T) *vfs.Mem {
 
 func TestCheckDirClean(t *testing.T) {
 	mem := savedDir(t)
-	r := autosave.CheckDir(mem, "/save", chunkstore.Config{})
+	r := autosave.CheckDir(mem, "/save", chunkstore.Options{})
 	expect(t, r.OK(), "clean save reports %v", r.Problems)
 	expect(t, r.Manifest.Generation == 2 && r.Backups == 1 && r.Stores == 2, "checked %+v", r)
 }
@@ -57,7 +57,7 @@ func TestCheckDirFindsEveryDamage(t *testing.T) {
 	fi, err := mem.Stat("/save/chunks.pxsw")
 	must(t, err)
 	flip("chunks.pxsw", fi.Size()-200) // inside the newest records
-	r := autosave.CheckDir(mem, "/save", chunkstore.Config{})
+	r := autosave.CheckDir(mem, "/save", chunkstore.Options{})
 	var files []string
 	for _, p := range r.Problems {
 		files = append(files, p.File)
@@ -70,7 +70,7 @@ func TestCheckDirFindsEveryDamage(t *testing.T) {
 	// Without the manifest, its loss is reported and the files it named are
 	// still checked on their own.
 	must(t, mem.Remove("/save/manifest"))
-	r = autosave.CheckDir(mem, "/save", chunkstore.Config{})
+	r = autosave.CheckDir(mem, "/save", chunkstore.Options{})
 	files = files[:0]
 	for _, p := range r.Problems {
 		files = append(files, p.File)
@@ -85,7 +85,7 @@ func TestCheckDirFindsEveryDamage(t *testing.T) {
 
 	// An empty directory is no save, not a damaged one.
 	must(t, mem.MkdirAll("/empty"))
-	r = autosave.CheckDir(mem, "/empty", chunkstore.Config{})
+	r = autosave.CheckDir(mem, "/empty", chunkstore.Options{})
 	expect(t, len(r.Problems) == 1 && errors.Is(r.Problems[0].Err, autosave.ErrNoSave), "empty directory: %v", r.Problems)
 }
 

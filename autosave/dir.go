@@ -836,7 +836,7 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 	}
 	if len(b.Chunks.Root) == 0 {
 		// A manifest of format 1 names the store generation by number only.
-		root, err := chunkstore.FindRoot(store, chunkstore.Config{FS: d.fs}, b.Chunks.Generation)
+		root, err := chunkstore.FindRoot(d.fs, store, b.Chunks.Generation)
 		if err != nil {
 			return nil, fmt.Errorf("autosave: restore generation %d: its manifest has no chunk store root and none can be found: %w", g, err)
 		}

@@ -119,7 +119,7 @@ func decodeManifest(data []byte, backup bool) (*Manifest, error) {
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("%w: manifest: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: manifest: %w", ErrCorrupt, err)
 	}
 	if m.Format != manifestFormat {
 		return nil, fmt.Errorf("%w: manifest: format %q, want %q", ErrCorrupt, m.Format, manifestFormat)

@@ -190,7 +190,7 @@ func parseBody(body *Body, b []byte, off int64, mask uint32) (int, error) {
 	}
 	h := b[:bodyHeaderSize]
 	if c := bodyCRC(h); c != h[bodyCRCOff] {
-		return 0, fmt.Errorf("%w: %w: body at offset %d: crc8 %02x != %02x", ErrCorrupt, ErrChecksum, off, c, h[bodyCRCOff])
+		return 0, fmt.Errorf("%w: body at offset %d: crc8 %02x != %02x", ErrChecksum, off, c, h[bodyCRCOff])
 	}
 	r := readBuf(h)
 	body.ID = r.uint64()
@@ -250,7 +250,7 @@ func section(src []byte, want uint64, raw bool, off int64, what string) ([]byte,
 	}
 	dst := make([]byte, want)
 	if n, err := lz4.UncompressBlock(src, dst); err != nil || uint64(n) != want {
-		return nil, fmt.Errorf("%w: body at offset %d: %s decodes to %d of %d bytes: %v", ErrCorrupt, off, what, n, want, err)
+		return nil, fmt.Errorf("%w: body at offset %d: %s decodes to %d of %d bytes: %w", ErrCorrupt, off, what, n, want, err)
 	}
 	return dst, nil
 }

@@ -6,13 +6,14 @@
 //
 // # Outline
 //
-//   - [Create], [Open], [OpenAt] (a given committed generation, for the save
-//     directory's manifest), [OpenRoot] (a generation by its root, the
-//     header slot a manifest keeps), [OpenForRepair] and
-//     [OpenRootForRepair] (no header, no generator needed) give a [Store];
-//     [Config] carries the game's constants, its [Generator] and
-//     [Config.PersistMask]. Read-only without a Generator, a store opens
-//     for inspection: no generator version is checked.
+//   - [Create] makes a store and [Open] opens one, giving a [Store];
+//     [Options] carry the game's constants, its [Generator] and
+//     [Options.PersistMask], and choose what Open opens: the newest
+//     generation, a given one ([Options.Generation]), the one a root
+//     describes ([Options.Root]: the header slot a save directory's
+//     manifest keeps), read-only ([Options.ReadOnly]: without a Generator,
+//     for inspection, no generator version checked), or a damaged file for
+//     repair ([Options.Repair]: no header, no generator needed).
 //   - [ParseRoot] decodes a root; [FindRoot] recovers the root of a
 //     generation that a manifest names only by number.
 //   - [Store.Get] loads one chunk by random access (one record read),
@@ -23,7 +24,7 @@
 //     and returns [CommitStats].
 //   - [Store.Compact] and [Store.CompactTo] rewrite the live data;
 //     [Store.NeedsCompaction] says when dead bytes pass
-//     [Config.CompactionThreshold].
+//     [Options.CompactionThreshold].
 //   - [Store.Check] returns a [Report] of every damaged item; [Scan] walks
 //     the records of any file; [Store.ReadRaw], [Store.Entries],
 //     [Store.RecordInfo] and [Store.Stats] are what tools need.
@@ -95,7 +96,7 @@
 //   - Full (2): ChunkSize² pixels, little-endian uint32, row-major, masked.
 //   - Delta (1): seed 000's [count u32][position u24][pixel u32]… with
 //     positions ascending: the pixels that differ from the Generator's
-//     chunk. Used while fewer than [Config.DeltaThreshold] of the pixels
+//     chunk. Used while fewer than [Options.DeltaThreshold] of the pixels
 //     differ. Empty chunks (all zero under the mask) have no record.
 //   - Body block (3): [count u32][0 u32] then per body seed 000's 64-byte
 //     header, the pixels (LZ4 or raw), the shape mask (8 bools a byte, least
@@ -127,7 +128,7 @@
 // short, when 8 segments of one level would stand at its head the commit
 // writes one segment of the next level instead, holding the newest entry
 // of every position in them (a base-8 counter: opening reads at most 7 a
-// level). Once the chain holds more than [Config.CheckpointRatio] of the
+// level). Once the chain holds more than [Options.CheckpointRatio] of the
 // table's entries (and at least 4096), the commit writes a checkpoint
 // instead. Either way a commit writes exactly one page-table record, and
 // its amortised size depends on what changed, not on the table.
@@ -148,7 +149,7 @@
 //
 // # Commit protocol
 //
-// [Store.Commit] compresses on [Config.Workers] goroutines, appends the
+// [Store.Commit] compresses on [Options.Workers] goroutines, appends the
 // chunk and body records and the page-table record after the end of every
 // generation a slot still names, fsyncs, writes the header slot of
 // generation+1 and fsyncs again: two fsyncs (one for a commit that changes
@@ -158,7 +159,7 @@
 // leaves nothing behind that a slot names, and the next commit writes over
 // it; after a failure at the header, the next commit appends after it.
 //
-// [OpenAt] opens the generation a save directory's manifest names even when
+// [Open] with [Options.Generation] opens the generation a save directory's manifest names even when
 // the other slot already holds a newer one. Its next commit replaces that
 // newer slot (same parity) but appends after the newer generation's data,
 // so until the new header is durable both the manifest's generation and

@@ -105,7 +105,7 @@ func parseHeader(b []byte, i int) (header, error) {
 	cr := readBuf(b[headerCRCOff:])
 	stored := cr.uint32()
 	if c := headerChecksum(b); c != stored {
-		return header{}, fmt.Errorf("%w: %w: %s: crc %08x != %08x", ErrCorrupt, ErrChecksum, where, c, stored)
+		return header{}, fmt.Errorf("%w: %s: crc %08x != %08x", ErrChecksum, where, c, stored)
 	}
 	var h header
 	h.flags = r.uint16()

@@ -113,7 +113,7 @@ func entryCRC(b []byte) byte {
 // parseEntry decodes and checks the entry at b[:24], read at off.
 func parseEntry(b []byte, off int64) (tableEntry, error) {
 	if c := entryCRC(b); c != b[entryCRCOff] {
-		return tableEntry{}, fmt.Errorf("%w: %w: page-table entry at offset %d: crc8 %02x != %02x", ErrCorrupt, ErrChecksum, off, c, b[entryCRCOff])
+		return tableEntry{}, fmt.Errorf("%w: page-table entry at offset %d: crc8 %02x != %02x", ErrChecksum, off, c, b[entryCRCOff])
 	}
 	r := readBuf(b)
 	var e tableEntry

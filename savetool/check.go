@@ -27,7 +27,7 @@ func Check(path string, o Options) (*autosave.CheckReport, error) {
 	if st.IsDir() {
 		t.begin("checking "+filepath.Base(path), checkEstimate(fsys, path))
 		defer t.end()
-		return autosave.CheckDir(fsys, path, chunkstore.Config{}), nil
+		return autosave.CheckDir(fsys, path, chunkstore.Options{}), nil
 	}
 	r := &autosave.CheckReport{}
 	name := filepath.Base(path)
@@ -44,7 +44,7 @@ func Check(path string, o Options) (*autosave.CheckReport, error) {
 			r.Problems = append(r.Problems, autosave.Problem{File: name, Offset: -1, Err: err})
 		}
 	case strings.HasSuffix(path, ".pxsw"):
-		rep := chunkstore.CheckFile(path, chunkstore.Config{FS: fsys})
+		rep := chunkstore.CheckFile(fsys, path)
 		if rep.Slots > 0 {
 			r.Stores++
 		}

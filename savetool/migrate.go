@@ -39,7 +39,7 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 		return nil, damagedOr(err, dir)
 	}
 	defer d.Close()
-	check := autosave.CheckDir(fsys, dir, chunkstore.Config{})
+	check := autosave.CheckDir(fsys, dir, chunkstore.Options{})
 	if !check.OK() {
 		return nil, fmt.Errorf("%w: %d problems, first: %v; run arksave repair, which writes the current format too",
 			ErrDamaged, len(check.Problems), check.Problems[0])

@@ -137,8 +137,8 @@ func fileSize(fsys vfs.FS, name string) int64 {
 
 // inspectConfig opens stores read-only without a generator: every record
 // as stored, no generator version to match.
-func inspectConfig(fsys vfs.FS) chunkstore.Config {
-	return chunkstore.Config{FS: fsys, ReadOnly: true}
+func inspectConfig(fsys vfs.FS) chunkstore.Options {
+	return chunkstore.Options{FS: fsys, ReadOnly: true}
 }
 
 // rootOf returns the chunk store root of a manifest's generation: the one
@@ -151,12 +151,12 @@ func rootOf(d *autosave.Dir, m *autosave.Manifest) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return chunkstore.FindRoot(p, chunkstore.Config{FS: d.FS()}, m.Chunks.Generation)
+	return chunkstore.FindRoot(d.FS(), p, m.Chunks.Generation)
 }
 
 // openGeneration opens the chunk store generation a manifest names with cfg
 // (read-only inspection unless cfg says otherwise).
-func openGeneration(d *autosave.Dir, m *autosave.Manifest, cfg chunkstore.Config) (*chunkstore.Store, error) {
+func openGeneration(d *autosave.Dir, m *autosave.Manifest, cfg chunkstore.Options) (*chunkstore.Store, error) {
 	root, err := rootOf(d, m)
 	if err != nil {
 		return nil, err

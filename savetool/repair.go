@@ -169,7 +169,7 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	}
 	defer d.Close()
 	t.begin("checking", checkEstimate(fsys, dir))
-	rep.Before = autosave.CheckDir(fsys, dir, chunkstore.Config{})
+	rep.Before = autosave.CheckDir(fsys, dir, chunkstore.Options{})
 	t.end()
 	if len(rep.Before.Problems) == 1 && rep.Before.Problems[0].File == "." {
 		return nil, rep.Before.Problems[0].Err
@@ -207,7 +207,7 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 		return rep, err
 	}
 	t.begin("checking the repair", checkEstimate(fsys, dir))
-	rep.After = autosave.CheckDir(fsys, dir, chunkstore.Config{})
+	rep.After = autosave.CheckDir(fsys, dir, chunkstore.Options{})
 	t.end()
 	return rep, nil
 }
@@ -411,7 +411,7 @@ func (r *repairer) pickWorld() ([]byte, error) {
 
 // known returns the game's constants as the directory records them (any
 // manifest's root) or the options give them.
-func (r *repairer) known() (chunkstore.Config, bool) {
+func (r *repairer) known() (chunkstore.Options, bool) {
 	var roots [][]byte
 	if r.man != nil {
 		roots = append(roots, r.man.Chunks.Root)
@@ -421,11 +421,11 @@ func (r *repairer) known() (chunkstore.Config, bool) {
 	}
 	for _, root := range roots {
 		if ri, err := chunkstore.ParseRoot(root); err == nil {
-			return chunkstore.Config{ChunkSize: ri.ChunkSize, TileSize: ri.TileSize, Seed: ri.Seed,
+			return chunkstore.Options{ChunkSize: ri.ChunkSize, TileSize: ri.TileSize, Seed: ri.Seed,
 				Generator: versionOnly(ri.GeneratorVersion)}, true
 		}
 	}
-	c := chunkstore.Config{ChunkSize: r.o.ChunkSize, TileSize: r.o.TileSize, Seed: r.o.Seed, Generator: r.o.Generator}
+	c := chunkstore.Options{ChunkSize: r.o.ChunkSize, TileSize: r.o.TileSize, Seed: r.o.Seed, Generator: r.o.Generator}
 	return c, c.ChunkSize != 0 && c.TileSize != 0 && c.Seed != 0 && c.Generator != nil
 }
 
@@ -469,7 +469,7 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 		root, how := c.root, c.how
 		if root == nil && c.how != "" {
 			// Format 1: the root of that generation, from its slot or its table.
-			if found, err := chunkstore.FindRoot(p, chunkstore.Config{FS: r.fsys}, c.gen); err == nil {
+			if found, err := chunkstore.FindRoot(r.fsys, p, c.gen); err == nil {
 				root = found
 			}
 		}
@@ -477,10 +477,10 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 		var s *chunkstore.Store
 		var open chunkstore.Report
 		if root != nil {
-			s, open, err = chunkstore.OpenRootForRepair(p, chunkstore.Config{FS: r.fsys}, root)
+			s, open, err = chunkstore.OpenRootForRepair(p, chunkstore.Options{FS: r.fsys}, root)
 		} else {
 			how = "its newest valid header slot"
-			s, open, err = chunkstore.OpenForRepair(p, chunkstore.Config{FS: r.fsys})
+			s, open, err = chunkstore.OpenForRepair(p, chunkstore.Options{FS: r.fsys})
 			if errors.Is(err, chunkstore.ErrNoValidHeader) {
 				cfg, ok := r.known()
 				if !ok {
@@ -534,7 +534,7 @@ func (r *repairer) emptyStore(name string) (*chunkstore.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := chunkstore.Create(p, cfg)
+	s, err := chunkstore.Create(p, &cfg)
 	if err != nil {
 		return nil, fmt.Errorf("repair: %w", err)
 	}
