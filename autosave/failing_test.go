@@ -162,7 +162,7 @@ func TestReadersWhileCommitting(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for !stop.Load() {
-			if r := autosave.CheckDir(mem, "/save", chunkstore.Options{}); !r.OK() {
+			if r := checkDir(mem, "/save"); !r.OK() {
 				problems <- "check: " + r.Problems[0].String()
 				return
 			}

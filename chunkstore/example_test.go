@@ -160,7 +160,7 @@ func ExampleStore_Check() {
 	defer s.Close()
 	r := s.Check()
 	fmt.Println(r.OK(), r)
-	// Output: true 0 problems found (1 slots, 0 table records, 0 entries, 0 records checked)
+	// Output: true 0 problems found (1 slot, 0 table records, 0 entries, 0 records checked)
 }
 
 func ExampleStore_Entries() {

@@ -29,6 +29,12 @@ var (
 	// ExportJSON) work meanwhile.
 	ErrInUse = errors.New("savetool: the save directory is in use; close the game first")
 
+	// ErrNotASave is returned for a path that is neither a save directory
+	// nor one of a save's files: a directory that holds none of a save's
+	// files (the error then matches autosave.ErrNoSave too), or a file that
+	// is not a world file (.pecs) or a chunk store (.pxsw).
+	ErrNotASave = errors.New("savetool: not a save")
+
 	// ErrNothingToRender is returned by RenderDir and RenderStore when no
 	// region is given and nothing is stored.
 	ErrNothingToRender = errors.New("savetool: the save stores no chunk; give a region to render")

@@ -126,7 +126,7 @@ func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 		if !seen[m.Chunks.Name] {
 			seen[m.Chunks.Name] = true
 			st := StoreInfo{Name: m.Chunks.Name}
-			if s, err := openGeneration(d, m, inspectConfig(fsys)); err != nil {
+			if s, err := openGeneration(d, m, *inspectOptions(fsys)); err != nil {
 				st.Error = err.Error()
 			} else {
 				describeStore(&st, s)
@@ -161,7 +161,7 @@ func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 // InspectStore describes the chunk store file at path at its newest
 // generation.
 func InspectStore(path string, o Options) (*StoreInfo, error) {
-	s, err := chunkstore.Open(path, inspectConfig(o.fs()))
+	s, err := chunkstore.Open(path, inspectOptions(o.fs()))
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func InspectStore(path string, o Options) (*StoreInfo, error) {
 
 func describeStore(st *StoreInfo, s *chunkstore.Store) {
 	stats := s.Stats()
-	cfg := s.Config()
+	cfg := s.Options()
 	st.Generation = stats.Generation
 	st.FileBytes = stats.FileSize
 	st.ChunkSize, st.TileSize, st.Seed, st.GeneratorVersion = cfg.ChunkSize, cfg.TileSize, cfg.Seed, s.GeneratorVersion()

@@ -6,7 +6,6 @@ import (
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
-	"github.com/arksave/arksave/chunkstore"
 )
 
 // MigrateReport says what [Migrate] did.
@@ -39,7 +38,7 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 		return nil, damagedOr(err, dir)
 	}
 	defer d.Close()
-	check := autosave.CheckDir(fsys, dir, chunkstore.Options{})
+	check := checkDir(fsys, dir)
 	if !check.OK() {
 		return nil, fmt.Errorf("%w: %d problems, first: %v; run arksave repair, which writes the current format too",
 			ErrDamaged, len(check.Problems), check.Problems[0])

@@ -135,10 +135,10 @@ func fileSize(fsys vfs.FS, name string) int64 {
 	return 0
 }
 
-// inspectConfig opens stores read-only without a generator: every record
+// inspectOptions open stores read-only without a generator: every record
 // as stored, no generator version to match.
-func inspectConfig(fsys vfs.FS) chunkstore.Options {
-	return chunkstore.Options{FS: fsys, ReadOnly: true}
+func inspectOptions(fsys vfs.FS) *chunkstore.Options {
+	return &chunkstore.Options{FS: fsys, ReadOnly: true}
 }
 
 // rootOf returns the chunk store root of a manifest's generation: the one
@@ -154,9 +154,9 @@ func rootOf(d *autosave.Dir, m *autosave.Manifest) ([]byte, error) {
 	return chunkstore.FindRoot(d.FS(), p, m.Chunks.Generation)
 }
 
-// openGeneration opens the chunk store generation a manifest names with cfg
-// (read-only inspection unless cfg says otherwise).
-func openGeneration(d *autosave.Dir, m *autosave.Manifest, cfg chunkstore.Options) (*chunkstore.Store, error) {
+// openGeneration opens the chunk store generation a manifest names with o
+// (read-only inspection unless o says otherwise).
+func openGeneration(d *autosave.Dir, m *autosave.Manifest, o chunkstore.Options) (*chunkstore.Store, error) {
 	root, err := rootOf(d, m)
 	if err != nil {
 		return nil, err
@@ -165,7 +165,8 @@ func openGeneration(d *autosave.Dir, m *autosave.Manifest, cfg chunkstore.Option
 	if err != nil {
 		return nil, err
 	}
-	return chunkstore.OpenRoot(p, cfg, root)
+	o.Root = root
+	return chunkstore.Open(p, &o)
 }
 
 // readSave opens the save directory at dir read-only, without its lock

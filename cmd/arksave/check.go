@@ -55,7 +55,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func printCheck(w io.Writer, path string, isDir bool, r *autosave.CheckReport) {
+func printCheck(w io.Writer, path string, isDir bool, r *savetool.CheckReport) {
 	for _, p := range r.Problems {
 		fmt.Fprintln(w, p)
 	}
@@ -85,7 +85,7 @@ type problemJSON struct {
 	Error  string    `json:"error"`
 }
 
-func printCheckJSON(w io.Writer, path string, r *autosave.CheckReport) error {
+func printCheckJSON(w io.Writer, path string, r *savetool.CheckReport) error {
 	out := struct {
 		Path       string        `json:"path"`
 		OK         bool          `json:"ok"`
@@ -104,8 +104,8 @@ func printCheckJSON(w io.Writer, path string, r *autosave.CheckReport) error {
 			off := p.Offset
 			pj.Offset = &off
 		}
-		if p.Chunk != nil {
-			pj.Chunk = &[2]int32{p.Chunk.X, p.Chunk.Y}
+		if p.Pos != nil {
+			pj.Chunk = &[2]int32{p.Pos.X, p.Pos.Y}
 		}
 		out.Problems = append(out.Problems, pj)
 	}

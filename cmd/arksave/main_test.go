@@ -206,3 +206,12 @@ func TestInspectDirectoryAndFutureVersion(t *testing.T) {
 	expectCode(t, 1, code, stderr)
 	expectContains(t, stderr, "newer arksave")
 }
+
+func expectNot(t *testing.T, text string, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if strings.Contains(text, p) {
+			t.Errorf("output holds %q:\n%s", p, text)
+		}
+	}
+}

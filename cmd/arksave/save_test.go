@@ -247,7 +247,8 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 
 	code, stdout, stderr := arksave("check", empty)
 	expectCode(t, 1, code, stderr)
-	expectContains(t, stdout, "not a save directory")
+	expectContains(t, stderr, "not a save")
+	expectNot(t, stdout+stderr, "problems found", "problem found")
 
 	for _, cmd := range [][]string{{"repair"}, {"compact"}, {"render", "-o", filepath.Join(empty, "x.png")}, {"export", "--json"}, {"migrate"}} {
 		code, _, stderr = arksave(append(cmd, empty)...)

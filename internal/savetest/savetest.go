@@ -293,7 +293,7 @@ func Read(dir string) (*Contents, error) {
 			return nil, err
 		}
 	}
-	s, err := chunkstore.OpenRoot(store, chunkstore.Options{ReadOnly: true, Generator: Generator}, root)
+	s, err := chunkstore.Open(store, &chunkstore.Options{ReadOnly: true, Generator: Generator, Root: root})
 	if err != nil {
 		return nil, err
 	}
