@@ -17,7 +17,7 @@ import (
 // CheckReport is the result of [Check]: every problem found, not only the
 // first, and what was looked at.
 type CheckReport struct {
-	Manifest *autosave.Manifest  // nil when there is none or it is unreadable
+	Manifest *autosave.Manifest   // nil when there is none or it is unreadable
 	Problems []chunkstore.Problem // File is relative to the save directory (the file's own name for a file)
 	Backups  int                  // backup generations checked
 	Stores   int                  // chunk store generations checked
