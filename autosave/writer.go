@@ -268,12 +268,18 @@ func (w *Writer) ReadWorld() ([]byte, error) {
 }
 
 // Get reads chunk pos from the committed store into dst, or generates it;
-// see [chunkstore.Store.Get]. Safe to call from a loader goroutine while a
-// save runs.
+// see [chunkstore.Store.Get]: when the chunk's record is damaged, or the
+// store is unavailable after a failed save, dst holds the generated chunk
+// and the error says why. Safe to call from a loader goroutine while a save
+// runs.
 func (w *Writer) Get(pos chunkstore.Pos, dst []uint32) (bool, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.store == nil {
+		clear(dst)
+		if g := w.opts.Store.Generator; g != nil {
+			g.Generate(pos.X, pos.Y, w.opts.Store.Seed, dst)
+		}
 		return false, errStoreDown
 	}
 	return w.store.Get(pos, dst)

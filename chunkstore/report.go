@@ -41,12 +41,16 @@ func (p Problem) String() string {
 			b.WriteString(s)
 		}
 	}
-	if p.Section != "" {
+	section := p.Section
+	if section == SectionChunk && p.Pos != nil {
+		section = "" // "chunk (x, y)" follows
+	}
+	if section != "" {
 		sep(": ")
-		b.WriteString(p.Section)
+		b.WriteString(section)
 	}
 	if p.Offset >= 0 {
-		if p.Section != "" {
+		if section != "" {
 			b.WriteByte(' ')
 		} else {
 			sep(": ")
