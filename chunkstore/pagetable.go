@@ -10,7 +10,7 @@ import (
 // Page table. Its layout is part of the file format; see the package
 // documentation.
 const (
-	entrySize       = 24   // one page-table entry (seed 000)
+	entrySize       = 24   // one page-table entry
 	entryCRCOff     = 21   // CRC-8 of the other 23 bytes
 	tableHeaderSize = 16   // prev u64, level u8, reserved 3, count u32
 	tombstone       = 0x80 // storage-type bit: the entry deletes its position
@@ -39,7 +39,7 @@ func comparePos(a, b Pos) int {
 	return cmp.Compare(a.X, b.X)
 }
 
-// StorageType says how a chunk is stored (seed 000's values), or marks an
+// StorageType says how a chunk is stored (its values are part of the file format), or marks an
 // index entry that holds a chunk's pixel bodies.
 type StorageType uint8
 

@@ -123,7 +123,7 @@ func (c *Chunk) Set(x, y int, p Pixel) bool {
 	return true
 }
 
-// ChunkStatus is the persistence state of a chunk (seed 000's dirty tracking).
+// ChunkStatus is the persistence state of a chunk for dirty tracking.
 type ChunkStatus uint8
 
 // Chunk statuses.
@@ -151,7 +151,7 @@ func (s ChunkStatus) String() string {
 
 // ChunkState tracks whether a chunk needs saving. Version counts changes, so
 // that a chunk changed after its snapshot was taken stays dirty when that
-// save commits (seed 004).
+// save commits.
 type ChunkState struct {
 	Status  ChunkStatus
 	Version uint64
