@@ -174,7 +174,7 @@ func isDir(fsys vfs.FS, dir string) error {
 		return fmt.Errorf("%w: %s does not exist", ErrNoSave, dir)
 	}
 	if err != nil {
-		return fmt.Errorf("autosave: open save directory: %w", err)
+		return fmt.Errorf("autosave: %w", err)
 	}
 	if !st.IsDir() {
 		return fmt.Errorf("%w: %s is not a directory", ErrNoSave, dir)

@@ -31,8 +31,12 @@ const (
 //     however far the store has moved on.
 const ManifestVersion = 2
 
+// OldestManifestVersion is the oldest manifest format version this package
+// reads: 1, which has no chunk store roots.
+const OldestManifestVersion = 1
+
 // manifestVersion1 has no chunk store roots.
-const manifestVersion1 = 1
+const manifestVersion1 = OldestManifestVersion
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 

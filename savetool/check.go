@@ -58,10 +58,10 @@ func Check(path string, o Options) (*CheckReport, error) {
 	t, fsys := newTracker(o)
 	st, err := fsys.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("savetool: check: %w; check the path", err)
+		return nil, pathError(path, err)
 	}
 	if st.IsDir() {
-		if err := isSave(fsys, path); err != nil {
+		if _, err := openSave(fsys, path); err != nil {
 			return nil, err
 		}
 		t.begin("checking "+filepath.Base(path), checkEstimate(fsys, path))
@@ -89,27 +89,9 @@ func Check(path string, o Options) (*CheckReport, error) {
 		}
 		addStoreProblems(r, name, "", rep.Problems)
 	default:
-		return nil, fmt.Errorf("%w: %s is not a save directory, a world file (.pecs) or a chunk store (.pxsw)", ErrNotASave, path)
+		return nil, &NotASaveError{Path: path, Reason: "it is neither a save directory nor a world file (.pecs) or chunk store (.pxsw)"}
 	}
 	return r, nil
-}
-
-// isSave returns an error matching autosave.ErrNoSave (and ErrNotASave)
-// when dir holds none of a save's files.
-func isSave(fsys vfs.FS, dir string) error {
-	d, err := autosave.OpenDirReadOnly(fsys, dir)
-	if err != nil {
-		return err
-	}
-	if d.IsEmpty() {
-		return notASave(dir)
-	}
-	return nil
-}
-
-// notASave is the error for a directory that holds none of a save's files.
-func notASave(dir string) error {
-	return fmt.Errorf("%w: %s holds no manifest, world file, chunk store or backup (%w)", ErrNotASave, dir, autosave.ErrNoSave)
 }
 
 // consistentTries bounds how often a check starts over because a writer
@@ -172,7 +154,7 @@ func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *autosave.Dir) {
 		stores, worlds := unnamedFiles(d, checked)
 		if errors.Is(err, autosave.ErrNoSave) {
 			if len(stores)+len(worlds)+r.Backups+len(d.DamagedBackups()) == 0 {
-				r.add(autosave.ManifestName, -1, notASave(dir))
+				r.add(autosave.ManifestName, -1, emptyDir(dir))
 				return r, d
 			}
 			err = fmt.Errorf("%w: manifest missing; run arksave repair to rebuild it from the chunk store and the newest intact world file", autosave.ErrCorrupt)

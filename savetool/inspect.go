@@ -12,6 +12,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -71,6 +72,9 @@ type StoreInfo struct {
 // and its error noted.
 func InspectDir(dir string, o Options) (*DirInfo, error) {
 	fsys := o.fs()
+	if _, err := openSave(fsys, dir); err != nil {
+		return nil, err
+	}
 	var info *DirInfo
 	err := autosave.ReadConsistent(fsys, dir, func(d *autosave.Dir) error {
 		info = inspectDir(fsys, dir, d)
@@ -169,7 +173,7 @@ func InspectStore(path string, o Options) (*StoreInfo, error) {
 	st := &StoreInfo{Name: filepath.Base(path)}
 	describeStore(st, s)
 	if rep := s.OpenReport(); !rep.OK() {
-		st.Error = fmt.Sprintf("%d problems while opening; arksave check lists them", len(rep.Problems))
+		st.Error = fmt.Sprintf("%s while opening; arksave check lists them", words.Count(len(rep.Problems), "problem", "problems"))
 	}
 	return st, nil
 }

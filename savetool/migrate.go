@@ -6,6 +6,7 @@ import (
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/words"
 )
 
 // MigrateReport says what [Migrate] did.
@@ -40,8 +41,8 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 	defer d.Close()
 	check := checkDir(fsys, dir)
 	if !check.OK() {
-		return nil, fmt.Errorf("%w: %d problems, first: %v; run arksave repair, which writes the current format too",
-			ErrDamaged, len(check.Problems), check.Problems[0])
+		return nil, fmt.Errorf("%w: %s, first: %v; run arksave repair, which writes the current format too",
+			ErrDamaged, words.Count(len(check.Problems), "problem", "problems"), check.Problems[0])
 	}
 	m := d.Manifest()
 	rep := &MigrateReport{From: m.Version, To: m.Version, CurrentManifest: autosave.ManifestVersion, StoreVersion: 1, CheckedBeforehand: true}

@@ -169,12 +169,37 @@ func openGeneration(d *autosave.Dir, m *autosave.Manifest, o chunkstore.Options)
 	return chunkstore.Open(p, &o)
 }
 
+// openSave opens the save directory at dir read-only, without its lock,
+// for a command that needs a save there: a path that does not exist, is
+// not a directory, or holds none of a save's files is a NotASaveError.
+// Nothing is created or changed.
+func openSave(fsys vfs.FS, dir string) (*autosave.Dir, error) {
+	st, err := fsys.Stat(dir)
+	switch {
+	case err != nil:
+		return nil, pathError(dir, err)
+	case !st.IsDir():
+		return nil, &NotASaveError{Path: dir, Reason: "it is a file; a save is a directory"}
+	}
+	d, err := autosave.OpenDirReadOnly(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	if d.IsEmpty() {
+		return nil, emptyDir(dir)
+	}
+	return d, nil
+}
+
 // readSave opens the save directory at dir read-only, without its lock
 // (nothing is changed: a game may be saving into it), and calls read with
 // the manifest of generation gen (0: the committed one). When read fails
 // because a concurrent commit moved a file on, it runs again on the new
 // generation (autosave.ReadConsistent).
 func readSave(fsys vfs.FS, dir string, gen uint64, read func(d *autosave.Dir, m *autosave.Manifest) error) error {
+	if _, err := openSave(fsys, dir); err != nil {
+		return err
+	}
 	return autosave.ReadConsistent(fsys, dir, func(d *autosave.Dir) error {
 		m, err := pickGeneration(d, dir, gen)
 		if err != nil {
@@ -191,9 +216,9 @@ func pickGeneration(d *autosave.Dir, dir string, gen uint64) (*autosave.Manifest
 	if m == nil {
 		err := d.ManifestErr()
 		if errors.Is(err, autosave.ErrNoSave) {
-			return nil, fmt.Errorf("%w; is %s a save directory? (arksave check tells)", err, dir)
+			return nil, fmt.Errorf("%w; arksave check %s lists what is there, arksave repair %s rebuilds it", err, dir, dir)
 		}
-		return nil, fmt.Errorf("%s: %w; run arksave repair", dir, err)
+		return nil, fmt.Errorf("%w; run arksave repair %s", err, dir)
 	}
 	if gen == 0 || gen == m.Generation {
 		return m, nil
@@ -207,12 +232,8 @@ func pickGeneration(d *autosave.Dir, dir string, gen uint64) (*autosave.Manifest
 func openLocked(fsys vfs.FS, dir string, open func(vfs.FS, string, ...autosave.DirOption) (*autosave.Dir, error)) (*autosave.Dir, error) {
 	// A path that is not a save directory is left as it is: not created,
 	// no lock file written into it.
-	ro, err := autosave.OpenDirReadOnly(fsys, dir)
-	if err != nil {
-		return nil, fmt.Errorf("%w; is %s a save directory? (arksave check tells)", err, dir)
-	}
-	if ro.IsEmpty() {
-		return nil, fmt.Errorf("%w: %s holds none of a save's files; is it a save directory? (arksave check tells)", autosave.ErrNoSave, dir)
+	if _, err := openSave(fsys, dir); err != nil {
+		return nil, err
 	}
 	d, err := open(fsys, dir)
 	var locked *autosave.LockedError

@@ -160,7 +160,7 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	var d *autosave.Dir
 	var err error
 	if o.DryRun {
-		d, err = autosave.OpenDirReadOnly(fsys, dir)
+		d, err = openSave(fsys, dir)
 	} else {
 		d, err = openLocked(fsys, dir, autosave.OpenDirForRepair)
 	}

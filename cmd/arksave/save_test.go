@@ -43,7 +43,7 @@ func loadsScore(t *testing.T, dir string) int {
 	return ecs.GetResource[savetest.Score](g.W).Points
 }
 
-var problemsFound = regexp.MustCompile(`(?m)^(\d+) problems found`)
+var problemsFound = regexp.MustCompile(`(?m)^(\d+) problems? found`)
 
 // expectProblems checks check's listing: one line per problem, then the
 // count, and each file named.
@@ -243,7 +243,7 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 	empty := t.TempDir()
 	code, _, stderr := arksave("check", filepath.Join(empty, "nope"))
 	expectCode(t, 1, code, stderr)
-	expectContains(t, stderr, "check the path")
+	expectContains(t, stderr, "is not a save: it does not exist")
 
 	code, stdout, stderr := arksave("check", empty)
 	expectCode(t, 1, code, stderr)
