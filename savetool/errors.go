@@ -50,11 +50,15 @@ var (
 // directory (or a missing path) that holds no save.
 type NotASaveError struct {
 	Path   string
-	Reason string // "it does not exist", "it holds none of a save's files", ...
+	Reason string // "it does not exist", "the directory holds no manifest, ...", ...
+	Err    error  // the file system's error behind it (fs.ErrNotExist), if any
 	noSave bool   // a directory, or a missing path: also autosave.ErrNoSave
 }
 
 func (e *NotASaveError) Error() string { return e.Path + " is not a save: " + e.Reason }
+
+// Unwrap returns the file system's error, if any.
+func (e *NotASaveError) Unwrap() error { return e.Err }
 
 // Is makes errors.Is match ErrNotASave, and autosave.ErrNoSave for a
 // directory (or a missing path) that holds no save.
@@ -71,7 +75,7 @@ func emptyDir(dir string) error {
 // exist (a NotASaveError), or the file system's own error.
 func pathError(path string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return &NotASaveError{Path: path, Reason: "it does not exist", noSave: true}
+		return &NotASaveError{Path: path, Reason: "it does not exist", Err: err, noSave: true}
 	}
 	return err
 }

@@ -41,7 +41,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &savetool.NotASaveError{Path: path, Reason: "it does not exist"}
+		return &savetool.NotASaveError{Path: path, Reason: "it does not exist", Err: err}
 	}
 	if err != nil {
 		return err
