@@ -125,8 +125,6 @@
 // [docs/format.md] is the reference of the file formats (this one, the chunk store and the save
 // directory): their versions and what this module promises about reading older files.
 //
-// [docs/format.md]: https://github.com/arksave/arksave/blob/main/docs/format.md
-//
 // # Plain-old-data columns and endianness
 //
 // A component type without pointers, strings, slices, maps, interfaces, channels or functions
@@ -166,4 +164,6 @@
 // column's size before the data. Decode reads front to back through a buffer; raw columns go
 // straight into the world's memory, other columns pass through one reusable buffer. Lengths are
 // checked against the file size the header gives, and buffers grow only as bytes arrive.
+//
+// [docs/format.md]: https://github.com/arksave/arksave/blob/main/docs/format.md
 package archetype
