@@ -1,9 +1,14 @@
 package arksave_test
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
 )
 
 // The README's first snippet is Example with the generator it uses, as
@@ -25,5 +30,18 @@ func TestReadmeFirstSnippetIsExample(t *testing.T) {
 	want := text[start : end+len("// Output: saved generation 1 error: <nil>\n}\n")]
 	if block != want {
 		t.Errorf("README.md's first snippet differs from Example in example_test.go:\n--- README\n%s--- example_test.go\n%s", block, want)
+	}
+}
+
+// docs/format.md's table of versions is the one the code writes and reads.
+func TestFormatDocVersions(t *testing.T) {
+	doc, err := os.ReadFile("docs/format.md")
+	must(t, err)
+	for _, row := range []string{
+		fmt.Sprintf("| save directory manifest (JSON) | %d | %d and %d |", autosave.ManifestVersion, autosave.OldestManifestVersion, autosave.ManifestVersion),
+		fmt.Sprintf("| PECS world file | %d.%d | %d.0 and %d.%d |", archetype.VersionMajor, archetype.VersionMinor, archetype.OldestVersionMajor, archetype.VersionMajor, archetype.VersionMinor),
+		fmt.Sprintf("| PXSW chunk store | %d | %d |", chunkstore.FormatVersion, chunkstore.FormatVersion),
+	} {
+		expect(t, strings.Contains(string(doc), row), "docs/format.md lacks the row %q", row)
 	}
 }

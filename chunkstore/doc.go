@@ -188,4 +188,10 @@
 // The chunk dictionary: a Full record of at most 16 KiB whose
 // payload equals one already written (uniform chunks, say) is not written
 // again; entries share the record.
+//
+// [docs/format.md] is the reference of the file formats (this one, the PECS
+// world file and the save directory), with their versions ([FormatVersion])
+// and what this module promises about reading older files.
+//
+// [docs/format.md]: https://github.com/arksave/arksave/blob/main/docs/format.md
 package chunkstore
