@@ -37,13 +37,13 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "chunks.pxsw")
-	cfg := chunkstore.Options{
+	opts := chunkstore.Options{
 		ChunkSize: 64, TileSize: 16, PixelSize: 4, // the game's constants
 		Seed:        42,
 		Generator:   flatWorld{},
 		PersistMask: 0x01FFFFFF, // material, colour, damage and the pixel-body flag
 	}
-	s, err := chunkstore.Create(path, &cfg)
+	s, err := chunkstore.Create(path, &opts)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func Example() {
 	fmt.Println("generation", st.Generation, "delta chunks", st.Delta, "fsyncs", st.Syncs)
 	s.Close()
 
-	s, err = chunkstore.Open(path, &cfg)
+	s, err = chunkstore.Open(path, &opts)
 	if err != nil {
 		log.Fatal(err)
 	}

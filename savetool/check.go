@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -190,6 +192,35 @@ func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *autosave.Dir) {
 	return r, d
 }
 
+// readRef reads the file a manifest names and verifies its size and
+// CRC32-C; the error does not repeat the file's name, which the problem
+// carries.
+func readRef(d *autosave.Dir, ref autosave.FileRef) ([]byte, error) {
+	p, err := d.File(ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := d.FS().Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w: missing; the manifest names it", autosave.ErrCorrupt)
+	case err != nil:
+		return nil, err
+	case st.Size() != ref.Size:
+		return nil, fmt.Errorf("%w: %d bytes, the manifest says %d", autosave.ErrCorrupt, st.Size(), ref.Size)
+	}
+	data, err := vfs.ReadFileLimit(d.FS(), p, ref.Size)
+	if err != nil {
+		return nil, err
+	}
+	if got := crc32.Checksum(data, castagnoli); got != ref.CRC32C {
+		return nil, fmt.Errorf("%w: crc32c %08x, the manifest says %08x", autosave.ErrCorrupt, got, ref.CRC32C)
+	}
+	return data, nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // readNamed reads a file of the directory by its name, through the Dir's
 // checks of names and file types.
 func readNamed(d *autosave.Dir, name string) ([]byte, error) {
@@ -220,7 +251,7 @@ func unnamedFiles(d *autosave.Dir, checked map[string]bool) (stores, worlds []st
 func checkGeneration(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, checked map[string]bool) {
 	r.Worlds++
 	checked[m.World.Name] = true
-	world, err := d.ReadWorld(m)
+	world, err := readRef(d, m.World)
 	if err != nil {
 		r.add(m.World.Name, -1, err)
 	} else if _, err := archetype.ReadInfo(bytes.NewReader(world)); err != nil {

@@ -187,6 +187,11 @@ func TestMessagesNameEachLayerOnce(t *testing.T) {
 			}
 		}
 	}
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, "world-3.pecs:") && strings.Count(line, "world-3.pecs") > 1 {
+			t.Errorf("the file is named twice in %q", line)
+		}
+	}
 	code, stdout, stderr = arksave("repair", dir)
 	expectCode(t, 0, code, stderr)
 	for _, line := range strings.Split(stdout+stderr, "\n") {
