@@ -25,6 +25,11 @@ func (p *Persistence) SaveAs(dir string) *SaveHandle {
 	return &SaveHandle{h: p.rt.RequestSaveTo(dir)}
 }
 
+// SaveTo is SaveAs under the name the design first gave it.
+//
+// Deprecated: use SaveAs.
+func (p *Persistence) SaveTo(dir string) *SaveHandle { return p.SaveAs(dir) }
+
 // SaveNow saves synchronously and returns the result once the save is
 // durable: it waits for a running save, takes a snapshot and waits for its
 // commit. It is for a final save on exit (or after a scheduler's run: the

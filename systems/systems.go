@@ -20,23 +20,15 @@ import (
 //
 // [components.Focus]: https://pkg.go.dev/github.com/arksave/arksave/components#Focus
 // [components.Persistable]: https://pkg.go.dev/github.com/arksave/arksave/components#Persistable
-type StreamSystem struct {
-	rt *persist.Runtime
-	w  *ecs.World
-}
+type StreamSystem struct{ plugin }
 
 // Initialize implements ark-tools' system interface: it finds the plugin
 // installed in w.
-func (s *StreamSystem) Initialize(w *ecs.World) { s.rt, s.w = persist.Of(w), w }
+func (s *StreamSystem) Initialize(w *ecs.World) { s.of(w) }
 
 // Update streams chunks in and out: run it once a tick, after the systems
 // that move the game's Focus entities.
-func (s *StreamSystem) Update(w *ecs.World) {
-	if s.w != w {
-		s.Initialize(w)
-	}
-	s.rt.UpdateStream()
-}
+func (s *StreamSystem) Update(w *ecs.World) { s.of(w).UpdateStream() }
 
 // Finalize implements ark-tools' system interface. It does nothing.
 func (s *StreamSystem) Finalize(w *ecs.World) {}
@@ -55,28 +47,29 @@ func (s *StreamSystem) Finalize(w *ecs.World) {}
 //
 // arksave.Plugin.Install returns it. Its methods panic when the world has
 // no arksave plugin installed.
-type SaveSystem struct {
+type SaveSystem struct{ plugin }
+
+// Initialize implements ark-tools' system interface: it finds the plugin
+// installed in w.
+func (s *SaveSystem) Initialize(w *ecs.World) { s.of(w) }
+
+// Update runs the save system's tick.
+func (s *SaveSystem) Update(w *ecs.World) { s.of(w).UpdateSave() }
+
+// Finalize makes a final save, waiting for its commit, when the plugin was
+// installed with SaveOnFinalize; otherwise it does nothing.
+func (s *SaveSystem) Finalize(w *ecs.World) { s.of(w).FinalizeSave() }
+
+// plugin finds the runtime of the plugin installed in a world, once per
+// world: the state the systems work on lives there, not in them.
+type plugin struct {
 	rt *persist.Runtime
 	w  *ecs.World
 }
 
-// Initialize implements ark-tools' system interface: it finds the plugin
-// installed in w.
-func (s *SaveSystem) Initialize(w *ecs.World) { s.rt, s.w = persist.Of(w), w }
-
-// Update runs the save system's tick.
-func (s *SaveSystem) Update(w *ecs.World) {
-	if s.w != w {
-		s.Initialize(w)
+func (p *plugin) of(w *ecs.World) *persist.Runtime {
+	if p.w != w {
+		p.rt, p.w = persist.Of(w), w
 	}
-	s.rt.UpdateSave()
-}
-
-// Finalize makes a final save, waiting for its commit, when the plugin was
-// installed with SaveOnFinalize; otherwise it does nothing.
-func (s *SaveSystem) Finalize(w *ecs.World) {
-	if s.w != w {
-		s.Initialize(w)
-	}
-	s.rt.FinalizeSave()
+	return p.rt
 }
