@@ -57,6 +57,12 @@ const (
 
 // Plugin configures arksave for a game. The zero value of every field but
 // Dir is a sensible default; Install fills the defaults in.
+//
+// The systems Install returns save on their own (autosave, and what the
+// game asks for through [Persistence]), but their Finalize does not save
+// unless SaveOnFinalize is set: a game makes its final save with
+// [Persistence.SaveNow] (after a scheduler's run too) and then calls
+// [Persistence.Close].
 type Plugin struct {
 	// Dir is the save directory. Required. The plugin holds it (a lock
 	// file, see autosave.LockName) from Install to Persistence.Close: a

@@ -3,6 +3,7 @@ package arksave_test
 import (
 	"bytes"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -167,4 +168,26 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 	// The chunk store's, with its checksum sentinel and its section.
 	err = chunkstore.ErrChecksum
 	expect(t, errors.Is(err, arksave.ErrCorrupt) && errors.Is(err, chunkstore.ErrCorrupt), "chunkstore.ErrChecksum: %v", err)
+}
+
+// Imports point one way: the save directory's package knows nothing of the
+// world file codec (checking a save is savetool's), and the codecs know
+// nothing of the plugin.
+func TestImportsPointOneWay(t *testing.T) {
+	for pkg, banned := range map[string][]string{
+		"./autosave":   {"/archetype", "/savetool", "/systems", "/internal/persist"},
+		"./archetype":  {"/chunkstore", "/autosave", "/components", "/systems", "/snapshot"},
+		"./chunkstore": {"/archetype", "/autosave", "/components", "/systems", "/snapshot"},
+		"./systems":    {"/savetool"},
+	} {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		must(t, err)
+		for _, dep := range strings.Fields(string(out)) {
+			for _, b := range banned {
+				if dep == "github.com/arksave/arksave"+b {
+					t.Errorf("%s depends on %s", pkg, dep)
+				}
+			}
+		}
+	}
 }
