@@ -34,14 +34,14 @@ func savedDir(t *testing.T) *vfs.Mem {
 	return mem
 }
 
-func TestCheckDirClean(t *testing.T) {
+func TestCheckOfASaveDirClean(t *testing.T) {
 	mem := savedDir(t)
 	r := checkDir(mem, "/save")
 	expect(t, r.OK(), "clean save reports %v", r.Problems)
 	expect(t, r.Manifest.Generation == 2 && r.Backups == 1 && r.Stores == 2, "checked %+v", r)
 }
 
-func TestCheckDirFindsEveryDamage(t *testing.T) {
+func TestCheckOfASaveDirFindsEveryDamage(t *testing.T) {
 	mem := savedDir(t)
 	flip := func(name string, off int64) {
 		f, err := mem.OpenRW("/save/" + name)

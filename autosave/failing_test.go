@@ -138,7 +138,7 @@ func TestStoreRevert(t *testing.T) {
 	expect(t, s.Generation() == 1 && pix[0] == 1, "after revert: generation %d, pixel %d", s.Generation(), pix[0])
 }
 
-// Readers without the lock (CheckDir, ReadConsistent) see a consistent
+// Readers without the lock (savetool.Check, ReadConsistent) see a consistent
 // generation while a writer commits, retires world files into backups/,
 // prunes backups and compacts the store into new files: no false damage.
 func TestReadersWhileCommitting(t *testing.T) {

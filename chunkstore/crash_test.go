@@ -255,7 +255,7 @@ func TestCrashDuringCompactTo(t *testing.T) {
 // The save directory's case: the manifest names G, the file already holds
 // G+1 (its manifest step never happened). The store is opened at G and a new
 // G+1 committed; a crash anywhere in that commit leaves G loadable through
-// OpenAt, and Open sees the old G+1, G or the new G+1, never a mix.
+// Open at a generation, and Open sees the old G+1, G or the new G+1, never a mix.
 func TestOpenAtOlderGenerationThenCommit(t *testing.T) {
 	cfg := testConfig(nil)
 	base, gens := history(t, cfg, 3)
@@ -270,12 +270,12 @@ func TestOpenAtOlderGenerationThenCommit(t *testing.T) {
 		s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, atGeneration(c, g.gen)))
 		defer s.Close()
 		if d := g.m.diff(s, small, ^uint32(0)); d != "" {
-			t.Fatalf("generation %d through OpenAt: %s", g.gen, d)
+			t.Fatalf("generation %d opened at its generation: %s", g.gen, d)
 		}
 		checkAfterCrash(t, s)
 	}
 	crashEvery(t, base, cfg, int64(g.gen), func(s *chunkstore.Store) error {
-		expect(t, s.Generation() == g.gen, "OpenAt gave %d", s.Generation())
+		expect(t, s.Generation() == g.gen, "Open at a generation gave %d", s.Generation())
 		_, err := s.Commit(b)
 		return err
 	}, func(t *testing.T, disk *vfs.Mem, finished bool) {
@@ -299,7 +299,7 @@ func TestOpenAtOlderGenerationThenCommit(t *testing.T) {
 	commit(t, s, b2)
 	s.Close()
 	expectOneOf(t, disk, cfg, next2).Close()
-	// G was overwritten by G+2 (same slot parity): OpenAt(G) now fails cleanly.
+	// G was overwritten by G+2 (same slot parity): opening at G now fails cleanly.
 	_, err := chunkstore.Open(storePath, atGeneration(c, g.gen))
 	expect(t, err != nil, "generation %d still found after two commits", g.gen)
 }

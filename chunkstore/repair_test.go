@@ -59,7 +59,7 @@ func TestOpenRepairAtRoot(t *testing.T) {
 	flipAt(t, mem, 70) // slot B
 	flipAt(t, mem, info.Table+30)
 	_, err := chunkstore.Open(storePath, atRoot(cfg, roots[last]))
-	expect(t, errors.Is(err, chunkstore.ErrCorrupt), "OpenRoot of a damaged table: %v", err)
+	expect(t, errors.Is(err, chunkstore.ErrCorrupt), "Open at the root of a damaged table: %v", err)
 
 	bare := chunkstore.Options{FS: mem} // no generator, no constants: the root has them
 	s, rep, err := openForRepair(storePath, bare, roots[last])

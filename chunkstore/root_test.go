@@ -12,7 +12,7 @@ import (
 
 // Roots let an older generation be reopened after both header slots have
 // moved on, which is what backups of a save directory need.
-func TestOpenRoot(t *testing.T) {
+func TestOpenAtRoot(t *testing.T) {
 	mem := vfs.NewMem()
 	cfg := testConfig(mem)
 	s := must2[*chunkstore.Store](t)(chunkstore.Create("/w.pxsw", &cfg))
