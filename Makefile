@@ -9,19 +9,20 @@ FUZZTIME ?= 20000x
 BENCH    ?= .
 PKGS      = ./... ./demo/... ./bench/... ./arktools/...
 
-.PHONY: all deps demo test fmt vet unit fuzz fuzz-long bench clean
+.PHONY: all deps demo test fmt vet core unit fuzz fuzz-long bench clean
 
 all: test
 
 deps:
 	@bash scripts/deps.sh
 
-## demo: run the falling-sand demo in a window (or say how to run it headless).
+## demo: build and run the falling-sand demo: in a window, or headless without a display.
+## ARGS go to the demo: make demo ARGS=-load continues the last world.
 demo: deps
-	@bash scripts/demo.sh
+	@bash scripts/demo.sh $(ARGS)
 
-## test: every check CI runs: formatting, vet, race-enabled tests of every module, a short fuzz of every target.
-test: deps fmt vet unit fuzz
+## test: every check CI runs: formatting, vet, the core module without cgo, race-enabled tests of every module, a short fuzz of every target.
+test: deps fmt vet core unit fuzz
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
@@ -29,6 +30,10 @@ fmt:
 
 vet:
 	$(GO) vet $(PKGS)
+
+## core: the library module on its own, as a game's CI builds it: no go.work, no cgo, no X11 headers.
+core:
+	GOWORK=off CGO_ENABLED=0 $(GO) vet ./...
 
 unit:
 	$(GO) test -race -timeout 20m $(PKGS)

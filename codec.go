@@ -9,6 +9,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/persist"
 )
 
 // SchedulerResources are the full type names of the resources that
@@ -45,6 +46,7 @@ func newWorldCodec(extra []archetype.Option) *worldCodec {
 			ecs.C[autosave.SimulationState](),
 			ecs.C[components.ChunkIndex](),
 			ecs.C[Persistence](),
+			ecs.C[persist.Runtime](),
 		),
 		archetype.SkipResourceNames(SchedulerResources...),
 	}

@@ -5,9 +5,10 @@
 // goroutine without stalling the game loop, and a crash, a kill or a full
 // disk at any instant leaves the last committed save loadable.
 //
-// Adding it to a game takes three lines:
+// Adding it to a game takes three lines (Example has them in a whole
+// program, with a chunk generator):
 //
-//	systems, err := arksave.Plugin{Dir: "saves/world1", Generator: terrain}.Install(world)
+//	systems, err := arksave.Plugin{Dir: "saves/world1"}.Install(world)
 //	// ... then, every tick, after the game's own systems:
 //	for _, s := range systems { s.Update(world) }
 //
@@ -15,22 +16,40 @@
 //
 //   - [Plugin]: the configuration; [Plugin.Install] checks that every game
 //     type can be saved, adds the resources and returns the systems
-//     ([System]: Initialize, Update, Finalize: app.AddSystem takes them in
-//     ark-tools' app.App, whose scheduler resources are left out of saves,
-//     see [SchedulerResources]; a game loop or an Ebiten Update calls them
-//     just as well).
+//     ([System]: Initialize, Update, Finalize, the shape ark-tools' app.App
+//     schedules with app.AddSystem, whose own bookkeeping resources are left
+//     out of saves, see [SchedulerResources]; a game loop or an Ebiten
+//     Update calls them just as well). The systems themselves are in
+//     package systems.
 //   - [Persistence]: the resource to save ([Persistence.Save],
-//     [Persistence.SaveTo]) and load ([Persistence.Load]) on demand.
-//   - [AutosaveConfig] and [AutosaveState]: the autosave resources (seed
-//     004): interval, on/off, backups; progress and the last [Result].
+//     [Persistence.SaveAs], [Persistence.SaveNow]) and load
+//     ([Persistence.Load]) on demand; a [SaveHandle] tracks a save.
+//   - [AutosaveConfig] and [AutosaveState]: the autosave resources:
+//     interval, on/off, backups; progress and the last [Result].
+//     [SimulationState] asks the game to pause while a save runs, if
+//     configured.
+//   - Errors: [ErrCorrupt] (damage, whatever layer found it), [ErrNoSave],
+//     [ErrLocked], [ErrReadOnly], [ErrSaveExists]; [Problem] is damage met
+//     while loading chunks ([Persistence.Problems]).
 //   - Components the game uses are in package components: Chunk, ChunkPos,
 //     ChunkState, PixelBody, Persistable, Transient, Focus.
+//
+// # Saving at the end
+//
+// The systems' Finalize does not save (unless [Plugin.SaveOnFinalize] is
+// set): a game saves once more on exit with [Persistence.SaveNow], after a
+// scheduler's run too, and releases the save directory with
+// [Persistence.Close].
 //
 // # Save directory
 //
 // One world is one directory: a manifest (the commit point), the ECS world
 // file of the committed generation (PECS, package archetype), the chunk
-// store (PXSW, package chunkstore), and backups/. See package autosave.
+// store (PXSW, package chunkstore), backups/ and a lock file. Package
+// autosave owns it; package savetool (and the arksave command) checks,
+// repairs and draws it without the game. [docs/format.md] describes the
+// three formats, their versions and what this module promises about
+// reading older saves.
 //
 // # What a save keeps
 //
@@ -41,4 +60,12 @@
 // A value that cannot be saved (a pointer cycle) fails that save, and a
 // panic while saving fails the save (autosave.ErrPanic), never the game.
 // Package archetype has the rules.
+//
+// # Testing a game's saves
+//
+// [Plugin.FS] takes any file system of package vfs: a game's own tests save
+// and load in memory (vfs.NewMem), inject faults (vfs.Faulty) or simulate a
+// crash that drops what was not synced (vfs.NewCrashFS).
+//
+// [docs/format.md]: https://github.com/arksave/arksave/blob/main/docs/format.md
 package arksave

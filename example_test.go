@@ -10,16 +10,37 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/components"
-	"github.com/arksave/arksave/internal/terrain"
 )
 
-// The three lines a game adds, then a save on demand.
+// hills is the game's chunk generator: what a chunk looks like before
+// anyone changes it (stone below a wavy surface, air above). A save stores
+// only what differs from it.
+type hills struct{}
+
+func (hills) Version() uint32 { return 1 }
+func (hills) Generate(x, y int32, seed uint64, dst []uint32) {
+	size := 1
+	for size*size < len(dst) {
+		size++
+	}
+	for i := range dst {
+		wx, wy := int(x)*size+i%size, int(y)*size+i/size
+		if wy > 8+(wx/16)%4 {
+			dst[i] = uint32(components.MakePixel(2, 0, 0, 0)) // stone
+		} else {
+			dst[i] = 0 // air
+		}
+	}
+}
+
+// Adding arksave to a game: Install, then run the systems every tick after
+// the game's own; Save whenever the game wants, and Close at the end.
 func Example() {
 	dir, _ := os.MkdirTemp("", "arksave-example-")
 	defer os.RemoveAll(dir)
 	world := ecs.NewWorld()
 
-	systems, err := arksave.Plugin{Dir: filepath.Join(dir, "world1"), Generator: terrain.Generator{}}.Install(world)
+	systems, err := arksave.Plugin{Dir: filepath.Join(dir, "world1"), Generator: hills{}}.Install(world)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -28,7 +49,7 @@ func Example() {
 	defer persistence.Close()
 
 	handle := persistence.Save()
-	for !handle.IsComplete() { // a game polls once a tick
+	for !handle.IsComplete() { // the game loop: one tick after another
 		for _, s := range systems {
 			s.Update(world)
 		}
@@ -60,19 +81,19 @@ func (s *loop) run(ticks int) {
 	}
 }
 
-// gameSystem stands for a game's own system: it paints into the chunk at
-// the origin once it is loaded, marking it dirty.
-type gameSystem struct{ painted bool }
+// painter stands for a game's own system: it pours water (material 4)
+// into the chunk at the origin once it is loaded, marking it dirty.
+type painter struct{ painted bool }
 
-func (g *gameSystem) Initialize(w *ecs.World) {}
-func (g *gameSystem) Finalize(w *ecs.World)   {}
-func (g *gameSystem) Update(w *ecs.World) {
+func (g *painter) Initialize(w *ecs.World) {}
+func (g *painter) Finalize(w *ecs.World)   {}
+func (g *painter) Update(w *ecs.World) {
 	e, ok := ecs.GetResource[components.ChunkIndex](w).Get(components.ChunkPos{})
 	if !ok || g.painted {
 		return
 	}
 	_, chunk, state := ecs.NewMap3[components.ChunkPos, components.Chunk, components.ChunkState](w).Get(e)
-	if chunk.Set(5, 5, components.MakePixel(terrain.Water, 0, 0, 0)) {
+	if chunk.Set(5, 5, components.MakePixel(4, 0, 0, 0)) {
 		state.MarkDirty()
 	}
 	g.painted = true
@@ -88,7 +109,7 @@ func Example_autosave() {
 	ecs.NewMap1[components.Focus](world).NewEntity(&components.Focus{X: 100, Y: 100, Radius: 1})
 
 	plugin := arksave.Plugin{
-		Dir: dir, ChunkSize: 64, Generator: terrain.Generator{},
+		Dir: dir, ChunkSize: 64, Generator: hills{},
 		Autosave: &arksave.AutosaveConfig{Interval: arksave.Ticks(30), Enabled: true},
 	}
 	systems, err := plugin.Install(world)
@@ -99,7 +120,7 @@ func Example_autosave() {
 	persistence := ecs.GetResource[arksave.Persistence](world)
 	defer persistence.Close()
 
-	game := &gameSystem{}
+	game := &painter{}
 	app := &loop{world: world, systems: append([]arksave.System{game}, systems...)}
 	state := ecs.GetResource[arksave.AutosaveState](world)
 	// A real game ticks 60 times a second; this one ticks as fast as it can
@@ -111,7 +132,7 @@ func Example_autosave() {
 	// Output: last autosave: true generation >= 2: true
 }
 
-// Score is a game resource that a save carries.
+// exampleScore is a game resource that a save carries.
 type exampleScore struct{ Points int }
 
 // An Ebiten game calls the systems from its Update; Load replaces the world
@@ -145,6 +166,70 @@ func ExamplePersistence_Load() {
 	// Output: points after load: 10
 }
 
+// Save As: a complete save into another directory, where the game then
+// saves; the old directory keeps its last save.
+func ExamplePersistence_SaveAs() {
+	dir, _ := os.MkdirTemp("", "arksave-example-")
+	defer os.RemoveAll(dir)
+	world := ecs.NewWorld()
+	_, err := arksave.Plugin{Dir: filepath.Join(dir, "slot1"), ChunkSize: 64}.Install(world)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	persistence := ecs.GetResource[arksave.Persistence](world)
+	defer persistence.Close()
+
+	h := persistence.SaveAs(filepath.Join(dir, "slot2"))
+	if err := h.Wait(); err != nil { // between ticks: finishes the save here
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("now saving to", filepath.Base(persistence.Dir()), "generation", persistence.Generation())
+	// Output: now saving to slot2 generation 1
+}
+
+// SaveHandle.Wait, called on the game loop between ticks, finishes the save
+// there and returns its error: it never waits for a tick. Another goroutine
+// waits on Done instead.
+func ExampleSaveHandle_Wait() {
+	dir, _ := os.MkdirTemp("", "arksave-example-")
+	defer os.RemoveAll(dir)
+	world := ecs.NewWorld()
+	if _, err := (arksave.Plugin{Dir: dir, ChunkSize: 64}).Install(world); err != nil {
+		fmt.Println(err)
+		return
+	}
+	persistence := ecs.GetResource[arksave.Persistence](world)
+	defer persistence.Close()
+
+	h := persistence.Save()
+	err := h.Wait() // no tick ran: Wait takes the snapshot and waits for the commit
+	fmt.Println("error:", err, "generation:", persistence.Generation())
+	// Output: error: <nil> generation: 1
+}
+
+// A game offers "continue" only when there is a save: Load on a directory
+// without one is ErrNoSave, and nothing is created there.
+func ExamplePlugin_Install_continueOrNew() {
+	dir, _ := os.MkdirTemp("", "arksave-example-")
+	defer os.RemoveAll(dir)
+	save := filepath.Join(dir, "world1")
+
+	world := ecs.NewWorld()
+	_, err := arksave.Plugin{Dir: save, Load: true}.Install(world)
+	if errors.Is(err, arksave.ErrNoSave) {
+		fmt.Println("no save: a new game")
+		_, err = arksave.Plugin{Dir: save}.Install(world)
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ecs.GetResource[arksave.Persistence](world).Close()
+	// Output: no save: a new game
+}
+
 // One world, one owner: a second Install on the same directory, here or in
 // another process, fails with ErrLocked naming the holder, until the first
 // closes. Load on a directory without a save is ErrNoSave; LoadOrCreate
@@ -174,4 +259,23 @@ func ExamplePlugin_Install_oneOwner() {
 	// load of nothing: true
 	// second owner: true
 	// after the first closed: <nil>
+}
+
+// A game run by a scheduler ends with a final save when SaveOnFinalize is
+// set: the save system's Finalize saves and waits for the commit.
+func ExamplePlugin_saveOnFinalize() {
+	dir, _ := os.MkdirTemp("", "arksave-example-")
+	defer os.RemoveAll(dir)
+	world := ecs.NewWorld()
+	systems, err := arksave.Plugin{Dir: dir, ChunkSize: 64, SaveOnFinalize: true}.Install(world)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	persistence := ecs.GetResource[arksave.Persistence](world)
+	defer persistence.Close()
+
+	(&loop{world: world, systems: systems}).run(10) // Initialize, 10 ticks, Finalize
+	fmt.Println("generation after the run:", persistence.Generation())
+	// Output: generation after the run: 1
 }

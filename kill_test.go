@@ -16,8 +16,8 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave/autosave"
-	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/savetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -173,8 +173,8 @@ func TestKillDuringSaves(t *testing.T) {
 
 		// The directory is intact and loads a generation that is the last one
 		// that returned, or the one being saved at the kill.
-		if r := autosave.CheckDir(vfs.OS, dir, chunkstore.Config{}); !r.OK() && lastGen > 0 {
-			t.Fatalf("kill %d: checker: %v", i, r.Problems)
+		if r, err := savetool.Check(dir, savetool.Options{}); (err != nil || !r.OK()) && lastGen > 0 {
+			t.Fatalf("kill %d: checker: %v %v", i, err, r)
 		}
 		g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: true, create: true, radius: 1})
 		g.settle(t)

@@ -12,6 +12,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/persist"
 	"github.com/arksave/arksave/systems"
 	"github.com/arksave/arksave/vfs"
 )
@@ -26,15 +27,16 @@ type (
 	SimulationState = autosave.SimulationState
 	// Result is the outcome of one save.
 	Result = autosave.Result
-	// SaveHandle tracks one requested save.
-	SaveHandle = systems.SaveHandle
-	// Problem is damage found while loading a chunk or its bodies.
-	Problem = systems.Problem
+	// Problem is damage found while loading a chunk or its bodies: the
+	// chunk was regenerated, or its bodies dropped. File names the chunk
+	// store, Section says which ("chunk" or "bodies"), Pos the chunk, Err
+	// the damage (matching ErrCorrupt).
+	Problem = chunkstore.Problem
 )
 
 // Ticks returns the game time of n ticks at the default TickDuration
 // (1/60 s), for AutosaveConfig.Interval.
-func Ticks(n int) time.Duration { return time.Duration(n) * (time.Second / 60) }
+func Ticks(n int) time.Duration { return time.Duration(n) * defaultTick }
 
 // System is an ECS system in the shape ark-tools' app.App schedules
 // (app.System): the arktools module runs the plugin under it.
@@ -44,28 +46,23 @@ type System interface {
 	Finalize(w *ecs.World)
 }
 
-// ErrSaveExists is returned by [Plugin.Install] when the directory holds a
-// save and the plugin was asked neither to load it nor to overwrite it.
-var ErrSaveExists = errors.New("arksave: the save directory holds a save; set Plugin.Load to continue it or Plugin.Overwrite to start a new world there")
-
-// Errors of the save directory, matched with errors.Is.
-var (
-	// ErrLocked is returned by [Plugin.Install] (and a Load or SaveTo into
-	// another directory) when another holder, in this process or another,
-	// has the save directory open: one writer per world. The message names
-	// the holder (program, pid, host, since when) and what to do.
-	ErrLocked = autosave.ErrLocked
-	// ErrNoSave is returned by [Plugin.Install] with Load when Dir does not
-	// exist or holds no save, unless LoadOrCreate asks to start a new
-	// world there.
-	ErrNoSave = autosave.ErrNoSave
-	// ErrReadOnly is the error of every save into a directory that cannot
-	// be written (a read-only medium): the save loads, saves report it.
-	ErrReadOnly = autosave.ErrReadOnly
+// Defaults of the Plugin's fields, filled in by Install in one place.
+const (
+	defaultChunkSize  = 512
+	defaultTileSize   = 32
+	defaultTick       = time.Second / 60
+	defaultMaxPending = 64
+	maxChunkSize      = 1 << 12
 )
 
 // Plugin configures arksave for a game. The zero value of every field but
-// Dir is a sensible default.
+// Dir is a sensible default; Install fills the defaults in.
+//
+// The systems Install returns save on their own (autosave, and what the
+// game asks for through [Persistence]), but their Finalize does not save
+// unless SaveOnFinalize is set: a game makes its final save with
+// [Persistence.SaveNow] (after a scheduler's run too) and then calls
+// [Persistence.Close].
 type Plugin struct {
 	// Dir is the save directory. Required. The plugin holds it (a lock
 	// file, see autosave.LockName) from Install to Persistence.Close: a
@@ -90,14 +87,16 @@ type Plugin struct {
 	LockTimeout time.Duration
 
 	// ChunkSize, TileSize are the game's constants, checked against the save:
-	// pixels per chunk edge (512) and per tile edge (32).
+	// pixels per chunk edge (default 512, at most 4096) and per tile edge
+	// (default 32).
 	ChunkSize int
 	TileSize  int
 	// Seed is the world seed of a new world; a loaded save brings its own
 	// (see [Persistence.Seed]).
 	Seed uint64
 	// Generator produces chunks that were never saved; the store saves
-	// chunks as deltas against it. Nil means chunks start as air.
+	// chunks as deltas against it, and a chunk whose saved record is
+	// damaged reads as generated. Nil means chunks start as air.
 	Generator chunkstore.Generator
 	// PersistMask selects the pixel bits that are saved
 	// (default components.PersistMask: material, colour, damage, body flag).
@@ -116,6 +115,12 @@ type Plugin struct {
 	// save (default: one per core). A game that needs every core for its
 	// own loop can set 1.
 	CompressionWorkers int
+	// SaveOnFinalize makes the save system's Finalize save once more and
+	// wait for the commit, so that a game run by a scheduler (ark-tools'
+	// app.App calls Finalize after its last tick) ends with a final save.
+	// Without it Finalize does not save: call Persistence.SaveNow after the
+	// run. Either way, call Persistence.Close at the end.
+	SaveOnFinalize bool
 
 	// OnChunkLoaded and OnBodyLoaded are called for every chunk and body
 	// entity the plugin spawns, for the game to add its own components.
@@ -126,32 +131,82 @@ type Plugin struct {
 	// components, register aliases or migrations (package archetype).
 	WorldOptions []archetype.Option
 
-	// FS replaces the file system, for tests that inject faults.
+	// FS is the file system saves go through; nil is the real one
+	// (vfs.OS). A game's tests can save into memory (vfs.NewMem) and
+	// inject faults or crashes (vfs.Faulty, vfs.NewCrashFS).
 	FS vfs.FS
 }
 
-func (p *Plugin) defaults() {
-	if p.ChunkSize == 0 {
-		p.ChunkSize = 512
+// settings are a Plugin's fields resolved once: defaults filled in and
+// checked, in the one value Install passes down.
+type settings struct {
+	fs    vfs.FS
+	codec *worldCodec
+	rt    persist.Config
+}
+
+// resolve fills in the defaults and checks the fields: the one place where
+// a Plugin's settings become what the writer, the chunk store, the loader
+// and the systems use.
+func (p Plugin) resolve() (settings, error) {
+	if p.Dir == "" {
+		return settings{}, errors.New("arksave: Plugin.Dir is empty")
 	}
-	if p.TileSize == 0 {
-		p.TileSize = 32
+	chunk := cmpOr(p.ChunkSize, defaultChunkSize)
+	tile := cmpOr(p.TileSize, defaultTileSize)
+	if chunk <= 0 || chunk > maxChunkSize || tile <= 0 || tile > chunk {
+		return settings{}, fmt.Errorf("arksave: chunk size %d and tile size %d: want 0 < tile <= chunk <= %d", chunk, tile, maxChunkSize)
 	}
-	if p.PersistMask == 0 {
-		p.PersistMask = components.PersistMask
+	if p.TickDuration < 0 || p.MaxPendingChunks < 0 || p.CompressionWorkers < 0 {
+		return settings{}, fmt.Errorf("arksave: negative TickDuration %v, MaxPendingChunks %d or CompressionWorkers %d",
+			p.TickDuration, p.MaxPendingChunks, p.CompressionWorkers)
 	}
-	if p.TickDuration == 0 {
-		p.TickDuration = time.Second / 60
+	fsys := p.FS
+	if fsys == nil {
+		fsys = vfs.OS
 	}
-	if p.FS == nil {
-		p.FS = vfs.OS
+	codec := newWorldCodec(p.WorldOptions)
+	return settings{
+		fs:    fsys,
+		codec: codec,
+		rt: persist.Config{
+			Writer: autosave.Options{
+				FS: fsys,
+				Store: chunkstore.Options{
+					ChunkSize:   uint16(chunk),
+					TileSize:    uint16(tile),
+					PixelSize:   4,
+					Seed:        p.Seed,
+					Generator:   p.Generator,
+					PersistMask: cmpOr(p.PersistMask, components.PersistMask),
+					Workers:     p.CompressionWorkers,
+				},
+				LockTimeout: p.LockTimeout,
+			},
+			TickDuration:     cmpOr(p.TickDuration, defaultTick),
+			MaxPendingChunks: cmpOr(p.MaxPendingChunks, defaultMaxPending),
+			OnChunkLoaded:    p.OnChunkLoaded,
+			OnBodyLoaded:     p.OnBodyLoaded,
+			WorldCodec:       codec,
+			SaveOnFinalize:   p.SaveOnFinalize,
+		},
+	}, nil
+}
+
+// cmpOr returns v, or def when v is zero.
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
 	}
+	return v
 }
 
 // Install adds the plugin's resources to the world, opens the save
 // directory and takes its lock (loading the save if Load or LoadOrCreate is
 // set and there is one), and returns the systems to run every tick after
-// the game's own: first the streaming system, then the save system.
+// the game's own: first the streaming system, then the save system
+// (package systems).
 //
 // Install needs the world's component and resource types registered first
 // when Load is set, as for any PECS decode: components with
@@ -168,27 +223,27 @@ func (p *Plugin) defaults() {
 //
 // A save directory on a medium that cannot be written loads read-only:
 // every save then fails with an error matching ErrReadOnly.
+//
+// The resources Install adds: [AutosaveConfig], [AutosaveState],
+// [SimulationState], [Persistence], components.ChunkIndex and
+// components.BodyIDs.
 func (p Plugin) Install(w *ecs.World) ([]System, error) {
-	p.defaults()
-	if p.Dir == "" {
-		return nil, errors.New("arksave: Plugin.Dir is empty")
-	}
-	if p.ChunkSize <= 0 || p.ChunkSize > 1<<12 || p.TileSize <= 0 || p.TileSize > p.ChunkSize {
-		return nil, fmt.Errorf("arksave: chunk size %d and tile size %d: want 0 < tile <= chunk <= 4096", p.ChunkSize, p.TileSize)
+	s, err := p.resolve()
+	if err != nil {
+		return nil, err
 	}
 	load := p.Load || p.LoadOrCreate
 	if p.Load && !p.LoadOrCreate {
 		// Look before creating or locking anything: a mistyped directory
 		// stays as it is.
-		if err := p.expectSave(); err != nil {
+		if err := p.expectSave(s.fs); err != nil {
 			return nil, err
 		}
 	}
 	registerComponents(w)
-	codec := newWorldCodec(p.WorldOptions)
 	// Every type a save would write must come back exactly: refuse at start-up
 	// what cannot, not at the first autosave minutes later.
-	if err := archetype.Check(w, codec.opts...); err != nil {
+	if err := archetype.Check(w, s.codec.opts...); err != nil {
 		return nil, fmt.Errorf("arksave: the world holds types that cannot be saved (register the game's types before Install to have them checked here): %w", err)
 	}
 	conf := autosave.DefaultConfig()
@@ -201,7 +256,7 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 	addResource(w, components.NewChunkIndex())
 	addResource(w, &components.BodyIDs{Session: 1})
 
-	dir, err := autosave.OpenDir(p.FS, p.Dir, autosave.LockTimeout(p.LockTimeout))
+	dir, err := autosave.OpenDir(s.fs, p.Dir, autosave.LockTimeout(p.LockTimeout))
 	if err != nil {
 		return nil, err
 	}
@@ -214,52 +269,26 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 		dir.Close()
 		return nil, p.noSave(dir)
 	}
-	writer, err := autosave.NewWriter(dir, autosave.Options{
-		FS: p.FS,
-		Store: chunkstore.Config{
-			ChunkSize:   uint16(p.ChunkSize),
-			TileSize:    uint16(p.TileSize),
-			PixelSize:   4,
-			Seed:        p.Seed,
-			Generator:   p.Generator,
-			PersistMask: p.PersistMask,
-			Workers:     p.CompressionWorkers,
-		},
-		Fresh:       hasSave && !load,
-		LockTimeout: p.LockTimeout,
-	})
+	s.rt.Writer.Fresh = hasSave && !load
+	rt, err := persist.New(w, dir, s.rt)
 	if err != nil {
 		return nil, err
 	}
-	rt, err := systems.NewRuntime(w, writer, systems.Config{
-		ChunkSize:        p.ChunkSize,
-		TickDuration:     p.TickDuration,
-		MaxPendingChunks: p.MaxPendingChunks,
-		Generator:        p.Generator,
-		OnChunkLoaded:    p.OnChunkLoaded,
-		OnBodyLoaded:     p.OnBodyLoaded,
-		WorldCodec:       codec,
-	})
-	if err != nil {
-		writer.Close()
-		return nil, err
-	}
-	pers := &Persistence{rt: rt}
-	addResource(w, pers)
+	addResource(w, &Persistence{rt: rt})
 	if hasSave && load {
 		if err := rt.Load(p.Dir); err != nil {
 			rt.Close()
 			return nil, err
 		}
 	}
-	return []System{&systems.StreamSystem{R: rt}, &systems.SaveSystem{R: rt}}, nil
+	return []System{&systems.StreamSystem{}, &systems.SaveSystem{}}, nil
 }
 
 // expectSave returns an error matching ErrNoSave when Dir does not exist or
 // holds no save, without creating or changing anything. A damaged or lost
 // manifest is left to OpenDir, which names the repair.
-func (p Plugin) expectSave() error {
-	d, err := autosave.OpenDirReadOnly(p.FS, p.Dir)
+func (p Plugin) expectSave(fsys vfs.FS) error {
+	d, err := autosave.OpenDirReadOnly(fsys, p.Dir)
 	if err != nil {
 		return fmt.Errorf("arksave: load: %w; set Plugin.LoadOrCreate to start a new world there", err)
 	}
@@ -297,58 +326,3 @@ func registerComponents(w *ecs.World) {
 	ecs.ComponentID[components.Transient](w)
 	ecs.ComponentID[components.Focus](w)
 }
-
-// Persistence is the resource through which a game saves and loads on
-// demand (seed 000's PersistenceControl). Call its methods from the game
-// loop's goroutine.
-type Persistence struct {
-	rt *systems.Runtime
-}
-
-// Save asks for a save at the next tick and returns its handle. A request
-// made while a save runs is coalesced into the next save.
-func (p *Persistence) Save() *SaveHandle { return p.rt.RequestSave() }
-
-// SaveTo asks for a complete save into dir ("Save As"), which the game then
-// continues to save to, holding it (and releasing the current directory,
-// which keeps its last save). A directory another game holds makes the
-// save fail with ErrLocked.
-func (p *Persistence) SaveTo(dir string) *SaveHandle { return p.rt.RequestSaveTo(dir) }
-
-// SaveNow saves synchronously, waiting for the commit: for a final save on
-// exit. Call it between ticks.
-func (p *Persistence) SaveNow() *Result { return p.rt.SaveNow() }
-
-// Wait waits for the running save, if any, to finish and takes its result
-// (AutosaveState.LastResult shows it), without starting another, however
-// short the autosave interval; nil when no save was running. Call it
-// between ticks, for example before a final SaveNow.
-func (p *Persistence) Wait() *Result { return p.rt.WaitSave() }
-
-// Load replaces the world with the last save in dir and continues there,
-// holding dir from then on (and releasing the directory it left). A
-// missing or damaged save, or a directory another game holds (ErrLocked),
-// returns an error and leaves the world as it was. See
-// systems.Runtime.Load.
-func (p *Persistence) Load(dir string) error { return p.rt.Load(dir) }
-
-// Dir returns the save directory in use.
-func (p *Persistence) Dir() string { return p.rt.Writer().Dir() }
-
-// Generation returns the last committed generation of the save directory.
-func (p *Persistence) Generation() uint64 { return p.rt.Writer().Generation() }
-
-// Seed returns the world seed of the save in use.
-func (p *Persistence) Seed() uint64 { return p.rt.Writer().Seed() }
-
-// DirtyChunks counts loaded chunks with unsaved changes plus unloaded
-// chunks waiting for the next save.
-func (p *Persistence) DirtyChunks() int { return p.rt.DirtyChunks() + p.rt.PendingChunks() }
-
-// Problems returns the damage found while loading chunks since the last
-// call: each such chunk was regenerated or its bodies dropped.
-func (p *Persistence) Problems() []Problem { return p.rt.Problems() }
-
-// Close waits for a running save and releases the save directory. It does
-// not save: call SaveNow first if the game wants a final save.
-func (p *Persistence) Close() error { return p.rt.Close() }

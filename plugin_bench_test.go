@@ -83,9 +83,9 @@ func positions(n int) []components.ChunkPos {
 
 // BenchmarkSaveStall measures what a save costs the game loop: the tick in
 // which the save system takes the snapshot and hands it to the writer, with
-// 10,000 ECS entities and 5, 50 or 500 dirty 512x512 chunks. The peer is
-// seed 004's snapshot, which copies every dirty chunk's pixels on the game
-// loop; "stall-ms" and "copy-ms" come from the same run.
+// 10,000 ECS entities and 5, 50 or 500 dirty 512x512 chunks. The peer is a
+// snapshot that copies every dirty chunk's pixels on the game loop (the
+// plain way, without copy-on-write); "stall-ms" and "copy-ms" come from the same run.
 func BenchmarkSaveStall(b *testing.B) {
 	for _, n := range []int{5, 50, 500} {
 		b.Run(fmt.Sprintf("%dDirtyChunks_10kEntities", n), func(b *testing.B) {
@@ -165,8 +165,8 @@ func latencyStore(b *testing.B) string {
 
 // BenchmarkCommitLatency measures the time from a save request to its
 // durable commit with 5 dirty chunks (1% of their pixels changed) among
-// 10,000 stored, against seed 004's way in the same run: write the dirty
-// chunk files into a temporary copy of the save, copy every other chunk
+// 10,000 stored, against the plain copy-and-rename way in the same run,
+// one file per chunk: write the dirty chunk files into a temporary copy of the save, copy every other chunk
 // file, then swap the directories by renaming.
 func BenchmarkCommitLatency(b *testing.B) {
 	dir := latencyStore(b)
@@ -188,7 +188,7 @@ func BenchmarkCommitLatency(b *testing.B) {
 		}
 		b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/save")
 	})
-	b.Run("seed004_5Dirty_10kStored", func(b *testing.B) {
+	b.Run("copyAndRename_5Dirty_10kStored", func(b *testing.B) {
 		root := b.TempDir()
 		save := filepath.Join(root, "save")
 		must(b, os.MkdirAll(filepath.Join(save, "chunks"), 0o755))
@@ -212,17 +212,17 @@ func BenchmarkCommitLatency(b *testing.B) {
 		var total time.Duration
 		for range b.N {
 			start := time.Now()
-			must(b, seed004Save(root, save, 5, pix, comp))
+			must(b, copyAndRenameSave(root, save, 5, pix, comp))
 			total += time.Since(start)
 		}
 		b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/save")
 	})
 }
 
-// seed004Save is write_snapshot_to_disk of seed 004: dirty chunks into a
-// temp directory, every other chunk file copied, then the current save
-// renamed to a backup and the temp directory renamed into place.
-func seed004Save(root, save string, dirtyN int, pix, comp []byte) error {
+// copyAndRenameSave saves the plain way, one file per chunk: dirty chunks
+// into a temp directory, every other chunk file copied, then the current
+// save renamed to a backup and the temp directory renamed into place.
+func copyAndRenameSave(root, save string, dirtyN int, pix, comp []byte) error {
 	tmp := filepath.Join(root, "saving_tmp")
 	backup := filepath.Join(root, "backup")
 	if err := os.MkdirAll(filepath.Join(tmp, "chunks"), 0o755); err != nil {
@@ -289,8 +289,8 @@ func benchWorldAt(b *testing.B, dir string) (*ecs.World, []arksave.System, *arks
 	return w, systems, ecs.GetResource[arksave.Persistence](w)
 }
 
-func chunkstoreConfig() chunkstore.Config {
-	return chunkstore.Config{ChunkSize: benchChunk, TileSize: 32, PixelSize: 4, Seed: 1,
+func chunkstoreConfig() chunkstore.Options {
+	return chunkstore.Options{ChunkSize: benchChunk, TileSize: 32, PixelSize: 4, Seed: 1,
 		Generator: benchGen, PersistMask: components.PersistMask}
 }
 

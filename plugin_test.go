@@ -248,7 +248,7 @@ func TestSaveToContinuesThere(t *testing.T) {
 	g.paint(t, 0, 0, 1, 1, components.MakePixel(9, 0, 0, 0))
 	must(t, g.waitSave(t, g.pers.Save()).Err)
 	g.paint(t, 1, 0, 1, 1, components.MakePixel(9, 0, 0, 0))
-	res := g.waitSave(t, g.pers.SaveTo("/b"))
+	res := g.waitSave(t, g.pers.SaveAs("/b"))
 	must(t, res.Err)
 	expect(t, g.pers.Dir() == "/b", "continues in %s", g.pers.Dir())
 	a := newGame(t, gameOpts{fs: mem, dir: "/a", load: true, radius: 1})

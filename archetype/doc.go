@@ -118,11 +118,13 @@
 //
 // With [FlagLZ4], a blob whose stored size is smaller than its raw size is an LZ4 block.
 //
-// Differences from seed 002: the header keeps the file size and a CRC in its reserved bytes;
-// every section and every column has its own CRC32C, checked before its contents are used; the
-// per-archetype stable ids became the pool section's alive list (Ark ids with generations, not
-// 128-bit ids); type indices replace repeated 128-bit type ids inside tables; the footer's
-// fields add up to 32 bytes (the seed's reserved 12 became 8).
+// Every section and every column has its own CRC32C, checked before its contents are used;
+// entity ids are the pool section's alive list (Ark ids with generations), and tables refer to
+// types by their index in the registry. The footer is 32 bytes: 4 + 8 + 8 + 4 for its fields and
+// 8 reserved (a layout with 12 reserved bytes would make it 36).
+//
+// [docs/format.md] is the reference of the file formats (this one, the chunk store and the save
+// directory): their versions and what this module promises about reading older files.
 //
 // # Plain-old-data columns and endianness
 //
@@ -172,4 +174,6 @@
 // through a buffer; raw columns go straight into the world's memory, other columns pass through
 // one reusable buffer. Lengths are checked against the file size the header gives, and buffers
 // grow only as bytes arrive.
+//
+// [docs/format.md]: https://github.com/arksave/arksave/blob/main/docs/format.md
 package archetype

@@ -3,13 +3,18 @@ package archetype
 import (
 	"errors"
 	"fmt"
+
+	"github.com/arksave/arksave/internal/errs"
 )
 
 // ErrCorrupt is returned when a PECS file is damaged: a wrong magic number, a checksum that does
 // not match, a length or count that points past the end of the input, input that ends early
 // (the error then also matches [io.ErrUnexpectedEOF]), or values that contradict each other.
 // The message names the section and the byte offset where the damage was found.
-var ErrCorrupt = errors.New("archetype: corrupt file")
+//
+// Every ErrCorrupt of this module (archetype's, chunkstore's, autosave's) is
+// also matched by the root package's arksave.ErrCorrupt.
+var ErrCorrupt = errs.New("archetype: corrupt file", errs.Corrupt)
 
 // ErrVersion is returned when a file was written by a newer, incompatible version of the format,
 // or when a stored component or resource type has a different type version or memory layout than

@@ -18,8 +18,11 @@ const (
 	VersionMajor = 2 // bumped for changes that older readers cannot read
 	VersionMinor = 0 // bumped for additions that older readers would misread
 
-	oldestMajor = 1 // the oldest format this reader reads (1.0)
+	oldestMajor = OldestVersionMajor
 )
+
+// OldestVersionMajor is the oldest format major version this package reads: 1, as 1.0.
+const OldestVersionMajor = 1
 
 // Header flags (header bytes 8..12).
 const (

@@ -6,17 +6,19 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
-	"github.com/arksave/arksave/archetype"
 	"strings"
 	"testing"
 
+	"github.com/arksave/arksave/archetype"
+
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/savetool"
 	"github.com/arksave/arksave/vfs"
 )
 
 // savedDir holds two generations whose world files are real PECS files
-// (of an empty world), so that CheckDir has valid ones to verify.
+// (of an empty world), so that the check has valid ones to verify.
 func savedDir(t *testing.T) *vfs.Mem {
 	t.Helper()
 	mem := vfs.NewMem()
@@ -32,14 +34,14 @@ func savedDir(t *testing.T) *vfs.Mem {
 	return mem
 }
 
-func TestCheckDirClean(t *testing.T) {
+func TestCheckOfASaveDirClean(t *testing.T) {
 	mem := savedDir(t)
-	r := autosave.CheckDir(mem, "/save", chunkstore.Config{})
+	r := checkDir(mem, "/save")
 	expect(t, r.OK(), "clean save reports %v", r.Problems)
 	expect(t, r.Manifest.Generation == 2 && r.Backups == 1 && r.Stores == 2, "checked %+v", r)
 }
 
-func TestCheckDirFindsEveryDamage(t *testing.T) {
+func TestCheckOfASaveDirFindsEveryDamage(t *testing.T) {
 	mem := savedDir(t)
 	flip := func(name string, off int64) {
 		f, err := mem.OpenRW("/save/" + name)
@@ -57,7 +59,7 @@ func TestCheckDirFindsEveryDamage(t *testing.T) {
 	fi, err := mem.Stat("/save/chunks.pxsw")
 	must(t, err)
 	flip("chunks.pxsw", fi.Size()-200) // inside the newest records
-	r := autosave.CheckDir(mem, "/save", chunkstore.Config{})
+	r := checkDir(mem, "/save")
 	var files []string
 	for _, p := range r.Problems {
 		files = append(files, p.File)
@@ -70,7 +72,7 @@ func TestCheckDirFindsEveryDamage(t *testing.T) {
 	// Without the manifest, its loss is reported and the files it named are
 	// still checked on their own.
 	must(t, mem.Remove("/save/manifest"))
-	r = autosave.CheckDir(mem, "/save", chunkstore.Config{})
+	r = checkDir(mem, "/save")
 	files = files[:0]
 	for _, p := range r.Problems {
 		files = append(files, p.File)
@@ -85,8 +87,19 @@ func TestCheckDirFindsEveryDamage(t *testing.T) {
 
 	// An empty directory is no save, not a damaged one.
 	must(t, mem.MkdirAll("/empty"))
-	r = autosave.CheckDir(mem, "/empty", chunkstore.Config{})
-	expect(t, len(r.Problems) == 1 && errors.Is(r.Problems[0].Err, autosave.ErrNoSave), "empty directory: %v", r.Problems)
+	_, err = savetool.Check("/empty", savetool.Options{FS: mem})
+	expect(t, errors.Is(err, autosave.ErrNoSave) && errors.Is(err, savetool.ErrNotASave), "empty directory: %v", err)
+}
+
+// checkDir checks a save directory as arksave check does (savetool.Check:
+// checking belongs with the tool, not with the package that writes saves).
+// A directory that cannot be checked at all is one problem of ".".
+func checkDir(fsys vfs.FS, dir string) *savetool.CheckReport {
+	r, err := savetool.Check(dir, savetool.Options{FS: fsys})
+	if err != nil {
+		return &savetool.CheckReport{Problems: []chunkstore.Problem{{File: ".", Offset: -1, Err: err}}}
+	}
+	return r
 }
 
 func emptyPECS(t *testing.T) []byte {

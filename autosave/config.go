@@ -7,8 +7,8 @@ import (
 	"github.com/arksave/arksave/snapshot"
 )
 
-// Config is the ECS resource that controls autosave (seed 004's
-// AutosaveConfig). The plugin reads it every tick, so a game can change it
+// Config is the ECS resource that controls autosave (arksave.AutosaveConfig
+// in the root package). The plugin reads it every tick, so a game can change it
 // at any time, for example from a settings menu.
 type Config struct {
 	// Interval between automatic saves. The timer counts game ticks, not wall
@@ -20,7 +20,7 @@ type Config struct {
 	// be restored. 0 keeps none.
 	MaxBackups int
 	// PauseDuringSave asks the game to pause its simulation while a save is
-	// in progress (seed 000's SimulationState): the plugin sets
+	// in progress: the plugin sets
 	// SimulationState.Paused, the game's systems honour it.
 	PauseDuringSave bool
 }
@@ -30,8 +30,8 @@ func DefaultConfig() Config {
 	return Config{Interval: 300 * time.Second, Enabled: true, MaxBackups: 1}
 }
 
-// State is the ECS resource that shows what autosave is doing (seed 004's
-// AutosaveState). The plugin writes it; the game reads it, for example to
+// State is the ECS resource that shows what autosave is doing
+// (arksave.AutosaveState in the root package). The plugin writes it; the game reads it, for example to
 // draw a progress bar.
 type State struct {
 	// TimeSinceLastSave is the game time since the last save finished.
@@ -99,7 +99,7 @@ func (r *Result) String() string {
 
 // SimulationState is the ECS resource through which the plugin asks the
 // game to pause its simulation while a save runs, when
-// Config.PauseDuringSave is set (seed 000). Game systems that move pixels
+// Config.PauseDuringSave is set. Game systems that move pixels
 // skip their update while Paused is true.
 type SimulationState struct {
 	Paused bool

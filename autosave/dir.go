@@ -174,7 +174,7 @@ func isDir(fsys vfs.FS, dir string) error {
 		return fmt.Errorf("%w: %s does not exist", ErrNoSave, dir)
 	}
 	if err != nil {
-		return fmt.Errorf("autosave: open save directory: %w", err)
+		return fmt.Errorf("autosave: %w", err)
 	}
 	if !st.IsDir() {
 		return fmt.Errorf("%w: %s is not a directory", ErrNoSave, dir)
@@ -714,21 +714,21 @@ func (d *Dir) Backups() []*Manifest {
 // DamagedBackups lists the backup manifests that cannot be read, as
 // problems of their files, and backups/ itself when it is not a plain
 // directory.
-func (d *Dir) DamagedBackups() []Problem {
+func (d *Dir) DamagedBackups() []chunkstore.Problem {
 	_, bad := d.backups()
 	return bad
 }
 
-func (d *Dir) backups() ([]*Manifest, []Problem) {
+func (d *Dir) backups() ([]*Manifest, []chunkstore.Problem) {
 	if err := d.checkBackupDir(); err != nil {
-		return nil, []Problem{{File: BackupDir, Offset: -1, Err: err}}
+		return nil, []chunkstore.Problem{{File: BackupDir, Offset: -1, Err: err}}
 	}
 	names, err := d.fs.ReadDir(filepath.Join(d.path, BackupDir))
 	if err != nil {
 		return nil, nil
 	}
 	var out []*Manifest
-	var bad []Problem
+	var bad []chunkstore.Problem
 	for _, n := range names {
 		if _, ok := backupManifestGeneration(n); !ok {
 			continue // not a backup manifest's name (a generation out of range among them): not the save's
@@ -736,7 +736,7 @@ func (d *Dir) backups() ([]*Manifest, []Problem) {
 		rel := path.Join(BackupDir, n)
 		m, err := d.readBackup(rel, n)
 		if err != nil {
-			bad = append(bad, Problem{File: rel, Offset: -1, Err: err})
+			bad = append(bad, chunkstore.Problem{File: rel, Offset: -1, Err: err})
 			continue
 		}
 		out = append(out, m)
@@ -836,7 +836,7 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 	}
 	if len(b.Chunks.Root) == 0 {
 		// A manifest of format 1 names the store generation by number only.
-		root, err := chunkstore.FindRoot(store, chunkstore.Config{FS: d.fs}, b.Chunks.Generation)
+		root, err := chunkstore.FindRoot(d.fs, store, b.Chunks.Generation)
 		if err != nil {
 			return nil, fmt.Errorf("autosave: restore generation %d: its manifest has no chunk store root and none can be found: %w", g, err)
 		}

@@ -12,7 +12,8 @@
 //     a generation as [FileRef] and [StoreRef].
 //   - [Writer]: the goroutine that commits [Job]s and reports [Result]s;
 //     [Config] and [State] are the game's ECS resources for autosave.
-//   - [CheckDir]: every problem of a save directory, for arksave check.
+//   - [ReadConsistent]: a reader's view of one committed generation while
+//     a game saves; checking a directory is package savetool's.
 //
 // # One owner
 //
@@ -38,4 +39,13 @@
 // a committed save's files remain, is never started over: opening it for
 // writing fails naming arksave repair. A directory on a medium that cannot
 // be written opens read-only ([ErrReadOnly] for every change).
+//
+// # Format
+//
+// [docs/format.md] describes the save directory (the manifest's JSON and
+// its versions, [ManifestVersion], the file names, the lock file, the
+// commit protocol) and the two file formats in it, and what this module
+// promises about reading older saves.
+//
+// [docs/format.md]: https://github.com/arksave/arksave/blob/main/docs/format.md
 package autosave

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+
+	"github.com/arksave/arksave/internal/errs"
 )
 
 // ErrNoSave is returned when a directory holds no committed save (no
@@ -14,7 +16,10 @@ var ErrNoSave = errors.New("autosave: no save in directory")
 // checks (parse, size, checksum, a name of the wrong form, a symbolic
 // link where a file belongs), and when the manifest of a directory that
 // holds a save's files is lost. The error names the file and what failed.
-var ErrCorrupt = errors.New("autosave: corrupt save")
+//
+// It is also matched by the root package's arksave.ErrCorrupt, as the
+// codecs' ErrCorrupt are.
+var ErrCorrupt = errs.New("autosave: corrupt save", errs.Corrupt)
 
 // ErrVersion is returned when the manifest was written by a newer, unknown
 // format version.

@@ -109,7 +109,7 @@ func TestStoreRevert(t *testing.T) {
 	mem := vfs.NewMem()
 	cfg := storeConfig()
 	cfg.FS = mem
-	s, err := chunkstore.Create("/s.pxsw", cfg)
+	s, err := chunkstore.Create("/s.pxsw", &cfg)
 	must(t, err)
 	put := func(s *chunkstore.Store, v uint32) error {
 		b := s.NewBatch()
@@ -129,7 +129,7 @@ func TestStoreRevert(t *testing.T) {
 	must(t, s.Revert(mark))
 	expect(t, fileSize(t, mem, "/s.pxsw") == before, "revert left %d bytes, want %d", fileSize(t, mem, "/s.pxsw"), before)
 	expect(t, put(s, 4) != nil, "a reverted store still commits")
-	s, err = chunkstore.Open("/s.pxsw", cfg)
+	s, err = chunkstore.Open("/s.pxsw", &cfg)
 	must(t, err)
 	defer s.Close()
 	pix := make([]uint32, size*size)
@@ -138,7 +138,7 @@ func TestStoreRevert(t *testing.T) {
 	expect(t, s.Generation() == 1 && pix[0] == 1, "after revert: generation %d, pixel %d", s.Generation(), pix[0])
 }
 
-// Readers without the lock (CheckDir, ReadConsistent) see a consistent
+// Readers without the lock (savetool.Check, ReadConsistent) see a consistent
 // generation while a writer commits, retires world files into backups/,
 // prunes backups and compacts the store into new files: no false damage.
 func TestReadersWhileCommitting(t *testing.T) {
@@ -162,7 +162,7 @@ func TestReadersWhileCommitting(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for !stop.Load() {
-			if r := autosave.CheckDir(mem, "/save", chunkstore.Config{}); !r.OK() {
+			if r := checkDir(mem, "/save"); !r.OK() {
 				problems <- "check: " + r.Problems[0].String()
 				return
 			}
@@ -179,7 +179,7 @@ func TestReadersWhileCommitting(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				s, err := chunkstore.OpenRoot(p, chunkstore.Config{FS: mem, ReadOnly: true}, d.Manifest().Chunks.Root)
+				s, err := chunkstore.Open(p, &chunkstore.Options{FS: mem, ReadOnly: true, Root: d.Manifest().Chunks.Root})
 				if err != nil {
 					return err
 				}

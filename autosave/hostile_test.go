@@ -187,7 +187,7 @@ var hostileOps = []struct {
 		}
 	}},
 	{"OpenWriter", func(dir string) {
-		w, err := autosave.OpenWriter(dir, autosave.Options{Store: chunkstore.Config{
+		w, err := autosave.OpenWriter(dir, autosave.Options{Store: chunkstore.Options{
 			ChunkSize: savetest.ChunkSize, TileSize: savetest.TileSize, Generator: savetest.Generator}})
 		if err == nil {
 			w.Close()
@@ -195,7 +195,7 @@ var hostileOps = []struct {
 	}},
 	{"the game loading", func(dir string) { playAndSave(dir, true) }},
 	{"the game starting over", func(dir string) { playAndSave(dir, false) }},
-	{"CheckDir", func(dir string) { autosave.CheckDir(nil, dir, chunkstore.Config{}) }},
+	{"savetool.Check", func(dir string) { checkDir(nil, dir) }},
 	{"inspect", func(dir string) { savetool.InspectDir(dir, savetool.Options{}) }},
 	{"render", func(dir string) { savetool.RenderDir(dir, savetool.RenderOptions{}) }},
 	{"export", func(dir string) { savetool.ExportJSON(io.Discard, dir, 0, savetool.Options{}) }},

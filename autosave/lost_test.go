@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -42,8 +43,8 @@ func TestLostManifest(t *testing.T) {
 				expect(t, errors.Is(err, autosave.ErrCorrupt) && strings.Contains(err.Error(), "arksave repair"), "OpenWriter (fresh %v): %v", fresh, err)
 			}
 			expectSameFiles(t, before, snapshotFiles(t, mem, "/save"))
-			r := autosave.CheckDir(mem, "/save", storeConfig())
-			named := slices.ContainsFunc(r.Problems, func(p autosave.Problem) bool {
+			r := checkDir(mem, "/save")
+			named := slices.ContainsFunc(r.Problems, func(p chunkstore.Problem) bool {
 				return p.File == autosave.ManifestName && strings.Contains(p.Err.Error(), "arksave repair")
 			})
 			expect(t, named, "check does not name the lost manifest: %v", r.Problems)

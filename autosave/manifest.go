@@ -31,8 +31,12 @@ const (
 //     however far the store has moved on.
 const ManifestVersion = 2
 
+// OldestManifestVersion is the oldest manifest format version this package
+// reads: 1, which has no chunk store roots.
+const OldestManifestVersion = 1
+
 // manifestVersion1 has no chunk store roots.
-const manifestVersion1 = 1
+const manifestVersion1 = OldestManifestVersion
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -119,7 +123,7 @@ func decodeManifest(data []byte, backup bool) (*Manifest, error) {
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("%w: manifest: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: manifest: %w", ErrCorrupt, err)
 	}
 	if m.Format != manifestFormat {
 		return nil, fmt.Errorf("%w: manifest: format %q, want %q", ErrCorrupt, m.Format, manifestFormat)

@@ -98,7 +98,7 @@ func TestOpenDirForRepair(t *testing.T) {
 		gens = append(gens, b.Generation)
 	}
 	expect(t, slices.Equal(gens, []uint64{2, 1}), "backups after a commit with NoBackup: %v", gens)
-	r := autosave.CheckDir(mem, "/save", chunkstore.Config{})
+	r := checkDir(mem, "/save")
 	expect(t, r.Manifest.Generation == 11 && len(r.Problems) == 1 && r.Problems[0].File == "world-11.pecs", "check: %v", r.Problems)
 
 	// A missing manifest.
@@ -118,14 +118,14 @@ func TestDamagedAndDroppedBackups(t *testing.T) {
 	must(t, err)
 	bad := d.DamagedBackups()
 	expect(t, len(bad) == 1 && bad[0].File == "backups/manifest-2" && len(d.Backups()) == 2, "damaged %v, backups %d", bad, len(d.Backups()))
-	r := autosave.CheckDir(mem, "/save", chunkstore.Config{})
+	r := checkDir(mem, "/save")
 	expect(t, len(r.Problems) == 1 && r.Problems[0].File == "backups/manifest-2", "check: %v", r.Problems)
 
 	must(t, d.DropBackup(2))
 	must(t, d.DropBackup(3))
 	names, _ := mem.ReadDir("/save/backups")
 	expect(t, slices.Equal(names, []string{"manifest-1", "world-1.pecs"}), "after dropping: %v", names)
-	expect(t, autosave.CheckDir(mem, "/save", chunkstore.Config{}).OK(), "check after dropping")
+	expect(t, checkDir(mem, "/save").OK(), "check after dropping")
 }
 
 // A backup of format 1 restores: its store generation's root is found in
@@ -142,7 +142,7 @@ func TestRestoreV1Backup(t *testing.T) {
 	b, err := d.Backup(1)
 	must(t, err)
 	expect(t, b.Version == 1 && b.Chunks.Root == nil, "backup 1 is %+v", b)
-	r := autosave.CheckDir(mem, "/save", chunkstore.Config{})
+	r := checkDir(mem, "/save")
 	expect(t, r.OK(), "check of v1 backups: %v", r.Problems)
 	m, err := d.Restore(1, 4)
 	must(t, err)

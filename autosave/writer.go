@@ -20,7 +20,7 @@ type Options struct {
 	FS vfs.FS
 	// Store is the chunk store configuration: the game's constants, the
 	// generator and the persisted layers. Its FS field is set to FS.
-	Store chunkstore.Config
+	Store chunkstore.Options
 	// Fresh starts a new save in the directory even if it holds one: the
 	// next save commits a new world on top, and the old generations become
 	// backups (as many as MaxBackups keeps).
@@ -121,7 +121,7 @@ func (w *Writer) openStoreOf(d *Dir, fresh bool) (*chunkstore.Store, string, err
 	if err != nil {
 		return nil, "", err
 	}
-	s, err := chunkstore.Create(p, w.opts.Store)
+	s, err := chunkstore.Create(p, &w.opts.Store)
 	if err != nil {
 		return nil, "", fmt.Errorf("autosave: create chunk store: %w", err)
 	}
@@ -136,17 +136,19 @@ func (w *Writer) openStore(d *Dir, ref StoreRef) (*chunkstore.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := w.existingConfig()
-	cfg.ReadOnly = d.ReadOnly() != nil
+	o := w.existingOptions()
+	o.ReadOnly = d.ReadOnly() != nil
 	if len(ref.Root) > 0 {
-		return chunkstore.OpenRoot(p, cfg, ref.Root)
+		o.Root = ref.Root
+	} else {
+		o.Generation = ref.Generation
 	}
-	return chunkstore.OpenAt(p, cfg, ref.Generation)
+	return chunkstore.Open(p, &o)
 }
 
-// existingConfig is the store configuration for opening a saved store: the
+// existingOptions are the store options for opening a saved store: the
 // world seed comes from the save, whatever seed a new world would get.
-func (w *Writer) existingConfig() chunkstore.Config {
+func (w *Writer) existingOptions() chunkstore.Options {
 	c := w.opts.Store
 	c.Seed = 0
 	return c
@@ -266,12 +268,18 @@ func (w *Writer) ReadWorld() ([]byte, error) {
 }
 
 // Get reads chunk pos from the committed store into dst, or generates it;
-// see [chunkstore.Store.Get]. Safe to call from a loader goroutine while a
-// save runs.
+// see [chunkstore.Store.Get]: when the chunk's record is damaged, or the
+// store is unavailable after a failed save, dst holds the generated chunk
+// and the error says why. Safe to call from a loader goroutine while a save
+// runs.
 func (w *Writer) Get(pos chunkstore.Pos, dst []uint32) (bool, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.store == nil {
+		clear(dst)
+		if g := w.opts.Store.Generator; g != nil {
+			g.Generate(pos.X, pos.Y, w.opts.Store.Seed, dst)
+		}
 		return false, errStoreDown
 	}
 	return w.store.Get(pos, dst)
@@ -704,7 +712,7 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 		if err = dir.remove(name); err == nil || errors.Is(err, fs.ErrNotExist) {
 			var p string
 			if p, err = dir.file(name); err == nil {
-				s, err = chunkstore.Create(p, w.opts.Store)
+				s, err = chunkstore.Create(p, &w.opts.Store)
 			}
 		}
 	}

@@ -24,8 +24,8 @@ func (flatGen) Generate(x, y int32, seed uint64, dst []uint32) {
 	}
 }
 
-func storeConfig() chunkstore.Config {
-	return chunkstore.Config{ChunkSize: size, TileSize: 8, PixelSize: 4, Seed: 3, Generator: flatGen{}}
+func storeConfig() chunkstore.Options {
+	return chunkstore.Options{ChunkSize: size, TileSize: 8, PixelSize: 4, Seed: 3, Generator: flatGen{}}
 }
 
 // version g of the world: chunk (0,0) has pixel g set to 100+g, chunk (1,0)

@@ -26,7 +26,7 @@ func TestBaseCacheAvoidsRegeneration(t *testing.T) {
 		g := &countingGen{}
 		cfg := testConfig(vfs.NewMem())
 		cfg.Generator, cfg.BaseCache = g, cache
-		s := must2[*chunkstore.Store](t)(chunkstore.Create("/c.pxsw", cfg))
+		s := must2[*chunkstore.Store](t)(chunkstore.Create("/c.pxsw", &cfg))
 		rng := rand.New(rand.NewPCG(1, 1))
 		pos := []chunkstore.Pos{{X: 0, Y: 0}, {X: 1, Y: 0}}
 		var want [][]uint32
@@ -61,7 +61,7 @@ func TestBaseCacheEvicts(t *testing.T) {
 	g := &countingGen{}
 	cfg := testConfig(vfs.NewMem())
 	cfg.Generator, cfg.BaseCache = g, 2
-	s := must2[*chunkstore.Store](t)(chunkstore.Create("/c.pxsw", cfg))
+	s := must2[*chunkstore.Store](t)(chunkstore.Create("/c.pxsw", &cfg))
 	dst := make([]uint32, npix)
 	for _, x := range []int32{0, 1, 2, 0} { // 0 is evicted by 2, then generated again
 		must2[bool](t)(s.Get(chunkstore.Pos{X: x}, dst))

@@ -13,7 +13,7 @@ import (
 // documentation.
 const (
 	bodyBlockHeaderSize = 8       // count u32, reserved u32
-	bodyHeaderSize      = 64      // seed 000's pixel-body record header
+	bodyHeaderSize      = 64      // a pixel-body record's header
 	bodyCRCOff          = 60      // CRC-8 of the other 63 header bytes
 	bodyFlagsOff        = 61      // bit 0: pixels stored raw; bit 1: mask stored raw
 	bodyPixelsRaw       = 1 << 0  // pixel section is not LZ4
@@ -21,8 +21,8 @@ const (
 	maxBodyPixels       = 1 << 26 // a body has at most 64 Mi pixels (a 8192x8192 grid)
 )
 
-// Body is a pixel body kept with the chunk that holds its centre (seed
-// 000's pixel-body record). X, Y and Rotation are the blitted transform.
+// Body is a pixel body kept with the chunk that holds its centre, as its
+// record in the file holds it. X, Y and Rotation are the blitted transform.
 type Body struct {
 	ID                    uint64  // stable id: session<<32 | counter
 	X, Y                  float32 // blitted position, world pixels
@@ -190,7 +190,7 @@ func parseBody(body *Body, b []byte, off int64, mask uint32) (int, error) {
 	}
 	h := b[:bodyHeaderSize]
 	if c := bodyCRC(h); c != h[bodyCRCOff] {
-		return 0, fmt.Errorf("%w: %w: body at offset %d: crc8 %02x != %02x", ErrCorrupt, ErrChecksum, off, c, h[bodyCRCOff])
+		return 0, fmt.Errorf("%w: body at offset %d: crc8 %02x != %02x", ErrChecksum, off, c, h[bodyCRCOff])
 	}
 	r := readBuf(h)
 	body.ID = r.uint64()
@@ -250,7 +250,7 @@ func section(src []byte, want uint64, raw bool, off int64, what string) ([]byte,
 	}
 	dst := make([]byte, want)
 	if n, err := lz4.UncompressBlock(src, dst); err != nil || uint64(n) != want {
-		return nil, fmt.Errorf("%w: body at offset %d: %s decodes to %d of %d bytes: %v", ErrCorrupt, off, what, n, want, err)
+		return nil, fmt.Errorf("%w: body at offset %d: %s decodes to %d of %d bytes: %w", ErrCorrupt, off, what, n, want, err)
 	}
 	return dst, nil
 }

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// Seed 000's example bools T F T T F F T F | T, packed LSB first: bits 0,
-// 2, 3 and 6 make 0x4D. (The seed prints 0b01101101 = 0x6D for them, which
+// The bools T F T T F F T F | T, packed LSB first: bits 0, 2, 3 and 6 make
+// 0x4D. (The design document's example prints 0b01101101 = 0x6D for them, which
 // also sets bit 5; its rule, LSB first, is what the format follows.)
 func TestShapeMaskPacking(t *testing.T) {
 	shape := []bool{true, false, true, true, false, false, true, false, true}

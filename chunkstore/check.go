@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/arksave/arksave/vfs"
 )
 
 // Check reads the whole file and reports every problem it finds, not only
@@ -166,19 +168,17 @@ func (s *Store) checkEntry(e Entry, sc *readScratch, dst []uint32) error {
 	return err
 }
 
-// CheckFile checks the store file at path on its own, without the game: it
-// opens the newest generation read-only for inspection (cfg's constants may
-// be zero; its Generator is not used) and returns what opening skipped
-// together with what Check finds. When the file cannot be opened (no valid
-// header slot), the report holds that error and every damaged stretch a
-// forward scan of the file finds.
-func CheckFile(path string, cfg Config) Report {
-	cfg.ReadOnly, cfg.Generator, cfg.Seed = true, nil, 0
-	s, err := Open(path, cfg)
+// CheckFile checks the store file at path (through fsys, nil meaning
+// vfs.OS) on its own, without the game: it opens the newest generation
+// read-only for inspection and returns what opening skipped together with
+// what Check finds. When the file cannot be opened (no valid header slot),
+// the report holds that error and every damaged stretch a forward scan of
+// the file finds.
+func CheckFile(fsys vfs.FS, path string) Report {
+	s, err := Open(path, &Options{FS: fsys, ReadOnly: true})
 	if err != nil {
 		var r Report
 		r.add(SectionHeader, 0, err)
-		fsys := cfg.FS
 		scanErr := Scan(fsys, path, func(rec ScanRecord) bool {
 			r.Records++
 			if rec.Err != nil {

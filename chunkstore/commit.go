@@ -104,7 +104,7 @@ func (cw *commitWriter) record(h Handle) ([]byte, error) {
 }
 
 // Commit writes the batch as generation Generation()+1 and returns when it
-// is durable. It compresses on Config.Workers goroutines, appends the
+// is durable. It compresses on Options.Workers goroutines, appends the
 // chunk and body records and the page-table change (a journal segment, now
 // and then a checkpoint) after the committed end, syncs, writes the header
 // slot not holding the current generation and syncs again: two fsyncs, one
@@ -345,7 +345,7 @@ func (s *Store) place(it *workItem, cw *commitWriter, st *CommitStats) (mutation
 	return m, true
 }
 
-// encodeParallel encodes items on up to Config.Workers goroutines.
+// encodeParallel encodes items on up to Options.Workers goroutines.
 func (s *Store) encodeParallel(items []workItem) {
 	workers := min(s.cfg.Workers, len(items))
 	for len(s.encoders) < workers {

@@ -33,7 +33,7 @@ func (s *Store) NeedsCompaction() bool {
 // file: it writes path+".compact", syncs it, renames it over path and
 // syncs the directory, then reopens. A crash at any point leaves the old
 // file or the new one, with the same contents. The new file's other header
-// slot holds the old generation with the same table, so OpenAt with the
+// slot holds the old generation with the same table, so Open with Options.Generation of the
 // old generation still works.
 //
 // A record that fails its checksum while being copied is dropped (its chunk
@@ -73,7 +73,7 @@ func (s *Store) Compact() error {
 // CompactTo writes a compacted copy of the store, as generation
 // Generation()+1, to path (through path+".tmp", synced, renamed, directory
 // synced) and opens it. The store itself is unchanged. It works on a
-// read-only store too, which makes it the repair step after OpenForRepair.
+// read-only store too, which makes it the repair step after Open with Options.Repair.
 func (s *Store) CompactTo(path string) (*Store, error) {
 	n, _, err := s.CompactToFilling(path, nil)
 	return n, err

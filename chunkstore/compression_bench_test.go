@@ -9,7 +9,7 @@ import (
 	"github.com/arksave/arksave/internal/terrain"
 )
 
-// The seed's chunk: 512x512 pixels of 4 bytes.
+// The design's chunk: 512x512 pixels of 4 bytes.
 const seedSize = 512
 
 var seedGen = terrain.Generator{Surface: seedSize / 2}
@@ -21,10 +21,10 @@ func terrainChunk() []uint32 {
 	return pix
 }
 
-// patterns are seed 000's compression patterns.
+// patterns are the compression patterns of the chunk store's design, with the sizes it estimated.
 func patterns() []struct {
 	name string
-	seed string // seed 000's compressed size
+	seed string // the design's estimated size
 	pix  []uint32
 } {
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -83,13 +83,13 @@ func modify(pix []uint32, frac float64, scattered bool, rng *rand.Rand) []uint32
 	return out
 }
 
-// TestSeedTables prints seed 000's compression tables beside ours, for a
-// 512x512x4 chunk (go test -run TestSeedTables -v ./chunkstore). Our sizes
+// TestDesignTables prints the chunk store design's estimated compression beside ours, for a
+// 512x512x4 chunk (go test -run TestDesignTables -v ./chunkstore). Our sizes
 // are whole records: the 24-byte header plus the LZ4 payload.
-func TestSeedTables(t *testing.T) {
+func TestDesignTables(t *testing.T) {
 	e := &encoder{}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n| Pattern | seed 000 | ours (record) | ratio | stored as |\n| --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(&b, "\n| Pattern | design | ours (record) | ratio | stored as |\n| --- | --- | --- | --- | --- |\n")
 	for _, p := range patterns() {
 		rec := e.encodeFull(Pos{}, p.pix, ^uint32(0))
 		stored := "Full"
@@ -107,7 +107,7 @@ func TestSeedTables(t *testing.T) {
 		if scattered {
 			name = "scattered (random pixels, random materials)"
 		}
-		fmt.Fprintf(&b, "\nDelta vs Full, terrain base, %s:\n\n| Modification | seed: entries / delta / full | ours: entries | ours: delta | ours: full |\n| --- | --- | --- | --- | --- |\n", name)
+		fmt.Fprintf(&b, "\nDelta vs Full, terrain base, %s:\n\n| Modification | design: entries / delta / full | ours: entries | ours: delta | ours: full |\n| --- | --- | --- | --- | --- |\n", name)
 		rng := rand.New(rand.NewPCG(9, 9))
 		for _, pct := range []int{1, 5, 10, 25, 50} {
 			pix := modify(base, float64(pct)/100, scattered, rng)

@@ -14,7 +14,7 @@ import (
 // tiny chunks keep the every-bit and every-offset loops small.
 const tiny = 8
 
-func tinyConfig() chunkstore.Config {
+func tinyConfig() chunkstore.Options {
 	c := testConfig(nil)
 	c.ChunkSize = tiny
 	return c
@@ -53,7 +53,7 @@ func flipStore(t *testing.T) (*vfs.Mem, []generation) {
 	cfg := tinyConfig()
 	mem, gens := history(t, cfg, 3)
 	cfg.FS = mem
-	s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, cfg))
+	s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
 	must(t, s.Compact())
 	gens = append(gens, generation{s.Generation(), gens[len(gens)-1].m.clone()})
 	rng := rand.New(rand.NewPCG(12, 12))
@@ -111,7 +111,7 @@ func TestEveryBitFlipIsDetected(t *testing.T) {
 				where := fmt.Sprintf("%s: bit %d of byte %d", sp.what, bit, off)
 				c := cfg
 				c.FS = memWith(t, bad)
-				s, err := chunkstore.Open(storePath, c)
+				s, err := chunkstore.Open(storePath, &c)
 				if err != nil {
 					t.Fatalf("%s: open: %v", where, err)
 				}
@@ -191,7 +191,7 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 	cfg := tinyConfig()
 	mem := vfs.NewMem()
 	cfg.FS = mem
-	s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, cfg))
+	s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
 	rng := rand.New(rand.NewPCG(13, 13))
 	m := newModel()
 	commitOf := map[chunkstore.Pos]int{}
@@ -245,7 +245,7 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 	for cut := 0; cut <= len(data); cut++ {
 		c := cfg
 		c.FS = memWith(t, data[:cut])
-		s, err := chunkstore.Open(storePath, c)
+		s, err := chunkstore.Open(storePath, &c)
 		if err != nil {
 			expect(t, cut < 128, "cut at %d: %v", cut, err)
 			continue

@@ -29,7 +29,7 @@ type generation struct {
 // before its 0th, 1st, 2nd, ... mutating call, until op completes without
 // reaching the crash point. After each crash, verify gets the disk a
 // restarted machine would find; after the full run it gets the final disk.
-func crashEvery(t *testing.T, base *vfs.Mem, cfg chunkstore.Config, openGen int64,
+func crashEvery(t *testing.T, base *vfs.Mem, cfg chunkstore.Options, openGen int64,
 	op func(*chunkstore.Store) error, verify func(t *testing.T, disk *vfs.Mem, finished bool)) {
 	t.Helper()
 	for _, k := range keeps {
@@ -45,9 +45,9 @@ func crashEvery(t *testing.T, base *vfs.Mem, cfg chunkstore.Config, openGen int6
 			var s *chunkstore.Store
 			var err error
 			if openGen >= 0 {
-				s, err = chunkstore.OpenAt(storePath, c, uint64(openGen))
+				s, err = chunkstore.Open(storePath, atGeneration(c, uint64(openGen)))
 			} else {
-				s, err = chunkstore.Open(storePath, c)
+				s, err = chunkstore.Open(storePath, &c)
 			}
 			must(t, err)
 			err = op(s)
@@ -73,10 +73,10 @@ func crashEvery(t *testing.T, base *vfs.Mem, cfg chunkstore.Config, openGen int6
 
 // expectOneOf opens the disk at its newest generation and requires exactly
 // one of the states: same generation number, same contents.
-func expectOneOf(t *testing.T, disk *vfs.Mem, cfg chunkstore.Config, states ...generation) *chunkstore.Store {
+func expectOneOf(t *testing.T, disk *vfs.Mem, cfg chunkstore.Options, states ...generation) *chunkstore.Store {
 	t.Helper()
 	cfg.FS = disk
-	s, err := chunkstore.Open(storePath, cfg)
+	s, err := chunkstore.Open(storePath, &cfg)
 	must(t, err)
 	var diffs []string
 	for _, st := range states {
@@ -121,11 +121,11 @@ func checkAfterCrash(t *testing.T, s *chunkstore.Store) {
 
 // history builds a store over small chunks with a few commits of every
 // kind of change and returns the disk and each generation's contents.
-func history(t *testing.T, cfg chunkstore.Config, commits int) (*vfs.Mem, []generation) {
+func history(t *testing.T, cfg chunkstore.Options, commits int) (*vfs.Mem, []generation) {
 	t.Helper()
 	mem := vfs.NewMem()
 	cfg.FS = mem
-	s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, cfg))
+	s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
 	defer s.Close()
 	rng := rand.New(rand.NewPCG(uint64(commits), 11))
 	m := newModel()
@@ -213,7 +213,7 @@ func TestCrashDuringCompact(t *testing.T) {
 			// The compacted file keeps the old generation in its other slot.
 			c := cfg
 			c.FS = disk
-			at := must2[*chunkstore.Store](t)(chunkstore.OpenAt(storePath, c, old.gen))
+			at := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, atGeneration(c, old.gen)))
 			if d := old.m.diff(at, small, ^uint32(0)); d != "" {
 				t.Fatal(d)
 			}
@@ -236,7 +236,7 @@ func TestCrashDuringCompactTo(t *testing.T) {
 		expectOneOf(t, disk, cfg, old).Close() // the original is untouched
 		c := cfg
 		c.FS = disk
-		cp, err := chunkstore.Open(copyPath, c)
+		cp, err := chunkstore.Open(copyPath, &c)
 		if finished {
 			must(t, err)
 		}
@@ -255,7 +255,7 @@ func TestCrashDuringCompactTo(t *testing.T) {
 // The save directory's case: the manifest names G, the file already holds
 // G+1 (its manifest step never happened). The store is opened at G and a new
 // G+1 committed; a crash anywhere in that commit leaves G loadable through
-// OpenAt, and Open sees the old G+1, G or the new G+1, never a mix.
+// Open at a generation, and Open sees the old G+1, G or the new G+1, never a mix.
 func TestOpenAtOlderGenerationThenCommit(t *testing.T) {
 	cfg := testConfig(nil)
 	base, gens := history(t, cfg, 3)
@@ -267,15 +267,15 @@ func TestOpenAtOlderGenerationThenCommit(t *testing.T) {
 	verifyG := func(t *testing.T, disk *vfs.Mem) {
 		c := cfg
 		c.FS = disk
-		s := must2[*chunkstore.Store](t)(chunkstore.OpenAt(storePath, c, g.gen))
+		s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, atGeneration(c, g.gen)))
 		defer s.Close()
 		if d := g.m.diff(s, small, ^uint32(0)); d != "" {
-			t.Fatalf("generation %d through OpenAt: %s", g.gen, d)
+			t.Fatalf("generation %d opened at its generation: %s", g.gen, d)
 		}
 		checkAfterCrash(t, s)
 	}
 	crashEvery(t, base, cfg, int64(g.gen), func(s *chunkstore.Store) error {
-		expect(t, s.Generation() == g.gen, "OpenAt gave %d", s.Generation())
+		expect(t, s.Generation() == g.gen, "Open at a generation gave %d", s.Generation())
 		_, err := s.Commit(b)
 		return err
 	}, func(t *testing.T, disk *vfs.Mem, finished bool) {
@@ -291,7 +291,7 @@ func TestOpenAtOlderGenerationThenCommit(t *testing.T) {
 	disk := base.Crash(1, nil)
 	c := cfg
 	c.FS = disk
-	s := must2[*chunkstore.Store](t)(chunkstore.OpenAt(storePath, c, g.gen))
+	s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, atGeneration(c, g.gen)))
 	commit(t, s, b)
 	b2 := s.NewBatch()
 	next2 := generation{next.gen + 1, next.m.clone()}
@@ -299,7 +299,7 @@ func TestOpenAtOlderGenerationThenCommit(t *testing.T) {
 	commit(t, s, b2)
 	s.Close()
 	expectOneOf(t, disk, cfg, next2).Close()
-	// G was overwritten by G+2 (same slot parity): OpenAt(G) now fails cleanly.
-	_, err := chunkstore.OpenAt(storePath, c, g.gen)
+	// G was overwritten by G+2 (same slot parity): opening at G now fails cleanly.
+	_, err := chunkstore.Open(storePath, atGeneration(c, g.gen))
 	expect(t, err != nil, "generation %d still found after two commits", g.gen)
 }

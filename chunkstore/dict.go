@@ -5,7 +5,7 @@ import (
 	"hash/maphash"
 )
 
-// The chunk dictionary (seed 001): a Full record whose payload equals one
+// The chunk dictionary: a Full record whose payload equals one
 // already in the file is not written again; the new entry points at the
 // existing record. It pays for small, common payloads such as uniform
 // chunks (an all-stone 512x512 chunk compresses to about 4 KiB), so only

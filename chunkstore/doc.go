@@ -1,18 +1,19 @@
 // Package chunkstore is the single-file chunk store of a pixel world
-// (PXSW, seed 000): chunks the player changed, stored as deltas against the
+// (PXSW): chunks the player changed, stored as deltas against the
 // game's procedural [Generator] where that pays, and the pixel bodies kept
 // with each chunk, in one append-only, crash-safe file whose commits cost
 // what changed, not what the world holds.
 //
 // # Outline
 //
-//   - [Create], [Open], [OpenAt] (a given committed generation, for the save
-//     directory's manifest), [OpenRoot] (a generation by its root, the
-//     header slot a manifest keeps), [OpenForRepair] and
-//     [OpenRootForRepair] (no header, no generator needed) give a [Store];
-//     [Config] carries the game's constants, its [Generator] and
-//     [Config.PersistMask]. Read-only without a Generator, a store opens
-//     for inspection: no generator version is checked.
+//   - [Create] makes a store and [Open] opens one, giving a [Store];
+//     [Options] carry the game's constants, its [Generator] and
+//     [Options.PersistMask], and choose what Open opens: the newest
+//     generation, a given one ([Options.Generation]), the one a root
+//     describes ([Options.Root]: the header slot a save directory's
+//     manifest keeps), read-only ([Options.ReadOnly]: without a Generator,
+//     for inspection, no generator version checked), or a damaged file for
+//     repair ([Options.Repair]: no header, no generator needed).
 //   - [ParseRoot] decodes a root; [FindRoot] recovers the root of a
 //     generation that a manifest names only by number.
 //   - [Store.Get] loads one chunk by random access (one record read),
@@ -24,7 +25,7 @@
 //     and returns [CommitStats].
 //   - [Store.Compact] and [Store.CompactTo] rewrite the live data;
 //     [Store.NeedsCompaction] says when dead bytes pass
-//     [Config.CompactionThreshold].
+//     [Options.CompactionThreshold].
 //   - [Store.Check] returns a [Report] of every damaged item; [Scan] walks
 //     the records of any file; [Store.ReadRaw], [Store.Entries],
 //     [Store.RecordInfo] and [Store.Stats] are what tools need.
@@ -48,8 +49,9 @@
 //	           │ record: journal segment      │ ◄─ a slot's table root
 //	           └──────────────────────────────┘
 //
-// A header slot is seed 000's 64-byte header. Fields the append-only design
-// makes redundant carry what two slots need (marked *):
+// A header slot is 64 bytes. The fields marked * hold what two slots in an
+// append-only file need, in the places a single fixed header would keep a
+// page-table size, a data-region pointer and an entity-section pointer:
 //
 //	off size field
 //	  0  4   magic "PXSW" (the bytes; 0x50585357 read big-endian)
@@ -59,15 +61,15 @@
 //	 16  8   creation time, unix seconds
 //	 24  8   modified time: when this slot's commit ran
 //	 32  4   chunk count at this generation
-//	 36  4 * CRC32-C of the slot's other 60 bytes (seed: page-table size;
-//	         the table is a chain of records that carry their own lengths)
+//	 36  4 * CRC32-C of the slot's other 60 bytes (no table size: the
+//	         table is a chain of records that carry their own lengths)
 //	 40  8 * table root: offset of this generation's newest page-table
-//	         record, 0 = empty (seed: data-region pointer, always 128 here)
+//	         record, 0 = empty (the data region always starts at 128)
 //	 48  2   chunk size   (pixels per edge)
 //	 50  2   tile size
 //	 52  1   pixel size   (4)
-//	 53  8 * generation (seed: entity-section pointer; see "Pixel bodies")
-//	 61  3 * generator version, 24 bits (seed: reserved)
+//	 53  8 * generation (no entity-section pointer; see "Pixel bodies")
+//	 61  3 * generator version, 24 bits
 //
 // Generation g lives in slot g%2, so a commit always writes the slot that
 // does not hold the generation it starts from. Opening checks the magic,
@@ -94,11 +96,11 @@
 // Payloads by kind:
 //
 //   - Full (2): ChunkSize² pixels, little-endian uint32, row-major, masked.
-//   - Delta (1): seed 000's [count u32][position u24][pixel u32]… with
+//   - Delta (1): [count u32][position u24][pixel u32]… with
 //     positions ascending: the pixels that differ from the Generator's
-//     chunk. Used while fewer than [Config.DeltaThreshold] of the pixels
+//     chunk. Used while fewer than [Options.DeltaThreshold] of the pixels
 //     differ. Empty chunks (all zero under the mask) have no record.
-//   - Body block (3): [count u32][0 u32] then per body seed 000's 64-byte
+//   - Body block (3): [count u32][0 u32] then per body a 64-byte
 //     header, the pixels (LZ4 or raw), the shape mask (8 bools a byte, least
 //     significant bit first; LZ4 or raw) and the extension bytes as given.
 //     The body header's byte 60 is a CRC-8 of its other 63 bytes; byte 61
@@ -106,7 +108,7 @@
 //   - Journal segment (4) and checkpoint (5): [prev u64][level u8][0 0 0]
 //     [count u32] then count page-table entries.
 //
-// A page-table entry is seed 000's 24 bytes:
+// A page-table entry is 24 bytes:
 //
 //	off size field
 //	  0  4   chunk x (int32)
@@ -124,11 +126,11 @@
 // tombstone) whose prev points at the previous segment; the chain ends at a
 // checkpoint, a full table sorted by (y, x), or at prev 0. Opening replays
 // checkpoint then segments, oldest first: the latest entry per position
-// wins (seed 003's journal-style table of contents). To keep that chain
+// wins: a journal-style table of contents. To keep that chain
 // short, when 8 segments of one level would stand at its head the commit
 // writes one segment of the next level instead, holding the newest entry
 // of every position in them (a base-8 counter: opening reads at most 7 a
-// level). Once the chain holds more than [Config.CheckpointRatio] of the
+// level). Once the chain holds more than [Options.CheckpointRatio] of the
 // table's entries (and at least 4096), the commit writes a checkpoint
 // instead. Either way a commit writes exactly one page-table record, and
 // its amortised size depends on what changed, not on the table.
@@ -138,18 +140,16 @@
 //
 // # Pixel bodies
 //
-// Seed 000 keeps all bodies in one entity section at the end of the file,
-// found through the header's entity-section pointer. An append-only file
-// has no fixed end, so here the entity section is the set of body-block
-// records, one per chunk that holds bodies (a body belongs to the chunk
-// that holds its centre), each found through the page table by an entry of
-// storage type 3 at that chunk's position. [Store.Bodies] thus reads one
-// record, like [Store.Get]. The header field that held the pointer holds
-// the generation instead.
+// An append-only file has no fixed end where one section of every body
+// could live, so bodies are kept in body-block records, one per chunk that
+// holds bodies (a body belongs to the chunk that holds its centre), each
+// found through the page table by an entry of storage type 3 at that
+// chunk's position. [Store.Bodies] thus reads one record, like [Store.Get],
+// and the header needs no entity-section pointer.
 //
 // # Commit protocol
 //
-// [Store.Commit] compresses on [Config.Workers] goroutines, appends the
+// [Store.Commit] compresses on [Options.Workers] goroutines, appends the
 // chunk and body records and the page-table record after the end of every
 // generation a slot still names, fsyncs, writes the header slot of
 // generation+1 and fsyncs again: two fsyncs (one for a commit that changes
@@ -159,7 +159,7 @@
 // leaves nothing behind that a slot names, and the next commit writes over
 // it; after a failure at the header, the next commit appends after it.
 //
-// [OpenAt] opens the generation a save directory's manifest names even when
+// [Open] with [Options.Generation] opens the generation a save directory's manifest names even when
 // the other slot already holds a newer one. Its next commit replaces that
 // newer slot (same parity) but appends after the newer generation's data,
 // so until the new header is durable both the manifest's generation and
@@ -186,7 +186,13 @@
 // with the offset, and the generated chunk. [Store.Check] reports every
 // damaged item.
 //
-// The chunk dictionary (seed 001): a Full record of at most 16 KiB whose
+// The chunk dictionary: a Full record of at most 16 KiB whose
 // payload equals one already written (uniform chunks, say) is not written
 // again; entries share the record.
+//
+// [docs/format.md] is the reference of the file formats (this one, the PECS
+// world file and the save directory), with their versions ([FormatVersion])
+// and what this module promises about reading older files.
+//
+// [docs/format.md]: https://github.com/arksave/arksave/blob/main/docs/format.md
 package chunkstore

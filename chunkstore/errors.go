@@ -1,15 +1,21 @@
 package chunkstore
 
-import "errors"
+import (
+	"errors"
 
-// Errors returned by the store. Decode failures wrap [ErrCorrupt] together
-// with the more specific sentinel, and name the section and file offset:
+	"github.com/arksave/arksave/internal/errs"
+)
+
+// Errors returned by the store. Decode failures wrap [ErrCorrupt], or a more
+// specific sentinel that matches it ([ErrChecksum]), and name the section
+// and file offset:
 //
-//	chunkstore: corrupt data: record at offset 4096: crc 1a2b3c4d != 00000000
+//	chunkstore: checksum mismatch: full chunk at offset 4096: crc 1a2b3c4d != 00000000
 var (
 	// ErrCorrupt is returned (wrapped) when bytes read from the file fail a
 	// check: a checksum, a length that does not fit, a value out of range.
-	ErrCorrupt = errors.New("chunkstore: corrupt data")
+	// It is also matched by the root package's arksave.ErrCorrupt.
+	ErrCorrupt = errs.New("chunkstore: corrupt data", errs.Corrupt)
 
 	// ErrBadMagic is returned when a header slot does not start with "PXSW".
 	ErrBadMagic = errors.New("chunkstore: bad magic")
@@ -18,16 +24,16 @@ var (
 	// this package does not know.
 	ErrVersion = errors.New("chunkstore: unsupported format version")
 
-	// ErrChecksum is returned (wrapped, together with ErrCorrupt) when a
-	// header slot, a record, a page-table entry or a body header fails its
-	// checksum.
-	ErrChecksum = errors.New("chunkstore: checksum mismatch")
+	// ErrChecksum is returned (wrapped) when a header slot, a record, a
+	// page-table entry or a body header fails its checksum. It matches
+	// ErrCorrupt too.
+	ErrChecksum = errs.New("chunkstore: checksum mismatch", ErrCorrupt)
 
 	// ErrNoValidHeader is returned by Open when neither header slot is
 	// valid; the error also carries each slot's own error.
 	ErrNoValidHeader = errors.New("chunkstore: no valid header slot")
 
-	// ErrGenerationNotFound is returned by OpenAt when no valid header slot
+	// ErrGenerationNotFound is returned by Open with Options.Generation when no valid header slot
 	// holds the requested generation.
 	ErrGenerationNotFound = errors.New("chunkstore: generation not found")
 
@@ -37,15 +43,15 @@ var (
 	ErrConfigMismatch = errors.New("chunkstore: configuration mismatch")
 
 	// ErrGeneratorVersion is returned when the file was written against
-	// another generator version than Config.Generator's and
-	// Config.AllowGeneratorChange is not set.
+	// another generator version than Options.Generator's and
+	// Options.AllowGeneratorChange is not set.
 	ErrGeneratorVersion = errors.New("chunkstore: generator version mismatch")
 
 	// ErrNoGenerator is returned when a delta chunk is read without a
-	// Config.Generator to apply it to.
+	// Options.Generator to apply it to.
 	ErrNoGenerator = errors.New("chunkstore: delta chunk needs a generator")
 
-	// ErrInvalidConfig is returned when a Config cannot describe a store:
+	// ErrInvalidConfig is returned when an Options cannot describe a store:
 	// a zero or too large chunk size, a pixel size other than 4, a
 	// threshold out of range.
 	ErrInvalidConfig = errors.New("chunkstore: invalid config")
@@ -62,6 +68,6 @@ var (
 	ErrClosed = errors.New("chunkstore: store is closed")
 
 	// ErrReadOnly is returned by Commit and Compact on a store opened
-	// read-only (Config.ReadOnly or OpenForRepair).
+	// read-only (Options.ReadOnly or Options.Repair).
 	ErrReadOnly = errors.New("chunkstore: store is read-only")
 )

@@ -37,13 +37,13 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "chunks.pxsw")
-	cfg := chunkstore.Config{
+	opts := chunkstore.Options{
 		ChunkSize: 64, TileSize: 16, PixelSize: 4, // the game's constants
 		Seed:        42,
 		Generator:   flatWorld{},
 		PersistMask: 0x01FFFFFF, // material, colour, damage and the pixel-body flag
 	}
-	s, err := chunkstore.Create(path, cfg)
+	s, err := chunkstore.Create(path, &opts)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func Example() {
 	fmt.Println("generation", st.Generation, "delta chunks", st.Delta, "fsyncs", st.Syncs)
 	s.Close()
 
-	s, err = chunkstore.Open(path, cfg)
+	s, err = chunkstore.Open(path, &opts)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -78,9 +78,9 @@ func Example() {
 	// check: true
 }
 
-func newExampleStore() (*chunkstore.Store, chunkstore.Config) {
-	cfg := chunkstore.Config{ChunkSize: 64, TileSize: 16, PixelSize: 4, Seed: 42, Generator: flatWorld{}, FS: vfs.NewMem()}
-	s, err := chunkstore.Create("/chunks.pxsw", cfg)
+func newExampleStore() (*chunkstore.Store, chunkstore.Options) {
+	cfg := chunkstore.Options{ChunkSize: 64, TileSize: 16, PixelSize: 4, Seed: 42, Generator: flatWorld{}, FS: vfs.NewMem()}
+	s, err := chunkstore.Create("/chunks.pxsw", &cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func ExampleStore_Bodies() {
 
 // The save directory's manifest names generation 1, but the file already
 // holds generation 2: open it at 1.
-func ExampleOpenAt() {
+func ExampleOpen_generation() {
 	s, cfg := newExampleStore()
 	for v := range uint32(2) {
 		pix := make([]uint32, 64*64)
@@ -119,7 +119,8 @@ func ExampleOpenAt() {
 		s.Commit(b)
 	}
 	s.Close()
-	s, err := chunkstore.OpenAt("/chunks.pxsw", cfg, 1)
+	cfg.Generation = 1
+	s, err := chunkstore.Open("/chunks.pxsw", &cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func ExampleStore_Check() {
 	defer s.Close()
 	r := s.Check()
 	fmt.Println(r.OK(), r)
-	// Output: true 0 problems found (1 slots, 0 table records, 0 entries, 0 records checked)
+	// Output: true 0 problems found (1 slot, 0 table records, 0 entries, 0 records checked)
 }
 
 func ExampleStore_Entries() {
@@ -182,7 +183,7 @@ func ExampleStore_Entries() {
 
 // A repair tool's view: walk the records without the page table, then
 // write a clean copy.
-func ExampleOpenForRepair() {
+func ExampleOpen_repair() {
 	s, cfg := newExampleStore()
 	pix := make([]uint32, 64*64)
 	s.Get(chunkstore.Pos{}, pix)
@@ -196,13 +197,14 @@ func ExampleOpenForRepair() {
 		return true
 	})
 	cfg.Generator = nil // a tool may not have the game's generator
-	s, report, err := chunkstore.OpenForRepair("/chunks.pxsw", cfg)
+	cfg.Repair = true
+	s, err := chunkstore.Open("/chunks.pxsw", &cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer s.Close()
 	raw, _, _ := s.ReadRaw(chunkstore.Pos{})
-	fmt.Println(report.OK(), raw.Type, raw.Delta)
+	fmt.Println(s.OpenReport().OK(), raw.Type, raw.Delta)
 	fixed, err := s.CompactTo("/fixed.pxsw")
 	if err != nil {
 		log.Fatal(err)
@@ -236,7 +238,7 @@ func ExampleStore_Revert() {
 	if err := s.Revert(mark); err != nil {
 		log.Fatal(err)
 	}
-	s, err = chunkstore.Open("/chunks.pxsw", cfg)
+	s, err = chunkstore.Open("/chunks.pxsw", &cfg)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func (s *switchable) Inject(op vfs.Op, name string) error {
 // faultEvery fails the Nth mutating call of op (N = 0, 1, ...) with each
 // fault, once or from then on (sticky), and hands the store, the disk and
 // the switch to after, which checks what is left and that work goes on.
-func faultEvery(t *testing.T, base *vfs.Mem, cfg chunkstore.Config,
+func faultEvery(t *testing.T, base *vfs.Mem, cfg chunkstore.Options,
 	op func(*chunkstore.Store) error, after func(t *testing.T, s *chunkstore.Store, disk *vfs.Mem, sw *switchable)) {
 	t.Helper()
 	for _, fault := range faults {
@@ -42,7 +42,7 @@ func faultEvery(t *testing.T, base *vfs.Mem, cfg chunkstore.Config,
 				sw := &switchable{on: true, in: cd}
 				c := cfg
 				c.FS = &vfs.Faulty{FS: disk, Injector: sw}
-				s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, c))
+				s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &c))
 				err := op(s)
 				if !cd.Fired() {
 					must(t, err)

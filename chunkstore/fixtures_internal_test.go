@@ -18,8 +18,8 @@ var update = flag.Bool("update", false, "rewrite the corrupt fixtures and fuzz s
 
 // fixtureConfig is the configuration every fixture is written with
 // (fixtures_test.go opens them with the same).
-func fixtureConfig(fsys vfs.FS) Config {
-	return Config{ChunkSize: 8, TileSize: 4, PixelSize: 4, Seed: 7, Generator: terrain.Generator{Surface: 8}, FS: fsys}
+func fixtureConfig(fsys vfs.FS) Options {
+	return Options{ChunkSize: 8, TileSize: 4, PixelSize: 4, Seed: 7, Generator: terrain.Generator{Surface: 8}, FS: fsys}
 }
 
 // goodFixture writes the fixtures' base store: two commits with full,
@@ -28,7 +28,7 @@ func fixtureConfig(fsys vfs.FS) Config {
 func goodFixture(t *testing.T) []byte {
 	mem := vfs.NewMem()
 	cfg := fixtureConfig(mem)
-	s, err := Create("/good.pxsw", cfg)
+	s, err := Create("/good.pxsw", &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 )
 
 // fixtureConfig matches fixtures_internal_test.go, which writes the files.
-func fixtureConfig(fsys vfs.FS) chunkstore.Config {
-	return chunkstore.Config{ChunkSize: 8, TileSize: 4, PixelSize: 4, Seed: 7, Generator: terrain.Generator{Surface: 8}, FS: fsys}
+func fixtureConfig(fsys vfs.FS) chunkstore.Options {
+	return chunkstore.Options{ChunkSize: 8, TileSize: 4, PixelSize: 4, Seed: 7, Generator: terrain.Generator{Surface: 8}, FS: fsys}
 }
 
 func loadFixture(t testing.TB, name string) *vfs.Mem {
@@ -68,7 +68,7 @@ func TestCorruptFixtures(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			cfg := fixtureConfig(loadFixture(t, tc.file))
-			s, err := chunkstore.Open(storePath, cfg)
+			s, err := chunkstore.Open(storePath, &cfg)
 			if tc.open != nil {
 				expect(t, err != nil, "opened")
 				for _, target := range tc.open {
@@ -113,13 +113,13 @@ func TestCorruptFixtures(t *testing.T) {
 func TestRepairWithoutHeader(t *testing.T) {
 	mem := loadFixture(t, "no-header.pxsw")
 	cfg := fixtureConfig(mem)
-	_, _, err := chunkstore.OpenForRepair(storePath, chunkstore.Config{FS: mem})
+	_, _, err := openForRepair(storePath, chunkstore.Options{FS: mem}, nil)
 	expect(t, errors.Is(err, chunkstore.ErrNoValidHeader), "repair without a chunk size: %v", err)
-	s, rep, err := chunkstore.OpenForRepair(storePath, cfg)
+	s, rep, err := openForRepair(storePath, cfg, nil)
 	must(t, err)
 	defer s.Close()
 	expect(t, !rep.OK() && s.Generation() == 2, "report %s, generation %d", rep, s.Generation())
-	good := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, fixtureConfig(loadFixture(t, "good.pxsw"))))
+	good := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, ptr(fixtureConfig(loadFixture(t, "good.pxsw")))))
 	defer good.Close()
 	fixed := must2[*chunkstore.Store](t)(s.CompactTo("/fixed.pxsw"))
 	defer fixed.Close()
@@ -166,7 +166,7 @@ func pixelsAsBytes(p []uint32) []byte {
 func TestCommitAfterRebuild(t *testing.T) {
 	mem := loadFixture(t, "truncated-record.pxsw")
 	cfg := fixtureConfig(mem)
-	s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, cfg))
+	s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
 	b := s.NewBatch()
 	pix := make([]uint32, 64)
 	for i := range pix {

@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzOpen opens arbitrary file bytes (seeded from testdata/*.pxsw and
-// testdata/fuzz/FuzzOpen): Open, OpenForRepair, Check, every read and Scan
+// testdata/fuzz/FuzzOpen): Open, Open for repair, Check, every read and Scan
 // must return errors, never panic or allocate beyond what the bytes justify.
 func FuzzOpen(f *testing.F) {
 	names, _ := filepath.Glob(filepath.Join("testdata", "*.pxsw"))
@@ -35,10 +35,10 @@ func FuzzOpen(f *testing.F) {
 			})
 			s.Close()
 		}
-		if s, err := chunkstore.Open(storePath, cfg); err == nil {
+		if s, err := chunkstore.Open(storePath, &cfg); err == nil {
 			exercise(s)
 		}
-		if s, _, err := chunkstore.OpenForRepair(storePath, cfg); err == nil {
+		if s, err := chunkstore.Open(storePath, forRepair(cfg, nil)); err == nil {
 			exercise(s)
 		}
 		chunkstore.Scan(mem, storePath, func(chunkstore.ScanRecord) bool { return true })

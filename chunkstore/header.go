@@ -8,11 +8,16 @@ import (
 
 // Header slots. Their layout is part of the file format; see the package
 // documentation for the table.
+// FormatVersion is the version of the chunk store file format (PXSW) this
+// package writes, and the only one it reads. It is part of every header
+// slot; docs/format.md has its history.
+const FormatVersion = 1
+
 const (
 	headerSize          = 64            // bytes in one header slot
 	slotCount           = 2             // slots A (offset 0) and B (offset 64)
 	dataStart           = 128           // first byte after the slots: the data region
-	formatVersion       = 1             // the only version this package reads and writes
+	formatVersion       = FormatVersion // the only version this package reads and writes
 	flagLZ4             = 1 << 0        // records may be LZ4 block compressed (always set)
 	knownFlags          = flagLZ4       // flags this version understands
 	maxGeneratorVersion = 1<<24 - 1     // generator versions live in 3 bytes
@@ -105,7 +110,7 @@ func parseHeader(b []byte, i int) (header, error) {
 	cr := readBuf(b[headerCRCOff:])
 	stored := cr.uint32()
 	if c := headerChecksum(b); c != stored {
-		return header{}, fmt.Errorf("%w: %w: %s: crc %08x != %08x", ErrCorrupt, ErrChecksum, where, c, stored)
+		return header{}, fmt.Errorf("%w: %s: crc %08x != %08x", ErrChecksum, where, c, stored)
 	}
 	var h header
 	h.flags = r.uint16()

@@ -49,8 +49,8 @@ func mustCheck(t testing.TB, s *chunkstore.Store) {
 
 var gen = terrain.Generator{Surface: 8}
 
-func testConfig(fsys vfs.FS) chunkstore.Config {
-	return chunkstore.Config{
+func testConfig(fsys vfs.FS) chunkstore.Options {
+	return chunkstore.Options{
 		ChunkSize: small, TileSize: 4, PixelSize: 4, Seed: 7,
 		Generator: gen, FS: fsys, Workers: 2,
 	}
@@ -213,3 +213,32 @@ func body(id uint64, w, h uint32, rng *rand.Rand) chunkstore.Body {
 	b.Shape[0] = true
 	return b
 }
+
+// atGeneration returns o opening generation gen.
+func atGeneration(o chunkstore.Options, gen uint64) *chunkstore.Options {
+	o.Generation = gen
+	return &o
+}
+
+// atRoot returns o opening the generation root describes.
+func atRoot(o chunkstore.Options, root []byte) *chunkstore.Options {
+	o.Root = root
+	return &o
+}
+
+// forRepair returns o opening for repair, at root when it is not nil.
+func forRepair(o chunkstore.Options, root []byte) *chunkstore.Options {
+	o.Repair, o.Root = true, root
+	return &o
+}
+
+// openForRepair opens path for repair and returns what opening skipped.
+func openForRepair(path string, o chunkstore.Options, root []byte) (*chunkstore.Store, chunkstore.Report, error) {
+	s, err := chunkstore.Open(path, forRepair(o, root))
+	if err != nil {
+		return nil, chunkstore.Report{}, err
+	}
+	return s, s.OpenReport(), nil
+}
+
+func ptr(o chunkstore.Options) *chunkstore.Options { return &o }

@@ -10,7 +10,7 @@ import (
 // Page table. Its layout is part of the file format; see the package
 // documentation.
 const (
-	entrySize       = 24   // one page-table entry (seed 000)
+	entrySize       = 24   // one page-table entry
 	entryCRCOff     = 21   // CRC-8 of the other 23 bytes
 	tableHeaderSize = 16   // prev u64, level u8, reserved 3, count u32
 	tombstone       = 0x80 // storage-type bit: the entry deletes its position
@@ -39,7 +39,7 @@ func comparePos(a, b Pos) int {
 	return cmp.Compare(a.X, b.X)
 }
 
-// StorageType says how a chunk is stored (seed 000's values), or marks an
+// StorageType says how a chunk is stored (its values are part of the file format), or marks an
 // index entry that holds a chunk's pixel bodies.
 type StorageType uint8
 
@@ -113,7 +113,7 @@ func entryCRC(b []byte) byte {
 // parseEntry decodes and checks the entry at b[:24], read at off.
 func parseEntry(b []byte, off int64) (tableEntry, error) {
 	if c := entryCRC(b); c != b[entryCRCOff] {
-		return tableEntry{}, fmt.Errorf("%w: %w: page-table entry at offset %d: crc8 %02x != %02x", ErrCorrupt, ErrChecksum, off, c, b[entryCRCOff])
+		return tableEntry{}, fmt.Errorf("%w: page-table entry at offset %d: crc8 %02x != %02x", ErrChecksum, off, c, b[entryCRCOff])
 	}
 	r := readBuf(b)
 	var e tableEntry

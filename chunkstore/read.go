@@ -67,7 +67,7 @@ func (s *Store) Get(pos Pos, dst []uint32) (stored bool, err error) {
 	}
 	if err != nil {
 		s.cc.generate(pos, dst)
-		return false, fmt.Errorf("chunkstore: chunk %v: %w", pos, err)
+		return false, fmt.Errorf("chunk %v: %w", pos, err)
 	}
 	return true, nil
 }

@@ -100,7 +100,7 @@ func parseRecordHeader(b []byte, off int64) (recordHeader, error) {
 		return recordHeader{}, fmt.Errorf("%w: record at offset %d: header %d of %d bytes: %w", ErrCorrupt, off, len(b), recordHeaderSize, io.ErrUnexpectedEOF)
 	}
 	if c := crc8.Checksum(b[:recordHCRCOff]); c != b[recordHCRCOff] {
-		return recordHeader{}, fmt.Errorf("%w: %w: record header at offset %d: crc8 %02x != %02x", ErrCorrupt, ErrChecksum, off, c, b[recordHCRCOff])
+		return recordHeader{}, fmt.Errorf("%w: record header at offset %d: crc8 %02x != %02x", ErrChecksum, off, c, b[recordHCRCOff])
 	}
 	r := readBuf(b)
 	var h recordHeader
@@ -141,7 +141,7 @@ func checkRecord(rec []byte, off int64) (recordHeader, error) {
 	}
 	stored := readBuf(rec[recordCRCOff:])
 	if c, s := recordCRC(rec), stored.uint32(); c != s {
-		return h, fmt.Errorf("%w: %w: %s at offset %d: crc %08x != %08x", ErrCorrupt, ErrChecksum, h.kind, off, c, s)
+		return h, fmt.Errorf("%w: %s at offset %d: crc %08x != %08x", ErrChecksum, h.kind, off, c, s)
 	}
 	return h, nil
 }
@@ -203,7 +203,7 @@ func payloadOf(h recordHeader, rec []byte, off int64, maxRaw int, dst []byte) ([
 	dst = dst[:h.raw]
 	n, err := lz4.UncompressBlock(payload, dst)
 	if err != nil || n != int(h.raw) {
-		return nil, fmt.Errorf("%w: %s at offset %d: LZ4 block decodes to %d of %d bytes: %v", ErrCorrupt, h.kind, off, n, h.raw, err)
+		return nil, fmt.Errorf("%w: %s at offset %d: LZ4 block decodes to %d of %d bytes: %w", ErrCorrupt, h.kind, off, n, h.raw, err)
 	}
 	return dst, nil
 }

@@ -19,7 +19,10 @@ func rootsOf(t *testing.T, commits int) (*vfs.Mem, []generation, [][]byte) {
 	cfg.FS = mem
 	roots := make([][]byte, len(gens))
 	for i, g := range gens {
-		s, err := chunkstore.OpenAt(storePath, cfg, g.gen)
+		if g.gen == 0 {
+			continue // Options.Generation 0 opens the newest: generation 0 has no slot once anything committed
+		}
+		s, err := chunkstore.Open(storePath, atGeneration(cfg, g.gen))
 		if err != nil {
 			continue // its slot moved on
 		}
@@ -41,10 +44,10 @@ func flipAt(t *testing.T, mem *vfs.Mem, off int64) {
 	must(t, f.Close())
 }
 
-// OpenRootForRepair opens a generation through its root when both header
+// Open with Options.Repair and a Root opens a generation through its root when both header
 // slots are damaged, and rebuilds it by a bounded scan when its page table
 // is damaged; the clean copy holds that generation's contents exactly.
-func TestOpenRootForRepair(t *testing.T) {
+func TestOpenRepairAtRoot(t *testing.T) {
 	mem, gens, roots := rootsOf(t, 4)
 	last := len(gens) - 1
 	cfg := testConfig(mem)
@@ -55,11 +58,11 @@ func TestOpenRootForRepair(t *testing.T) {
 	flipAt(t, mem, 10) // slot A
 	flipAt(t, mem, 70) // slot B
 	flipAt(t, mem, info.Table+30)
-	_, err := chunkstore.OpenRoot(storePath, cfg, roots[last])
-	expect(t, errors.Is(err, chunkstore.ErrCorrupt), "OpenRoot of a damaged table: %v", err)
+	_, err := chunkstore.Open(storePath, atRoot(cfg, roots[last]))
+	expect(t, errors.Is(err, chunkstore.ErrCorrupt), "Open at the root of a damaged table: %v", err)
 
-	bare := chunkstore.Config{FS: mem} // no generator, no constants: the root has them
-	s, rep, err := chunkstore.OpenRootForRepair(storePath, bare, roots[last])
+	bare := chunkstore.Options{FS: mem} // no generator, no constants: the root has them
+	s, rep, err := openForRepair(storePath, bare, roots[last])
 	must(t, err)
 	defer s.Close()
 	var sections []string
@@ -75,7 +78,7 @@ func TestOpenRootForRepair(t *testing.T) {
 	fixed := must2[*chunkstore.Store](t)(s.CompactTo("/fixed.pxsw"))
 	must(t, fixed.Close())
 	fcfg := testConfig(mem)
-	f := must2[*chunkstore.Store](t)(chunkstore.Open("/fixed.pxsw", fcfg))
+	f := must2[*chunkstore.Store](t)(chunkstore.Open("/fixed.pxsw", &fcfg))
 	defer f.Close()
 	mustCheck(t, f)
 	expect(t, f.GeneratorVersion() == gen.Version(), "generator version %d lost", f.GeneratorVersion())
@@ -88,13 +91,13 @@ func TestOpenRootForRepair(t *testing.T) {
 		if roots[i] == nil {
 			continue
 		}
-		o, rep, err := chunkstore.OpenRootForRepair(storePath, bare, roots[i])
+		o, rep, err := openForRepair(storePath, bare, roots[i])
 		must(t, err)
 		expect(t, !rep.OK(), "damaged slots not reported")
 		c := must2[*chunkstore.Store](t)(o.CompactTo("/old.pxsw"))
 		must(t, c.Close())
 		must(t, o.Close())
-		oc := must2[*chunkstore.Store](t)(chunkstore.Open("/old.pxsw", fcfg))
+		oc := must2[*chunkstore.Store](t)(chunkstore.Open("/old.pxsw", &fcfg))
 		if d := gens[i].m.diff(oc, small, ^uint32(0)); d != "" {
 			t.Fatalf("generation %d through its root: %s", gens[i].gen, d)
 		}
@@ -103,7 +106,7 @@ func TestOpenRootForRepair(t *testing.T) {
 		break
 	}
 
-	_, _, err = chunkstore.OpenRootForRepair(storePath, bare, make([]byte, 64))
+	_, _, err = openForRepair(storePath, bare, make([]byte, 64))
 	expect(t, errors.Is(err, chunkstore.ErrCorrupt), "zero root: %v", err)
 }
 
@@ -113,20 +116,20 @@ func TestFindRoot(t *testing.T) {
 	mem, gens, roots := rootsOf(t, 5)
 	cfg := testConfig(mem)
 	for i, g := range gens {
-		root, err := chunkstore.FindRoot(storePath, chunkstore.Config{FS: mem}, g.gen)
+		root, err := chunkstore.FindRoot(mem, storePath, g.gen)
 		must(t, err)
 		if roots[i] != nil {
 			expect(t, slices.Equal(root, roots[i]), "generation %d: the slot's root differs", g.gen)
 		}
 		info := must2[chunkstore.RootInfo](t)(chunkstore.ParseRoot(root))
 		expect(t, info.Generation == g.gen && int(info.Chunks) == len(g.m.chunks), "generation %d: %+v, %d chunks", g.gen, info, len(g.m.chunks))
-		s := must2[*chunkstore.Store](t)(chunkstore.OpenRoot(storePath, cfg, root))
+		s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, atRoot(cfg, root)))
 		if d := g.m.diff(s, small, ^uint32(0)); d != "" {
 			t.Fatalf("generation %d through a found root: %s", g.gen, d)
 		}
 		must(t, s.Close())
 	}
-	_, err := chunkstore.FindRoot(storePath, chunkstore.Config{FS: mem}, 99)
+	_, err := chunkstore.FindRoot(mem, storePath, 99)
 	expect(t, errors.Is(err, chunkstore.ErrGenerationNotFound), "generation 99: %v", err)
 }
 
@@ -135,15 +138,17 @@ func TestFindRoot(t *testing.T) {
 func TestOpenForInspection(t *testing.T) {
 	mem, gens, _ := rootsOf(t, 3)
 	last := gens[len(gens)-1]
-	for _, open := range []func(chunkstore.Config) (*chunkstore.Store, error){
-		func(c chunkstore.Config) (*chunkstore.Store, error) { return chunkstore.Open(storePath, c) },
-		func(c chunkstore.Config) (*chunkstore.Store, error) { return chunkstore.OpenAt(storePath, c, last.gen) },
+	for _, open := range []func(chunkstore.Options) (*chunkstore.Store, error){
+		func(c chunkstore.Options) (*chunkstore.Store, error) { return chunkstore.Open(storePath, &c) },
+		func(c chunkstore.Options) (*chunkstore.Store, error) {
+			return chunkstore.Open(storePath, atGeneration(c, last.gen))
+		},
 	} {
 		other := testConfig(mem)
 		other.Generator = terrain.Generator{Surface: 8, Rev: 3}
 		_, err := open(other)
 		expect(t, errors.Is(err, chunkstore.ErrGeneratorVersion), "other generator: %v", err)
-		s := must2[*chunkstore.Store](t)(open(chunkstore.Config{FS: mem, ReadOnly: true}))
+		s := must2[*chunkstore.Store](t)(open(chunkstore.Options{FS: mem, ReadOnly: true}))
 		expect(t, s.OpenReport().OK() && s.Stats().Chunks == len(last.m.chunks), "inspection dropped chunks: %s", s.OpenReport())
 		mustCheck(t, s)
 		must(t, s.Close())
@@ -154,15 +159,15 @@ func TestOpenForInspection(t *testing.T) {
 // header slots are both damaged.
 func TestCheckFile(t *testing.T) {
 	mem, _, roots := rootsOf(t, 3)
-	cfg := chunkstore.Config{FS: mem}
-	expect(t, chunkstore.CheckFile(storePath, cfg).OK(), "clean file: %s", chunkstore.CheckFile(storePath, cfg))
+	cfg := chunkstore.Options{FS: mem}
+	expect(t, chunkstore.CheckFile(cfg.FS, storePath).OK(), "clean file: %s", chunkstore.CheckFile(cfg.FS, storePath))
 	info := must2[chunkstore.RootInfo](t)(chunkstore.ParseRoot(roots[len(roots)-1]))
 	flipAt(t, mem, 10)
-	r := chunkstore.CheckFile(storePath, cfg)
+	r := chunkstore.CheckFile(cfg.FS, storePath)
 	expect(t, len(r.Problems) == 1 && r.Problems[0].Section == chunkstore.SectionHeader, "one slot: %s", r)
 	flipAt(t, mem, 70)
 	flipAt(t, mem, info.Table-10) // the last record before the table
-	r = chunkstore.CheckFile(storePath, cfg)
+	r = chunkstore.CheckFile(cfg.FS, storePath)
 	expect(t, len(r.Problems) == 2 && r.Problems[1].Section == chunkstore.SectionRecord && r.Problems[1].Pos != nil,
 		"no header: %s", r)
 }
@@ -198,7 +203,7 @@ func TestScanTruncatedRecord(t *testing.T) {
 func TestCheckNamesUnreferencedRecords(t *testing.T) {
 	mem := vfs.NewMem()
 	cfg := testConfig(mem)
-	s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, cfg))
+	s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
 	p := chunkstore.Pos{X: 3, Y: -2}
 	var first chunkstore.Handle
 	for i := range 2 {
@@ -214,7 +219,7 @@ func TestCheckNamesUnreferencedRecords(t *testing.T) {
 	}
 	must(t, s.Close())
 	flipAt(t, mem, first.Offset+30)
-	s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, cfg))
+	s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
 	defer s.Close()
 	r := s.Check()
 	expect(t, len(r.Problems) == 1 && r.Problems[0].Section == chunkstore.SectionRecord && r.Problems[0].Pos != nil &&

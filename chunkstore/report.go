@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/arksave/arksave/internal/words"
 )
 
 // Sections named in a Problem.
@@ -15,22 +17,52 @@ const (
 	SectionBodies = "bodies"      // a chunk's body block that does not decode
 )
 
-// Problem is one damaged or dropped item: what, where and why.
+// Problem is one damaged or dropped item: where it is and what is wrong.
+// It is the one problem type of the module: a chunk store's [Report], a
+// save directory's check (package savetool) and the damage a game meets
+// while loading chunks (arksave.Problem) all list Problems.
 type Problem struct {
-	Section string // one of the Section constants
-	Offset  int64  // file offset of the damaged bytes
+	File    string // the file, relative to the save directory; empty for a store checked on its own
+	Section string // the part of the file, one of the Section constants for a chunk store; empty when not known
+	Offset  int64  // file offset of the damaged bytes; -1 when not about a place in the file
 	Pos     *Pos   // the chunk concerned, when known
-	Err     error  // what is wrong; matches ErrCorrupt for damage
+	Err     error  // what is wrong; matches ErrCorrupt (and arksave.ErrCorrupt) for damage
 }
 
-// String describes the problem on one line.
+// String describes the problem on one line: "file: section at offset N,
+// chunk (x, y): error", leaving out what is not known.
 func (p Problem) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s at offset %d", p.Section, p.Offset)
-	if p.Pos != nil {
-		fmt.Fprintf(&b, ", chunk %v", *p.Pos)
+	if p.File != "" {
+		b.WriteString(p.File)
 	}
-	fmt.Fprintf(&b, ": %v", p.Err)
+	sep := func(s string) {
+		if b.Len() > 0 {
+			b.WriteString(s)
+		}
+	}
+	section := p.Section
+	if section == SectionChunk && p.Pos != nil {
+		section = "" // "chunk (x, y)" follows
+	}
+	if section != "" {
+		sep(": ")
+		b.WriteString(section)
+	}
+	if p.Offset >= 0 {
+		if section != "" {
+			b.WriteByte(' ')
+		} else {
+			sep(": ")
+		}
+		fmt.Fprintf(&b, "at offset %d", p.Offset)
+	}
+	if p.Pos != nil {
+		sep(", ")
+		fmt.Fprintf(&b, "chunk %v", *p.Pos)
+	}
+	sep(": ")
+	fmt.Fprintf(&b, "%v", p.Err)
 	return b.String()
 }
 
@@ -58,7 +90,7 @@ func (r Report) Err() error {
 	for i, p := range r.Problems {
 		errs[i] = problemError{p}
 	}
-	return fmt.Errorf("chunkstore: %d problems found: %w", len(r.Problems), errors.Join(errs...))
+	return fmt.Errorf("chunkstore: %s found: %w", words.Count(len(r.Problems), "problem", "problems"), errors.Join(errs...))
 }
 
 // String lists the problems, one a line, then "N problems found".
@@ -68,8 +100,9 @@ func (r Report) String() string {
 		b.WriteString(p.String())
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "%d problems found (%d slots, %d table records, %d entries, %d records checked)",
-		len(r.Problems), r.Slots, r.Tables, r.Entries, r.Records)
+	fmt.Fprintf(&b, "%s found (%s, %s, %s, %s checked)",
+		words.Count(len(r.Problems), "problem", "problems"), words.Count(r.Slots, "slot", "slots"), words.Count(r.Tables, "table record", "table records"),
+		words.Count(r.Entries, "entry", "entries"), words.Count(r.Records, "record", "records"))
 	return b.String()
 }
 

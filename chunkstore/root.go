@@ -53,11 +53,9 @@ func (h header) info() RootInfo {
 // gen is assumed to share them), the chunk count from loading that table.
 // The root is verified by loading its page table; a damaged one returns an
 // error wrapping ErrCorrupt. It needs no Generator and opens the file
-// read-only.
-func FindRoot(path string, cfg Config, gen uint64) ([]byte, error) {
-	cfg.ReadOnly = true
-	cfg.Generator = nil
-	s, err := openStore(path, cfg, openNewest, 0)
+// (through fsys, nil meaning vfs.OS) read-only.
+func FindRoot(fsys vfs.FS, path string, gen uint64) ([]byte, error) {
+	s, err := openStore(path, Options{FS: fsys, ReadOnly: true}, openNewest, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -12,10 +12,10 @@ import (
 
 // Roots let an older generation be reopened after both header slots have
 // moved on, which is what backups of a save directory need.
-func TestOpenRoot(t *testing.T) {
+func TestOpenAtRoot(t *testing.T) {
 	mem := vfs.NewMem()
 	cfg := testConfig(mem)
-	s := must2[*chunkstore.Store](t)(chunkstore.Create("/w.pxsw", cfg))
+	s := must2[*chunkstore.Store](t)(chunkstore.Create("/w.pxsw", &cfg))
 	rng := rand.New(rand.NewPCG(1, 1))
 	pos := chunkstore.Pos{X: 2, Y: 1}
 	var roots [][]byte
@@ -39,7 +39,7 @@ func TestOpenRoot(t *testing.T) {
 		return dst, bodies[0].ID
 	}
 
-	r := must2[*chunkstore.Store](t)(chunkstore.OpenRoot("/w.pxsw", cfg, roots[2]))
+	r := must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", atRoot(cfg, roots[2])))
 	got, id := read(r)
 	expect(t, slices.Equal(got, contents[2]) && id == 3, "root of generation 3 reads other contents (body %d)", id)
 	expect(t, r.Generation() == 5, "a store opened at an old root must continue after the newest slot, at %d", r.Generation())
@@ -54,12 +54,12 @@ func TestOpenRoot(t *testing.T) {
 	mustCheck(t, r)
 	must(t, r.Close())
 
-	n := must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", cfg))
+	n := must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", &cfg))
 	got, id = read(n)
 	expect(t, n.Generation() == 6 && slices.Equal(got, contents[2]) && id == 3, "newest after commit from root: generation %d body %d", n.Generation(), id)
 	must(t, n.Close())
 	for g := 1; g <= 5; g++ {
-		o := must2[*chunkstore.Store](t)(chunkstore.OpenRoot("/w.pxsw", cfg, roots[g-1]))
+		o := must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", atRoot(cfg, roots[g-1])))
 		got, id := read(o)
 		expect(t, slices.Equal(got, contents[g-1]) && id == uint64(g), "root of generation %d no longer reads its contents", g)
 		must(t, o.Close())
@@ -69,9 +69,9 @@ func TestOpenRoot(t *testing.T) {
 	for i := 0; i < len(roots[0])*8; i += 7 {
 		bad := slices.Clone(roots[0])
 		bad[i/8] ^= 1 << (i % 8)
-		_, err := chunkstore.OpenRoot("/w.pxsw", cfg, bad)
+		_, err := chunkstore.Open("/w.pxsw", atRoot(cfg, bad))
 		expect(t, err != nil, "flip of root bit %d accepted", i)
 	}
-	_, err := chunkstore.OpenRoot("/w.pxsw", cfg, make([]byte, 64))
+	_, err := chunkstore.Open("/w.pxsw", atRoot(cfg, make([]byte, 64)))
 	expect(t, errors.Is(err, chunkstore.ErrCorrupt), "zero root: %v", err)
 }

@@ -20,7 +20,7 @@ import (
 // mix. Commit, Compact, CompactTo and Close are serialised.
 type Store struct {
 	path string
-	cfg  Config
+	cfg  Options
 	cc   chunkCodec
 
 	wmu sync.Mutex // serialises writers
@@ -61,8 +61,13 @@ type segment struct {
 type readScratch struct{ rec, raw []byte }
 
 // Create makes a new, empty store at path, which must not exist, at
-// generation 0, and syncs it and its directory.
-func Create(path string, cfg Config) (*Store, error) {
+// generation 0, and syncs it and its directory. o must give ChunkSize; the
+// fields that choose a generation are ignored.
+func Create(path string, o *Options) (*Store, error) {
+	var cfg Options
+	if o != nil {
+		cfg = *o
+	}
 	cfg, err := cfg.withDefaults(true)
 	if err != nil {
 		return nil, err
@@ -99,7 +104,7 @@ func Create(path string, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-func newStore(path string, cfg Config, f vfs.File, h header) *Store {
+func newStore(path string, cfg Options, f vfs.File, h header) *Store {
 	s := &Store{path: path, cfg: cfg, f: f, hdr: h, chunks: newIndex(0), bodies: newIndex(0), dict: newDict()}
 	s.cc = chunkCodec{
 		npix: int(cfg.ChunkSize) * int(cfg.ChunkSize), mask: cfg.PersistMask, seed: cfg.Seed,
@@ -108,43 +113,44 @@ func newStore(path string, cfg Config, f vfs.File, h header) *Store {
 	return s
 }
 
-// Open opens the store at path at its newest valid generation. It refuses
-// a file whose chunk, tile or pixel size or seed differ from cfg's
-// (ErrConfigMismatch) or that was written with another generator version
-// (ErrGeneratorVersion, unless cfg.AllowGeneratorChange; not checked for a
-// read-only cfg without a Generator, which opens for inspection: Check and
-// ReadRaw work, Get of a Delta chunk does not). When the newest
-// valid header slot's page table is damaged, Open rebuilds the index by
-// scanning the records before that generation's end; OpenReport lists what
-// it skipped.
-func Open(path string, cfg Config) (*Store, error) {
-	return openStore(path, cfg, openNewest, 0)
-}
-
-// OpenAt opens the store at path at exactly generation gen, through the
-// header slot that holds it, even when the other slot holds a newer
-// generation. Data of the newer generation stays in the file, untouched,
-// until a commit from this store replaces that slot: the next commit
-// appends after the end of every generation still named by a slot, so gen
-// stays loadable until the new commit has completed. It returns
-// ErrGenerationNotFound when no valid slot holds gen.
-func OpenAt(path string, cfg Config, gen uint64) (*Store, error) {
-	return openStore(path, cfg, openAt, gen)
-}
-
-// OpenForRepair opens a possibly damaged store read-only for inspection and
-// repair, without the game's Generator if need be: the generator version
-// is not checked (Get of a Delta chunk then needs cfg.Generator), and when
-// neither header slot is valid the index is rebuilt from a forward scan of
-// the whole file, with cfg's ChunkSize (required then), TileSize and Seed.
-// The report lists everything that was skipped. CompactTo writes a clean
-// copy.
-func OpenForRepair(path string, cfg Config) (*Store, Report, error) {
-	s, err := openStore(path, cfg, openRepair, 0)
-	if err != nil {
-		return nil, Report{}, err
+// Open opens the store at path: at its newest valid generation, or at the
+// one that o.Generation or o.Root names, or for repair (o.Repair); see
+// [Options]. A nil o is the zero Options.
+//
+// Open refuses a file whose chunk, tile or pixel size or seed differ from
+// o's non-zero ones (ErrConfigMismatch), or that was written with another
+// generator version (ErrGeneratorVersion, unless o.AllowGeneratorChange;
+// not checked for inspection: read-only without a Generator, or Repair).
+// When the newest valid header slot's page table is damaged, Open rebuilds
+// the index by scanning the records before that generation's end;
+// [Store.OpenReport] lists what it skipped.
+func Open(path string, o *Options) (*Store, error) {
+	var cfg Options
+	if o != nil {
+		cfg = *o
 	}
-	return s, s.report, nil
+	switch {
+	case len(cfg.Root) > 0:
+		h, err := parseRoot(cfg.Root)
+		if err != nil {
+			return nil, fmt.Errorf("chunkstore: open %s at a root: %w", path, err)
+		}
+		if cfg.Generation != 0 && cfg.Generation != h.generation {
+			return nil, fmt.Errorf("%w: Generation %d and a Root of generation %d", ErrInvalidConfig, cfg.Generation, h.generation)
+		}
+		mode := openRoot
+		if cfg.Repair {
+			mode = openRootRepair
+		}
+		return openStoreRoot(path, cfg, mode, h.generation, &h)
+	case cfg.Repair && cfg.Generation != 0:
+		return nil, fmt.Errorf("%w: Repair opens the newest generation or a Root, not Generation %d", ErrInvalidConfig, cfg.Generation)
+	case cfg.Repair:
+		return openStore(path, cfg, openRepair, 0)
+	case cfg.Generation != 0:
+		return openStore(path, cfg, openAt, cfg.Generation)
+	}
+	return openStore(path, cfg, openNewest, 0)
 }
 
 type openMode uint8
@@ -158,53 +164,8 @@ const (
 	openRootRepair
 )
 
-// OpenRootForRepair opens the generation that root describes (the bytes
-// [Store.Root] returned while it was current) for inspection and repair,
-// the way [OpenForRepair] opens the newest: read-only, without the game's
-// Generator if need be (the generator version is not checked), and, when
-// that generation's page table is damaged, with the index rebuilt by
-// scanning the records before the generation's end. The file's header slots
-// are not needed: the root carries the game's constants, the seed and the
-// generator version. The report lists everything that was skipped, damaged
-// header slots included. CompactTo writes a clean copy.
-func OpenRootForRepair(path string, cfg Config, root []byte) (*Store, Report, error) {
-	h, err := parseRoot(root)
-	if err != nil {
-		return nil, Report{}, fmt.Errorf("chunkstore: open %s at a root: %w", path, err)
-	}
-	s, err := openStoreRoot(path, cfg, openRootRepair, h.generation, &h)
-	if err != nil {
-		return nil, Report{}, err
-	}
-	return s, s.report, nil
-}
-
-// OpenRoot opens the store at path with the contents of the generation that
-// root describes: the bytes [Store.Root] returned while that generation was
-// current. The file keeps every generation's page table (it is only ever
-// appended to), so roots stay valid until the file is compacted in place
-// with [Store.Compact]; compaction into a new file leaves the old one and
-// its roots intact. The store's next commit becomes generation
-// max(root's, every slot's)+1 and appends after all data, so that the
-// roots of the generations in between stay valid too. Generation reports
-// that maximum until then.
-//
-// With cfg.ReadOnly and no Generator the generator version is not checked,
-// for inspection: Check and ReadRaw work, Get of a Delta chunk does not.
-//
-// A root whose page table is damaged returns an error wrapping ErrCorrupt:
-// unlike Open, OpenRoot does not rebuild, because a rebuild could not tell
-// that generation's records from later ones.
-func OpenRoot(path string, cfg Config, root []byte) (*Store, error) {
-	h, err := parseRoot(root)
-	if err != nil {
-		return nil, fmt.Errorf("chunkstore: open %s at a root: %w", path, err)
-	}
-	return openStoreRoot(path, cfg, openRoot, h.generation, &h)
-}
-
 // Root returns the 64-byte description of the current generation (its
-// header slot), for [OpenRoot].
+// header slot), for [Options.Root].
 func (s *Store) Root() []byte {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -226,11 +187,11 @@ func parseRoot(root []byte) (header, error) {
 	return h, err
 }
 
-func openStore(path string, cfg Config, mode openMode, gen uint64) (*Store, error) {
+func openStore(path string, cfg Options, mode openMode, gen uint64) (*Store, error) {
 	return openStoreRoot(path, cfg, mode, gen, nil)
 }
 
-func openStoreRoot(path string, cfg Config, mode openMode, gen uint64, root *header) (*Store, error) {
+func openStoreRoot(path string, cfg Options, mode openMode, gen uint64, root *header) (*Store, error) {
 	cfg, err := cfg.withDefaults(false)
 	if err != nil {
 		return nil, err
@@ -256,7 +217,7 @@ func openStoreRoot(path string, cfg Config, mode openMode, gen uint64, root *hea
 
 // load reads the header slots, picks one and builds the index from its
 // page table, or from a scan when that table is damaged.
-func load(f vfs.File, path string, cfg Config, mode openMode, gen uint64, root *header) (*Store, error) {
+func load(f vfs.File, path string, cfg Options, mode openMode, gen uint64, root *header) (*Store, error) {
 	size, err := f.Size()
 	if err != nil {
 		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
@@ -283,7 +244,7 @@ func load(f vfs.File, path string, cfg Config, mode openMode, gen uint64, root *
 		case openRepair:
 			return loadWithoutHeader(f, path, cfg, size, errs)
 		case openAt:
-			return nil, fmt.Errorf("%w: generation %d in %s (slot A: %v; slot B: %v)", ErrGenerationNotFound, gen, path, errs[0], errs[1])
+			return nil, fmt.Errorf("%w: generation %d in %s (slot A: %w; slot B: %w)", ErrGenerationNotFound, gen, path, errs[0], errs[1])
 		}
 		return nil, fmt.Errorf("%w: %s: slot A: %w; slot B: %w", ErrNoValidHeader, path, errs[0], errs[1])
 	}
@@ -330,11 +291,11 @@ func load(f vfs.File, path string, cfg Config, mode openMode, gen uint64, root *
 // inspecting reports whether cfg opens a store for inspection (arksave
 // check): read-only without a generator, every record read as stored, so
 // no generator version needs to match.
-func inspecting(cfg Config) bool { return cfg.ReadOnly && cfg.Generator == nil }
+func inspecting(cfg Options) bool { return cfg.ReadOnly && cfg.Generator == nil }
 
-// loadRoot builds the store of an explicit root; see OpenRoot and, with
-// repair set, OpenRootForRepair.
-func loadRoot(f vfs.File, path string, cfg Config, size int64, h header, hdrs [slotCount]header, errs [slotCount]error, repair bool) (*Store, error) {
+// loadRoot builds the store of an explicit root; see Options.Root and, with
+// repair set, Options.Repair.
+func loadRoot(f vfs.File, path string, cfg Options, size int64, h header, hdrs [slotCount]header, errs [slotCount]error, repair bool) (*Store, error) {
 	if err := cfg.checkAgainst(h); err != nil {
 		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
 	}
@@ -371,8 +332,8 @@ func loadRoot(f vfs.File, path string, cfg Config, size int64, h header, hdrs [s
 }
 
 // loadWithoutHeader rebuilds a store whose header slots are both invalid
-// from a scan of the whole file, for OpenForRepair.
-func loadWithoutHeader(f vfs.File, path string, cfg Config, size int64, errs [slotCount]error) (*Store, error) {
+// from a scan of the whole file, for Options.Repair.
+func loadWithoutHeader(f vfs.File, path string, cfg Options, size int64, errs [slotCount]error) (*Store, error) {
 	if cfg.ChunkSize == 0 {
 		return nil, fmt.Errorf("%w: %s: slot A: %w; slot B: %w (Config.ChunkSize is needed to rebuild without a header)",
 			ErrNoValidHeader, path, errs[0], errs[1])
@@ -616,9 +577,9 @@ func (s *Store) Generation() uint64 {
 // Seed returns the world seed recorded in the file.
 func (s *Store) Seed() uint64 { return s.cfg.Seed }
 
-// Config returns the store's configuration with defaults filled in and the
+// Options returns the store's options with defaults filled in and the
 // file's values adopted.
-func (s *Store) Config() Config { return s.cfg }
+func (s *Store) Options() Options { return s.cfg }
 
 // GeneratorVersion returns the generator version recorded for the
 // store's committed generation.

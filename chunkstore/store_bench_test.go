@@ -11,8 +11,8 @@ import (
 	"github.com/arksave/arksave/vfs"
 )
 
-func seedConfig() Config {
-	return Config{ChunkSize: seedSize, TileSize: 32, PixelSize: 4, Seed: 7, Generator: seedGen, FS: vfs.OS}
+func seedConfig() Options {
+	return Options{ChunkSize: seedSize, TileSize: 32, PixelSize: 4, Seed: 7, Generator: seedGen, FS: vfs.OS}
 }
 
 // BenchmarkGet_Terrain512 loads one 512x512 terrain chunk at random from a
@@ -22,7 +22,7 @@ func BenchmarkGet_Terrain512(b *testing.B) {
 	for _, kind := range []string{"delta5pct", "full"} {
 		b.Run(kind, func(b *testing.B) {
 			cfg := seedConfig()
-			s, err := Create(filepath.Join(b.TempDir(), "w.pxsw"), cfg)
+			s, err := Create(filepath.Join(b.TempDir(), "w.pxsw"), &cfg)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -121,7 +121,7 @@ func bigStore(b *testing.B, n int) (*Store, string) {
 	b.Helper()
 	cfg := seedConfig()
 	path := filepath.Join(b.TempDir(), "w.pxsw")
-	s, err := Create(path, cfg)
+	s, err := Create(path, &cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func bigStore(b *testing.B, n int) (*Store, string) {
 		b.Fatal(err)
 	}
 	s.Close()
-	s, err = Open(path, cfg)
+	s, err = Open(path, &cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -247,7 +247,8 @@ func BenchmarkIndexMemory(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		s, err := Open(path, seedConfig())
+		cfg := seedConfig()
+		s, err := Open(path, &cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,15 +14,15 @@ import (
 	"github.com/arksave/arksave/vfs"
 )
 
-func create(t testing.TB, cfg chunkstore.Config) *chunkstore.Store {
+func create(t testing.TB, cfg chunkstore.Options) *chunkstore.Store {
 	t.Helper()
-	return must2[*chunkstore.Store](t)(chunkstore.Create("/w.pxsw", cfg))
+	return must2[*chunkstore.Store](t)(chunkstore.Create("/w.pxsw", &cfg))
 }
 
-func reopen(t testing.TB, s *chunkstore.Store, cfg chunkstore.Config) *chunkstore.Store {
+func reopen(t testing.TB, s *chunkstore.Store, cfg chunkstore.Options) *chunkstore.Store {
 	t.Helper()
 	must(t, s.Close())
-	return must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", cfg))
+	return must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", &cfg))
 }
 
 func commit(t testing.TB, s *chunkstore.Store, b *chunkstore.Batch) chunkstore.CommitStats {
@@ -225,16 +225,16 @@ func TestOpenChecksConstants(t *testing.T) {
 	s := create(t, cfg)
 	must(t, s.Close())
 	for _, tc := range []struct {
-		edit func(*chunkstore.Config)
+		edit func(*chunkstore.Options)
 		want []string
 	}{
-		{func(c *chunkstore.Config) { c.ChunkSize = 32 }, []string{"chunk size", "16", "32"}},
-		{func(c *chunkstore.Config) { c.TileSize = 8 }, []string{"tile size", "4", "8"}},
-		{func(c *chunkstore.Config) { c.Seed = 8 }, []string{"seed", "7", "8"}},
+		{func(c *chunkstore.Options) { c.ChunkSize = 32 }, []string{"chunk size", "16", "32"}},
+		{func(c *chunkstore.Options) { c.TileSize = 8 }, []string{"tile size", "4", "8"}},
+		{func(c *chunkstore.Options) { c.Seed = 8 }, []string{"seed", "7", "8"}},
 	} {
 		c := cfg
 		tc.edit(&c)
-		_, err := chunkstore.Open("/w.pxsw", c)
+		_, err := chunkstore.Open("/w.pxsw", &c)
 		expect(t, errors.Is(err, chunkstore.ErrConfigMismatch), "err %v", err)
 		for _, w := range tc.want {
 			expect(t, strings.Contains(err.Error(), w), "%q does not name %q", err, w)
@@ -242,17 +242,17 @@ func TestOpenChecksConstants(t *testing.T) {
 	}
 	c := cfg
 	c.PixelSize = 8
-	_, err := chunkstore.Open("/w.pxsw", c)
+	_, err := chunkstore.Open("/w.pxsw", &c)
 	expect(t, errors.Is(err, chunkstore.ErrInvalidConfig), "pixel size 8: %v", err)
 
 	// Zero values adopt the file's.
-	c = chunkstore.Config{FS: mem, Generator: gen}
-	s = must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", c))
-	got := s.Config()
+	c = chunkstore.Options{FS: mem, Generator: gen}
+	s = must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", &c))
+	got := s.Options()
 	expect(t, got.ChunkSize == small && got.TileSize == 4 && got.PixelSize == 4 && s.Seed() == 7, "%+v", got)
 	s.Close()
 
-	_, err = chunkstore.Create("/w.pxsw", cfg)
+	_, err = chunkstore.Create("/w.pxsw", &cfg)
 	expect(t, errors.Is(err, fs.ErrExist), "create over a store: %v", err)
 }
 
@@ -270,12 +270,12 @@ func TestGeneratorChange(t *testing.T) {
 
 	other := cfg
 	other.Generator = terrain.Generator{Surface: 8, Rev: 1}
-	_, err := chunkstore.Open("/w.pxsw", other)
+	_, err := chunkstore.Open("/w.pxsw", &other)
 	expect(t, errors.Is(err, chunkstore.ErrGeneratorVersion), "err %v", err)
 	expect(t, strings.Contains(err.Error(), "1") && strings.Contains(err.Error(), "2"), "%v does not name both versions", err)
 
 	other.AllowGeneratorChange = true
-	s = must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", other))
+	s = must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", &other))
 	rep := s.OpenReport()
 	expect(t, len(rep.Problems) == 1 && rep.Problems[0].Pos != nil && *rep.Problems[0].Pos == pd, "report %s", rep)
 	dst := make([]uint32, npix)
@@ -288,7 +288,7 @@ func TestGeneratorChange(t *testing.T) {
 	commit(t, s, s.NewBatch()) // records the new version and the loss
 	must(t, s.Close())
 	other.AllowGeneratorChange = false
-	s = must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", other))
+	s = must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", &other))
 	defer s.Close()
 	expect(t, s.GeneratorVersion() == 2 && s.Stats().Chunks == 1, "version %d, %+v", s.GeneratorVersion(), s.Stats())
 	mustCheck(t, s)
@@ -303,7 +303,7 @@ func TestMisuse(t *testing.T) {
 	b.PutChunk(chunkstore.Pos{}, make([]uint32, 3))
 	_, err = s.Commit(b)
 	expect(t, errors.Is(err, chunkstore.ErrInvalidChunk), "%v", err)
-	_, err = chunkstore.Create("/x.pxsw", chunkstore.Config{FS: cfg.FS})
+	_, err = chunkstore.Create("/x.pxsw", &chunkstore.Options{FS: cfg.FS})
 	expect(t, errors.Is(err, chunkstore.ErrInvalidConfig), "%v", err)
 	mustCheck(t, s)
 	must(t, s.Close())
@@ -315,7 +315,7 @@ func TestMisuse(t *testing.T) {
 
 	ro := cfg
 	ro.ReadOnly = true
-	s = must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", ro))
+	s = must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", &ro))
 	defer s.Close()
 	_, err = s.Commit(s.NewBatch())
 	expect(t, errors.Is(err, chunkstore.ErrReadOnly), "%v", err)

@@ -1,6 +1,7 @@
 package components
 
-// BodyID is the stable id of a pixel body: session<<32 | counter (seed 000).
+// BodyID is the stable id of a pixel body: session<<32 | counter: a load starts a new
+// session, so ids made after it never collide with saved ones.
 // It survives saves, loads, chunk unloads and reloads.
 type BodyID uint64
 
@@ -32,7 +33,8 @@ func (g *BodyIDs) New() BodyID {
 	return BodyID(uint64(g.Session)<<32 | uint64(g.Counter))
 }
 
-// PixelBody is a rigid body made of pixels (seed 000's record fields).
+// PixelBody is a rigid body made of pixels (the fields its record in the chunk
+// store keeps).
 //
 // X, Y and Rotation are the blitted transform: where the body's pixels were
 // last written into the world. That, not the physics position, is what is
@@ -52,7 +54,7 @@ type PixelBody struct {
 }
 
 // IsEmpty reports whether the body has no pixel left. Empty bodies are
-// never saved (seed 000: no ghost records).
+// never saved: a body that left nothing in the world leaves no record.
 func (b *PixelBody) IsEmpty() bool {
 	for _, s := range b.Shape {
 		if s {

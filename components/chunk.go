@@ -169,7 +169,7 @@ func (c *Chunk) writable(x, y int) {
 	}
 }
 
-// ChunkStatus is the persistence state of a chunk (seed 000's dirty tracking).
+// ChunkStatus is the persistence state of a chunk for dirty tracking.
 type ChunkStatus uint8
 
 // Chunk statuses.
@@ -197,7 +197,7 @@ func (s ChunkStatus) String() string {
 
 // ChunkState tracks whether a chunk needs saving. Version counts changes, so
 // that a chunk changed after its snapshot was taken stays dirty when that
-// save commits (seed 004).
+// save commits.
 type ChunkState struct {
 	Status  ChunkStatus
 	Version uint64

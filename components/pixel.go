@@ -13,7 +13,7 @@ const (
 	FlagsShift    = 24 // flag bits, see FlagPixelBody
 
 	// FlagPixelBody marks a pixel written into the world by a pixel body.
-	// It is the one flag that persists (seed 000's layer table).
+	// It is the one flag that persists: the others are simulation state.
 	FlagPixelBody = 1 << 0
 
 	// PersistMask selects the bits of a pixel that are saved: material, colour

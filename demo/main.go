@@ -1,5 +1,6 @@
-// Command demo is the arksave falling-sand demo: a window by default, or
-// -headless, a scripted run that prints one JSON line of stats.
+// Command demo is the arksave falling-sand demo in a window. Without a
+// display, run the same world headless with demo/headless (a separate
+// command: Ebiten needs a display as soon as its packages initialize).
 package main
 
 import (
@@ -8,18 +9,19 @@ import (
 
 	"github.com/arksave/arksave/demo/cli"
 	"github.com/arksave/arksave/demo/game"
-
-	// Runs -headless before Ebiten initializes (Ebiten needs a display to
-	// initialize at all); keep this import.
-	_ "github.com/arksave/arksave/demo/internal/early"
 )
 
 func main() {
-	cli.Main() // already run by package early; returns when a window is wanted
 	o, err := cli.Parse(os.Args[1:], os.Stderr)
-	if err != nil {
+	switch {
+	case cli.IsHelp(err):
+		os.Exit(0)
+	case err != nil:
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	case o.Headless:
+		// A display is there (Ebiten initialized): the headless run works here too.
+		os.Exit(cli.Headless(o, os.Stdout, os.Stderr))
 	}
 	if err := game.Run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)

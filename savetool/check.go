@@ -2,8 +2,12 @@ package savetool
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"hash/crc32"
+	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/arksave/arksave/archetype"
@@ -12,24 +16,61 @@ import (
 	"github.com/arksave/arksave/vfs"
 )
 
+// CheckReport is the result of [Check]: every problem found, not only the
+// first, and what was looked at.
+type CheckReport struct {
+	Manifest *autosave.Manifest   // nil when there is none or it is unreadable
+	Problems []chunkstore.Problem // File is relative to the save directory (the file's own name for a file)
+	Backups  int                  // backup generations checked
+	Stores   int                  // chunk store generations checked
+	Worlds   int                  // world files checked
+}
+
+// OK reports whether no problem was found.
+func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
+
+func (r *CheckReport) add(file string, off int64, err error) {
+	r.Problems = append(r.Problems, chunkstore.Problem{File: file, Offset: off, Err: err})
+}
+
 // Check verifies a save directory, a PECS world file (.pecs) or a chunk
 // store file (.pxsw) without the game: every checksum and every reference
-// between the files (see [autosave.CheckDir] and [chunkstore.Store.Check]).
-// It collects every problem. The error is for a path that cannot be
-// checked at all (missing, or a file of another kind). It takes no lock and
-// changes nothing: it works while a game saves into the directory.
-func Check(path string, o Options) (*autosave.CheckReport, error) {
+// between the files. It collects every problem.
+//
+// For a save directory: the manifest's own checksum; the world file's size
+// and CRC32-C and every checksum and value inside the PECS file; the chunk
+// store generation the manifest names (opened through its root, read-only,
+// every record decoded: [chunkstore.Store.Check]); and the same for every
+// backup, damaged backup manifests included. When the manifest is missing
+// or damaged, that is a problem (a lost manifest is repairable: [Repair]),
+// and the files it would name are checked on their own: every chunk store
+// and world file of the directory.
+//
+// The error is for a path that cannot be checked at all: missing, a file
+// of another kind, or a directory that holds none of a save's files (an
+// error matching autosave.ErrNoSave: it is not a save, rather than a
+// damaged one).
+//
+// It takes no lock and changes nothing, so it runs while a game saves into
+// the directory: a check that finds problems runs again until two checks in
+// a row see the same manifest and the same problems, so that a file a
+// concurrent commit has just moved, or a header slot it is writing, is not
+// reported as damage.
+func Check(path string, o Options) (*CheckReport, error) {
 	t, fsys := newTracker(o)
 	st, err := fsys.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w; check the path", err)
+		return nil, pathError(path, err)
 	}
 	if st.IsDir() {
+		if _, err := openSave(fsys, path); err != nil {
+			return nil, err
+		}
 		t.begin("checking "+filepath.Base(path), checkEstimate(fsys, path))
 		defer t.end()
-		return autosave.CheckDir(fsys, path, chunkstore.Config{}), nil
+		return checkDir(fsys, path), nil
 	}
-	r := &autosave.CheckReport{}
+	r := &CheckReport{}
 	name := filepath.Base(path)
 	t.begin("checking "+name, 2*st.Size())
 	defer t.end()
@@ -41,21 +82,236 @@ func Check(path string, o Options) (*autosave.CheckReport, error) {
 			_, err = archetype.ReadInfo(bytes.NewReader(data))
 		}
 		if err != nil {
-			r.Problems = append(r.Problems, autosave.Problem{File: name, Offset: -1, Err: err})
+			r.add(name, -1, err)
 		}
 	case strings.HasSuffix(path, ".pxsw"):
-		rep := chunkstore.CheckFile(path, chunkstore.Config{FS: fsys})
+		rep := chunkstore.CheckFile(fsys, path)
 		if rep.Slots > 0 {
 			r.Stores++
 		}
-		for _, p := range rep.Problems {
-			r.Problems = append(r.Problems, autosave.Problem{File: name, Offset: p.Offset, Chunk: p.Pos,
-				Err: fmt.Errorf("%s: %w", p.Section, p.Err)})
-		}
+		addStoreProblems(r, name, "", rep.Problems)
 	default:
-		return nil, fmt.Errorf("%s: not a save directory, .pecs or .pxsw file", path)
+		return nil, &NotASaveError{Path: path, Reason: "it is neither a save directory nor a world file (.pecs) or chunk store (.pxsw)"}
 	}
 	return r, nil
+}
+
+// consistentTries bounds how often a check starts over because a writer
+// moved on under it.
+const consistentTries = 8
+
+// checkDir checks a save directory until two checks in a row agree.
+func checkDir(fsys vfs.FS, dir string) *CheckReport {
+	var last *CheckReport
+	var lastKey string
+	for range consistentTries {
+		r, d := checkOnce(fsys, dir)
+		if r.OK() || d == nil {
+			return r
+		}
+		key := r.key()
+		if last != nil && key == lastKey && !d.Stale() {
+			return r
+		}
+		last, lastKey = r, key
+	}
+	return last
+}
+
+// key identifies a report's manifest and problems, to tell whether two
+// checks agree.
+func (r *CheckReport) key() string {
+	var b strings.Builder
+	if r.Manifest != nil {
+		b.Write(r.Manifest.Encode())
+	}
+	for _, p := range r.Problems {
+		b.WriteString(p.String())
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// checkOnce checks the directory once; the Dir is nil when it cannot be
+// opened.
+func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *autosave.Dir) {
+	r := &CheckReport{}
+	d, err := autosave.OpenDirReadOnly(fsys, dir)
+	if err != nil {
+		r.add(".", -1, err)
+		return r, nil
+	}
+	checked := map[string]bool{} // files whose every byte was checked
+	if m := d.Manifest(); m != nil {
+		r.Manifest = m
+		checkGeneration(r, d, m, checked)
+	}
+	for _, b := range d.Backups() {
+		r.Backups++
+		checkGeneration(r, d, b, checked)
+	}
+	r.Problems = append(r.Problems, d.DamagedBackups()...)
+	if r.Manifest == nil {
+		err := d.ManifestErr()
+		stores, worlds := unnamedFiles(d, checked)
+		if errors.Is(err, autosave.ErrNoSave) {
+			if len(stores)+len(worlds)+r.Backups+len(d.DamagedBackups()) == 0 {
+				r.add(autosave.ManifestName, -1, emptyDir(dir))
+				return r, d
+			}
+			err = fmt.Errorf("%w: manifest missing; run arksave repair to rebuild it from the chunk store and the newest intact world file", autosave.ErrCorrupt)
+		} else if errors.Is(err, autosave.ErrCorrupt) {
+			err = fmt.Errorf("%w; run arksave repair to rebuild it", err)
+		}
+		r.add(autosave.ManifestName, -1, err)
+		for _, name := range worlds {
+			r.Worlds++
+			data, err := readNamed(d, name)
+			if err == nil {
+				_, err = archetype.ReadInfo(bytes.NewReader(data))
+			}
+			if err != nil {
+				r.add(name, -1, err)
+			}
+		}
+		for _, name := range stores {
+			checkStoreFile(r, d, name)
+		}
+	}
+	// Generations share a store file: report each damaged place once.
+	seen := map[string]bool{}
+	kept := r.Problems[:0]
+	for _, p := range r.Problems {
+		key := fmt.Sprintf("%s@%d", p.File, p.Offset)
+		if p.Offset < 0 || !seen[key] {
+			seen[key] = true
+			kept = append(kept, p)
+		}
+	}
+	r.Problems = kept
+	return r, d
+}
+
+// readRef reads the file a manifest names and verifies its size and
+// CRC32-C; the error does not repeat the file's name, which the problem
+// carries.
+func readRef(d *autosave.Dir, ref autosave.FileRef) ([]byte, error) {
+	p, err := d.File(ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := d.FS().Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w: missing; the manifest names it", autosave.ErrCorrupt)
+	case err != nil:
+		return nil, err
+	case st.Size() != ref.Size:
+		return nil, fmt.Errorf("%w: %d bytes, the manifest says %d", autosave.ErrCorrupt, st.Size(), ref.Size)
+	}
+	data, err := vfs.ReadFileLimit(d.FS(), p, ref.Size)
+	if err != nil {
+		return nil, err
+	}
+	if got := crc32.Checksum(data, castagnoli); got != ref.CRC32C {
+		return nil, fmt.Errorf("%w: crc32c %08x, the manifest says %08x", autosave.ErrCorrupt, got, ref.CRC32C)
+	}
+	return data, nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// readNamed reads a file of the directory by its name, through the Dir's
+// checks of names and file types.
+func readNamed(d *autosave.Dir, name string) ([]byte, error) {
+	p, err := d.File(name)
+	if err != nil {
+		return nil, err
+	}
+	return vfs.ReadFile(d.FS(), p)
+}
+
+// unnamedFiles lists the chunk stores and top-level world files of a
+// directory without a manifest that no checked generation named.
+func unnamedFiles(d *autosave.Dir, checked map[string]bool) (stores, worlds []string) {
+	for _, n := range d.Leftovers() {
+		_, world := autosave.WorldGeneration(n)
+		_, store := autosave.StoreGeneration(n)
+		switch {
+		case checked[n]:
+		case store:
+			stores = append(stores, n)
+		case world:
+			worlds = append(worlds, n)
+		}
+	}
+	return stores, worlds
+}
+
+func checkGeneration(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, checked map[string]bool) {
+	r.Worlds++
+	checked[m.World.Name] = true
+	world, err := readRef(d, m.World)
+	if err != nil {
+		r.add(m.World.Name, -1, err)
+	} else if _, err := archetype.ReadInfo(bytes.NewReader(world)); err != nil {
+		r.add(m.World.Name, -1, err)
+	}
+	checked[m.Chunks.Name] = true
+	o := chunkstore.Options{FS: d.FS(), ReadOnly: true}
+	store, err := d.File(m.Chunks.Name)
+	if err == nil {
+		o.Root, err = rootOf(d, m)
+	}
+	var s *chunkstore.Store
+	if err == nil {
+		s, err = chunkstore.Open(store, &o)
+	}
+	var openErr error
+	if errors.Is(err, chunkstore.ErrCorrupt) {
+		// The generation's page table is damaged: a repair open lets Check
+		// report it, and whatever else is damaged.
+		o.Repair = true
+		if rs, rerr := chunkstore.Open(store, &o); rerr == nil {
+			s, openErr, err = rs, err, nil
+		}
+	}
+	if err != nil {
+		r.add(m.Chunks.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, err))
+		return
+	}
+	defer s.Close()
+	r.Stores++
+	problems := s.Check().Problems
+	if openErr != nil && !slices.ContainsFunc(problems, func(p chunkstore.Problem) bool { return p.Section == chunkstore.SectionTable }) {
+		r.add(m.Chunks.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, openErr))
+	}
+	addStoreProblems(r, m.Chunks.Name, fmt.Sprintf("generation %d: ", m.Generation), problems)
+}
+
+// checkStoreFile checks a chunk store that no manifest names, at its
+// newest generation, or scans it when no header slot is valid.
+func checkStoreFile(r *CheckReport, d *autosave.Dir, name string) {
+	p, err := d.File(name)
+	if err != nil {
+		r.add(name, -1, err)
+		return
+	}
+	rep := chunkstore.CheckFile(d.FS(), p)
+	if rep.Slots > 0 {
+		r.Stores++
+	}
+	addStoreProblems(r, name, "", rep.Problems)
+}
+
+func addStoreProblems(r *CheckReport, file, prefix string, ps []chunkstore.Problem) {
+	for _, p := range ps {
+		p.File = file
+		if prefix != "" {
+			p.Err = fmt.Errorf("%s%w", prefix, p.Err)
+		}
+		r.Problems = append(r.Problems, p)
+	}
 }
 
 // checkEstimate guesses the bytes a directory check reads: each world file

@@ -55,7 +55,7 @@ func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 	if err != nil {
 		return nil, damagedOr(err, dir)
 	}
-	s, err := openGeneration(d, m, inspectConfig(fsys))
+	s, err := openGeneration(d, m, *inspectOptions(fsys))
 	if err != nil {
 		return nil, damagedOr(err, dir)
 	}

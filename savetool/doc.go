@@ -7,7 +7,7 @@
 //
 //   - [Check] verifies a save directory, a world file (.pecs) or a chunk
 //     store (.pxsw): every checksum and cross-reference, every problem
-//     listed with its file, offset and chunk ([autosave.CheckDir]).
+//     listed with its file, offset and chunk ([CheckReport]).
 //   - [InspectDir] and [InspectStore] describe generations, backups, chunk
 //     counts by storage type, dead space, bodies and the ECS world.
 //   - [Repair] recovers everything recoverable into a new generation and

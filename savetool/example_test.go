@@ -9,18 +9,123 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/arksave/arksave/internal/savetest"
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/savetool"
 )
 
+// exampleGen is the game's chunk generator: chunks of 32x32 pixels, stone
+// (material 2) below world row 24, air above.
+type exampleGen struct{}
+
+func (exampleGen) Version() uint32 { return 1 }
+func (exampleGen) Generate(x, y int32, seed uint64, dst []uint32) {
+	for i := range dst {
+		if int(y)*32+i/32 >= 24 {
+			dst[i] = uint32(components.MakePixel(2, uint8(i%3), 0, 0))
+		} else {
+			dst[i] = 0
+		}
+	}
+}
+
+// exampleGame is a game with the plugin: a world, its systems, its
+// Persistence.
+type exampleGame struct {
+	w       *ecs.World
+	systems []arksave.System
+	p       *arksave.Persistence
+}
+
+// openGame installs the plugin over dir, continuing its save when load is
+// set, and ticks until the 3x3 chunks around the player are loaded.
+func openGame(dir string, load bool) (*exampleGame, error) {
+	w := ecs.NewWorld()
+	systems, err := arksave.Plugin{
+		Dir: dir, Load: load, ChunkSize: 32, TileSize: 8, Seed: 7, Generator: exampleGen{},
+		Autosave: &arksave.AutosaveConfig{MaxBackups: 2},
+	}.Install(w)
+	if err != nil {
+		return nil, err
+	}
+	if !load {
+		ecs.NewMap1[components.Focus](w).NewEntity(&components.Focus{X: 1, Radius: 1})
+	}
+	g := &exampleGame{w: w, systems: systems, p: ecs.GetResource[arksave.Persistence](w)}
+	for ecs.GetResource[components.ChunkIndex](w).Len() < 9 {
+		for _, s := range systems {
+			s.Update(w)
+		}
+	}
+	return g, nil
+}
+
+// paint sets pixel (px, py) of loaded chunk (x, y), marking it dirty.
+func (g *exampleGame) paint(x, y int32, px, py int, p components.Pixel) {
+	e, _ := ecs.GetResource[components.ChunkIndex](g.w).Get(components.ChunkPos{X: x, Y: y})
+	_, c, st := ecs.NewMap3[components.ChunkPos, components.Chunk, components.ChunkState](g.w).Get(e)
+	if c.Set(px, py, p) {
+		st.MarkDirty()
+	}
+}
+
+// body drops a 3x3 pixel body of material mat at (x, y).
+func (g *exampleGame) body(x, y float32, mat uint8) {
+	b := components.PixelBody{ID: ecs.GetResource[components.BodyIDs](g.w).New(), X: x, Y: y, Width: 3, Height: 3, OriginX: 1, OriginY: 1}
+	for range 9 {
+		b.Pixels = append(b.Pixels, components.MakePixel(mat, 0, 0, components.FlagPixelBody))
+		b.Shape = append(b.Shape, true)
+	}
+	ecs.NewMap2[components.PixelBody, components.Persistable](g.w).NewEntity(&b, &components.Persistable{})
+}
+
 // exampleSave makes a save as a game would: three generations, two of them
-// backups, chunks of 32 pixels.
+// backups; chunks stored as deltas against the generator, in full and as
+// empty; two pixel bodies.
 func exampleSave() (dir string, cleanup func()) {
-	dir, cleanup, err := savetest.BuildTemp()
+	tmp, err := os.MkdirTemp("", "savetool-example-")
 	if err != nil {
 		panic(err)
 	}
-	return dir, cleanup
+	dir = filepath.Join(tmp, "save")
+	g, err := openGame(dir, false)
+	if err != nil {
+		panic(err)
+	}
+	defer g.p.Close()
+	for gen := 1; gen <= 3; gen++ {
+		switch gen {
+		case 1:
+			for i := range 40 { // water in the sky: a delta
+				g.paint(0, 0, i%32, 5+i/32, components.MakePixel(4, 0, 0, 0))
+			}
+			for i := range 32 * 32 { // a chunk all changed: full
+				g.paint(1, 0, i%32, i/32, components.MakePixel(uint8(1+i%9), uint8(i), 0, 0))
+			}
+			for i := range 32 * 32 { // a chunk dug out to air: empty
+				g.paint(-1, 1, i%32, i/32, 0)
+			}
+			g.body(40, 40, 3)
+		case 2:
+			for i := range 30 {
+				g.paint(0, 1, 3+i%20, 2+i/20, components.MakePixel(3, 2, 0, 0))
+			}
+			g.body(-20, 50, 5)
+		case 3:
+			for i := range 32 * 32 {
+				g.paint(-1, -1, i%32, i/32, components.MakePixel(uint8(1+i%5), 0, 0, 0))
+			}
+			for i := range 12 {
+				g.paint(1, 1, 2*i, 9, components.MakePixel(4, 1, 0, 0))
+			}
+		}
+		if res := g.p.SaveNow(); res.Err != nil {
+			panic(res.Err)
+		}
+	}
+	return dir, func() { os.RemoveAll(tmp) }
 }
 
 func ExampleCheck() {
@@ -35,10 +140,10 @@ func ExampleCheck() {
 	for _, p := range r.Problems {
 		fmt.Println(p.File)
 	}
-	fmt.Println(len(r.Problems), "problems found")
+	fmt.Println(len(r.Problems), "problem found")
 	// Output:
 	// manifest
-	// 1 problems found
+	// 1 problem found
 }
 
 func ExampleRepair() {
@@ -66,7 +171,7 @@ func ExampleRenderDir() {
 	defer cleanup()
 
 	// With the game's generator, unstored chunks are drawn as generated.
-	img, st, err := savetool.RenderDir(dir, savetool.RenderOptions{Generator: savetest.Generator, Grid: true})
+	img, st, err := savetool.RenderDir(dir, savetool.RenderOptions{Generator: exampleGen{}, Grid: true})
 	if err != nil {
 		panic(err)
 	}
@@ -172,7 +277,7 @@ func ExampleDefaultPalette() {
 func ExampleRestore() {
 	dir, cleanup := exampleSave()
 	defer cleanup()
-	game, err := savetest.Open(dir, true) // the game runs
+	game, err := openGame(dir, true) // the game runs
 	if err != nil {
 		panic(err)
 	}
@@ -180,7 +285,7 @@ func ExampleRestore() {
 	fmt.Println("restore while the game runs:", errors.Is(err, savetool.ErrInUse))
 	_, err = savetool.Check(dir, savetool.Options{})
 	fmt.Println("check while the game runs:", err)
-	game.Close()
+	game.p.Close()
 
 	r, err := savetool.Restore(dir, 2, savetool.Options{})
 	if err != nil {

@@ -59,7 +59,7 @@ type BodyEntry struct {
 // IndexOf lists the chunks and bodies of an open store. Damaged records
 // are listed with their error.
 func IndexOf(s *chunkstore.Store, name string) *ChunkIndex {
-	cfg := s.Config()
+	cfg := s.Options()
 	ix := &ChunkIndex{Store: name, Generation: s.Generation(), ChunkSize: cfg.ChunkSize, TileSize: cfg.TileSize,
 		Seed: cfg.Seed, GeneratorVersion: s.GeneratorVersion(), Chunks: []ChunkEntry{}}
 	s.Entries(func(e chunkstore.Entry) bool {
@@ -131,7 +131,7 @@ func ExportJSON(w io.Writer, dir string, gen uint64, o Options) error {
 		if world, err = d.ReadWorld(m); err != nil {
 			return err
 		}
-		s, storeErr = openGeneration(d, m, inspectConfig(fsys))
+		s, storeErr = openGeneration(d, m, *inspectOptions(fsys))
 		if storeErr != nil && !d.Stale() {
 			return nil // the world is written, then the store's error
 		}

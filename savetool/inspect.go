@@ -12,6 +12,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -71,6 +72,9 @@ type StoreInfo struct {
 // and its error noted.
 func InspectDir(dir string, o Options) (*DirInfo, error) {
 	fsys := o.fs()
+	if _, err := openSave(fsys, dir); err != nil {
+		return nil, err
+	}
 	var info *DirInfo
 	err := autosave.ReadConsistent(fsys, dir, func(d *autosave.Dir) error {
 		info = inspectDir(fsys, dir, d)
@@ -126,7 +130,7 @@ func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 		if !seen[m.Chunks.Name] {
 			seen[m.Chunks.Name] = true
 			st := StoreInfo{Name: m.Chunks.Name}
-			if s, err := openGeneration(d, m, inspectConfig(fsys)); err != nil {
+			if s, err := openGeneration(d, m, *inspectOptions(fsys)); err != nil {
 				st.Error = err.Error()
 			} else {
 				describeStore(&st, s)
@@ -161,7 +165,7 @@ func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 // InspectStore describes the chunk store file at path at its newest
 // generation.
 func InspectStore(path string, o Options) (*StoreInfo, error) {
-	s, err := chunkstore.Open(path, inspectConfig(o.fs()))
+	s, err := chunkstore.Open(path, inspectOptions(o.fs()))
 	if err != nil {
 		return nil, err
 	}
@@ -169,14 +173,14 @@ func InspectStore(path string, o Options) (*StoreInfo, error) {
 	st := &StoreInfo{Name: filepath.Base(path)}
 	describeStore(st, s)
 	if rep := s.OpenReport(); !rep.OK() {
-		st.Error = fmt.Sprintf("%d problems while opening; arksave check lists them", len(rep.Problems))
+		st.Error = fmt.Sprintf("%s while opening; arksave check lists them", words.Count(len(rep.Problems), "problem", "problems"))
 	}
 	return st, nil
 }
 
 func describeStore(st *StoreInfo, s *chunkstore.Store) {
 	stats := s.Stats()
-	cfg := s.Config()
+	cfg := s.Options()
 	st.Generation = stats.Generation
 	st.FileBytes = stats.FileSize
 	st.ChunkSize, st.TileSize, st.Seed, st.GeneratorVersion = cfg.ChunkSize, cfg.TileSize, cfg.Seed, s.GeneratorVersion()

@@ -6,7 +6,7 @@ import (
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
-	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/words"
 )
 
 // MigrateReport says what [Migrate] did.
@@ -39,10 +39,10 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 		return nil, damagedOr(err, dir)
 	}
 	defer d.Close()
-	check := autosave.CheckDir(fsys, dir, chunkstore.Config{})
+	check := checkDir(fsys, dir)
 	if !check.OK() {
-		return nil, fmt.Errorf("%w: %d problems, first: %v; run arksave repair, which writes the current format too",
-			ErrDamaged, len(check.Problems), check.Problems[0])
+		return nil, fmt.Errorf("%w: %s, first: %v; run arksave repair, which writes the current format too",
+			ErrDamaged, words.Count(len(check.Problems), "problem", "problems"), check.Problems[0])
 	}
 	m := d.Manifest()
 	rep := &MigrateReport{From: m.Version, To: m.Version, CurrentManifest: autosave.ManifestVersion, StoreVersion: 1, CheckedBeforehand: true}

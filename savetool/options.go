@@ -135,10 +135,10 @@ func fileSize(fsys vfs.FS, name string) int64 {
 	return 0
 }
 
-// inspectConfig opens stores read-only without a generator: every record
+// inspectOptions open stores read-only without a generator: every record
 // as stored, no generator version to match.
-func inspectConfig(fsys vfs.FS) chunkstore.Config {
-	return chunkstore.Config{FS: fsys, ReadOnly: true}
+func inspectOptions(fsys vfs.FS) *chunkstore.Options {
+	return &chunkstore.Options{FS: fsys, ReadOnly: true}
 }
 
 // rootOf returns the chunk store root of a manifest's generation: the one
@@ -151,12 +151,12 @@ func rootOf(d *autosave.Dir, m *autosave.Manifest) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return chunkstore.FindRoot(p, chunkstore.Config{FS: d.FS()}, m.Chunks.Generation)
+	return chunkstore.FindRoot(d.FS(), p, m.Chunks.Generation)
 }
 
-// openGeneration opens the chunk store generation a manifest names with cfg
-// (read-only inspection unless cfg says otherwise).
-func openGeneration(d *autosave.Dir, m *autosave.Manifest, cfg chunkstore.Config) (*chunkstore.Store, error) {
+// openGeneration opens the chunk store generation a manifest names with o
+// (read-only inspection unless o says otherwise).
+func openGeneration(d *autosave.Dir, m *autosave.Manifest, o chunkstore.Options) (*chunkstore.Store, error) {
 	root, err := rootOf(d, m)
 	if err != nil {
 		return nil, err
@@ -165,7 +165,30 @@ func openGeneration(d *autosave.Dir, m *autosave.Manifest, cfg chunkstore.Config
 	if err != nil {
 		return nil, err
 	}
-	return chunkstore.OpenRoot(p, cfg, root)
+	o.Root = root
+	return chunkstore.Open(p, &o)
+}
+
+// openSave opens the save directory at dir read-only, without its lock,
+// for a command that needs a save there: a path that does not exist, is
+// not a directory, or holds none of a save's files is a NotASaveError.
+// Nothing is created or changed.
+func openSave(fsys vfs.FS, dir string) (*autosave.Dir, error) {
+	st, err := fsys.Stat(dir)
+	switch {
+	case err != nil:
+		return nil, pathError(dir, err)
+	case !st.IsDir():
+		return nil, &NotASaveError{Path: dir, Reason: "it is a file; a save is a directory"}
+	}
+	d, err := autosave.OpenDirReadOnly(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	if d.IsEmpty() {
+		return nil, emptyDir(dir)
+	}
+	return d, nil
 }
 
 // readSave opens the save directory at dir read-only, without its lock
@@ -174,6 +197,9 @@ func openGeneration(d *autosave.Dir, m *autosave.Manifest, cfg chunkstore.Config
 // because a concurrent commit moved a file on, it runs again on the new
 // generation (autosave.ReadConsistent).
 func readSave(fsys vfs.FS, dir string, gen uint64, read func(d *autosave.Dir, m *autosave.Manifest) error) error {
+	if _, err := openSave(fsys, dir); err != nil {
+		return err
+	}
 	return autosave.ReadConsistent(fsys, dir, func(d *autosave.Dir) error {
 		m, err := pickGeneration(d, dir, gen)
 		if err != nil {
@@ -190,9 +216,9 @@ func pickGeneration(d *autosave.Dir, dir string, gen uint64) (*autosave.Manifest
 	if m == nil {
 		err := d.ManifestErr()
 		if errors.Is(err, autosave.ErrNoSave) {
-			return nil, fmt.Errorf("%w; is %s a save directory? (arksave check tells)", err, dir)
+			return nil, fmt.Errorf("%w; arksave check %s lists what is there, arksave repair %s rebuilds it", err, dir, dir)
 		}
-		return nil, fmt.Errorf("%s: %w; run arksave repair", dir, err)
+		return nil, fmt.Errorf("%w; run arksave repair %s", err, dir)
 	}
 	if gen == 0 || gen == m.Generation {
 		return m, nil
@@ -206,12 +232,8 @@ func pickGeneration(d *autosave.Dir, dir string, gen uint64) (*autosave.Manifest
 func openLocked(fsys vfs.FS, dir string, open func(vfs.FS, string, ...autosave.DirOption) (*autosave.Dir, error)) (*autosave.Dir, error) {
 	// A path that is not a save directory is left as it is: not created,
 	// no lock file written into it.
-	ro, err := autosave.OpenDirReadOnly(fsys, dir)
-	if err != nil {
-		return nil, fmt.Errorf("%w; is %s a save directory? (arksave check tells)", err, dir)
-	}
-	if ro.IsEmpty() {
-		return nil, fmt.Errorf("%w: %s holds none of a save's files; is it a save directory? (arksave check tells)", autosave.ErrNoSave, dir)
+	if _, err := openSave(fsys, dir); err != nil {
+		return nil, err
 	}
 	d, err := open(fsys, dir)
 	var locked *autosave.LockedError

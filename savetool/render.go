@@ -85,7 +85,7 @@ func RenderDir(dir string, o RenderOptions) (*image.RGBA, *RenderStats, error) {
 	var s *chunkstore.Store
 	err := readSave(fsys, dir, o.Generation, func(d *autosave.Dir, m *autosave.Manifest) error {
 		var err error
-		s, err = openGeneration(d, m, inspectConfig(fsys))
+		s, err = openGeneration(d, m, *inspectOptions(fsys))
 		return err
 	})
 	if err != nil {
@@ -100,7 +100,7 @@ func RenderDir(dir string, o RenderOptions) (*image.RGBA, *RenderStats, error) {
 // RenderStore applies Delta chunks to o.Generator itself.
 func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStats, error) {
 	t, _ := newTracker(o.Options)
-	cfg := s.Config()
+	cfg := s.Options()
 	size := int(cfg.ChunkSize)
 	st := &RenderStats{}
 	stored := map[chunkstore.Pos]chunkstore.StorageType{}

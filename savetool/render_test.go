@@ -109,7 +109,7 @@ func TestRenderDamagedAndEmpty(t *testing.T) {
 	expect(t, img.RGBAAt(0, 5) == red, "the damaged chunk is not framed red: %v", img.RGBAAt(0, 5))
 
 	mem := vfs.NewMem()
-	s, err := chunkstore.Create("/empty.pxsw", chunkstore.Config{FS: mem, ChunkSize: 8, TileSize: 4})
+	s, err := chunkstore.Create("/empty.pxsw", &chunkstore.Options{FS: mem, ChunkSize: 8, TileSize: 4})
 	must(t, err)
 	defer s.Close()
 	_, _, err = savetool.RenderStore(s, savetool.RenderOptions{})

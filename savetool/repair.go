@@ -44,7 +44,7 @@ type RepairOptions struct {
 type RepairReport struct {
 	// Before is what checking the directory found; After, what checking the
 	// repaired directory finds (nil on a dry run or when nothing was done).
-	Before, After *autosave.CheckReport
+	Before, After *CheckReport
 	NothingToDo   bool   // Before found no damage
 	DryRun        bool   // nothing was written
 	Generation    uint64 // the repaired generation committed, 0 if none
@@ -126,7 +126,7 @@ func (versionOnly) Generate(int32, int32, uint64, []uint32) {}
 // manifest): until then the original files stay as they were.
 //
 //   - The chunk store generation the manifest names is opened through its
-//     root ([chunkstore.OpenRootForRepair]); a damaged page table is rebuilt
+//     root (opened with chunkstore.Options.Repair); a damaged page table is rebuilt
 //     by scanning the records forward; damaged records are dropped (those
 //     chunks regenerate, those bodies are gone); a clean copy is written
 //     with CompactTo to a new file.
@@ -160,7 +160,7 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	var d *autosave.Dir
 	var err error
 	if o.DryRun {
-		d, err = autosave.OpenDirReadOnly(fsys, dir)
+		d, err = openSave(fsys, dir)
 	} else {
 		d, err = openLocked(fsys, dir, autosave.OpenDirForRepair)
 	}
@@ -169,7 +169,7 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	}
 	defer d.Close()
 	t.begin("checking", checkEstimate(fsys, dir))
-	rep.Before = autosave.CheckDir(fsys, dir, chunkstore.Config{})
+	rep.Before = checkDir(fsys, dir)
 	t.end()
 	if len(rep.Before.Problems) == 1 && rep.Before.Problems[0].File == "." {
 		return nil, rep.Before.Problems[0].Err
@@ -181,8 +181,8 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	case rep.Before.OK():
 		rep.NothingToDo = true
 		return rep, nil
-	case len(rep.Before.Problems) == 1 && errors.Is(rep.Before.Problems[0].Err, autosave.ErrNoSave):
-		return nil, fmt.Errorf("%s: %w", dir, rep.Before.Problems[0].Err)
+	case len(rep.Before.Problems) == 1 && errors.Is(rep.Before.Problems[0].Err, ErrNotASave):
+		return nil, rep.Before.Problems[0].Err
 	}
 	damaged := map[string]bool{}
 	for _, p := range rep.Before.Problems {
@@ -207,7 +207,7 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 		return rep, err
 	}
 	t.begin("checking the repair", checkEstimate(fsys, dir))
-	rep.After = autosave.CheckDir(fsys, dir, chunkstore.Config{})
+	rep.After = checkDir(fsys, dir)
 	t.end()
 	return rep, nil
 }
@@ -316,7 +316,7 @@ func (r *repairer) repairCurrent() error {
 // commitKeptStore commits the repaired world with the committed chunk
 // store generation, which is intact.
 func (r *repairer) commitKeptStore(world []byte) error {
-	s, err := openGeneration(r.d, r.man, inspectConfig(r.fsys))
+	s, err := openGeneration(r.d, r.man, *inspectOptions(r.fsys))
 	if err != nil {
 		return fmt.Errorf("repair: %s: %w", r.man.Chunks.Name, err)
 	}
@@ -411,7 +411,7 @@ func (r *repairer) pickWorld() ([]byte, error) {
 
 // known returns the game's constants as the directory records them (any
 // manifest's root) or the options give them.
-func (r *repairer) known() (chunkstore.Config, bool) {
+func (r *repairer) known() (chunkstore.Options, bool) {
 	var roots [][]byte
 	if r.man != nil {
 		roots = append(roots, r.man.Chunks.Root)
@@ -421,11 +421,11 @@ func (r *repairer) known() (chunkstore.Config, bool) {
 	}
 	for _, root := range roots {
 		if ri, err := chunkstore.ParseRoot(root); err == nil {
-			return chunkstore.Config{ChunkSize: ri.ChunkSize, TileSize: ri.TileSize, Seed: ri.Seed,
+			return chunkstore.Options{ChunkSize: ri.ChunkSize, TileSize: ri.TileSize, Seed: ri.Seed,
 				Generator: versionOnly(ri.GeneratorVersion)}, true
 		}
 	}
-	c := chunkstore.Config{ChunkSize: r.o.ChunkSize, TileSize: r.o.TileSize, Seed: r.o.Seed, Generator: r.o.Generator}
+	c := chunkstore.Options{ChunkSize: r.o.ChunkSize, TileSize: r.o.TileSize, Seed: r.o.Seed, Generator: r.o.Generator}
 	return c, c.ChunkSize != 0 && c.TileSize != 0 && c.Seed != 0 && c.Generator != nil
 }
 
@@ -469,27 +469,26 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 		root, how := c.root, c.how
 		if root == nil && c.how != "" {
 			// Format 1: the root of that generation, from its slot or its table.
-			if found, err := chunkstore.FindRoot(p, chunkstore.Config{FS: r.fsys}, c.gen); err == nil {
+			if found, err := chunkstore.FindRoot(r.fsys, p, c.gen); err == nil {
 				root = found
 			}
 		}
 		r.t.begin("reading "+c.name, fileSize(r.fsys, p))
 		var s *chunkstore.Store
-		var open chunkstore.Report
 		if root != nil {
-			s, open, err = chunkstore.OpenRootForRepair(p, chunkstore.Config{FS: r.fsys}, root)
+			s, err = chunkstore.Open(p, &chunkstore.Options{FS: r.fsys, Repair: true, Root: root})
 		} else {
 			how = "its newest valid header slot"
-			s, open, err = chunkstore.OpenForRepair(p, chunkstore.Config{FS: r.fsys})
+			s, err = chunkstore.Open(p, &chunkstore.Options{FS: r.fsys, Repair: true})
 			if errors.Is(err, chunkstore.ErrNoValidHeader) {
-				cfg, ok := r.known()
+				o, ok := r.known()
 				if !ok {
 					r.t.end()
 					return nil, fmt.Errorf("%s: %w", c.name, errUnknown)
 				}
-				cfg.FS = r.fsys
+				o.FS, o.Repair = r.fsys, true
 				how = "a scan of the whole file (both header slots are damaged)"
-				s, open, err = chunkstore.OpenForRepair(p, cfg)
+				s, err = chunkstore.Open(p, &o)
 			}
 		}
 		r.t.end()
@@ -498,7 +497,7 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 			continue
 		}
 		rebuilt := false
-		for _, pr := range open.Problems {
+		for _, pr := range s.OpenReport().Problems {
 			if pr.Section == chunkstore.SectionTable || strings.HasPrefix(how, "a scan") {
 				rebuilt = true
 			}
@@ -534,7 +533,7 @@ func (r *repairer) emptyStore(name string) (*chunkstore.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := chunkstore.Create(p, cfg)
+	s, err := chunkstore.Create(p, &cfg)
 	if err != nil {
 		return nil, fmt.Errorf("repair: %w", err)
 	}
@@ -601,7 +600,7 @@ func (r *repairer) fillSources() ([]*chunkstore.Store, []string) {
 	var stores []*chunkstore.Store
 	var names []string
 	for _, b := range r.backups {
-		s, err := openGeneration(r.d, b, inspectConfig(r.fsys))
+		s, err := openGeneration(r.d, b, *inspectOptions(r.fsys))
 		if err != nil {
 			continue
 		}
@@ -920,7 +919,7 @@ func (r *repairer) dropBackup(b *autosave.Manifest, why string) error {
 // into one of its own, or drops the backup when that generation itself is
 // damaged.
 func (r *repairer) rewriteBackup(b *autosave.Manifest) error {
-	s, err := openGeneration(r.d, b, inspectConfig(r.fsys))
+	s, err := openGeneration(r.d, b, *inspectOptions(r.fsys))
 	if err != nil {
 		return r.dropBackup(b, fmt.Sprintf("its chunk store generation does not open: %v", err))
 	}

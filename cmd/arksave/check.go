@@ -7,32 +7,34 @@ import (
 	"os"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/savetool"
 )
 
 func init() {
 	register(&command{
 		name:    "check",
-		args:    "[--json] DIR|FILE",
+		args:    "[--json] [-q] DIR|FILE",
 		summary: "verify every checksum and cross-reference; list each damaged item; exit 0 when intact, 1 when damaged",
 		run:     runCheck,
-		flags:   func() *flag.FlagSet { return checkFlags(new(bool)) },
+		flags:   func() *flag.FlagSet { return checkFlags(new(bool), new(bool)) },
 	})
 }
 
-func checkFlags(asJSON *bool) *flag.FlagSet {
+func checkFlags(asJSON, quiet *bool) *flag.FlagSet {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.BoolVar(asJSON, "json", false, "print the problems as JSON")
+	quietFlag(fs, quiet)
 	return fs
 }
 
 func runCheck(args []string, stdout, stderr io.Writer) error {
-	var asJSON bool
-	path, err := pathArg(checkFlags(&asJSON), args, anyPath)
+	var asJSON, quiet bool
+	path, err := pathArg(checkFlags(&asJSON, &quiet), args, anyPath)
 	if err != nil {
 		return err
 	}
-	b := newBar(stdout)
+	b := newBar(stderr, quiet || asJSON)
 	r, err := savetool.Check(path, savetool.Options{Progress: b.progress()})
 	b.clear()
 	if err != nil {
@@ -55,13 +57,14 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func printCheck(w io.Writer, path string, isDir bool, r *autosave.CheckReport) {
+func printCheck(w io.Writer, path string, isDir bool, r *savetool.CheckReport) {
 	for _, p := range r.Problems {
 		fmt.Fprintln(w, p)
 	}
-	checked := fmt.Sprintf("%d world files and %d chunk store generations checked", r.Worlds, r.Stores)
+	checked := fmt.Sprintf("%s and %s checked", words.Count(r.Worlds, "world file", "world files"),
+		words.Count(r.Stores, "chunk store generation", "chunk store generations"))
 	if r.Manifest != nil {
-		checked = fmt.Sprintf("generation %d and %d backups: %s", r.Manifest.Generation, r.Backups, checked)
+		checked = fmt.Sprintf("generation %d and %s: %s", r.Manifest.Generation, words.Count(r.Backups, "backup", "backups"), checked)
 	}
 	if r.OK() {
 		fmt.Fprintf(w, "%s: no problems found (%s)\n", path, checked)
@@ -70,7 +73,7 @@ func printCheck(w io.Writer, path string, isDir bool, r *autosave.CheckReport) {
 		}
 		return
 	}
-	fmt.Fprintf(w, "%d problems found (%s)\n", len(r.Problems), checked)
+	fmt.Fprintf(w, "%s found (%s)\n", words.Count(len(r.Problems), "problem", "problems"), checked)
 	if isDir {
 		fmt.Fprintf(w, "arksave repair %s recovers what is intact into a new generation (--dry-run shows what it would keep and drop)\n", path)
 	} else {
@@ -85,7 +88,7 @@ type problemJSON struct {
 	Error  string    `json:"error"`
 }
 
-func printCheckJSON(w io.Writer, path string, r *autosave.CheckReport) error {
+func printCheckJSON(w io.Writer, path string, r *savetool.CheckReport) error {
 	out := struct {
 		Path       string        `json:"path"`
 		OK         bool          `json:"ok"`
@@ -104,8 +107,8 @@ func printCheckJSON(w io.Writer, path string, r *autosave.CheckReport) error {
 			off := p.Offset
 			pj.Offset = &off
 		}
-		if p.Chunk != nil {
-			pj.Chunk = &[2]int32{p.Chunk.X, p.Chunk.Y}
+		if p.Pos != nil {
+			pj.Chunk = &[2]int32{p.Pos.X, p.Pos.Y}
 		}
 		out.Problems = append(out.Problems, pj)
 	}

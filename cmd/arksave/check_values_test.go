@@ -8,8 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/arksave/arksave/archetype"
 	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave/archetype"
 )
 
 // Types of a world whose values sit behind an interface.
@@ -61,5 +62,5 @@ func TestCheckReadsEveryValue(t *testing.T) {
 	}
 	code, out, errOut = arksave("check", bad)
 	expectCode(t, 1, code, errOut)
-	expectContains(t, out, "Drawing.Shape", "arksave.Sqxxxx", "does not match the type the file records", "1 problems found")
+	expectContains(t, out, "Drawing.Shape", "arksave.Sqxxxx", "does not match the type the file records", "1 problem found")
 }

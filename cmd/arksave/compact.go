@@ -11,26 +11,28 @@ import (
 func init() {
 	register(&command{
 		name:    "compact",
-		args:    "[--backups N] DIR",
+		args:    "[--backups N] [-q] DIR",
 		summary: "write the chunk store without dead space to a new file and commit it as a new generation (the same world)",
 		run:     runCompact,
-		flags:   func() *flag.FlagSet { return compactFlags(new(int)) },
+		flags:   func() *flag.FlagSet { return compactFlags(new(int), new(bool)) },
 	})
 }
 
-func compactFlags(backups *int) *flag.FlagSet {
+func compactFlags(backups *int, quiet *bool) *flag.FlagSet {
 	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
-	fs.IntVar(backups, "backups", -1, "older generations to keep afterwards (default: as many as now); a backup keeps the old store file")
+	fs.IntVar(backups, "backups", -1, "keep `N` older generations afterwards (-1: as many as now); a backup keeps the old store file")
+	quietFlag(fs, quiet)
 	return fs
 }
 
 func runCompact(args []string, stdout, stderr io.Writer) error {
 	var backups int
-	dir, err := pathArg(compactFlags(&backups), args, dirArg)
+	var quiet bool
+	dir, err := pathArg(compactFlags(&backups, &quiet), args, dirArg)
 	if err != nil {
 		return err
 	}
-	b := newBar(stdout)
+	b := newBar(stderr, quiet)
 	r, err := savetool.Compact(dir, savetool.CompactOptions{Options: savetool.Options{Progress: b.progress()}, MaxBackups: backups})
 	b.clear()
 	if err != nil {

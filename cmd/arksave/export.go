@@ -24,7 +24,7 @@ func init() {
 func exportFlags(asJSON *bool, gen *uint64) *flag.FlagSet {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.BoolVar(asJSON, "json", false, "write JSON (the only format so far)")
-	fs.Uint64Var(gen, "generation", 0, "export a backed-up generation of a save directory")
+	fs.Uint64Var(gen, "generation", 0, "export backed-up generation `G` of a save directory")
 	return fs
 }
 

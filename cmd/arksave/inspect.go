@@ -7,12 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/savetool"
 )
 
 func init() {
@@ -38,19 +40,35 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &savetool.NotASaveError{Path: path, Reason: "it does not exist", Err: err}
+	}
 	if err != nil {
-		return fmt.Errorf("%w; check the path", err)
+		return err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
 		return err
 	}
+	magic := make([]byte, 4)
+	if !st.IsDir() {
+		n, _ := io.ReadFull(f, magic)
+		magic = magic[:n]
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+	}
 	switch {
 	case st.IsDir():
 		return inspectDir(path, asJSON, stdout, stderr)
-	case strings.HasSuffix(path, ".pxsw"):
+	case string(magic) == "PXSW" || strings.HasSuffix(path, ".pxsw"):
+		// A store whose first header slot is damaged still opens from the other.
 		return inspectStore(path, asJSON, stdout)
+	case string(magic) != "PECS" && !strings.HasSuffix(path, ".pecs"):
+		return &savetool.NotASaveError{Path: path, Reason: "it is neither a save directory nor a world file (.pecs, starting with PECS) or chunk store (.pxsw)"}
+	case string(magic) != "PECS":
+		return fmt.Errorf("%s does not start with PECS: it is not a world file, or its first bytes are damaged (arksave check on its save directory tells which)", path)
 	}
 	info, readErr := archetype.ReadInfo(bufio.NewReaderSize(f, 1<<16))
 	if asJSON {

@@ -17,9 +17,6 @@ func inspectDir(path string, asJSON bool, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if stores, _ := filepath.Glob(filepath.Join(path, "*.pxsw")); len(d.Generations) == 0 && len(stores) == 0 {
-		return fmt.Errorf("%s is a directory but holds no save (no manifest, no chunk store); give a save directory, a .pecs or a .pxsw file", path)
-	}
 	if asJSON {
 		out := struct {
 			*savetool.DirInfo

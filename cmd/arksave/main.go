@@ -4,20 +4,25 @@
 // Usage:
 //
 //	arksave <command> [arguments]
+//	arksave help <command>
 //
 // Commands:
 //
 //	inspect [--json] DIR|FILE        generations, backups, chunk stores, bodies, the ECS world's types and tables
-//	check [--json] DIR|FILE          verify every checksum and cross-reference; list each damaged item
+//	check [--json] [-q] DIR|FILE     verify every checksum and cross-reference; list each damaged item
 //	repair [flags] DIR               recover everything recoverable into a new generation
-//	compact [--backups N] DIR        rewrite the chunk store without dead space, as a new generation
+//	compact [--backups N] [-q] DIR   rewrite the chunk store without dead space, as a new generation
 //	restore --generation G DIR       make a backed-up generation current again, as a new generation
 //	render -o FILE.png [flags] DIR   draw the saved pixel world as a PNG
 //	export --json DIR|FILE.pecs      the ECS world and the chunk index as JSON
 //	migrate [--dry-run] DIR          upgrade older format versions to the current ones
+//	version [--json]                 the module version and the format versions read and written
 //
 // DIR is a save directory; FILE a world file (.pecs) or chunk store (.pxsw).
-// Long operations draw a progress bar when standard output is a terminal.
+// Flags may stand before or after the path; a flag of one letter is written
+// with one dash (-o, -q), a longer one with two (--json), and either form
+// is accepted. Long operations draw a progress bar on standard error when
+// it is a terminal; -q leaves it out, and so does --json.
 //
 // Exit status: 0 on success (check: nothing damaged), 1 when damage was
 // found or the command failed, 2 on a usage error.
@@ -71,14 +76,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			c, code := lookup(args[1], stderr)
+			if c == nil {
+				return code
+			}
+			printHelp(stdout, c)
+			return 0
+		}
 		printUsage(stdout)
 		return 0
+	case "--version", "-version":
+		args = []string{"version"}
 	}
-	c, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "arksave: unknown command %q\n\n", args[0])
-		printUsage(stderr)
-		return 2
+	c, code := lookup(args[0], stderr)
+	if c == nil {
+		return code
 	}
 	err := c.run(args[1:], stdout, stderr)
 	var ue usageError
@@ -86,15 +99,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprintf(stdout, "usage: arksave %s %s\n%s\n", c.name, c.args, c.summary)
-		if c.flags != nil {
-			fs := c.flags()
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-		}
+		printHelp(stdout, c)
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "arksave %s: %s\nusage: arksave %s %s\n", c.name, ue.msg, c.name, c.args)
+		fmt.Fprintf(stderr, "arksave %s: %s\nusage: arksave %s %s\n(arksave help %s lists its flags)\n", c.name, ue.msg, c.name, c.args, c.name)
 		return 2
 	case errors.Is(err, errReported):
 		return 1
@@ -102,6 +110,78 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "arksave %s: %v\n", c.name, err)
 		return 1
 	}
+}
+
+// lookup finds a command by name; for an unknown one it says so on stderr,
+// suggesting the nearest names, and returns the exit status.
+func lookup(name string, stderr io.Writer) (*command, int) {
+	if c, ok := commands[name]; ok {
+		return c, 0
+	}
+	fmt.Fprintf(stderr, "arksave: unknown command %q\n", name)
+	if near := nearest(name); len(near) > 0 {
+		fmt.Fprintf(stderr, "\ndid you mean %s?\n", strings.Join(near, " or "))
+	}
+	fmt.Fprintln(stderr, "\nrun 'arksave help' for the list of commands")
+	return nil, 2
+}
+
+// nearest returns the command names within an edit distance of 2 of name
+// (a transposition counting as one edit), or that start with it, nearest
+// first.
+func nearest(name string) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cands []cand
+	for n := range commands {
+		d := editDistance(name, n)
+		if len(name) >= 2 && strings.HasPrefix(n, name) {
+			d = min(d, 1)
+		}
+		if d <= 2 && d < len(n) {
+			cands = append(cands, cand{n, d})
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].d != cands[j].d {
+			return cands[i].d < cands[j].d
+		}
+		return cands[i].name < cands[j].name
+	})
+	var out []string
+	for _, c := range cands {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// editDistance is the optimal string alignment distance of a and b:
+// insertions, deletions, substitutions and transpositions of neighbours.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
 }
 
 func printUsage(w io.Writer) {
@@ -117,7 +197,44 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %s %s\n        %s\n", c.name, c.args, c.summary)
 	}
 	fmt.Fprintln(w, "\nDIR is a save directory, FILE a world file (.pecs) or chunk store (.pxsw).")
-	fmt.Fprintln(w, "Exit status: 0 success, 1 damage found or failure, 2 usage error. `arksave <command> -h` lists its flags.")
+	fmt.Fprintln(w, "Exit status: 0 success, 1 damage found or failure, 2 usage error.")
+	fmt.Fprintln(w, "'arksave help <command>' (or 'arksave <command> -h') describes a command and its flags.")
+}
+
+// printHelp describes one command: its synopsis, what it does, its flags.
+func printHelp(w io.Writer, c *command) {
+	fmt.Fprintf(w, "usage: arksave %s %s\n\n%s\n", c.name, c.args, c.summary)
+	if c.flags == nil {
+		return
+	}
+	fs := c.flags()
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nflags:")
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  " + flagName(f.Name)
+		if name != "" {
+			line += " " + name
+		}
+		fmt.Fprintf(w, "%s\n        %s", line, strings.ReplaceAll(usage, "\n", "\n        "))
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && !strings.Contains(usage, "("+f.DefValue+":") {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// flagName writes a flag as the synopses do: one dash for a one-letter
+// name, two for a longer one. The flag package accepts both forms.
+func flagName(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // parseFlags parses the command's flags wherever they stand among its arguments, and returns
@@ -179,6 +296,11 @@ const (
 	dirArg  = "save directory"
 	anyPath = "save directory or file"
 )
+
+// quietFlag adds -q, which leaves the progress bar out.
+func quietFlag(fs *flag.FlagSet, quiet *bool) {
+	fs.BoolVar(quiet, "q", false, "quiet: no progress bar (it is drawn on standard error, and only when that is a terminal)")
+}
 
 // writeJSON writes v as indented JSON.
 func writeJSON(w io.Writer, v any) error {

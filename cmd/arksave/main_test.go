@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arksave/arksave/archetype"
 	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave/archetype"
 )
 
 // pkg prefixes the full names of the test's types.
@@ -151,7 +152,7 @@ func TestInspectDamaged(t *testing.T) {
 func TestInspectMissingFile(t *testing.T) {
 	code, _, stderr := arksave("inspect", filepath.Join(t.TempDir(), "nope.pecs"))
 	expectCode(t, 1, code, stderr)
-	expectContains(t, stderr, "no such file", "check the path")
+	expectContains(t, stderr, "nope.pecs is not a save: it does not exist")
 }
 
 func TestExportJSON(t *testing.T) {
@@ -191,7 +192,7 @@ func TestExportDamaged(t *testing.T) {
 func TestInspectDirectoryAndFutureVersion(t *testing.T) {
 	code, _, stderr := arksave("inspect", t.TempDir())
 	expectCode(t, 1, code, stderr)
-	expectContains(t, stderr, "is a directory")
+	expectContains(t, stderr, "is not a save: the directory holds no manifest")
 
 	path := writeWorld(t)
 	data, err := os.ReadFile(path)
@@ -205,4 +206,13 @@ func TestInspectDirectoryAndFutureVersion(t *testing.T) {
 	code, _, stderr = arksave("inspect", path)
 	expectCode(t, 1, code, stderr)
 	expectContains(t, stderr, "newer arksave")
+}
+
+func expectNot(t *testing.T, text string, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if strings.Contains(text, p) {
+			t.Errorf("output holds %q:\n%s", p, text)
+		}
+	}
 }

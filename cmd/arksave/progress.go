@@ -23,16 +23,19 @@ type bar struct {
 	shown bool
 }
 
-// newBar returns a bar drawing on w when w is a terminal, else nil (a nil
-// bar is quiet).
-func newBar(w io.Writer) *bar {
-	if !isTerminal(w) {
+// newBar returns a bar drawing on stderr when stderr is a terminal and the
+// command was not asked to be quiet (-q, or --json: machine output comes
+// without a bar), else nil (a nil bar is quiet). The bar never goes to
+// standard output, which holds the command's result.
+func newBar(stderr io.Writer, quiet bool) *bar {
+	if quiet || !isTerminal(stderr) {
 		return nil
 	}
-	return &bar{w: w}
+	return &bar{w: stderr}
 }
 
-func isTerminal(w io.Writer) bool {
+// isTerminal reports whether w is a terminal; tests replace it.
+var isTerminal = func(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok || os.Getenv("TERM") == "dumb" {
 		return false

@@ -19,7 +19,7 @@ import (
 func init() {
 	register(&command{
 		name:    "render",
-		args:    "-o FILE.png [--region X0,Y0,X1,Y1] [--grid] [--scale N | --zoom N] [--palette FILE.json] [--generation G] [--no-bodies] DIR",
+		args:    "-o FILE.png [--region X0,Y0,X1,Y1] [--grid] [--scale N | --zoom N] [--palette FILE.json] [--generation G] [--no-bodies] [-q] DIR",
 		summary: "draw the saved pixel world as a PNG: stored chunks as saved, unstored ones hatched grey, bodies on top",
 		run:     runRender,
 		flags:   func() *flag.FlagSet { return renderFlags(&renderArgs{}) },
@@ -27,20 +27,22 @@ func init() {
 }
 
 type renderArgs struct {
+	quiet                bool
 	out, region, palette string
 	o                    savetool.RenderOptions
 }
 
 func renderFlags(a *renderArgs) *flag.FlagSet {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
-	fs.StringVar(&a.out, "o", "", "the PNG file to write")
-	fs.StringVar(&a.region, "region", "", "world pixels X0,Y0,X1,Y1 to draw, X1 and Y1 excluded (default: every stored chunk)")
+	fs.StringVar(&a.out, "o", "", "write the image to `FILE.png`")
+	fs.StringVar(&a.region, "region", "", "draw world pixels `X0,Y0,X1,Y1`, X1 and Y1 excluded (default: every stored chunk)")
 	fs.BoolVar(&a.o.Grid, "grid", false, "draw chunk borders; stored chunks framed by type: full orange, delta cyan, empty white, damaged red")
-	fs.IntVar(&a.o.Scale, "scale", 0, "world pixels per image pixel on a side, averaged (default: 1, or what keeps the image within 4096 pixels)")
-	fs.IntVar(&a.o.Zoom, "zoom", 0, "image pixels per world pixel on a side, for small chunks and close looks (default 1)")
-	fs.StringVar(&a.palette, "palette", "", `JSON colours by material id: {"air": "#9cc8ec", "materials": {"1": "#8d8c93", "4": ["#c9a45c", "#f0d68c"]}} (default: the demo's)`)
-	fs.Uint64Var(&a.o.Generation, "generation", 0, "render a backed-up generation instead of the current one")
+	fs.IntVar(&a.o.Scale, "scale", 0, "average `N`xN world pixels into one image pixel (default: 1, or what keeps the image within 4096 pixels)")
+	fs.IntVar(&a.o.Zoom, "zoom", 0, "draw each world pixel as `N`xN image pixels, for small chunks and close looks (default 1)")
+	fs.StringVar(&a.palette, "palette", "", "read colours by material id from `FILE.json`: {\"air\": \"#9cc8ec\", \"materials\": {\"1\": \"#8d8c93\", \"4\": [\"#c9a45c\", \"#f0d68c\"]}} (default: the demo's)")
+	fs.Uint64Var(&a.o.Generation, "generation", 0, "render backed-up generation `G` instead of the current one")
 	fs.BoolVar(&a.o.NoBodies, "no-bodies", false, "leave the stored pixel bodies out")
+	quietFlag(fs, &a.quiet)
 	return fs
 }
 
@@ -71,7 +73,7 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 		}
 		a.o.Palette = pal
 	}
-	b := newBar(stdout)
+	b := newBar(stderr, a.quiet)
 	a.o.Progress = b.progress()
 	img, st, err := savetool.RenderDir(dir, a.o)
 	if err == nil {

@@ -6,13 +6,14 @@ import (
 	"io"
 	"strings"
 
+	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/savetool"
 )
 
 func init() {
 	register(&command{
 		name:    "repair",
-		args:    "[--dry-run] [--empty-world] [--empty-chunks] [--chunk-size N --tile-size N --seed N --generator-version N] DIR",
+		args:    "[--dry-run] [--empty-world] [--empty-chunks] [--chunk-size N --tile-size N --seed N --generator-version N] [-q] DIR",
 		summary: "recover everything recoverable into a new generation; report what was kept and dropped",
 		run:     runRepair,
 		flags:   func() *flag.FlagSet { return repairFlags(&repairArgs{}) },
@@ -21,6 +22,7 @@ func init() {
 
 type repairArgs struct {
 	o                   savetool.RepairOptions
+	quiet               bool
 	chunkSize, tileSize uint
 	genVersion          int64
 }
@@ -30,10 +32,11 @@ func repairFlags(a *repairArgs) *flag.FlagSet {
 	fs.BoolVar(&a.o.DryRun, "dry-run", false, "report what a repair would keep and drop; write nothing")
 	fs.BoolVar(&a.o.EmptyWorld, "empty-world", false, "when no intact ECS world file is left, keep the chunks with an empty ECS world")
 	fs.BoolVar(&a.o.EmptyChunks, "empty-chunks", false, "when no chunk store can be read, keep the ECS world with no stored chunks (all regenerate)")
-	fs.UintVar(&a.chunkSize, "chunk-size", 0, "the game's chunk size, when nothing in the directory records it")
-	fs.UintVar(&a.tileSize, "tile-size", 0, "the game's tile size, when nothing in the directory records it")
-	fs.Uint64Var(&a.o.Seed, "seed", 0, "the world seed, when nothing in the directory records it")
-	fs.Int64Var(&a.genVersion, "generator-version", -1, "the game's generator version, when nothing in the directory records it")
+	fs.UintVar(&a.chunkSize, "chunk-size", 0, "the game's chunk size `N`, when nothing in the directory records it")
+	fs.UintVar(&a.tileSize, "tile-size", 0, "the game's tile size `N`, when nothing in the directory records it")
+	fs.Uint64Var(&a.o.Seed, "seed", 0, "the world seed `N`, when nothing in the directory records it")
+	fs.Int64Var(&a.genVersion, "generator-version", -1, "the game's generator version `N`, when nothing in the directory records it (-1: not given)")
+	quietFlag(fs, &a.quiet)
 	return fs
 }
 
@@ -50,7 +53,7 @@ func runRepair(args []string, stdout, stderr io.Writer) error {
 	if a.genVersion >= 0 {
 		a.o.Generator = savetool.VersionOnly(uint32(a.genVersion))
 	}
-	b := newBar(stdout)
+	b := newBar(stderr, a.quiet)
 	a.o.Progress = b.progress()
 	rep, err := savetool.Repair(dir, a.o)
 	b.clear()
@@ -59,8 +62,8 @@ func runRepair(args []string, stdout, stderr io.Writer) error {
 	}
 	printRepair(stdout, dir, rep)
 	if rep.After != nil && !rep.After.OK() {
-		fmt.Fprintf(stderr, "arksave repair: %s still has %d problems after the repair; please report this with the output of arksave check\n",
-			dir, len(rep.After.Problems))
+		fmt.Fprintf(stderr, "arksave repair: %s still has %s after the repair; please report this with the output of arksave check\n",
+			dir, words.Count(len(rep.After.Problems), "problem", "problems"))
 		return errReported
 	}
 	return nil
@@ -71,7 +74,7 @@ func printRepair(w io.Writer, dir string, r *savetool.RepairReport) {
 		fmt.Fprintf(w, "%s: no problems found; nothing to repair\n", dir)
 		return
 	}
-	fmt.Fprintf(w, "%s: %d problems found\n", dir, len(r.Before.Problems))
+	fmt.Fprintf(w, "%s: %s found\n", dir, words.Count(len(r.Before.Problems), "problem", "problems"))
 	for _, p := range r.Before.Problems {
 		fmt.Fprintf(w, "  %v\n", p)
 	}
@@ -97,7 +100,8 @@ func printRepair(w io.Writer, dir string, r *savetool.RepairReport) {
 		fmt.Fprintln(w, line)
 	}
 	k := r.Kept
-	fmt.Fprintf(w, "kept: %d chunks (%d full, %d delta, %d empty), %d bodies in %d chunks\n", k.Chunks, k.Full, k.Delta, k.Empty, k.Bodies, k.BodyBlocks)
+	fmt.Fprintf(w, "kept: %s (%d full, %d delta, %d empty), %s in %s\n", words.Count(k.Chunks, "chunk", "chunks"), k.Full, k.Delta, k.Empty,
+		words.Count(k.Bodies, "body", "bodies"), words.Count(k.BodyBlocks, "chunk", "chunks"))
 	for _, l := range r.Dropped {
 		fmt.Fprintf(w, "dropped: %v; %s\n", l, regenerates(l))
 	}

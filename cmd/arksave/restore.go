@@ -20,7 +20,7 @@ func init() {
 
 func restoreFlags(gen *uint64) *flag.FlagSet {
 	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
-	fs.Uint64Var(gen, "generation", 0, "the backed-up generation to restore (arksave inspect lists them)")
+	fs.Uint64Var(gen, "generation", 0, "restore backed-up generation `G` (arksave inspect lists them)")
 	return fs
 }
 

@@ -43,7 +43,7 @@ func loadsScore(t *testing.T, dir string) int {
 	return ecs.GetResource[savetest.Score](g.W).Points
 }
 
-var problemsFound = regexp.MustCompile(`(?m)^(\d+) problems found`)
+var problemsFound = regexp.MustCompile(`(?m)^(\d+) problems? found`)
 
 // expectProblems checks check's listing: one line per problem, then the
 // count, and each file named.
@@ -243,11 +243,12 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 	empty := t.TempDir()
 	code, _, stderr := arksave("check", filepath.Join(empty, "nope"))
 	expectCode(t, 1, code, stderr)
-	expectContains(t, stderr, "check the path")
+	expectContains(t, stderr, "is not a save: it does not exist")
 
 	code, stdout, stderr := arksave("check", empty)
 	expectCode(t, 1, code, stderr)
-	expectContains(t, stdout, "not a save directory")
+	expectContains(t, stderr, "not a save")
+	expectNot(t, stdout+stderr, "problems found", "problem found")
 
 	for _, cmd := range [][]string{{"repair"}, {"compact"}, {"render", "-o", filepath.Join(empty, "x.png")}, {"export", "--json"}, {"migrate"}} {
 		code, _, stderr = arksave(append(cmd, empty)...)

@@ -1,7 +1,8 @@
 // Package cli holds the demo's command line: its flags, the default save
 // directory, the wiring of a run (the world's configuration and its
-// Persistence) and the headless entry point. It imports no Ebiten, so the
-// headless path never needs a display.
+// Persistence) and the headless entry point (HeadlessMain, the main of
+// demo/headless). It imports no Ebiten, so the headless command never needs
+// a display.
 package cli
 
 import (
@@ -49,7 +50,7 @@ func Parse(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Save, "save", DefaultSaveDir(), "save directory")
 	fs.Uint64Var(&o.Seed, "seed", 1, "world seed")
 	fs.DurationVar(&o.Autosave, "autosave", 30*time.Second, "autosave interval (0 turns autosave off)")
-	fs.BoolVar(&o.Headless, "headless", false, "run without a window: scripted player, one JSON line of stats at the end")
+	fs.BoolVar(&o.Headless, "headless", false, "run without a window: scripted player, one JSON line of stats at the end (without a display: go run ./demo/headless)")
 	fs.IntVar(&o.Ticks, "ticks", 0, "ticks to run (headless default 600; windowed: exit after this many frames, 0 runs until closed)")
 	fs.BoolVar(&o.Load, "load", false, "continue from the last save in -save (without it a new world starts there; its old save becomes a backup)")
 	fs.IntVar(&o.Backups, "backups", 2, "older generations to keep in the save's backups/")
@@ -141,7 +142,7 @@ func Headless(o Options, stdout, stderr io.Writer) int {
 // Ready tells on w that the world runs and where it saves: the line a
 // person (or a test) waits for before interrupting the demo.
 func Ready(w io.Writer, s *sim.Sim) {
-	fmt.Fprintf(w, "demo: playing; saving to %s (generation %d); Ctrl-C saves and exits\n", s.Persistence.Dir(), s.Persistence.Generation())
+	fmt.Fprintf(w, "demo: playing; saving to %s (generation %d); Ctrl-C saves and exits, -load continues this world next time\n", s.Persistence.Dir(), s.Persistence.Generation())
 }
 
 // OnSignal returns a channel that is closed at the first SIGINT (Ctrl-C)
@@ -171,20 +172,19 @@ func OnSignal(w io.Writer) (stop <-chan struct{}, release func()) {
 	}
 }
 
-// Main is the demo's start before any window: it parses os.Args and, if
-// -headless is given, runs and exits; on -h or a flag error it prints usage
-// or the error and exits. It returns only when a window is wanted.
-func Main() {
-	o, err := Parse(os.Args[1:], os.Stderr)
+// HeadlessMain is the headless command's main: it parses args (the
+// window's flags; -headless is implied), runs the headless demo and returns
+// the process exit code; -h prints usage and returns 0, a flag error 2.
+func HeadlessMain(args []string, stdout, stderr io.Writer) int {
+	o, err := Parse(append([]string{"-headless"}, args...), stderr)
 	switch {
 	case IsHelp(err):
-		os.Exit(0)
+		return 0
 	case err != nil:
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	case o.Headless:
-		os.Exit(Headless(o, os.Stdout, os.Stderr))
+		fmt.Fprintln(stderr, err)
+		return 2
 	}
+	return Headless(o, stdout, stderr)
 }
 
 // IsHelp reports whether err asks for usage only.

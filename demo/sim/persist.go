@@ -74,7 +74,7 @@ func (p *Persistence) Save() *arksave.SaveHandle { return p.p.Save() }
 
 // SaveAs asks for a complete save into dir (F6), which then becomes the
 // directory the game saves to; the current one keeps its last save.
-func (p *Persistence) SaveAs(dir string) *arksave.SaveHandle { return p.p.SaveTo(dir) }
+func (p *Persistence) SaveAs(dir string) *arksave.SaveHandle { return p.p.SaveAs(dir) }
 
 // Dir returns the save directory in use.
 func (p *Persistence) Dir() string { return p.p.Dir() }

@@ -47,7 +47,7 @@ func LayoutOf(dir string) (*Layout, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		s, err := chunkstore.OpenRoot(p, chunkstore.Config{ReadOnly: true}, m.Chunks.Root)
+		s, err := chunkstore.Open(p, &chunkstore.Options{ReadOnly: true, Root: m.Chunks.Root})
 		if err != nil {
 			return nil, 0, err
 		}

@@ -28,7 +28,7 @@ func BuildLarge(dir string, n, size int) error {
 	if err != nil {
 		return err
 	}
-	s, err := chunkstore.Create(store, chunkstore.Config{
+	s, err := chunkstore.Create(store, &chunkstore.Options{
 		ChunkSize: uint16(size), TileSize: TileSize, Seed: Seed, Generator: Generator,
 	})
 	if err != nil {

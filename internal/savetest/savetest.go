@@ -289,11 +289,11 @@ func Read(dir string) (*Contents, error) {
 	}
 	root := m.Chunks.Root
 	if len(root) == 0 {
-		if root, err = chunkstore.FindRoot(store, chunkstore.Config{}, m.Chunks.Generation); err != nil {
+		if root, err = chunkstore.FindRoot(nil, store, m.Chunks.Generation); err != nil {
 			return nil, err
 		}
 	}
-	s, err := chunkstore.OpenRoot(store, chunkstore.Config{ReadOnly: true, Generator: Generator}, root)
+	s, err := chunkstore.Open(store, &chunkstore.Options{ReadOnly: true, Generator: Generator, Root: root})
 	if err != nil {
 		return nil, err
 	}

@@ -15,38 +15,53 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/arksave/arksave/savetool"
 )
 
 var (
 	buildOnce sync.Once
-	binary    string
+	buildDir  string
 	buildErr  error
 	buildOut  []byte
 )
 
-// demo builds the demo binary once per test run.
-func demo(t *testing.T) string {
+// build builds the window demo and the headless one once per test run,
+// both named demo (the name a save directory's lock file records), and
+// returns the directory that holds window/demo and headless/demo.
+func build(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "arksave-demo-e2e")
-		if err != nil {
-			buildErr = err
+		if buildDir, buildErr = os.MkdirTemp("", "arksave-demo-e2e"); buildErr != nil {
 			return
 		}
-		binary = filepath.Join(dir, "demo")
-		cmd := exec.Command("go", "build", "-o", binary, "github.com/arksave/arksave/demo")
-		buildOut, buildErr = cmd.CombinedOutput()
+		for _, b := range []struct{ dir, pkg string }{
+			{"window", "github.com/arksave/arksave/demo"},
+			{"headless", "github.com/arksave/arksave/demo/headless"},
+		} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, b.dir, "demo"), b.pkg)
+			if buildOut, buildErr = cmd.CombinedOutput(); buildErr != nil {
+				return
+			}
+		}
 	})
 	if buildErr != nil {
 		t.Fatalf("building the demo: %v\n%s", buildErr, buildOut)
 	}
-	return binary
+	return buildDir
 }
+
+// demo returns the window demo's binary (it needs a display).
+func demo(t *testing.T) string { return filepath.Join(build(t), "window", "demo") }
+
+// demoHeadless returns the headless demo's binary (demo/headless: no Ebiten,
+// no display needed).
+func demoHeadless(t *testing.T) string { return filepath.Join(build(t), "headless", "demo") }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binary != "" {
-		os.RemoveAll(filepath.Dir(binary))
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
 	}
 	os.Exit(code)
 }
@@ -86,7 +101,7 @@ func headless(t *testing.T, args ...string) stats {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, demo(t), append([]string{"-headless"}, args...)...)
+	cmd := exec.CommandContext(ctx, demoHeadless(t), args...)
 	cmd.Env = withoutDisplay()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -102,9 +117,9 @@ func headless(t *testing.T, args ...string) stats {
 	return st
 }
 
-// The headless demo runs where there is no display, in the same binary as
-// the window (Ebiten panics at init without one; package early runs the
-// headless demo first), saves, and prints one JSON line.
+// The headless demo runs where there is no display (its command imports no
+// Ebiten, which panics at init without one), saves, and prints one JSON
+// line.
 func TestHeadlessWithoutDisplay(t *testing.T) {
 	st := headless(t, "-ticks", "720", "-seed", "4", "-chunk", "128", "-autosave", "2s", "-save", t.TempDir())
 	if st.Ticks != 720 || st.ChunksUnloaded == 0 || st.Bodies == 0 || st.Saves < 2 || st.Generation != st.Saves || st.DirtyChunks != 0 {
@@ -138,11 +153,11 @@ func TestKillWhileSaving(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	gen := 0
 	for i := range 4 {
-		args := []string{"-headless", "-ticks", "1000000", "-seed", "2", "-autosave", "50ms", "-save", dir}
+		args := []string{"-ticks", "1000000", "-seed", "2", "-autosave", "50ms", "-save", dir}
 		if i > 0 {
 			args = append(args, "-load")
 		}
-		cmd := exec.Command(demo(t), args...)
+		cmd := exec.Command(demoHeadless(t), args...)
 		cmd.Env = withoutDisplay()
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -169,28 +184,31 @@ func TestKillWhileSaving(t *testing.T) {
 	}
 }
 
-// generation returns the generation the save directory's manifest names, 0
-// if there is none yet.
+// generation returns the committed generation of the save directory (as
+// arksave inspect reads it, without a lock, while a demo saves), 0 if there
+// is none yet.
 func generation(dir string) int {
-	var m struct {
-		Generation int `json:"generation"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "manifest"))
-	if err != nil || json.Unmarshal(b, &m) != nil {
+	info, err := savetool.InspectDir(dir, savetool.Options{})
+	if err != nil {
 		return 0
 	}
-	return m.Generation
+	for _, g := range info.Generations {
+		if g.Current {
+			return int(g.Generation)
+		}
+	}
+	return 0
 }
 
-// Flag errors and -h need no display either.
+// Flag errors and -h of the headless command need no display.
 func TestBadFlag(t *testing.T) {
-	cmd := exec.Command(demo(t), "-chunk", "100")
+	cmd := exec.Command(demoHeadless(t), "-chunk", "100")
 	cmd.Env = withoutDisplay()
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "-chunk 100") {
 		t.Fatalf("a bad -chunk must fail with a message, got %v: %s", err, out)
 	}
-	cmd = exec.Command(demo(t), "-h")
+	cmd = exec.Command(demoHeadless(t), "-h")
 	cmd.Env = withoutDisplay()
 	out, err = cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "-headless") {
@@ -291,4 +309,18 @@ func abs(v int) int {
 		return -v
 	}
 	return v
+}
+
+// The headless command imports no Ebiten and no cgo package: it needs no
+// init order and no display to run.
+func TestHeadlessImportsNoEbiten(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/arksave/arksave/demo/headless").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.Contains(pkg, "hajimehoshi") || strings.Contains(pkg, "demo/internal/early") || pkg == "runtime/cgo" {
+			t.Errorf("demo/headless depends on %s", pkg)
+		}
+	}
 }

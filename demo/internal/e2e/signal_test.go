@@ -88,7 +88,7 @@ func TestSignalMakesTheFinalSave(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "world")
 			var stdout, stderr bytes.Buffer
-			cmd, wait := startDemo(t, withoutDisplay(), demo(t), []string{"-headless", "-ticks", "100000000", "-seed", "5", "-chunk", "128", "-autosave", "0", "-save", dir}, &stdout, &stderr)
+			cmd, wait := startDemo(t, withoutDisplay(), demoHeadless(t), []string{"-ticks", "100000000", "-seed", "5", "-chunk", "128", "-autosave", "0", "-save", dir}, &stdout, &stderr)
 			must(t, cmd.Process.Signal(sig))
 			if err := wait(); err != nil {
 				t.Fatalf("the demo exited with %v after %v:\n%s", err, sig, stderr.String())
@@ -141,7 +141,7 @@ func TestSignalClosesTheWindow(t *testing.T) {
 func TestToolsWhileTheDemoSaves(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "world")
 	var stdout, stderr bytes.Buffer
-	cmd, wait := startDemo(t, withoutDisplay(), demo(t), []string{"-headless", "-ticks", "100000000", "-seed", "6", "-chunk", "128", "-autosave", "50ms", "-backups", "2", "-save", dir}, &stdout, &stderr)
+	cmd, wait := startDemo(t, withoutDisplay(), demoHeadless(t), []string{"-ticks", "100000000", "-seed", "6", "-chunk", "128", "-autosave", "50ms", "-backups", "2", "-save", dir}, &stdout, &stderr)
 	pid := holder(t, dir)
 	deadline := time.Now().Add(time.Minute)
 	for generation(dir) < 3 && time.Now().Before(deadline) {
@@ -151,7 +151,7 @@ func TestToolsWhileTheDemoSaves(t *testing.T) {
 		t.Fatalf("the demo did not save:\n%s", stderr.String())
 	}
 	// A second demo on the same directory is refused, naming the first.
-	second := exec.Command(demo(t), "-headless", "-ticks", "60", "-load", "-chunk", "128", "-save", dir)
+	second := exec.Command(demoHeadless(t), "-ticks", "60", "-load", "-chunk", "128", "-save", dir)
 	second.Env = withoutDisplay()
 	out, err := second.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), fmt.Sprintf("in use by demo (pid %d", pid)) {

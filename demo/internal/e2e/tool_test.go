@@ -317,7 +317,7 @@ func storeFile(t *testing.T, dir string) string {
 func openStore(t *testing.T, dir string) *chunkstore.Store {
 	t.Helper()
 	m := manifest(t, dir)
-	s, err := chunkstore.OpenRoot(storeFile(t, dir), chunkstore.Config{ReadOnly: true}, m.Chunks.Root)
+	s, err := chunkstore.Open(storeFile(t, dir), &chunkstore.Options{ReadOnly: true, Root: m.Chunks.Root})
 	must(t, err)
 	return s
 }

@@ -1,72 +1,19 @@
-package systems
+package persist
 
 import (
 	"errors"
 	"time"
-
-	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/snapshot"
 )
 
-// SaveHandle tracks one requested save (seed 000's PersistenceControl).
-// Several requests made while a save is running share the next save and
-// its handle.
-type SaveHandle struct {
-	done chan struct{}
-	res  *autosave.Result
-}
-
-func newHandle() *SaveHandle { return &SaveHandle{done: make(chan struct{})} }
-
-func (h *SaveHandle) complete(res *autosave.Result) {
-	h.res = res
-	close(h.done)
-}
-
-// IsComplete reports whether the save has finished, successfully or not.
-// Poll it once a tick.
-func (h *SaveHandle) IsComplete() bool {
-	select {
-	case <-h.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// Wait blocks until the save has finished and returns its error. The save
-// is started and finished by [SaveSystem] on the game loop, so calling Wait
-// on the game loop before the save completes blocks forever: there, poll
-// [SaveHandle.IsComplete] instead, or use [Runtime.SaveNow].
-func (h *SaveHandle) Wait() error {
-	<-h.done
-	return h.res.Err
-}
-
-// Err returns the save's error once it is complete, nil before.
-func (h *SaveHandle) Err() error {
-	if !h.IsComplete() {
-		return nil
-	}
-	return h.res.Err
-}
-
-// Result returns the save's result once it is complete, nil before.
-func (h *SaveHandle) Result() *autosave.Result {
-	if !h.IsComplete() {
-		return nil
-	}
-	return h.res
-}
-
-// RequestSave asks for a save at the next [SaveSystem] update. A request
+// RequestSave asks for a save at the next [Runtime.UpdateSave]. A request
 // made while a save runs is coalesced into the next one.
-func (r *Runtime) RequestSave() *SaveHandle {
+func (r *Runtime) RequestSave() *Handle {
 	r.requested = true
-	h := newHandle()
+	h := r.newHandle()
 	r.waiting = append(r.waiting, h)
 	return h
 }
@@ -74,26 +21,10 @@ func (r *Runtime) RequestSave() *SaveHandle {
 // RequestSaveTo asks for a save into another directory, which the plugin
 // then continues to use ("Save As"). A later RequestSaveTo before the save
 // starts replaces the target.
-func (r *Runtime) RequestSaveTo(dir string) *SaveHandle {
+func (r *Runtime) RequestSaveTo(dir string) *Handle {
 	r.saveTo = dir
 	return r.RequestSave()
 }
-
-// SaveSystem applies finished saves, runs the autosave timer and starts
-// saves. Run it once per tick, after the systems that change the world.
-type SaveSystem struct {
-	R *Runtime
-}
-
-// Initialize implements the ark-tools system interface.
-func (s *SaveSystem) Initialize(w *ecs.World) {}
-
-// Update implements the ark-tools system interface.
-func (s *SaveSystem) Update(w *ecs.World) { s.R.tickSave() }
-
-// Finalize implements the ark-tools system interface. It does not save;
-// the game decides whether to save on exit.
-func (s *SaveSystem) Finalize(w *ecs.World) {}
 
 func (r *Runtime) tickSave() {
 	// What the game loop spent on saving this tick: copying tiles for the

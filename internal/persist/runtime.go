@@ -1,4 +1,4 @@
-package systems
+package persist
 
 import (
 	"errors"
@@ -14,19 +14,23 @@ import (
 	"github.com/arksave/arksave/snapshot"
 )
 
-// Config is what the runtime needs to know about the game.
+// Config is the plugin's settings, resolved once (arksave.Plugin fills in
+// its defaults and checks them): what the writer, the chunk store, the
+// loader and the systems need. New takes them as they are.
 type Config struct {
-	// ChunkSize is the number of pixels per chunk edge.
+	// Writer configures the save directory's writer, the chunk store's
+	// options (the game's constants, the generator, the persisted layers)
+	// among them.
+	Writer autosave.Options
+	// ChunkSize is the number of pixels per chunk edge: New sets it from
+	// Writer.Store.ChunkSize.
 	ChunkSize int
 	// TickDuration is the game time one Update stands for; the autosave
-	// timer advances by it.
+	// timer advances by it. Positive.
 	TickDuration time.Duration
 	// MaxPendingChunks is how many unloaded dirty chunks may wait in memory
-	// for the next save before a save is started for them.
+	// for the next save before a save is started for them. Positive.
 	MaxPendingChunks int
-	// Generator produces chunks whose record is damaged (the store itself
-	// generates the chunks it does not hold), with the save's seed.
-	Generator chunkstore.Generator
 	// OnChunkLoaded and OnBodyLoaded, when set, are called on the game loop
 	// for every chunk and body entity the streaming system spawns, for
 	// example to add the game's own components.
@@ -34,6 +38,9 @@ type Config struct {
 	OnBodyLoaded  func(w *ecs.World, e ecs.Entity)
 	// WorldCodec encodes and decodes the ECS world file.
 	WorldCodec WorldCodec
+	// SaveOnFinalize makes the save system's Finalize wait for a running
+	// save and then save once more, synchronously.
+	SaveOnFinalize bool
 }
 
 // WorldCodec encodes the ECS world (without chunk and body entities) for a
@@ -55,16 +62,18 @@ type pendingChunk struct {
 	version uint64
 }
 
-// Problem is damage found while loading: a chunk or its bodies could not be
-// read and were regenerated or dropped.
-type Problem struct {
-	Pos components.ChunkPos
-	Err error
+// problem is damage found while loading: a chunk or its bodies could not
+// be read and were regenerated or dropped.
+type problem struct {
+	section string
+	pos     components.ChunkPos
+	err     error
 }
 
 // Runtime is the state the plugin's systems share; the arksave package's
-// Persistence resource is its public face. Every method must be called from
-// the goroutine that runs the systems (the game loop) unless it says
+// Persistence resource is its public face. It is an ECS resource of the
+// world too, so that the systems find it there. Every method must be called
+// from the goroutine that runs the systems (the game loop) unless it says
 // otherwise.
 type Runtime struct {
 	cfg    Config
@@ -98,28 +107,33 @@ type Runtime struct {
 
 	requested bool
 	saveTo    string
-	waiting   []*SaveHandle // handles of the next save
-	inflight  []*SaveHandle // handles of the running save
+	waiting   []*Handle // handles of the next save
+	inflight  []*Handle // handles of the running save
 
 	mu       sync.Mutex
-	problems []Problem
+	problems []problem
 }
 
-// NewRuntime wires a runtime to a world and a writer. The world must hold
-// the plugin's resources: [components.ChunkIndex], [autosave.Config],
-// [autosave.State], [autosave.SimulationState] and [components.BodyIDs].
-func NewRuntime(w *ecs.World, writer *autosave.Writer, cfg Config) (*Runtime, error) {
-	if cfg.ChunkSize <= 0 {
-		return nil, fmt.Errorf("systems: chunk size %d", cfg.ChunkSize)
+// New starts the runtime of a world on a save directory the caller opened
+// for writing: it starts the writer (which takes d over, its lock
+// included, and closes it should New fail), the loader goroutine, and adds
+// the Runtime to the world as a resource. The world must hold the plugin's
+// resources: [components.ChunkIndex], [autosave.Config], [autosave.State],
+// [autosave.SimulationState] and [components.BodyIDs].
+func New(w *ecs.World, d *autosave.Dir, cfg Config) (*Runtime, error) {
+	cfg.ChunkSize = int(cfg.Writer.Store.ChunkSize)
+	switch {
+	case cfg.ChunkSize <= 0 || cfg.TickDuration <= 0 || cfg.MaxPendingChunks <= 0:
+		d.Close()
+		return nil, fmt.Errorf("arksave: chunk size %d, tick %v, pending chunks %d: the plugin's settings were not resolved",
+			cfg.ChunkSize, cfg.TickDuration, cfg.MaxPendingChunks)
+	case cfg.WorldCodec == nil:
+		d.Close()
+		return nil, errors.New("arksave: no world codec")
 	}
-	if cfg.TickDuration <= 0 {
-		cfg.TickDuration = time.Second / 60
-	}
-	if cfg.MaxPendingChunks <= 0 {
-		cfg.MaxPendingChunks = 64
-	}
-	if cfg.WorldCodec == nil {
-		return nil, errors.New("systems: no world codec")
+	writer, err := autosave.NewWriter(d, cfg.Writer)
+	if err != nil {
+		return nil, err
 	}
 	r := &Runtime{
 		cfg:           cfg,
@@ -139,10 +153,28 @@ func NewRuntime(w *ecs.World, writer *autosave.Writer, cfg Config) (*Runtime, er
 	}
 	ecs.ComponentID[components.Transient](w)
 	if err := r.bindResources(); err != nil {
+		writer.Close()
 		return nil, err
 	}
-	r.loader = newLoader(writer, cfg.ChunkSize, cfg.Generator)
+	r.loader = newLoader(writer, cfg.ChunkSize)
+	// A second Install on the same world replaces the first's runtime: the
+	// systems find the new one.
+	id := ecs.ResourceID[Runtime](w)
+	if w.Resources().Has(id) {
+		w.Resources().Remove(id)
+	}
+	w.Resources().Add(id, r)
 	return r, nil
+}
+
+// Of returns the runtime installed in w. It panics when the plugin is not
+// installed there: the systems are made by arksave.Plugin.Install.
+func Of(w *ecs.World) *Runtime {
+	r := ecs.GetResource[Runtime](w)
+	if r == nil {
+		panic("arksave: the world has no arksave plugin: use the systems arksave.Plugin.Install returns, with the world it installed into")
+	}
+	return r
 }
 
 func (r *Runtime) bindResources() error {
@@ -152,7 +184,7 @@ func (r *Runtime) bindResources() error {
 	r.sim = ecs.GetResource[autosave.SimulationState](r.world)
 	r.bodyID = ecs.GetResource[components.BodyIDs](r.world)
 	if r.index == nil || r.conf == nil || r.state == nil || r.sim == nil || r.bodyID == nil {
-		return errors.New("systems: the world lacks the plugin's resources")
+		return errors.New("arksave: the world lacks the plugin's resources")
 	}
 	return nil
 }
@@ -160,20 +192,27 @@ func (r *Runtime) bindResources() error {
 // Writer returns the autosave writer.
 func (r *Runtime) Writer() *autosave.Writer { return r.writer }
 
-// Config returns the runtime's configuration.
-func (r *Runtime) Config() Config { return r.cfg }
-
-// Problems returns the damage found while loading chunks since the last call.
-// Safe for concurrent use.
-func (r *Runtime) Problems() []Problem {
+// Problems returns the damage found while loading chunks since the last
+// call, as problems of the chunk store file in use. Safe for concurrent
+// use.
+func (r *Runtime) Problems() []chunkstore.Problem {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	p := r.problems
+	ps := r.problems
 	r.problems = nil
-	return p
+	r.mu.Unlock()
+	var out []chunkstore.Problem
+	file := ""
+	if m := r.writer.Manifest(); m != nil {
+		file = m.Chunks.Name
+	}
+	for _, p := range ps {
+		pos := snapshot.StorePos(p.pos)
+		out = append(out, chunkstore.Problem{File: file, Section: p.section, Offset: -1, Pos: &pos, Err: p.err})
+	}
+	return out
 }
 
-func (r *Runtime) report(p Problem) {
+func (r *Runtime) report(p problem) {
 	r.mu.Lock()
 	r.problems = append(r.problems, p)
 	r.mu.Unlock()

@@ -1,4 +1,4 @@
-package systems
+package persist
 
 import (
 	"sync"
@@ -20,13 +20,12 @@ type loadResult struct {
 	bodyErr  error // the stored bodies were damaged and are dropped
 }
 
-// loader reads chunks on a goroutine of its own from a coalescing queue
-// (seed 003): a position asked for twice is read once, and a position no
+// loader reads chunks on a goroutine of its own from a coalescing queue:
+// a position asked for twice is read once, and a position no
 // longer wanted can be taken out before it is read.
 type loader struct {
 	writer *autosave.Writer
 	size   int
-	gen    chunkstore.Generator
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -38,8 +37,8 @@ type loader struct {
 	done    chan struct{}
 }
 
-func newLoader(w *autosave.Writer, size int, gen chunkstore.Generator) *loader {
-	l := &loader{writer: w, size: size, gen: gen, queued: map[components.ChunkPos]bool{}, done: make(chan struct{})}
+func newLoader(w *autosave.Writer, size int) *loader {
+	l := &loader{writer: w, size: size, queued: map[components.ChunkPos]bool{}, done: make(chan struct{})}
 	l.cond = sync.NewCond(&l.mu)
 	go l.run()
 	return l
@@ -135,18 +134,15 @@ func (l *loader) run() {
 	}
 }
 
-// read reads one chunk and its bodies. A damaged chunk record is replaced
-// by the generated chunk; damaged bodies are dropped; both are reported.
+// read reads one chunk and its bodies. A damaged chunk record reads as
+// the generated chunk (the writer fills it in); damaged bodies are dropped;
+// both are reported.
 func (l *loader) read(pos components.ChunkPos) loadResult {
 	r := loadResult{pos: pos, pix: make([]uint32, l.size*l.size)}
 	sp := snapshot.StorePos(pos)
 	stored, err := l.writer.Get(sp, r.pix)
 	if err != nil {
 		r.chunkErr = err
-		clear(r.pix)
-		if l.gen != nil {
-			l.gen.Generate(pos.X, pos.Y, l.writer.Seed(), r.pix)
-		}
 		stored = false
 	}
 	r.stored = stored

@@ -20,7 +20,7 @@ type Generator interface {
 	Generate(x, y int32, seed uint64, dst []uint32)
 }
 
-// Default thresholds (seed 000's configuration table).
+// Default thresholds: what a zero field of Options means.
 const (
 	DefaultDeltaThreshold      = 0.75
 	DefaultCompactionThreshold = 0.25
@@ -28,11 +28,13 @@ const (
 )
 
 // DefaultBaseCache is how many generated chunks a store keeps by default
-// (Config.BaseCache): 16 MiB of 512x512 chunks.
+// (Options.BaseCache): 16 MiB of 512x512 chunks.
 const DefaultBaseCache = 16
 
-// Config describes the game a store belongs to and how it behaves.
-type Config struct {
+// Options describe the game a store belongs to, how the store behaves, and
+// which generation [Open] opens. The zero value of every field is its
+// default; a nil *Options is the zero Options.
+type Options struct {
 	// ChunkSize, TileSize and PixelSize are the game's constants (for
 	// example 512, 32 and 4). Create records them; Open refuses a file whose
 	// values differ, naming the field and both values. On Open a zero value
@@ -92,13 +94,56 @@ type Config struct {
 	AllowGeneratorChange bool
 
 	// ReadOnly opens the file read-only; Commit and Compact then return
-	// ErrReadOnly.
+	// ErrReadOnly. Read-only without a Generator, a store opens for
+	// inspection: the generator version is not checked (Check and ReadRaw
+	// work, Get of a Delta chunk does not).
 	ReadOnly bool
+
+	// Which generation Open opens; Create ignores these. Without any, Open
+	// opens the newest valid generation.
+
+	// Generation, when not zero, opens exactly that committed generation,
+	// through the header slot that holds it, even when the other slot holds
+	// a newer one (as a save directory's manifest of format 1 names it).
+	// Data of the newer generation stays in the file, untouched, until a
+	// commit from this store replaces that slot: the next commit appends
+	// after the end of every generation still named by a slot, so the
+	// generation stays loadable until the new commit has completed. Open
+	// returns ErrGenerationNotFound when no valid slot holds it.
+	Generation uint64
+
+	// Root, when set, opens the generation it describes: the bytes
+	// [Store.Root] returned while that generation was current (a save
+	// directory's manifest keeps them). The file keeps every generation's
+	// page table (it is only ever appended to), so roots stay valid until
+	// the file is compacted in place with [Store.Compact]; compaction into
+	// a new file leaves the old one and its roots intact. The store's next
+	// commit becomes generation max(root's, every slot's)+1 and appends
+	// after all data, so that the roots of the generations in between stay
+	// valid too; Generation reports that maximum until then. A root whose
+	// page table is damaged is an error wrapping ErrCorrupt (unless Repair
+	// is set): a rebuild could not tell that generation's records from
+	// later ones. Generation must be zero or the root's.
+	Root []byte
+
+	// Repair opens a possibly damaged store for inspection and repair:
+	// read-only, the generator version not checked (Get of a Delta chunk
+	// still needs a Generator), a damaged page table rebuilt by scanning
+	// the records up to that generation's end, and, without a Root, when
+	// neither header slot is valid, the index rebuilt from a forward scan
+	// of the whole file with ChunkSize (required then), TileSize and Seed.
+	// With a Root the file's header slots are not needed: the root carries
+	// the game's constants, the seed and the generator version.
+	// [Store.OpenReport] lists everything that was skipped; CompactTo writes
+	// a clean copy. Repair cannot be combined with Generation.
+	Repair bool
 }
 
 // withDefaults returns c with its zero fields filled in and checks it. For
 // Create the size fields must be set.
-func (c Config) withDefaults(creating bool) (Config, error) {
+func (c Options) withDefaults(creating bool) (Options, error) {
+	// What chose the generation to open is not part of the store's options.
+	c.Generation, c.Root, c.Repair = 0, nil, false
 	if c.FS == nil {
 		c.FS = vfs.OS
 	}
@@ -144,7 +189,7 @@ func (c Config) withDefaults(creating bool) (Config, error) {
 
 // generatorVersion is the version recorded for a config: 0 without a
 // generator.
-func (c Config) generatorVersion() uint32 {
+func (c Options) generatorVersion() uint32 {
 	if c.Generator == nil {
 		return 0
 	}
@@ -153,7 +198,7 @@ func (c Config) generatorVersion() uint32 {
 
 // checkAgainst compares the game's constants with a file's header and
 // adopts the file's where the config leaves them zero.
-func (c *Config) checkAgainst(h header) error {
+func (c *Options) checkAgainst(h header) error {
 	mismatch := func(field string, file, game any) error {
 		return fmt.Errorf("%w: %s: the file has %v, the game %v", ErrConfigMismatch, field, file, game)
 	}

@@ -1,4 +1,4 @@
-package systems
+package persist
 
 import (
 	"fmt"
@@ -6,30 +6,10 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/snapshot"
 )
-
-// StreamSystem keeps the chunks around every [components.Focus] loaded.
-// Chunks within a focus's Radius are requested from the loader goroutine
-// (nearest first) and spawned when they arrive; chunks further than
-// Radius+1 from every focus are unloaded: a dirty chunk and the
-// persistable bodies whose centre it holds are kept in memory for the next
-// save, then their entities are removed. Bodies without
-// [components.Persistable] are removed with their chunk. A world without a
-// Focus streams nothing.
-type StreamSystem struct {
-	R *Runtime
-}
-
-// Initialize implements the ark-tools system interface.
-func (s *StreamSystem) Initialize(w *ecs.World) {}
-
-// Update implements the ark-tools system interface.
-func (s *StreamSystem) Update(w *ecs.World) { s.R.tickStream() }
-
-// Finalize implements the ark-tools system interface.
-func (s *StreamSystem) Finalize(w *ecs.World) {}
 
 type focusArea struct {
 	c components.ChunkPos
@@ -131,10 +111,10 @@ func (r *Runtime) spawnArrived(areas []focusArea) {
 			continue // the focus moved on
 		}
 		if res.chunkErr != nil {
-			r.report(Problem{Pos: res.pos, Err: fmt.Errorf("chunk %d,%d regenerated: %w", res.pos.X, res.pos.Y, res.chunkErr)})
+			r.report(problem{section: chunkstore.SectionChunk, pos: res.pos, err: fmt.Errorf("regenerated: %w", res.chunkErr)})
 		}
 		if res.bodyErr != nil {
-			r.report(Problem{Pos: res.pos, Err: fmt.Errorf("bodies of chunk %d,%d dropped: %w", res.pos.X, res.pos.Y, res.bodyErr)})
+			r.report(problem{section: chunkstore.SectionBodies, pos: res.pos, err: fmt.Errorf("dropped: %w", res.bodyErr)})
 		}
 		r.spawn(res, false)
 	}

@@ -1,0 +1,41 @@
+package arksave
+
+import (
+	"errors"
+
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/errs"
+)
+
+// Errors of the plugin and of the save directory, matched with errors.Is.
+var (
+	// ErrCorrupt is matched by every error about damaged data, whatever
+	// layer found it: the world file codec's (archetype.ErrCorrupt), the
+	// chunk store's (chunkstore.ErrCorrupt and chunkstore.ErrChecksum) and
+	// the save directory's (autosave.ErrCorrupt: a damaged or lost
+	// manifest, a file that fails its size or checksum). The layer's own
+	// error, and its detail (file, section, offset), stay in the chain.
+	ErrCorrupt = errs.Corrupt
+
+	// ErrLocked is returned by [Plugin.Install] (and by a
+	// [Persistence.Load] or [Persistence.SaveAs] into another directory)
+	// when another holder, in this process or another, has the save
+	// directory open: one writer per world. The message names the holder
+	// (program, pid, host, since when) and what to do.
+	ErrLocked = autosave.ErrLocked
+
+	// ErrNoSave is returned by [Plugin.Install] with Load, and by
+	// [Persistence.Load], when the directory does not exist or holds no
+	// save (unless LoadOrCreate asks to start a new world there). A game
+	// checks for it to offer "new game" instead of "continue".
+	ErrNoSave = autosave.ErrNoSave
+
+	// ErrReadOnly is the error of every save into a directory that cannot
+	// be written (a read-only medium): the save loads, saves report it.
+	ErrReadOnly = autosave.ErrReadOnly
+
+	// ErrSaveExists is returned by [Plugin.Install] when the directory
+	// holds a save and the plugin was asked neither to load it nor to
+	// overwrite it.
+	ErrSaveExists = errors.New("arksave: the save directory holds a save; set Plugin.Load to continue it or Plugin.Overwrite to start a new world there")
+)

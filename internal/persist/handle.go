@@ -1,0 +1,56 @@
+package persist
+
+import "github.com/arksave/arksave/autosave"
+
+// Handle tracks one requested save. Several requests made while a save is
+// running share the next save and its handle.
+type Handle struct {
+	rt   *Runtime
+	done chan struct{}
+	res  *autosave.Result
+}
+
+func (r *Runtime) newHandle() *Handle { return &Handle{rt: r, done: make(chan struct{})} }
+
+func (h *Handle) complete(res *autosave.Result) {
+	h.res = res
+	close(h.done)
+}
+
+// IsComplete reports whether the save has finished, successfully or not.
+func (h *Handle) IsComplete() bool {
+	select {
+	case <-h.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Done returns a channel that is closed when the save has finished.
+func (h *Handle) Done() <-chan struct{} { return h.done }
+
+// Wait finishes the save on the calling goroutine, which must be the game
+// loop's, between ticks: a save not started yet is started now (its
+// snapshot taken), and the commit is waited for. It cannot deadlock: it
+// never waits for a tick that only its caller could run.
+func (h *Handle) Wait() *autosave.Result {
+	if !h.IsComplete() {
+		h.rt.WaitSave()
+	}
+	if !h.IsComplete() {
+		// Not started: this request waits for the next save. Start it.
+		h.rt.requested = true
+		h.rt.start()
+		h.rt.WaitSave()
+	}
+	return h.res
+}
+
+// Result returns the save's result once it is complete, nil before.
+func (h *Handle) Result() *autosave.Result {
+	if !h.IsComplete() {
+		return nil
+	}
+	return h.res
+}

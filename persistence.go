@@ -1,0 +1,130 @@
+package arksave
+
+import "github.com/arksave/arksave/internal/persist"
+
+// Persistence is the resource through which a game saves and loads on
+// demand: get it with ecs.GetResource[arksave.Persistence](world) after
+// [Plugin.Install]. Call its methods from the game loop's goroutine,
+// between ticks (not while a query is being iterated).
+type Persistence struct {
+	rt *persist.Runtime
+}
+
+// Save asks for a save at the next tick and returns its handle; the game
+// keeps running while the save is written. A request made while a save
+// runs is coalesced into the next save. Poll [SaveHandle.IsComplete] once a
+// tick, or call [SaveHandle.Wait] between ticks to finish it there.
+func (p *Persistence) Save() *SaveHandle { return &SaveHandle{h: p.rt.RequestSave()} }
+
+// SaveAs asks for a complete save into dir ("Save As"), which the game then
+// continues to save to, holding it (and releasing the current directory,
+// which keeps its last save). A directory another game holds makes the
+// save fail with an error matching ErrLocked; dir may not be the directory
+// in use (use Save).
+func (p *Persistence) SaveAs(dir string) *SaveHandle {
+	return &SaveHandle{h: p.rt.RequestSaveTo(dir)}
+}
+
+// SaveTo is SaveAs under the name the design first gave it.
+//
+// Deprecated: use SaveAs.
+func (p *Persistence) SaveTo(dir string) *SaveHandle { return p.SaveAs(dir) }
+
+// SaveNow saves synchronously and returns the result once the save is
+// durable: it waits for a running save, takes a snapshot and waits for its
+// commit. It is for a final save on exit (or after a scheduler's run: the
+// systems' Finalize does not save unless Plugin.SaveOnFinalize is set); in
+// play, prefer Save, which never stalls the game.
+func (p *Persistence) SaveNow() *Result { return p.rt.SaveNow() }
+
+// Wait waits for the running save, if any, to finish and takes its result
+// (AutosaveState.LastResult shows it), without starting another, however
+// short the autosave interval; nil when no save was running. Call it
+// between ticks, for example before a final SaveNow.
+func (p *Persistence) Wait() *Result { return p.rt.WaitSave() }
+
+// Load replaces the world with the last committed save in dir and
+// continues saving there. Loading the directory in use goes back to its
+// last save (a "reload"); loading another one takes that directory's lock
+// (an error matching ErrLocked while another game holds it) and releases
+// the current one, which keeps its last save. A running save is waited for
+// first.
+//
+// The save is read, verified and decoded into a scratch world before the
+// live world is touched: a missing save (ErrNoSave), a damaged one
+// (ErrCorrupt), or one whose types no longer match the game's
+// (archetype.ErrIncompatible) returns an error and leaves the game as it
+// was, still saving where it was.
+//
+// On success every entity of the world is replaced by the saved ones, with
+// their exact ids (ecs.Entity values inside components stay valid);
+// resources are overwritten in place, so pointers the game holds to them
+// stay valid; chunks stream in again around the saved Focus entities over
+// the next ticks; and the pixel-body id generator continues in a new
+// session, so new bodies never collide with saved ones.
+//
+// Load resets the world (ecs.World.Reset): observers and filters the game
+// registered are dropped, as Ark's Reset drops them, so the game's systems
+// must register them again (run their Initialize). The world needs its
+// component and resource types registered, as for Install with Load.
+func (p *Persistence) Load(dir string) error { return p.rt.Load(dir) }
+
+// Dir returns the save directory in use.
+func (p *Persistence) Dir() string { return p.rt.Writer().Dir() }
+
+// Generation returns the last committed generation of the save directory,
+// 0 before its first save.
+func (p *Persistence) Generation() uint64 { return p.rt.Writer().Generation() }
+
+// Seed returns the world seed of the save in use.
+func (p *Persistence) Seed() uint64 { return p.rt.Writer().Seed() }
+
+// DirtyChunks counts loaded chunks with unsaved changes plus unloaded
+// chunks waiting for the next save.
+func (p *Persistence) DirtyChunks() int { return p.rt.DirtyChunks() + p.rt.PendingChunks() }
+
+// Problems returns the damage found while loading chunks since the last
+// call: each such chunk was regenerated or its bodies dropped.
+func (p *Persistence) Problems() []Problem { return p.rt.Problems() }
+
+// Close waits for a running save and releases the save directory. It does
+// not save: call SaveNow first if the game wants a final save.
+func (p *Persistence) Close() error { return p.rt.Close() }
+
+// SaveHandle tracks one requested save. Several requests made while a save
+// is running share the next save and its handle.
+//
+// The save is started and finished by the save system on the game loop, so
+// the game loop must never block on [SaveHandle.Done] before the save
+// completes: it polls IsComplete once a tick, or calls Wait, which
+// finishes the save itself and cannot deadlock. Another goroutine (a
+// loading screen's, say) waits on Done.
+type SaveHandle struct {
+	h *persist.Handle
+}
+
+// IsComplete reports whether the save has finished, successfully or not.
+// Poll it once a tick.
+func (h *SaveHandle) IsComplete() bool { return h.h.IsComplete() }
+
+// Done returns a channel that is closed when the save has finished, for
+// goroutines other than the game loop's (see SaveHandle).
+func (h *SaveHandle) Done() <-chan struct{} { return h.h.Done() }
+
+// Wait finishes the save on the calling goroutine, which must be the game
+// loop's, between ticks, and returns its error: a save that has not started
+// yet is started now (its snapshot taken), then its commit is waited for,
+// as SaveNow does. It never waits for a tick, so it cannot deadlock the
+// game loop; it stalls it for the time the save takes.
+func (h *SaveHandle) Wait() error { return h.h.Wait().Err }
+
+// Err returns the save's error once it is complete, nil before.
+func (h *SaveHandle) Err() error {
+	if r := h.h.Result(); r != nil {
+		return r.Err
+	}
+	return nil
+}
+
+// Result returns the save's result once it is complete, nil before.
+func (h *SaveHandle) Result() *Result { return h.h.Result() }
