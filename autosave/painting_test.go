@@ -20,7 +20,7 @@ import (
 func TestSavesWhilePainting(t *testing.T) {
 	const csize, nchunks, saves = 128, 6, 25 // 16 tiles a chunk
 	w, err := autosave.OpenWriter("/save", autosave.Options{FS: vfs.NewMem(),
-		Store: chunkstore.Config{ChunkSize: csize, TileSize: components.TileSize, PixelSize: 4, Seed: 3, Generator: flatGen{}, Workers: 2}})
+		Store: chunkstore.Options{ChunkSize: csize, TileSize: components.TileSize, PixelSize: 4, Seed: 3, Generator: flatGen{}, Workers: 2}})
 	must(t, err)
 	defer w.Close()
 	rng := rand.New(rand.NewPCG(4, 5))
