@@ -116,3 +116,15 @@ func BenchmarkExportJSON_PosVel_10k(b *testing.B) {
 		}
 	}
 }
+
+// The big-endian host's path, run here through the test hook: what swapping every raw column
+// and the entity pool costs, against the little-endian fast path of the benchmarks above.
+func BenchmarkEncode_PosVel_Swapped_100k(b *testing.B) {
+	archetype.ForceByteSwap(b)
+	benchEncode(b, posVelWorld(100_000), 100_000)
+}
+
+func BenchmarkDecode_PosVel_Swapped_100k(b *testing.B) {
+	archetype.ForceByteSwap(b)
+	benchDecode(b, posVelWorld(100_000), 100_000, preparePosVel)
+}

@@ -16,7 +16,7 @@
 //     [ExportJSON] writes the world a file holds as JSON without the Go types. The arksave
 //     command's inspect, check and export use them.
 //   - Errors: [ErrCorrupt], [ErrVersion], [ErrUnknownType], [ErrIncompatible],
-//     [ErrUnsupportedType], [ErrCycle], [ErrWorldNotEmpty], [ErrBigEndian].
+//     [ErrUnsupportedType], [ErrCycle], [ErrWorldNotEmpty].
 //
 // # Faithful or refused
 //
@@ -128,10 +128,16 @@
 //
 // A component type without pointers, strings, slices, maps, interfaces, channels or functions
 // anywhere inside is written as the raw memory of its Ark column, copied in one piece; Decode
-// reads it straight back into the new column. This assumes a little-endian host, where memory
-// is the file's byte order; on a big-endian host Encode and Decode fail with [ErrBigEndian]. The
-// schema pins the layout: Decode refuses a raw column whose stored schema differs from the
-// registered type's at the same type version ([ErrVersion]).
+// reads it straight back into the new column. On a little-endian host memory is the file's
+// byte order. A big-endian host swaps the bytes of every multi-byte scalar on the way: Encode
+// writes a swapped copy of each raw column, Decode swaps each column in place after reading it,
+// field by field after the Go type's layout (offsets and sizes from reflect; nested arrays and
+// structs, complex numbers as two floats, ecs.Entity as two uint32; padding untouched). The
+// entity pool is handled the same way, and values stored as msgpack never depend on the host.
+// So a file opens on any host, whichever wrote it. The schema pins the layout: Decode refuses a
+// raw column whose stored schema differs from the registered type's at the same type version
+// ([ErrVersion]); a host whose Go layout differs (a 32-bit int, another alignment) gets that
+// error for the types concerned.
 //
 // # msgpack values
 //

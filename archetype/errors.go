@@ -25,8 +25,10 @@ var ErrUnknownType = errors.New("archetype: unknown type")
 // alive or recycled. Decode needs a fresh world or one cleared with [ecs.World.Reset].
 var ErrWorldNotEmpty = errors.New("archetype: target world is not empty")
 
-// ErrBigEndian is returned by [Encode] and [Decode] on a big-endian host: plain-old-data columns
-// are copied as raw little-endian memory, which such a host cannot read or write directly.
+// ErrBigEndian is no longer returned: [Encode] and [Decode] work on big-endian hosts too,
+// swapping the bytes of raw columns and the entity pool on their way in and out.
+//
+// Deprecated: nothing returns it; a file written on any host opens on any other.
 var ErrBigEndian = errors.New("archetype: raw column copies need a little-endian host")
 
 var errEntityExt = errors.New("archetype: entity extension must hold 8 bytes")

@@ -340,7 +340,7 @@ func (d *vdec) value(p *vplan, ptr unsafe.Pointer) error {
 		if err != nil {
 			return err
 		}
-		copy(unsafe.Slice((*byte)(ptr), 8), data)
+		*(*slot)(ptr) = slot{id: binary.LittleEndian.Uint32(data), gen: binary.LittleEndian.Uint32(data[4:])}
 	case vTime:
 		return d.timeAt(ptr)
 	default:

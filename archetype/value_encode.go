@@ -162,8 +162,9 @@ func (e *venc) value(p *vplan, ptr unsafe.Pointer) error {
 	case vByteArray:
 		b = appendBin(b, unsafe.Slice((*byte)(ptr), p.length))
 	case vEntity:
-		b = append(b, 0xd7, byte(EntityExtID))
-		b = append(b, unsafe.Slice((*byte)(ptr), 8)...) // id, generation: little-endian on the hosts Encode runs on
+		e := (*slot)(ptr) // id, generation: little-endian on every host
+		b = binary.LittleEndian.AppendUint32(append(b, 0xd7, byte(EntityExtID)), e.id)
+		b = binary.LittleEndian.AppendUint32(b, e.gen)
 	case vTime:
 		b = appendTime(b, *(*time.Time)(ptr))
 	default:
