@@ -476,10 +476,13 @@ func appendTime(b []byte, t time.Time) []byte {
 }
 
 func appendMapLen(b []byte, n int) []byte {
-	if n < 16 {
+	switch {
+	case n < 16:
 		return append(b, 0x80|byte(n))
+	case n <= math.MaxUint16:
+		return binary.BigEndian.AppendUint16(append(b, 0xde), uint16(n))
 	}
-	return binary.BigEndian.AppendUint16(append(b, 0xde), uint16(n))
+	return binary.BigEndian.AppendUint32(append(b, 0xdf), uint32(n))
 }
 
 func appendStr(b []byte, s string) []byte {
