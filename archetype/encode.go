@@ -253,13 +253,7 @@ func (pl *planner) registry(res []savedResource) error {
 	for _, r := range res {
 		pl.types = append(pl.types, r.file)
 	}
-	sortTypes(pl.types)
-	pl.index = make(map[*fileType]uint16, len(pl.types))
-	pl.ids = make([][typeIDSize]byte, len(pl.types))
-	for i, t := range pl.types {
-		pl.index[t] = uint16(i)
-		pl.ids[i] = t.id
-	}
+	pl.index, pl.ids = indexTypes(pl.types)
 	return nil
 }
 

@@ -53,3 +53,10 @@ var ErrCycle = fmt.Errorf("%w: pointer cycle", ErrUnsupportedType)
 // the field. Unlike [ErrCorrupt], the file is fine: the program's types changed, and a
 // [TypeVersion] with a [Migrate] function, or registering the type, lets the file load.
 var ErrIncompatible = errors.New("archetype: stored types do not match the program's")
+
+// ErrBadJSON is returned by [ImportJSON] when its input is not JSON that [ExportJSON] writes, or
+// describes a world that no PECS file can hold: malformed JSON, a missing or unknown key, a value
+// of the wrong kind for its type's schema, a number that does not fit, an entity the pool does
+// not have alive. The message names the JSON path (tables[2].entities[0]["game.Pos"].X) and the
+// byte offset of the value to blame.
+var ErrBadJSON = errors.New("archetype: JSON does not describe a world")
