@@ -1,6 +1,7 @@
 package archetype
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // A small JSON reader for [ImportJSON]: it keeps the order of object keys, refuses a key twice,
@@ -121,7 +123,7 @@ func (p *jparser) value(depth int) (jval, error) {
 			text string
 			kind jkind
 		}{{"true", jBool}, {"false", jBool}, {"null", jNull}} {
-			if strings.HasPrefix(string(p.b[p.pos:min(len(p.b), p.pos+5)]), lit.text) {
+			if bytes.HasPrefix(p.b[p.pos:], []byte(lit.text)) {
 				p.pos += len(lit.text)
 				v.kind, v.s = lit.kind, lit.text
 				return v, nil
@@ -242,7 +244,16 @@ func (p *jparser) number() string {
 			return ""
 		}
 	}
-	return string(p.b[start:p.pos])
+	return p.text(start, p.pos)
+}
+
+// text returns input bytes as a string without copying them: the input is neither changed nor
+// freed while the tree is in use.
+func (p *jparser) text(start, end int) string {
+	if start == end {
+		return ""
+	}
+	return unsafe.String(&p.b[start], end-start)
 }
 
 // str reads a string; the input must be UTF-8 and the escapes valid.
@@ -257,7 +268,7 @@ func (p *jparser) str() (string, error) {
 				return "", p.fail("string is not UTF-8")
 			}
 			p.pos++
-			return string(s), nil
+			return p.text(start, p.pos-1), nil
 		}
 		if c == '\\' || c < 0x20 {
 			break

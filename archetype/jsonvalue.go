@@ -478,7 +478,7 @@ func (im *importer) raw(n *schemaNode, v *jval, dst []byte) error {
 			im.pop()
 		}
 	default:
-		order, err := im.structFields(v, len(n.fields), rawKeys(n), n)
+		order, err := im.structFields(v, len(n.fields), n, n.fieldKey)
 		if err != nil {
 			return err
 		}
@@ -493,31 +493,16 @@ func (im *importer) raw(n *schemaNode, v *jval, dst []byte) error {
 	return nil
 }
 
-// rawKeys lists the JSON keys of a raw struct's fields.
-func rawKeys(n *schemaNode) func(yield func(int, string) bool) {
-	return func(yield func(int, string) bool) {
-		for i := range n.fields {
-			if !yield(i, rawFieldKey(n.fields[i].name, i)) {
-				return
-			}
-		}
-	}
-}
+// key is the JSON key of field i of a raw struct.
+func (n *schemaNode) fieldKey(i int) string { return rawFieldKey(n.fields[i].name, i) }
 
-// valueKeys lists the JSON keys of a stored struct's fields.
-func valueKeys(nd *vnode) func(yield func(int, string) bool) {
-	return func(yield func(int, string) bool) {
-		for i := range nd.fields {
-			if !yield(i, nd.fields[i].name) {
-				return
-			}
-		}
-	}
-}
+// key is the JSON key of field i of a stored struct.
+func (nd *vnode) fieldKey(i int) string { return nd.fields[i].name }
 
-// structFields matches the keys of object v with the n fields of a struct (node identifies the
-// struct, whose keys are looked up once) and returns, per field, the index in v.kids of its value.
-func (im *importer) structFields(v *jval, n int, keys func(yield func(int, string) bool), node any) ([]int, error) {
+// structFields matches the keys of object v with the n fields of a struct and returns, per
+// field, the index in v.kids of its value. key names field i; the keys are looked up once per
+// struct (node).
+func (im *importer) structFields(v *jval, n int, node any, key func(i int) string) ([]int, error) {
 	if err := im.want(v, jObject); err != nil {
 		return nil, err
 	}
@@ -527,7 +512,8 @@ func (im *importer) structFields(v *jval, n int, keys func(yield func(int, strin
 	byKey := im.keys[node]
 	if byKey == nil {
 		byKey = make(map[string]int, n)
-		for i, k := range keys {
+		for i := range n {
+			k := key(i)
 			if _, dup := byKey[k]; dup {
 				return nil, im.fail(v, "the type's schema has field %q twice", k)
 			}
@@ -543,8 +529,8 @@ func (im *importer) structFields(v *jval, n int, keys func(yield func(int, strin
 		i, ok := byKey[v.kids[j].s]
 		if !ok {
 			var names []string
-			for _, k := range keys {
-				names = append(names, k)
+			for i := range n {
+				names = append(names, key(i))
 			}
 			return nil, im.fail(&v.kids[j], "the type has no field %q (fields: %s)", v.kids[j].s, strings.Join(names, ", "))
 		}
@@ -797,7 +783,7 @@ func (im *importer) composite(s *vschema, nd *vnode, v *jval) error {
 	case vMap:
 		return im.mapValue(s, nd, v)
 	case vStruct:
-		order, err := im.structFields(v, len(nd.fields), valueKeys(nd), nd)
+		order, err := im.structFields(v, len(nd.fields), nd, nd.fieldKey)
 		if err != nil {
 			return err
 		}
