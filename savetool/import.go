@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
@@ -21,6 +22,8 @@ type ImportReport struct {
 	// Generation is the generation ImportInto committed, Previous the one
 	// that was current and is a backup now; 0 for ImportJSON.
 	Generation, Previous uint64
+
+	created int64 // the exported save's creation time, from its manifest
 }
 
 // ImportOptions are the options of [ImportInto].
@@ -72,9 +75,15 @@ func ImportInto(dir string, r io.Reader, o ImportOptions) (*ImportReport, error)
 	if m == nil {
 		return nil, fmt.Errorf("%w: %s holds no committed save to import into; arksave repair mends a damaged one", autosave.ErrNoSave, dir)
 	}
-	if rep.From != 0 && rep.From != m.Generation && !o.AnyGeneration {
-		return nil, fmt.Errorf("%w: the JSON holds generation %d, %s is at generation %d; export it again, or import anyway (its world then joins the chunks of generation %d)",
-			ErrOtherGeneration, rep.From, dir, m.Generation, m.Generation)
+	if rep.From != 0 && !o.AnyGeneration {
+		if rep.From != m.Generation {
+			return nil, fmt.Errorf("%w: the JSON holds generation %d, %s is at generation %d; export it again, or import anyway (its world then joins the chunks of generation %d)",
+				ErrOtherGeneration, rep.From, dir, m.Generation, m.Generation)
+		}
+		if rep.created != m.CreatedMS {
+			return nil, fmt.Errorf("%w: the JSON holds generation %d of a save created at %s, %s was created at %s; import anyway only if it is the same save",
+				ErrOtherGeneration, rep.From, time.UnixMilli(rep.created).UTC().Format(time.RFC3339), dir, time.UnixMilli(m.CreatedMS).UTC().Format(time.RFC3339))
+		}
 	}
 	root, err := rootOf(d, m)
 	if err != nil {
@@ -143,6 +152,12 @@ func dirExportWorld(data []byte, rep *ImportReport) ([]byte, int64, error) {
 			err = dec.Decode(&world)
 		case "generation":
 			err = dec.Decode(&gen)
+		case "manifest":
+			var m struct {
+				CreatedMS int64 `json:"created_ms"`
+			}
+			err = dec.Decode(&m)
+			rep.created = m.CreatedMS
 		default:
 			var skip json.RawMessage
 			err = dec.Decode(&skip)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -92,9 +93,16 @@ func TestImportIntoRefuses(t *testing.T) {
 	expect(t, rep.From == 1 && rep.Generation == 4, "report %+v", rep)
 	loads(t, dir)
 
+	// The same generation number of another save (created at another time).
+	cur := exportDir(t, dir, 0)
+	other := regexp.MustCompile(`"created_ms": \d+`).ReplaceAll(cur, []byte(`"created_ms": 1000`))
+	expect(t, !bytes.Equal(other, cur), "no created_ms in the export")
+	_, err = savetool.ImportInto(dir, bytes.NewReader(other), savetool.ImportOptions{})
+	expect(t, errors.Is(err, savetool.ErrOtherGeneration) && strings.Contains(err.Error(), "created at 1970-01-01T00:00:01Z"), "%v", err)
+
 	g, err := savetest.Open(dir, true)
 	must(t, err)
-	_, err = savetool.ImportInto(dir, bytes.NewReader(exportDir(t, dir, 0)), savetool.ImportOptions{})
+	_, err = savetool.ImportInto(dir, bytes.NewReader(cur), savetool.ImportOptions{})
 	must(t, g.Close())
 	expect(t, errors.Is(err, savetool.ErrInUse), "while the game runs: %v", err)
 
