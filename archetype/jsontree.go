@@ -550,8 +550,12 @@ func (im *importer) floatBits(v *jval, single bool) (uint64, error) {
 		}
 		return math.Float64bits(f), nil
 	case jString:
+		mantissa := 52
+		if single {
+			mantissa = 23
+		}
 		sign := uint64(1) << (size - 1)
-		exp := (uint64(1)<<(size-1) - 1) &^ (uint64(1)<<map[int]int{32: 23, 64: 52}[size] - 1) // exponent bits all set
+		exp := sign - 1 - (uint64(1)<<mantissa - 1) // every exponent bit set
 		switch v.s {
 		case "NaN":
 			if single {
