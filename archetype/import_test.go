@@ -35,7 +35,8 @@ func importJSON(t testing.TB, js []byte) []byte {
 
 // Export then import gives the same file, byte for byte, and so the same world: on the rich
 // world (relations, dead and recycled slots, every kind of component, resources), on values of
-// every kind behind interfaces, and on plain-old-data of every kind; plain and with LZ4.
+// every kind behind interfaces, and on plain-old-data of every kind; plain, with LZ4, and with a
+// transient component.
 func TestImportGivesTheSameFile(t *testing.T) {
 	worlds := map[string]func() *ecs.World{"rich": richWorld, "values": valueWorld, "plain-old-data": swapWorld, "no entities": func() *ecs.World { w := ecs.NewWorld(); registerAll(w); return w }}
 	for name, mk := range worlds {
