@@ -484,7 +484,7 @@ func (im *importer) raw(n *schemaNode, v *jval, dst []byte) error {
 		}
 		for i, kid := range order {
 			f := &n.fields[i]
-			if err := im.key(rawFieldKey(f.name, i)).raw(f.node, &v.kids[kid], dst[f.offset:]); err != nil {
+			if err := im.key(n.fieldKey(i)).raw(f.node, &v.kids[kid], dst[f.offset:]); err != nil {
 				return err
 			}
 			im.pop()
@@ -493,10 +493,10 @@ func (im *importer) raw(n *schemaNode, v *jval, dst []byte) error {
 	return nil
 }
 
-// key is the JSON key of field i of a raw struct.
+// fieldKey is the JSON key of field i of a raw struct.
 func (n *schemaNode) fieldKey(i int) string { return rawFieldKey(n.fields[i].name, i) }
 
-// key is the JSON key of field i of a stored struct.
+// fieldKey is the JSON key of field i of a stored struct.
 func (nd *vnode) fieldKey(i int) string { return nd.fields[i].name }
 
 // structFields matches the keys of object v with the n fields of a struct and returns, per
