@@ -36,8 +36,8 @@ import (
 //
 // Errors match [ErrCorrupt] (damaged input, naming the section and offset; truncated input also
 // matches [io.ErrUnexpectedEOF]), [ErrVersion], [ErrUnknownType], [ErrIncompatible] (an intact
-// file whose types the program's no longer match, naming the type and field), [ErrWorldNotEmpty]
-// or [ErrBigEndian]; an error from a [Migrate] function is returned wrapped. Decode never panics
+// file whose types the program's no longer match, naming the type and field) or
+// [ErrWorldNotEmpty]; an error from a [Migrate] function is returned wrapped. Decode never panics
 // on bad input.
 //
 // State of the world after an error: errors found in the header, the type registry, the
@@ -51,9 +51,6 @@ import (
 // Options: [SkipComponents], [SkipResources], [WithoutResources], [Alias], [TypeVersion],
 // [Migrate], [IgnoreUnknownTypes].
 func Decode(r io.Reader, world *ecs.World, opts ...Option) error {
-	if !littleEndian {
-		return ErrBigEndian
-	}
 	if world.IsLocked() {
 		return errors.New("archetype: the world is locked by an open query; close it before Decode")
 	}
@@ -409,8 +406,12 @@ func (d *decoder) table(i int) error {
 		}
 		base := d.u.Get(first, b.id)
 		if b.mode == modeRaw {
-			if _, err := f.readBlob(section, c.raw, c.stored, unsafe.Slice((*byte)(base), c.raw)); err != nil {
+			mem := unsafe.Slice((*byte)(base), c.raw)
+			if _, err := f.readBlob(section, c.raw, c.stored, mem); err != nil {
 				return err
+			}
+			if hostBigEndian {
+				swapColumn(mem, b.info.swaps, b.typ.Size())
 			}
 			continue
 		}

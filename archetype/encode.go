@@ -72,9 +72,6 @@ func AppendEncode(dst []byte, world *ecs.World, opts ...Option) ([]byte, error) 
 
 // planFile gathers everything Encode writes and returns the plan with the file's size.
 func planFile(world *ecs.World, opts []Option) (*plan, int, error) {
-	if !littleEndian {
-		return nil, 0, ErrBigEndian
-	}
 	e, err := newEncoding(world, buildOptions(opts))
 	if err != nil {
 		return nil, 0, err
@@ -256,13 +253,7 @@ func (pl *planner) registry(res []savedResource) error {
 	for _, r := range res {
 		pl.types = append(pl.types, r.file)
 	}
-	sortTypes(pl.types)
-	pl.index = make(map[*fileType]uint16, len(pl.types))
-	pl.ids = make([][typeIDSize]byte, len(pl.types))
-	for i, t := range pl.types {
-		pl.index[t] = uint16(i)
-		pl.ids[i] = t.id
-	}
+	pl.index, pl.ids = indexTypes(pl.types)
 	return nil
 }
 
@@ -430,7 +421,7 @@ func refusal(kind string, t reflect.Type, terr *typeError) error {
 
 // columnBlob returns the column of component c for table t, from its first to its last row.
 // Raw columns are the table's memory itself: Ark keeps a column contiguous, so the first row's
-// address is the column's start.
+// address is the column's start. A big-endian host writes a swapped copy (endian.go).
 func (pl *planner) columnBlob(c *component, t *worldTable, first, last ecs.Entity) (blob, error) {
 	count := t.count
 	base := pl.u.Get(first, c.id)
@@ -439,7 +430,12 @@ func (pl *planner) columnBlob(c *component, t *worldTable, first, last ecs.Entit
 		return blob{}, errOutOfStep
 	}
 	if c.info.raw {
-		return blob{raw: unsafe.Slice((*byte)(base), uintptr(count)*size)}, nil
+		mem := unsafe.Slice((*byte)(base), uintptr(count)*size)
+		if hostBigEndian {
+			mem = append([]byte(nil), mem...)
+			swapColumn(mem, c.info.swaps, size)
+		}
+		return blob{raw: mem}, nil
 	}
 	p, _ := planOf(c.info.typ) // checked by newFileType
 	e := pl.enc

@@ -40,7 +40,7 @@ func (p *pool) sectionSize() int64 {
 }
 
 // write streams the entity pool section. The slots and ids are written as the host holds them,
-// which is little-endian (see [ErrBigEndian]).
+// a big-endian host through copies with every uint32 swapped.
 func (p *pool) write(w *streamWriter) {
 	var b writeBuf = make([]byte, 0, sectionHeadSize+poolFixedSize)
 	b.u32(uint32(len(p.slots)))
@@ -51,6 +51,9 @@ func (p *pool) write(w *streamWriter) {
 	crc := crcOf(b)
 	w.writeKnown(b, crc)
 	for _, part := range [][]byte{bytesOf(p.slots), bytesOf(p.alive)} {
+		if hostBigEndian {
+			part = swappedCopy(part, 4)
+		}
 		crc = crcCombine(crc, w.writeSum(part), int64(len(part)))
 	}
 	w.writeCRC(crc)
@@ -120,6 +123,10 @@ func readPool(s *streamReader, h *Header) (*pool, error) {
 	}
 	if p.alive, err = readSlice[uint32](s, int(aliveCount), name); err != nil {
 		return nil, err
+	}
+	if hostBigEndian {
+		swapWords(bytesOf(p.slots), 4)
+		swapWords(bytesOf(p.alive), 4)
 	}
 	if err := s.endCRC(name); err != nil {
 		return nil, err

@@ -162,8 +162,9 @@ func (e *venc) value(p *vplan, ptr unsafe.Pointer) error {
 	case vByteArray:
 		b = appendBin(b, unsafe.Slice((*byte)(ptr), p.length))
 	case vEntity:
-		b = append(b, 0xd7, byte(EntityExtID))
-		b = append(b, unsafe.Slice((*byte)(ptr), 8)...) // id, generation: little-endian on the hosts Encode runs on
+		e := (*slot)(ptr) // id, generation: little-endian on every host
+		b = binary.LittleEndian.AppendUint32(append(b, 0xd7, byte(EntityExtID)), e.id)
+		b = binary.LittleEndian.AppendUint32(b, e.gen)
 	case vTime:
 		b = appendTime(b, *(*time.Time)(ptr))
 	default:
@@ -475,10 +476,13 @@ func appendTime(b []byte, t time.Time) []byte {
 }
 
 func appendMapLen(b []byte, n int) []byte {
-	if n < 16 {
+	switch {
+	case n < 16:
 		return append(b, 0x80|byte(n))
+	case n <= math.MaxUint16:
+		return binary.BigEndian.AppendUint16(append(b, 0xde), uint16(n))
 	}
-	return binary.BigEndian.AppendUint16(append(b, 0xde), uint16(n))
+	return binary.BigEndian.AppendUint32(append(b, 0xdf), uint32(n))
 }
 
 func appendStr(b []byte, s string) []byte {

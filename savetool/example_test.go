@@ -8,12 +8,14 @@ import (
 	"image"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/savetool"
+	"github.com/mlange-42/ark/ecs"
 )
 
 // exampleGen is the game's chunk generator: chunks of 32x32 pixels, stone
@@ -296,4 +298,47 @@ func ExampleRestore() {
 	// restore while the game runs: true
 	// check while the game runs: <nil>
 	// restored generation 2 as 4; 3 is a backup now
+}
+
+// A save directory's JSON export turns back into its world file, byte for byte.
+func ExampleImportJSON() {
+	dir, cleanup := exampleSave()
+	defer cleanup()
+	var js, world bytes.Buffer
+	if err := savetool.ExportJSON(&js, dir, 0, savetool.Options{}); err != nil {
+		panic(err)
+	}
+	rep, err := savetool.ImportJSON(&world, &js)
+	if err != nil {
+		panic(err)
+	}
+	file, _ := os.ReadFile(filepath.Join(dir, "world-3.pecs"))
+	fmt.Printf("generation %d, %d entities, the same bytes: %v\n", rep.From, rep.Entities, bytes.Equal(world.Bytes(), file))
+	// Output: generation 3, 2 entities, the same bytes: true
+}
+
+// An edited export goes back into the save as a new generation, which the game loads.
+func ExampleImportInto() {
+	dir, cleanup := exampleSave()
+	defer cleanup()
+	var js bytes.Buffer
+	if err := savetool.ExportJSON(&js, dir, 0, savetool.Options{}); err != nil {
+		panic(err)
+	}
+	edited := strings.Replace(js.String(), `"Points":3`, `"Points":500`, 1)
+	rep, err := savetool.ImportInto(dir, strings.NewReader(edited), savetool.ImportOptions{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("generation %d committed; %d is a backup now\n", rep.Generation, rep.Previous)
+
+	game, err := savetest.Open(dir, true)
+	if err != nil {
+		panic(err)
+	}
+	defer game.Close()
+	fmt.Println("points:", ecs.GetResource[savetest.Score](game.W).Points)
+	// Output:
+	// generation 4 committed; 3 is a backup now
+	// points: 500
 }
