@@ -15,7 +15,6 @@ import (
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/savetool"
-	"github.com/mlange-42/ark/ecs"
 )
 
 // exampleGen is the game's chunk generator: chunks of 32x32 pixels, stone
@@ -314,7 +313,7 @@ func ExampleImportJSON() {
 	}
 	file, _ := os.ReadFile(filepath.Join(dir, "world-3.pecs"))
 	fmt.Printf("generation %d, %d entities, the same bytes: %v\n", rep.From, rep.Entities, bytes.Equal(world.Bytes(), file))
-	// Output: generation 3, 2 entities, the same bytes: true
+	// Output: generation 3, 1 entities, the same bytes: true
 }
 
 // An edited export goes back into the save as a new generation, which the game loads.
@@ -325,20 +324,24 @@ func ExampleImportInto() {
 	if err := savetool.ExportJSON(&js, dir, 0, savetool.Options{}); err != nil {
 		panic(err)
 	}
-	edited := strings.Replace(js.String(), `"Points":3`, `"Points":500`, 1)
+	// The player's view reaches two chunks further: edit the Focus component.
+	edited := strings.Replace(js.String(), `"Radius":1`, `"Radius":3`, 1)
 	rep, err := savetool.ImportInto(dir, strings.NewReader(edited), savetool.ImportOptions{})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Printf("generation %d committed; %d is a backup now\n", rep.Generation, rep.Previous)
 
-	game, err := savetest.Open(dir, true)
+	game, err := openGame(dir, true)
 	if err != nil {
 		panic(err)
 	}
-	defer game.Close()
-	fmt.Println("points:", ecs.GetResource[savetest.Score](game.W).Points)
+	defer game.p.Close()
+	q := ecs.NewFilter1[components.Focus](game.w).Query()
+	for q.Next() {
+		fmt.Println("radius:", q.Get().Radius)
+	}
 	// Output:
 	// generation 4 committed; 3 is a backup now
-	// points: 500
+	// radius: 3
 }

@@ -33,8 +33,8 @@ type importArgs struct {
 
 func importFlags(a *importArgs) *flag.FlagSet {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.StringVar(&a.out, "out", "", "the world file to write (default: FILE.json's name ending in .pecs)")
-	fs.StringVar(&a.into, "into", "", "the save directory to commit the world to, as a new generation beside its committed chunks")
+	fs.StringVar(&a.out, "out", "", "the world file to write, `FILE.pecs` (default: FILE.json's name ending in .pecs)")
+	fs.StringVar(&a.into, "into", "", "the save directory `DIR` to commit the world to, as a new generation beside its committed chunks")
 	fs.BoolVar(&a.force, "force", false, "overwrite the --out file; with --into, import an export of another generation than the committed one")
 	return fs
 }
