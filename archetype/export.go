@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -33,6 +34,9 @@ func ExportJSON(w io.Writer, r io.Reader) error {
 	out := bufio.NewWriterSize(w, 64<<10)
 	if err := f.readHead(); err != nil {
 		return err
+	}
+	if f.header.Flags&FlagSection != 0 {
+		return errors.New("archetype: ExportJSON exports world files, not entity sections")
 	}
 	if err := f.readPool(); err != nil {
 		return err

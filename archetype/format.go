@@ -14,11 +14,16 @@ import "hash/crc32"
 // gave every such type a value schema in the registry, plus registry entries for the concrete
 // types behind interfaces ([TypeConcrete]). 1.0 files are read as before, through msgpack's own
 // reflection.
+//
+// 2.1 added entity sections ([FlagSection], [AppendEntities]): a file of chosen entities with a
+// reference table in place of the entity pool. World files use nothing of 2.1 and are still
+// written as 2.0 (worldMinor); sections are written as 2.1.
 const (
 	VersionMajor = 2 // bumped for changes that older readers cannot read
-	VersionMinor = 0 // bumped for additions that older readers would misread
+	VersionMinor = 1 // bumped for additions that older readers would misread
 
 	oldestMajor = OldestVersionMajor
+	worldMinor  = 0 // minor version of world files: 2.1 changed nothing in them
 )
 
 // OldestVersionMajor is the oldest format major version this package reads: 1, as 1.0.
@@ -29,8 +34,11 @@ const (
 	// FlagLZ4 says that column and resource blobs may be LZ4 block-compressed
 	// (a blob is compressed exactly when its stored size is smaller than its raw size).
 	FlagLZ4 uint32 = 0x0001
+	// FlagSection marks an entity section (format 2.1): chosen entities of a world, with a
+	// reference table instead of the entity pool and no resources (see [AppendEntities]).
+	FlagSection uint32 = 0x0002
 
-	knownFlags = FlagLZ4
+	knownFlags = FlagLZ4 | FlagSection
 )
 
 // Type flags of a type-registry entry.

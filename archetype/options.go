@@ -26,6 +26,8 @@ type options struct {
 	aliases      map[string]reflect.Type
 	versions     map[reflect.Type]uint32
 	migrations   map[migrationKey]migration
+	toStable     func(ecs.Entity) (uint64, bool)
+	fromStable   func(uint64) ecs.Entity
 }
 
 type migrationKey struct {

@@ -13,6 +13,7 @@ type fileReader struct {
 	types  []fileType
 	tables []tableEntry
 	pool   *pool
+	refs   []ref // the reference table of an entity section
 	footer footer
 	buf    []byte // stored bytes of the current section or blob
 	zbuf   []byte // decompressed bytes of the current blob
