@@ -182,7 +182,7 @@ func bodyCRC(h []byte) byte {
 
 // parseBodyBlock decodes a body block payload read in the record at off.
 // Every size is checked against the bytes that remain before anything is
-// allocated. The entity sections are returned as slices of payload.
+// allocated. The entity sections are copies.
 func parseBodyBlock(payload []byte, off int64, mask uint32) (EntityBlock, error) {
 	base := off + recordHeaderSize
 	if len(payload) < bodyBlockHeaderSize {
@@ -219,7 +219,8 @@ func parseBodyBlock(payload []byte, off int64, mask uint32) (EntityBlock, error)
 		if n > uint64(len(rest)-sectionLenSize) {
 			return EntityBlock{}, fmt.Errorf("%w: entity section %d at offset %d: %d bytes, %d left", ErrCorrupt, i, at, n, len(rest)-sectionLenSize)
 		}
-		blk.Sections = append(blk.Sections, rest[sectionLenSize:sectionLenSize+n])
+		// A copy: the payload may be a read buffer that is used again.
+		blk.Sections = append(blk.Sections, append(make([]byte, 0, n), rest[sectionLenSize:sectionLenSize+n]...))
 		rest = rest[sectionLenSize+n:]
 	}
 	if len(rest) != 0 {

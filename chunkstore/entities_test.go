@@ -37,6 +37,11 @@ func TestEntitiesRoundTrip(t *testing.T) {
 		mustCheck(t, s)
 	}
 	same("after the commit", s)
+	// A block read first keeps its sections when another is read after it
+	// (reads share buffers).
+	first := must2[chunkstore.EntityBlock](t)(s.Entities(chunkstore.Pos{X: 2, Y: 2}))
+	_ = must2[chunkstore.EntityBlock](t)(s.Entities(chunkstore.Pos{X: 1, Y: 2}))
+	expect(t, bytes.Equal(first.Sections[0], secs[0]), "a later read changed an earlier block's section: %q", first.Sections[0])
 	s = reopen(t, s, cfg)
 	same("after a reopen", s)
 	must(t, s.Compact())
