@@ -240,11 +240,12 @@ func TestRegionalMovementUpdatesTheRightChunks(t *testing.T) {
 // An entity oscillating around a border for 1,000 ticks marks chunks dirty
 // only on real crossings (past the margin) and checkpoints: within the
 // margin, never more than a checkpoint per 10 s of game time; past it,
-// exactly once per crossing. Saves every tick write exactly that.
+// exactly once per crossing. Autosaves every tick write exactly that.
 func TestRegionalHysteresis(t *testing.T) {
 	for _, amp := range []float64{0.15, 0.4} { // chunk widths around the border x = testChunk
 		t.Run(fmt.Sprint(amp), func(t *testing.T) {
-			g := regionalGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 1})
+			every := &arksave.AutosaveConfig{Interval: arksave.Ticks(1), Enabled: true, MaxBackups: 1}
+			g := regionalGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 1, autosave: every})
 			g.settle(t)
 			e := g.spawnCrate(testChunk-1, 10, 9, 1)
 			g.tick()
@@ -271,7 +272,8 @@ func TestRegionalHysteresis(t *testing.T) {
 					home--
 					crossings++
 				}
-				res := g.pers.SaveNow()
+				res := g.pers.Wait() // the autosave this tick started
+				expect(t, res != nil, "tick %d started no autosave", i)
 				must(t, res.Err)
 				written += res.RegionsWritten
 			}
@@ -529,4 +531,48 @@ func flipAt(t testing.TB, fsys vfs.FS, path string, off int64) {
 	must(t, err)
 	must(t, f.Sync())
 	must(t, f.Close())
+}
+
+// Changes that mark nothing dirty reach the store anyway: an autosave
+// writes them once a checkpoint finds them (within Checkpoint of game
+// time), a save the game asks for at once; MarkDirty makes the next
+// autosave write them.
+func TestRegionalChangesReachTheSave(t *testing.T) {
+	every := &arksave.AutosaveConfig{Interval: arksave.Ticks(1), Enabled: true, MaxBackups: 1}
+	g := regionalGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 1, autosave: every})
+	g.settle(t)
+	e := g.spawnCrate(10, 10, 700, 1)
+	g.tick()
+	must(t, g.pers.SaveNow().Err)
+	autosaves := func(ticks int) (written, first int) {
+		first = -1
+		for i := range ticks {
+			g.tick()
+			res := g.pers.Wait()
+			expect(t, res != nil, "no autosave")
+			must(t, res.Err)
+			if res.RegionsWritten > 0 && first < 0 {
+				first = i
+			}
+			written += res.RegionsWritten
+		}
+		return written, first
+	}
+	// Within the margin: a checkpoint writes it, within 10 s (600 ticks).
+	ecs.NewMap1[Position](g.w).Get(e).X = 12
+	written, first := autosaves(620)
+	expect(t, written == 1 && first >= 0 && first < 601, "a move inside the chunk: %d writes, first at tick %d", written, first)
+	// A changed component, then a save the game asks for: written at once.
+	ecs.NewMap1[Crate](g.w).Get(e).HP = 2
+	res := g.pers.SaveNow()
+	must(t, res.Err)
+	expect(t, res.RegionsWritten == 1, "SaveNow wrote %d regions for a changed crate", res.RegionsWritten)
+	res = g.pers.SaveNow()
+	must(t, res.Err)
+	expect(t, res.RegionsWritten == 0, "SaveNow wrote %d regions with nothing changed", res.RegionsWritten)
+	// MarkDirty: the next autosave.
+	ecs.NewMap1[Crate](g.w).Get(e).HP = 3
+	must(t, g.pers.MarkDirty(e))
+	written, first = autosaves(1)
+	expect(t, written == 1 && first == 0, "after MarkDirty: %d writes", written)
 }

@@ -813,21 +813,33 @@ func comparePos(a, b components.ChunkPos) int {
 }
 
 // entitySets returns the snapshot's entity sets: every dirty loaded chunk
-// and every pending set.
-func (r *Runtime) entitySets() ([]snapshot.EntitySet, error) {
+// and every pending set; with flush also every loaded chunk whose
+// entities' saved form changed since the store got them (movement within
+// the hysteresis margin, changed components that no checkpoint has found
+// yet): a save the game asks for holds every change, an automatic one
+// costs only what is dirty.
+func (r *Runtime) entitySets(flush bool) ([]snapshot.EntitySet, error) {
 	g := r.reg
 	var sets []snapshot.EntitySet
 	dirty := make([]components.ChunkPos, 0, 8)
 	for pos, rg := range g.regions {
-		if rg.dirty() {
+		if rg.dirty() || flush && (len(rg.members) > 0 || rg.hash != 0) {
 			dirty = append(dirty, pos)
 		}
 	}
 	slices.SortFunc(dirty, comparePos)
 	for _, pos := range dirty {
+		rg := g.regions[pos]
 		set, err := r.encodeRegion(pos)
 		if err != nil {
 			return nil, err
+		}
+		if !rg.dirty() {
+			if set.Hash == rg.hash {
+				continue
+			}
+			rg.version = r.nextVersion()
+			set.Version = rg.version
 		}
 		sets = append(sets, set)
 	}

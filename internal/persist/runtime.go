@@ -120,6 +120,7 @@ type Runtime struct {
 	tickStall time.Duration              // the game loop's saving this tick: copies and snapshot
 
 	requested bool
+	flush     bool // the snapshot being taken looks at every loaded chunk's regional entities
 	saveTo    string
 	waiting   []*Handle // handles of the next save
 	inflight  []*Handle // handles of the running save

@@ -65,7 +65,11 @@ func (r *Runtime) copyCost() time.Duration {
 
 // start takes a snapshot and hands it to the writer.
 func (r *Runtime) start() {
+	// A save the game asked for holds every change of the regional
+	// entities; an automatic one those marked dirty (see entitySets).
+	r.flush = r.requested
 	snap, err := r.Snapshot()
+	r.flush = false
 	if err != nil {
 		r.finishWithError(err)
 		return
@@ -190,7 +194,7 @@ func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
 	for pos, p := range r.pendingChunks {
 		snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: p.chunk.Share(), Version: p.version})
 	}
-	if snap.Entities, err = r.entitySets(); err != nil {
+	if snap.Entities, err = r.entitySets(r.flush); err != nil {
 		return nil, err
 	}
 	if snap.Players, err = r.playerRecords(); err != nil {
