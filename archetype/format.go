@@ -6,8 +6,10 @@ import "hash/crc32"
 // of every file, so they only change together with [VersionMajor] or [VersionMinor]. The layout
 // they describe is drawn in the package documentation.
 
-// Format version written by [Encode]. A reader accepts files of its own major version whose minor
-// version is not newer than its own, and files of format 1.0; anything else is [ErrVersion].
+// Format version: entity sections ([AppendEntities]) are written as VersionMajor.VersionMinor,
+// world files ([Encode]) as VersionMajor.WorldVersionMinor. A reader accepts files of its own
+// major version whose minor version is not newer than its own, and files of format 1.0;
+// anything else is [ErrVersion].
 //
 // 2.0 changed how values that are not plain-old-data are written (every field, exported or not;
 // values behind interfaces with their type's name; time.Time with its zone; see value.go) and
@@ -22,8 +24,12 @@ const (
 	VersionMajor = 2 // bumped for changes that older readers cannot read
 	VersionMinor = 1 // bumped for additions that older readers would misread
 
+	// WorldVersionMinor is the minor version [Encode] writes world files
+	// with: 2.1 added only entity sections, so world files are still 2.0.
+	WorldVersionMinor = 0
+
 	oldestMajor = OldestVersionMajor
-	worldMinor  = 0 // minor version of world files: 2.1 changed nothing in them
+	worldMinor  = WorldVersionMinor
 )
 
 // OldestVersionMajor is the oldest format major version this package reads: 1, as 1.0.

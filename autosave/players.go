@@ -405,6 +405,82 @@ func (d *Dir) writePlayers(cur *Players, gen uint64, recs []snapshot.PlayerRecor
 	return &Players{Ref: PlayersRef{Index: ref, Data: data}, Generation: gen, Entries: list}, written + ref.Size, nil
 }
 
+// WritePlayersIndex writes and syncs the players index of generation gen
+// holding the entries of p (which point into p.Ref.Data), and returns the
+// reference for a manifest: for a repair that drops damaged records or
+// rebuilds a lost manifest.
+func (d *Dir) WritePlayersIndex(gen uint64, p *Players) (PlayersRef, error) {
+	if err := d.writable(); err != nil {
+		return PlayersRef{}, err
+	}
+	idx := EncodePlayersIndex(gen, p.Entries)
+	ref := FileRef{Name: PlayersName(gen), Size: int64(len(idx)), CRC32C: crc32.Checksum(idx, castagnoli)}
+	if err := d.writeSynced(ref.Name, idx); err != nil {
+		return PlayersRef{}, err
+	}
+	return PlayersRef{Index: ref, Data: p.Ref.Data}, nil
+}
+
+// ReadPlayersFile reads and verifies the players index in the file name
+// (for a directory whose manifest is lost) and pairs it with the players
+// data file it points into: the one of the newest generation not after the
+// index's (players.pxpd counting as generation 0).
+func (d *Dir) ReadPlayersFile(name string) (*Players, error) {
+	g, ok := playersGeneration(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q is not a players index's name", ErrCorrupt, name)
+	}
+	p, err := d.file(name)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readBounded(d.fs, p, maxPlayersIndexSize)
+	if err != nil {
+		return nil, err
+	}
+	gen, entries, err := ParsePlayersIndex(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	best, found := uint64(0), false
+	names, _ := d.fs.ReadDir(d.path)
+	dataName := ""
+	for _, n := range names {
+		if dg, ok := playersDataGeneration(n); ok && dg <= g && (!found || dg > best) {
+			best, found, dataName = dg, true, n
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: %s: no players data file of generation %d or before", ErrCorrupt, name, g)
+	}
+	ref := PlayersRef{Index: FileRef{Name: name, Size: int64(len(data)), CRC32C: crc32.Checksum(data, castagnoli)}, Data: dataName}
+	return &Players{Ref: ref, Generation: gen, Entries: entries}, nil
+}
+
+// PlayersFiles lists the players index files of the directory, newest
+// generation first.
+func (d *Dir) PlayersFiles() []string {
+	names, _ := d.fs.ReadDir(d.path)
+	var out []string
+	for _, n := range names {
+		if _, ok := playersGeneration(n); ok {
+			out = append(out, n)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		ga, _ := playersGeneration(a)
+		gb, _ := playersGeneration(b)
+		switch {
+		case ga > gb:
+			return -1
+		case ga < gb:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
 // freshPlayersData picks the name of a new players data file that no file
 // of the directory has: a file a backup may still need is never reused.
 func (d *Dir) freshPlayersData(gen uint64) (string, error) {
