@@ -41,6 +41,9 @@ func newWorldCodec(extra []archetype.Option) *worldCodec {
 		ecs.C[components.Transient](),
 	}, persist.SavedApart()...)
 	opts := []archetype.Option{
+		// The entities saved elsewhere leave free slots in the pool: a bit
+		// each in a compact pool, not 8 bytes.
+		archetype.CompactPool(),
 		archetype.SkipEntitiesWith(skip...),
 		archetype.SkipResources(
 			ecs.C[autosave.Config](),

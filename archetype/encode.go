@@ -178,8 +178,14 @@ func newEncoding(world *ecs.World, o *options) (*plan, error) {
 	if o.lz4 {
 		flags |= FlagLZ4
 	}
+	minor := uint16(worldMinor)
+	if o.compactPool {
+		flags |= FlagCompactPool
+		e.pool.compact = true
+		minor = VersionMinor
+	}
 	e.header = Header{
-		VersionMajor: VersionMajor, VersionMinor: worldMinor, Flags: flags,
+		VersionMajor: VersionMajor, VersionMinor: minor, Flags: flags,
 		Entities: uint64(len(e.pool.alive)), Archetypes: uint32(len(e.entries)),
 		Types: uint32(len(pl.types) + len(concrete)), Resources: uint32(len(res)), Timestamp: ts,
 	}

@@ -43,8 +43,12 @@ const (
 	// FlagSection marks an entity section (format 2.1): chosen entities of a world, with a
 	// reference table instead of the entity pool and no resources (see [AppendEntities]).
 	FlagSection uint32 = 0x0002
+	// FlagCompactPool marks a world file whose entity pool is written without its free slots
+	// (format 2.1, [CompactPool]): a bitmap of the alive slots, the alive ids and their
+	// generations, and one generation for every free slot.
+	FlagCompactPool uint32 = 0x0004
 
-	knownFlags = FlagLZ4 | FlagSection
+	knownFlags = FlagLZ4 | FlagSection | FlagCompactPool
 )
 
 // Type flags of a type-registry entry.
@@ -85,6 +89,7 @@ const (
 	poolFixedSize   = 4 + 4 + 4                      // next u32, available u32, alive count u32
 	poolSlotSize    = 8                              // id (or free-list link) u32, generation u32
 	poolAliveSize   = 4                              // entity id u32 per alive entity, in table order
+	compactFixed    = 4 + 4                          // compact pool: free generation u32, alive count u32
 	resourceFixSize = 2 + 8 + 8                      // type index u16, raw size u64, stored size u64
 
 	reservedEntities = 2 // Ark's reserved zero and wildcard entity slots at the start of the pool

@@ -64,7 +64,7 @@ func FuzzDecodeBehindChecksums(f *testing.F) {
 		var buf bytes.Buffer
 		opts := []Option{}
 		if lz4 {
-			opts = append(opts, LZ4())
+			opts = append(opts, LZ4(), CompactPool())
 		}
 		if err := Encode(&buf, fzWorld(), opts...); err != nil {
 			f.Fatal(err)

@@ -27,6 +27,10 @@ const minFileSize = headerSize + 4*(sectionHeadSize+crcSize) + poolFixedSize + r
 // (registry, tables, references, resources), footer.
 const minSectionSize = headerSize + 4*(sectionHeadSize+crcSize) + footerSize
 
+// minCompactSize is the size of a file with an empty world and a compact pool (the bitmap of
+// the two reserved slots takes a byte).
+const minCompactSize = headerSize + 4*(sectionHeadSize+crcSize) + compactFixed + 1 + footerSize
+
 // appendHeader appends the 64 header bytes, CRC included.
 func appendHeader(b []byte, h *Header) []byte {
 	start := len(b)
@@ -75,12 +79,18 @@ func parseHeader(b []byte) (Header, error) {
 		return h, fmt.Errorf("%w: header at offset 8: unknown flags %#x, written by a newer version", ErrVersion, h.Flags&^knownFlags)
 	}
 	section := h.Flags&FlagSection != 0
-	if section && h.VersionMajor == VersionMajor && h.VersionMinor < 1 || section && h.VersionMajor < VersionMajor {
-		return h, fmt.Errorf("%w: header at offset 8: an entity section in a file of format %d.%d, which has none", ErrCorrupt, h.VersionMajor, h.VersionMinor)
+	if h.Flags&(FlagSection|FlagCompactPool) != 0 && (h.VersionMajor < VersionMajor || h.VersionMinor < 1) {
+		return h, fmt.Errorf("%w: header at offset 8: flags %#x of format 2.1 in a file of format %d.%d", ErrCorrupt, h.Flags, h.VersionMajor, h.VersionMinor)
+	}
+	if section && h.Flags&FlagCompactPool != 0 {
+		return h, fmt.Errorf("%w: header at offset 8: an entity section has no pool to compact", ErrCorrupt)
 	}
 	least := uint64(minFileSize)
-	if section {
+	switch {
+	case section:
 		least = minSectionSize
+	case h.Flags&FlagCompactPool != 0:
+		least = minCompactSize
 	}
 	if h.FileSize < least || h.FileSize > 1<<62 {
 		return h, fmt.Errorf("%w: header at offset 40: file size %d is impossible", ErrCorrupt, h.FileSize)

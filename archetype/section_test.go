@@ -3,6 +3,7 @@ package archetype_test
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/arksave/arksave/archetype"
@@ -282,4 +283,52 @@ func dedupe(es []ecs.Entity) []ecs.Entity {
 		}
 	}
 	return out
+}
+
+// A compact pool keeps every alive id and generation, keeps handles to dead entities dead, and
+// takes a bit per slot instead of 8 bytes.
+func TestCompactPool(t *testing.T) {
+	w := richWorld()
+	full := encode(t, w)
+	compact := encode(t, w, archetype.CompactPool())
+	info, err := archetype.ReadInfo(bytes.NewReader(compact))
+	expectNoError(t, err, "ReadInfo")
+	expectEqual(t, archetype.FlagCompactPool, info.Header.Flags&archetype.FlagCompactPool, "flag")
+	expectEqual(t, uint16(1), info.Header.VersionMinor, "minor version")
+	got := decode(t, compact)
+	want := decode(t, full)
+	wd, gd := want.Unsafe().DumpEntities(), got.Unsafe().DumpEntities()
+	expectDeepEqual(t, wd.Alive, gd.Alive, "alive ids")
+	for _, id := range wd.Alive {
+		expectEqual(t, wd.Entities[id], gd.Entities[id], "alive entity")
+	}
+	expectEqual(t, len(wd.Entities), len(gd.Entities), "slots")
+	// Every handle the world ever gave out for a free slot stays dead, and stays so after the
+	// slot is used again.
+	for id := 2; id < len(wd.Entities); id++ {
+		if slices.Contains(wd.Alive, uint32(id)) {
+			continue
+		}
+		if gd.Entities[id].Gen() <= wd.Entities[id].Gen() {
+			t.Fatalf("free slot %d: generation %d, not above %d", id, gd.Entities[id].Gen(), wd.Entities[id].Gen())
+		}
+	}
+	// Encoding the decoded world compactly again gives the same bytes.
+	expectBytes(t, compact, encode(t, got, archetype.CompactPool()), "re-encoded")
+
+	// Mostly skipped entities: a bit per slot.
+	big := ecs.NewWorld()
+	registerAll(big)
+	pm := ecs.NewMap1[Position](big)
+	for range 10000 {
+		pm.NewEntity(&Position{})
+	}
+	ecs.NewMap1[Name](big).NewEntity(&Name{"kept"})
+	skip := archetype.SkipEntitiesWith(ecs.C[Position]())
+	fullSkip, compactSkip := encode(t, big, skip), encode(t, big, skip, archetype.CompactPool())
+	if len(compactSkip) > 2000 || len(fullSkip) < 80000 {
+		t.Fatalf("10,001 slots, 1 kept: %d bytes compact, %d full", len(compactSkip), len(fullSkip))
+	}
+	back := decode(t, compactSkip)
+	expectEqual(t, 1, back.Stats().Entities.Used, "entities")
 }

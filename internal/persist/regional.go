@@ -188,9 +188,18 @@ func outside(c components.ChunkPos, x, y float64, size int) float64 {
 
 // trackRegional places new regional entities, moves those that crossed a
 // border past the hysteresis margin, unloads those whose chunk is not
-// loaded, and notices the ones the game removed. It runs every tick (and
-// before a snapshot).
+// loaded, and notices the ones the game removed. It runs every tick.
 func (r *Runtime) trackRegional() {
+	r.trackNew()
+	r.trackMoves()
+	r.trackRemoved()
+}
+
+// trackNew makes persistable bodies regional, forgets entities that are no
+// longer regional and places new ones: what a snapshot needs first, since
+// the world file leaves regional entities out (a crossing since the last
+// tick can wait: the entity is saved with the chunk it was in).
+func (r *Runtime) trackNew() {
 	g := r.reg
 	r.adoptBodies()
 	r.dropStrays()
@@ -209,7 +218,13 @@ func (r *Runtime) trackRegional() {
 	for _, f := range fresh {
 		r.place(f.e, components.ChunkOf(f.x, f.y, r.cfg.ChunkSize))
 	}
+}
 
+// trackMoves moves the entities that crossed a border past the hysteresis
+// margin into their new chunk, or unloads them into it when it is not
+// loaded.
+func (r *Runtime) trackMoves() {
+	g := r.reg
 	// Crossings past the margin.
 	type move struct {
 		e        ecs.Entity
@@ -244,8 +259,12 @@ func (r *Runtime) trackRegional() {
 		}
 		r.despawn(m.e)
 	}
+}
 
-	// Entities the game removed, or copied.
+// trackRemoved notices the entities the game removed (or copied): their
+// chunks' sets changed.
+func (r *Runtime) trackRemoved() {
+	g := r.reg
 	q := g.placedQ.Query()
 	n := q.Count()
 	q.Close()

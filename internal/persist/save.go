@@ -175,7 +175,8 @@ func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
 	snap := &snapshot.Snapshot{TakenAt: start}
 	// Regional entities made since the last tick find their chunks first:
 	// the world file leaves them out.
-	r.trackRegional()
+	r.trackNew()
+	r.trackRemoved()
 	r.orphanFresh()
 
 	world, err := r.encodeWorld()
