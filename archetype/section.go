@@ -115,7 +115,7 @@ type sectionPlanner struct {
 	world    *ecs.World
 	u        ecs.Unsafe
 	o        *options
-	comps    map[ecs.ID]*component
+	comps    [256]*component
 	local    map[ecs.Entity]int
 	refs     []ref
 	refIndex map[ref]int
@@ -152,13 +152,13 @@ func (pl *sectionPlanner) stable(e ecs.Entity) (uint64, bool) {
 }
 
 func (pl *sectionPlanner) component(id ecs.ID) *component {
-	if c := pl.comps[id]; c != nil {
+	if c := pl.comps[id.Index()]; c != nil {
 		return c
 	}
 	ci, _ := ecs.ComponentInfo(pl.world, id)
 	c := &component{id: id, info: infoOf(ci.Type), relation: ci.IsRelation,
 		skip: pl.o.skipComps[ci.Type], skipEntity: pl.o.skipEntities[ci.Type]}
-	pl.comps[id] = c
+	pl.comps[id.Index()] = c
 	return c
 }
 
@@ -210,7 +210,7 @@ func (pl *sectionPlanner) groups(entities []ecs.Entity) ([]*sectionTable, error)
 
 // planSection gathers everything AppendEntities writes.
 func planSection(world *ecs.World, entities []ecs.Entity, o *options) (*plan, error) {
-	pl := &sectionPlanner{world: world, u: world.Unsafe(), o: o, comps: map[ecs.ID]*component{},
+	pl := &sectionPlanner{world: world, u: world.Unsafe(), o: o,
 		local: map[ecs.Entity]int{}, refIndex: map[ref]int{}, enc: newVenc()}
 	pl.enc.mapEnt = pl.mapOut
 	groups, err := pl.groups(entities)

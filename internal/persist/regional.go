@@ -77,7 +77,8 @@ func bodyKey(b *components.PixelBody) uint64 { return uint64(b.ID) }
 type regional struct {
 	locators []boundLocator
 	placedQ  *ecs.Filter2[components.Regional, home]
-	strayQ   *ecs.Filter1[home]                                         // home without Regional, or on a player
+	strayQ   *ecs.Filter1[home] // home without Regional
+	playerQ  *ecs.Filter2[home, components.Player]
 	legacyQ  *ecs.Filter2[components.PixelBody, components.Persistable] // bodies to make regional
 	homes    *ecs.Map[home]
 	regs     *ecs.Map[components.Regional]
@@ -121,7 +122,8 @@ type RegionStats struct {
 func newRegional(w *ecs.World, locs []Locator, extra []archetype.Option) *regional {
 	g := &regional{
 		placedQ:  ecs.NewFilter2[components.Regional, home](w).Without(ecs.C[components.Player]()),
-		strayQ:   ecs.NewFilter1[home](w),
+		strayQ:   ecs.NewFilter1[home](w).Without(ecs.C[components.Regional]()),
+		playerQ:  ecs.NewFilter2[home, components.Player](w),
 		legacyQ:  ecs.NewFilter2[components.PixelBody, components.Persistable](w).Without(ecs.C[components.Regional](), ecs.C[components.Player]()),
 		homes:    ecs.NewMap[home](w),
 		regs:     ecs.NewMap[components.Regional](w),
@@ -326,10 +328,11 @@ func (r *Runtime) dropStrays() {
 	var list []ecs.Entity
 	q := g.strayQ.Query()
 	for q.Next() {
-		e := q.Entity()
-		if !g.regs.Has(e) || r.world.Unsafe().Has(e, g.playerID) {
-			list = append(list, e)
-		}
+		list = append(list, q.Entity())
+	}
+	pq := g.playerQ.Query()
+	for pq.Next() {
+		list = append(list, pq.Entity())
 	}
 	for _, e := range list {
 		r.mark(g.homes.Get(e).Pos)
