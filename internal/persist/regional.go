@@ -40,9 +40,10 @@ func (g *region) dirty() bool { return g.version != g.saved }
 // pendingPart is entities unloaded into a chunk that is not loaded, waiting
 // for a save: as one entity section and the bodies among them.
 type pendingPart struct {
-	section []byte
-	bodies  []components.PixelBody
-	version uint64
+	section   []byte
+	bodies    []components.PixelBody
+	version   uint64
+	committed bool // a save committed it while the chunk was on its way back
 }
 
 // pendingSet is what waits in memory for a save of an unloaded chunk's
@@ -53,6 +54,18 @@ type pendingSet struct {
 	complete bool
 	hash     uint64 // of a complete set of one part
 	parts    []pendingPart
+}
+
+// committed reports whether a save committed every part of the set (it is
+// kept only for a chunk on its way back, which takes it instead of what the
+// loader may have read before that commit).
+func (p *pendingSet) committed() bool {
+	for _, part := range p.parts {
+		if !part.committed {
+			return false
+		}
+	}
+	return true
 }
 
 // entitySet turns a pending set into the snapshot's form.
@@ -628,6 +641,7 @@ func (r *Runtime) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBloc
 		}
 	}
 	fromStore := p == nil
+	clean := p != nil && p.committed() && p.complete && len(p.parts) == 1
 	if p != nil {
 		for _, part := range p.parts {
 			if part.section != nil {
@@ -694,6 +708,11 @@ func (r *Runtime) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBloc
 		if r.cfg.OnEntityLoaded != nil && r.world.Alive(e) {
 			r.cfg.OnEntityLoaded(r.world, e)
 		}
+	}
+	if clean {
+		// The pending set was committed while the chunk was on its way.
+		rg.saved = rg.version
+		rg.hash = p.hash
 	}
 	if fromStore {
 		// What the store holds: clean, with the hash its saved form has now.
@@ -882,8 +901,21 @@ func (r *Runtime) confirmEntities(evs []snapshot.EntityVersion) {
 			continue
 		}
 		p := g.pending[ev.Pos]
-		if p == nil || r.loading[ev.Pos] {
-			continue // a chunk on its way takes the pending set as well: the store may be read already
+		if p == nil {
+			continue
+		}
+		if r.loading[ev.Pos] {
+			// A chunk on its way takes the pending set as well: the store
+			// may have been read before this commit.
+			for i := range p.parts {
+				if p.parts[i].version <= ev.Version {
+					p.parts[i].committed = true
+				}
+			}
+			if p.complete && len(p.parts) == 1 {
+				p.hash = ev.Hash
+			}
+			continue
 		}
 		kept := p.parts[:0]
 		for _, part := range p.parts {

@@ -77,6 +77,10 @@ type WorldCodec interface {
 type pendingChunk struct {
 	chunk   components.Chunk
 	version uint64
+	// committed: a save committed it while the chunk was on its way back
+	// (the loader may have read the store before): kept for the spawn,
+	// which then starts clean.
+	committed bool
 }
 
 // problem is damage found while loading: a chunk or its bodies could not
@@ -236,9 +240,14 @@ func (r *Runtime) report(p problem) {
 // PendingChunks returns how many unloaded chunks wait for the next save:
 // their pixels, their regional entities or both.
 func (r *Runtime) PendingChunks() int {
-	n := len(r.pendingChunks)
-	for pos := range r.reg.pending {
-		if _, ok := r.pendingChunks[pos]; !ok {
+	n := 0
+	for pos, p := range r.pendingChunks {
+		if q := r.reg.pending[pos]; !p.committed || q != nil && !q.committed() {
+			n++
+		}
+	}
+	for pos, q := range r.reg.pending {
+		if _, ok := r.pendingChunks[pos]; !ok && !q.committed() {
 			n++
 		}
 	}

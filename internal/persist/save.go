@@ -109,10 +109,15 @@ func (r *Runtime) apply(res *autosave.Result) {
 			if e, ok := r.index.Get(cv.Pos); ok && r.chunkMap.HasAll(e) {
 				_, _, st := r.chunkMap.Get(e)
 				st.Confirm(cv.Version)
-			} else if p, ok := r.pendingChunks[cv.Pos]; ok && p.version == cv.Version && !r.loading[cv.Pos] {
-				// (A chunk on its way keeps its pixels: the store may have
-				// been read before this commit.)
-				delete(r.pendingChunks, cv.Pos)
+			} else if p, ok := r.pendingChunks[cv.Pos]; ok && p.version == cv.Version {
+				if r.loading[cv.Pos] {
+					// A chunk on its way keeps its pixels: the store may
+					// have been read before this commit.
+					p.committed = true
+					r.pendingChunks[cv.Pos] = p
+				} else {
+					delete(r.pendingChunks, cv.Pos)
+				}
 			}
 		}
 		r.confirmEntities(res.Entities)

@@ -134,6 +134,9 @@ func (r *Runtime) spawn(res loadResult) {
 	if p, ok := r.pendingChunks[pos]; ok {
 		chunk = p.chunk
 		state = components.ChunkState{Status: components.Dirty, Version: p.version}
+		if p.committed {
+			state.Status = components.Persisted
+		}
 		delete(r.pendingChunks, pos)
 	} else {
 		chunk = components.NewChunkFrom(r.cfg.ChunkSize, snapshot.Pixels(res.pix))
