@@ -31,8 +31,12 @@ func FuzzDecodeManifest(f *testing.F) {
 		func(m *Manifest) {
 			m.Players = &PlayersRef{Index: FileRef{Name: "../players-1.pxpl"}, Data: PlayersDataName}
 		},
-		func(m *Manifest) { m.Players = &PlayersRef{Index: FileRef{Name: PlayersName(8)}, Data: PlayersDataName} },
-		func(m *Manifest) { m.Players = &PlayersRef{Index: FileRef{Name: PlayersName(1)}, Data: "/etc/players.pxpd"} },
+		func(m *Manifest) {
+			m.Players = &PlayersRef{Index: FileRef{Name: PlayersName(8)}, Data: PlayersDataName}
+		},
+		func(m *Manifest) {
+			m.Players = &PlayersRef{Index: FileRef{Name: PlayersName(1)}, Data: "/etc/players.pxpd"}
+		},
 		func(m *Manifest) { m.Chunks.Name = "/etc/x.pxsw" },
 		func(m *Manifest) { m.Generation = math.MaxUint64 },
 		func(m *Manifest) { m.Chunks.Name = "chunks-1-backup-2-1.pxsw" },
