@@ -334,3 +334,39 @@ func TestPlayerSurvivesRegionDamage(t *testing.T) {
 	}
 	expect(t, len(sections) == 2, "problems reported: %v", strings.Join(sections, ", "))
 }
+
+// Save As carries the players into the new directory, and a restored
+// backup brings back its generation's players.
+func TestPlayersSaveAsAndRestore(t *testing.T) {
+	mem := vfs.NewMem()
+	g := playerGame(t, gameOpts{fs: mem, dir: "/save", radius: 1})
+	g.settle(t)
+	g.spawnPlayer("ada", 3, 4, 1, "first")
+	must(t, g.pers.SaveNow().Err) // generation 1
+	first := g.inventory(t, "ada")
+	q := ecs.NewFilter2[components.Player, Inventory](g.w).Query()
+	for q.Next() {
+		_, inv := q.Get()
+		inv.Gold = 2
+	}
+	must(t, g.pers.SaveNow().Err) // generation 2
+	second := g.inventory(t, "ada")
+	must(t, g.waitSave(t, g.pers.SaveAs("/copy")).Err)
+	g.pers.Close()
+
+	c := playerGame(t, gameOpts{fs: mem, dir: "/copy", load: true, radius: 1})
+	_, err := c.pers.LoadPlayer("ada")
+	must(t, err)
+	expect(t, c.inventory(t, "ada") == second, "ada in the copy: %q, want %q", c.inventory(t, "ada"), second)
+	c.pers.Close()
+
+	d, err := autosave.OpenDir(mem, "/save")
+	must(t, err)
+	_, err = d.Restore(1, 2)
+	must(t, err)
+	must(t, d.Close())
+	r := playerGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
+	_, err = r.pers.LoadPlayer("ada")
+	must(t, err)
+	expect(t, r.inventory(t, "ada") == first, "ada after restoring generation 1: %q, want %q", r.inventory(t, "ada"), first)
+}
