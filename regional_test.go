@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -575,4 +576,26 @@ func TestRegionalChangesReachTheSave(t *testing.T) {
 	must(t, g.pers.MarkDirty(e))
 	written, first = autosaves(1)
 	expect(t, written == 1 && first == 0, "after MarkDirty: %d writes", written)
+}
+
+// A copy of a regional entity (ecs.World.CopyEntity copies its stable id)
+// gets an id of its own, and the problem is reported; both are saved.
+func TestRegionalCopyGetsItsOwnID(t *testing.T) {
+	mem := vfs.NewMem()
+	g := regionalGame(t, gameOpts{fs: mem, dir: "/save", radius: 1})
+	g.settle(t)
+	e := g.spawnCrate(10, 10, 800, 1)
+	g.tick()
+	g.w.CopyEntity(e)
+	g.tick()
+	got, _ := g.crates(t)
+	expect(t, len(got) == 2, "crates after a copy: %v", got)
+	probs := g.pers.Problems()
+	expect(t, len(probs) == 1 && strings.Contains(probs[0].Err.Error(), "800"), "problems: %v", probs)
+	must(t, g.pers.SaveNow().Err)
+	g.pers.Close()
+	h := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
+	h.moveFocus(t, 0, 0)
+	back, _ := h.crates(t)
+	expect(t, len(back) == 2, "crates after a load: %v", back)
 }

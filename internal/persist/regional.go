@@ -439,11 +439,13 @@ func (r *Runtime) rebuildMembers() {
 	seen := map[components.ChunkPos][]ecs.Entity{}
 	ids := map[uint64]ecs.Entity{}
 	var renumber []ecs.Entity
+	var homeless []ecs.Entity
 	q := g.placedQ.Query()
 	for q.Next() {
 		reg, h := q.Get()
 		e := q.Entity()
 		if _, ok := g.regions[h.Pos]; !ok {
+			homeless = append(homeless, e) // a copy of an entity whose chunk is gone: placed anew
 			continue
 		}
 		if _, dup := ids[reg.ID]; dup {
@@ -452,6 +454,9 @@ func (r *Runtime) rebuildMembers() {
 		}
 		ids[reg.ID] = e
 		seen[h.Pos] = append(seen[h.Pos], e)
+	}
+	for _, e := range homeless {
+		g.homes.Remove(e)
 	}
 	for _, e := range renumber {
 		reg := g.regs.Get(e)
