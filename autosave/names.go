@@ -42,12 +42,15 @@ func StoreGeneration(name string) (uint64, bool) { return storeGeneration(name) 
 // and whether name is one.
 func PlayersGeneration(name string) (uint64, bool) { return playersGeneration(name) }
 
-func worldGeneration(name string) (uint64, bool) {
-	num, ok := strings.CutPrefix(name, "world-")
+func worldGeneration(name string) (uint64, bool) { return generationIn(name, "world-", ".pecs") }
+
+// generationIn returns G of a name prefix+G+suffix, and whether name is one.
+func generationIn(name, prefix, suffix string) (uint64, bool) {
+	num, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return 0, false
 	}
-	if num, ok = strings.CutSuffix(num, ".pecs"); !ok {
+	if num, ok = strings.CutSuffix(num, suffix); !ok {
 		return 0, false
 	}
 	return parseGeneration(num)

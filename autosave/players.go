@@ -597,16 +597,7 @@ func copyPlayers(d *Dir, src *Players, target *Dir, gen uint64) (*Players, error
 }
 
 // playersGeneration returns G of a players index's name, "players-<G>.pxpl".
-func playersGeneration(name string) (uint64, bool) {
-	num, ok := strings.CutPrefix(name, "players-")
-	if !ok {
-		return 0, false
-	}
-	if num, ok = strings.CutSuffix(num, ".pxpl"); !ok {
-		return 0, false
-	}
-	return parseGeneration(num)
-}
+func playersGeneration(name string) (uint64, bool) { return generationIn(name, "players-", ".pxpl") }
 
 // isPlayersIndex reports whether name is a players index of generation at
 // least least.
@@ -621,14 +612,7 @@ func playersDataGeneration(name string) (uint64, bool) {
 	if name == PlayersDataName {
 		return 0, true
 	}
-	num, ok := strings.CutPrefix(name, "players-")
-	if !ok {
-		return 0, false
-	}
-	if num, ok = strings.CutSuffix(num, ".pxpd"); !ok {
-		return 0, false
-	}
-	return parseGeneration(num)
+	return generationIn(name, "players-", ".pxpd")
 }
 
 // checkPlayersRef checks the names of a manifest's players against their

@@ -621,8 +621,9 @@ func (w *Writer) run(j Job) (res *Result) {
 	w.setProgress(0.7)
 
 	// The players that changed: their records appended, the next index
-	// written, both synced before the manifest names them.
-	if len(j.Snap.Players) > 0 {
+	// written, both synced before the manifest names them. (A Save As
+	// writes the players it copied under the target's first index.)
+	if len(j.Snap.Players) > 0 || saveAs && players != nil {
 		np, n, err := dir.writePlayers(players, dir.Generation()+1, j.Snap.Players)
 		res.BytesWritten += n
 		if err != nil {
@@ -632,16 +633,6 @@ func (w *Writer) run(j Job) (res *Result) {
 		}
 		players = np
 		res.PlayersWritten = len(j.Snap.Players)
-	} else if saveAs && players != nil {
-		// A Save As writes the players it copied under the target's first index.
-		np, n, err := dir.writePlayers(players, dir.Generation()+1, nil)
-		res.BytesWritten += n
-		if err != nil {
-			res.Err = err
-			w.recover(dir, store, name, saveAs, &mark)
-			return res
-		}
-		players = np
 	}
 	var playersRef *PlayersRef
 	if players != nil {

@@ -97,7 +97,6 @@ type regional struct {
 	regs     *ecs.Map[components.Regional]
 	bodyMap  *ecs.Map[components.PixelBody]
 	persMap  *ecs.Map[components.Persistable]
-	regMap   *ecs.Map[components.Regional]
 	playerID ecs.ID
 
 	regions map[components.ChunkPos]*region
@@ -142,7 +141,6 @@ func newRegional(w *ecs.World, locs []Locator, extra []archetype.Option) *region
 		regs:     ecs.NewMap[components.Regional](w),
 		bodyMap:  ecs.NewMap[components.PixelBody](w),
 		persMap:  ecs.NewMap[components.Persistable](w),
-		regMap:   ecs.NewMap[components.Regional](w),
 		playerID: ecs.ComponentID[components.Player](w),
 		regions:  map[components.ChunkPos]*region{},
 		pending:  map[components.ChunkPos]*pendingSet{},
@@ -329,7 +327,7 @@ func (r *Runtime) adoptBodies() {
 		if b.ID == 0 {
 			b.ID = r.bodyID.New()
 		}
-		g.regMap.Add(e, &components.Regional{ID: uint64(b.ID)})
+		g.regs.Add(e, &components.Regional{ID: uint64(b.ID)})
 	}
 }
 
@@ -688,7 +686,7 @@ func (r *Runtime) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBloc
 		e, ok := byID[uint64(b.ID)]
 		if !ok {
 			e = r.world.NewEntity()
-			g.regMap.Add(e, &components.Regional{ID: uint64(b.ID)})
+			g.regs.Add(e, &components.Regional{ID: uint64(b.ID)})
 			g.persMap.Add(e, &components.Persistable{})
 			byID[uint64(b.ID)] = e
 			order = append(order, uint64(b.ID))
