@@ -68,9 +68,14 @@ type Result struct {
 	Stall time.Duration
 	// Duration is the time from the request to the durable commit.
 	Duration time.Duration
-	// ChunksWritten and BodiesWritten count the records written.
-	ChunksWritten int
-	BodiesWritten int
+	// ChunksWritten counts the chunk records written, RegionsWritten the
+	// chunks whose regional entities were written (entity blocks),
+	// BodiesWritten the pixel bodies among them, PlayersWritten the player
+	// records.
+	ChunksWritten  int
+	RegionsWritten int
+	BodiesWritten  int
+	PlayersWritten int
 	// BytesWritten counts every byte written to disk for this save.
 	BytesWritten int64
 	// WorldBytes is the size of the ECS world file.
@@ -81,10 +86,12 @@ type Result struct {
 	// committed without it and the next save tries again.
 	CompactErr error
 
-	// Chunks and Bodies list what the save committed, so that the game loop
-	// can mark those chunks Persisted (unless they changed since).
-	Chunks []snapshot.ChunkVersion
-	Bodies []snapshot.BodyHash
+	// Chunks, Entities and Players list what the save committed, so that
+	// the game loop can mark those chunks Persisted (unless they changed
+	// since).
+	Chunks   []snapshot.ChunkVersion
+	Entities []snapshot.EntityVersion
+	Players  []snapshot.PlayerHash
 }
 
 // String summarises the result in one line.
@@ -92,8 +99,8 @@ func (r *Result) String() string {
 	if r.Err != nil {
 		return fmt.Sprintf("save failed after %v: %v", r.Duration.Round(time.Microsecond), r.Err)
 	}
-	return fmt.Sprintf("generation %d: %d chunks, %d bodies, %d bytes in %v (stall %v)",
-		r.Generation, r.ChunksWritten, r.BodiesWritten, r.BytesWritten,
+	return fmt.Sprintf("generation %d: %d chunks, %d regions, %d bodies, %d players, %d bytes in %v (stall %v)",
+		r.Generation, r.ChunksWritten, r.RegionsWritten, r.BodiesWritten, r.PlayersWritten, r.BytesWritten,
 		r.Duration.Round(time.Microsecond), r.Stall.Round(time.Microsecond))
 }
 

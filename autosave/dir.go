@@ -25,6 +25,8 @@ import (
 //	  manifest            generation G, file names, sizes, CRC32-C
 //	  world-<G>.pecs      the ECS world of generation G
 //	  chunks.pxsw         the chunk store (chunks-<g>.pxsw after a compaction at g)
+//	  players-<g>.pxpl    the players index the manifest names (g <= G), see players.go
+//	  players.pxpd        the players' records (players-<g>.pxpd after a compaction at g)
 //	  backups/            manifest-<g> and world-<g>.pecs of older generations
 //	  lock                held by the one writer (see LockName)
 //
@@ -300,6 +302,8 @@ func (d *Dir) committedFiles(n int) []string {
 		switch {
 		case world && g >= 2:
 			out = append(out, name)
+		case isPlayersIndex(name, 2):
+			out = append(out, name)
 		case isStoreName(name) && d.storeCommitted(name):
 			out = append(out, name)
 		case name == BackupDir:
@@ -367,6 +371,10 @@ func (d *Dir) HighestGeneration() uint64 {
 			if v, ok := worldGeneration(n); ok {
 				g = max(g, v)
 			} else if v, ok := storeGeneration(n); ok {
+				g = max(g, v)
+			} else if v, ok := playersGeneration(n); ok {
+				g = max(g, v)
+			} else if v, ok := playersDataGeneration(n); ok {
 				g = max(g, v)
 			} else if v, ok := backupManifestGeneration(n); ok {
 				g = max(g, v)
@@ -485,10 +493,13 @@ func (d *Dir) readRef(ref FileRef) ([]byte, error) {
 
 // Commit is what a new generation consists of.
 type Commit struct {
-	World      []byte   // the encoded ECS world, unless WorldRef is set
-	WorldRef   *FileRef // the world file already written by WriteWorld
-	Chunks     StoreRef // the chunk store generation, already durable; Root is required
-	MaxBackups int      // older generations to keep in backups/
+	World    []byte   // the encoded ECS world, unless WorldRef is set
+	WorldRef *FileRef // the world file already written by WriteWorld
+	Chunks   StoreRef // the chunk store generation, already durable; Root is required
+	// Players names the players of the new generation, already durable
+	// (nil: none).
+	Players    *PlayersRef
+	MaxBackups int // older generations to keep in backups/
 	Now        time.Time
 	// Generation is the number of the new generation; zero means the
 	// committed one plus one. A repair whose manifest is lost sets it above
@@ -538,6 +549,10 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		CreatedMS:  c.Now.UnixMilli(),
 		ModifiedMS: c.Now.UnixMilli(),
 		Chunks:     c.Chunks,
+		Players:    c.Players,
+	}
+	if err := checkPlayersRef(m); err != nil {
+		return nil, 0, fmt.Errorf("autosave: commit generation %d: %w", gen, err)
 	}
 	if prev := d.man.Load(); prev != nil {
 		m.CreatedMS = prev.CreatedMS
@@ -842,7 +857,12 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 		}
 		b.Chunks.Root = root
 	}
-	m, _, err := d.Commit(Commit{World: world, Chunks: b.Chunks, MaxBackups: max(maxBackups, 1)})
+	if b.Players != nil {
+		if _, err := d.ReadPlayers(b); err != nil {
+			return nil, fmt.Errorf("autosave: restore generation %d: %w", g, err)
+		}
+	}
+	m, _, err := d.Commit(Commit{World: world, Chunks: b.Chunks, Players: b.Players, MaxBackups: max(maxBackups, 1)})
 	return m, err
 }
 
@@ -881,15 +901,33 @@ func (d *Dir) cleanupWith(max int) error {
 		backups = backups[:max]
 	}
 	keep := map[string]bool{ManifestName: true, LockName: true, cur.World.Name: true, cur.Chunks.Name: true}
+	keepPlayers := func(p *PlayersRef) {
+		if p != nil {
+			keep[p.Index.Name] = true
+			keep[p.Data] = true
+		}
+	}
+	keepPlayers(cur.Players)
 	for _, b := range backups {
 		keep[b.World.Name] = true
 		keep[b.Chunks.Name] = true
 		keep[backupManifestName(b.Generation)] = true
+		keepPlayers(b.Players)
 	}
 	for _, p := range damaged {
 		if g, ok := backupManifestGeneration(path.Base(p.File)); ok {
 			keep[p.File] = true
 			keep[path.Join(BackupDir, WorldName(g))] = true
+			// Which players files it names is unknown: keep every one up to
+			// its generation, for a repair to decide.
+			names, _ := d.fs.ReadDir(d.path)
+			for _, n := range names {
+				if pg, ok := playersGeneration(n); ok && pg <= g {
+					keep[n] = true
+				} else if pg, ok := playersDataGeneration(n); ok && pg <= g {
+					keep[n] = true
+				}
+			}
 		}
 	}
 	subs := []string{"."}

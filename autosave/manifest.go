@@ -29,7 +29,9 @@ const (
 //     (StoreRef.Root, a copy of its 64-byte header slot), and it is
 //     required: any generation, a backup's included, reopens through it
 //     however far the store has moved on.
-const ManifestVersion = 2
+//   - 3: the players (PlayersRef: the players index of the generation, with
+//     size and CRC32-C, and the players data file), when the save has any.
+const ManifestVersion = 3
 
 // OldestManifestVersion is the oldest manifest format version this package
 // reads: 1, which has no chunk store roots.
@@ -53,6 +55,9 @@ type Manifest struct {
 	ModifiedMS int64    `json:"modified_ms"`
 	World      FileRef  `json:"world"`
 	Chunks     StoreRef `json:"chunks"`
+	// Players names the players of the generation (version 3); nil when
+	// the save has none.
+	Players *PlayersRef `json:"players,omitempty"`
 	// Checksum is the CRC32-C of the manifest encoded with Checksum = 0.
 	Checksum uint32 `json:"crc32c"`
 }

@@ -38,12 +38,19 @@ func WorldGeneration(name string) (uint64, bool) { return worldGeneration(name) 
 // chunks-<G>-backup-<B>.pxsw), and whether name is a chunk store's.
 func StoreGeneration(name string) (uint64, bool) { return storeGeneration(name) }
 
-func worldGeneration(name string) (uint64, bool) {
-	num, ok := strings.CutPrefix(name, "world-")
+// PlayersGeneration returns G of a players index's name, "players-<G>.pxpl",
+// and whether name is one.
+func PlayersGeneration(name string) (uint64, bool) { return playersGeneration(name) }
+
+func worldGeneration(name string) (uint64, bool) { return generationIn(name, "world-", ".pecs") }
+
+// generationIn returns G of a name prefix+G+suffix, and whether name is one.
+func generationIn(name, prefix, suffix string) (uint64, bool) {
+	num, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return 0, false
 	}
-	if num, ok = strings.CutSuffix(num, ".pecs"); !ok {
+	if num, ok = strings.CutSuffix(num, suffix); !ok {
 		return 0, false
 	}
 	return parseGeneration(num)
@@ -103,8 +110,8 @@ func isStoreName(name string) bool {
 
 // formName reports whether rel, a slash-separated name relative to a save
 // directory, is one the save format uses: the manifest, the lock file, a
-// world file, a chunk store, a backup's manifest or world file, or the
-// ".tmp" of any of them but the lock file.
+// world file, a chunk store, a players index or data file, a backup's
+// manifest or world file, or the ".tmp" of any of them but the lock file.
 func formName(rel string) bool {
 	if rel == LockName {
 		return true
@@ -116,13 +123,18 @@ func formName(rel string) bool {
 		return isManifest || isWorld
 	}
 	_, isWorld := worldGeneration(rel)
-	return rel == ManifestName || isWorld || isStoreName(rel)
+	_, isPlayers := playersGeneration(rel)
+	_, isPlayersData := playersDataGeneration(rel)
+	return rel == ManifestName || isWorld || isStoreName(rel) || isPlayers || isPlayersData
 }
 
 // checkManifestNames checks every name a manifest holds against the form
 // its field must have, and its generation: a current manifest (backup
 // false) names world-<G>.pecs, a backup's names backups/world-<G>.pecs,
-// and both a chunk store name. Anything else, a path above or outside the
+// and both a chunk store name and, with players, a players index
+// players-<g>.pxpl and data file players.pxpd or players-<g>.pxpd (g no
+// later than G: an index is named again by the generations after the one
+// that wrote it until a player changes). Anything else, a path above or outside the
 // directory included, is ErrCorrupt naming the field.
 func checkManifestNames(m *Manifest, backup bool) error {
 	if m.Generation < 1 || m.Generation > MaxGeneration {
@@ -145,7 +157,7 @@ func checkManifestNames(m *Manifest, backup bool) error {
 	if m.Chunks.Generation == 1<<64-1 {
 		return fmt.Errorf("%w: manifest of generation %d: chunks.generation %d is out of range", ErrCorrupt, m.Generation, m.Chunks.Generation)
 	}
-	return nil
+	return checkPlayersRef(m)
 }
 
 // file returns the path of rel, a slash-separated name relative to the

@@ -51,11 +51,12 @@ type Job struct {
 type Writer struct {
 	opts Options
 
-	mu    sync.RWMutex // guards dir and store against the loader's reads
-	dir   *Dir
-	store *chunkstore.Store
-	name  string // the store's file name within dir
-	fresh bool   // store is a new world's that no commit has named yet
+	mu      sync.RWMutex // guards dir, store and players against the loader's reads
+	dir     *Dir
+	store   *chunkstore.Store
+	players *Players // the committed players index; nil without players
+	name    string   // the store's file name within dir
+	fresh   bool     // store is a new world's that no commit has named yet
 
 	jobs     chan Job
 	results  chan *Result
@@ -94,9 +95,28 @@ func NewWriter(d *Dir, opts Options) (*Writer, error) {
 		d.Close()
 		return nil, err
 	}
-	w.dir, w.store, w.name, w.fresh = d, store, name, store.Generation() == 0
+	players, err := readPlayersOf(d, opts.Fresh)
+	if err != nil {
+		store.Close()
+		d.Close()
+		return nil, err
+	}
+	w.dir, w.store, w.name, w.fresh, w.players = d, store, name, store.Generation() == 0, players
 	go w.loop()
 	return w, nil
+}
+
+// readPlayersOf reads the players index of a directory's committed
+// generation (none for a fresh start).
+func readPlayersOf(d *Dir, fresh bool) (*Players, error) {
+	if fresh {
+		return nil, nil
+	}
+	p, err := d.ReadPlayers(nil)
+	if err != nil {
+		return nil, fmt.Errorf("autosave: players of generation %d: %w", d.Generation(), err)
+	}
+	return p, nil
 }
 
 // openStoreOf opens the chunk store of a directory's committed generation,
@@ -292,12 +312,37 @@ var errStoreDown = errors.New("autosave: chunk store unavailable after a failed 
 // Bodies returns the bodies stored with chunk pos. Safe to call from a
 // loader goroutine while a save runs.
 func (w *Writer) Bodies(pos chunkstore.Pos) ([]chunkstore.Body, error) {
+	blk, err := w.Entities(pos)
+	return blk.Bodies, err
+}
+
+// Entities returns what is stored with chunk pos besides its pixels: its
+// bodies and entity sections. Safe to call from a loader goroutine while a
+// save runs.
+func (w *Writer) Entities(pos chunkstore.Pos) (chunkstore.EntityBlock, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.store == nil {
-		return nil, errStoreDown
+		return chunkstore.EntityBlock{}, errStoreDown
 	}
-	return w.store.Bodies(pos)
+	return w.store.Entities(pos)
+}
+
+// Players returns the ids of the players the committed generation holds,
+// ascending.
+func (w *Writer) Players() []string {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.players.IDs()
+}
+
+// ReadPlayer returns the entity section of player id as the committed
+// generation holds it, verified; ErrNoPlayer when it holds none. Safe to
+// call while a save runs.
+func (w *Writer) ReadPlayer(id string) ([]byte, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.dir.ReadPlayer(w.players, id)
 }
 
 // Switch makes the writer write to the save directory at dir, opening its
@@ -371,9 +416,14 @@ func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, erro
 	if err != nil {
 		return fail(err)
 	}
+	players, err := readPlayersOf(d, fresh)
+	if err != nil {
+		s.Close()
+		return fail(err)
+	}
 	w.mu.Lock()
 	old := w.store
-	w.dir, w.store, w.name, w.fresh = d, s, name, s.Generation() == 0
+	w.dir, w.store, w.name, w.fresh, w.players = d, s, name, s.Generation() == 0, players
 	w.mu.Unlock()
 	if !same {
 		cur.Close()
@@ -446,11 +496,11 @@ func (w *Writer) setProgress(p float64) { w.progress.Store(uint32(p * 1000)) }
 func (w *Writer) run(j Job) (res *Result) {
 	defer j.Snap.Release()
 	res = &Result{Stall: j.Snap.Stall}
-	res.Chunks, res.Bodies = j.Snap.Committed()
+	res.Chunks, res.Entities, res.Players = j.Snap.Committed()
 	defer func() { res.Duration = time.Since(j.RequestedAt) }()
 
 	w.mu.RLock()
-	dir, store, name := w.dir, w.store, w.name
+	dir, store, name, players := w.dir, w.store, w.name, w.players
 	w.mu.RUnlock()
 	res.Generation = dir.Generation()
 	res.Dir = dir.Path()
@@ -487,7 +537,14 @@ func (w *Writer) run(j Job) (res *Result) {
 
 	if saveAs {
 		var err error
+		src := dir
 		dir, store, name, err = w.prepareSaveAs(j.SaveTo, store)
+		if err == nil {
+			if players, err = copyPlayers(src, players, dir, dir.Generation()+1); err != nil {
+				w.recover(dir, store, name, true, nil)
+				err = fmt.Errorf("autosave: save as %s: copy players: %w", j.SaveTo, err)
+			}
+		}
 		if err != nil {
 			res.Err = err
 			return res
@@ -510,18 +567,19 @@ func (w *Writer) run(j Job) (res *Result) {
 	for _, c := range j.Snap.Chunks {
 		batch.PutChunkFrom(snapshot.StorePos(c.Pos), c) // read while compressing
 	}
-	for _, bs := range j.Snap.Bodies {
-		bodies := make([]chunkstore.Body, len(bs.Bodies))
-		for i := range bs.Bodies {
-			bodies[i] = snapshot.ToStore(&bs.Bodies[i])
+	for _, es := range j.Snap.Entities {
+		blk := chunkstore.EntityBlock{Bodies: make([]chunkstore.Body, len(es.Bodies)), Sections: es.Sections}
+		for i := range es.Bodies {
+			blk.Bodies[i] = snapshot.ToStore(&es.Bodies[i])
 		}
-		if bs.Merge {
-			// A damaged stored set is unreadable either way: the merge
-			// replaces it with the bodies that are known.
-			stored, _ := store.Bodies(snapshot.StorePos(bs.Pos))
-			bodies = snapshot.MergeByID(stored, bodies, func(b *chunkstore.Body) uint64 { return b.ID })
+		if es.Merge {
+			// A damaged stored block is unreadable either way: the merge
+			// replaces it with the entities that are known.
+			stored, _ := store.Entities(snapshot.StorePos(es.Pos))
+			blk.Bodies = snapshot.MergeByID(stored.Bodies, blk.Bodies, func(b *chunkstore.Body) uint64 { return b.ID })
+			blk.Sections = append(append([][]byte(nil), stored.Sections...), es.Sections...)
 		}
-		batch.PutBodies(snapshot.StorePos(bs.Pos), bodies)
+		batch.PutEntities(snapshot.StorePos(es.Pos), blk)
 	}
 	// The world file does not depend on the chunk store: write and sync it
 	// while the store compresses and commits.
@@ -557,8 +615,29 @@ func (w *Writer) run(j Job) (res *Result) {
 		return res
 	}
 	res.ChunksWritten = len(j.Snap.Chunks)
-	res.BodiesWritten = countBodies(j.Snap.Bodies)
+	res.RegionsWritten = len(j.Snap.Entities)
+	res.BodiesWritten = countBodies(j.Snap.Entities)
 	res.BytesWritten += stats.BytesWritten
+	w.setProgress(0.7)
+
+	// The players that changed: their records appended, the next index
+	// written, both synced before the manifest names them. (A Save As
+	// writes the players it copied under the target's first index.)
+	if len(j.Snap.Players) > 0 || saveAs && players != nil {
+		np, n, err := dir.writePlayers(players, dir.Generation()+1, j.Snap.Players)
+		res.BytesWritten += n
+		if err != nil {
+			res.Err = err
+			w.recover(dir, store, name, saveAs, &mark)
+			return res
+		}
+		players = np
+		res.PlayersWritten = len(j.Snap.Players)
+	}
+	var playersRef *PlayersRef
+	if players != nil {
+		playersRef = &players.Ref
+	}
 	w.setProgress(0.75)
 
 	// Compaction is due: write a compacted store beside the old one; the
@@ -590,6 +669,7 @@ func (w *Writer) run(j Job) (res *Result) {
 	man, n, err := dir.Commit(Commit{
 		WorldRef:   &wd.ref,
 		Chunks:     StoreRef{Name: commitName, Generation: commitStore.Generation(), Root: commitStore.Root()},
+		Players:    playersRef,
 		MaxBackups: j.MaxBackups,
 	})
 	res.BytesWritten += n
@@ -616,6 +696,7 @@ func (w *Writer) run(j Job) (res *Result) {
 	// Switch readers to what was committed.
 	w.mu.Lock()
 	w.fresh = false
+	w.players = players
 	w.mu.Unlock()
 	if compacted != nil || saveAs {
 		w.mu.Lock()
@@ -725,7 +806,7 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 	w.store, w.name = s, name
 }
 
-func countBodies(sets []snapshot.BodySet) int {
+func countBodies(sets []snapshot.EntitySet) int {
 	n := 0
 	for _, s := range sets {
 		n += len(s.Bodies)

@@ -44,7 +44,7 @@ func snapAt(g int) *snapshot.Snapshot {
 		c := components.NewChunkFrom(size, snapshot.Pixels(pix))
 		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share(), Version: uint64(g)})
 	}
-	s.Bodies = []snapshot.BodySet{{Pos: components.ChunkPos{}, Hash: uint64(g), Bodies: []components.PixelBody{{
+	s.Entities = []snapshot.EntitySet{{Pos: components.ChunkPos{}, Version: uint64(g), Bodies: []components.PixelBody{{
 		ID: components.BodyID(g), X: float32(g), Width: 1, Height: 1, Pixels: []components.Pixel{7}, Shape: []bool{true},
 	}}}}
 	return s

@@ -230,6 +230,7 @@ type workItem struct {
 	pos    Pos
 	chunk  batchChunk
 	bodies []Body
+	secs   [][]byte // entity sections kept with the bodies
 	isBody bool
 
 	res chunkResult
@@ -245,7 +246,7 @@ func (s *Store) writeRecords(b *Batch, cw *commitWriter, st *CommitStats) ([]mut
 		items = append(items, workItem{pos: p, chunk: b.chunks[p]})
 	}
 	for _, p := range sortedPos(b.bodies) {
-		items = append(items, workItem{pos: p, bodies: b.bodies[p], isBody: true})
+		items = append(items, workItem{pos: p, bodies: b.bodies[p].Bodies, secs: b.bodies[p].Sections, isBody: true})
 	}
 	for i := range items {
 		if it := &items[i]; it.isBody {
@@ -390,16 +391,10 @@ func (s *Store) encodeParallel(items []workItem) {
 
 func (s *Store) encodeItem(e *encoder, it *workItem) {
 	if it.isBody {
-		nonEmpty := 0
-		for i := range it.bodies {
-			if !it.bodies[i].IsEmpty() {
-				nonEmpty++
-			}
-		}
-		if nonEmpty == 0 {
+		if blk := (EntityBlock{Bodies: it.bodies, Sections: it.secs}); blk.IsEmpty() {
 			return
 		}
-		rec := e.appendBodyBlock(make([]byte, recordHeaderSize, 4096), it.bodies, s.cc.mask)
+		rec := e.appendBodyBlock(make([]byte, recordHeaderSize, 4096), it.bodies, it.secs, s.cc.mask)
 		sealRecord(rec, RecordBodies, codecNone, it.pos.recordKey(), uint32(len(rec)-recordHeaderSize))
 		it.rec = rec
 		return

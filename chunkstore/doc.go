@@ -17,11 +17,13 @@
 //   - [ParseRoot] decodes a root; [FindRoot] recovers the root of a
 //     generation that a manifest names only by number.
 //   - [Store.Get] loads one chunk by random access (one record read),
-//     [Store.Bodies] its [Body] set; both are safe from any goroutine, also
-//     while a commit runs.
+//     [Store.Entities] what is kept with it besides its pixels (an
+//     [EntityBlock]: its [Body] set and its entity sections), [Store.Bodies]
+//     the bodies alone; all are safe from any goroutine, also while a commit
+//     runs.
 //   - [Store.NewBatch] collects [Batch.PutChunk] (or [Batch.PutChunkFrom], a
 //     [PixelSource] read while Commit compresses), [Batch.DeleteChunk] and
-//     [Batch.PutBodies]; [Store.Commit] makes them durable as generation+1
+//     [Batch.PutEntities] (or [Batch.PutBodies]); [Store.Commit] makes them durable as generation+1
 //     and returns [CommitStats].
 //   - [Store.Compact] and [Store.CompactTo] rewrite the live data;
 //     [Store.NeedsCompaction] says when dead bytes pass
@@ -100,11 +102,15 @@
 //     positions ascending: the pixels that differ from the Generator's
 //     chunk. Used while fewer than [Options.DeltaThreshold] of the pixels
 //     differ. Empty chunks (all zero under the mask) have no record.
-//   - Body block (3): [count u32][0 u32] then per body a 64-byte
-//     header, the pixels (LZ4 or raw), the shape mask (8 bools a byte, least
-//     significant bit first; LZ4 or raw) and the extension bytes as given.
-//     The body header's byte 60 is a CRC-8 of its other 63 bytes; byte 61
-//     says which sections are raw (bit 0 pixels, bit 1 mask).
+//   - Body block (3), a chunk's [EntityBlock]: [count u32][sections u32]
+//     then per body a 64-byte header, the pixels (LZ4 or raw), the shape
+//     mask (8 bools a byte, least significant bit first; LZ4 or raw) and the
+//     extension bytes as given; then per entity section [length u32] and its
+//     bytes (a PECS entity section of package archetype, kept as it is; the
+//     record's CRC32-C covers it, and so does its own footer). The body
+//     header's byte 60 is a CRC-8 of its other 63 bytes; byte 61 says which
+//     sections are raw (bit 0 pixels, bit 1 mask). Blocks written before
+//     entity sections have 0 where the section count is.
 //   - Journal segment (4) and checkpoint (5): [prev u64][level u8][0 0 0]
 //     [count u32] then count page-table entries.
 //

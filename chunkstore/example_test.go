@@ -246,3 +246,22 @@ func ExampleStore_Revert() {
 	fmt.Println("generation", s.Generation(), "same size:", s.Stats().FileSize == before)
 	// Output: generation 1 same size: true
 }
+
+// What a chunk keeps besides its pixels: its pixel bodies and its entity sections (opaque to
+// the store: package archetype writes and reads them).
+func ExampleStore_Entities() {
+	s, _ := newExampleStore()
+	defer s.Close()
+	crate := chunkstore.Body{ID: 1<<32 | 7, Width: 1, Height: 1, Pixels: []uint32{5}, Shape: []bool{true}}
+	b := s.NewBatch()
+	b.PutEntities(chunkstore.Pos{X: 3, Y: 0}, chunkstore.EntityBlock{
+		Bodies:   []chunkstore.Body{crate},
+		Sections: [][]byte{[]byte("an entity section")},
+	})
+	if _, err := s.Commit(b); err != nil {
+		log.Fatal(err)
+	}
+	blk, err := s.Entities(chunkstore.Pos{X: 3, Y: 0})
+	fmt.Println(err, len(blk.Bodies), string(blk.Sections[0]))
+	// Output: <nil> 1 an entity section
+}

@@ -95,22 +95,31 @@ func (s *Store) applyDeltaRecord(h recordHeader, rec []byte, off int64, dst []ui
 // there are none). A damaged body block returns an error matching
 // ErrCorrupt.
 func (s *Store) Bodies(pos Pos) ([]Body, error) {
+	blk, err := s.Entities(pos)
+	return blk.Bodies, err
+}
+
+// Entities returns what is kept with the chunk at pos besides its pixels:
+// its pixel bodies and entity sections (the zero block when there are
+// none). A damaged block returns an error matching ErrCorrupt, and nothing
+// of it.
+func (s *Store) Entities(pos Pos) (EntityBlock, error) {
 	sc := s.scratch()
 	defer s.reads.Put(sc)
 	v, ok, h, rec, err := s.lookup(func() *index { return s.bodies }, pos, sc)
 	if err == nil && ok {
 		var payload []byte
 		if payload, err = payloadOf(h, rec, v.h.Offset, maxRecordPayload, nil); err == nil {
-			var bodies []Body
-			if bodies, err = parseBodyBlock(payload, v.h.Offset, s.cc.mask); err == nil {
-				return bodies, nil
+			var blk EntityBlock
+			if blk, err = parseBodyBlock(payload, v.h.Offset, s.cc.mask); err == nil {
+				return blk, nil
 			}
 		}
 	}
 	if err != nil && err != ErrClosed {
 		err = fmt.Errorf("chunkstore: bodies of chunk %v: %w", pos, err)
 	}
-	return nil, err
+	return EntityBlock{}, err
 }
 
 // DeltaPixel is one entry of a Delta chunk: a pixel index (row-major) and

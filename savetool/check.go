@@ -24,6 +24,7 @@ type CheckReport struct {
 	Backups  int                  // backup generations checked
 	Stores   int                  // chunk store generations checked
 	Worlds   int                  // world files checked
+	Players  int                  // players indexes checked (each with every record it names)
 }
 
 // OK reports whether no problem was found.
@@ -257,6 +258,7 @@ func checkGeneration(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, chec
 	} else if _, err := archetype.ReadInfo(bytes.NewReader(world)); err != nil {
 		r.add(m.World.Name, -1, err)
 	}
+	checkPlayers(r, d, m, checked)
 	checked[m.Chunks.Name] = true
 	o := chunkstore.Options{FS: d.FS(), ReadOnly: true}
 	store, err := d.File(m.Chunks.Name)
@@ -287,6 +289,54 @@ func checkGeneration(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, chec
 		r.add(m.Chunks.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, openErr))
 	}
 	addStoreProblems(r, m.Chunks.Name, fmt.Sprintf("generation %d: ", m.Generation), problems)
+	checkSections(r, s, m)
+}
+
+// checkSections reads every entity section the store generation keeps with
+// its chunks (the regional entities), checking each as a PECS file.
+func checkSections(r *CheckReport, s *chunkstore.Store, m *autosave.Manifest) {
+	s.Entries(func(e chunkstore.Entry) bool {
+		if e.Type != chunkstore.BodyBlock {
+			return true
+		}
+		blk, err := s.Entities(e.Pos)
+		if err != nil {
+			return true // Check reported the block
+		}
+		for i, sec := range blk.Sections {
+			if _, err := archetype.ReadInfo(bytes.NewReader(sec)); err != nil {
+				pos := e.Pos
+				r.Problems = append(r.Problems, chunkstore.Problem{File: m.Chunks.Name, Section: chunkstore.SectionBodies, Offset: e.Handle.Offset, Pos: &pos,
+					Err: fmt.Errorf("generation %d: entity section %d: %w", m.Generation, i, err)})
+			}
+		}
+		return true
+	})
+}
+
+// checkPlayers checks the players a generation names: the index (size,
+// CRC32-C, its own checks) and every record in it, each as a PECS file.
+func checkPlayers(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, checked map[string]bool) {
+	if m.Players == nil {
+		return
+	}
+	r.Players++
+	checked[m.Players.Index.Name] = true
+	checked[m.Players.Data] = true
+	p, err := d.ReadPlayers(m)
+	if err != nil {
+		r.add(m.Players.Index.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, err))
+		return
+	}
+	for _, e := range p.Entries {
+		sec, err := d.ReadPlayer(p, e.ID)
+		if err == nil {
+			_, err = archetype.ReadInfo(bytes.NewReader(sec))
+		}
+		if err != nil {
+			r.add(m.Players.Data, e.Offset, fmt.Errorf("generation %d: player %q: %w", m.Generation, e.ID, err))
+		}
+	}
 }
 
 // checkStoreFile checks a chunk store that no manifest names, at its

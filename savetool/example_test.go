@@ -213,7 +213,7 @@ func ExampleMigrate() {
 	}
 	fmt.Println("nothing to do:", r.NothingToDo, "manifest format", r.CurrentManifest)
 	// Output:
-	// nothing to do: true manifest format 2
+	// nothing to do: true manifest format 3
 }
 
 func ExampleInspectDir() {

@@ -28,6 +28,12 @@ type DirInfo struct {
 	World      *archetype.Info `json:"-"`
 	WorldFile  string          `json:"world_file,omitempty"`
 	WorldError string          `json:"world_error,omitempty"`
+	// Players lists the players the committed generation holds, with the
+	// files that hold them; PlayersError says why they could not be read.
+	Players      []string `json:"players,omitempty"`
+	PlayersIndex string   `json:"players_index,omitempty"`
+	PlayersData  string   `json:"players_data,omitempty"`
+	PlayersError string   `json:"players_error,omitempty"`
 }
 
 // GenerationInfo is one committed or backed-up generation.
@@ -56,8 +62,10 @@ type StoreInfo struct {
 	Empty            int     `json:"empty"`
 	Delta            int     `json:"delta"`
 	Full             int     `json:"full"`
-	BodyBlocks       int     `json:"body_blocks"` // chunks with pixel bodies
+	BodyBlocks       int     `json:"body_blocks"` // chunks with pixel bodies or regional entities
 	Bodies           int     `json:"bodies"`
+	Sections         int     `json:"sections"`     // entity sections of the chunks' regional entities
+	Entities         int     `json:"entities"`     // regional entities in them
 	RecordBytes      int64   `json:"record_bytes"` // live chunk and body records
 	TableBytes       int64   `json:"table_bytes"`  // live page table
 	DeadBytes        int64   `json:"dead_bytes"`   // what compaction reclaims
@@ -139,6 +147,14 @@ func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 			info.Stores = append(info.Stores, st)
 		}
 	}
+	if m := d.Manifest(); m != nil && m.Players != nil {
+		info.PlayersIndex, info.PlayersData = m.Players.Index.Name, m.Players.Data
+		if p, err := d.ReadPlayers(m); err != nil {
+			info.PlayersError = err.Error()
+		} else {
+			info.Players = p.IDs()
+		}
+	}
 	if d.Manifest() != nil {
 		m := d.Manifest()
 		info.WorldFile = m.World.Name
@@ -193,11 +209,17 @@ func describeStore(st *StoreInfo, s *chunkstore.Store) {
 	var bad int
 	s.Entries(func(e chunkstore.Entry) bool {
 		if e.Type == chunkstore.BodyBlock {
-			bodies, err := s.Bodies(e.Pos)
+			blk, err := s.Entities(e.Pos)
 			if err != nil {
 				bad++
 			}
-			st.Bodies += len(bodies)
+			st.Bodies += len(blk.Bodies)
+			st.Sections += len(blk.Sections)
+			for _, sec := range blk.Sections {
+				if info, err := archetype.ReadInfo(bytes.NewReader(sec)); err == nil {
+					st.Entities += int(info.Header.Entities)
+				}
+			}
 		}
 		return true
 	})

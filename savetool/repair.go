@@ -191,7 +191,8 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	man := d.Manifest()
 	backups := d.Backups()
 	r := &repairer{d: d, fsys: fsys, o: o, t: t, rep: rep, damaged: damaged, man: man, backups: backups}
-	if man != nil && !damaged[man.World.Name] && !damaged[man.Chunks.Name] {
+	playersDamaged := man != nil && man.Players != nil && (damaged[man.Players.Index.Name] || damaged[man.Players.Data])
+	if man != nil && !damaged[man.World.Name] && !damaged[man.Chunks.Name] && !playersDamaged {
 		rep.Manifest = fmt.Sprintf("kept: generation %d is intact", man.Generation)
 	} else if err := r.repairCurrent(); err != nil {
 		return nil, err
@@ -298,9 +299,15 @@ func (r *repairer) repairCurrent() error {
 	defer fixed.Close()
 	rep.Store.New = name
 	rep.Kept = countsOf(fixed)
+	players, err := r.pickPlayers()
+	if err != nil {
+		_ = r.fsys.Remove(p)
+		return err
+	}
 	m, _, err := r.d.Commit(autosave.Commit{
 		World:      world,
 		Chunks:     autosave.StoreRef{Name: name, Generation: fixed.Generation(), Root: fixed.Root()},
+		Players:    players,
 		Generation: r.newGen,
 		NoBackup:   true,
 		MaxBackups: len(r.backups) + len(r.d.DamagedBackups()),
@@ -328,12 +335,72 @@ func (r *repairer) commitKeptStore(world []byte) error {
 	if r.o.DryRun {
 		return nil
 	}
-	m, _, err := r.d.Commit(autosave.Commit{World: world, Chunks: ref, Generation: r.newGen, NoBackup: true, MaxBackups: len(r.backups)})
+	players, err := r.pickPlayers()
+	if err != nil {
+		return err
+	}
+	m, _, err := r.d.Commit(autosave.Commit{World: world, Chunks: ref, Players: players, Generation: r.newGen, NoBackup: true, MaxBackups: len(r.backups)})
 	if err != nil {
 		return fmt.Errorf("repair: commit generation %d: %w", r.newGen, err)
 	}
 	r.rep.Generation = m.Generation
 	return nil
+}
+
+// pickPlayers returns the players the repaired generation names: the
+// committed generation's, or (its manifest lost or its players index
+// damaged) the newest intact players index of the directory; players whose
+// record is damaged are left out (a new index is written without them),
+// and said so.
+func (r *repairer) pickPlayers() (*autosave.PlayersRef, error) {
+	var p *autosave.Players
+	if r.man != nil && r.man.Players != nil {
+		if mp, err := r.d.ReadPlayers(r.man); err == nil {
+			p = mp
+		}
+	}
+	if p == nil {
+		for _, name := range r.d.PlayersFiles() {
+			if fp, err := r.d.ReadPlayersFile(name); err == nil {
+				p = fp
+				if r.man == nil || r.man.Players == nil || r.man.Players.Index.Name != name {
+					r.note("players: from %s (%s)", name, fp.Ref.Data)
+				}
+				break
+			}
+		}
+	}
+	if p == nil {
+		if r.man != nil && r.man.Players != nil || len(r.d.PlayersFiles()) > 0 {
+			r.note("players: no intact players index is left; the repaired save holds no player")
+		}
+		return nil, nil
+	}
+	kept := p.Entries[:0:0]
+	for _, e := range p.Entries {
+		sec, err := r.d.ReadPlayer(p, e.ID)
+		if err == nil {
+			_, err = archetype.ReadInfo(bytes.NewReader(sec))
+		}
+		if err != nil {
+			r.note("player %q dropped: its record is damaged (%v)", e.ID, err)
+			continue
+		}
+		kept = append(kept, e)
+	}
+	if len(kept) == len(p.Entries) && r.man != nil && r.man.Players != nil && p.Ref == *r.man.Players {
+		ref := p.Ref
+		return &ref, nil
+	}
+	if r.o.DryRun {
+		return nil, nil
+	}
+	p.Entries = kept
+	ref, err := r.d.WritePlayersIndex(r.newGen, p)
+	if err != nil {
+		return nil, fmt.Errorf("repair: write the players index: %w", err)
+	}
+	return &ref, nil
 }
 
 // pickWorld returns the newest intact ECS world file.
@@ -894,6 +961,10 @@ func (r *repairer) repairBackups() error {
 		switch {
 		case r.damaged[b.World.Name]:
 			if err := r.dropBackup(b, "its world file is damaged"); err != nil {
+				return err
+			}
+		case b.Players != nil && (r.damaged[b.Players.Index.Name] || r.damaged[b.Players.Data]):
+			if err := r.dropBackup(b, "its players files are damaged"); err != nil {
 				return err
 			}
 		case !r.damaged[b.Chunks.Name]:

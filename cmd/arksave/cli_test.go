@@ -15,8 +15,8 @@ func TestVersion(t *testing.T) {
 	code, stdout, stderr := arksave("version")
 	expectCode(t, 0, code, stderr)
 	expectContains(t, stdout, "arksave ", "github.com/arksave/arksave", "go1.",
-		"save directory manifest", "writes 2", "reads 1 to 2",
-		"PECS world file", "writes 2.0", "reads 1.0 to 2.0",
+		"save directory manifest", "writes 3", "reads 1 to 3",
+		"PECS world file", "writes 2.0 (entity sections 2.1)", "reads 1.0 to 2.1",
 		"PXSW chunk store", "writes 1")
 	code, stdout, stderr = arksave("--version")
 	expectCode(t, 0, code, stderr)

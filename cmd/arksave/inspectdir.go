@@ -72,6 +72,12 @@ func printDirInfo(w io.Writer, d *savetool.DirInfo) {
 		fmt.Fprintf(w, "\nchunk store %s:\n", st.Name)
 		printStoreInfo(w, &st)
 	}
+	switch {
+	case d.PlayersError != "":
+		fmt.Fprintf(w, "\nplayers %s: DAMAGED: %s\n", d.PlayersIndex, d.PlayersError)
+	case d.PlayersIndex != "":
+		fmt.Fprintf(w, "\nplayers %s (records in %s): %d: %s\n", d.PlayersIndex, d.PlayersData, len(d.Players), strings.Join(d.Players, ", "))
+	}
 	if d.World != nil {
 		fmt.Fprintf(w, "\nECS world %s:\n", d.WorldFile)
 		var err error
@@ -95,6 +101,9 @@ func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {
 	fmt.Fprintf(tw, "  game\tchunks of %d px, tiles of %d px, seed %d, generator version %d\n", st.ChunkSize, st.TileSize, st.Seed, st.GeneratorVersion)
 	fmt.Fprintf(tw, "  chunks\t%d stored: %d full, %d delta, %d empty\n", st.Chunks, st.Full, st.Delta, st.Empty)
 	fmt.Fprintf(tw, "  bodies\t%d in %d chunks\n", st.Bodies, st.BodyBlocks)
+	if st.Sections > 0 {
+		fmt.Fprintf(tw, "  entities\t%d regional in %d entity sections\n", st.Entities, st.Sections)
+	}
 	fmt.Fprintf(tw, "  bytes\t%s: records %s, page table %s (%d journal segments), dead %s (%.1f%%)\n",
 		bytesStr(st.FileBytes), bytesStr(st.RecordBytes), bytesStr(st.TableBytes), st.JournalSegments, bytesStr(st.DeadBytes), 100*st.DeadRatio)
 	if st.Error != "" {

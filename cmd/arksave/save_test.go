@@ -69,7 +69,7 @@ func TestCommandsOnASave(t *testing.T) {
 	dir := fresh(t)
 	code, stdout, stderr := arksave("inspect", dir)
 	expectCode(t, 0, code, stderr)
-	expectContains(t, stdout, "generations:", "3    current  2", "2    backup", "chunk store chunks.pxsw:",
+	expectContains(t, stdout, "generations:", "3    current  3", "2    backup", "chunk store chunks.pxsw:",
 		"6 stored: 2 full, 3 delta, 1 empty", "2 in 2 chunks", "dead", "ECS world world-3.pecs:", "savetest.Player", "checksum    CRC32C")
 
 	code, stdout, stderr = arksave("inspect", "--json", dir)
@@ -327,11 +327,11 @@ func TestMigrateV1Save(t *testing.T) {
 
 	code, stdout, stderr = arksave("migrate", "--dry-run", dir)
 	expectCode(t, 0, code, stderr)
-	expectContains(t, stdout, "generation 3: manifest format 1 would become 2", "nothing was written")
+	expectContains(t, stdout, "generation 3: manifest format 1 would become 3", "nothing was written")
 
 	code, stdout, stderr = arksave("migrate", dir)
 	expectCode(t, 0, code, stderr)
-	expectContains(t, stdout, "manifest format 1 -> 2: committed generation 4", "backup manifests upgraded", "PXSW 1")
+	expectContains(t, stdout, "manifest format 1 -> 3: committed generation 4", "backup manifests upgraded", "PXSW 1")
 
 	code, stdout, stderr = arksave("check", dir)
 	expectCode(t, 0, code, stderr)
