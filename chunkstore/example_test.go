@@ -60,7 +60,9 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("generation", st.Generation, "delta chunks", st.Delta, "fsyncs", st.Syncs)
+	// The first commit starts data file 1: the records, the directory
+	// entry of the new file and the header slot are synced.
+	fmt.Println("generation", st.Generation, "delta chunks", st.Delta, "fsyncs", st.Syncs, "data files started", st.DataFiles)
 	s.Close()
 
 	s, err = chunkstore.Open(path, &opts)
@@ -73,7 +75,7 @@ func Example() {
 	fmt.Println("check:", s.Check().OK())
 	// Output:
 	// stored: false pixel 4000: 2
-	// generation 1 delta chunks 1 fsyncs 2
+	// generation 1 delta chunks 1 fsyncs 3 data files started 1
 	// stored: true pixel 4000: 0 pixel 10: 260
 	// check: true
 }

@@ -61,7 +61,7 @@ func FindRoot(fsys vfs.FS, path string, gen uint64) ([]byte, error) {
 	}
 	defer s.Close()
 	slots := make([]byte, dataStart)
-	if err := readFull(s.f, slots, 0); err == nil {
+	if err := readFull(s.files.main(), slots, 0); err == nil {
 		for i := range slotCount {
 			if h, err := parseHeader(slots[i*headerSize:], i); err == nil && h.generation == gen {
 				hb := h.marshal()
@@ -72,17 +72,13 @@ func FindRoot(fsys vfs.FS, path string, gen uint64) ([]byte, error) {
 	if gen > s.hdr.generation {
 		return nil, fmt.Errorf("%w: generation %d in %s: the newest is %d", ErrGenerationNotFound, gen, path, s.hdr.generation)
 	}
-	size, err := s.f.Size()
-	if err != nil {
-		return nil, fmt.Errorf("chunkstore: find root in %s: %w", path, err)
-	}
 	// The newest table record of the newest generation up to gen.
 	type cand struct {
 		gen uint64
 		off int64
 	}
 	var cands []cand
-	err = scanRecords(s.f, dataStart, size, func(ev scanEvent) bool {
+	err = s.scanStore(storeOffset(MaxDataFiles, localMask), func(ev scanEvent) bool {
 		if ev.bad == nil && ev.hdr.kind.isTable() && ev.hdr.key <= gen {
 			cands = append(cands, cand{ev.hdr.key, ev.off})
 		}
@@ -99,8 +95,8 @@ func FindRoot(fsys vfs.FS, path string, gen uint64) ([]byte, error) {
 		})
 		h.root = best.off
 	}
-	t := newStore(path, s.cfg, s.f, h)
-	if _, err := t.loadChain(h, size); err != nil {
+	t := newStore(path, s.cfg, s.files, h)
+	if _, err := t.loadChain(h); err != nil {
 		return nil, fmt.Errorf("chunkstore: find root of generation %d in %s: %w", gen, path, err)
 	}
 	h.chunkCount = uint32(t.chunks.Len())
