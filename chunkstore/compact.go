@@ -38,8 +38,8 @@ func (s *Store) candidates() []FileStats {
 }
 
 // NeedsCompaction reports whether the dead bytes of the data files exceed
-// CompactionThreshold of their size (and amount to at least 16 KiB): a
-// compaction (CompactNext) then pays.
+// CompactionThreshold of their size (and amount to at least 16 KiB all
+// together): a compaction (CompactNext) then pays.
 func (s *Store) NeedsCompaction() bool {
 	_, ok := s.nextCompaction()
 	return ok
@@ -57,7 +57,7 @@ func (s *Store) nextCompaction() (FileStats, bool) {
 			best = f
 		}
 	}
-	ok := best.Dead >= minCompactionDead && float64(dead) > s.cfg.CompactionThreshold*float64(size)
+	ok := best.Dead > 0 && dead >= minCompactionDead && float64(dead) > s.cfg.CompactionThreshold*float64(size)
 	return best, ok
 }
 
