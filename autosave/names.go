@@ -5,8 +5,11 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/arksave/arksave/chunkstore"
 )
 
 // MaxGeneration is the highest generation a save directory can reach. A
@@ -101,10 +104,58 @@ func isStoreName(name string) bool {
 	return ok
 }
 
+// DataFileOf returns the chunk store a data file's name belongs to and the
+// data file's number, and whether name is a data file's name: data file n
+// of chunks.pxsw is chunks-data-<n>.pxsd, of chunks-<G>.pxsw
+// chunks-<G>-data-<n>.pxsd (chunkstore.DataFileName), n from 1 to
+// chunkstore.MaxDataFiles in plain decimal.
+func DataFileOf(name string) (store string, n uint32, ok bool) {
+	store, n, ok = chunkstore.ParseDataFileName(name)
+	if !ok || !isStoreName(store) || chunkstore.DataFileName(store, n) != name {
+		return "", 0, false
+	}
+	return store, n, true
+}
+
+func isDataFileName(name string) bool {
+	_, _, ok := DataFileOf(name)
+	return ok
+}
+
+// checkDataNames checks the data files a manifest names for its store: each
+// one of the store's, in ascending number order, and among them the one
+// that holds the root's page table.
+func checkDataNames(m *Manifest) error {
+	ref := m.Chunks
+	if len(ref.Data) > 0 && m.Version < manifestVersionData {
+		return fmt.Errorf("%w: manifest of generation %d: chunks.data in a manifest of version %d", ErrCorrupt, m.Generation, m.Version)
+	}
+	last := uint32(0)
+	for i, name := range ref.Data {
+		store, n, ok := DataFileOf(name)
+		switch {
+		case !ok || store != ref.Name:
+			return fmt.Errorf("%w: manifest of generation %d: chunks.data[%d] %q is not a data file of %s", ErrCorrupt, m.Generation, i, name, ref.Name)
+		case n <= last:
+			return fmt.Errorf("%w: manifest of generation %d: chunks.data[%d] %q is out of order", ErrCorrupt, m.Generation, i, name)
+		}
+		last = n
+	}
+	if len(ref.Root) > 0 && m.Version >= manifestVersionData {
+		if ri, err := chunkstore.ParseRoot(ref.Root); err == nil {
+			if n := (chunkstore.Handle{Offset: ri.Table}).File(); n != 0 && !slices.Contains(ref.Data, chunkstore.DataFileName(ref.Name, n)) {
+				return fmt.Errorf("%w: manifest of generation %d: the chunk store root's page table is in data file %d, which chunks.data does not name",
+					ErrCorrupt, m.Generation, n)
+			}
+		}
+	}
+	return nil
+}
+
 // formName reports whether rel, a slash-separated name relative to a save
 // directory, is one the save format uses: the manifest, the lock file, a
-// world file, a chunk store, a backup's manifest or world file, or the
-// ".tmp" of any of them but the lock file.
+// world file, a chunk store or one of its data files, a backup's manifest
+// or world file, or the ".tmp" of any of them but the lock file.
 func formName(rel string) bool {
 	if rel == LockName {
 		return true
@@ -116,7 +167,7 @@ func formName(rel string) bool {
 		return isManifest || isWorld
 	}
 	_, isWorld := worldGeneration(rel)
-	return rel == ManifestName || isWorld || isStoreName(rel)
+	return rel == ManifestName || isWorld || isStoreName(rel) || isDataFileName(rel)
 }
 
 // checkManifestNames checks every name a manifest holds against the form
@@ -145,7 +196,7 @@ func checkManifestNames(m *Manifest, backup bool) error {
 	if m.Chunks.Generation == 1<<64-1 {
 		return fmt.Errorf("%w: manifest of generation %d: chunks.generation %d is out of range", ErrCorrupt, m.Generation, m.Chunks.Generation)
 	}
-	return nil
+	return checkDataNames(m)
 }
 
 // file returns the path of rel, a slash-separated name relative to the

@@ -43,6 +43,10 @@ func localOf(off int64) int64 { return off & localMask }
 // storeOffset returns the store offset of byte local of file n.
 func storeOffset(n uint32, local int64) int64 { return int64(n)<<fileShift | local }
 
+// StoreOffset returns the store offset (see Handle) of byte offset of data
+// file n, 0 being the store file itself.
+func StoreOffset(n uint32, offset int64) int64 { return storeOffset(n, offset&localMask) }
+
 // firstRecord returns the offset within file n where its records start.
 func firstRecord(n uint32) int64 {
 	if n == 0 {

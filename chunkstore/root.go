@@ -11,6 +11,7 @@ import (
 
 // RootInfo is what a root ([Store.Root]) says about its generation.
 type RootInfo struct {
+	FormatVersion    uint16 // the format version of the store the root was written in
 	Generation       uint64
 	Chunks           uint32 // chunks stored at this generation (body blocks not counted)
 	ChunkSize        uint16
@@ -18,7 +19,7 @@ type RootInfo struct {
 	PixelSize        uint8
 	Seed             uint64
 	GeneratorVersion uint32
-	Table            int64 // file offset of the generation's newest page-table record; 0 = empty
+	Table            int64 // store offset (see Handle) of the generation's newest page-table record; 0 = empty
 	Created          time.Time
 	Modified         time.Time // when the generation was committed
 }
@@ -36,7 +37,8 @@ func ParseRoot(root []byte) (RootInfo, error) {
 
 func (h header) info() RootInfo {
 	return RootInfo{
-		Generation: h.generation, Chunks: h.chunkCount,
+		FormatVersion: h.version,
+		Generation:    h.generation, Chunks: h.chunkCount,
 		ChunkSize: h.chunkSize, TileSize: h.tileSize, PixelSize: h.pixelSize,
 		Seed: h.seed, GeneratorVersion: h.genVersion, Table: h.root,
 		Created: time.Unix(h.created, 0).UTC(), Modified: time.Unix(h.modified, 0).UTC(),

@@ -34,7 +34,7 @@ type FileStats struct {
 	Size   int64  // bytes in the file; 0 when it cannot be read
 	Live   int64  // its header and the records the generation uses
 	Dead   int64  // Size - Live: what compacting the file reclaims
-	Newest bool   // the data file the next commit appends to
+	Newest bool   // the data file the next commit appends to (not set when read-only)
 	Err    error  // why the file cannot be read (missing, damaged header), or nil
 }
 
@@ -72,7 +72,8 @@ func (s *Store) Stats() Stats {
 
 // Files describes the files of the committed generation, in number order:
 // the store file, then every data file that holds a record the generation
-// uses, and the data file the next commit appends to.
+// uses, and (unless the store is read-only) the data file the next commit
+// appends to.
 func (s *Store) Files() []FileStats {
 	s.mu.RLock()
 	live := map[uint32]int64{0: dataStart}
@@ -86,8 +87,8 @@ func (s *Store) Files() []FileStats {
 		live[sg.h.File()] += int64(sg.h.Length)
 	}
 	newest := fileOf(s.w)
-	if localOf(s.w) > dataHeaderSize {
-		live[newest] += 0
+	if localOf(s.w) > dataHeaderSize && s.files.rw {
+		live[newest] += 0 // the next commit appends to it
 	}
 	closed := s.closed
 	s.mu.RUnlock()
@@ -96,7 +97,7 @@ func (s *Store) Files() []FileStats {
 		if n != 0 {
 			b += dataHeaderSize
 		}
-		f := FileStats{Number: n, Name: filepath.Base(s.files.name(n)), Live: b, Newest: n == newest && n != 0}
+		f := FileStats{Number: n, Name: filepath.Base(s.files.name(n)), Live: b, Newest: n == newest && n != 0 && s.files.rw}
 		if !closed {
 			f.Size, f.Err = s.fileSize(n)
 		}
