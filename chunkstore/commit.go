@@ -294,6 +294,7 @@ func (s *Store) newWriter() *commitWriter {
 // of the next generation, syncs it and publishes.
 func (s *Store) finish(cw *commitWriter, muts []mutation, evict map[uint32]bool, moved map[Handle]Handle, st CommitStats, start time.Time) (CommitStats, error) {
 	h := s.hdr
+	h.version = formatVersion // a commit writes the current format, whatever it opened
 	h.generation++
 	h.modified = time.Now().Unix()
 	h.genVersion = s.cfg.generatorVersion()

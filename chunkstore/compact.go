@@ -318,7 +318,8 @@ func (s *Store) CompactToFilling(path string, missing func(pos Pos) bool, fill .
 	if err != nil {
 		return nil, nil, fmt.Errorf("chunkstore: compact to %s: reopen: %w", path, err)
 	}
-	n.report.Problems = append(dropped.Problems, n.report.Problems...)
+	// What was dropped is about this store's files: name them.
+	n.report.Problems = append(s.localize(dropped).Problems, n.report.Problems...)
 	return n, filled, nil
 }
 
@@ -478,6 +479,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 		return dropped, nil, err
 	}
 	old := s.hdr
+	old.version = formatVersion
 	old.root = ck.Offset
 	old.chunkCount = 0
 	for _, e := range kept {

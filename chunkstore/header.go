@@ -51,7 +51,7 @@ type header struct {
 	pixelSize  uint8
 	generation uint64
 	genVersion uint32 // Generator.Version() of the writer, 24 bits
-	version    uint16 // the format version the slot was written in; marshal writes the current one
+	version    uint16 // the format version the slot was written in (kept by marshal); 0 is the current one
 }
 
 // slotOffset returns the file offset of the slot that holds generation g.
@@ -63,7 +63,11 @@ func (h *header) marshal() [headerSize]byte {
 	var out [headerSize]byte
 	w := writeBuf(out[:])
 	w.bytes([]byte(headerMagic))
-	w.uint16(formatVersion)
+	v := h.version
+	if v == 0 {
+		v = formatVersion
+	}
+	w.uint16(v)
 	w.uint16(h.flags)
 	w.uint64(h.seed)
 	w.uint64(uint64(h.created))

@@ -91,11 +91,15 @@ func FindRoot(fsys vfs.FS, path string, gen uint64) ([]byte, error) {
 	}
 	h := s.hdr
 	h.generation, h.root = gen, 0
+	h.version = 0 // the current format, unless the table found is a format 1 store's (below)
 	if len(cands) > 0 {
 		best := slices.MaxFunc(cands, func(a, b cand) int {
 			return cmp.Or(cmp.Compare(a.gen, b.gen), cmp.Compare(a.off, b.off))
 		})
 		h.root = best.off
+	}
+	if fileOf(h.root) == 0 {
+		h.version = OldestFormatVersion // records in the store file: format 1
 	}
 	t := newStore(path, s.cfg, s.files, h)
 	if _, err := t.loadChain(h); err != nil {

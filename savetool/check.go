@@ -312,13 +312,17 @@ func checkGeneration(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, chec
 // uses (a save directory keeps only the data files its manifests name).
 func dataFileProblems(d *autosave.Dir, m *autosave.Manifest, s *chunkstore.Store) []chunkstore.Problem {
 	var out []chunkstore.Problem
+	used := map[string]bool{}
+	for _, f := range s.Files() {
+		used[f.Name] = true // the store's check reports these when missing or damaged
+	}
 	for _, name := range m.Chunks.Data {
 		p, err := d.File(name)
-		if err == nil {
+		if err == nil && !used[name] {
 			_, err = d.FS().Stat(p)
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			err = fmt.Errorf("%w: missing; the manifest of generation %d names it", autosave.ErrCorrupt, m.Generation)
+			err = fmt.Errorf("%w: %s is missing; the manifest of generation %d names it", chunkstore.ErrCorrupt, name, m.Generation)
 		}
 		if err != nil {
 			out = append(out, chunkstore.Problem{File: name, Section: chunkstore.SectionFile, Offset: -1, Err: err})

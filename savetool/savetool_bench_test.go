@@ -73,7 +73,7 @@ func BenchmarkRepairPageTable_1024Chunks512(b *testing.B) {
 		dir := copyOf(b, src)
 		l, err := savetest.LayoutOf(dir)
 		if err == nil {
-			err = savetest.Flip(l.Store, l.Table+40)
+			err = l.Flip(l.Table + 40)
 		}
 		if err != nil {
 			b.Fatal(err)
