@@ -16,7 +16,7 @@ import (
 // failAt fails one kind of call of a save, again and again, until cleared:
 // every save in a row fails at the same step.
 type failAt struct {
-	mu    sync.Mutex
+	mu        sync.Mutex
 	step      string // "" fails nothing
 	syncs     int    // OpSync calls on the chunk store's files in this save
 	mainSyncs int    // those on its store file

@@ -1,12 +1,12 @@
 package savetool_test
 
 import (
-	"slices"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 

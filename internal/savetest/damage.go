@@ -17,7 +17,7 @@ var (
 
 // Layout is where things are in a save's chunk store.
 type Layout struct {
-	Store   string // path of the committed generation's store file
+	Store   string   // path of the committed generation's store file
 	Data    []string // paths of the data files it uses
 	Table   int64    // store offset (chunkstore.Handle) of the committed generation's page-table root record
 	Records map[string]chunkstore.Handle
