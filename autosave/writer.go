@@ -466,10 +466,10 @@ func (w *Writer) compact() {
 	w.use.Lock()
 	defer w.use.Unlock()
 	w.mu.RLock()
-	dir, store := w.dir, w.store
+	dir, store, closing := w.dir, w.store, w.closed
 	w.mu.RUnlock()
-	if store == nil || dir.ReadOnly() != nil {
-		return
+	if store == nil || dir.ReadOnly() != nil || closing {
+		return // no save would commit the steps of a writer that closes
 	}
 	for step := range maxCompactionSteps {
 		if step > 0 && len(w.jobs) > 0 {

@@ -769,13 +769,13 @@ func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWr
 			old, had = ix.del(m.key)
 		} else {
 			old, had = ix.set(m.key, m.v)
-			s.ref(m.v, m.body)
+			s.ref(m.key, m.v, m.body)
 			if !m.v.h.IsZero() {
 				s.ends[m.v.h.File()] = max(s.ends[m.v.h.File()], m.v.h.end())
 			}
 		}
 		if had {
-			s.unref(old, m.body)
+			s.unref(m.key, old, m.body)
 		}
 	}
 	if plan != nil {
@@ -796,26 +796,26 @@ func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWr
 }
 
 // ref and unref keep the counters and live bytes as index entries come and go.
-func (s *Store) ref(v ival, body bool) {
+func (s *Store) ref(key uint64, v ival, body bool) {
 	if !body {
 		s.counts[v.typ]++
 	}
 	if v.h.IsZero() {
 		return
 	}
-	if first, _ := s.dict.add(v.h); first {
+	if s.dict.add(v.h, tkey{key, body}) {
 		s.live[v.h.File()] += int64(v.h.Length)
 	}
 }
 
-func (s *Store) unref(v ival, body bool) {
+func (s *Store) unref(key uint64, v ival, body bool) {
 	if !body {
 		s.counts[v.typ]--
 	}
 	if v.h.IsZero() {
 		return
 	}
-	if s.dict.drop(v.h) {
+	if s.dict.drop(v.h, tkey{key, body}) {
 		n := v.h.File()
 		if s.live[n] -= int64(v.h.Length); s.live[n] <= 0 {
 			delete(s.live, n)

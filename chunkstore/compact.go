@@ -1,8 +1,10 @@
 package chunkstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"time"
@@ -57,7 +59,7 @@ func (s *Store) nextCompaction() (FileStats, bool) {
 			best = f
 		}
 	}
-	ok := best.Dead > 0 && dead >= minCompactionDead && float64(dead) > s.cfg.CompactionThreshold*float64(size)
+	ok := best.Dead > 0 && dead >= max(minCompactionDead, s.minDead) && float64(dead) > s.cfg.CompactionThreshold*float64(size)
 	return best, ok
 }
 
@@ -109,19 +111,10 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 		cw.flushed = storeOffset(n+1, dataHeaderSize)
 	}
 	var entries []tableEntry
-	add := func(ix *index, body bool) {
-		ix.each(func(key uint64, v ival) bool {
-			if !v.h.IsZero() && evict[v.h.File()] {
-				entries = append(entries, mutation{key: key, body: body, v: v}.entry())
-			}
-			return true
-		})
+	for _, n := range slices.Sorted(maps.Keys(evict)) {
+		entries = append(entries, s.entriesIn(n)...)
 	}
-	s.mu.RLock()
-	add(s.chunks, false)
-	add(s.bodies, true)
-	s.mu.RUnlock()
-	slices.SortFunc(entries, compareEntries)
+	slices.SortFunc(entries, func(a, b tableEntry) int { return cmp.Compare(a.h.Offset, b.h.Offset) })
 	moved := map[Handle]Handle{}
 	var muts []mutation
 	var dropped []Problem
@@ -177,6 +170,76 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 	}
 	s.mu.Unlock()
 	return st, nil
+}
+
+// entriesIn returns the index entries whose records are in file n. It scans
+// the file (its cost is the file's, not the index's): a record is live when
+// the entry of its position points at it, or, for a record the chunk
+// dictionary tracks, for each entry that shares it. Should the records
+// found not add up to the live bytes the store counts in the file (a
+// record the scan cannot read, an entry that points into one), it asks the
+// whole index instead. The caller holds wmu.
+func (s *Store) entriesIn(n uint32) []tableEntry {
+	s.mu.RLock()
+	want := s.live[n]
+	s.mu.RUnlock()
+	var out []tableEntry
+	var found int64
+	end := s.fileEnd(n)
+	if n == fileOf(s.w) {
+		end = min(end, s.w)
+	}
+	f, err := s.file(n)
+	if err == nil && want > 0 {
+		err = scanRecords(f, storeOffset(n, firstRecord(n)), end, func(ev scanEvent) bool {
+			if !ev.hdrOK || ev.hdr.kind.isTable() {
+				return true
+			}
+			h := Handle{ev.off, ev.hdr.length()}
+			body := ev.hdr.kind == RecordBodies
+			s.mu.RLock()
+			var keys []tkey
+			if r, ok := s.dict.refs[ev.off]; ok {
+				keys = r.keys()
+			} else {
+				keys = []tkey{{recordKeyPos(ev.hdr.key).key(), body}}
+			}
+			live := false
+			for _, k := range keys {
+				ix := s.chunks
+				if k.body {
+					ix = s.bodies
+				}
+				if v, ok := ix.get(k.key); ok && v.h == h {
+					out = append(out, mutation{key: k.key, body: k.body, v: v}.entry())
+					live = true
+				}
+			}
+			s.mu.RUnlock()
+			if live {
+				found += int64(h.Length)
+			}
+			return true
+		})
+	}
+	if err == nil && found == want {
+		return out
+	}
+	// The slow way: every entry of the index.
+	out = out[:0]
+	add := func(ix *index, body bool) {
+		ix.each(func(key uint64, v ival) bool {
+			if !v.h.IsZero() && v.h.File() == n {
+				out = append(out, mutation{key: key, body: body, v: v}.entry())
+			}
+			return true
+		})
+	}
+	s.mu.RLock()
+	add(s.chunks, false)
+	add(s.bodies, true)
+	s.mu.RUnlock()
+	return out
 }
 
 // Compact rewrites the whole store in place: every live record moves to

@@ -29,9 +29,27 @@ type dict struct {
 	refs   map[int64]dictRef // record offset -> its hash and the index entries that point at it
 }
 
+// dictRef is what the dictionary knows of a record: its payload's hash
+// and the index entries that point at it (one in first, the others in
+// more), so that a compaction finds every entry of a shared record.
 type dictRef struct {
-	hash uint64
-	n    int32
+	hash  uint64
+	n     int32
+	first tkey
+	more  map[tkey]struct{}
+}
+
+// keys returns the entries that point at the record.
+func (r dictRef) keys() []tkey {
+	if r.n == 0 {
+		return nil
+	}
+	out := make([]tkey, 0, r.n)
+	out = append(out, r.first)
+	for k := range r.more {
+		out = append(out, k)
+	}
+	return out
 }
 
 func newDict() dict {
@@ -54,37 +72,68 @@ func (d *dict) hash(rec []byte) uint64 {
 }
 
 // track starts counting the references to the record at h, whose payload
-// has hash, with n of them, and remembers it for sharing when index is set
-// and there is room.
-func (d *dict) track(h Handle, hash uint64, n int32, index bool) {
-	d.refs[h.Offset] = dictRef{hash: hash, n: n}
+// has hash, by the entries keys, and remembers it for sharing when index
+// is set and there is room.
+func (d *dict) track(h Handle, hash uint64, keys []tkey, index bool) {
+	r := dictRef{hash: hash}
+	for _, k := range keys {
+		r.addKey(k)
+	}
+	d.refs[h.Offset] = r
 	if _, taken := d.byHash[hash]; index && !taken && len(d.byHash) < dictMaxEntries {
 		d.byHash[hash] = h
 	}
 }
 
-// add counts one more reference to the record at h. It reports whether the
-// record was not referenced before (its bytes become live).
-func (d *dict) add(h Handle) (first, tracked bool) {
-	r, ok := d.refs[h.Offset]
-	if !ok {
-		return true, false
+func (r *dictRef) addKey(k tkey) {
+	if r.n == 0 {
+		r.first = k
+	} else {
+		if r.more == nil {
+			r.more = map[tkey]struct{}{}
+		}
+		r.more[k] = struct{}{}
 	}
 	r.n++
-	d.refs[h.Offset] = r
-	return r.n == 1, true
 }
 
-// drop counts one reference less to the record at h. It reports whether
-// that was the last (its bytes are dead); a record no entry points at
-// leaves the dictionary.
-func (d *dict) drop(h Handle) (last bool) {
+func (r *dictRef) dropKey(k tkey) {
+	switch {
+	case r.n == 1:
+	case r.first == k:
+		for m := range r.more {
+			r.first = m
+			break
+		}
+		delete(r.more, r.first)
+	default:
+		delete(r.more, k)
+	}
+	r.n--
+}
+
+// add counts the entry k pointing at the record at h. It reports whether
+// the record was not referenced before (its bytes become live).
+func (d *dict) add(h Handle, k tkey) (first bool) {
+	r, ok := d.refs[h.Offset]
+	if !ok {
+		return true
+	}
+	r.addKey(k)
+	d.refs[h.Offset] = r
+	return r.n == 1
+}
+
+// drop counts the entry k pointing at the record at h no more. It reports
+// whether that was the last (its bytes are dead); a record no entry points
+// at leaves the dictionary.
+func (d *dict) drop(h Handle, k tkey) (last bool) {
 	r, ok := d.refs[h.Offset]
 	if !ok {
 		return true
 	}
 	if r.n > 1 {
-		r.n--
+		r.dropKey(k)
 		d.refs[h.Offset] = r
 		return false
 	}

@@ -47,6 +47,7 @@ type Store struct {
 	needDirSync    bool  // a rename's directory sync failed: sync before the next commit
 	readOnly       bool  // Commit and the compactions refused
 	stale          error // set when Compact switched files but could not reopen
+	minDead        int64 // dead bytes below which no compaction is due; 0 is minCompactionDead
 	report         Report
 	encoders       []*encoder
 	reads          sync.Pool // *readScratch
@@ -609,26 +610,32 @@ func (s *Store) recount() {
 	s.live = map[uint32]int64{}
 	s.ends = map[uint32]int64{}
 	s.dict = newDict()
-	var hs []Handle
-	add := func(_ uint64, v ival) bool {
-		if !v.h.IsZero() {
-			hs = append(hs, v.h)
+	type ref struct {
+		h Handle
+		k tkey
+	}
+	var hs []ref
+	add := func(body bool) func(uint64, ival) bool {
+		return func(k uint64, v ival) bool {
+			if !v.h.IsZero() {
+				hs = append(hs, ref{v.h, tkey{k, body}})
+			}
+			return true
 		}
-		return true
 	}
 	s.chunks.each(func(k uint64, v ival) bool {
 		s.counts[v.typ]++
-		return add(k, v)
+		return add(false)(k, v)
 	})
-	s.bodies.each(add)
-	slices.SortFunc(hs, func(a, b Handle) int { return cmp.Compare(a.Offset, b.Offset) })
+	s.bodies.each(add(true))
+	slices.SortFunc(hs, func(a, b ref) int { return cmp.Compare(a.h.Offset, b.h.Offset) })
 	var buf []byte
 	for i := 0; i < len(hs); {
 		j := i + 1
-		for j < len(hs) && hs[j].Offset == hs[i].Offset {
+		for j < len(hs) && hs[j].h.Offset == hs[i].h.Offset {
 			j++
 		}
-		h := hs[i]
+		h := hs[i].h
 		s.live[h.File()] += int64(h.Length)
 		s.ends[h.File()] = max(s.ends[h.File()], h.end())
 		if j-i > 1 {
@@ -637,7 +644,11 @@ func (s *Store) recount() {
 				hash = s.dict.hash(rec)
 				buf = rec
 			}
-			s.dict.track(h, hash, int32(j-i), hash != 0)
+			keys := make([]tkey, 0, j-i)
+			for _, r := range hs[i:j] {
+				keys = append(keys, r.k)
+			}
+			s.dict.track(h, hash, keys, hash != 0)
 		}
 		i = j
 	}
