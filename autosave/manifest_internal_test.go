@@ -23,7 +23,14 @@ func FuzzDecodeManifest(f *testing.F) {
 	b := *good
 	b.World.Name = "backups/" + WorldName(7)
 	f.Add(b.encode(), true)
+	d := *good
+	d.Chunks.Data = []string{"chunks-5-data-1.pxsd", "chunks-5-data-3.pxsd"}
+	f.Add(d.encode(), false)
 	for _, bad := range []func(m *Manifest){
+		func(m *Manifest) { m.Chunks.Data = []string{"chunks-data-1.pxsd"} },
+		func(m *Manifest) { m.Chunks.Data = []string{"chunks-5-data-3.pxsd", "chunks-5-data-1.pxsd"} },
+		func(m *Manifest) { m.Chunks.Data = []string{"../chunks-5-data-1.pxsd"} },
+		func(m *Manifest) { m.Version, m.Chunks.Data = 2, []string{"chunks-5-data-1.pxsd"} },
 		func(m *Manifest) { m.World.Name = "../../x" },
 		func(m *Manifest) { m.Chunks.Name = "/etc/x.pxsw" },
 		func(m *Manifest) { m.Generation = math.MaxUint64 },
@@ -48,6 +55,11 @@ func FuzzDecodeManifest(f *testing.F) {
 			strings.Contains(m.World.Name, "..") || strings.HasPrefix(m.Chunks.Name, "/") {
 			t.Fatalf("accepted names %q, %q", m.World.Name, m.Chunks.Name)
 		}
+		for _, n := range m.Chunks.Data {
+			if store, _, ok := DataFileOf(n); !ok || store != m.Chunks.Name || !formName(n) {
+				t.Fatalf("accepted data file %q of store %q", n, m.Chunks.Name)
+			}
+		}
 	})
 }
 
@@ -61,6 +73,9 @@ func TestNameForms(t *testing.T) {
 		"chunks-3-backup-2-2.pxsw": true, "chunks-3-backup-2-1.pxsw": false, "chunks-3-other-2.pxsw": false, "chunks-.pxsw": false,
 		"backups/manifest-4": true, "backups/world-4.pecs": true, "backups/chunks.pxsw": false, "backups/../world-1.pecs": false,
 		"../world-1.pecs": false, "/world-1.pecs": false, "world-1.pecs/../x": false, "backups": false, "notes.txt": false, "": false,
+		"chunks-data-1.pxsd": true, "chunks-3-data-12.pxsd": true, "chunks-3-backup-2-data-1.pxsd": true, "chunks-data-0.pxsd": false,
+		"chunks-data-01.pxsd": false, "chunks-data-4194304.pxsd": false, "other-data-1.pxsd": false, "backups/chunks-data-1.pxsd": false,
+		"chunks-data-1.pxsw": false, "../chunks-data-1.pxsd": false,
 	} {
 		if got := formName(name); got != want {
 			t.Errorf("formName(%q) = %v, want %v", name, got, want)

@@ -734,6 +734,7 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 	m := dir.Manifest()
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.compacted = compaction{} // the store reopens at what the manifest names: steps since are gone
 	if store != nil {
 		if mark != nil {
 			_ = store.Revert(*mark) // closes it

@@ -10,6 +10,16 @@ import (
 	"github.com/arksave/arksave/internal/terrain"
 )
 
+// terrainRow returns the generated terrain chunks (0, 0) to (n-1, 0).
+func terrainRow(n int) [][]uint32 {
+	base := make([][]uint32, n)
+	for i := range base {
+		base[i] = make([]uint32, seedSize*seedSize)
+		seedGen.Generate(int32(i), 0, 7, base[i])
+	}
+	return base
+}
+
 // deadFile writes, from the start of a fresh data file, the same dead file
 // every time: 16 terrain chunks dug out 5% (Delta records), then the same
 // 16 chunks dug out again (the first 16 records dead), in 8 commits, and
@@ -55,11 +65,7 @@ func BenchmarkCompactFile_WorldSizes(b *testing.B) {
 		defer s.Close()
 		stores[i] = s
 	}
-	base := make([][]uint32, 16)
-	for i := range base {
-		base[i] = make([]uint32, seedSize*seedSize)
-		seedGen.Generate(int32(i), 0, 7, base[i])
-	}
+	base := terrainRow(16)
 	took := make([]time.Duration, len(sizes))
 	var moved, fileBytes int64
 	iter := 0
@@ -103,11 +109,7 @@ func BenchmarkCommit_Rollover(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	base := make([][]uint32, 5)
-	for i := range base {
-		base[i] = make([]uint32, seedSize*seedSize)
-		seedGen.Generate(int32(i), 0, 7, base[i])
-	}
+	base := terrainRow(5)
 	var took [2]time.Duration
 	var count [2]int
 	var written [2]int64

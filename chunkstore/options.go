@@ -63,8 +63,9 @@ type Options struct {
 	// fraction of its pixels differ from the generator's. Zero means 0.75.
 	DeltaThreshold float64
 
-	// CompactionThreshold: NeedsCompaction reports true when dead bytes
-	// exceed this fraction of the file. Zero means 0.25.
+	// CompactionThreshold: NeedsCompaction reports true when the dead
+	// bytes of the data files exceed this fraction of their size (and 16
+	// KiB). Zero means 0.25.
 	CompactionThreshold float64
 
 	// CheckpointRatio: a commit writes a full sorted checkpoint of the page
