@@ -318,7 +318,11 @@ func TestPlayerSurvivesRegionDamage(t *testing.T) {
 	s.Close()
 	expect(t, len(handles) == 2, "chunk 1,1 has %d records, want its pixels and its entities", len(handles))
 	for _, h := range handles {
-		flipAt(t, mem, storePath, h.Offset+int64(h.Length)-3)
+		p := storePath
+		if n := h.File(); n != 0 {
+			p, _ = d.File(chunkstore.DataFileName(m.Chunks.Name, n))
+		}
+		flipAt(t, mem, p, h.FileOffset()+int64(h.Length)-3)
 	}
 
 	h := playerGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})

@@ -118,6 +118,11 @@ type Plugin struct {
 	// save (default: one per core). A game that needs every core for its
 	// own loop can set 1.
 	CompressionWorkers int
+	// DataFileSize is the size a data file of the chunk store grows to
+	// before the next one starts (default chunkstore.DefaultDataFileSize,
+	// 128 MiB; at least 1 KiB). Between saves the writer compacts data file
+	// by data file, so that a compaction costs one file, not the world.
+	DataFileSize int64
 	// SaveOnFinalize makes the save system's Finalize save once more and
 	// wait for the commit, so that a game run by a scheduler (ark-tools'
 	// app.App calls Finalize after its last tick) ends with a final save.
@@ -180,9 +185,9 @@ func (p Plugin) resolve() (settings, error) {
 	if chunk <= 0 || chunk > maxChunkSize || tile <= 0 || tile > chunk {
 		return settings{}, fmt.Errorf("arksave: chunk size %d and tile size %d: want 0 < tile <= chunk <= %d", chunk, tile, maxChunkSize)
 	}
-	if p.TickDuration < 0 || p.MaxPendingChunks < 0 || p.CompressionWorkers < 0 {
-		return settings{}, fmt.Errorf("arksave: negative TickDuration %v, MaxPendingChunks %d or CompressionWorkers %d",
-			p.TickDuration, p.MaxPendingChunks, p.CompressionWorkers)
+	if p.TickDuration < 0 || p.MaxPendingChunks < 0 || p.CompressionWorkers < 0 || p.DataFileSize < 0 {
+		return settings{}, fmt.Errorf("arksave: negative TickDuration %v, MaxPendingChunks %d, CompressionWorkers %d or DataFileSize %d",
+			p.TickDuration, p.MaxPendingChunks, p.CompressionWorkers, p.DataFileSize)
 	}
 	if p.Hysteresis < 0 || math.IsNaN(p.Hysteresis) {
 		return settings{}, fmt.Errorf("arksave: Hysteresis %v: want 0 (the default, 0.20) or more chunk widths", p.Hysteresis)
@@ -210,13 +215,14 @@ func (p Plugin) resolve() (settings, error) {
 			Writer: autosave.Options{
 				FS: fsys,
 				Store: chunkstore.Options{
-					ChunkSize:   uint16(chunk),
-					TileSize:    uint16(tile),
-					PixelSize:   4,
-					Seed:        p.Seed,
-					Generator:   p.Generator,
-					PersistMask: cmpOr(p.PersistMask, components.PersistMask),
-					Workers:     p.CompressionWorkers,
+					ChunkSize:    uint16(chunk),
+					TileSize:     uint16(tile),
+					PixelSize:    4,
+					Seed:         p.Seed,
+					Generator:    p.Generator,
+					PersistMask:  cmpOr(p.PersistMask, components.PersistMask),
+					Workers:      p.CompressionWorkers,
+					DataFileSize: p.DataFileSize,
 				},
 				LockTimeout: p.LockTimeout,
 			},

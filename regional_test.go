@@ -486,9 +486,13 @@ func TestCorruptedRecordsSurface(t *testing.T) {
 	must(t, err)
 	m := d.Manifest()
 	// Flip a byte inside the entity section of chunk (1,1) and inside the players data.
-	storePath, _ := d.File(m.Chunks.Name)
+	var storeFiles []string
+	for _, name := range append([]string{m.Chunks.Name}, m.Chunks.Data...) {
+		p, _ := d.File(name)
+		storeFiles = append(storeFiles, p)
+	}
 	blk := storedBlock(t, mem, "/save", chunkstore.Pos{X: 1, Y: 1})
-	flipInside(t, mem, storePath, blk.Sections[0][len(blk.Sections[0])/2:][:16])
+	flipInside(t, mem, blk.Sections[0][len(blk.Sections[0])/2:][:16], storeFiles...)
 	dataPath, _ := d.File(m.Players.Data)
 	raw, err := vfs.ReadFile(mem, dataPath)
 	must(t, err)
@@ -511,13 +515,18 @@ func TestCorruptedRecordsSurface(t *testing.T) {
 }
 
 // flipInside flips a byte of the file at path where it holds probe.
-func flipInside(t testing.TB, fsys vfs.FS, path string, probe []byte) {
+// flipInside flips the first byte of probe in the first of paths that holds it.
+func flipInside(t testing.TB, fsys vfs.FS, probe []byte, paths ...string) {
 	t.Helper()
-	raw, err := vfs.ReadFile(fsys, path)
-	must(t, err)
-	i := bytes.Index(raw, probe)
-	expect(t, i >= 0, "probe not found in %s", path)
-	flipAt(t, fsys, path, int64(i))
+	for _, path := range paths {
+		raw, err := vfs.ReadFile(fsys, path)
+		must(t, err)
+		if i := bytes.Index(raw, probe); i >= 0 {
+			flipAt(t, fsys, path, int64(i))
+			return
+		}
+	}
+	t.Fatalf("probe not found in %v", paths)
 }
 
 func flipAt(t testing.TB, fsys vfs.FS, path string, off int64) {

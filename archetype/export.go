@@ -104,6 +104,12 @@ func (x *exporter) head() {
 	if h.Flags&FlagLZ4 != 0 {
 		b = append(b, `"lz4"`...)
 	}
+	if h.Flags&FlagCompactPool != 0 {
+		if h.Flags&FlagLZ4 != 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, `"compact-pool"`...)
+	}
 	b = append(b, "],\n\"types\": ["...)
 	for i := range x.f.types {
 		t := &x.f.types[i]

@@ -48,15 +48,25 @@ func compactPoolSize(n, alive uint64) int64 {
 	return int64(sectionHeadSize + compactFixed + (n+7)/8 + alive*(poolAliveSize+4) + crcSize)
 }
 
-// freeGeneration returns the generation a compact pool gives every free slot: above every
-// generation a slot has had, so that no handle to a dead entity can come alive again.
+// freeGeneration returns the generation a compact pool gives every free slot: no handle to a dead
+// entity can come alive again with it. Ark raises a slot's generation when it frees the slot, so
+// a free slot's own generation is already above every handle it gave out; the free generation is
+// the highest of those, and above every alive generation. A pool read from a compact section
+// gives back the same free generation, so a world read and written again keeps its bytes.
 func (p *pool) freeGeneration() uint32 {
-	var g uint32
-	for _, s := range p.slots[min(reservedEntities, len(p.slots)):] {
-		g = max(g, s.gen)
+	alive := make([]bool, len(p.slots))
+	for _, id := range p.alive {
+		alive[id] = true
 	}
-	if g < math.MaxUint32 {
-		g++
+	var g uint32
+	for id := min(reservedEntities, len(p.slots)); id < len(p.slots); id++ {
+		s := p.slots[id]
+		switch {
+		case !alive[id]:
+			g = max(g, s.gen)
+		case s.gen < math.MaxUint32:
+			g = max(g, s.gen+1)
+		}
 	}
 	return g
 }

@@ -80,10 +80,15 @@ type Result struct {
 	BytesWritten int64
 	// WorldBytes is the size of the ECS world file.
 	WorldBytes int64
-	// Compacted tells whether the chunk store was compacted by this save.
+	// Compacted tells whether the generation this save committed includes
+	// a compaction of the chunk store: the writer compacts between saves,
+	// data file by data file, and the next save's manifest names the
+	// result (the emptied files are removed then, unless a backup needs
+	// them).
 	Compacted bool
-	// CompactErr is set when a compaction was due but failed; the save itself
-	// committed without it and the next save tries again.
+	// CompactErr is set when a compaction step between the previous save
+	// and this one failed; the store stayed as it was and the writer tries
+	// again after this save.
 	CompactErr error
 
 	// Chunks, Entities and Players list what the save committed, so that

@@ -26,7 +26,14 @@ func FuzzDecodeManifest(f *testing.F) {
 	withPlayers := *good
 	withPlayers.Players = &PlayersRef{Index: FileRef{Name: PlayersName(6), Size: 44, CRC32C: 9}, Data: PlayersDataName}
 	f.Add(withPlayers.encode(), false)
+	d := *good
+	d.Chunks.Data = []string{"chunks-5-data-1.pxsd", "chunks-5-data-3.pxsd"}
+	f.Add(d.encode(), false)
 	for _, bad := range []func(m *Manifest){
+		func(m *Manifest) { m.Chunks.Data = []string{"chunks-data-1.pxsd"} },
+		func(m *Manifest) { m.Chunks.Data = []string{"chunks-5-data-3.pxsd", "chunks-5-data-1.pxsd"} },
+		func(m *Manifest) { m.Chunks.Data = []string{"../chunks-5-data-1.pxsd"} },
+		func(m *Manifest) { m.Version, m.Chunks.Data = 2, []string{"chunks-5-data-1.pxsd"} },
 		func(m *Manifest) { m.World.Name = "../../x" },
 		func(m *Manifest) {
 			m.Players = &PlayersRef{Index: FileRef{Name: "../players-1.pxpl"}, Data: PlayersDataName}
@@ -66,6 +73,11 @@ func FuzzDecodeManifest(f *testing.F) {
 				t.Fatalf("accepted players names %q, %q at generation %d", p.Index.Name, p.Data, m.Generation)
 			}
 		}
+		for _, n := range m.Chunks.Data {
+			if store, _, ok := DataFileOf(n); !ok || store != m.Chunks.Name || !formName(n) {
+				t.Fatalf("accepted data file %q of store %q", n, m.Chunks.Name)
+			}
+		}
 	})
 }
 
@@ -81,6 +93,9 @@ func TestNameForms(t *testing.T) {
 		"../world-1.pecs": false, "/world-1.pecs": false, "world-1.pecs/../x": false, "backups": false, "notes.txt": false, "": false,
 		"players-3.pxpl": true, "players-3.pxpl.tmp": true, "players-0.pxpl": false, "players-.pxpl": false, "backups/players-3.pxpl": false,
 		"players.pxpd": true, "players-4.pxpd": true, "players-04.pxpd": false, "players.pxpl": false, "../players.pxpd": false,
+		"chunks-data-1.pxsd": true, "chunks-3-data-12.pxsd": true, "chunks-3-backup-2-data-1.pxsd": true, "chunks-data-0.pxsd": false,
+		"chunks-data-01.pxsd": false, "chunks-data-4194304.pxsd": false, "other-data-1.pxsd": false, "backups/chunks-data-1.pxsd": false,
+		"chunks-data-1.pxsw": false, "../chunks-data-1.pxsd": false,
 	} {
 		if got := formName(name); got != want {
 			t.Errorf("formName(%q) = %v, want %v", name, got, want)

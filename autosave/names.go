@@ -5,8 +5,11 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/arksave/arksave/chunkstore"
 )
 
 // MaxGeneration is the highest generation a save directory can reach. A
@@ -108,10 +111,59 @@ func isStoreName(name string) bool {
 	return ok
 }
 
+// DataFileOf returns the chunk store a data file's name belongs to and the
+// data file's number, and whether name is a data file's name: data file n
+// of chunks.pxsw is chunks-data-<n>.pxsd, of chunks-<G>.pxsw
+// chunks-<G>-data-<n>.pxsd (chunkstore.DataFileName), n from 1 to
+// chunkstore.MaxDataFiles in plain decimal.
+func DataFileOf(name string) (store string, n uint32, ok bool) {
+	store, n, ok = chunkstore.ParseDataFileName(name)
+	if !ok || !isStoreName(store) || chunkstore.DataFileName(store, n) != name {
+		return "", 0, false
+	}
+	return store, n, true
+}
+
+func isDataFileName(name string) bool {
+	_, _, ok := DataFileOf(name)
+	return ok
+}
+
+// checkDataNames checks the data files a manifest names for its store: each
+// one of the store's, in ascending number order, and among them the one
+// that holds the root's page table.
+func checkDataNames(m *Manifest) error {
+	ref := m.Chunks
+	if len(ref.Data) > 0 && m.Version < manifestVersionData {
+		return fmt.Errorf("%w: manifest of generation %d: chunks.data in a manifest of version %d", ErrCorrupt, m.Generation, m.Version)
+	}
+	last := uint32(0)
+	for i, name := range ref.Data {
+		store, n, ok := DataFileOf(name)
+		switch {
+		case !ok || store != ref.Name:
+			return fmt.Errorf("%w: manifest of generation %d: chunks.data[%d] %q is not a data file of %s", ErrCorrupt, m.Generation, i, name, ref.Name)
+		case n <= last:
+			return fmt.Errorf("%w: manifest of generation %d: chunks.data[%d] %q is out of order", ErrCorrupt, m.Generation, i, name)
+		}
+		last = n
+	}
+	if len(ref.Root) > 0 && m.Version >= manifestVersionData {
+		if ri, err := chunkstore.ParseRoot(ref.Root); err == nil {
+			if n := (chunkstore.Handle{Offset: ri.Table}).File(); n != 0 && !slices.Contains(ref.Data, chunkstore.DataFileName(ref.Name, n)) {
+				return fmt.Errorf("%w: manifest of generation %d: the chunk store root's page table is in data file %d, which chunks.data does not name",
+					ErrCorrupt, m.Generation, n)
+			}
+		}
+	}
+	return nil
+}
+
 // formName reports whether rel, a slash-separated name relative to a save
 // directory, is one the save format uses: the manifest, the lock file, a
-// world file, a chunk store, a players index or data file, a backup's
-// manifest or world file, or the ".tmp" of any of them but the lock file.
+// world file, a chunk store or one of its data files, a players index or
+// data file, a backup's manifest or world file, or the ".tmp" of any of
+// them but the lock file.
 func formName(rel string) bool {
 	if rel == LockName {
 		return true
@@ -125,7 +177,7 @@ func formName(rel string) bool {
 	_, isWorld := worldGeneration(rel)
 	_, isPlayers := playersGeneration(rel)
 	_, isPlayersData := playersDataGeneration(rel)
-	return rel == ManifestName || isWorld || isStoreName(rel) || isPlayers || isPlayersData
+	return rel == ManifestName || isWorld || isStoreName(rel) || isDataFileName(rel) || isPlayers || isPlayersData
 }
 
 // checkManifestNames checks every name a manifest holds against the form
@@ -156,6 +208,9 @@ func checkManifestNames(m *Manifest, backup bool) error {
 	}
 	if m.Chunks.Generation == 1<<64-1 {
 		return fmt.Errorf("%w: manifest of generation %d: chunks.generation %d is out of range", ErrCorrupt, m.Generation, m.Chunks.Generation)
+	}
+	if err := checkDataNames(m); err != nil {
+		return err
 	}
 	return checkPlayersRef(m)
 }

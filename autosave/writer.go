@@ -58,6 +58,11 @@ type Writer struct {
 	name    string   // the store's file name within dir
 	fresh   bool     // store is a new world's that no commit has named yet
 
+	// use is held while the writer goroutine uses the store between saves
+	// (a compaction step), so that Switch and Continue wait for it.
+	use       sync.Mutex
+	compacted compaction // compaction steps since the last commit, for the next Result
+
 	jobs     chan Job
 	results  chan *Result
 	busy     atomic.Bool
@@ -89,7 +94,9 @@ func NewWriter(d *Dir, opts Options) (*Writer, error) {
 		opts.FS = d.FS()
 	}
 	opts.Store.FS = opts.FS
-	w := &Writer{opts: opts, jobs: make(chan Job), results: make(chan *Result, 1), done: make(chan struct{})}
+	// A job submitted while the writer compacts between saves waits in the
+	// channel: Submit never blocks the game loop.
+	w := &Writer{opts: opts, jobs: make(chan Job, 1), results: make(chan *Result, 1), done: make(chan struct{})}
 	store, name, err := w.openStoreOf(d, opts.Fresh)
 	if err != nil {
 		d.Close()
@@ -377,6 +384,8 @@ func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, erro
 	if w.Busy() {
 		return nil, errors.New("autosave: Switch while a save is pending; Wait for it first")
 	}
+	w.use.Lock() // a compaction step between saves finishes first
+	defer w.use.Unlock()
 	w.mu.RLock()
 	cur := w.dir
 	w.mu.RUnlock()
@@ -466,7 +475,7 @@ func (w *Writer) Close() error {
 		err = w.store.Close()
 		if m := w.dir.Manifest(); gen == 0 && (m == nil || m.Chunks.Name != w.name) {
 			// A new world's store that never committed: nothing of it stays.
-			_ = w.dir.remove(w.name)
+			_ = w.dir.removeStore(w.name)
 		}
 	}
 	if derr := w.dir.Close(); err == nil {
@@ -481,7 +490,61 @@ func (w *Writer) loop() {
 		r := w.run(j)
 		w.progress.Store(1000)
 		w.results <- r
+		w.compact()
 	}
+}
+
+// Compaction between saves. A step compacts one data file (the one with the
+// most dead bytes) as a chunk store commit of its own; the manifest of the
+// next save names the generation it made. Until then the files it emptied
+// stay, and a crash leaves the generation the manifest names.
+const (
+	// maxCompactionSteps bounds the steps after one save: a save that
+	// waits is delayed by one step at most.
+	maxCompactionSteps = 8
+)
+
+// compaction is what the steps between two saves did.
+type compaction struct {
+	steps int
+	err   error
+}
+
+// compact runs compaction steps on the store while it needs them: one
+// whatever happens, more while no save waits.
+func (w *Writer) compact() {
+	w.use.Lock()
+	defer w.use.Unlock()
+	w.mu.RLock()
+	dir, store, closing := w.dir, w.store, w.closed
+	w.mu.RUnlock()
+	if store == nil || dir.ReadOnly() != nil || closing {
+		return // no save would commit the steps of a writer that closes
+	}
+	for step := range maxCompactionSteps {
+		if step > 0 && len(w.jobs) > 0 {
+			return
+		}
+		_, did, err := w.compactStep(store)
+		if err != nil {
+			w.compacted.err = err
+			return
+		}
+		if !did {
+			return
+		}
+		w.compacted.steps++
+	}
+}
+
+// compactStep runs one step, a panic included as an error.
+func (w *Writer) compactStep(store *chunkstore.Store) (st chunkstore.CompactStats, did bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = NewPanicError(p)
+		}
+	}()
+	return store.CompactNext()
 }
 
 func (w *Writer) setProgress(p float64) { w.progress.Store(uint32(p * 1000)) }
@@ -640,26 +703,7 @@ func (w *Writer) run(j Job) (res *Result) {
 	}
 	w.setProgress(0.75)
 
-	// Compaction is due: write a compacted store beside the old one; the
-	// manifest switches to it in the same commit.
-	var compacted *chunkstore.Store
-	compactedName := ""
-	if store.NeedsCompaction() {
-		compactedName = CompactedChunksName(dir.Generation() + 1)
-		var p string
-		if p, err = dir.file(compactedName); err == nil {
-			compacted, err = store.CompactTo(p)
-		}
-		if err != nil {
-			res.CompactErr = err
-			compacted = nil
-			_ = dir.remove(compactedName)
-		}
-	}
 	commitStore, commitName := store, name
-	if compacted != nil {
-		commitStore, commitName = compacted, compactedName
-	}
 	w.setProgress(0.85)
 
 	res.BytesWritten += wd.ref.Size
@@ -667,8 +711,9 @@ func (w *Writer) run(j Job) (res *Result) {
 	// must not take the store back.
 	markp, committing = nil, true
 	man, n, err := dir.Commit(Commit{
-		WorldRef:   &wd.ref,
-		Chunks:     StoreRef{Name: commitName, Generation: commitStore.Generation(), Root: commitStore.Root()},
+		WorldRef: &wd.ref,
+		Chunks: StoreRef{Name: commitName, Generation: commitStore.Generation(), Root: commitStore.Root(),
+			Data: commitStore.DataFileNames()},
 		Players:    playersRef,
 		MaxBackups: j.MaxBackups,
 	})
@@ -680,34 +725,31 @@ func (w *Writer) run(j Job) (res *Result) {
 		if errors.As(err, &uncertain) {
 			undo = nil // the manifest may name what the store committed
 		}
-		if compacted != nil {
-			compacted.Close()
-			if undo != nil {
-				_ = dir.remove(compactedName)
-			}
-		}
 		w.recover(dir, store, name, saveAs, undo)
 		return res
 	}
 	res.Generation = man.Generation
 	res.WorldBytes = int64(len(j.Snap.World))
-	res.Compacted = compacted != nil
+	if !saveAs {
+		// The compaction steps since the last save are part of this
+		// generation now.
+		res.Compacted, res.CompactErr = w.compacted.steps > 0, w.compacted.err
+		w.compacted = compaction{}
+	}
 
 	// Switch readers to what was committed.
 	w.mu.Lock()
 	w.fresh = false
 	w.players = players
 	w.mu.Unlock()
-	if compacted != nil || saveAs {
+	if saveAs {
 		w.mu.Lock()
 		oldStore, oldDir := w.store, w.dir
 		w.dir, w.store, w.name = dir, commitStore, commitName
+		w.compacted = compaction{}
 		w.mu.Unlock()
 		if oldStore != commitStore {
 			oldStore.Close()
-		}
-		if compacted != nil && store != oldStore {
-			store.Close() // the Save As store, superseded by its compaction
 		}
 		if oldDir != dir {
 			oldDir.Close() // Save As: the writer moved on, the old directory is free
@@ -745,7 +787,7 @@ func (w *Writer) prepareSaveAs(target string, cur *chunkstore.Store) (*Dir, *chu
 	}
 	s, err := cur.CompactTo(p)
 	if err != nil {
-		_ = d.remove(name)
+		_ = d.removeStore(name)
 		d.Close()
 		return nil, nil, "", fmt.Errorf("autosave: save as %s: copy chunk store: %w", target, err)
 	}
@@ -764,7 +806,7 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 		if dir.Manifest() == nil {
 			// Nothing of the target was committed: leave no file that
 			// would look like a save there.
-			_ = dir.remove(name)
+			_ = dir.removeStore(name)
 			_ = dir.remove(WorldName(1))
 		}
 		dir.Close()
@@ -773,6 +815,7 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 	m := dir.Manifest()
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.compacted = compaction{} // the store reopens at what the manifest names: steps since are gone
 	if store != nil {
 		if mark != nil {
 			_ = store.Revert(*mark) // closes it
@@ -790,7 +833,7 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 	} else {
 		// No manifest names this store yet: it holds nothing committed, so
 		// it starts over.
-		if err = dir.remove(name); err == nil || errors.Is(err, fs.ErrNotExist) {
+		if err = dir.removeStore(name); err == nil {
 			var p string
 			if p, err = dir.file(name); err == nil {
 				s, err = chunkstore.Create(p, &w.opts.Store)

@@ -67,7 +67,7 @@ func TestEntryLayout(t *testing.T) {
 
 func TestHeaderLayout(t *testing.T) {
 	h := header{flags: flagLZ4, seed: 0x1122334455667788, created: 1, modified: 2, chunkCount: 5, root: 4096,
-		chunkSize: 512, tileSize: 32, pixelSize: 4, generation: 7, genVersion: 0x030201}
+		chunkSize: 512, tileSize: 32, pixelSize: 4, generation: 7, genVersion: 0x030201, version: FormatVersion}
 	b := h.marshal()
 	if string(b[:4]) != "PXSW" || b[8] != 0x88 || b[48] != 0x00 || b[49] != 0x02 || b[52] != 4 ||
 		b[headerGenOff] != 7 || b[headerGenVerOff] != 1 || b[headerGenVerOff+2] != 3 || b[headerRootOff+1] != 0x10 {

@@ -71,7 +71,19 @@ type StoreInfo struct {
 	DeadBytes        int64   `json:"dead_bytes"`   // what compaction reclaims
 	DeadRatio        float64 `json:"dead_ratio"`
 	JournalSegments  int     `json:"journal_segments"`
-	Error            string  `json:"error,omitempty"`
+	// FormatVersion is the chunk store format of the generation's root
+	// (0 when not known: a store file inspected on its own).
+	FormatVersion int            `json:"format_version,omitempty"`
+	DataFiles     []DataFileInfo `json:"data_files"` // the data files the generation uses
+	Error         string         `json:"error,omitempty"`
+}
+
+// DataFileInfo describes a data file of a chunk store.
+type DataFileInfo struct {
+	Name  string `json:"name"`
+	Bytes int64  `json:"bytes"`
+	Dead  int64  `json:"dead"` // what compacting it reclaims
+	Error string `json:"error,omitempty"`
 }
 
 // InspectDir describes the save directory at dir. It changes nothing and
@@ -137,7 +149,12 @@ func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 		info.Generations = append(info.Generations, g)
 		if !seen[m.Chunks.Name] {
 			seen[m.Chunks.Name] = true
-			st := StoreInfo{Name: m.Chunks.Name}
+			st := StoreInfo{Name: m.Chunks.Name, DataFiles: []DataFileInfo{}}
+			if root, err := rootOf(d, m); err == nil {
+				if ri, err := chunkstore.ParseRoot(root); err == nil {
+					st.FormatVersion = int(ri.FormatVersion)
+				}
+			}
 			if s, err := openGeneration(d, m, *inspectOptions(fsys)); err != nil {
 				st.Error = err.Error()
 			} else {
@@ -186,7 +203,7 @@ func InspectStore(path string, o Options) (*StoreInfo, error) {
 		return nil, err
 	}
 	defer s.Close()
-	st := &StoreInfo{Name: filepath.Base(path)}
+	st := &StoreInfo{Name: filepath.Base(path), DataFiles: []DataFileInfo{}}
 	describeStore(st, s)
 	if rep := s.OpenReport(); !rep.OK() {
 		st.Error = fmt.Sprintf("%s while opening; arksave check lists them", words.Count(len(rep.Problems), "problem", "problems"))
@@ -206,6 +223,16 @@ func describeStore(st *StoreInfo, s *chunkstore.Store) {
 		st.DeadRatio = float64(stats.DeadBytes) / float64(stats.FileSize)
 	}
 	st.JournalSegments = stats.JournalSegments
+	for _, f := range s.Files() {
+		if f.Number == 0 {
+			continue
+		}
+		df := DataFileInfo{Name: f.Name, Bytes: f.Size, Dead: f.Dead}
+		if f.Err != nil {
+			df.Error = f.Err.Error()
+		}
+		st.DataFiles = append(st.DataFiles, df)
+	}
 	var bad int
 	s.Entries(func(e chunkstore.Entry) bool {
 		if e.Type == chunkstore.BodyBlock {

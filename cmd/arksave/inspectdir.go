@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/savetool"
 )
 
@@ -106,6 +107,20 @@ func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {
 	}
 	fmt.Fprintf(tw, "  bytes\t%s: records %s, page table %s (%d journal segments), dead %s (%.1f%%)\n",
 		bytesStr(st.FileBytes), bytesStr(st.RecordBytes), bytesStr(st.TableBytes), st.JournalSegments, bytesStr(st.DeadBytes), 100*st.DeadRatio)
+	if len(st.DataFiles) > 0 {
+		var parts []string
+		for _, f := range st.DataFiles {
+			part := fmt.Sprintf("%s %s (%s dead)", f.Name, bytesStr(f.Bytes), bytesStr(f.Dead))
+			if f.Error != "" {
+				part = fmt.Sprintf("%s DAMAGED: %s", f.Name, f.Error)
+			}
+			parts = append(parts, part)
+		}
+		fmt.Fprintf(tw, "  data files\t%s\n", strings.Join(parts, ", "))
+	}
+	if st.FormatVersion != 0 && st.FormatVersion < chunkstore.FormatVersion {
+		fmt.Fprintf(tw, "  format\tPXSW %d; arksave migrate rewrites it in format %d\n", st.FormatVersion, chunkstore.FormatVersion)
+	}
 	if st.Error != "" {
 		fmt.Fprintf(tw, "  DAMAGED\t%s\n", st.Error)
 	}
