@@ -102,7 +102,7 @@ func ParseDataFileName(name string) (store string, n uint32, ok bool) {
 //
 //	off size field
 //	  0  4   magic "PXSD"
-//	  4  2   format version (2)
+//	  4  2   format version (3; 2 in data files of format 2)
 //	  6  2   flags (0)
 //	  8  4   data file number
 //	 12  4   CRC32-C of the header's other 60 bytes

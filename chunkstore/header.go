@@ -12,7 +12,7 @@ import (
 // package writes. It reads every version from OldestFormatVersion on. It is
 // part of every header slot and data file header; docs/format.md has its
 // history.
-const FormatVersion = 2
+const FormatVersion = 3
 
 // OldestFormatVersion is the oldest format version this package reads: 1,
 // a single file without data files.

@@ -113,10 +113,40 @@ func FuzzRecord(f *testing.F) {
 		[][]byte{[]byte("PECS section"), {}}, ^uint32(0))
 	f.Add(append([]byte{byte(RecordBodies - 1)}, blk...))
 	cc := &chunkCodec{npix: 64, mask: ^uint32(0)}
+	// Records of format 3: palette chunks of 8- and 16-bit indices, with the
+	// layer mask and extra data.
+	for _, distinct := range []int{1, 5, 64} {
+		e := &encoder{}
+		pix := make([]uint32, cc.npix)
+		for i := range pix {
+			pix[i] = uint32(i%distinct) * 0x01010101
+		}
+		e.setExt(cc, []byte("heightmap"))
+		rec, _ := e.encodePalette(Pos{1, 2}, pix, cc.mask)
+		f.Add(rec)
+		e.setExt(cc, nil)
+		rec, _ = e.encodePalette(Pos{1, 2}, pix, cc.mask)
+		f.Add(rec)
+		f.Add(e.encodeFull(Pos{1, 2}, pix, cc.mask))
+	}
+	wide := &chunkCodec{npix: 300, mask: ^uint32(0)}
+	{
+		e := &encoder{}
+		pix := make([]uint32, wide.npix)
+		for i := range pix {
+			pix[i] = uint32(i * 7)
+		}
+		e.setExt(wide, []byte{})
+		rec, _ := e.encodePalette(Pos{}, pix, wide.mask)
+		f.Add(rec)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const off = 4096
 		if h, err := checkRecord(data, off); err == nil {
 			decodeAny(t, cc, h, data, off)
+			if h.kind == RecordPalette {
+				decodeAny(t, wide, h, data, off)
+			}
 		}
 		// Payload decoders without the checksum in the way.
 		if len(data) > 0 {
@@ -134,7 +164,7 @@ func FuzzRecord(f *testing.F) {
 				codec = codecNone
 				rec = append(rec[:recordHeaderSize], data[1:]...)
 			}
-			sealRecord(rec, kind, codec, 0, uint32(len(data)-1))
+			sealRecord(rec, kind, codec, 0, 0, uint32(len(data)-1))
 			if h, err := checkRecord(rec, off); err == nil {
 				decodeAny(t, cc, h, rec, off)
 			}
@@ -146,15 +176,22 @@ func decodeAny(t *testing.T, cc *chunkCodec, h recordHeader, rec []byte, off int
 	switch h.kind {
 	case RecordFull:
 		dst := make([]uint32, cc.npix)
-		cc.decodeFull(h, rec, off, dst, nil)
+		if x, err := cc.decodeFull(h, rec, off, dst, &readScratch{}); err == nil {
+			reencode(t, cc, RecordFull, dst, x)
+		}
 	case RecordDelta:
-		raw, err := payloadOf(h, rec, off, cc.maxDeltaRaw(), nil)
+		raw, x, err := payloadExt(h, rec, off, cc.maxDeltaRaw(), nil)
 		if err != nil {
 			return
 		}
-		if _, err := cc.checkDelta(raw, off); err == nil {
+		if _, err := cc.checkDelta(raw, off, x.extra != nil); err == nil {
 			dst := make([]uint32, cc.npix)
 			cc.applyDelta(raw, dst)
+		}
+	case RecordPalette:
+		dst := make([]uint32, cc.npix)
+		if x, err := cc.decodeChunkExt(Palette, h, rec, off, dst); err == nil {
+			reencode(t, cc, RecordPalette, dst, x)
 		}
 	case RecordBodies:
 		raw, err := payloadOf(h, rec, off, maxRecordPayload, nil)
@@ -208,4 +245,46 @@ func pixBytes(p []uint32) []byte {
 		b.Write([]byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)})
 	}
 	return b.Bytes()
+}
+
+// decodeChunkExt decodes a Full or Palette record (no generator needed) and
+// returns what its flags announce.
+func (cc *chunkCodec) decodeChunkExt(typ StorageType, h recordHeader, rec []byte, off int64, dst []uint32) (recordExt, error) {
+	extra, err := cc.decodeChunk(Pos{}, typ, h, rec, off, dst, &readScratch{})
+	if err != nil {
+		return recordExt{}, err
+	}
+	x, _ := extOf(h, rec, off)
+	x.extra = extra
+	return x, nil
+}
+
+// reencode encodes decoded pixels (with the record's extra data) again as
+// kind and checks that they decode to the same pixels and extra data.
+func reencode(t *testing.T, cc *chunkCodec, kind RecordKind, pix []uint32, x recordExt) {
+	t.Helper()
+	e := &encoder{}
+	e.setExt(cc, x.extra)
+	var rec []byte
+	switch kind {
+	case RecordPalette:
+		var ok bool
+		if rec, ok = e.encodePalette(Pos{}, pix, cc.mask); !ok {
+			t.Fatalf("a decoded palette chunk does not encode as one")
+		}
+	default:
+		rec = e.encodeFull(Pos{}, pix, cc.mask)
+	}
+	h, err := checkRecord(rec, 64)
+	if err != nil {
+		t.Fatalf("re-encoded %s does not check: %v", kind, err)
+	}
+	back := make([]uint32, cc.npix)
+	extra, err := cc.decodeChunk(Pos{}, kind.storageType(), h, rec, 64, back, &readScratch{})
+	if err != nil {
+		t.Fatalf("re-encoded %s does not decode: %v", kind, err)
+	}
+	if !bytes.Equal(pixBytes(back), pixBytes(pix)) || !bytes.Equal(extra, x.extra) {
+		t.Fatalf("%s changed in a round trip", kind)
+	}
 }

@@ -184,8 +184,8 @@ func (s *Store) rebuild(bound int64) error {
 		h := Handle{ev.off, ev.hdr.length()}
 		pos := recordKeyPos(ev.hdr.key)
 		switch ev.hdr.kind {
-		case RecordFull, RecordDelta:
-			s.chunks.set(pos.key(), ival{h: h, typ: StorageType(ev.hdr.kind)})
+		case RecordFull, RecordDelta, RecordPalette:
+			s.chunks.set(pos.key(), ival{h: h, typ: ev.hdr.kind.storageType()})
 		case RecordBodies:
 			s.bodies.set(pos.key(), ival{h: h, typ: BodyBlock})
 		default:

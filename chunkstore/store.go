@@ -32,7 +32,7 @@ type Store struct {
 	hdr    header
 	chunks *index
 	bodies *index
-	counts [3]int           // chunks by StorageType
+	counts [Palette + 1]int // chunks by StorageType
 	live   map[uint32]int64 // bytes of records the index references, per file, shared ones once
 	ends   map[uint32]int64 // per file, the store offset where the last record the generation opened with ends
 	closed bool
@@ -114,7 +114,7 @@ func newStore(path string, cfg Options, files *fileSet, h header) *Store {
 	files.identify(h)
 	s.cc = chunkCodec{
 		npix: int(cfg.ChunkSize) * int(cfg.ChunkSize), mask: cfg.PersistMask, seed: cfg.Seed,
-		gen: cfg.Generator, threshold: cfg.DeltaThreshold, bases: newBaseCache(cfg.BaseCache),
+		gen: cfg.Generator, threshold: cfg.DeltaThreshold, bases: newBaseCache(cfg.BaseCache), layers: cfg.Layers, deltaFull: cfg.Encoding == EncodeDeltaFull,
 	}
 	return s
 }
@@ -606,7 +606,7 @@ func (s *Store) dropDeltas(from, to uint32) {
 // reference counts from the index: a record that several entries share
 // is counted once, and the dictionary learns it.
 func (s *Store) recount() {
-	s.counts = [3]int{}
+	s.counts = [Palette + 1]int{}
 	s.live = map[uint32]int64{}
 	s.ends = map[uint32]int64{}
 	s.dict = newDict()

@@ -25,6 +25,9 @@ type CheckReport struct {
 	Stores   int                  // chunk store generations checked
 	Worlds   int                  // world files checked
 	Players  int                  // players indexes checked (each with every record it names)
+	// Types counts the chunk store entries of the current generation (or
+	// of the store file checked) by storage type.
+	Types map[chunkstore.StorageType]int
 }
 
 // OK reports whether no problem was found.
@@ -89,6 +92,7 @@ func Check(path string, o Options) (*CheckReport, error) {
 		rep := chunkstore.CheckFile(fsys, path)
 		if rep.Slots > 0 {
 			r.Stores++
+			r.Types = rep.Types
 		}
 		addStoreProblems(r, name, "", rep.Problems)
 	case strings.HasSuffix(path, ".pxsd"):
@@ -300,7 +304,9 @@ func checkGeneration(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, chec
 	}
 	defer s.Close()
 	r.Stores++
-	problems := s.Check().Problems
+	rep := s.Check()
+	r.Types = rep.Types
+	problems := rep.Problems
 	problems = append(problems, dataFileProblems(d, m, s)...)
 	if openErr != nil && !slices.ContainsFunc(problems, func(p chunkstore.Problem) bool { return p.Section == chunkstore.SectionTable }) {
 		r.add(m.Chunks.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, openErr))

@@ -177,14 +177,14 @@ func ExampleRenderDir() {
 		panic(err)
 	}
 	fmt.Println(img.Bounds().Size(), "pixels of world", st.Region)
-	fmt.Printf("%d full, %d delta, %d empty, %d generated chunks, %d bodies\n", st.Full, st.Delta, st.Empty, st.Generated, st.Bodies)
+	fmt.Printf("%d full, %d palette, %d delta, %d empty, %d generated chunks, %d bodies\n", st.Full, st.Palette, st.Delta, st.Empty, st.Generated, st.Bodies)
 
 	// A region of world pixels, every world pixel 4x4 image pixels.
 	img, _, _ = savetool.RenderDir(dir, savetool.RenderOptions{Region: image.Rect(0, 0, 64, 32), Zoom: 4})
 	fmt.Println(img.Bounds().Size())
 	// Output:
 	// (96,96) pixels of world (-32,-32)-(64,64)
-	// 2 full, 3 delta, 1 empty, 3 generated chunks, 2 bodies
+	// 3 full, 1 palette, 1 delta, 1 empty, 3 generated chunks, 2 bodies
 	// (256,128)
 }
 
@@ -236,12 +236,12 @@ func ExampleInspectDir() {
 		fmt.Println("generation", g.Generation, "current:", g.Current, "chunks:", g.Chunks)
 	}
 	st := info.Stores[0]
-	fmt.Printf("%s: %d full, %d delta, %d empty, %d bodies\n", st.Name, st.Full, st.Delta, st.Empty, st.Bodies)
+	fmt.Printf("%s: %d full, %d palette, %d delta, %d empty, %d bodies\n", st.Name, st.Full, st.Palette, st.Delta, st.Empty, st.Bodies)
 	// Output:
 	// generation 3 current: true chunks: 6
 	// generation 2 current: false chunks: 4
 	// generation 1 current: false chunks: 3
-	// chunks.pxsw: 2 full, 3 delta, 1 empty, 2 bodies
+	// chunks.pxsw: 3 full, 1 palette, 1 delta, 1 empty, 2 bodies
 }
 
 func ExampleExportJSON() {
@@ -262,11 +262,11 @@ func ExampleExportJSON() {
 		fmt.Println(c.X, c.Y, c.Type, len(c.Bodies))
 	}
 	// Output:
-	// -1 -1 full 0
-	// 0 0 delta 0
+	// -1 -1 palette 0
+	// 0 0 full 0
 	// 1 0 full 0
 	// -1 1 empty 1
-	// 0 1 delta 0
+	// 0 1 full 0
 	// 1 1 delta 1
 }
 

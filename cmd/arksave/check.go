@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/savetool"
 )
@@ -66,6 +67,9 @@ func printCheck(w io.Writer, path string, isDir bool, r *savetool.CheckReport) {
 	if r.Manifest != nil {
 		checked = fmt.Sprintf("generation %d and %s: %s", r.Manifest.Generation, words.Count(r.Backups, "backup", "backups"), checked)
 	}
+	if types := chunkstore.TypeCounts(r.Types); types != "" {
+		checked += "; chunk store entries: " + types
+	}
 	if r.OK() {
 		fmt.Fprintf(w, "%s: no problems found (%s)\n", path, checked)
 		if r.Manifest != nil && r.Manifest.Version < autosave.ManifestVersion {
@@ -90,14 +94,21 @@ type problemJSON struct {
 
 func printCheckJSON(w io.Writer, path string, r *savetool.CheckReport) error {
 	out := struct {
-		Path       string        `json:"path"`
-		OK         bool          `json:"ok"`
-		Generation uint64        `json:"generation,omitempty"`
-		Problems   []problemJSON `json:"problems"`
-		Backups    int           `json:"backups_checked"`
-		Stores     int           `json:"store_generations_checked"`
-		Worlds     int           `json:"world_files_checked"`
+		Path       string         `json:"path"`
+		OK         bool           `json:"ok"`
+		Generation uint64         `json:"generation,omitempty"`
+		Problems   []problemJSON  `json:"problems"`
+		Backups    int            `json:"backups_checked"`
+		Stores     int            `json:"store_generations_checked"`
+		Worlds     int            `json:"world_files_checked"`
+		Types      map[string]int `json:"entries_by_type,omitempty"`
 	}{Path: path, OK: r.OK(), Problems: []problemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds}
+	for t, n := range r.Types {
+		if out.Types == nil {
+			out.Types = map[string]int{}
+		}
+		out.Types[t.String()] = n
+	}
 	if r.Manifest != nil {
 		out.Generation = r.Manifest.Generation
 	}

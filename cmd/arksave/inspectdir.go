@@ -100,7 +100,7 @@ func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {
 	}
 	fmt.Fprintf(tw, "  generation\t%d\n", st.Generation)
 	fmt.Fprintf(tw, "  game\tchunks of %d px, tiles of %d px, seed %d, generator version %d\n", st.ChunkSize, st.TileSize, st.Seed, st.GeneratorVersion)
-	fmt.Fprintf(tw, "  chunks\t%d stored: %d full, %d delta, %d empty\n", st.Chunks, st.Full, st.Delta, st.Empty)
+	fmt.Fprintf(tw, "  chunks\t%d stored: %d full, %d delta, %d empty, %d palette\n", st.Chunks, st.Full, st.Delta, st.Empty, st.Palette)
 	fmt.Fprintf(tw, "  bodies\t%d in %d chunks\n", st.Bodies, st.BodyBlocks)
 	if st.Sections > 0 {
 		fmt.Fprintf(tw, "  entities\t%d regional in %d entity sections\n", st.Entities, st.Sections)
