@@ -95,18 +95,26 @@ func (g *game) moveFocus(t testing.TB, x, y float64) {
 // storedBlock reads what the committed chunk store of dir keeps with pos.
 func storedBlock(t testing.TB, fsys vfs.FS, dir string, pos chunkstore.Pos) chunkstore.EntityBlock {
 	t.Helper()
+	s := openCommittedStore(t, fsys, dir)
+	defer s.Close()
+	blk, err := s.Entities(pos)
+	must(t, err)
+	return blk
+}
+
+// openCommittedStore opens the committed chunk store generation of the
+// save in dir, read-only, with the test game's generator.
+func openCommittedStore(t testing.TB, fsys vfs.FS, dir string) *chunkstore.Store {
+	t.Helper()
 	d, err := autosave.OpenDirReadOnly(fsys, dir)
 	must(t, err)
 	m := d.Manifest()
 	expect(t, m != nil, "no manifest in %s", dir)
 	p, err := d.File(m.Chunks.Name)
 	must(t, err)
-	s, err := chunkstore.Open(p, &chunkstore.Options{FS: fsys, ReadOnly: true, Root: m.Chunks.Root})
+	s, err := chunkstore.Open(p, &chunkstore.Options{FS: fsys, ReadOnly: true, Root: m.Chunks.Root, Generator: gen{}})
 	must(t, err)
-	defer s.Close()
-	blk, err := s.Entities(pos)
-	must(t, err)
-	return blk
+	return s
 }
 
 // worldTypes lists the component types the committed world file of dir holds.

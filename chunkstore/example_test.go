@@ -336,3 +336,46 @@ func ExampleStore_Entities() {
 	fmt.Println(err, len(blk.Bodies), string(blk.Sections[0]))
 	// Output: <nil> 1 an entity section
 }
+
+// A game's extra data for a chunk (here a sign's text) is saved in the
+// chunk's record, even where the pixels are as generated.
+func ExampleBatch_PutChunkExtra() {
+	s, _ := newExampleStore()
+	defer s.Close()
+	pos := chunkstore.Pos{X: 2, Y: 1}
+	pix := make([]uint32, 64*64)
+	s.Get(pos, pix) // as generated
+	b := s.NewBatch()
+	b.PutChunkExtra(pos, pix, []byte(`sign: "beware of sand"`))
+	st, _ := s.Commit(b)
+	stored, extra, _ := s.GetExtra(pos, pix)
+	fmt.Println("delta chunks:", st.Delta, "stored:", stored, "extra:", string(extra))
+	// Output: delta chunks: 1 stored: true extra: sign: "beware of sand"
+}
+
+// The game registers its pixel layers; a layer it adds later reads as its
+// default in the chunks saved before.
+func ExampleLayer() {
+	layers := []chunkstore.Layer{
+		{Name: "material", Offset: 0, Bits: 8, Persist: true},
+		{Name: "color", Offset: 8, Bits: 8, Persist: true},
+		{Name: "heat", Offset: 16, Bits: 8, Persist: false}, // rebuilt by the simulation: loads as 0
+	}
+	fsys := vfs.NewMem()
+	cfg := chunkstore.Options{ChunkSize: 64, TileSize: 16, Seed: 42, Generator: flatWorld{}, FS: fsys, Layers: layers}
+	s, _ := chunkstore.Create("/chunks.pxsw", &cfg)
+	pix := make([]uint32, 64*64)
+	pix[0] = 0x00330102 // heat 0x33, colour 1, material 2
+	b := s.NewBatch()
+	b.PutChunk(chunkstore.Pos{}, pix)
+	s.Commit(b)
+	s.Close()
+
+	// A later version of the game keeps a temperature in bits 24..31.
+	cfg.Layers = append(layers, chunkstore.Layer{Name: "temperature", Offset: 24, Bits: 8, Persist: true, Default: 20})
+	s, _ = chunkstore.Open("/chunks.pxsw", &cfg)
+	defer s.Close()
+	s.Get(chunkstore.Pos{}, pix)
+	fmt.Printf("pixel 0: %08x, kept: %08x\n", pix[0], chunkstore.LayerMask(cfg.Layers))
+	// Output: pixel 0: 14000102, kept: ff00ffff
+}
