@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 )
 
@@ -324,4 +325,17 @@ func ExampleChunk_MutRect() {
 	saved.Release()
 	// Output:
 	// tiles copied: 2
+}
+
+// The default layers keep what PersistMask keeps, and Chunk.SetData
+// reports only real changes and keeps its own copy.
+func TestDefaultLayersAndData(t *testing.T) {
+	expect(t, chunkstore.LayerMask(components.DefaultLayers()) == components.PersistMask, "default layers keep %08x", chunkstore.LayerMask(components.DefaultLayers()))
+	c := components.NewChunk(8)
+	buf := []byte("chest")
+	expect(t, c.SetData(buf) && string(c.Data()) == "chest", "SetData")
+	buf[0] = 'X'
+	expect(t, string(c.Data()) == "chest", "SetData kept the caller's slice")
+	expect(t, !c.SetData([]byte("chest")), "the same data reported as a change")
+	expect(t, c.SetData(nil) && c.Data() == nil && !c.SetData([]byte{}), "clearing")
 }
