@@ -2,6 +2,7 @@ package chunkstore_test
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -90,4 +91,43 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// A store of format 2 that a game continues gets palette records and extra
+// data in its newest data file, commits in format 3, and reads its old
+// records as before.
+func TestFormat2StoreContinued(t *testing.T) {
+	for _, fixture := range []string{"v1/good.pxsw", "v2/good"} {
+		mem := loadFixture(t, fixture)
+		cfg := fixtureConfig(mem)
+		s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
+		before := must2[chunkstore.RootInfo](t)(chunkstore.ParseRoot(s.Root()))
+		old := make([]uint32, 64)
+		must2[bool](t)(s.Get(chunkstore.Pos{X: 0, Y: 20}, old))
+		pix := make([]uint32, 64)
+		rng := rand.New(rand.NewPCG(2, 2))
+		for i := range pix {
+			pix[i] = uint32(1+rng.IntN(3)) * 0x9E3779B1 // three colours, scattered: a palette
+		}
+		b := s.NewBatch()
+		b.PutChunkExtra(chunkstore.Pos{X: 9, Y: 20}, pix, []byte("tile entities"))
+		commit(t, s, b)
+		must(t, s.Close())
+
+		s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
+		after := must2[chunkstore.RootInfo](t)(chunkstore.ParseRoot(s.Root()))
+		expect(t, before.FormatVersion < 3 && after.FormatVersion == chunkstore.FormatVersion,
+			"%s: format %d, then %d", fixture, before.FormatVersion, after.FormatVersion)
+		got := make([]uint32, 64)
+		stored, extra, err := s.GetExtra(chunkstore.Pos{X: 9, Y: 20}, got)
+		must(t, err)
+		expect(t, stored && slices.Equal(got, pix) && string(extra) == "tile entities", "%s: new chunk %v %q", fixture, stored, extra)
+		must2[bool](t)(s.Get(chunkstore.Pos{X: 0, Y: 20}, got))
+		expect(t, slices.Equal(got, old), "%s: an old record reads differently", fixture)
+		raw, _, err := s.ReadRaw(chunkstore.Pos{X: 9, Y: 20})
+		must(t, err)
+		expect(t, raw.Type == chunkstore.Palette, "%s: stored as %v", fixture, raw.Type)
+		mustCheck(t, s)
+		s.Close()
+	}
 }
