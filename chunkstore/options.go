@@ -59,7 +59,9 @@ type Options struct {
 	// keeps the persisted layers only; every chunk record it writes notes
 	// which layers it holds, so that a layer the game registers later
 	// reads as its default in chunks saved before. Nil: PersistMask alone
-	// says what is kept, and what is not kept reads as zero.
+	// says what is kept, and what is not kept reads as zero. Pixel bodies'
+	// pixels keep the persisted layers too; the others read as zero there
+	// (body records do not note their layers).
 	Layers []Layer
 
 	// PersistMask selects the bits of each pixel that are stored (pixel
