@@ -43,7 +43,8 @@ func (b *Batch) PutChunk(pos Pos, pix []uint32) { b.chunks[pos] = batchChunk{pix
 // own data for the chunk (tile entities, a heightmap, a biome; at most
 // [MaxExtra] bytes), saved in the chunk's record and returned by
 // [Store.GetExtra]. A chunk with extra data is stored even where its pixels
-// are as generated; nil extra is PutChunk. The batch keeps the slice.
+// are as generated; nil or empty extra is PutChunk. The batch keeps the
+// slice.
 func (b *Batch) PutChunkExtra(pos Pos, pix []uint32, extra []byte) {
 	b.chunks[pos] = batchChunk{pix: pix, extra: extra}
 }
@@ -53,8 +54,8 @@ func (b *Batch) PutChunkExtra(pos Pos, pix []uint32, extra []byte) {
 // source implements it.
 type ExtraSource interface {
 	PixelSource
-	// ChunkExtra returns the chunk's extra data, nil for none. Commit calls
-	// it once, after ReadPixels, on the same goroutine.
+	// ChunkExtra returns the chunk's extra data, nil or empty for none.
+	// Commit calls it once, after ReadPixels, on the same goroutine.
 	ChunkExtra() []byte
 }
 

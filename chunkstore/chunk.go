@@ -132,6 +132,9 @@ func (cc *chunkCodec) encode(e *encoder, pos Pos, pix []uint32, extra []byte) (c
 	if len(extra) > MaxExtra {
 		return chunkResult{}, fmt.Errorf("%w: chunk %v: %d bytes of extra data, at most %d", ErrInvalidChunk, pos, len(extra), MaxExtra)
 	}
+	if len(extra) == 0 {
+		extra = nil // none
+	}
 	mask := cc.mask
 	diff, nonzero := 0, 0
 	var gen []uint32
