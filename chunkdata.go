@@ -54,19 +54,29 @@ func SetChunkValue[T any](p *Persistence, pos components.ChunkPos, v T) error {
 // SetChunkValue stored. It returns false when the chunk has no extra data,
 // and an error when the data is not a value of type T.
 func ChunkValue[T any](p *Persistence, pos components.ChunkPos) (T, bool, error) {
-	var v chunkValue[T]
+	var zero T
 	b, err := p.ChunkData(pos)
 	if err != nil || b == nil {
-		return v.Value, false, err
+		return zero, false, err
 	}
+	v, err := decodeChunkValue[T](b)
+	if err != nil {
+		return zero, false, fmt.Errorf("arksave: ChunkValue(%v): %w", pos, err)
+	}
+	return v, true, nil
+}
+
+// decodeChunkValue decodes what SetChunkValue stored for a T.
+func decodeChunkValue[T any](b []byte) (T, error) {
+	var v chunkValue[T]
+	var zero T
 	if err := msgpack.Unmarshal(b, &v); err != nil {
-		return v.Value, false, fmt.Errorf("arksave: ChunkValue(%v) as %s: %w", pos, typeName[T](), err)
+		return zero, fmt.Errorf("%w: chunk data as %s: %w", ErrCorrupt, typeName[T](), err)
 	}
 	if v.Type != typeName[T]() {
-		var zero T
-		return zero, false, fmt.Errorf("arksave: ChunkValue(%v): the chunk holds a %s, not a %s", pos, v.Type, typeName[T]())
+		return zero, fmt.Errorf("the chunk holds a %q, not a %s", v.Type, typeName[T]())
 	}
-	return v.Value, true, nil
+	return v.Value, nil
 }
 
 func typeName[T any]() string {
