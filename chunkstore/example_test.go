@@ -379,3 +379,28 @@ func ExampleLayer() {
 	fmt.Printf("pixel 0: %08x, kept: %08x\n", pix[0], chunkstore.LayerMask(cfg.Layers))
 	// Output: pixel 0: 14000102, kept: ff00ffff
 }
+
+// How a chunk is stored: the smallest record (here a palette of two
+// colours) or, for comparison, format 2's choice (a delta under 75%
+// changed, else every pixel).
+func ExampleEncoding() {
+	for _, enc := range []chunkstore.Encoding{chunkstore.EncodeSmallest, chunkstore.EncodeDeltaFull} {
+		cfg := chunkstore.Options{ChunkSize: 64, TileSize: 16, Seed: 42, Generator: flatWorld{}, FS: vfs.NewMem(), Encoding: enc}
+		s, _ := chunkstore.Create("/chunks.pxsw", &cfg)
+		pix := make([]uint32, 64*64)
+		for i := range pix {
+			pix[i] = 0x0307 + uint32(i*7919%5/4)<<8 // painted brick, two shades
+		}
+		b := s.NewBatch()
+		b.PutChunk(chunkstore.Pos{X: 1}, pix)
+		st, _ := s.Commit(b)
+		fmt.Printf("palette %d, delta %d, full %d: %d bytes\n", st.Palette, st.Delta, st.Full, st.RecordBytes)
+		fmt.Println(chunkstore.TypeCounts(s.Check().Types))
+		s.Close()
+	}
+	// Output:
+	// palette 1, delta 0, full 0: 90 bytes
+	// 1 palette
+	// palette 0, delta 0, full 1: 128 bytes
+	// 1 full
+}
