@@ -326,16 +326,11 @@ func (r *repairer) repairCurrent() error {
 // commitKeptStore commits the repaired world with the committed chunk
 // store generation, which is intact.
 func (r *repairer) commitKeptStore(world []byte) error {
-	s, err := openGeneration(r.d, r.man, *inspectOptions(r.fsys))
+	ref, s, err := keptStoreRef(r.d, r.man, r.fsys)
 	if err != nil {
-		return fmt.Errorf("repair: %s: %w", r.man.Chunks.Name, err)
+		return fmt.Errorf("repair: %w", err)
 	}
 	defer s.Close()
-	ref := r.man.Chunks
-	ref.Root, _ = rootOf(r.d, r.man)
-	if r.man.Version < autosave.ManifestVersion {
-		ref.Data = s.DataFileNames() // the manifest predates data files
-	}
 	r.rep.Store = StoreSource{File: ref.Name, How: "kept as it was: it is intact", Generation: ref.Generation}
 	r.rep.Kept = countsOf(s)
 	if r.o.DryRun {
