@@ -1,6 +1,7 @@
 package chunkstore
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -8,17 +9,27 @@ import (
 // The index must behave exactly like a map through inserts, updates and
 // deletions (backward shift included) and growth.
 func TestIndexMatchesMap(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 1))
-	ix := newIndex(0)
-	ref := map[uint64]ival{}
-	keys := make([]uint64, 3000)
+	for _, n := range []int{2, 3, 4} {
+		t.Run(fmt.Sprint(n, " axes"), func(t *testing.T) { testIndexMatchesMap(t, n) })
+	}
+}
+
+func testIndexMatchesMap(t *testing.T, axes int) {
+	rng := rand.New(rand.NewPCG(1, uint64(axes)))
+	ix := newIndexAxes(0, axes)
+	ref := map[ikey]ival{}
+	keys := make([]ikey, 3000)
 	for i := range keys {
-		// Clustered positions, as a world has, plus some far away.
-		p := Pos{X: int32(rng.IntN(60) - 30), Y: int32(rng.IntN(60) - 30)}
-		if i%10 == 0 {
-			p = Pos{X: rng.Int32(), Y: -rng.Int32()}
+		// Clustered positions, as a world has, plus some far away; keys
+		// that differ only in z or w must stay apart.
+		var c [MaxAxes]int32
+		for a := range axes {
+			c[a] = int32(rng.IntN(12) - 6)
+			if i%10 == 0 {
+				c[a] = rng.Int32()
+			}
 		}
-		keys[i] = p.key()
+		keys[i] = Key{c: c, n: uint8(axes)}.ik()
 	}
 	for step := range 200000 {
 		k := keys[rng.IntN(len(keys))]
@@ -53,7 +64,7 @@ func TestIndexMatchesMap(t *testing.T) {
 		}
 	}
 	n := 0
-	ix.each(func(k uint64, v ival) bool {
+	ix.each(func(k ikey, v ival) bool {
 		n++
 		if ref[k] != v {
 			t.Fatalf("each: %x = %v, map %v", k, v, ref[k])

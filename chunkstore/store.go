@@ -22,6 +22,7 @@ type Store struct {
 	path string
 	cfg  Options
 	cc   chunkCodec
+	axes int // axes of a chunk key, fixed when the store was created
 
 	wmu sync.Mutex // serialises writers
 
@@ -32,6 +33,7 @@ type Store struct {
 	hdr    header
 	chunks *index
 	bodies *index
+	cells  rangeIndex       // for range queries, built by the first one
 	counts [3]int           // chunks by StorageType
 	live   map[uint32]int64 // bytes of records the index references, per file, shared ones once
 	ends   map[uint32]int64 // per file, the store offset where the last record the generation opened with ends
@@ -87,7 +89,7 @@ func Create(path string, o *Options) (*Store, error) {
 	h := header{
 		flags: flagLZ4, seed: cfg.Seed, created: now, modified: now,
 		chunkSize: cfg.ChunkSize, tileSize: cfg.TileSize, pixelSize: cfg.PixelSize,
-		genVersion: cfg.generatorVersion(),
+		genVersion: cfg.generatorVersion(), axes: uint8(cfg.Axes),
 	}
 	slots := make([]byte, dataStart)
 	hb := h.marshal()
@@ -109,12 +111,17 @@ func Create(path string, o *Options) (*Store, error) {
 }
 
 func newStore(path string, cfg Options, files *fileSet, h header) *Store {
-	s := &Store{path: path, cfg: cfg, files: files, hdr: h, chunks: newIndex(0), bodies: newIndex(0), dict: newDict(),
-		live: map[uint32]int64{}, ends: map[uint32]int64{}}
+	axes := h.keyAxes()
+	s := &Store{path: path, cfg: cfg, axes: axes, files: files, hdr: h, chunks: newIndexAxes(0, axes), bodies: newIndexAxes(0, axes),
+		dict: newDict(), live: map[uint32]int64{}, ends: map[uint32]int64{}}
+	s.cfg.Axes = axes
 	files.identify(h)
 	s.cc = chunkCodec{
 		npix: int(cfg.ChunkSize) * int(cfg.ChunkSize), mask: cfg.PersistMask, seed: cfg.Seed,
 		gen: cfg.Generator, threshold: cfg.DeltaThreshold, bases: newBaseCache(cfg.BaseCache),
+	}
+	if kg, ok := cfg.Generator.(KeyGenerator); ok && axes > 2 {
+		s.cc.kgen = kg
 	}
 	return s
 }
@@ -493,7 +500,7 @@ func (s *Store) loadChain(h header) (int64, error) {
 			return 0, fmt.Errorf("%w: table record at %v: generation %d, expected below %d", ErrCorrupt, loc(off), hdr.key, next)
 		}
 		next = hdr.key
-		t, _, err := parseTable(rb[recordHeaderSize:], off, false)
+		t, _, err := parseTable(hdr.payload(rb), off, false, s.axes)
 		if err != nil {
 			return 0, err
 		}
@@ -519,7 +526,7 @@ func (s *Store) loadChain(h header) (int64, error) {
 		}
 	}
 	if n := len(recs[len(recs)-1].t.entries); n > s.chunks.Len() {
-		s.chunks = newIndex(n) // the oldest record is usually the checkpoint: size the index once
+		s.chunks = newIndexAxes(n, s.axes) // the oldest record is usually the checkpoint: size the index once
 	}
 	for i := len(recs) - 1; i >= 0; i-- {
 		r := recs[i]
@@ -576,17 +583,17 @@ func (s *Store) applyLoaded(entries []tableEntry) {
 			ix = s.bodies
 		}
 		if e.deleted {
-			ix.del(e.pos.key())
+			ix.del(e.pos.ik())
 		} else {
-			ix.set(e.pos.key(), ival{h: e.h, typ: e.typ})
+			ix.set(e.pos.ik(), ival{h: e.h, typ: e.typ})
 		}
 	}
 }
 
 // dropDeltas removes every Delta chunk after a generator change.
 func (s *Store) dropDeltas(from, to uint32) {
-	var lost []uint64
-	s.chunks.each(func(k uint64, v ival) bool {
+	var lost []ikey
+	s.chunks.each(func(k ikey, v ival) bool {
 		if v.typ == Delta {
 			lost = append(lost, k)
 		}
@@ -594,7 +601,7 @@ func (s *Store) dropDeltas(from, to uint32) {
 	})
 	for _, k := range lost {
 		v, _ := s.chunks.del(k)
-		s.report.addPos(SectionChunk, v.h.Offset, keyPos(k),
+		s.report.addKey(SectionChunk, v.h.Offset, keyOf(k, s.axes),
 			fmt.Errorf("%w: delta chunk dropped: generator version %d, now %d", ErrGeneratorVersion, from, to))
 	}
 	if len(lost) > 0 || from != to {
@@ -615,15 +622,15 @@ func (s *Store) recount() {
 		k tkey
 	}
 	var hs []ref
-	add := func(body bool) func(uint64, ival) bool {
-		return func(k uint64, v ival) bool {
+	add := func(body bool) func(ikey, ival) bool {
+		return func(k ikey, v ival) bool {
 			if !v.h.IsZero() {
 				hs = append(hs, ref{v.h, tkey{k, body}})
 			}
 			return true
 		}
 	}
-	s.chunks.each(func(k uint64, v ival) bool {
+	s.chunks.each(func(k ikey, v ival) bool {
 		s.counts[v.typ]++
 		return add(false)(k, v)
 	})
@@ -691,6 +698,10 @@ func (s *Store) Generation() uint64 {
 	defer s.mu.RUnlock()
 	return s.hdr.generation
 }
+
+// Axes returns the number of axes of the store's chunk keys: 2, 3 or 4,
+// as its header records them (see [Options.Axes]).
+func (s *Store) Axes() int { return s.axes }
 
 // Seed returns the world seed recorded in the file.
 func (s *Store) Seed() uint64 { return s.cfg.Seed }
