@@ -3,6 +3,7 @@ package chunkstore
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -81,6 +82,45 @@ func TestIndexSlotsFor(t *testing.T) {
 		s := slotsFor(n)
 		if s&(s-1) != 0 || s*3 < n*4 || s < minIndexSlots {
 			t.Fatalf("slotsFor(%d) = %d", n, s)
+		}
+	}
+}
+
+// radixSort sorts like slices.Sort, whatever bits the values use.
+func TestRadixSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, n := range []int{0, 1, 255, 10_000, radixMin, 100_000} {
+		for _, bits := range []uint{8, 40, 63, 64} {
+			v := make([]uint64, n)
+			for i := range v {
+				v[i] = rng.Uint64() >> (64 - bits)
+				if i%7 == 0 && i > 0 {
+					v[i] = v[i-1] // duplicates
+				}
+			}
+			want := slices.Clone(v)
+			slices.Sort(want)
+			if got := radixSort(v); !slices.Equal(got, want) {
+				t.Fatalf("n %d, %d bits: not sorted", n, bits)
+			}
+		}
+	}
+}
+
+// radixSortFrom sorts by the high bits only, stably.
+func TestRadixSortFromIsStable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, n := range []int{100, 100_000} {
+		v := make([]uint64, n)
+		for i := range v {
+			v[i] = uint64(rng.IntN(50))<<32 | uint64(i)
+		}
+		got := radixSortFrom(v, 32)
+		for i := 1; i < n; i++ {
+			a, b := got[i-1], got[i]
+			if a>>32 > b>>32 || a>>32 == b>>32 && uint32(a) > uint32(b) {
+				t.Fatalf("n %d: %x before %x", n, a, b)
+			}
 		}
 	}
 }
