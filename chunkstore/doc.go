@@ -181,7 +181,11 @@
 //
 // The runtime index is an open-addressing hash table keyed by position,
 // 24 bytes a slot at most 3/4 full: 32 to 64 bytes per stored chunk (8
-// bytes a slot more with 3 or 4 axes). A hash table has no order, so the
+// bytes a slot more with 3 or 4 axes). Opening fills it from the
+// checkpoint bucket by bucket of adjacent slots, and finds the records
+// several entries share by a radix sort of their offsets, so that it costs
+// the same per chunk at 1,000,000 chunks and at 10,000,000 (about 0.3 us
+// of CPU a chunk here). A hash table has no order, so the
 // first range query ([Store.EntriesIn]) builds a coarse grid beside it:
 // the occupied cells of 8x8 chunks (4x4x4, 4x4x4x4 with more axes), each
 // with its keys; a query visits the cells its box meets and their keys,
