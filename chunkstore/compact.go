@@ -355,11 +355,13 @@ type Filled struct {
 // every chunk whose record in the store is damaged and every one the store
 // does not hold for which missing (when not nil) returns true (after a
 // damaged page table was rebuilt by a scan, a chunk may be missing because
-// its records were lost). A repair brings chunks back from a backup's
-// store this way. Body sets are never taken: bodies move between chunks,
-// and an older set could hold bodies that live in another chunk's now. A
-// fill store with another chunk size, seed or generator version gives no
-// Delta chunks: they mean something only against their own generator.
+// its records were lost; missing is consulted in a store of 2 axes only).
+// A repair brings chunks back from a backup's store this way. Body sets
+// are never taken: bodies move between chunks, and an older set could hold
+// bodies that live in another chunk's now. A fill store of another chunk
+// size or other axes gives nothing; one of another seed or generator
+// version no Delta chunks: they mean something only against their own
+// generator.
 func (s *Store) CompactToFilling(path string, missing func(pos Pos) bool, fill ...*Store) (*Store, []Filled, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -457,7 +459,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 		srcs[i] = source{s, -1}
 	}
 	fills := s.fillEntries(fill)
-	if missing != nil {
+	if missing != nil && s.axes == 2 { // missing names positions of 2 axes
 		for k, fe := range fills {
 			ix := s.chunks
 			if k.body {
