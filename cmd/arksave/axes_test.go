@@ -49,6 +49,9 @@ func TestInspectAndCheckStoreOfMoreAxes(t *testing.T) {
 		}
 		code, stdout, _ = arksave("check", path)
 		expectCode(t, 1, code, "")
-		expectContains(t, stdout, "w-data-1.pxsd", "offset 64")
+		expectContains(t, stdout, "w-data-1.pxsd", "offset 64", "chunk (0, 20, ")
+		code, stdout, _ = arksave("check", "--json", path)
+		expectCode(t, 1, code, "")
+		expectContains(t, stdout, `"key": [`)
 	}
 }
