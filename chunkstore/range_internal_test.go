@@ -3,6 +3,7 @@ package chunkstore
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -93,7 +94,8 @@ func TestRangeVisitsOnlyItsCells(t *testing.T) {
 // store of 1,048,576 chunks (2 axes: 1024^2; 4 axes: 32^4) with the cell
 // index, and with a full scan: a walk over every slot of the runtime index
 // (the fastest way without the cells), keeping the keys in the box, in
-// page-table order: 32x32 keys in 2-D, 8^4 in 4-D.
+// page-table order: 32x32 keys in 2-D, 8^4 in 4-D. It also reports the
+// heap the cell grid takes once built, per stored chunk.
 func BenchmarkEntriesIn_Box(b *testing.B) {
 	for _, tc := range []struct{ n, side, edge int }{{2, 1024, 32}, {4, 32, 8}} {
 		s := gridStore(b, tc.n, tc.side)
@@ -102,9 +104,15 @@ func BenchmarkEntriesIn_Box(b *testing.B) {
 			lo[a], hi[a] = 3, int32(3+tc.edge-1)
 		}
 		box := Box{Min: Key{c: lo, n: uint8(tc.n)}, Max: Key{c: hi, n: uint8(tc.n)}}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
 		if _, err := s.EntriesIn(box); err != nil { // builds the cell index
 			b.Fatal(err)
 		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		gridBytes := float64(after.HeapAlloc-before.HeapAlloc) / float64(s.chunks.Len())
 		want := 1
 		for range tc.n {
 			want *= tc.edge
@@ -118,6 +126,7 @@ func BenchmarkEntriesIn_Box(b *testing.B) {
 				}
 				b.ReportMetric(float64(visited), "visited/op")
 			}
+			b.ReportMetric(gridBytes, "grid-B/chunk")
 		})
 		b.Run(fmt.Sprintf("axes=%d/fullscan", tc.n), func(b *testing.B) {
 			b.ReportAllocs()
