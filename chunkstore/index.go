@@ -49,14 +49,6 @@ func newIndexAxes(hint, n int) *index {
 	return ix
 }
 
-// empty returns a new empty index for the same keys as ix.
-func (ix *index) empty(hint int) *index {
-	if ix.hi != nil {
-		return newIndexAxes(hint, MaxAxes)
-	}
-	return newIndex(hint)
-}
-
 // slotsFor returns the power-of-two slot count that holds n entries at most
 // 3/4 full.
 func slotsFor(n int) int {

@@ -138,7 +138,7 @@ func parseEntry(b []byte, off int64, n int) (tableEntry, error) {
 		return e, fmt.Errorf("%w: page-table entry at %v: reserved bytes %#04x", ErrCorrupt, loc(off), reserved)
 	case noRecord && !e.h.IsZero():
 		return e, fmt.Errorf("%w: page-table entry at %v: %s entry with a handle", ErrCorrupt, loc(off), e.typ)
-	case !noRecord && (!validOffset(e.h.Offset) || e.h.Length < recordHeaderSize || e.h.Length > maxRecordPayload+recordHeaderSize):
+	case !noRecord && (!validOffset(e.h.Offset) || e.h.Length < recordHeaderSize || e.h.Length > maxRecordLength):
 		return e, fmt.Errorf("%w: page-table entry at %v: handle {%d, %d}", ErrCorrupt, loc(off), e.h.Offset, e.h.Length)
 	}
 	return e, nil

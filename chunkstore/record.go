@@ -25,6 +25,10 @@ const (
 	lz4Slack         = 64      // plus a little for the final literals
 )
 
+// maxRecordLength is the length of the longest record: header, payload and
+// key bytes.
+const maxRecordLength = recordHeaderSize + maxRecordPayload + 4*(MaxAxes-2)
+
 // RecordKind says what a record holds.
 type RecordKind uint8
 
@@ -233,7 +237,7 @@ func checkRecord(rec []byte, off int64) (recordHeader, error) {
 // it. It returns the header and the whole record. f is the file that holds
 // the record (see Handle.File).
 func readRecord(f vfs.File, h Handle, buf []byte) (recordHeader, []byte, error) {
-	if h.Length < recordHeaderSize || h.Length > maxRecordPayload+recordHeaderSize || !validOffset(h.Offset) {
+	if h.Length < recordHeaderSize || h.Length > maxRecordLength || !validOffset(h.Offset) {
 		return recordHeader{}, nil, fmt.Errorf("%w: handle {%d, %d} cannot address a record", ErrCorrupt, h.Offset, h.Length)
 	}
 	if h.Length > 64<<10 {
