@@ -97,8 +97,8 @@ func Check(path string, o Options) (*CheckReport, error) {
 			if rec.Err != nil {
 				p := chunkstore.Problem{File: name, Section: chunkstore.SectionRecord, Offset: rec.Handle.FileOffset(), Err: rec.Err}
 				if rec.Kind != 0 && rec.Kind != chunkstore.RecordJournal && rec.Kind != chunkstore.RecordCheckpoint {
-					pos := rec.Pos
-					p.Pos = &pos
+					pos, key := rec.Pos, rec.Key
+					p.Pos, p.Key = &pos, &key
 				}
 				r.Problems = append(r.Problems, p)
 			}
@@ -316,14 +316,14 @@ func checkSections(r *CheckReport, s *chunkstore.Store, m *autosave.Manifest) {
 		if e.Type != chunkstore.BodyBlock {
 			return true
 		}
-		blk, err := s.Entities(e.Pos)
+		blk, err := s.EntitiesKey(e.Key)
 		if err != nil {
 			return true // Check reported the block
 		}
 		for i, sec := range blk.Sections {
 			if _, err := archetype.ReadInfo(bytes.NewReader(sec)); err != nil {
-				pos := e.Pos
-				r.Problems = append(r.Problems, chunkstore.Problem{File: m.Chunks.Name, Section: chunkstore.SectionBodies, Offset: e.Handle.Offset, Pos: &pos,
+				pos, key := e.Pos, e.Key
+				r.Problems = append(r.Problems, chunkstore.Problem{File: m.Chunks.Name, Section: chunkstore.SectionBodies, Offset: e.Handle.Offset, Pos: &pos, Key: &key,
 					Err: fmt.Errorf("generation %d: entity section %d: %w", m.Generation, i, err)})
 			}
 		}

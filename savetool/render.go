@@ -95,10 +95,14 @@ func RenderDir(dir string, o RenderOptions) (*image.RGBA, *RenderStats, error) {
 	return RenderStore(s, o)
 }
 
-// RenderStore draws the chunks of an open store; see [RenderOptions]. The
+// RenderStore draws the chunks of an open store of 2 axes (it refuses one
+// of 3 or 4 with an error matching chunkstore.ErrAxes); see [RenderOptions]. The
 // store may be opened for inspection (read-only, without a generator):
 // RenderStore applies Delta chunks to o.Generator itself.
 func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStats, error) {
+	if n := s.Axes(); n != 2 {
+		return nil, nil, fmt.Errorf("render: %w: the store's chunk keys have %d axes; render draws stores of 2 axes (x, y) only (inspect and check read any)", chunkstore.ErrAxes, n)
+	}
 	t, _ := newTracker(o.Options)
 	cfg := s.Options()
 	size := int(cfg.ChunkSize)

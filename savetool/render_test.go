@@ -4,6 +4,8 @@ import (
 	"errors"
 	"image"
 	"image/color"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
@@ -131,4 +133,35 @@ func TestPalette(t *testing.T) {
 	expect(t, a != b && a.A == 0xff, "unknown materials share a colour: %v %v", a, b)
 	f := savetool.PaletteFunc(func(uint32) color.RGBA { return color.RGBA{1, 2, 3, 4} })
 	expect(t, f.Color(9) == color.RGBA{1, 2, 3, 4}, "PaletteFunc")
+}
+
+// render draws stores of 2 axes only: one of 3 or 4 is refused with
+// chunkstore.ErrAxes, before anything is drawn.
+func TestRenderRefusesStoreOfMoreAxes(t *testing.T) {
+	for _, name := range []string{"axes-3", "axes-4"} {
+		mem := vfs.NewMem()
+		for _, f := range []string{"w.pxsw", "w-data-1.pxsd", "w-data-2.pxsd"} {
+			data, err := os.ReadFile(filepath.Join("..", "chunkstore", "testdata", "v3", name, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			file, err := mem.Create("/" + f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := file.WriteAt(data, 0); err != nil {
+				t.Fatal(err)
+			}
+			file.Close()
+		}
+		s, err := chunkstore.Open("/w.pxsw", &chunkstore.Options{FS: mem, ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, _, err := savetool.RenderStore(s, savetool.RenderOptions{})
+		if !errors.Is(err, chunkstore.ErrAxes) || img != nil {
+			t.Fatalf("%s: render: %v", name, err)
+		}
+		s.Close()
+	}
 }

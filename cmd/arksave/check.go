@@ -84,7 +84,8 @@ func printCheck(w io.Writer, path string, isDir bool, r *savetool.CheckReport) {
 type problemJSON struct {
 	File   string    `json:"file"`
 	Offset *int64    `json:"offset,omitempty"`
-	Chunk  *[2]int32 `json:"chunk,omitempty"`
+	Chunk  *[2]int32 `json:"chunk,omitempty"` // a chunk of a store of 2 axes: x, y
+	Key    []int32   `json:"key,omitempty"`   // a chunk of a store of 3 or 4 axes: x, y, z(, w)
 	Error  string    `json:"error"`
 }
 
@@ -107,7 +108,12 @@ func printCheckJSON(w io.Writer, path string, r *savetool.CheckReport) error {
 			off := p.Offset
 			pj.Offset = &off
 		}
-		if p.Pos != nil {
+		switch {
+		case p.Key != nil && p.Key.Axes() > 2:
+			for i := range p.Key.Axes() {
+				pj.Key = append(pj.Key, p.Key.Axis(i))
+			}
+		case p.Pos != nil:
 			pj.Chunk = &[2]int32{p.Pos.X, p.Pos.Y}
 		}
 		out.Problems = append(out.Problems, pj)
