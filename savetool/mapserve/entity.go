@@ -1,0 +1,64 @@
+package mapserve
+
+import (
+	"encoding/json"
+	"image"
+	"strconv"
+
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/savetool"
+)
+
+// Entity is one thing the map draws over the pixels, with its id, and that
+// a click selects: a pixel body. The page draws any list of entities by
+// their bounds and ids, so that other kinds stored with chunks join the
+// same layer.
+type Entity struct {
+	Kind string `json:"kind"` // "body": a pixel body
+	// ID names the entity among those of its kind, as the page shows it: a
+	// body's id in decimal (a string, since JavaScript's numbers hold only
+	// 53 bits).
+	ID string  `json:"id"`
+	X  float64 `json:"x"` // position, world pixels
+	Y  float64 `json:"y"`
+	// Bounds are the world pixels it may cover, [x0, y0, x1, y1) with x1
+	// and y1 excluded: what the page frames and hit-tests.
+	Bounds [4]int   `json:"bounds"`
+	Chunk  [2]int32 `json:"chunk"` // the chunk it is stored with
+	// Components is the JSON export's view of it (arksave export --json);
+	// only /api/entity fills it.
+	Components json.RawMessage `json:"components,omitempty"`
+}
+
+// KindBody is the Entity.Kind of a pixel body.
+const KindBody = "body"
+
+// body is a pixel body of a view, with what the map needs of it.
+type body struct {
+	Entity
+	body   *chunkstore.Body
+	bounds image.Rectangle
+}
+
+// bodiesOf describes the bodies of one body block.
+func bodiesOf(pos chunkstore.Pos, bs []chunkstore.Body) []*body {
+	out := make([]*body, 0, len(bs))
+	for i := range bs {
+		b := &bs[i]
+		r := savetool.BodyBounds(b)
+		out = append(out, &body{
+			Entity: Entity{Kind: KindBody, ID: strconv.FormatUint(b.ID, 10), X: float64(b.X), Y: float64(b.Y),
+				Bounds: [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, Chunk: [2]int32{pos.X, pos.Y}},
+			body: b, bounds: r,
+		})
+	}
+	return out
+}
+
+// withComponents returns the entity with its components filled in.
+func (b *body) withComponents() (Entity, error) {
+	e := b.Entity
+	c, err := json.Marshal(savetool.NewBodyEntry(b.body))
+	e.Components = c
+	return e, err
+}

@@ -1,0 +1,235 @@
+package mapserve
+
+import (
+	"cmp"
+	"fmt"
+	"hash/maphash"
+	"image"
+	"slices"
+	"sync/atomic"
+
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/savetool"
+)
+
+// view is one committed generation of the save, opened for reading: its
+// manifest, its chunk store, and what the map needs of its index. A view
+// never changes once opened; a new generation is a new view. Requests hold
+// a reference while they use it; the store closes with the last one.
+type view struct {
+	refs  atomic.Int64
+	man   *autosave.Manifest
+	store *chunkstore.Store
+	size  int // chunk edge, world pixels
+	// identity tells saves and stores apart: a tile drawn from one never
+	// stands for a tile of another that happens to have records at the
+	// same offsets (a new world started in the same directory).
+	identity uint64
+	chunks   map[chunkstore.Pos]*chunkRec
+	order    []chunkstore.Pos // positions with a chunk record, by (y, x)
+	bounds   image.Rectangle  // world pixels of the stored chunks
+	extent   image.Rectangle  // the map: bounds grown by a chunk on every side
+	bodies   []*body          // every pixel body, by id
+	warnings []string
+}
+
+// chunkRec is what the store holds at one position.
+type chunkRec struct {
+	hasChunk  bool
+	typ       chunkstore.StorageType // Empty, Delta or Full, when hasChunk
+	handle    chunkstore.Handle      // the chunk's record; zero for Empty
+	bodyBlock chunkstore.Handle      // the body block's record; zero when none
+	bodies    []*body                // those of the body block
+	bodyErr   error                  // why the body block does not read
+	// changedIn is the generation in which the server saw the chunk's
+	// record change; 0 when it has not seen it change since it started.
+	changedIn uint64
+}
+
+// openView opens the committed generation of the save at dir. Body blocks
+// whose records the previous view (of the same save) read already are
+// taken from it.
+func openView(dir string, o *Options, seed maphash.Seed, prev *view) (*view, error) {
+	s, m, err := savetool.OpenStore(dir, 0, savetool.Options{FS: o.FS})
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.Options()
+	v := &view{man: m, store: s, size: int(cfg.ChunkSize), chunks: map[chunkstore.Pos]*chunkRec{}}
+	v.refs.Store(1)
+	var h maphash.Hash
+	h.SetSeed(seed)
+	maphash.WriteComparable(&h, struct {
+		created                int64
+		store                  string
+		seed                   uint64
+		genVersion, chunkSize  uint32
+		generator, genMatching bool
+	}{m.CreatedMS, m.Chunks.Name, cfg.Seed, s.GeneratorVersion(), uint32(cfg.ChunkSize), o.Generator != nil,
+		o.Generator != nil && o.Generator.Version() == s.GeneratorVersion()})
+	v.identity = h.Sum64()
+	if prev != nil && prev.identity != v.identity {
+		prev = nil
+	}
+	if o.Generator != nil && o.Generator.Version() != s.GeneratorVersion() {
+		v.warnings = append(v.warnings, fmt.Sprintf("the store was written with generator version %d, the generator given is version %d: delta chunks may look wrong",
+			s.GeneratorVersion(), o.Generator.Version()))
+	}
+
+	rec := func(p chunkstore.Pos) *chunkRec {
+		r := v.chunks[p]
+		if r == nil {
+			r = &chunkRec{}
+			v.chunks[p] = r
+		}
+		return r
+	}
+	s.Entries(func(e chunkstore.Entry) bool {
+		r := rec(e.Pos)
+		if e.Type == chunkstore.BodyBlock {
+			r.bodyBlock = e.Handle
+		} else {
+			r.hasChunk, r.typ, r.handle = true, e.Type, e.Handle
+			v.order = append(v.order, e.Pos)
+		}
+		v.bounds = v.bounds.Union(v.chunkRect(e.Pos))
+		return true
+	})
+	for pos, r := range v.chunks {
+		if r.bodyBlock.IsZero() {
+			continue
+		}
+		if prev != nil {
+			if p := prev.chunks[pos]; p != nil && p.bodyBlock == r.bodyBlock && p.bodyErr == nil {
+				r.bodies = p.bodies
+				v.bodies = append(v.bodies, r.bodies...)
+				continue
+			}
+		}
+		bs, err := s.Bodies(pos)
+		if err != nil {
+			r.bodyErr = err
+			v.warnings = append(v.warnings, err.Error())
+			continue
+		}
+		r.bodies = bodiesOf(pos, bs)
+		v.bodies = append(v.bodies, r.bodies...)
+	}
+	slices.SortFunc(v.bodies, func(a, b *body) int {
+		return cmp.Or(cmp.Compare(a.body.ID, b.body.ID), cmp.Compare(a.Chunk[1], b.Chunk[1]), cmp.Compare(a.Chunk[0], b.Chunk[0]))
+	})
+	slices.SortFunc(v.order, comparePos)
+	if v.bounds.Empty() {
+		v.extent = v.chunkRect(chunkstore.Pos{}).Inset(-v.size)
+	} else {
+		v.extent = v.bounds.Inset(-v.size)
+	}
+	return v, nil
+}
+
+// chunkPos is a chunk's position.
+type chunkPos = chunkstore.Pos
+
+// comparePos orders positions by (y, x), as the page table does.
+func comparePos(a, b chunkstore.Pos) int { return cmp.Or(cmp.Compare(a.Y, b.Y), cmp.Compare(a.X, b.X)) }
+
+// chunkRect returns the world pixels of the chunk at p.
+func (v *view) chunkRect(p chunkstore.Pos) image.Rectangle {
+	x, y := int(p.X)*v.size, int(p.Y)*v.size
+	return image.Rect(x, y, x+v.size, y+v.size)
+}
+
+// chunksIn returns the range of chunk positions that region touches,
+// inclusive.
+func (v *view) chunksIn(region image.Rectangle) (x0, y0, x1, y1 int) {
+	return floorDiv(region.Min.X, v.size), floorDiv(region.Min.Y, v.size),
+		floorDiv(region.Max.X-1, v.size), floorDiv(region.Max.Y-1, v.size)
+}
+
+// eachStored calls fn for every stored chunk in region, by (y, x).
+func (v *view) eachStored(region image.Rectangle, fn func(chunkstore.Pos, *chunkRec)) {
+	x0, y0, x1, y1 := v.chunksIn(region)
+	if y1-y0+1 > len(v.order) {
+		for _, p := range v.order {
+			if int(p.X) >= x0 && int(p.X) <= x1 && int(p.Y) >= y0 && int(p.Y) <= y1 {
+				fn(p, v.chunks[p])
+			}
+		}
+		return
+	}
+	for y := y0; y <= y1; y++ {
+		i, _ := slices.BinarySearchFunc(v.order, chunkstore.Pos{X: int32(x0), Y: int32(y)}, comparePos)
+		for ; i < len(v.order) && int(v.order[i].Y) == y && int(v.order[i].X) <= x1; i++ {
+			fn(v.order[i], v.chunks[v.order[i]])
+		}
+	}
+}
+
+// acquire takes a reference; release drops it and closes the store with
+// the last.
+func (v *view) acquire() { v.refs.Add(1) }
+
+func (v *view) release() {
+	if v.refs.Add(-1) == 0 {
+		v.store.Close()
+	}
+}
+
+// diff says what the map must redraw going from prev to v: the world
+// rectangles of every chunk whose record changed (added, replaced,
+// removed) and of every body in a body block that changed, before and
+// after; all when the save itself changed. It notes in v when each chunk
+// changed.
+func (v *view) diff(prev *view) (rects []image.Rectangle, all, entities bool) {
+	if prev == nil || prev.identity != v.identity {
+		return nil, true, true
+	}
+	for pos, r := range v.chunks {
+		p := prev.chunks[pos]
+		if p == nil {
+			p = &chunkRec{}
+		}
+		if p.hasChunk != r.hasChunk || p.typ != r.typ || p.handle != r.handle {
+			rects = append(rects, v.chunkRect(pos))
+			r.changedIn = v.man.Generation
+		} else {
+			r.changedIn = p.changedIn
+		}
+		if p.bodyBlock != r.bodyBlock {
+			entities = true
+			rects = appendBounds(rects, p.bodies)
+			rects = appendBounds(rects, r.bodies)
+		}
+	}
+	for pos, p := range prev.chunks {
+		if v.chunks[pos] != nil {
+			continue
+		}
+		if p.hasChunk {
+			rects = append(rects, v.chunkRect(pos))
+		}
+		if !p.bodyBlock.IsZero() {
+			entities = true
+			rects = appendBounds(rects, p.bodies)
+		}
+	}
+	return rects, false, entities
+}
+
+func appendBounds(rects []image.Rectangle, bs []*body) []image.Rectangle {
+	for _, b := range bs {
+		if !b.bounds.Empty() {
+			rects = append(rects, b.bounds)
+		}
+	}
+	return rects
+}
+
+// floorDiv divides rounding down, for b > 0.
+func floorDiv(a, b int) int {
+	if a < 0 {
+		return -((-a + b - 1) / b)
+	}
+	return a / b
+}
