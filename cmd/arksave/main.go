@@ -16,6 +16,7 @@
 //	render -o FILE.png [flags] DIR   draw the saved pixel world as a PNG
 //	export --json DIR|FILE.pecs      the ECS world and the chunk index as JSON
 //	migrate [--dry-run] DIR          upgrade older format versions to the current ones
+//	serve [--addr HOST:PORT] DIR     a live web map and inspector of the save, read-only (default 127.0.0.1:8080)
 //	version [--json]                 the module version and the format versions read and written
 //
 // DIR is a save directory; FILE a world file (.pecs) or chunk store (.pxsw).

@@ -20,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "serve",
-		args:    "[--addr 127.0.0.1:8080] [--palette FILE.json] [--poll D] DIR",
+		args:    "[--addr HOST:PORT] [--palette FILE.json] [--poll D] DIR",
 		summary: "serve a live web map and inspector of the save, read-only: tiles at several zoom levels, chunk records, pixel bodies, generations and backups, check; it follows a running game's saves",
 		run:     runServe,
 		flags:   func() *flag.FlagSet { return serveFlags(&serveArgs{}) },

@@ -14,7 +14,6 @@ import (
 	"github.com/arksave/arksave/internal/savetest"
 	"github.com/arksave/arksave/savetool"
 	"github.com/arksave/arksave/savetool/mapserve"
-	"github.com/arksave/arksave/vfs"
 )
 
 // world is what the tests read of /api/world.
@@ -333,8 +332,8 @@ func TestCheckOfADamagedSave(t *testing.T) {
 // lock, nothing outside the directory; every file it opens it closes.
 func TestServingOnlyReadsTheSave(t *testing.T) {
 	dir := fresh(t)
-	watch := &watchedFS{}
-	s, ts := newServer(t, dir, mapserve.Options{Poll: -1, FS: &vfs.Faulty{FS: vfs.OS, Injector: watch}, Generator: savetest.Generator})
+	watch := newWatchedFS()
+	s, ts := newServer(t, dir, mapserve.Options{Poll: -1, FS: watch, Generator: savetest.Generator})
 	for _, p := range []string{"/", "/app.js", "/style.css", "/api/world", "/api/tiles/0/0/0.png", "/api/tiles/3/0/0.png",
 		"/api/chunk?x=1&y=0", "/api/entities", "/api/generations", "/api/check"} {
 		r := get(t, ts, p)
@@ -343,6 +342,6 @@ func TestServingOnlyReadsTheSave(t *testing.T) {
 	_, err := s.Refresh()
 	must(t, err)
 	watch.expectInside(t, dir)
-	must(t, s.Close())
+	shut(t, s, ts)
 	expect(t, watch.openFiles() == 0, "%d files left open after Close", watch.openFiles())
 }
