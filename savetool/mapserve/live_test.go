@@ -17,6 +17,7 @@ import (
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savetest"
 	"github.com/arksave/arksave/internal/terrain"
+	"github.com/arksave/arksave/savetool"
 	"github.com/arksave/arksave/savetool/mapserve"
 )
 
@@ -216,4 +217,32 @@ func TestPollingWhileTheGameSaves(t *testing.T) {
 	shut(t, s, ts)
 	watch.expectInside(t, dir)
 	expect(t, watch.openFiles() == 0, "%d files left open after Close", watch.openFiles())
+}
+
+// A compaction copies every record into a new file: the same world, so the
+// pages are told to redraw nothing and every tile keeps its ETag.
+func TestCompactionRedrawsNothing(t *testing.T) {
+	dir := fresh(t)
+	s, ts := newServer(t, dir, mapserve.Options{Poll: -1, Generator: savetest.Generator})
+	events := subscribe(t, ts.URL)
+	next(t, events)
+	var etags []string
+	tiles := []string{"/api/tiles/0/0/0.png", "/api/tiles/0/-1/0.png", "/api/tiles/0/-1/-1.png", "/api/tiles/2/-1/-1.png"}
+	for _, p := range tiles {
+		_, r := getTile(t, ts, p)
+		etags = append(etags, r.header.Get("ETag"))
+	}
+	_, err := savetool.Compact(dir, savetool.CompactOptions{MaxBackups: -1})
+	must(t, err)
+	moved, err := s.Refresh()
+	must(t, err)
+	var w world
+	getJSON(t, ts, "/api/world", &w)
+	expect(t, moved && w.Generation == 4, "after the compaction: moved %v, world %+v", moved, w)
+	ev := next(t, events)
+	expect(t, ev.data.Generation == 4 && !ev.data.All && !ev.data.Entities && len(ev.data.Changed) == 0, "compaction event %+v", ev)
+	for i, p := range tiles {
+		r := get(t, ts, p, "If-None-Match", etags[i])
+		expect(t, r.status == http.StatusNotModified, "%s after the compaction: %d", p, r.status)
+	}
 }

@@ -43,13 +43,13 @@ func (s *Server) keyOf(v *view, z, x, y int) tileKey {
 	v.eachStored(r, func(p chunkPos, c *chunkRec) {
 		maphash.WriteComparable(&h, p)
 		maphash.WriteComparable(&h, c.typ)
-		maphash.WriteComparable(&h, c.handle)
+		maphash.WriteComparable(&h, c.version)
 		n++
 	})
 	for _, b := range v.bodies {
 		if b.bounds.Overlaps(r) {
 			maphash.WriteComparable(&h, b.Chunk)
-			maphash.WriteComparable(&h, v.chunks[chunkPos{X: b.Chunk[0], Y: b.Chunk[1]}].bodyBlock)
+			maphash.WriteComparable(&h, v.chunks[chunkPos{X: b.Chunk[0], Y: b.Chunk[1]}].bodyVer)
 			maphash.WriteComparable(&h, b.body.ID)
 			n++
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"image"
+	"reflect"
 	"slices"
 	"sync/atomic"
 
@@ -22,9 +23,8 @@ type view struct {
 	man   *autosave.Manifest
 	store *chunkstore.Store
 	size  int // chunk edge, world pixels
-	// identity tells saves and stores apart: a tile drawn from one never
-	// stands for a tile of another that happens to have records at the
-	// same offsets (a new world started in the same directory).
+	// identity tells saves apart: a tile drawn from one never stands for a
+	// tile of another (a new world started in the same directory).
 	identity uint64
 	chunks   map[chunkstore.Pos]*chunkRec
 	order    []chunkstore.Pos // positions with a chunk record, by (y, x)
@@ -36,20 +36,38 @@ type view struct {
 
 // chunkRec is what the store holds at one position.
 type chunkRec struct {
-	hasChunk  bool
-	typ       chunkstore.StorageType // Empty, Delta or Full, when hasChunk
-	handle    chunkstore.Handle      // the chunk's record; zero for Empty
-	bodyBlock chunkstore.Handle      // the body block's record; zero when none
-	bodies    []*body                // those of the body block
-	bodyErr   error                  // why the body block does not read
+	hasChunk bool
+	typ      chunkstore.StorageType // Empty, Delta or Full, when hasChunk
+	handle   chunkstore.Handle      // the chunk's record; zero for Empty
+	// version names the chunk's content: the record it was first read
+	// from. A record copied elsewhere with the same content (a compaction
+	// writes every record anew) keeps the version, so the map does not
+	// redraw it.
+	version   version
+	bodyBlock chunkstore.Handle // the body block's record; zero when none
+	bodyVer   version           // the body block's content, as version
+	bodies    []*body           // those of the body block
+	bodyErr   error             // why the body block does not read
 	// changedIn is the generation in which the server saw the chunk's
-	// record change; 0 when it has not seen it change since it started.
+	// content change; 0 when it has not seen it change since it started.
 	changedIn uint64
 }
 
-// openView opens the committed generation of the save at dir. Body blocks
-// whose records the previous view (of the same save) read already are
-// taken from it.
+// version names a record's content: the store file and the record it was
+// first read from.
+type version struct {
+	store string
+	h     chunkstore.Handle
+}
+
+// compareBudget bounds the record bytes a new generation reads to tell
+// whether records that moved (a compaction) still hold the same content;
+// beyond it they count as changed.
+const compareBudget = 256 << 20
+
+// openView opens the committed generation of the save at dir. What it has
+// in common with prev, the previous generation of the same save (which
+// must stay open meanwhile), keeps prev's versions and parsed bodies.
 func openView(dir string, o *Options, seed maphash.Seed, prev *view) (*view, error) {
 	s, m, err := savetool.OpenStore(dir, 0, savetool.Options{FS: o.FS})
 	if err != nil {
@@ -62,11 +80,10 @@ func openView(dir string, o *Options, seed maphash.Seed, prev *view) (*view, err
 	h.SetSeed(seed)
 	maphash.WriteComparable(&h, struct {
 		created                int64
-		store                  string
 		seed                   uint64
 		genVersion, chunkSize  uint32
 		generator, genMatching bool
-	}{m.CreatedMS, m.Chunks.Name, cfg.Seed, s.GeneratorVersion(), uint32(cfg.ChunkSize), o.Generator != nil,
+	}{m.CreatedMS, cfg.Seed, s.GeneratorVersion(), uint32(cfg.ChunkSize), o.Generator != nil,
 		o.Generator != nil && o.Generator.Version() == s.GeneratorVersion()})
 	v.identity = h.Sum64()
 	if prev != nil && prev.identity != v.identity {
@@ -96,25 +113,24 @@ func openView(dir string, o *Options, seed maphash.Seed, prev *view) (*view, err
 		v.bounds = v.bounds.Union(v.chunkRect(e.Pos))
 		return true
 	})
+	budget := int64(compareBudget)
 	for pos, r := range v.chunks {
-		if r.bodyBlock.IsZero() {
-			continue
-		}
+		var p *chunkRec
 		if prev != nil {
-			if p := prev.chunks[pos]; p != nil && p.bodyBlock == r.bodyBlock && p.bodyErr == nil {
-				r.bodies = p.bodies
-				v.bodies = append(v.bodies, r.bodies...)
-				continue
+			p = prev.chunks[pos]
+		}
+		if r.hasChunk {
+			r.version = version{m.Chunks.Name, r.handle}
+			if p != nil && p.hasChunk && p.typ == r.typ && sameChunk(prev, v, pos, p.handle, r.handle, &budget) {
+				r.version, r.changedIn = p.version, p.changedIn
+			} else if prev != nil {
+				r.changedIn = m.Generation
 			}
 		}
-		bs, err := s.Bodies(pos)
-		if err != nil {
-			r.bodyErr = err
-			v.warnings = append(v.warnings, err.Error())
-			continue
+		if !r.bodyBlock.IsZero() {
+			v.readBodies(pos, r, p, prev)
+			v.bodies = append(v.bodies, r.bodies...)
 		}
-		r.bodies = bodiesOf(pos, bs)
-		v.bodies = append(v.bodies, r.bodies...)
 	}
 	slices.SortFunc(v.bodies, func(a, b *body) int {
 		return cmp.Or(cmp.Compare(a.body.ID, b.body.ID), cmp.Compare(a.Chunk[1], b.Chunk[1]), cmp.Compare(a.Chunk[0], b.Chunk[0]))
@@ -126,6 +142,49 @@ func openView(dir string, o *Options, seed maphash.Seed, prev *view) (*view, err
 		v.extent = v.bounds.Inset(-v.size)
 	}
 	return v, nil
+}
+
+// sameChunk reports whether the chunk at pos holds the same content in
+// prev's record a and v's record b: the same record of the same file, or
+// records of the same length that read the same (while the budget lasts).
+func sameChunk(prev, v *view, pos chunkstore.Pos, a, b chunkstore.Handle, budget *int64) bool {
+	switch {
+	case a == b && prev.man.Chunks.Name == v.man.Chunks.Name:
+		return true
+	case a.Length != b.Length || *budget < int64(a.Length):
+		return false
+	}
+	*budget -= int64(a.Length)
+	ra, _, errA := prev.store.ReadRaw(pos)
+	rb, _, errB := v.store.ReadRaw(pos)
+	return errA == nil && errB == nil && ra.Type == rb.Type && slices.Equal(ra.Delta, rb.Delta) && slices.Equal(ra.Pixels, rb.Pixels)
+}
+
+// readBodies reads the body block at pos into r, taking prev's parsed
+// bodies (and their version) when they are the same.
+func (v *view) readBodies(pos chunkstore.Pos, r, p *chunkRec, prev *view) {
+	r.bodyVer = version{v.man.Chunks.Name, r.bodyBlock}
+	if p != nil && p.bodyErr == nil && p.bodyBlock == r.bodyBlock && prev.man.Chunks.Name == v.man.Chunks.Name {
+		r.bodies, r.bodyVer = p.bodies, p.bodyVer
+		return
+	}
+	bs, err := v.store.Bodies(pos)
+	if err != nil {
+		r.bodyErr = err
+		v.warnings = append(v.warnings, err.Error())
+		return
+	}
+	if p != nil && p.bodyErr == nil && len(p.bodies) == len(bs) && !p.bodyBlock.IsZero() {
+		same := true
+		for i := range bs {
+			same = same && reflect.DeepEqual(p.bodies[i].body, &bs[i])
+		}
+		if same {
+			r.bodies, r.bodyVer = p.bodies, p.bodyVer
+			return
+		}
+	}
+	r.bodies = bodiesOf(pos, bs)
 }
 
 // chunkPos is a chunk's position.
@@ -177,26 +236,20 @@ func (v *view) release() {
 }
 
 // diff says what the map must redraw going from prev to v: the world
-// rectangles of every chunk whose record changed (added, replaced,
+// rectangles of every chunk whose content changed (added, replaced,
 // removed) and of every body in a body block that changed, before and
-// after; all when the save itself changed. It notes in v when each chunk
-// changed.
+// after; all when the save itself changed.
 func (v *view) diff(prev *view) (rects []image.Rectangle, all, entities bool) {
 	if prev == nil || prev.identity != v.identity {
 		return nil, true, true
 	}
+	none := &chunkRec{}
 	for pos, r := range v.chunks {
-		p := prev.chunks[pos]
-		if p == nil {
-			p = &chunkRec{}
-		}
-		if p.hasChunk != r.hasChunk || p.typ != r.typ || p.handle != r.handle {
+		p := cmp.Or(prev.chunks[pos], none)
+		if p.hasChunk != r.hasChunk || p.typ != r.typ || p.version != r.version {
 			rects = append(rects, v.chunkRect(pos))
-			r.changedIn = v.man.Generation
-		} else {
-			r.changedIn = p.changedIn
 		}
-		if p.bodyBlock != r.bodyBlock {
+		if p.bodyVer != r.bodyVer {
 			entities = true
 			rects = appendBounds(rects, p.bodies)
 			rects = appendBounds(rects, r.bodies)

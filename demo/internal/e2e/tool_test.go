@@ -249,15 +249,10 @@ func TestToolOnDamagedDemoSaves(t *testing.T) {
 // The demo's save drawn with the demo's own generator and colours: what
 // RenderDir gives a game. With -update-map it becomes assets/map.png.
 func TestRenderWithDemoGenerator(t *testing.T) {
-	pal := render.NewPalette()
-	sky := render.RGBA(color.RGBA{0x8e, 0xc0, 0xe6, 0xff})
 	img, stats, err := savetool.RenderDir(demoSave(t), savetool.RenderOptions{
 		Generator: terrain.Generator{},
-		Palette: savetool.PaletteFunc(func(p uint32) color.RGBA {
-			c := pal.Color(components.Pixel(p), sky)
-			return color.RGBA{uint8(c), uint8(c >> 8), uint8(c >> 16), 0xff}
-		}),
-		Grid: true,
+		Palette:   demoPalette(),
+		Grid:      true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -272,6 +267,23 @@ func TestRenderWithDemoGenerator(t *testing.T) {
 	must(t, png.Encode(f, img))
 	must(t, f.Close())
 	expectPicture(t, path)
+}
+
+// demoPalette is the demo's colours, with its sky behind air, for savetool.
+func demoPalette() savetool.Palette {
+	pal := render.NewPalette()
+	sky := render.RGBA(color.RGBA{0x8e, 0xc0, 0xe6, 0xff})
+	return savetool.PaletteFunc(func(p uint32) color.RGBA {
+		c := pal.Color(components.Pixel(p), sky)
+		return color.RGBA{uint8(c), uint8(c >> 8), uint8(c >> 16), 0xff}
+	})
+}
+
+func expect(t *testing.T, ok bool, format string, args ...any) {
+	t.Helper()
+	if !ok {
+		t.Fatalf(format, args...)
+	}
 }
 
 func must(t *testing.T, err error) {

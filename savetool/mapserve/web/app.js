@@ -559,13 +559,13 @@ async function loadGenerations() {
     $('generations').replaceChildren(el('p', { class: 'error' }, err.message));
     return;
   }
-  const rows = d.generations.map((g) => el('tr', { class: g.current ? 'current' : '' },
+  const rows = d.generations.map((g) => el('tr', { class: g.current ? 'current' : '', title: `${g.world}, ${g.store} generation ${g.store_generation}` },
     el('td', null, g.generation), el('td', null, g.current ? 'current' : 'backup'),
-    el('td', null, when(g.modified)), el('td', null, `${g.world} (${bytes(g.world_bytes)})`),
-    el('td', null, `${g.store} @${g.store_generation}`), el('td', null, g.chunks)));
+    el('td', null, new Date(g.modified).toLocaleTimeString()), el('td', null, bytes(g.world_bytes)),
+    el('td', null, g.store_generation), el('td', null, g.chunks)));
   $('generations').replaceChildren(
     d.manifest_error ? el('p', { class: 'error' }, d.manifest_error) : '',
-    el('table', null, el('tr', null, ...['gen', '', 'saved', 'world file', 'chunk store', 'chunks'].map((h) => el('th', null, h))), ...rows),
+    el('table', null, el('tr', null, ...['gen', '', 'saved', 'world', 'store gen', 'chunks'].map((h) => el('th', null, h))), ...rows),
     el('p', { class: 'hint' }, `${bytes(d.bytes)} in the save directory`));
   $('stores').replaceChildren(...d.stores.map((s) => el('div', null, el('h3', null, s.name), dl([
     ['generation', s.generation],
@@ -607,7 +607,15 @@ async function loadCheck(fresh) {
   const list = el('ul', null, ...c.problems.map((p) => el('li', null,
     `${p.file}${p.offset !== undefined ? ` at offset ${p.offset}` : ''}${p.chunk ? `, chunk (${p.chunk[0]}, ${p.chunk[1]})` : ''}: ${p.error}`)));
   box.replaceChildren(head, c.problems.length ? list : '',
-    el('p', { class: 'hint' }, `checked ${when(c.checked)} in ${c.took_ms.toFixed(0)} ms`));
+    el('p', { class: 'hint' }, `checked ${when(c.checked)} in ${c.took_ms.toFixed(0)} ms`), el('p', { id: 'check-stale', class: 'hint' }));
+  checked = c.generation;
+  showCheckStale();
+}
+
+let checked = 0;
+function showCheckStale() {
+  const p = $('check-stale');
+  if (p) p.textContent = checked && checked !== S.generation ? `the map now shows generation ${S.generation}: check again to check it` : '';
 }
 
 // --- live ----------------------------------------------------------------------
@@ -627,6 +635,7 @@ async function onGeneration(ev) {
   S.generation = ev.generation;
   invalidate(ev.generation, all, ev.changed || []);
   $('generation').textContent = S.generation;
+  showCheckStale();
   requestDraw();
   await loadWorld();
   if (ev.entities || all) await loadEntities();
