@@ -224,20 +224,27 @@ func (s *Server) serveWorld(w http.ResponseWriter, r *http.Request, v *view, _ u
 		out.Error = err.Error()
 	}
 	out.Cache.Hits, out.Cache.Misses, out.Cache.Bytes = s.cache.stats()
-	positions := make([]chunkPos, 0, len(v.chunks))
-	for p := range v.chunks {
-		positions = append(positions, p)
-	}
-	slices.SortFunc(positions, comparePos)
-	for _, p := range positions {
-		if len(out.Chunks) == maxListed {
-			out.ChunksTruncated = true
-			break
-		}
-		c := v.chunks[p]
-		out.Chunks = append(out.Chunks, storedJSON{X: p.X, Y: p.Y, Kind: c.kind(), Bodies: len(c.bodies)})
-	}
+	out.Chunks = v.listing()
+	out.ChunksTruncated = len(out.Chunks) < len(v.chunks)
 	writeJSON(w, http.StatusOK, out)
+}
+
+// listing returns what the view stores by position, (y, x), at most
+// maxListed positions; made once.
+func (v *view) listing() []storedJSON {
+	v.listOnce.Do(func() {
+		positions := make([]chunkPos, 0, len(v.chunks))
+		for p := range v.chunks {
+			positions = append(positions, p)
+		}
+		slices.SortFunc(positions, comparePos)
+		v.list = make([]storedJSON, 0, min(len(positions), maxListed))
+		for _, p := range positions[:min(len(positions), maxListed)] {
+			c := v.chunks[p]
+			v.list = append(v.list, storedJSON{X: p.X, Y: p.Y, Kind: c.kind(), Bodies: len(c.bodies)})
+		}
+	})
+	return v.list
 }
 
 // kind names what is stored at a position, as the export does.

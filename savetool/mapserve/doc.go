@@ -43,11 +43,18 @@
 //	GET /api/check[?fresh=1]           savetool.Check's result, as arksave check --json
 //	GET /api/events                    server-sent events: one "generation" event a commit
 //
-// Tiles carry an ETag made from the records drawn in them (their offsets
-// in the store, hence their versions) and the save's identity, with
-// Cache-Control: no-cache, so that a browser revalidates and gets 304 Not
-// Modified for a tile whose chunks did not change. Rendered tiles are kept
-// in a cache bounded in bytes, keyed the same way. A request that names an
-// unknown path, parameter, zoom level, or coordinates outside the saved
-// world gets a 4xx status and reads nothing.
+// Tiles carry an ETag made from the versions of the records drawn in them
+// and the save's identity, with Cache-Control: no-cache, so that a browser
+// revalidates and gets 304 Not Modified for a tile whose chunks did not
+// change. A record's version is the store file and place its content was
+// first read from: a store only appends, so a chunk saved anew is a new
+// version, while a compaction, which copies every record into a new file,
+// changes none. Rendered tiles are kept in a cache bounded in bytes, keyed
+// the same way. A request that names an unknown path, parameter, zoom
+// level, or coordinates outside the saved map gets a 4xx status and reads
+// nothing.
+//
+// Each new generation is an event for the pages with the world rectangles
+// to redraw: the chunks whose content changed, and the bodies of body
+// blocks that changed, where they were and where they are.
 package mapserve

@@ -246,3 +246,26 @@ func TestCompactionRedrawsNothing(t *testing.T) {
 		expect(t, r.status == http.StatusNotModified, "%s after the compaction: %d", p, r.status)
 	}
 }
+
+// A chunk stored beyond the map's edge grows the map: the pages are told
+// to redraw what the map gained, and the tiles there are drawn anew.
+func TestExtentGrows(t *testing.T) {
+	dir := fresh(t)
+	s, ts := newServer(t, dir, mapserve.Options{Poll: -1, Generator: savetest.Generator})
+	events := subscribe(t, ts.URL)
+	next(t, events)
+	img, before := getTile(t, ts, "/api/tiles/0/0/0.png")
+	const n = savetest.ChunkSize
+	expect(t, img.RGBAAt(3*n+5, 5).A == 0, "beyond the map's edge is not transparent")
+
+	g := openGame(t, dir)
+	paint(t, g, 2, 0, 10) // chunk (2, 0) was not stored: the map grows to x = 4n
+	_, err := s.Refresh()
+	must(t, err)
+	ev := next(t, events)
+	gained := [4]int{3 * n, -2 * n, 4 * n, 3 * n}
+	expect(t, slices.Contains(ev.data.Changed, gained), "event %+v lacks what the map gained, %v", ev.data, gained)
+	img, after := getTile(t, ts, "/api/tiles/0/0/0.png")
+	expect(t, after.header.Get("ETag") != before.header.Get("ETag") && img.RGBAAt(3*n+5, 5).A == 255,
+		"the tile over the map's new part: ETag %s then %s, pixel %v", before.header.Get("ETag"), after.header.Get("ETag"), img.RGBAAt(3*n+5, 5))
+}

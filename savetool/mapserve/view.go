@@ -7,6 +7,7 @@ import (
 	"image"
 	"reflect"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/arksave/arksave/autosave"
@@ -32,6 +33,9 @@ type view struct {
 	extent   image.Rectangle  // the map: bounds grown by a chunk on every side
 	bodies   []*body          // every pixel body, by id
 	warnings []string
+
+	listOnce sync.Once
+	list     []storedJSON // what /api/world lists, made once
 }
 
 // chunkRec is what the store holds at one position.
@@ -237,12 +241,14 @@ func (v *view) release() {
 
 // diff says what the map must redraw going from prev to v: the world
 // rectangles of every chunk whose content changed (added, replaced,
-// removed) and of every body in a body block that changed, before and
-// after; all when the save itself changed.
+// removed), of every body in a body block that changed, before and after,
+// and of what the map's extent gained or lost; all when the save itself
+// changed.
 func (v *view) diff(prev *view) (rects []image.Rectangle, all, entities bool) {
 	if prev == nil || prev.identity != v.identity {
 		return nil, true, true
 	}
+	rects = append(minus(v.extent, prev.extent), minus(prev.extent, v.extent)...)
 	none := &chunkRec{}
 	for pos, r := range v.chunks {
 		p := cmp.Or(prev.chunks[pos], none)
@@ -268,6 +274,29 @@ func (v *view) diff(prev *view) (rects []image.Rectangle, all, entities bool) {
 		}
 	}
 	return rects, false, entities
+}
+
+// minus returns a without b as up to four rectangles.
+func minus(a, b image.Rectangle) []image.Rectangle {
+	b = b.Intersect(a)
+	if b.Empty() {
+		if a.Empty() {
+			return nil
+		}
+		return []image.Rectangle{a}
+	}
+	var out []image.Rectangle
+	for _, r := range []image.Rectangle{
+		{a.Min, image.Pt(a.Max.X, b.Min.Y)},                      // above b
+		{image.Pt(a.Min.X, b.Max.Y), a.Max},                      // below b
+		{image.Pt(a.Min.X, b.Min.Y), image.Pt(b.Min.X, b.Max.Y)}, // left of b
+		{image.Pt(b.Max.X, b.Min.Y), image.Pt(a.Max.X, b.Max.Y)}, // right of b
+	} {
+		if !r.Empty() {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func appendBounds(rects []image.Rectangle, bs []*body) []image.Rectangle {

@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/demo/terrain"
@@ -210,11 +211,15 @@ func expectShowsTheWorld(t *testing.T, dir string, p page, shot *image.RGBA, ext
 	}
 	t.Logf("view %v: %d of %d sampled pixels exactly as rendered (%d sky, %d not), %d colours", view, same, n, skies, ground, len(colours))
 	if n < 1000 || same*100 < n*97 || skies < n/20 || ground < n/20 || len(colours) < 20 {
-		path := filepath.Join(t.TempDir(), "shot.png")
-		f, _ := os.Create(path)
-		png.Encode(f, shot)
-		f.Close()
-		t.Fatalf("the page does not show the world: %d of %d pixels as rendered, %d sky, %d ground, %d colours (screenshot in %s)", same, n, skies, ground, len(colours), path)
+		keep, _ := os.MkdirTemp("", "arksave-browser-test-") // kept for a look
+		for name, img := range map[string]image.Image{"shot.png": shot, "render.png": want} {
+			if f, err := os.Create(filepath.Join(keep, name)); err == nil {
+				png.Encode(f, img)
+				f.Close()
+			}
+		}
+		t.Fatalf("the page does not show the world: %d of %d pixels as rendered, %d sky, %d ground, %d colours (the screenshot and the render of %v are in %s)",
+			same, n, skies, ground, len(colours), region, keep)
 	}
 }
 
@@ -244,7 +249,7 @@ func TestMapInBrowser(t *testing.T) {
 	must(t, chromedp.Run(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(fmt.Sprintf("%s/#x=%d&y=%d&scale=1", ts.URL, cx, cy))))
 	p := settled(t, ctx)
 	expect(t, p.Generation == w.Generation && p.Scale == 1 && p.CX == float64(cx) && p.CY == float64(cy), "page %+v, world generation %d", p, w.Generation)
-	must(t, chromedp.Run(ctx, chromedp.Click("#show-grid", chromedp.ByID), chromedp.Click("#show-entities", chromedp.ByID)))
+	overlays(t, ctx, false)
 	p = settled(t, ctx)
 	expectShowsTheWorld(t, dir, p, canvasShot(t, ctx), w.Extent)
 
@@ -304,6 +309,7 @@ func TestMapInBrowser(t *testing.T) {
 
 	// Back to the stored chunks at full zoom, overlays on.
 	must(t, chromedp.Run(ctx, chromedp.Navigate(fmt.Sprintf("%s/#x=%d&y=%d&scale=1", ts.URL, cx, cy)), chromedp.Reload()))
+	overlays(t, ctx, true)
 	settled(t, ctx)
 
 	// A click on a chunk shows its record, as the store holds it.
@@ -389,13 +395,15 @@ func TestMapInBrowser(t *testing.T) {
 	}
 	expect(t, changed > 0, "no tile fetched again while the demo saved: events %+v", p.Events)
 
-	// And the page now shows the last generation, pixel for pixel.
-	must(t, chromedp.Run(ctx, chromedp.Click("#show-grid", chromedp.ByID), chromedp.Click("#show-entities", chromedp.ByID)))
+	// And the page now shows the last generation, pixel for pixel (Escape
+	// clears the selection's frame).
+	must(t, chromedp.Run(ctx, chromedp.KeyEvent(kb.Escape)))
+	overlays(t, ctx, false)
 	p = settled(t, ctx)
 	expectShowsTheWorld(t, dir, p, canvasShot(t, ctx), readWorld(t, ts.URL).Extent)
 
 	if *updateServe {
-		must(t, chromedp.Run(ctx, chromedp.Click("#show-grid", chromedp.ByID), chromedp.Click("#show-entities", chromedp.ByID)))
+		overlays(t, ctx, true)
 		clickAndRead(t, ctx, (float64(target.Pos.X)+0.5)*cs, (float64(target.Pos.Y)+0.5)*cs, fmt.Sprintf(`[data-chunk="%d,%d"]`, target.Pos.X, target.Pos.Y))
 		must(t, chromedp.Run(ctx, chromedp.Click("#check-again", chromedp.ByID), chromedp.Poll(fmt.Sprintf(
 			`document.querySelector('#generations tr.current td')?.textContent === '%d' && document.getElementById('check-stale')?.textContent === ''`, final),
@@ -405,6 +413,16 @@ func TestMapInBrowser(t *testing.T) {
 		must(t, chromedp.Run(ctx, chromedp.CaptureScreenshot(&buf)))
 		must(t, os.WriteFile(filepath.Join("..", "..", "..", "assets", "serve.png"), buf, 0o644))
 	}
+}
+
+// overlays shows or hides the chunk frames and the entities, with the
+// page's checkboxes.
+func overlays(t *testing.T, ctx context.Context, on bool) {
+	t.Helper()
+	must(t, chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(`for (const id of ['show-grid', 'show-entities']) {
+		const c = document.getElementById(id);
+		if (c.checked !== %v) c.click();
+	}`, on), nil)))
 }
 
 func readWorld(t *testing.T, url string) worldInfo {

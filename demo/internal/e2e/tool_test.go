@@ -21,7 +21,6 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/render"
 	"github.com/arksave/arksave/demo/terrain"
 	"github.com/arksave/arksave/internal/savetest"
@@ -270,14 +269,7 @@ func TestRenderWithDemoGenerator(t *testing.T) {
 }
 
 // demoPalette is the demo's colours, with its sky behind air, for savetool.
-func demoPalette() savetool.Palette {
-	pal := render.NewPalette()
-	sky := render.RGBA(color.RGBA{0x8e, 0xc0, 0xe6, 0xff})
-	return savetool.PaletteFunc(func(p uint32) color.RGBA {
-		c := pal.Color(components.Pixel(p), sky)
-		return color.RGBA{uint8(c), uint8(c >> 8), uint8(c >> 16), 0xff}
-	})
-}
+func demoPalette() savetool.Palette { return render.MapPalette() }
 
 func expect(t *testing.T, ok bool, format string, args ...any) {
 	t.Helper()

@@ -403,6 +403,7 @@ window.addEventListener('keydown', (e) => {
     case '+': case '=': zoomAt(w / 2, h / 2, 2); break;
     case '-': zoomAt(w / 2, h / 2, 0.5); break;
     case '0': fit(); break;
+    case 'Escape': select(null); break;
     case 'ArrowLeft': S.cx -= step; viewChanged(); break;
     case 'ArrowRight': S.cx += step; viewChanged(); break;
     case 'ArrowUp': S.cy -= step; viewChanged(); break;
@@ -451,7 +452,8 @@ function click(sx, sy) {
 function select(sel) {
   S.selection = sel;
   requestDraw();
-  showSelection();
+  if (sel) showSelection();
+  else $('selection').replaceChildren(el('p', { class: 'hint' }, 'Click a chunk or an entity on the map.'));
 }
 
 let selectionSeq = 0;
@@ -525,11 +527,13 @@ function showHeader() {
   err.textContent = msgs.join('; ');
 }
 
+// loadWorld reads what the map shows. The generation the page shows moves
+// on with the events only, each of which says what to redraw.
 async function loadWorld() {
   const w = await api('/api/world');
-  if (S.world && w.generation < S.generation) return;
+  if (S.world && w.generation < S.world.generation) return;
   S.world = w;
-  S.generation = Math.max(S.generation, w.generation);
+  if (!S.generation) S.generation = w.generation;
   S.chunks = new Map(w.chunks.map((c) => [`${c.x},${c.y}`, c]));
   showHeader();
   requestDraw();
@@ -655,6 +659,9 @@ function connect() {
 }
 
 async function start() {
+  // A reload keeps the checkboxes as they were.
+  S.showGrid = $('show-grid').checked;
+  S.showEntities = $('show-entities').checked;
   resize();
   try {
     await loadWorld();
