@@ -79,6 +79,7 @@ type Server struct {
 	cache  *cache
 	work   chan struct{} // a slot per tile rendering at once
 	events *broker
+	gen    chunkstore.Generator // Options.Generator with the chunks it made last kept; nil without one
 
 	mu      sync.RWMutex
 	cur     *view // nil once closed
@@ -102,6 +103,9 @@ func New(dir string, o Options) (*Server, error) {
 	o = o.withDefaults()
 	s := &Server{dir: dir, opts: o, seed: maphash.MakeSeed(), cache: newCache(o.CacheBytes),
 		work: make(chan struct{}, o.Workers), events: newBroker(), done: make(chan struct{})}
+	if o.Generator != nil {
+		s.gen = &genCache{gen: o.Generator}
+	}
 	v, err := openView(dir, &s.opts, s.seed, nil)
 	if err != nil {
 		return nil, err

@@ -5,8 +5,6 @@ import (
 	"hash/maphash"
 	"image"
 	"image/draw"
-	"image/png"
-	"sync"
 
 	"github.com/arksave/arksave/savetool"
 )
@@ -110,7 +108,7 @@ func (s *Server) renderLevel0(v *view, x, y int) (*image.RGBA, error) {
 	r := tileRect(0, x, y)
 	clip := r.Intersect(v.extent)
 	img, _, err := savetool.RenderStore(v.store, savetool.RenderOptions{
-		Region: clip, Scale: 1, Generator: s.opts.Generator, Palette: s.opts.Palette, NoBodies: true,
+		Region: clip, Scale: 1, Generator: s.gen, Palette: s.opts.Palette, NoBodies: true,
 	})
 	if err != nil {
 		return nil, err
@@ -156,24 +154,10 @@ func (s *Server) pngOf(v *view, z, x, y int, key tileKey) ([]byte, error) {
 		defer func() { <-s.work }()
 		var buf bytes.Buffer
 		buf.Grow(64 << 10)
-		if err := encoder.Encode(&buf, img); err != nil {
+		if err := encodePNG(&buf, img); err != nil {
 			return tile{}, err
 		}
-		return tile{png: buf.Bytes()}, nil
+		return tile{png: bytes.Clone(buf.Bytes())}, nil
 	})
 	return t.png, err
 }
-
-// encoder writes tiles fast: a tile is sent once and cached.
-var encoder = png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: &bufferPool{}}
-
-type bufferPool struct{ p sync.Pool }
-
-func (b *bufferPool) Get() *png.EncoderBuffer {
-	if e, ok := b.p.Get().(*png.EncoderBuffer); ok {
-		return e
-	}
-	return nil
-}
-
-func (b *bufferPool) Put(e *png.EncoderBuffer) { b.p.Put(e) }

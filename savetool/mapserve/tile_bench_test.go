@@ -80,12 +80,13 @@ func BenchmarkTile(b *testing.B) {
 		must(b, err)
 		defer s.Close()
 		b.ReportAllocs()
-		i := 0
+		i, size := 0, 0
 		for b.Loop() {
-			serveTile(b, s, tiles[i%len(tiles)])
+			size += serveTile(b, s, tiles[i%len(tiles)]).Body.Len()
 			i++
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/tile")
+		b.ReportMetric(float64(size)/float64(b.N), "B/tile")
 	}
 	b.Run("FullZoom_Stored_Generator", func(b *testing.B) { cold(b, mapserve.Options{Generator: savetest.Generator}) })
 	b.Run("FullZoom_Stored_NoGenerator", func(b *testing.B) { cold(b, mapserve.Options{}) })
@@ -117,7 +118,7 @@ func BenchmarkTile(b *testing.B) {
 		defer st.Close()
 		pal := savetool.DefaultPalette()
 		b.ReportAllocs()
-		i := 0
+		i, size := 0, 0
 		for b.Loop() {
 			tx, ty := i%8-4, i/8%8-4
 			img, _, err := savetool.RenderStore(st, savetool.RenderOptions{Generator: savetest.Generator, Palette: pal,
@@ -125,8 +126,10 @@ func BenchmarkTile(b *testing.B) {
 			must(b, err)
 			var buf bytes.Buffer
 			must(b, png.Encode(&buf, img))
+			size += buf.Len()
 			i++
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/tile")
+		b.ReportMetric(float64(size)/float64(b.N), "B/tile")
 	})
 }
