@@ -116,3 +116,33 @@ func BenchmarkExportJSON_PosVel_10k(b *testing.B) {
 		}
 	}
 }
+
+// The big-endian host's path, run here through the test hook: what swapping every raw column
+// and the entity pool costs, against the little-endian fast path of the benchmarks above.
+func BenchmarkEncode_PosVel_Swapped_100k(b *testing.B) {
+	archetype.ForceByteSwap(b)
+	benchEncode(b, posVelWorld(100_000), 100_000)
+}
+
+func BenchmarkDecode_PosVel_Swapped_100k(b *testing.B) {
+	archetype.ForceByteSwap(b)
+	benchDecode(b, posVelWorld(100_000), 100_000, preparePosVel)
+}
+
+// BenchmarkImportJSON_PosVel_10k turns the JSON export of a file back into the file.
+func BenchmarkImportJSON_PosVel_10k(b *testing.B) {
+	var file, js bytes.Buffer
+	if err := archetype.Encode(&file, posVelWorld(10_000)); err != nil {
+		b.Fatal(err)
+	}
+	if err := archetype.ExportJSON(&js, bytes.NewReader(file.Bytes())); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(js.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := archetype.ImportJSON(io.Discard, bytes.NewReader(js.Bytes())); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

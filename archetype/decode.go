@@ -36,8 +36,8 @@ import (
 //
 // Errors match [ErrCorrupt] (damaged input, naming the section and offset; truncated input also
 // matches [io.ErrUnexpectedEOF]), [ErrVersion], [ErrUnknownType], [ErrIncompatible] (an intact
-// file whose types the program's no longer match, naming the type and field), [ErrWorldNotEmpty]
-// or [ErrBigEndian]; an error from a [Migrate] function is returned wrapped. Decode never panics
+// file whose types the program's no longer match, naming the type and field) or
+// [ErrWorldNotEmpty]; an error from a [Migrate] function is returned wrapped. Decode never panics
 // on bad input.
 //
 // State of the world after an error: errors found in the header, the type registry, the
@@ -51,9 +51,6 @@ import (
 // Options: [SkipComponents], [SkipResources], [WithoutResources], [Alias], [TypeVersion],
 // [Migrate], [IgnoreUnknownTypes].
 func Decode(r io.Reader, world *ecs.World, opts ...Option) error {
-	if !littleEndian {
-		return ErrBigEndian
-	}
 	if world.IsLocked() {
 		return errors.New("archetype: the world is locked by an open query; close it before Decode")
 	}
@@ -66,6 +63,9 @@ func Decode(r io.Reader, world *ecs.World, opts ...Option) error {
 	f := newFileReader(r)
 	if err := f.readHead(); err != nil {
 		return err
+	}
+	if f.header.Flags&FlagSection != 0 {
+		return errSection
 	}
 	binds, err := bindTypes(world, f.types, o)
 	if err != nil {
@@ -409,8 +409,12 @@ func (d *decoder) table(i int) error {
 		}
 		base := d.u.Get(first, b.id)
 		if b.mode == modeRaw {
-			if _, err := f.readBlob(section, c.raw, c.stored, unsafe.Slice((*byte)(base), c.raw)); err != nil {
+			mem := unsafe.Slice((*byte)(base), c.raw)
+			if _, err := f.readBlob(section, c.raw, c.stored, mem); err != nil {
 				return err
+			}
+			if hostBigEndian {
+				swapColumn(mem, b.info.swaps, b.typ.Size())
 			}
 			continue
 		}
@@ -461,19 +465,7 @@ func (d *decoder) values(section string, ft *fileType, b *binding, data []byte, 
 			}
 			continue
 		}
-		var old any
-		if ft.is(TypeRaw) {
-			old = ft.node.value(data[uint64(row)*uint64(ft.size):])
-		} else {
-			if old, err = looseValue(d.loose); err != nil {
-				return fmt.Errorf("%w: %s row %d: %w", ErrCorrupt, section, row, err)
-			}
-		}
-		m, ok := old.(map[string]any)
-		if !ok {
-			m = map[string]any{"value": old}
-		}
-		v, err := b.migrate(m)
+		v, err := d.migrated(section, ft, b, data, row, nil)
 		if err != nil {
 			return err
 		}
@@ -483,6 +475,28 @@ func (d *decoder) values(section string, ft *fileType, b *binding, data []byte, 
 		return fmt.Errorf("%w: %s: %d bytes after the last value", ErrCorrupt, section, rd.Len())
 	}
 	return nil
+}
+
+// migrated reads the old value of row by name (from raw memory, or the next value of the loose
+// decoder), lets mapOld change it if set, and returns what the type's migration makes of it.
+func (d *decoder) migrated(section string, ft *fileType, b *binding, data []byte, row int, mapOld func(any) (any, error)) (reflect.Value, error) {
+	var old any
+	var err error
+	if ft.is(TypeRaw) {
+		old = ft.node.value(data[uint64(row)*uint64(ft.size):])
+	} else if old, err = looseValue(d.loose); err != nil {
+		return reflect.Value{}, fmt.Errorf("%w: %s row %d: %w", ErrCorrupt, section, row, err)
+	}
+	if mapOld != nil {
+		if old, err = mapOld(old); err != nil {
+			return reflect.Value{}, fmt.Errorf("%s row %d: %w", section, row, err)
+		}
+	}
+	m, ok := old.(map[string]any)
+	if !ok {
+		m = map[string]any{"value": old}
+	}
+	return b.migrate(m)
 }
 
 // resources reads the resource section and overwrites the world's resources.

@@ -9,14 +9,18 @@
 //   - [Option]s: [Timestamp] for deterministic output, [SkipComponents], [SkipEntitiesWith],
 //     [Transient], [SkipResources], [WithoutResources], [LZ4] compression, [Alias] for renamed
 //     types, [TypeVersion] and [Migrate] for changed types, [IgnoreUnknownTypes].
+//   - [AppendEntities] writes an entity section, [DecodeEntities] reads one into a live world:
+//     chosen entities (those that stand in one chunk, one player) instead of a whole world, with
+//     ecs.Entity values stored as references ([StableRefs]); see section.go.
 //   - [Check] refuses, before anything is written, the component and resource types a save could
 //     not bring back exactly; [Register] and [RegisterName] name the concrete types that values
 //     behind interfaces hold.
 //   - [ReadInfo] describes a file and checks it without a world, every value included;
-//     [ExportJSON] writes the world a file holds as JSON without the Go types. The arksave
-//     command's inspect, check and export use them.
+//     [ExportJSON] writes the world a file holds as JSON without the Go types, and
+//     [ImportJSON] turns that JSON (edited or not) back into a file: the same bytes when it was
+//     not edited. The arksave command's inspect, check, export and import use them.
 //   - Errors: [ErrCorrupt], [ErrVersion], [ErrUnknownType], [ErrIncompatible],
-//     [ErrUnsupportedType], [ErrCycle], [ErrWorldNotEmpty], [ErrBigEndian].
+//     [ErrUnsupportedType], [ErrCycle], [ErrWorldNotEmpty], [ErrBadJSON].
 //
 // # Faithful or refused
 //
@@ -130,10 +134,16 @@
 //
 // A component type without pointers, strings, slices, maps, interfaces, channels or functions
 // anywhere inside is written as the raw memory of its Ark column, copied in one piece; Decode
-// reads it straight back into the new column. This assumes a little-endian host, where memory
-// is the file's byte order; on a big-endian host Encode and Decode fail with [ErrBigEndian]. The
-// schema pins the layout: Decode refuses a raw column whose stored schema differs from the
-// registered type's at the same type version ([ErrVersion]).
+// reads it straight back into the new column. On a little-endian host memory is the file's
+// byte order. A big-endian host swaps the bytes of every multi-byte scalar on the way: Encode
+// writes a swapped copy of each raw column, Decode swaps each column in place after reading it,
+// field by field after the Go type's layout (offsets and sizes from reflect; nested arrays and
+// structs, complex numbers as two floats, ecs.Entity as two uint32; padding untouched). The
+// entity pool is handled the same way, and values stored as msgpack never depend on the host.
+// So a file opens on any host, whichever wrote it. The schema pins the layout: Decode refuses a
+// raw column whose stored schema differs from the registered type's at the same type version
+// ([ErrVersion]); a host whose Go layout differs (a 32-bit int, another alignment) gets that
+// error for the types concerned.
 //
 // # msgpack values
 //
@@ -143,6 +153,18 @@
 // [EntityExtID], values behind interfaces as their type's name and the value. The bytes are
 // msgpack, so a file can be read without the Go types ([ExportJSON], [Migrate]). Format 1.0
 // files, written by msgpack's own reflection (exported fields only), are read as they were.
+//
+// # JSON
+//
+// [ExportJSON] walks every value by the schema its type has in the file and writes it in a
+// form that reads back to the same bits: 64-bit integers exact, floats in their shortest exact
+// form (NaN payloads, infinities and minus zero kept), strings that are not UTF-8 and byte
+// slices as base64, maps with keys that are not strings as [key, value] pairs, values behind
+// interfaces as {"type", "value"} (jsonvalue.go lists every form). The registry's schemas, the
+// whole entity pool, relation targets, flags and the timestamp go along, so [ImportJSON] writes
+// the file again byte for byte, in the form Encode writes: map entries sorted, the shortest
+// integers where Encode writes them. The JSON's "format" ([JSONFormat]) is versioned apart from
+// the file's.
 //
 // Types are identified by full name: package path and type name. Two types declared inside
 // functions of the same package with the same name share a full name; do not use such types

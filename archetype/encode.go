@@ -72,9 +72,6 @@ func AppendEncode(dst []byte, world *ecs.World, opts ...Option) ([]byte, error) 
 
 // planFile gathers everything Encode writes and returns the plan with the file's size.
 func planFile(world *ecs.World, opts []Option) (*plan, int, error) {
-	if !littleEndian {
-		return nil, 0, ErrBigEndian
-	}
 	e, err := newEncoding(world, buildOptions(opts))
 	if err != nil {
 		return nil, 0, err
@@ -92,6 +89,7 @@ type plan struct {
 	entries   []tableEntry
 	blobs     [][]blob // per entry, per data column
 	pool      pool
+	refs      []byte // the reference table of an entity section, instead of the pool
 	resources []byte
 }
 
@@ -177,8 +175,14 @@ func newEncoding(world *ecs.World, o *options) (*plan, error) {
 	if o.lz4 {
 		flags |= FlagLZ4
 	}
+	minor := uint16(worldMinor)
+	if o.compactPool {
+		flags |= FlagCompactPool
+		e.pool.compact = true
+		minor = VersionMinor
+	}
 	e.header = Header{
-		VersionMajor: VersionMajor, VersionMinor: VersionMinor, Flags: flags,
+		VersionMajor: VersionMajor, VersionMinor: minor, Flags: flags,
 		Entities: uint64(len(e.pool.alive)), Archetypes: uint32(len(e.entries)),
 		Types: uint32(len(pl.types) + len(concrete)), Resources: uint32(len(res)), Timestamp: ts,
 	}
@@ -256,13 +260,7 @@ func (pl *planner) registry(res []savedResource) error {
 	for _, r := range res {
 		pl.types = append(pl.types, r.file)
 	}
-	sortTypes(pl.types)
-	pl.index = make(map[*fileType]uint16, len(pl.types))
-	pl.ids = make([][typeIDSize]byte, len(pl.types))
-	for i, t := range pl.types {
-		pl.index[t] = uint16(i)
-		pl.ids[i] = t.id
-	}
+	pl.index, pl.ids = indexTypes(pl.types)
 	return nil
 }
 
@@ -430,7 +428,7 @@ func refusal(kind string, t reflect.Type, terr *typeError) error {
 
 // columnBlob returns the column of component c for table t, from its first to its last row.
 // Raw columns are the table's memory itself: Ark keeps a column contiguous, so the first row's
-// address is the column's start.
+// address is the column's start. A big-endian host writes a swapped copy (endian.go).
 func (pl *planner) columnBlob(c *component, t *worldTable, first, last ecs.Entity) (blob, error) {
 	count := t.count
 	base := pl.u.Get(first, c.id)
@@ -439,7 +437,12 @@ func (pl *planner) columnBlob(c *component, t *worldTable, first, last ecs.Entit
 		return blob{}, errOutOfStep
 	}
 	if c.info.raw {
-		return blob{raw: unsafe.Slice((*byte)(base), uintptr(count)*size)}, nil
+		mem := unsafe.Slice((*byte)(base), uintptr(count)*size)
+		if hostBigEndian {
+			mem = append([]byte(nil), mem...)
+			swapColumn(mem, c.info.swaps, size)
+		}
+		return blob{raw: mem}, nil
 	}
 	p, _ := planOf(c.info.typ) // checked by newFileType
 	e := pl.enc
@@ -558,7 +561,11 @@ func (e *plan) layout() {
 	for i := range e.entries {
 		tablesSize += int64(entrySize(&e.entries[i]))
 	}
-	off := headerSize + int64(len(e.registry)) + tablesSize + e.pool.sectionSize()
+	entities := e.pool.sectionSize()
+	if e.header.Flags&FlagSection != 0 {
+		entities = int64(len(e.refs))
+	}
+	off := headerSize + int64(len(e.registry)) + tablesSize + entities
 	for i := range e.entries {
 		en := &e.entries[i]
 		en.offset = uint64(off)
@@ -575,7 +582,11 @@ func (e *plan) write(sw *streamWriter) error {
 	sw.write(appendHeader(nil, &e.header))
 	sw.write(e.registry)
 	sw.write(appendTables(e.entries))
-	e.pool.write(sw)
+	if e.header.Flags&FlagSection != 0 {
+		sw.write(e.refs)
+	} else {
+		e.pool.write(sw)
+	}
 	for i := range e.blobs {
 		for j := range e.blobs[i] {
 			e.blobs[i][j].write(sw)

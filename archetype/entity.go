@@ -1,7 +1,6 @@
 package archetype
 
 import (
-	"encoding/binary"
 	"unsafe"
 
 	"github.com/mlange-42/ark/ecs"
@@ -36,11 +35,6 @@ func entitiesOf(ss []slot) []ecs.Entity {
 	}
 	return unsafe.Slice((*ecs.Entity)(unsafe.Pointer(&ss[0])), len(ss))
 }
-
-// littleEndian is true on little-endian hosts. Raw column copies and the pool's memory are
-// written as the host lays them out, which the format fixes to little-endian; a big-endian
-// host gets [ErrBigEndian]. A variable, so that tests can pretend.
-var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 func init() {
 	if unsafe.Sizeof(ecs.Entity{}) != unsafe.Sizeof(slot{}) {

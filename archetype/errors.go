@@ -30,8 +30,10 @@ var ErrUnknownType = errors.New("archetype: unknown type")
 // alive or recycled. Decode needs a fresh world or one cleared with [ecs.World.Reset].
 var ErrWorldNotEmpty = errors.New("archetype: target world is not empty")
 
-// ErrBigEndian is returned by [Encode] and [Decode] on a big-endian host: plain-old-data columns
-// are copied as raw little-endian memory, which such a host cannot read or write directly.
+// ErrBigEndian is no longer returned: [Encode] and [Decode] work on big-endian hosts too,
+// swapping the bytes of raw columns and the entity pool on their way in and out.
+//
+// Deprecated: nothing returns it; a file written on any host opens on any other.
 var ErrBigEndian = errors.New("archetype: raw column copies need a little-endian host")
 
 var errEntityExt = errors.New("archetype: entity extension must hold 8 bytes")
@@ -56,3 +58,10 @@ var ErrCycle = fmt.Errorf("%w: pointer cycle", ErrUnsupportedType)
 // the field. Unlike [ErrCorrupt], the file is fine: the program's types changed, and a
 // [TypeVersion] with a [Migrate] function, or registering the type, lets the file load.
 var ErrIncompatible = errors.New("archetype: stored types do not match the program's")
+
+// ErrBadJSON is returned by [ImportJSON] when its input is not JSON that [ExportJSON] writes, or
+// describes a world that no PECS file can hold: malformed JSON, a missing or unknown key, a value
+// of the wrong kind for its type's schema, a number that does not fit, an entity the pool does
+// not have alive. The message names the JSON path (tables[2].entities[0]["game.Pos"].X) and the
+// byte offset of the value to blame.
+var ErrBadJSON = errors.New("archetype: JSON does not describe a world")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -203,11 +204,12 @@ func ExampleExportJSON() {
 	}
 	// Output:
 	// {
-	// "format": "PECS 2.0",
+	// "format": "pecs-json 1",
+	// "pecs": "2.0",
 	// "timestamp": "2023-11-14T22:13:20Z",
 	// "flags": [],
 	// "types": [
-	//   {"encoding":"raw","flags":["raw"],"layout":"{X float64 @0, Y float64 @8}","name":"github.com/arksave/arksave/archetype_test.Pos","size":16,"version":0}
+	//   {"name": "github.com/arksave/arksave/archetype_test.Pos", "version": 0, "flags": ["raw"], "size": 16, "encoding": "raw", "layout": "{X float64 @0, Y float64 @8}", "schema": "DxAAAAACAAEAWAAAAAALAQBZCAAAAAs="}
 	// ],
 	// "pool": {"next": 0, "available": 0, "slots": [[0,4294967295],[1,4294967295],[2,0]]},
 	// "tables": [
@@ -218,6 +220,37 @@ func ExampleExportJSON() {
 	// "resources": {
 	// }
 	// }
+}
+
+// The JSON export turns back into the same file; values edited in it are saved as their types say.
+func ExampleImportJSON() {
+	type Pos struct{ X, Y float64 }
+	world := ecs.NewWorld()
+	e := ecs.NewMap1[Pos](world).NewEntity(&Pos{1, 2})
+	var file, js, again bytes.Buffer
+	_ = archetype.Encode(&file, world, archetype.Timestamp(testTime))
+	_ = archetype.ExportJSON(&js, bytes.NewReader(file.Bytes()))
+	if err := archetype.ImportJSON(&again, bytes.NewReader(js.Bytes())); err != nil {
+		panic(err)
+	}
+	fmt.Println("same bytes:", bytes.Equal(file.Bytes(), again.Bytes()))
+
+	edited := strings.Replace(js.String(), `{"X":1,"Y":2}`, `{"X":1,"Y":-2.5}`, 1)
+	again.Reset()
+	if err := archetype.ImportJSON(&again, strings.NewReader(edited)); err != nil {
+		panic(err)
+	}
+	loaded := ecs.NewWorld()
+	ecs.ComponentID[Pos](loaded)
+	_ = archetype.Decode(&again, loaded)
+	fmt.Println("edited:", *ecs.NewMap1[Pos](loaded).Get(e))
+
+	err := archetype.ImportJSON(io.Discard, strings.NewReader(strings.Replace(js.String(), `"Y":2`, `"Y":"two"`, 1)))
+	fmt.Println(errors.Is(err, archetype.ErrBadJSON), strings.Contains(err.Error(), `Pos"].Y`))
+	// Output:
+	// same bytes: true
+	// edited: {1 -2.5}
+	// true true
 }
 
 // Values behind interfaces are saved with their concrete type's name: register the game's own
@@ -273,4 +306,46 @@ func ExampleSkipResourceNames() {
 	info, _ := archetype.ReadInfo(&file)
 	fmt.Println(err, len(info.Resources))
 	// Output: <nil> 0
+}
+
+// Save the entities of one place (a chunk, a player) and read them into a world that holds
+// others: references inside the section come back to the new entities, references to entities
+// the caller knows by a stable id are resolved through StableRefs.
+func ExampleAppendEntities() {
+	type Pos struct{ X, Y float64 }
+	type Link struct{ To ecs.Entity }
+
+	world := ecs.NewWorld()
+	m := ecs.NewMap2[Pos, Link](world)
+	far := m.NewEntity(&Pos{100, 0}, &Link{})    // elsewhere, known by stable id 42
+	a := m.NewEntity(&Pos{1, 2}, &Link{To: far}) // points outside the section
+	b := m.NewEntity(&Pos{3, 4}, &Link{To: a})   // points inside
+	refs := archetype.StableRefs(func(e ecs.Entity) (uint64, bool) { return 42, e == far }, nil)
+	section, err := archetype.AppendEntities(nil, world, []ecs.Entity{a, b}, refs)
+	fmt.Println(err, string(section[:4]))
+
+	other := ecs.NewWorld()
+	om := ecs.NewMap2[Pos, Link](other)
+	farThere := om.NewEntity(&Pos{100, 0}, &Link{}) // the entity with stable id 42 in this world
+	resolve := archetype.StableRefs(nil, func(id uint64) ecs.Entity { return farThere })
+	got, err := archetype.DecodeEntities(section, other, resolve)
+	links := ecs.NewMap1[Link](other)
+	fmt.Println(err, len(got), links.Get(got[0]).To == farThere, links.Get(got[1]).To == got[0])
+	// Output:
+	// <nil> PECS
+	// <nil> 2 true true
+}
+
+// A world whose entities are mostly saved elsewhere writes its pool as a bit per slot.
+func ExampleCompactPool() {
+	world := ecs.NewWorld()
+	for range 1000 {
+		ecs.NewMap1[Position](world).NewEntity(&Position{}) // saved elsewhere
+	}
+	ecs.NewMap1[Velocity](world).NewEntity(&Velocity{1, 2})
+	skip := archetype.SkipEntitiesWith(ecs.C[Position]())
+	full, _ := archetype.AppendEncode(nil, world, skip, archetype.Timestamp(testTime))
+	compact, _ := archetype.AppendEncode(nil, world, skip, archetype.CompactPool(), archetype.Timestamp(testTime))
+	fmt.Println(len(full), "bytes,", len(compact), "compact")
+	// Output: 8379 bytes, 481 compact
 }

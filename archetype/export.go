@@ -3,7 +3,9 @@ package archetype
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -13,31 +15,44 @@ import (
 	"github.com/mlange-42/ark/ecs"
 )
 
+// JSONFormat is the "format" of the JSON that [ExportJSON] writes and [ImportJSON] reads. Its
+// number goes up when the JSON changes in a way an older ImportJSON would misread.
+const JSONFormat = "pecs-json 1"
+
 // ExportJSON reads a PECS file from r and writes the world it holds to w as JSON, without the
-// Go types: raw columns are read through the schemas stored in the type registry, msgpack
-// columns and resources as self-describing values. The output is one object:
+// Go types: raw columns are read through the layouts stored in the type registry, other values
+// through their stored value schemas (jsonvalue.go has the JSON form of every kind). The output
+// is one object, which [ImportJSON] turns back into the same file:
 //
-//	{"format": "PECS 1.0", "timestamp": "...", "flags": [...],
-//	 "types": [{"name", "version", "encoding", "size", "flags", "layout"}, ...],
+//	{"format": "pecs-json 1", "pecs": "2.0", "timestamp": "2023-11-14T22:13:20Z", "flags": ["lz4"],
+//	 "types": [{"name", "version", "flags", "size", "encoding", "layout", "schema"}, ...],
 //	 "pool": {"next", "available", "slots": [[id, gen], ...]},
 //	 "tables": [{"archetype", "components": [...], "relations": {name: [id, gen]},
 //	             "entities": [{"entity": [id, gen], name: value, ...}, ...]}, ...],
 //	 "resources": {name: value, ...}}
 //
-// Entities are [id, generation] pairs, as Ark writes them; struct fields keep their declaration
-// order for raw types and are sorted for msgpack ones; zero-sized and transient components
-// appear as null; non-finite floats as "NaN", "+Inf", "-Inf". Checksums are checked as the file
-// is read, so output written before a damaged part is followed by an error ([ErrCorrupt]).
+// "pecs" is the file's format version, "timestamp" its header's (milliseconds). A type's
+// "layout" describes it for people; "schema" is the same in the file's own form (base64), what
+// ImportJSON reads. Entities are [id, generation] pairs, as Ark writes them; the pool lists
+// every slot of Ark's entity pool, dead and recycled ones included; a table's "archetype" is
+// the hash of its components (ImportJSON checks it). Struct fields keep their declaration
+// order; zero-sized and transient components appear as null.
+//
+// Checksums are checked as the file is read, so output written before a damaged part is
+// followed by an error ([ErrCorrupt]).
 func ExportJSON(w io.Writer, r io.Reader) error {
 	f := newFileReader(r)
 	out := bufio.NewWriterSize(w, 64<<10)
 	if err := f.readHead(); err != nil {
 		return err
 	}
+	if f.header.Flags&FlagSection != 0 {
+		return errors.New("archetype: ExportJSON exports world files, not entity sections")
+	}
 	if err := f.readPool(); err != nil {
 		return err
 	}
-	x := exporter{f: f, out: out}
+	x := exporter{f: f, out: out, conc: newFileConcretes(f.types)}
 	x.head()
 	for i := range f.tables {
 		if err := x.table(i); err != nil {
@@ -57,10 +72,11 @@ func ExportJSON(w io.Writer, r io.Reader) error {
 }
 
 type exporter struct {
-	f   *fileReader
-	out *bufio.Writer
-	err error
-	tmp []byte
+	f    *fileReader
+	out  *bufio.Writer
+	conc *fileConcretes
+	err  error
+	tmp  []byte
 }
 
 // raw writes bytes as they are.
@@ -70,55 +86,72 @@ func (x *exporter) raw(s string) {
 	}
 }
 
-// value writes v as JSON.
-func (x *exporter) value(v any) {
-	b, err := json.Marshal(jsonSafe(v))
-	if err != nil && x.err == nil {
-		x.err = fmt.Errorf("archetype: export: %w", err)
+func (x *exporter) bytes(b []byte) {
+	if x.err == nil {
+		_, x.err = x.out.Write(b)
 	}
-	x.raw(string(b))
 }
 
 func (x *exporter) head() {
 	h := &x.f.header
-	x.raw(fmt.Sprintf("{\n\"format\": \"PECS %d.%d\",\n\"timestamp\": ", h.VersionMajor, h.VersionMinor))
-	x.value(time.UnixMilli(h.Timestamp).UTC().Format(time.RFC3339Nano))
-	flags := []string{}
-	if h.Flags&FlagLZ4 != 0 {
-		flags = append(flags, "lz4")
+	b := fmt.Appendf(x.tmp[:0], "{\n\"format\": %q,\n\"pecs\": \"%d.%d\",\n\"timestamp\": ", JSONFormat, h.VersionMajor, h.VersionMinor)
+	if t := time.UnixMilli(h.Timestamp).UTC(); t.Year() >= 0 && t.Year() <= 9999 {
+		b = appendJSONString(b, t.Format(time.RFC3339Nano))
+	} else {
+		b = strconv.AppendInt(b, h.Timestamp, 10)
 	}
-	x.raw(",\n\"flags\": ")
-	x.value(flags)
-	x.raw(",\n\"types\": [")
+	b = append(b, ",\n\"flags\": ["...)
+	if h.Flags&FlagLZ4 != 0 {
+		b = append(b, `"lz4"`...)
+	}
+	if h.Flags&FlagCompactPool != 0 {
+		if h.Flags&FlagLZ4 != 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, `"compact-pool"`...)
+	}
+	b = append(b, "],\n\"types\": ["...)
 	for i := range x.f.types {
 		t := &x.f.types[i]
 		if i > 0 {
-			x.raw(",")
+			b = append(b, ',')
 		}
-		x.raw("\n  ")
-		x.value(map[string]any{
-			"name": t.name, "version": t.version, "encoding": t.encoding(), "size": t.size,
-			"flags": typeFlagNames(t.flags), "layout": describeType(t).Layout,
-		})
+		b = appendKeyJSON(append(b, "\n  {\"name\": "...), t.name)
+		b = fmt.Appendf(b, `, "version": %d, "flags": [`, t.version)
+		for j, name := range typeFlagNames(t.flags) {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, name)
+		}
+		b = fmt.Appendf(b, `], "size": %d, "encoding": %q, "layout": `, t.size, t.encoding())
+		b = appendKeyJSON(b, describeType(t).Layout)
+		b = append(b, `, "schema": "`...)
+		b = base64.StdEncoding.AppendEncode(b, t.schema)
+		b = append(b, `"}`...)
+		x.bytes(b)
+		b = b[:0]
 	}
 	p := x.f.pool
-	x.raw(fmt.Sprintf("\n],\n\"pool\": {\"next\": %d, \"available\": %d, \"slots\": [", p.next, p.available))
+	b = fmt.Appendf(b, "\n],\n\"pool\": {\"next\": %d, \"available\": %d, \"slots\": [", p.next, p.available)
 	for i, s := range p.slots {
 		if i > 0 {
-			x.raw(",")
+			b = append(b, ',')
 		}
-		x.raw(fmt.Sprintf("[%d,%d]", s.id, s.gen))
+		b = fmt.Appendf(b, "[%d,%d]", s.id, s.gen)
+		if len(b) > 32<<10 {
+			x.bytes(b)
+			b = b[:0]
+		}
 	}
-	x.raw("]},\n\"tables\": [")
+	x.bytes(append(b, "]},\n\"tables\": ["...))
+	x.tmp = b[:0]
 }
 
 // typeFlagNames lists the names of the set type flags.
 func typeFlagNames(flags uint32) []string {
 	names := []string{}
-	for _, f := range []struct {
-		flag uint32
-		name string
-	}{{TypeTransient, "transient"}, {TypeResource, "resource"}, {TypeZeroSized, "zero-sized"}, {TypeRaw, "raw"}, {TypeRelation, "relation"}, {TypeConcrete, "concrete"}} {
+	for _, f := range typeFlags {
 		if flags&f.flag != 0 {
 			names = append(names, f.name)
 		}
@@ -126,19 +159,32 @@ func typeFlagNames(flags uint32) []string {
 	return names
 }
 
+// typeFlags names the type flags in JSON.
+var typeFlags = [...]struct {
+	flag uint32
+	name string
+}{{TypeTransient, "transient"}, {TypeResource, "resource"}, {TypeZeroSized, "zero-sized"}, {TypeRaw, "raw"}, {TypeRelation, "relation"}, {TypeConcrete, "concrete"}}
+
+// jsonColumn is one column of a table, its rows in JSON.
+type jsonColumn struct {
+	json []byte
+	ends []int // end of each row's JSON
+}
+
+func (c *jsonColumn) row(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = c.ends[i-1]
+	}
+	return c.json[start:c.ends[i]]
+}
+
 // table writes one table, entity by entity. All its columns are read first: they follow each
 // other in the file.
 func (x *exporter) table(i int) error {
 	f := x.f
 	e := &f.tables[i]
-	type column struct {
-		name   string
-		node   *schemaNode // raw columns
-		size   uint32
-		data   []byte
-		values []any // msgpack columns
-	}
-	cols := make([]column, 0, len(e.comps))
+	cols := make([]jsonColumn, 0, len(e.cols))
 	for j := range e.cols {
 		c := &e.cols[j]
 		t := &f.types[c.comp]
@@ -147,65 +193,99 @@ func (x *exporter) table(i int) error {
 		if err != nil {
 			return err
 		}
-		col := column{name: t.name, node: t.node, size: t.size}
-		if t.is(TypeRaw) {
-			col.data = append([]byte(nil), data...)
-		} else if col.values, err = x.decodeValues(section, data, int(e.count)); err != nil {
+		col, err := x.columnJSON(section, t, data, int(e.count))
+		if err != nil {
 			return err
 		}
 		cols = append(cols, col)
 	}
+	b := x.tmp[:0]
 	if i > 0 {
-		x.raw(",")
+		b = append(b, ',')
 	}
-	x.raw(fmt.Sprintf("\n  {\"archetype\": \"%#016x\", \"components\": ", e.archID))
-	names := []string{}
-	for _, c := range e.comps {
-		names = append(names, f.types[c].name)
+	b = fmt.Appendf(b, "\n  {\"archetype\": \"%#016x\", \"components\": [", e.archID)
+	for j, c := range e.comps {
+		if j > 0 {
+			b = append(b, ", "...)
+		}
+		b = appendKeyJSON(b, f.types[c].name)
 	}
-	x.value(names)
-	x.raw(", \"relations\": {")
+	b = append(b, "], \"relations\": {"...)
 	for j, r := range e.rels {
 		if j > 0 {
-			x.raw(", ")
+			b = append(b, ", "...)
 		}
-		x.value(f.types[r.comp].name)
-		x.raw(fmt.Sprintf(": [%d,%d]", r.target.id, r.target.gen))
+		b = appendKeyJSON(b, f.types[r.comp].name)
+		b = fmt.Appendf(b, ": [%d,%d]", r.target.id, r.target.gen)
 	}
-	x.raw("},\n   \"entities\": [")
+	b = append(b, "},\n   \"entities\": ["...)
 	for row := range int(e.count) {
 		id := f.pool.alive[e.first+uint64(row)]
 		if row > 0 {
-			x.raw(",")
+			b = append(b, ',')
 		}
-		x.raw(fmt.Sprintf("\n    {\"entity\": [%d,%d]", id, f.pool.slots[id].gen))
+		b = fmt.Appendf(b, "\n    {\"entity\": [%d,%d]", id, f.pool.slots[id].gen)
 		k := 0
 		for _, c := range e.comps {
 			t := &f.types[c]
-			x.raw(", ")
-			x.value(t.name)
-			x.raw(": ")
+			b = append(appendKeyJSON(append(b, ", "...), t.name), ": "...)
 			if !t.hasData() {
-				x.raw("null")
+				b = append(b, "null"...)
 				continue
 			}
-			col := &cols[k]
+			b = append(b, cols[k].row(row)...)
 			k++
-			if col.node != nil {
-				x.tmp = col.node.appendJSON(x.tmp[:0], col.data[uint64(row)*uint64(col.size):])
-				x.raw(string(x.tmp))
-			} else {
-				x.value(col.values[row])
-			}
 		}
-		x.raw("}")
+		b = append(b, '}')
+		if len(b) > 32<<10 {
+			x.bytes(b)
+			b = b[:0]
+		}
 	}
-	x.raw("]}")
-	return nil
+	x.bytes(append(b, "]}"...))
+	x.tmp = b[:0]
+	return x.err
 }
 
-// decodeValues reads count msgpack values without their Go type.
-func (x *exporter) decodeValues(section string, data []byte, count int) (_ []any, err error) {
+// columnJSON turns count stored values of a type into JSON, row by row.
+func (x *exporter) columnJSON(section string, t *fileType, data []byte, count int) (jsonColumn, error) {
+	col := jsonColumn{ends: make([]int, 0, count)}
+	switch {
+	case t.is(TypeRaw):
+		for row := range count {
+			col.json = t.node.appendJSON(col.json, data[uint64(row)*uint64(t.size):])
+			col.ends = append(col.ends, len(col.json))
+		}
+	case t.vs != nil:
+		vd := &vdec{b: data}
+		for row := range count {
+			start := vd.pos
+			var err error
+			if col.json, err = t.vs.appendJSON(col.json, vd, 0, x.conc.lookup); err != nil {
+				return col, storedValueError(section, t, row, start, err)
+			}
+			col.ends = append(col.ends, len(col.json))
+		}
+		return col, valuesEnd(section, vd)
+	default: // format 1.0: no schema
+		values, err := decodeLoose(section, data, count)
+		if err != nil {
+			return col, err
+		}
+		for _, v := range values {
+			b, err := json.Marshal(jsonSafe(v))
+			if err != nil {
+				return col, fmt.Errorf("archetype: export: %s: %w", section, err)
+			}
+			col.json = append(col.json, b...)
+			col.ends = append(col.ends, len(col.json))
+		}
+	}
+	return col, nil
+}
+
+// decodeLoose reads count msgpack values without their Go type.
+func decodeLoose(section string, data []byte, count int) (_ []any, err error) {
 	defer func() {
 		// As in Decode: a panic in msgpack on checked but hostile bytes is damage.
 		if p := recover(); p != nil {
@@ -245,21 +325,21 @@ func (x *exporter) resources() error {
 		if err != nil {
 			return err
 		}
-		name := f.types[r.typ].name
-		values, err := x.decodeValues(fmt.Sprintf("resource %q", name), data, 1)
+		t := &f.types[r.typ]
+		col, err := x.columnJSON(fmt.Sprintf("resource %q", t.name), t, data, 1)
 		if err != nil {
 			return err
 		}
+		b := x.tmp[:0]
 		if i > 0 {
-			x.raw(",")
+			b = append(b, ',')
 		}
-		x.raw("\n  ")
-		x.value(name)
-		x.raw(": ")
-		x.value(values[0])
+		b = append(appendKeyJSON(append(b, "\n  "...), t.name), ": "...)
+		x.bytes(append(b, col.json...))
+		x.tmp = b[:0]
 	}
 	x.raw("\n}\n}\n")
-	return nil
+	return x.err
 }
 
 // jsonSafe makes a loosely decoded value marshalable: non-finite floats become strings.

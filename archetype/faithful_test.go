@@ -192,6 +192,19 @@ func TestRandSourceResource(t *testing.T) {
 	}
 }
 
+// A map of more than 65,535 entries takes msgpack's 32-bit map head: it came back short before.
+func TestMapOfMoreThan65535Entries(t *testing.T) {
+	type Big struct{ M map[int32]bool }
+	m := make(map[int32]bool, 70_000)
+	for i := range int32(70_000) {
+		m[i] = i%3 == 0
+	}
+	w := ecs.NewWorld()
+	ecs.NewMap1[Big](w).NewEntity(&Big{M: m})
+	got := roundTrip(t, w, func(w *ecs.World) { ecs.ComponentID[Big](w) })
+	expectDeepEqual(t, m, firstOf[Big](t, got).M, "map of 70,000 entries")
+}
+
 func TestAnyFieldsKeepTheirTypes(t *testing.T) {
 	w := ecs.NewWorld()
 	want := Anything{

@@ -15,7 +15,8 @@ type Info struct {
 	Types     []TypeInfo
 	Tables    []TableInfo
 	Resources []ResourceInfo
-	Pool      PoolInfo
+	Pool      PoolInfo     // a world file's entity pool
+	Section   *SectionInfo // an entity section's references (nil for a world file)
 	Checksum  ChecksumInfo
 }
 
@@ -89,10 +90,14 @@ func ReadInfo(r io.Reader) (*Info, error) {
 	for i := range f.tables {
 		info.Tables = append(info.Tables, f.describeTable(i))
 	}
-	if err := f.readPool(); err != nil {
+	if err := f.readEntities(); err != nil {
 		return info, err
 	}
-	info.Pool = PoolInfo{Slots: uint32(len(f.pool.slots)), Alive: uint32(len(f.pool.alive)), Free: f.pool.available}
+	if f.pool != nil {
+		info.Pool = PoolInfo{Slots: uint32(len(f.pool.slots)), Alive: uint32(len(f.pool.alive)), Free: f.pool.available}
+	} else {
+		info.Section = describeRefs(f.refs)
+	}
 	conc := newFileConcretes(f.types)
 	for i := range f.tables {
 		e := &f.tables[i]
@@ -147,23 +152,34 @@ func checkValues(section string, t *fileType, data []byte, count int, conc *file
 	for row := range count {
 		start := vd.pos
 		if err := t.vs.checkValue(vd, 0, conc.lookup); err != nil {
-			ve := &valueError{}
-			path := t.name
-			if errors.As(err, &ve) {
-				path = shortTypeName(t.name)
-				for k := len(ve.path) - 1; k >= 0; k-- {
-					path += ve.path[k]
-				}
-			}
-			return &pathError{
-				msg: fmt.Sprintf("archetype: %s row %d at value offset %d, field %s: the value does not match the type the file records: %s",
-					section, row, start, path, strings.TrimPrefix(err.Error(), "archetype: ")),
-				err: err,
-			}
+			return storedValueError(section, t, row, start, err)
 		}
 	}
-	if vd.pos != len(data) {
-		return fmt.Errorf("%w: %s at value offset %d: %d bytes after the last value", ErrCorrupt, section, vd.pos, len(data)-vd.pos)
+	return valuesEnd(section, vd)
+}
+
+// storedValueError names the section, row, offset and field of a stored value that does not
+// read as its stored type says.
+func storedValueError(section string, t *fileType, row, start int, err error) error {
+	ve := &valueError{}
+	path := t.name
+	if errors.As(err, &ve) {
+		path = shortTypeName(t.name)
+		for k := len(ve.path) - 1; k >= 0; k-- {
+			path += ve.path[k]
+		}
+	}
+	return &pathError{
+		msg: fmt.Sprintf("archetype: %s row %d at value offset %d, field %s: the value does not match the type the file records: %s",
+			section, row, start, path, strings.TrimPrefix(err.Error(), "archetype: ")),
+		err: err,
+	}
+}
+
+// valuesEnd checks that the values of a column or resource took all its bytes.
+func valuesEnd(section string, vd *vdec) error {
+	if vd.pos != len(vd.b) {
+		return fmt.Errorf("%w: %s at value offset %d: %d bytes after the last value", ErrCorrupt, section, vd.pos, len(vd.b)-vd.pos)
 	}
 	return nil
 }

@@ -67,15 +67,3 @@ func TestPoolCheckRejects(t *testing.T) {
 		}
 	}
 }
-
-func TestBigEndianHostIsRefused(t *testing.T) {
-	littleEndian = false
-	defer func() { littleEndian = true }()
-	w := ecs.NewWorld()
-	if err := Encode(nil, w); err != ErrBigEndian {
-		t.Errorf("Encode: %v", err)
-	}
-	if err := Decode(nil, w); err != ErrBigEndian {
-		t.Errorf("Decode: %v", err)
-	}
-}

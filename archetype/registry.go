@@ -52,6 +52,19 @@ func sortTypes(types []*fileType) {
 	})
 }
 
+// indexTypes sorts the types into registry order and returns the registry index and type id of
+// each.
+func indexTypes(types []*fileType) (map[*fileType]uint16, [][typeIDSize]byte) {
+	sortTypes(types)
+	index := make(map[*fileType]uint16, len(types))
+	ids := make([][typeIDSize]byte, len(types))
+	for i, t := range types {
+		index[t] = uint16(i)
+		ids[i] = t.id
+	}
+	return index, ids
+}
+
 // appendRegistry encodes the type registry section.
 func appendRegistry(types []*fileType) []byte {
 	size := 0
@@ -98,49 +111,11 @@ func readRegistry(s *streamReader, h *Header, buf []byte) ([]fileType, []byte, e
 		bad := func(format string, args ...any) ([]fileType, []byte, error) {
 			return nil, buf, fmt.Errorf("%w: type registry entry %d (%q) at offset %d: %s", ErrCorrupt, i, t.name, at, fmt.Sprintf(format, args...))
 		}
-		key := t.name
 		if t.is(TypeResource) {
-			key += " (resource)"
 			resources++
 		}
-		if t.is(TypeConcrete) {
-			key += " (concrete)"
-		}
-		v1 := h.VersionMajor == 1
-		known := knownTypeFlags
-		if v1 {
-			known = knownTypeFlagsV1
-		}
-		wantSchema := t.is(TypeRaw) || !v1 && t.needsValueSchema()
-		switch {
-		case len(t.name) == 0 || len(t.name) > maxNameLen:
-			return bad("name length %d", len(t.name))
-		case t.id != typeID(t.name):
-			return bad("type id %x does not match the name", t.id)
-		case seen[key]:
-			return bad("type listed twice")
-		case t.flags&^known != 0:
-			return bad("unknown flags %#x", t.flags&^known)
-		case t.is(TypeResource) && t.flags&(TypeTransient|TypeRelation|TypeRaw|TypeConcrete) != 0:
-			return bad("flags %#x are not valid for a resource", t.flags)
-		case t.is(TypeConcrete) && t.flags&(TypeTransient|TypeRelation|TypeRaw) != 0:
-			return bad("flags %#x are not valid for a concrete type", t.flags)
-		case t.is(TypeZeroSized) != (t.size == 0):
-			return bad("size %d with flags %#x", t.size, t.flags)
-		case t.is(TypeZeroSized) && t.is(TypeRaw):
-			return bad("zero-sized type marked raw")
-		case wantSchema != (len(t.schema) > 0):
-			return bad("schema of %d bytes with flags %#x", len(t.schema), t.flags)
-		}
-		seen[key] = true
-		if t.is(TypeRaw) {
-			if t.node, err = parseSchema(t.schema, t.size); err != nil {
-				return bad("schema does not describe %d bytes", t.size)
-			}
-		} else if wantSchema {
-			if t.vs, err = parseValueSchema(t.schema); err != nil {
-				return bad("%v", err)
-			}
+		if msg := t.check(h.VersionMajor == 1, seen); msg != "" {
+			return bad("%s", msg)
 		}
 	}
 	if r.remaining() != 0 {
@@ -150,4 +125,53 @@ func readRegistry(s *streamReader, h *Header, buf []byte) ([]fileType, []byte, e
 		return nil, buf, fmt.Errorf("%w: type registry: %d resource types, header says %d resources", ErrCorrupt, resources, h.Resources)
 	}
 	return types, buf, nil
+}
+
+// check validates a registry entry read from a file of format 1.0 (v1) or later and parses its
+// schema; seen holds the names of the entries before it, by group. It returns what is wrong, or "".
+func (t *fileType) check(v1 bool, seen map[string]bool) string {
+	key := t.name
+	if t.is(TypeResource) {
+		key += " (resource)"
+	}
+	if t.is(TypeConcrete) {
+		key += " (concrete)"
+	}
+	known := knownTypeFlags
+	if v1 {
+		known = knownTypeFlagsV1
+	}
+	wantSchema := t.is(TypeRaw) || !v1 && t.needsValueSchema()
+	switch {
+	case len(t.name) == 0 || len(t.name) > maxNameLen:
+		return fmt.Sprintf("name length %d", len(t.name))
+	case t.id != typeID(t.name):
+		return fmt.Sprintf("type id %x does not match the name", t.id)
+	case seen[key]:
+		return "type listed twice"
+	case t.flags&^known != 0:
+		return fmt.Sprintf("unknown flags %#x", t.flags&^known)
+	case t.is(TypeResource) && t.flags&(TypeTransient|TypeRelation|TypeRaw|TypeConcrete) != 0:
+		return fmt.Sprintf("flags %#x are not valid for a resource", t.flags)
+	case t.is(TypeConcrete) && t.flags&(TypeTransient|TypeRelation|TypeRaw) != 0:
+		return fmt.Sprintf("flags %#x are not valid for a concrete type", t.flags)
+	case t.is(TypeZeroSized) != (t.size == 0):
+		return fmt.Sprintf("size %d with flags %#x", t.size, t.flags)
+	case t.is(TypeZeroSized) && t.is(TypeRaw):
+		return "zero-sized type marked raw"
+	case wantSchema != (len(t.schema) > 0):
+		return fmt.Sprintf("schema of %d bytes with flags %#x", len(t.schema), t.flags)
+	}
+	seen[key] = true
+	var err error
+	if t.is(TypeRaw) {
+		if t.node, err = parseSchema(t.schema, t.size); err != nil {
+			return fmt.Sprintf("schema does not describe %d bytes", t.size)
+		}
+	} else if wantSchema {
+		if t.vs, err = parseValueSchema(t.schema); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
 }

@@ -7,8 +7,6 @@ import (
 	"math"
 	"reflect"
 	"strconv"
-
-	"github.com/mlange-42/ark/ecs"
 )
 
 // A schema describes the memory layout of a plain-old-data type, so that a raw column can be
@@ -263,23 +261,26 @@ func (n *schemaNode) value(data []byte) any {
 	}
 }
 
-// appendJSON appends the JSON form of one value laid out as n. Structs become objects with
-// fields in declaration order, arrays arrays, entities [id, generation], complex numbers
-// [real, imaginary]; non-finite floats become the strings "NaN", "+Inf" and "-Inf".
+// appendJSON appends the JSON form of one value laid out as n (see jsonvalue.go). Structs become
+// objects with fields in declaration order, arrays arrays, entities [id, generation], complex
+// numbers [real, imaginary], floats the shortest form of their bits.
 func (n *schemaNode) appendJSON(dst []byte, data []byte) []byte {
+	le := binary.LittleEndian
 	switch n.kind {
-	case kindFloat32, kindFloat64:
-		return appendFloat(dst, n.value(data).(float64), n.kind == kindFloat32)
-	case kindComplex64, kindComplex128:
-		c := n.value(data).(complex128)
-		dst = append(dst, '[')
-		dst = appendFloat(dst, real(c), n.kind == kindComplex64)
-		dst = append(dst, ',')
-		dst = appendFloat(dst, imag(c), n.kind == kindComplex64)
+	case kindFloat32:
+		return appendFloatBits(dst, uint64(le.Uint32(data)), true)
+	case kindFloat64:
+		return appendFloatBits(dst, le.Uint64(data), false)
+	case kindComplex64:
+		dst = appendFloatBits(append(dst, '['), uint64(le.Uint32(data)), true)
+		dst = appendFloatBits(append(dst, ','), uint64(le.Uint32(data[4:])), true)
+		return append(dst, ']')
+	case kindComplex128:
+		dst = appendFloatBits(append(dst, '['), le.Uint64(data), false)
+		dst = appendFloatBits(append(dst, ','), le.Uint64(data[8:]), false)
 		return append(dst, ']')
 	case kindEntity:
-		e := n.value(data).(ecs.Entity)
-		return fmt.Appendf(dst, "[%d,%d]", e.ID(), e.Gen())
+		return fmt.Appendf(dst, "[%d,%d]", le.Uint32(data), le.Uint32(data[4:]))
 	case kindArray:
 		dst = append(dst, '[')
 		for i := range n.length {
@@ -295,8 +296,7 @@ func (n *schemaNode) appendJSON(dst []byte, data []byte) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = strconv.AppendQuote(dst, f.name)
-			dst = append(dst, ':')
+			dst = append(appendKeyJSON(dst, rawFieldKey(f.name, i)), ':')
 			dst = f.node.appendJSON(dst, data[f.offset:])
 		}
 		return append(dst, '}')
@@ -305,18 +305,11 @@ func (n *schemaNode) appendJSON(dst []byte, data []byte) []byte {
 	}
 }
 
-func appendFloat(dst []byte, f float64, single bool) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(dst, `"NaN"`...)
-	case math.IsInf(f, 1):
-		return append(dst, `"+Inf"`...)
-	case math.IsInf(f, -1):
-		return append(dst, `"-Inf"`...)
+// rawFieldKey is the JSON key of field i of a raw struct: its name, or for a blank field ("_",
+// of which a struct may have several) "_" and its index, as the value schema names them.
+func rawFieldKey(name string, i int) string {
+	if name == "_" {
+		return "_" + strconv.Itoa(i)
 	}
-	bits := 64
-	if single {
-		bits = 32
-	}
-	return strconv.AppendFloat(dst, f, 'g', -1, bits)
+	return name
 }

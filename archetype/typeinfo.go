@@ -31,6 +31,7 @@ type typeInfo struct {
 	raw     bool             // plain-old-data: columns are copied as raw memory
 	zero    bool             // zero-sized
 	schema  []byte           // layout of raw types
+	swaps   []swapRun        // raw types: the multi-byte scalars a big-endian host swaps
 	version uint32           // from PECSVersion, 0 without it
 }
 
@@ -55,6 +56,7 @@ func infoOf(t reflect.Type) *typeInfo {
 				if _, err := parseSchema(schema, info.size); err == nil {
 					info.raw = true
 					info.schema = schema
+					info.swaps = swapLayout(t)
 				}
 			}
 		}

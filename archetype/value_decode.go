@@ -12,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/mlange-42/ark/ecs"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -29,6 +30,9 @@ type vdec struct {
 	conc  concreteSource
 	locs  map[string]*time.Location
 	mdec  *msgpack.Decoder
+	// mapEnt, when set, turns every ecs.Entity value read into the entity it stands for
+	// (an entity section stores references, see section.go).
+	mapEnt func(ecs.Entity) (ecs.Entity, error)
 }
 
 var errShort = errors.New("value ends early")
@@ -209,6 +213,19 @@ func (d *vdec) float32At(ptr unsafe.Pointer) error {
 	return err
 }
 
+// boolean reads a bool.
+func (d *vdec) boolean() (bool, error) {
+	c, err := d.peek()
+	if err != nil {
+		return false, err
+	}
+	if c != 0xc2 && c != 0xc3 {
+		return false, d.corrupt("bool expected, found msgpack code %#02x", c)
+	}
+	d.pos++
+	return c == 0xc3, nil
+}
+
 // intRange is the range of each integer kind.
 var intRange = [...]struct{ min, max int64 }{
 	vInt8: {math.MinInt8, math.MaxInt8}, vInt16: {math.MinInt16, math.MaxInt16},
@@ -270,15 +287,9 @@ func (d *vdec) intAt(p *vplan, ptr unsafe.Pointer) error {
 func (d *vdec) value(p *vplan, ptr unsafe.Pointer) error {
 	switch p.kind {
 	case vBool:
-		c, err := d.peek()
-		if err != nil {
-			return err
-		}
-		if c != 0xc2 && c != 0xc3 {
-			return d.corrupt("bool expected, found msgpack code %#02x", c)
-		}
-		d.pos++
-		*(*bool)(ptr) = c == 0xc3
+		b, err := d.boolean()
+		*(*bool)(ptr) = b
+		return err
 	case vInt8, vInt16, vInt32, vInt64, vInt, vUint8, vUint16, vUint32, vUint64, vUint:
 		return d.intAt(p, ptr)
 	case vFloat32:
@@ -340,7 +351,14 @@ func (d *vdec) value(p *vplan, ptr unsafe.Pointer) error {
 		if err != nil {
 			return err
 		}
-		copy(unsafe.Slice((*byte)(ptr), 8), data)
+		*(*slot)(ptr) = slot{id: binary.LittleEndian.Uint32(data), gen: binary.LittleEndian.Uint32(data[4:])}
+		if d.mapEnt != nil {
+			ent, err := d.mapEnt(*(*ecs.Entity)(ptr))
+			if err != nil {
+				return err
+			}
+			*(*ecs.Entity)(ptr) = ent
+		}
 	case vTime:
 		return d.timeAt(ptr)
 	default:

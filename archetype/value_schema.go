@@ -286,11 +286,7 @@ func (s *vschema) checkValue(d *vdec, i uint16, concrete func(name string) (*vsc
 	nd := &s.nodes[i]
 	switch nd.kind {
 	case vBool:
-		c, err := d.peek()
-		if err == nil && c != 0xc2 && c != 0xc3 {
-			err = d.corrupt("bool expected, found msgpack code %#02x", c)
-		}
-		d.pos++
+		_, err := d.boolean()
 		return err
 	case vInt8, vInt16, vInt32, vInt64, vInt, vUint8, vUint16, vUint32, vUint64, vUint:
 		_, _, err := d.integer()

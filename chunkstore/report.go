@@ -15,6 +15,7 @@ const (
 	SectionRecord = "data region" // a chunk or body record, or bytes between records
 	SectionChunk  = "chunk"       // a chunk whose record does not decode, or was dropped
 	SectionBodies = "bodies"      // a chunk's body block that does not decode
+	SectionFile   = "data file"   // a data file that is missing, cut short or not the store's
 )
 
 // Problem is one damaged or dropped item: where it is and what is wrong.

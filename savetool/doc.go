@@ -20,7 +20,9 @@
 //     ([DefaultPalette] knows the demo's materials; [PaletteFunc] adapts
 //     a game's own).
 //   - [ExportJSON] writes the ECS world and the chunk index ([IndexOf])
-//     as JSON.
+//     as JSON; [ImportJSON] turns the world of that JSON (or of a world
+//     file's) back into a world file, and [ImportInto] commits it as a new
+//     generation of the save directory.
 //
 // Every operation takes [Options]: a file system and an optional progress
 // callback. Operations that only read open stores read-only, for

@@ -28,7 +28,7 @@ var (
 	ErrDamaged = errors.New("savetool: the save is damaged")
 
 	// ErrInUse is returned by the operations that change a save directory
-	// (Repair, Compact, Migrate, Restore) while another program, a game,
+	// (Repair, Compact, Migrate, Restore, ImportInto) while another program, a game,
 	// holds it; the error also matches autosave.ErrLocked and names the
 	// holder. The operations that only read (Check, InspectDir, RenderDir,
 	// ExportJSON) work meanwhile.
@@ -43,6 +43,12 @@ var (
 	// ErrNothingToRender is returned by RenderDir and RenderStore when no
 	// region is given and nothing is stored.
 	ErrNothingToRender = errors.New("savetool: the save stores no chunk; give a region to render")
+
+	// ErrOtherGeneration is returned by ImportInto when the JSON is a save
+	// directory's export of another generation than the one committed in
+	// the directory (the game saved since, or it comes from another save)
+	// and ImportOptions.AnyGeneration is not set.
+	ErrOtherGeneration = errors.New("savetool: the JSON was exported from another generation")
 )
 
 // NotASaveError is the error for a path that is not a save: it names the

@@ -8,6 +8,7 @@ import (
 	"image"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mlange-42/ark/ecs"
 
@@ -192,14 +193,22 @@ func ExampleCompact() {
 	dir, cleanup := exampleSave()
 	defer cleanup()
 
+	// Data file by data file, within the store.
 	r, err := savetool.Compact(dir, savetool.CompactOptions{MaxBackups: -1})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("generation", r.Generation, "uses", r.NewStore, "smaller:", r.After < r.Before)
+	fmt.Println("generation", r.Generation, "uses", r.NewStore, "dead bytes:", r.DeadAfter)
+	// Whole, into a new store.
+	r, err = savetool.Compact(dir, savetool.CompactOptions{MaxBackups: -1, Whole: true})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("generation", r.Generation, "uses", r.NewStore, "dead bytes:", r.DeadAfter)
 	fmt.Println(r.OldStore, "kept for the backups:", r.OldKept)
 	// Output:
-	// generation 4 uses chunks-4.pxsw smaller: true
+	// generation 4 uses chunks.pxsw dead bytes: 0
+	// generation 5 uses chunks-5.pxsw dead bytes: 0
 	// chunks.pxsw kept for the backups: true
 }
 
@@ -213,7 +222,7 @@ func ExampleMigrate() {
 	}
 	fmt.Println("nothing to do:", r.NothingToDo, "manifest format", r.CurrentManifest)
 	// Output:
-	// nothing to do: true manifest format 2
+	// nothing to do: true manifest format 3
 }
 
 func ExampleInspectDir() {
@@ -299,8 +308,53 @@ func ExampleRestore() {
 	// restored generation 2 as 4; 3 is a backup now
 }
 
-// A tool reads a generation's chunk store while the game plays on and
-// saves: read-only, without the lock.
+// A save directory's JSON export turns back into its world file, byte for byte.
+func ExampleImportJSON() {
+	dir, cleanup := exampleSave()
+	defer cleanup()
+	var js, world bytes.Buffer
+	if err := savetool.ExportJSON(&js, dir, 0, savetool.Options{}); err != nil {
+		panic(err)
+	}
+	rep, err := savetool.ImportJSON(&world, &js)
+	if err != nil {
+		panic(err)
+	}
+	file, _ := os.ReadFile(filepath.Join(dir, "world-3.pecs"))
+	fmt.Printf("generation %d, %d entities, the same bytes: %v\n", rep.From, rep.Entities, bytes.Equal(world.Bytes(), file))
+	// Output: generation 3, 1 entities, the same bytes: true
+}
+
+// An edited export goes back into the save as a new generation, which the game loads.
+func ExampleImportInto() {
+	dir, cleanup := exampleSave()
+	defer cleanup()
+	var js bytes.Buffer
+	if err := savetool.ExportJSON(&js, dir, 0, savetool.Options{}); err != nil {
+		panic(err)
+	}
+	// The player's view reaches two chunks further: edit the Focus component.
+	edited := strings.Replace(js.String(), `"Radius":1`, `"Radius":3`, 1)
+	rep, err := savetool.ImportInto(dir, strings.NewReader(edited), savetool.ImportOptions{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("generation %d committed; %d is a backup now\n", rep.Generation, rep.Previous)
+
+	game, err := openGame(dir, true)
+	if err != nil {
+		panic(err)
+	}
+	defer game.p.Close()
+	q := ecs.NewFilter1[components.Focus](game.w).Query()
+	for q.Next() {
+		fmt.Println("radius:", q.Get().Radius)
+	}
+	// Output:
+	// generation 4 committed; 3 is a backup now
+	// radius: 3
+}
+
 func ExampleOpenStore() {
 	dir, cleanup := exampleSave()
 	defer cleanup()
@@ -328,8 +382,6 @@ func ExampleOpenStore() {
 	// {ID:4294967297 X:40 Y:40 Rotation:0 VX:0 VY:0 AngularVelocity:0 Width:3 Height:3 OriginX:1 OriginY:1 Pixels:9 Extension:0}
 }
 
-// DrawBody draws a pixel body at its saved transform into an image of a
-// region of the world; BodyBounds says which world pixels it may cover.
 func ExampleDrawBody() {
 	b := chunkstore.Body{X: 5, Y: 2, Width: 3, Height: 2, OriginX: 1, OriginY: 1,
 		Pixels: make([]uint32, 6), Shape: []bool{true, true, true, false, true, false}}
@@ -358,7 +410,6 @@ func ExampleDrawBody() {
 	// (1,-2)-(10,7)
 }
 
-// A check's report as JSON, as arksave check --json prints it.
 func ExampleCheckReport_JSON() {
 	dir, cleanup := exampleSave()
 	defer cleanup()
