@@ -1,6 +1,7 @@
 package mapserve
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -203,6 +204,7 @@ type worldJSON struct {
 	Chunks           []storedJSON `json:"chunks"` // by (y, x)
 	ChunksTruncated  bool         `json:"chunks_truncated,omitempty"`
 	Bodies           int          `json:"bodies"`
+	Entities         int          `json:"entities"` // regional entities that are not pixel bodies
 	Warnings         []string     `json:"warnings,omitempty"`
 	Error            string       `json:"error,omitempty"` // why the newest generation does not show
 	Cache            struct {
@@ -218,7 +220,7 @@ func (s *Server) serveWorld(w http.ResponseWriter, r *http.Request, v *view, _ u
 		Modified: time.UnixMilli(v.man.ModifiedMS).UTC(), Created: time.UnixMilli(v.man.CreatedMS).UTC(),
 		Store: v.man.Chunks.Name, ChunkSize: v.size, TileSize: TileSize, MaxLevel: MaxLevel,
 		Seed: v.store.Seed(), Generator: s.opts.Generator != nil, GeneratorVersion: v.store.GeneratorVersion(),
-		Extent: rect4(v.extent), Bounds: rect4(v.bounds), Chunks: []storedJSON{}, Bodies: len(v.bodies), Warnings: v.warnings,
+		Extent: rect4(v.extent), Bounds: rect4(v.bounds), Chunks: []storedJSON{}, Bodies: len(v.bodies), Entities: len(v.regionals), Warnings: v.warnings,
 	}
 	if err := s.refreshErr(); err != nil {
 		out.Error = err.Error()
@@ -335,7 +337,11 @@ type chunkJSON struct {
 	Bodies        int         `json:"bodies"`
 	BodyIDs       []string    `json:"body_ids,omitempty"`
 	BodyRecord    *recordJSON `json:"body_record,omitempty"`
-	Error         string      `json:"error,omitempty"`
+	// Entities counts the chunk's regional entities that are not pixel
+	// bodies; EntityIDs are their stable ids.
+	Entities  int      `json:"entities"`
+	EntityIDs []string `json:"entity_ids,omitempty"`
+	Error     string   `json:"error,omitempty"`
 }
 
 func (s *Server) serveChunk(w http.ResponseWriter, r *http.Request, v *view, q url.Values) {
@@ -412,6 +418,10 @@ func (s *Server) describeChunk(v *view, pos chunkPos) chunkJSON {
 		for _, b := range c.bodies {
 			out.BodyIDs = append(out.BodyIDs, b.ID)
 		}
+		out.Entities = len(c.regionals)
+		for _, r := range c.regionals {
+			out.EntityIDs = append(out.EntityIDs, r.ID)
+		}
 		rec, err := record(c.bodyBlock)
 		out.BodyRecord = rec
 		if err == nil {
@@ -433,13 +443,13 @@ type entitiesJSON struct {
 }
 
 func (s *Server) serveEntities(w http.ResponseWriter, r *http.Request, v *view, _ url.Values) {
-	out := entitiesJSON{Generation: v.man.Generation, Entities: make([]Entity, 0, min(len(v.bodies), maxListed))}
-	for _, b := range v.bodies {
-		if len(out.Entities) == maxListed {
-			out.Truncated = true
-			break
-		}
+	n := len(v.bodies) + len(v.regionals)
+	out := entitiesJSON{Generation: v.man.Generation, Entities: make([]Entity, 0, min(n, maxListed)), Truncated: n > maxListed}
+	for _, b := range v.bodies[:min(len(v.bodies), maxListed)] {
 		out.Entities = append(out.Entities, b.Entity)
+	}
+	for _, e := range v.regionals[:min(len(v.regionals), maxListed-len(out.Entities))] {
+		out.Entities = append(out.Entities, e.listed())
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -449,32 +459,33 @@ func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, v *view, q 
 	if kind == "" {
 		kind = KindBody
 	}
-	if kind != KindBody {
-		httpError(w, http.StatusBadRequest, fmt.Sprintf("mapserve: no entities of kind %q; the map has %q", kind, KindBody))
+	if kind != KindBody && kind != KindEntity {
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("mapserve: no entities of kind %q; the map has %q and %q", kind, KindBody, KindEntity))
 		return
 	}
 	n, err := strconv.ParseUint(id, 10, 64)
 	if err != nil {
-		httpError(w, http.StatusBadRequest, fmt.Sprintf("mapserve: entity id %q: want a body's id, a whole number", id))
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("mapserve: entity id %q: want a whole number, a body's id or a regional entity's stable id", id))
 		return
 	}
-	i, found := slices.BinarySearchFunc(v.bodies, n, func(b *body, id uint64) int {
-		switch {
-		case b.body.ID < id:
-			return -1
-		case b.body.ID > id:
-			return 1
+	var e Entity
+	if kind == KindBody {
+		i, found := slices.BinarySearchFunc(v.bodies, n, func(b *body, id uint64) int { return cmp.Compare(b.body.ID, id) })
+		if !found {
+			httpError(w, http.StatusNotFound, fmt.Sprintf("mapserve: generation %d stores no body %d", v.man.Generation, n))
+			return
 		}
-		return 0
-	})
-	if !found {
-		httpError(w, http.StatusNotFound, fmt.Sprintf("mapserve: generation %d stores no body %d", v.man.Generation, n))
-		return
-	}
-	e, err := v.bodies[i].withComponents()
-	if err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
-		return
+		if e, err = v.bodies[i].withComponents(); err != nil {
+			httpError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+	} else {
+		i, found := slices.BinarySearchFunc(v.regionals, n, func(r *regional, id uint64) int { return cmp.Compare(r.stable, id) })
+		if !found {
+			httpError(w, http.StatusNotFound, fmt.Sprintf("mapserve: generation %d stores no regional entity %d besides its bodies", v.man.Generation, n))
+			return
+		}
+		e = v.regionals[i].Entity
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Generation uint64 `json:"generation"`

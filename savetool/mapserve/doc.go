@@ -4,7 +4,8 @@
 //
 // The page shows the saved pixel world as map tiles at several zoom levels,
 // pans and zooms with mouse and touch, draws the entities stored with the
-// chunks (pixel bodies) with their ids, and on a click shows a chunk's
+// chunks with their ids (pixel bodies by their bounds, other regional
+// entities as a marker at their position), and on a click shows a chunk's
 // record or an entity's components. A panel lists the generations and
 // backups, the chunk stores and the ECS world file, and the result of
 // [savetool.Check]. While a game autosaves into the directory the page
@@ -18,7 +19,23 @@
 //     [savetool.Palette], how often the manifest is polled, the tile cache.
 //   - [Server.Refresh] reads the manifest once and moves to a new
 //     generation if there is one; the server does so every Options.Poll.
-//   - [Entity]: what the map draws over the pixels and selects on a click.
+//   - [Entity]: what the map draws over the pixels and selects on a click:
+//     a pixel body ([KindBody]) or another regional entity ([KindEntity]),
+//     placed by Options.Position ([PositionFields]) or found as
+//     [Entity.Placed] says.
+//
+// # Regional entities
+//
+// An entity of any archetype with components.Regional is stored in an
+// entity section of the chunk it stands in. The map reads every section of
+// a generation's entity blocks without the game's types
+// (archetype.ExportSectionJSON) and lists each entity that is not a pixel
+// body by its stable id, with its components in the JSON export's view. A
+// section stores no position the map could know, so it asks
+// Options.Position; without an answer it takes the first component (in the
+// section's order) with number fields X and Y, or x and y; failing that it
+// draws the entity at the centre of its chunk and says so (PlacedChunk).
+// Players, saved apart from the chunks, are not on the map.
 //
 // # Reading while a game saves
 //
@@ -38,7 +55,8 @@
 //	GET /api/tiles/{z}/{x}/{y}.png     a 256x256 tile: level z is 2^z world pixels a tile pixel
 //	GET /api/chunk?x=X&y=Y             a chunk's record: kind, sizes, version, bodies
 //	GET /api/entities                  every entity: kind, id, position, bounds
-//	GET /api/entity?kind=body&id=ID    one entity with its components (the JSON export's view)
+//	GET /api/entity?kind=K&id=ID       one entity with its components (the JSON export's view):
+//	                                   kind "body" by body id, "entity" by stable id
 //	GET /api/generations               generations and backups, chunk stores, the world file
 //	GET /api/check[?fresh=1]           savetool.Check's result, as arksave check --json
 //	GET /api/events                    server-sent events: one "generation" event a commit
@@ -56,5 +74,7 @@
 //
 // Each new generation is an event for the pages with the world rectangles
 // to redraw: the chunks whose content changed, and the bodies of body
-// blocks that changed, where they were and where they are.
+// blocks that changed, where they were and where they are; it says when
+// the entities changed (a body or another regional entity added, moved or
+// removed), so that pages read /api/entities again.
 package mapserve

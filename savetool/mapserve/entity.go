@@ -10,24 +10,36 @@ import (
 )
 
 // Entity is one thing the map draws over the pixels, with its id, and that
-// a click selects: a pixel body. The page draws any list of entities by
-// their bounds and ids, so that other kinds stored with chunks join the
-// same layer.
+// a click selects: a pixel body ([KindBody]) or another regional entity
+// ([KindEntity]). The page draws any list of entities by their bounds and
+// ids.
 type Entity struct {
-	Kind string `json:"kind"` // "body": a pixel body
+	Kind string `json:"kind"` // "body" or "entity"
 	// ID names the entity among those of its kind, as the page shows it: a
-	// body's id in decimal (a string, since JavaScript's numbers hold only
-	// 53 bits).
+	// body's id, or a regional entity's stable id, in decimal (a string,
+	// since JavaScript's numbers hold only 53 bits).
 	ID string  `json:"id"`
 	X  float64 `json:"x"` // position, world pixels
 	Y  float64 `json:"y"`
+	// Placed says how a regional entity's position was found:
+	// PlacedRegistered, PlacedFields (PlacedBy names the component) or
+	// PlacedChunk (not found: the centre of its chunk). Empty for a body.
+	Placed   string `json:"placed,omitempty"`
+	PlacedBy string `json:"placed_by,omitempty"`
 	// Bounds are the world pixels it may cover, [x0, y0, x1, y1) with x1
-	// and y1 excluded: what the page frames and hit-tests.
+	// and y1 excluded: what the page frames and hit-tests (for a regional
+	// entity a few pixels around its position).
 	Bounds [4]int   `json:"bounds"`
 	Chunk  [2]int32 `json:"chunk"` // the chunk it is stored with
-	// Components is the JSON export's view of it (arksave export --json);
-	// only /api/entity fills it.
+	// Components is the JSON export's view of it (arksave export --json;
+	// for a regional entity, archetype.ExportSectionJSON's object of the
+	// entity: "entity" is its index in its section); only /api/entity
+	// fills it.
 	Components json.RawMessage `json:"components,omitempty"`
+	// Refs is the reference table of a regional entity's section, which
+	// its ecs.Entity values ([r, 0]: entry r, from 1) point into; only
+	// /api/entity fills it.
+	Refs json.RawMessage `json:"refs,omitempty"`
 }
 
 // KindBody is the Entity.Kind of a pixel body.

@@ -29,6 +29,14 @@ type Options struct {
 	// Palette colours the pixels; nil means savetool.DefaultPalette(). It
 	// is called from several goroutines at once.
 	Palette savetool.Palette
+	// Position, when set, tells where a regional entity that is not a
+	// pixel body stands, in world pixels, from its components in the JSON
+	// export's view; PositionFields makes one from a component's fields.
+	// Where it is nil or says !ok, the map takes the first component with
+	// number fields X and Y (or x and y), else the centre of the entity's
+	// chunk (Entity.Placed says which). It is called as a new generation
+	// opens, never from two goroutines at once.
+	Position func(c Components) (x, y float64, ok bool)
 	// Poll is how often the manifest is read to follow new generations;
 	// 0 means 250 ms, a negative value never (call Refresh).
 	Poll time.Duration

@@ -1,6 +1,7 @@
 package mapserve
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"hash/maphash"
@@ -32,7 +33,10 @@ type view struct {
 	bounds   image.Rectangle  // world pixels of the stored chunks
 	extent   image.Rectangle  // the map: bounds grown by a chunk on every side
 	bodies   []*body          // every pixel body, by id
-	warnings []string
+	// regionals are the regional entities that are not pixel bodies, by
+	// stable id (then chunk).
+	regionals []*regional
+	warnings  []string
 
 	listOnce sync.Once
 	list     []storedJSON // what /api/world lists, made once
@@ -51,6 +55,7 @@ type chunkRec struct {
 	bodyBlock chunkstore.Handle // the body block's record; zero when none
 	bodyVer   version           // the body block's content, as version
 	bodies    []*body           // those of the body block
+	regionals []*regional       // the block's other regional entities
 	bodyErr   error             // why the body block does not read
 	// changedIn is the generation in which the server saw the chunk's
 	// content change; 0 when it has not seen it change since it started.
@@ -132,12 +137,16 @@ func openView(dir string, o *Options, seed maphash.Seed, prev *view) (*view, err
 			}
 		}
 		if !r.bodyBlock.IsZero() {
-			v.readBodies(pos, r, p, prev)
+			v.readBlock(pos, r, p, prev, o.Position)
 			v.bodies = append(v.bodies, r.bodies...)
+			v.regionals = append(v.regionals, r.regionals...)
 		}
 	}
 	slices.SortFunc(v.bodies, func(a, b *body) int {
 		return cmp.Or(cmp.Compare(a.body.ID, b.body.ID), cmp.Compare(a.Chunk[1], b.Chunk[1]), cmp.Compare(a.Chunk[0], b.Chunk[0]))
+	})
+	slices.SortFunc(v.regionals, func(a, b *regional) int {
+		return cmp.Or(cmp.Compare(a.stable, b.stable), cmp.Compare(a.Chunk[1], b.Chunk[1]), cmp.Compare(a.Chunk[0], b.Chunk[0]))
 	})
 	slices.SortFunc(v.order, comparePos)
 	if v.bounds.Empty() {
@@ -164,31 +173,47 @@ func sameChunk(prev, v *view, pos chunkstore.Pos, a, b chunkstore.Handle, budget
 	return errA == nil && errB == nil && ra.Type == rb.Type && slices.Equal(ra.Delta, rb.Delta) && slices.Equal(ra.Pixels, rb.Pixels)
 }
 
-// readBodies reads the body block at pos into r, taking prev's parsed
-// bodies (and their version) when they are the same.
-func (v *view) readBodies(pos chunkstore.Pos, r, p *chunkRec, prev *view) {
+// readBlock reads the entity block at pos into r: its pixel bodies and
+// its other regional entities, placed by place (Options.Position). What
+// prev read of the same record is taken as it is; bodies that read the
+// same as prev's keep their version.
+func (v *view) readBlock(pos chunkstore.Pos, r, p *chunkRec, prev *view, place func(Components) (float64, float64, bool)) {
 	r.bodyVer = version{v.man.Chunks.Name, r.bodyBlock}
 	if p != nil && p.bodyErr == nil && p.bodyBlock == r.bodyBlock && prev.man.Chunks.Name == v.man.Chunks.Name {
-		r.bodies, r.bodyVer = p.bodies, p.bodyVer
+		r.bodies, r.regionals, r.bodyVer = p.bodies, p.regionals, p.bodyVer
 		return
 	}
-	bs, err := v.store.Bodies(pos)
+	blk, err := v.store.Entities(pos)
 	if err != nil {
 		r.bodyErr = err
 		v.warnings = append(v.warnings, err.Error())
 		return
 	}
-	if p != nil && p.bodyErr == nil && len(p.bodies) == len(bs) && !p.bodyBlock.IsZero() {
+	if r.regionals, err = regionalsOf(pos, v.size, &blk, place); err != nil {
+		r.bodyErr = err
+		v.warnings = append(v.warnings, err.Error())
+	}
+	bs := blk.Bodies
+	if p != nil && p.bodyErr == nil && len(p.bodies) == len(bs) && !p.bodyBlock.IsZero() && sameRegionals(p.regionals, r.regionals) {
 		same := true
 		for i := range bs {
 			same = same && reflect.DeepEqual(p.bodies[i].body, &bs[i])
 		}
 		if same {
-			r.bodies, r.bodyVer = p.bodies, p.bodyVer
+			r.bodies, r.regionals, r.bodyVer = p.bodies, p.regionals, p.bodyVer
 			return
 		}
 	}
 	r.bodies = bodiesOf(pos, bs)
+}
+
+// sameRegionals reports whether two lists of regional entities read the
+// same.
+func sameRegionals(a, b []*regional) bool {
+	return slices.EqualFunc(a, b, func(x, y *regional) bool {
+		return x.stable == y.stable && x.X == y.X && x.Y == y.Y && x.Placed == y.Placed && x.PlacedBy == y.PlacedBy &&
+			bytes.Equal(x.Components, y.Components) && bytes.Equal(x.Refs, y.Refs)
+	})
 }
 
 // chunkPos is a chunk's position.

@@ -6,7 +6,9 @@
 const TILE = 256;
 const MAX_SCALE = 32;
 const FRAMES = { full: '#ff9a1f', delta: '#2fe0f0', empty: '#ffffff', none: '#c678dd' };
-const ENTITY = '#ff4fd8';
+const ENTITY = '#ff4fd8';   // pixel bodies: their bounds
+const REGIONAL = '#7ee787'; // other regional entities: a diamond at their position
+const MARK = 6;             // the diamond's half size, CSS pixels
 const SELECTED = '#ffb347';
 
 const canvas = document.getElementById('map');
@@ -303,18 +305,37 @@ function drawEntities(w, h) {
   ctx.font = '11px ui-monospace, monospace';
   ctx.textBaseline = 'bottom';
   for (const e of es) {
-    const [sx0, sy0] = toScreen(e.bounds[0], e.bounds[1]).map(Math.round);
-    const [sx1, sy1] = toScreen(e.bounds[2], e.bounds[3]).map(Math.round);
-    ctx.strokeStyle = ENTITY;
+    let lx, ly;
     ctx.lineWidth = 1;
-    ctx.strokeRect(sx0 + 0.5, sy0 + 0.5, Math.max(sx1 - sx0, 3), Math.max(sy1 - sy0, 3));
+    if (e.kind === 'entity') {
+      // A regional entity: a diamond at its position, dashed where the
+      // position is only its chunk's centre.
+      const [sx, sy] = toScreen(e.x, e.y).map(Math.round);
+      ctx.strokeStyle = REGIONAL;
+      ctx.setLineDash(e.placed === 'chunk' ? [3, 2] : []);
+      ctx.beginPath();
+      ctx.moveTo(sx + 0.5, sy - MARK + 0.5);
+      ctx.lineTo(sx + MARK + 0.5, sy + 0.5);
+      ctx.lineTo(sx + 0.5, sy + MARK + 0.5);
+      ctx.lineTo(sx - MARK + 0.5, sy + 0.5);
+      ctx.closePath();
+      ctx.stroke();
+      ctx.setLineDash([]);
+      [lx, ly] = [sx + MARK, sy - MARK + 2];
+    } else {
+      const [sx0, sy0] = toScreen(e.bounds[0], e.bounds[1]).map(Math.round);
+      const [sx1, sy1] = toScreen(e.bounds[2], e.bounds[3]).map(Math.round);
+      ctx.strokeStyle = ENTITY;
+      ctx.strokeRect(sx0 + 0.5, sy0 + 0.5, Math.max(sx1 - sx0, 3), Math.max(sy1 - sy0, 3));
+      [lx, ly] = [sx0, sy0];
+    }
     if (!labels) continue;
     const text = e.id;
     const tw = ctx.measureText(text).width;
     ctx.fillStyle = 'rgba(20,20,24,0.75)';
-    ctx.fillRect(sx0, sy0 - 14, tw + 6, 14);
-    ctx.fillStyle = ENTITY;
-    ctx.fillText(text, sx0 + 3, sy0 - 1);
+    ctx.fillRect(lx, ly - 14, tw + 6, 14);
+    ctx.fillStyle = e.kind === 'entity' ? REGIONAL : ENTITY;
+    ctx.fillText(text, lx + 3, ly - 1);
   }
 }
 
@@ -327,6 +348,13 @@ function drawSelection() {
     r = [sel.x * cs, sel.y * cs, (sel.x + 1) * cs, (sel.y + 1) * cs];
   } else {
     const e = S.entities.find((e) => e.kind === sel.kind && e.id === sel.id);
+    if (e && e.kind === 'entity') {
+      const [sx, sy] = toScreen(e.x, e.y).map(Math.round);
+      ctx.strokeStyle = SELECTED;
+      ctx.lineWidth = 2;
+      ctx.strokeRect(sx - MARK - 2, sy - MARK - 2, 2 * MARK + 4, 2 * MARK + 4);
+      return;
+    }
     if (e) r = e.bounds;
   }
   if (!r) return;
@@ -436,9 +464,14 @@ function click(sx, sy) {
     const m = 3 / S.scale;
     let best = null, bestD = Infinity;
     for (const e of S.entities) {
-      const b = e.bounds;
-      if (wx < b[0] - m || wx >= b[2] + m || wy < b[1] - m || wy >= b[3] + m) continue;
       const d = Math.hypot(wx - e.x, wy - e.y);
+      if (e.kind === 'entity') {
+        // Its diamond keeps its size on the screen.
+        if (d * S.scale > MARK + 3) continue;
+      } else {
+        const b = e.bounds;
+        if (wx < b[0] - m || wx >= b[2] + m || wy < b[1] - m || wy >= b[3] + m) continue;
+      }
       if (d < bestD) { best = e; bestD = d; }
     }
     if (best) return select({ type: 'entity', kind: best.kind, id: best.id });
@@ -482,9 +515,14 @@ function record(r) {
   return `offset ${r.offset}, ${r.length} bytes (${r.stored} stored, ${r.raw} raw${r.compressed ? ', LZ4' : ''})`;
 }
 
+// entityLinks lists ids that select the entities of a kind on a click.
+function entityLinks(kind, ids) {
+  return ids ? el('span', null, ...ids.flatMap((id, i) => [i ? ', ' : '',
+    el('a', { href: '#', onclick: (e) => { e.preventDefault(); select({ type: 'entity', kind, id }); } }, id)])) : undefined;
+}
+
 function chunkInfo(c) {
-  const ids = c.body_ids ? el('span', null, ...c.body_ids.flatMap((id, i) => [i ? ', ' : '',
-    el('a', { href: '#', onclick: (e) => { e.preventDefault(); select({ type: 'entity', kind: 'body', id }); } }, id)])) : undefined;
+  const ids = entityLinks('body', c.body_ids);
   return el('div', { 'data-chunk': `${c.x},${c.y}` },
     el('h3', null, `chunk (${c.x}, ${c.y})`),
     dl([
@@ -496,23 +534,43 @@ function chunkInfo(c) {
       ['changed in', c.changed_in ? `generation ${c.changed_in}` : undefined],
       ['bodies', c.bodies],
       ['body ids', ids],
+      ['entities', c.entities],
+      ['entity ids', entityLinks('entity', c.entity_ids)],
       ['body record', record(c.body_record)],
       ['generation', c.generation],
     ]),
     c.error ? el('p', { class: 'error' }, c.error) : null);
 }
 
+const PLACED = {
+  registered: 'as the game registers it',
+  fields: 'X and Y of',
+  chunk: 'not found: the centre of its chunk',
+};
+
 function entityInfo(e) {
+  const regional = e.kind === 'entity';
   return el('div', { 'data-entity': `${e.kind}:${e.id}` },
-    el('h3', null, `${e.kind === 'body' ? 'pixel body' : e.kind} ${e.id}`),
+    el('h3', null, `${regional ? 'regional entity' : 'pixel body'} ${e.id}`),
     dl([
       ['position', `${e.x.toFixed(1)}, ${e.y.toFixed(1)}`],
+      ['placed', regional ? `${PLACED[e.placed] || e.placed}${e.placed_by ? ' ' + shortType(e.placed_by) : ''}` : undefined],
       ['chunk', `(${e.chunk[0]}, ${e.chunk[1]})`],
-      ['bounds', e.bounds.join(', ')],
+      ['bounds', regional ? undefined : e.bounds.join(', ')],
       ['generation', e.generation],
     ]),
-    el('p', { class: 'hint' }, 'components, as arksave export --json lists them:'),
-    el('pre', null, JSON.stringify(e.components, null, 2)));
+    el('p', { class: 'hint' }, regional
+      ? 'components, as the JSON export lists them ("entity": its index in its chunk\'s section):'
+      : 'components, as arksave export --json lists them:'),
+    el('pre', null, JSON.stringify(e.components, null, 2)),
+    regional && e.refs && e.refs.length ? el('p', { class: 'hint' }, 'references: an entity value [r, 0] is entry r of',
+      el('pre', null, e.refs.map((r, i) => `${i + 1}: ${r[0]} ${JSON.stringify(r[1])}`).join('\n'))) : null);
+}
+
+// shortType drops the package path of a type's name.
+function shortType(name) {
+  const i = name.split('[')[0].lastIndexOf('/');
+  return i >= 0 ? name.slice(i + 1) : name;
 }
 
 function showHeader() {
@@ -576,6 +634,7 @@ async function loadGenerations() {
     ['game', `chunks of ${s.chunk_size} px, tiles of ${s.tile_size} px, seed ${s.seed}, generator version ${s.generator_version}`],
     ['chunks', `${s.chunks} stored: ${s.full} full, ${s.delta} delta, ${s.empty} empty`],
     ['bodies', `${s.bodies} in ${s.body_blocks} chunks`],
+    ['regional entities', `${s.entities} in ${s.sections} sections (bodies' own included)`],
     ['file', `${bytes(s.file_bytes)}: records ${bytes(s.record_bytes)}, page table ${bytes(s.table_bytes)} (${s.journal_segments} journal segments), dead ${bytes(s.dead_bytes)} (${(100 * s.dead_ratio).toFixed(1)}%)`],
   ]), s.error ? el('p', { class: 'error' }, s.error) : '')));
   const wf = d.world;

@@ -1,0 +1,201 @@
+package mapserve
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image"
+	"math"
+	"reflect"
+	"strconv"
+
+	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/components"
+)
+
+// KindEntity is the Entity.Kind of a regional entity that is not a pixel
+// body: an entity of any archetype with components.Regional, stored in an
+// entity section of the chunk it stands in. Its ID is its stable id
+// (Regional.ID) in decimal.
+const KindEntity = "entity"
+
+// How the map found where a regional entity stands (Entity.Placed).
+const (
+	// PlacedRegistered: Options.Position gave the position.
+	PlacedRegistered = "registered"
+	// PlacedFields: a component's fields X and Y (or x and y), numbers;
+	// Entity.PlacedBy names the component.
+	PlacedFields = "fields"
+	// PlacedChunk: neither; the entity is drawn at the centre of the chunk
+	// it is stored with.
+	PlacedChunk = "chunk"
+)
+
+// Components are a regional entity's components in the JSON export's view
+// (archetype.ExportSectionJSON), keyed by the type's full name
+// ("example.com/game.Crate"), as the map hands them to Options.Position.
+type Components map[string]json.RawMessage
+
+// PositionFields returns an Options.Position that reads the position from
+// fields x and y (numbers, world pixels) of the component with the full
+// type name component, as the JSON export names types and fields: for
+// type Crate struct{ X, Y float64 } of package example.com/game,
+// PositionFields("example.com/game.Crate", "X", "Y"). An entity without
+// that component, or whose fields are not finite numbers, is left to the
+// map's own guess.
+func PositionFields(component, x, y string) func(Components) (float64, float64, bool) {
+	return func(c Components) (float64, float64, bool) {
+		return fieldsXY(c[component], x, y)
+	}
+}
+
+// fieldsXY reads fields x and y of a struct's JSON as finite numbers.
+func fieldsXY(value json.RawMessage, x, y string) (float64, float64, bool) {
+	if len(value) == 0 || value[0] != '{' {
+		return 0, 0, false
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(value, &fields) != nil {
+		return 0, 0, false
+	}
+	fx, okx := number(fields[x])
+	fy, oky := number(fields[y])
+	return fx, fy, okx && oky
+}
+
+// number parses a JSON number; the export writes NaN and infinities as
+// strings, which are not positions.
+func number(raw json.RawMessage) (float64, bool) {
+	f, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64)
+	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+}
+
+// heuristicFields are the field pairs the map looks for when the game
+// registers no position, in order.
+var heuristicFields = [...][2]string{{"X", "Y"}, {"x", "y"}}
+
+// regional is a regional entity of a view that is not a pixel body.
+type regional struct {
+	Entity
+	stable uint64
+}
+
+// entityMark is how far from its position, in world pixels, a regional
+// entity's bounds reach: the page draws a marker of its own size there.
+const entityMark = 4
+
+// maxPosition bounds the positions the map takes from components; beyond
+// it (or not finite) an entity is placed at its chunk's centre.
+const maxPosition = 1 << 40
+
+// regionalName is the full type name of components.Regional, as a
+// section's type registry names it.
+var regionalName = func() string {
+	t := reflect.TypeFor[components.Regional]()
+	return t.PkgPath() + "." + t.Name()
+}()
+
+// sectionJSON is what the map reads of archetype.ExportSectionJSON.
+type sectionJSON struct {
+	Refs   json.RawMessage `json:"refs"`
+	Tables []struct {
+		Components []string          `json:"components"`
+		Entities   []json.RawMessage `json:"entities"`
+	} `json:"tables"`
+}
+
+// regionalsOf returns the regional entities of the entity block at pos
+// that are not its pixel bodies, with their components and the reference
+// table of their section, in the order the sections list them: a later
+// section's copy of a stable id replaces an earlier one (as a load does),
+// and entities without a Regional are left out. size is the chunk edge;
+// place is Options.Position.
+func regionalsOf(pos chunkPos, size int, blk *chunkstore.EntityBlock, place func(Components) (float64, float64, bool)) ([]*regional, error) {
+	bodies := make(map[uint64]bool, len(blk.Bodies))
+	for i := range blk.Bodies {
+		bodies[blk.Bodies[i].ID] = true
+	}
+	var out []*regional
+	index := map[uint64]int{}
+	var buf bytes.Buffer
+	for si, sec := range blk.Sections {
+		buf.Reset()
+		if err := archetype.ExportSectionJSON(&buf, sec); err != nil {
+			return out, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
+		}
+		var sj sectionJSON
+		if err := json.Unmarshal(buf.Bytes(), &sj); err != nil {
+			return out, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
+		}
+		for _, t := range sj.Tables {
+			for _, raw := range t.Entities {
+				var e map[string]json.RawMessage
+				if err := json.Unmarshal(raw, &e); err != nil {
+					return out, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
+				}
+				var reg components.Regional
+				if r, ok := e[regionalName]; !ok || json.Unmarshal(r, &reg) != nil || bodies[reg.ID] {
+					continue
+				}
+				r := newRegional(pos, size, reg.ID, t.Components, e, place)
+				r.Components = raw
+				r.Refs = sj.Refs
+				if i, ok := index[reg.ID]; ok {
+					out[i] = r
+					continue
+				}
+				index[reg.ID] = len(out)
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
+// newRegional places one entity of a section: by place, else by the
+// first component (in the section's order) with number fields X and Y,
+// else at the centre of its chunk.
+func newRegional(pos chunkPos, size int, id uint64, names []string, e map[string]json.RawMessage, place func(Components) (float64, float64, bool)) *regional {
+	comps := make(Components, len(e))
+	for k, v := range e {
+		if k != "entity" {
+			comps[k] = v
+		}
+	}
+	r := &regional{stable: id, Entity: Entity{Kind: KindEntity, ID: strconv.FormatUint(id, 10),
+		Chunk: [2]int32{pos.X, pos.Y}}}
+	usable := func(x, y float64, ok bool) bool {
+		return ok && math.Abs(x) < maxPosition && math.Abs(y) < maxPosition
+	}
+	found := false
+	if place != nil {
+		if x, y, ok := place(comps); usable(x, y, ok) {
+			r.X, r.Y, r.Placed, found = x, y, PlacedRegistered, true
+		}
+	}
+	for _, name := range names {
+		if found {
+			break
+		}
+		for _, f := range heuristicFields {
+			if x, y, ok := fieldsXY(comps[name], f[0], f[1]); usable(x, y, ok) {
+				r.X, r.Y, r.Placed, r.PlacedBy, found = x, y, PlacedFields, name, true
+				break
+			}
+		}
+	}
+	if !found {
+		r.X, r.Y, r.Placed = float64(int(pos.X)*size)+float64(size)/2, float64(int(pos.Y)*size)+float64(size)/2, PlacedChunk
+	}
+	x, y := int(math.Floor(r.X)), int(math.Floor(r.Y))
+	r.Bounds = rect4(image.Rect(x-entityMark, y-entityMark, x+entityMark, y+entityMark))
+	return r
+}
+
+// listed is r as /api/entities lists it: without its components.
+func (r *regional) listed() Entity {
+	e := r.Entity
+	e.Components, e.Refs = nil, nil
+	return e
+}
