@@ -93,3 +93,25 @@ func Example() {
 	// 200 OK image/png
 	// moved on: true <nil> to generation 2
 }
+
+// A game whose regional entities keep their position in fields the map
+// would not guess tells it where they stand. The map hands Options.Position
+// each entity's components as the JSON export shows them, by full type
+// name.
+func ExamplePositionFields() {
+	place := mapserve.PositionFields("example.com/game.Crate", "PosX", "PosY")
+	x, y, ok := place(mapserve.Components{
+		"example.com/game.Crate":                         json.RawMessage(`{"PosX":12.5,"PosY":-3,"Label":"rope"}`),
+		"github.com/arksave/arksave/components.Regional": json.RawMessage(`{"ID":101}`),
+	})
+	fmt.Println(x, y, ok)
+	_, _, ok = place(mapserve.Components{"example.com/game.Barrel": json.RawMessage(`{"PosX":1,"PosY":2}`)})
+	fmt.Println("a barrel:", ok) // the map guesses, or draws it at its chunk's centre
+
+	o := mapserve.Options{Position: place} // for mapserve.New
+	fmt.Println(o.Position != nil)
+	// Output:
+	// 12.5 -3 true
+	// a barrel: false
+	// true
+}
