@@ -10,26 +10,19 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mlange-42/ark/ecs"
 
-	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savetest"
 	"github.com/arksave/arksave/savetool/mapserve"
+	"github.com/arksave/arksave/vfs"
 )
 
-// Components of the regional game: a crate places itself by its X and Y
-// (which the map finds by itself), a beacon by an array the map cannot
-// read unless told, and a link points at another entity.
 type (
-	Crate struct {
-		X, Y  float64
-		Label string
-	}
-	Beacon struct{ At [2]float64 }
-	Link   struct{ To ecs.Entity }
+	Crate  = savetest.Crate
+	Beacon = savetest.Beacon
+	Link   = savetest.Link
 )
 
 // fullName is a type's name as the JSON export gives it.
@@ -40,65 +33,37 @@ func fullName[T any]() string {
 
 // regionalGame is a game whose chunks hold regional entities besides a
 // pixel body: crates 101 (in chunk 0,0, linked to 102) and 102 (chunk
-// 1,0), beacon 103 (chunk -1,0, at -20,20).
+// 1,0), beacon 103 (chunk -1,0, at -20,20), saved once.
 type regionalGame struct {
-	w       *ecs.World
-	systems []arksave.System
-	pers    *arksave.Persistence
-	byID    map[uint64]ecs.Entity
-	bodyID  uint64
+	*savetest.RegionalGame
+	byID   map[uint64]ecs.Entity
+	bodyID uint64
 }
 
 func newRegionalGame(t *testing.T, dir string) *regionalGame {
 	t.Helper()
-	w := ecs.NewWorld()
-	ecs.ComponentID[Crate](w)
-	ecs.ComponentID[Beacon](w)
-	ecs.ComponentID[Link](w)
-	systems, err := arksave.Plugin{Dir: dir, ChunkSize: savetest.ChunkSize, TileSize: savetest.TileSize,
-		Seed: savetest.Seed, Generator: savetest.Generator,
-		Positions: []arksave.RegionalPosition{
-			arksave.Position(func(c *Crate) (float64, float64) { return c.X, c.Y }),
-			arksave.Position(func(b *Beacon) (float64, float64) { return b.At[0], b.At[1] }),
-		},
-	}.Install(w)
-	must(t, err)
-	g := &regionalGame{w: w, systems: systems, pers: ecs.GetResource[arksave.Persistence](w), byID: map[uint64]ecs.Entity{}}
-	t.Cleanup(func() { g.pers.Close() })
-	ecs.NewMap1[components.Focus](w).NewEntity(&components.Focus{Radius: 1})
-	ix := ecs.GetResource[components.ChunkIndex](w)
-	for i := 0; i < 5000 && ix.Len() < 9; i++ {
-		g.tick()
-		time.Sleep(time.Millisecond)
-	}
-	expect(t, ix.Len() == 9, "%d chunks loaded", ix.Len())
+	return newRegionalGameOn(t, nil, dir)
+}
 
-	crates := ecs.NewMap3[Crate, Link, components.Regional](w)
-	b := crates.NewEntity(&Crate{X: 40, Y: 5, Label: "lamp"}, &Link{}, &components.Regional{ID: 102})
-	g.byID[102] = b
-	g.byID[101] = crates.NewEntity(&Crate{X: 10, Y: 12, Label: "rope"}, &Link{To: b}, &components.Regional{ID: 101})
-	g.byID[103] = ecs.NewMap2[Beacon, components.Regional](w).NewEntity(&Beacon{At: [2]float64{-20, 20}}, &components.Regional{ID: 103})
-	body := components.PixelBody{ID: ecs.GetResource[components.BodyIDs](w).New(), X: 20, Y: 40, Width: 2, Height: 2,
-		Pixels: make([]components.Pixel, 4), Shape: []bool{true, true, true, true}}
-	for i := range body.Pixels {
-		body.Pixels[i] = components.MakePixel(3, 1, 0, components.FlagPixelBody)
-	}
-	g.bodyID = uint64(body.ID)
-	ecs.NewMap2[components.PixelBody, components.Persistable](w).NewEntity(&body, &components.Persistable{})
+// newRegionalGameOn is newRegionalGame on the file system fsys (nil: the
+// real one).
+func newRegionalGameOn(t *testing.T, fsys vfs.FS, dir string) *regionalGame {
+	t.Helper()
+	rg, err := savetest.OpenRegional(fsys, dir, savetest.ChunkSize, savetest.Generator)
+	must(t, err)
+	t.Cleanup(func() { rg.Close() })
+	g := &regionalGame{RegionalGame: rg, byID: map[uint64]ecs.Entity{}}
+	g.byID[102] = g.Crate(102, 40, 5, "lamp", ecs.Entity{})
+	g.byID[101] = g.Crate(101, 10, 12, "rope", g.byID[102])
+	g.byID[103] = g.Beacon(103, -20, 20)
+	g.bodyID = g.Body(20, 40)
 	g.save(t)
 	return g
 }
 
-func (g *regionalGame) tick() {
-	for _, s := range g.systems {
-		s.Update(g.w)
-	}
-}
-
 func (g *regionalGame) save(t *testing.T) {
 	t.Helper()
-	g.tick() // places new regional entities in their chunks
-	must(t, g.pers.SaveNow().Err)
+	must(t, g.Save())
 }
 
 type entitiesAnswer struct {
@@ -247,10 +212,10 @@ func TestRegionalEntitiesFollowGenerations(t *testing.T) {
 	hello := next(t, events)
 	expect(t, hello.name == "hello" && hello.data.Generation == 1, "first event %+v", hello)
 
-	crate := ecs.NewMap1[Crate](g.w)
+	crate := ecs.NewMap1[Crate](g.W)
 	crate.Get(g.byID[102]).X, crate.Get(g.byID[102]).Y = 50, 20 // moves within chunk 1,0
-	g.w.RemoveEntity(g.byID[103])
-	ecs.NewMap3[Crate, Link, components.Regional](g.w).NewEntity(&Crate{X: -10, Y: -10, Label: "new"}, &Link{To: g.byID[101]}, &components.Regional{ID: 104})
+	g.W.RemoveEntity(g.byID[103])
+	g.Crate(104, -10, -10, "new", g.byID[101])
 	g.save(t)
 	moved, err := s.Refresh()
 	must(t, err)
@@ -268,4 +233,45 @@ func TestRegionalEntitiesFollowGenerations(t *testing.T) {
 	_, beacon := entityOf(list.Entities, mapserve.KindEntity, "103")
 	expect(t, !beacon, "the removed beacon is still listed")
 	expect(t, get(t, ts, "/api/entity?kind=entity&id=103").status == http.StatusNotFound, "the removed beacon still has an info")
+}
+
+// The server reads a save through Options.FS only, as savetool's commands
+// do, so it serves a save on any vfs.FS: here one in memory, which a game
+// saves into while it is served.
+func TestServesASaveInMemory(t *testing.T) {
+	mem := vfs.NewMem()
+	g := newRegionalGameOn(t, mem, "/save")
+	s, ts := newServer(t, "/save", mapserve.Options{FS: mem, Poll: -1, Generator: savetest.Generator})
+	var world struct {
+		Generation uint64
+		Bodies     int
+		Entities   int
+		Chunks     []struct{ Kind string }
+	}
+	getJSON(t, ts, "/api/world", &world)
+	expect(t, world.Generation == 1 && world.Bodies == 1 && world.Entities == 3 && len(world.Chunks) > 0, "world: %+v", world)
+	getTile(t, ts, "/api/tiles/0/0/0.png")
+	var info struct{ mapserve.Entity }
+	getJSON(t, ts, "/api/entity?kind=entity&id=102", &info)
+	expect(t, info.X == 40 && info.Y == 5 && strings.Contains(string(info.Components), `"Label":"lamp"`), "entity 102: %+v", info)
+	var gens struct {
+		Generations []struct{ Generation uint64 }
+		World       *struct{ Entities uint64 }
+	}
+	getJSON(t, ts, "/api/generations", &gens)
+	expect(t, len(gens.Generations) == 1 && gens.World != nil, "generations: %+v", gens)
+	var check struct {
+		OK       bool
+		Problems []any
+	}
+	getJSON(t, ts, "/api/check", &check)
+	expect(t, check.OK && len(check.Problems) == 0, "check: %+v", check)
+
+	ecs.NewMap1[Crate](g.W).Get(g.byID[102]).X = 60
+	g.save(t)
+	moved, err := s.Refresh()
+	must(t, err)
+	expect(t, moved && s.Generation() == 2, "Refresh: moved %v to generation %d", moved, s.Generation())
+	getJSON(t, ts, "/api/entity?kind=entity&id=102", &info)
+	expect(t, info.X == 60, "entity 102 after the move: %+v", info)
 }

@@ -231,13 +231,7 @@ func expectShowsTheWorld(t *testing.T, dir string, p page, shot *image.RGBA, ext
 func TestMapInBrowser(t *testing.T) {
 	chromium(t)
 	dir := copySave(t)
-	srv, err := mapserve.New(dir, mapserve.Options{Generator: terrain.Generator{}, Palette: demoPalette(), Poll: 100 * time.Millisecond})
-	must(t, err)
-	ts := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		srv.Close()
-		ts.Close()
-	})
+	ts := serveMap(t, dir)
 	var w worldInfo
 	getJSON(t, ts.URL+"/api/world", &w)
 	ctx, cancel := context.WithTimeout(browser(t, context.Background()), 2*time.Minute)
@@ -413,6 +407,20 @@ func TestMapInBrowser(t *testing.T) {
 		must(t, chromedp.Run(ctx, chromedp.CaptureScreenshot(&buf)))
 		must(t, os.WriteFile(filepath.Join("..", "..", "..", "assets", "serve.png"), buf, 0o644))
 	}
+}
+
+// serveMap serves the map of the save in dir with the demo's generator
+// and colours, polling every 100 ms, until the test ends.
+func serveMap(t *testing.T, dir string) *httptest.Server {
+	t.Helper()
+	srv, err := mapserve.New(dir, mapserve.Options{Generator: terrain.Generator{}, Palette: demoPalette(), Poll: 100 * time.Millisecond})
+	must(t, err)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		srv.Close()
+		ts.Close()
+	})
+	return ts
 }
 
 // overlays shows or hides the chunk frames and the entities, with the
