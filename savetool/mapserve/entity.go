@@ -36,9 +36,14 @@ type Entity struct {
 	// entity: "entity" is its index in its section); only /api/entity
 	// fills it.
 	Components json.RawMessage `json:"components,omitempty"`
-	// Refs is the reference table of a regional entity's section, which
-	// its ecs.Entity values ([r, 0]: entry r, from 1) point into; only
-	// /api/entity fills it.
+	// Section is, for a pixel body, its entity in its chunk's entity
+	// section: its components besides PixelBody (whose data is the body
+	// record, Components), in the export's view as for a regional entity;
+	// none for a body saved without one. Only /api/entity fills it.
+	Section json.RawMessage `json:"section,omitempty"`
+	// Refs is the reference table of the section that holds a regional
+	// entity (or a body's Section), which its ecs.Entity values ([r, 0]:
+	// entry r, from 1) point into; only /api/entity fills it.
 	Refs json.RawMessage `json:"refs,omitempty"`
 }
 
@@ -48,12 +53,14 @@ const KindBody = "body"
 // body is a pixel body of a view, with what the map needs of it.
 type body struct {
 	Entity
-	body   *chunkstore.Body
-	bounds image.Rectangle
+	body    *chunkstore.Body
+	section sectionEntity // its entity in the chunk's section, if any
+	bounds  image.Rectangle
 }
 
-// bodiesOf describes the bodies of one body block.
-func bodiesOf(pos chunkstore.Pos, bs []chunkstore.Body) []*body {
+// bodiesOf describes the bodies of one body block, with their entities
+// in its sections.
+func bodiesOf(pos chunkstore.Pos, bs []chunkstore.Body, sections map[uint64]sectionEntity) []*body {
 	out := make([]*body, 0, len(bs))
 	for i := range bs {
 		b := &bs[i]
@@ -61,7 +68,7 @@ func bodiesOf(pos chunkstore.Pos, bs []chunkstore.Body) []*body {
 		out = append(out, &body{
 			Entity: Entity{Kind: KindBody, ID: strconv.FormatUint(b.ID, 10), X: float64(b.X), Y: float64(b.Y),
 				Bounds: [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, Chunk: [2]int32{pos.X, pos.Y}},
-			body: b, bounds: r,
+			body: b, section: sections[b.ID], bounds: r,
 		})
 	}
 	return out
@@ -71,6 +78,6 @@ func bodiesOf(pos chunkstore.Pos, bs []chunkstore.Body) []*body {
 func (b *body) withComponents() (Entity, error) {
 	e := b.Entity
 	c, err := json.Marshal(savetool.NewBodyEntry(b.body))
-	e.Components = c
+	e.Components, e.Section, e.Refs = c, b.section.components, b.section.refs
 	return e, err
 }

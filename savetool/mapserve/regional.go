@@ -105,16 +105,29 @@ type sectionJSON struct {
 	} `json:"tables"`
 }
 
+// sectionEntity is an entity of a section in the JSON export's view, with
+// its section's reference table.
+type sectionEntity struct {
+	components json.RawMessage
+	refs       json.RawMessage
+}
+
+// same reports whether two section entities read the same.
+func (a sectionEntity) same(b sectionEntity) bool {
+	return bytes.Equal(a.components, b.components) && bytes.Equal(a.refs, b.refs)
+}
+
 // regionalsOf returns the regional entities of the entity block at pos
 // that are not its pixel bodies, with their components and the reference
-// table of their section, in the order the sections list them: a later
-// section's copy of a stable id replaces an earlier one (as a load does),
-// and entities without a Regional are left out. size is the chunk edge;
-// place is Options.Position.
-func regionalsOf(pos chunkPos, size int, blk *chunkstore.EntityBlock, place func(Components) (float64, float64, bool)) ([]*regional, error) {
-	bodies := make(map[uint64]bool, len(blk.Bodies))
+// table of their section, in the order the sections list them, and the
+// entities of the bodies, by body id: a later section's copy of a stable
+// id replaces an earlier one (as a load does), and entities without a
+// Regional are left out. size is the chunk edge; place is
+// Options.Position.
+func regionalsOf(pos chunkPos, size int, blk *chunkstore.EntityBlock, place func(Components) (float64, float64, bool)) ([]*regional, map[uint64]sectionEntity, error) {
+	bodies := make(map[uint64]sectionEntity, len(blk.Bodies))
 	for i := range blk.Bodies {
-		bodies[blk.Bodies[i].ID] = true
+		bodies[blk.Bodies[i].ID] = sectionEntity{}
 	}
 	var out []*regional
 	index := map[uint64]int{}
@@ -122,20 +135,24 @@ func regionalsOf(pos chunkPos, size int, blk *chunkstore.EntityBlock, place func
 	for si, sec := range blk.Sections {
 		buf.Reset()
 		if err := archetype.ExportSectionJSON(&buf, sec); err != nil {
-			return out, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
+			return out, bodies, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
 		}
 		var sj sectionJSON
 		if err := json.Unmarshal(buf.Bytes(), &sj); err != nil {
-			return out, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
+			return out, bodies, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
 		}
 		for _, t := range sj.Tables {
 			for _, raw := range t.Entities {
 				var e map[string]json.RawMessage
 				if err := json.Unmarshal(raw, &e); err != nil {
-					return out, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
+					return out, bodies, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
 				}
 				var reg components.Regional
-				if r, ok := e[regionalName]; !ok || json.Unmarshal(r, &reg) != nil || bodies[reg.ID] {
+				if r, ok := e[regionalName]; !ok || json.Unmarshal(r, &reg) != nil {
+					continue
+				}
+				if _, body := bodies[reg.ID]; body {
+					bodies[reg.ID] = sectionEntity{raw, sj.Refs}
 					continue
 				}
 				r := newRegional(pos, size, reg.ID, t.Components, e, place)
@@ -150,7 +167,7 @@ func regionalsOf(pos chunkPos, size int, blk *chunkstore.EntityBlock, place func
 			}
 		}
 	}
-	return out, nil
+	return out, bodies, nil
 }
 
 // newRegional places one entity of a section: by place, else by the

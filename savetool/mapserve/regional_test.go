@@ -150,6 +150,12 @@ func TestRegionalEntities(t *testing.T) {
 	info.Entity = mapserve.Entity{}
 	getJSON(t, ts, "/api/entity?kind=body&id="+itoa(g.bodyID), &info)
 	expect(t, info.Kind == mapserve.KindBody && info.X == 20 && info.Y == 40, "body: %+v", info)
+	// Its other components are its entity in the chunk's section.
+	var sec map[string]json.RawMessage
+	must(t, json.Unmarshal(info.Section, &sec))
+	_, persistable := sec[fullName[components.Persistable]()]
+	expect(t, string(sec[fullName[components.Regional]()]) == `{"ID":`+itoa(g.bodyID)+`}` && persistable && sec[fullName[components.PixelBody]()] == nil,
+		"the body's entity: %s", info.Section)
 
 	// The game's registration places the beacon; the crates keep their fields.
 	_, ts2 := newServer(t, dir, mapserve.Options{Poll: -1, Position: func(c mapserve.Components) (float64, float64, bool) {

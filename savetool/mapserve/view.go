@@ -1,7 +1,6 @@
 package mapserve
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"hash/maphash"
@@ -189,22 +188,24 @@ func (v *view) readBlock(pos chunkstore.Pos, r, p *chunkRec, prev *view, place f
 		v.warnings = append(v.warnings, err.Error())
 		return
 	}
-	if r.regionals, err = regionalsOf(pos, v.size, &blk, place); err != nil {
+	regionals, sections, err := regionalsOf(pos, v.size, &blk, place)
+	if err != nil {
 		r.bodyErr = err
 		v.warnings = append(v.warnings, err.Error())
 	}
+	r.regionals = regionals
 	bs := blk.Bodies
 	if p != nil && p.bodyErr == nil && len(p.bodies) == len(bs) && !p.bodyBlock.IsZero() && sameRegionals(p.regionals, r.regionals) {
 		same := true
 		for i := range bs {
-			same = same && reflect.DeepEqual(p.bodies[i].body, &bs[i])
+			same = same && reflect.DeepEqual(p.bodies[i].body, &bs[i]) && p.bodies[i].section.same(sections[bs[i].ID])
 		}
 		if same {
 			r.bodies, r.regionals, r.bodyVer = p.bodies, p.regionals, p.bodyVer
 			return
 		}
 	}
-	r.bodies = bodiesOf(pos, bs)
+	r.bodies = bodiesOf(pos, bs, sections)
 }
 
 // sameRegionals reports whether two lists of regional entities read the
@@ -212,7 +213,7 @@ func (v *view) readBlock(pos chunkstore.Pos, r, p *chunkRec, prev *view, place f
 func sameRegionals(a, b []*regional) bool {
 	return slices.EqualFunc(a, b, func(x, y *regional) bool {
 		return x.stable == y.stable && x.X == y.X && x.Y == y.Y && x.Placed == y.Placed && x.PlacedBy == y.PlacedBy &&
-			bytes.Equal(x.Components, y.Components) && bytes.Equal(x.Refs, y.Refs)
+			(sectionEntity{x.Components, x.Refs}).same(sectionEntity{y.Components, y.Refs})
 	})
 }
 

@@ -334,6 +334,10 @@ func TestMapInBrowser(t *testing.T) {
 	text = clickAndRead(t, ctx, e.X, e.Y, `[data-entity^="body:"]`)
 	expect(t, strings.Contains(text, "pixel body") && strings.Contains(text, `"angular_velocity"`) && strings.Contains(text, `"id": `),
 		"body info:\n%s", text)
+	// Its other components: its entity in the chunk's section, with its stable id.
+	_, regional, _ := strings.Cut(text, "its entity in the chunk's section")
+	_, regional, _ = strings.Cut(regional, "components.Regional")
+	expect(t, strings.Contains(regional, `"ID": `) && strings.Contains(regional, e.ID), "body info lacks the body's entity:\n%s", text)
 
 	// Live: the demo plays on in the directory, autosaving every second of
 	// game time (every 60 ticks: several times a second here), while the

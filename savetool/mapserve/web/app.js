@@ -563,7 +563,9 @@ function entityInfo(e) {
       ? 'components, as the JSON export lists them ("entity": its index in its chunk\'s section):'
       : 'components, as arksave export --json lists them:'),
     el('pre', null, JSON.stringify(e.components, null, 2)),
-    regional && e.refs && e.refs.length ? el('p', { class: 'hint' }, 'references: an entity value [r, 0] is entry r of',
+    e.section ? el('p', { class: 'hint' }, 'its other components, its entity in the chunk\'s section:') : null,
+    e.section ? el('pre', null, JSON.stringify(e.section, null, 2)) : null,
+    e.refs && e.refs.length ? el('p', { class: 'hint' }, 'references: an entity value [r, 0] is entry r of',
       el('pre', null, e.refs.map((r, i) => `${i + 1}: ${r[0]} ${JSON.stringify(r[1])}`).join('\n'))) : null);
 }
 
