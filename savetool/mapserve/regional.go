@@ -117,6 +117,30 @@ func (a sectionEntity) same(b sectionEntity) bool {
 	return bytes.Equal(a.components, b.components) && bytes.Equal(a.refs, b.refs)
 }
 
+// eachEntity calls fn for every entity of an entity section, in the
+// section's order: its table's component names, its object in the JSON
+// export's view (raw, and by key) and the section's reference table.
+func eachEntity(sec []byte, fn func(names []string, raw json.RawMessage, e map[string]json.RawMessage, refs json.RawMessage)) error {
+	var buf bytes.Buffer
+	if err := archetype.ExportSectionJSON(&buf, sec); err != nil {
+		return err
+	}
+	var sj sectionJSON
+	if err := json.Unmarshal(buf.Bytes(), &sj); err != nil {
+		return err
+	}
+	for _, t := range sj.Tables {
+		for _, raw := range t.Entities {
+			var e map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &e); err != nil {
+				return err
+			}
+			fn(t.Components, raw, e, sj.Refs)
+		}
+	}
+	return nil
+}
+
 // regionalsOf returns the regional entities of the entity block at pos
 // that are not its pixel bodies, with their components and the reference
 // table of their section, in the order the sections list them, and the
@@ -131,83 +155,70 @@ func regionalsOf(pos chunkPos, size int, blk *chunkstore.EntityBlock, place func
 	}
 	var out []*regional
 	index := map[uint64]int{}
-	var buf bytes.Buffer
 	for si, sec := range blk.Sections {
-		buf.Reset()
-		if err := archetype.ExportSectionJSON(&buf, sec); err != nil {
-			return out, bodies, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
-		}
-		var sj sectionJSON
-		if err := json.Unmarshal(buf.Bytes(), &sj); err != nil {
-			return out, bodies, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
-		}
-		for _, t := range sj.Tables {
-			for _, raw := range t.Entities {
-				var e map[string]json.RawMessage
-				if err := json.Unmarshal(raw, &e); err != nil {
-					return out, bodies, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
-				}
-				var reg components.Regional
-				if r, ok := e[regionalName]; !ok || json.Unmarshal(r, &reg) != nil {
-					continue
-				}
-				if _, body := bodies[reg.ID]; body {
-					bodies[reg.ID] = sectionEntity{raw, sj.Refs}
-					continue
-				}
-				r := newRegional(pos, size, reg.ID, t.Components, e, place)
-				r.Components = raw
-				r.Refs = sj.Refs
-				if i, ok := index[reg.ID]; ok {
-					out[i] = r
-					continue
-				}
-				index[reg.ID] = len(out)
-				out = append(out, r)
+		err := eachEntity(sec, func(names []string, raw json.RawMessage, e map[string]json.RawMessage, refs json.RawMessage) {
+			var reg components.Regional
+			if r, ok := e[regionalName]; !ok || json.Unmarshal(r, &reg) != nil {
+				return
 			}
+			if _, body := bodies[reg.ID]; body {
+				bodies[reg.ID] = sectionEntity{raw, refs}
+				return
+			}
+			r := &regional{stable: reg.ID, Entity: Entity{Kind: KindEntity, ID: strconv.FormatUint(reg.ID, 10),
+				Chunk: [2]int32{pos.X, pos.Y}, Components: raw, Refs: refs}}
+			var ok bool
+			if r.X, r.Y, r.Placed, r.PlacedBy, ok = locate(names, e, place); !ok {
+				r.X, r.Y, r.Placed = float64(int(pos.X)*size)+float64(size)/2, float64(int(pos.Y)*size)+float64(size)/2, PlacedChunk
+			}
+			r.Bounds = markBounds(r.X, r.Y)
+			if i, ok := index[reg.ID]; ok {
+				out[i] = r
+				return
+			}
+			index[reg.ID] = len(out)
+			out = append(out, r)
+		})
+		if err != nil {
+			return out, bodies, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
 		}
 	}
 	return out, bodies, nil
 }
 
-// newRegional places one entity of a section: by place, else by the
-// first component (in the section's order) with number fields X and Y,
-// else at the centre of its chunk.
-func newRegional(pos chunkPos, size int, id uint64, names []string, e map[string]json.RawMessage, place func(Components) (float64, float64, bool)) *regional {
-	comps := make(Components, len(e))
-	for k, v := range e {
-		if k != "entity" {
-			comps[k] = v
-		}
-	}
-	r := &regional{stable: id, Entity: Entity{Kind: KindEntity, ID: strconv.FormatUint(id, 10),
-		Chunk: [2]int32{pos.X, pos.Y}}}
+// locate finds where an entity stands from its components e (keyed as the
+// export keys them; "entity" is left out): by place, else by the first
+// component among names (in the section's order) with number fields X and
+// Y, or x and y.
+func locate(names []string, e map[string]json.RawMessage, place func(Components) (float64, float64, bool)) (x, y float64, placed, by string, ok bool) {
 	usable := func(x, y float64, ok bool) bool {
 		return ok && math.Abs(x) < maxPosition && math.Abs(y) < maxPosition
 	}
-	found := false
 	if place != nil {
+		comps := make(Components, len(e))
+		for k, v := range e {
+			if k != "entity" {
+				comps[k] = v
+			}
+		}
 		if x, y, ok := place(comps); usable(x, y, ok) {
-			r.X, r.Y, r.Placed, found = x, y, PlacedRegistered, true
+			return x, y, PlacedRegistered, "", true
 		}
 	}
 	for _, name := range names {
-		if found {
-			break
-		}
 		for _, f := range heuristicFields {
-			if x, y, ok := fieldsXY(comps[name], f[0], f[1]); usable(x, y, ok) {
-				r.X, r.Y, r.Placed, r.PlacedBy, found = x, y, PlacedFields, name, true
-				break
+			if x, y, ok := fieldsXY(e[name], f[0], f[1]); usable(x, y, ok) {
+				return x, y, PlacedFields, name, true
 			}
 		}
 	}
-	if !found {
-		r.X, r.Y, r.Placed = float64(int(pos.X)*size)+float64(size)/2, float64(int(pos.Y)*size)+float64(size)/2, PlacedChunk
-	}
-	x, y := int(math.Floor(r.X)), int(math.Floor(r.Y))
-	r.Bounds = rect4(image.Rect(x-entityMark, y-entityMark, x+entityMark, y+entityMark))
-	return r
+	return 0, 0, "", "", false
+}
+
+// markBounds are the bounds of a marker at (x, y).
+func markBounds(x, y float64) [4]int {
+	ix, iy := int(math.Floor(x)), int(math.Floor(y))
+	return rect4(image.Rect(ix-entityMark, iy-entityMark, ix+entityMark, iy+entityMark))
 }
 
 // listed is r as /api/entities lists it: without its components.
