@@ -205,6 +205,7 @@ type worldJSON struct {
 	ChunksTruncated  bool         `json:"chunks_truncated,omitempty"`
 	Bodies           int          `json:"bodies"`
 	Entities         int          `json:"entities"` // regional entities that are not pixel bodies
+	Players          int          `json:"players"`  // players on the map: those with a position
 	Warnings         []string     `json:"warnings,omitempty"`
 	Error            string       `json:"error,omitempty"` // why the newest generation does not show
 	Cache            struct {
@@ -220,7 +221,7 @@ func (s *Server) serveWorld(w http.ResponseWriter, r *http.Request, v *view, _ u
 		Modified: time.UnixMilli(v.man.ModifiedMS).UTC(), Created: time.UnixMilli(v.man.CreatedMS).UTC(),
 		Store: v.man.Chunks.Name, ChunkSize: v.size, TileSize: TileSize, MaxLevel: MaxLevel,
 		Seed: v.store.Seed(), Generator: s.opts.Generator != nil, GeneratorVersion: v.store.GeneratorVersion(),
-		Extent: rect4(v.extent), Bounds: rect4(v.bounds), Chunks: []storedJSON{}, Bodies: len(v.bodies), Entities: len(v.regionals), Warnings: v.warnings,
+		Extent: rect4(v.extent), Bounds: rect4(v.bounds), Chunks: []storedJSON{}, Bodies: len(v.bodies), Entities: len(v.regionals), Players: len(v.players), Warnings: v.warnings,
 	}
 	if err := s.refreshErr(); err != nil {
 		out.Error = err.Error()
@@ -443,13 +444,16 @@ type entitiesJSON struct {
 }
 
 func (s *Server) serveEntities(w http.ResponseWriter, r *http.Request, v *view, _ url.Values) {
-	n := len(v.bodies) + len(v.regionals)
+	n := len(v.bodies) + len(v.regionals) + len(v.players)
 	out := entitiesJSON{Generation: v.man.Generation, Entities: make([]Entity, 0, min(n, maxListed)), Truncated: n > maxListed}
 	for _, b := range v.bodies[:min(len(v.bodies), maxListed)] {
 		out.Entities = append(out.Entities, b.Entity)
 	}
 	for _, e := range v.regionals[:min(len(v.regionals), maxListed-len(out.Entities))] {
 		out.Entities = append(out.Entities, e.listed())
+	}
+	for _, p := range v.players[:min(len(v.players), maxListed-len(out.Entities))] {
+		out.Entities = append(out.Entities, p.listed())
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -459,8 +463,21 @@ func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, v *view, q 
 	if kind == "" {
 		kind = KindBody
 	}
-	if kind != KindBody && kind != KindEntity {
-		httpError(w, http.StatusBadRequest, fmt.Sprintf("mapserve: no entities of kind %q; the map has %q and %q", kind, KindBody, KindEntity))
+	if kind != KindBody && kind != KindEntity && kind != KindPlayer {
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("mapserve: no entities of kind %q; the map has %q, %q and %q", kind, KindBody, KindEntity, KindPlayer))
+		return
+	}
+	if kind == KindPlayer {
+		if id == "" || len(id) > maxPlayerID {
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("mapserve: a player's id has 1 to %d bytes, not %d", maxPlayerID, len(id)))
+			return
+		}
+		p, ok := v.findPlayer(id)
+		if !ok {
+			httpError(w, http.StatusNotFound, fmt.Sprintf("mapserve: generation %d has no player %q on the map", v.man.Generation, id))
+			return
+		}
+		writeEntity(w, v, p.Entity)
 		return
 	}
 	n, err := strconv.ParseUint(id, 10, 64)
@@ -487,6 +504,14 @@ func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, v *view, q 
 		}
 		e = v.regionals[i].Entity
 	}
+	writeEntity(w, v, e)
+}
+
+// maxPlayerID is the longest player id a save holds, in bytes.
+const maxPlayerID = 255
+
+// writeEntity answers /api/entity.
+func writeEntity(w http.ResponseWriter, v *view, e Entity) {
 	writeJSON(w, http.StatusOK, struct {
 		Generation uint64 `json:"generation"`
 		Entity

@@ -20,7 +20,8 @@
 //   - [Server.Refresh] reads the manifest once and moves to a new
 //     generation if there is one; the server does so every Options.Poll.
 //   - [Entity]: what the map draws over the pixels and selects on a click:
-//     a pixel body ([KindBody]) or another regional entity ([KindEntity]),
+//     a pixel body ([KindBody]), another regional entity ([KindEntity])
+//     or a player ([KindPlayer]),
 //     placed by Options.Position ([PositionFields]) or found as
 //     [Entity.Placed] says.
 //
@@ -35,7 +36,11 @@
 // Options.Position; without an answer it takes the first component (in the
 // section's order) with number fields X and Y, or x and y; failing that it
 // draws the entity at the centre of its chunk and says so (PlacedChunk).
-// Players, saved apart from the chunks, are not on the map.
+//
+// Players (components.Player) are saved apart from the chunks, each as one
+// record of its entities. A player is on the map ([KindPlayer]) where an
+// entity of its record has a position found the same way (Options.Position,
+// else X and Y); a player without one is not.
 //
 // # Reading while a game saves
 //
@@ -56,7 +61,8 @@
 //	GET /api/chunk?x=X&y=Y             a chunk's record: kind, sizes, version, bodies
 //	GET /api/entities                  every entity: kind, id, position, bounds
 //	GET /api/entity?kind=K&id=ID       one entity with its components (the JSON export's view):
-//	                                   kind "body" by body id, "entity" by stable id
+//	                                   kind "body" by body id, "entity" by stable id,
+//	                                   "player" by player id
 //	GET /api/generations               generations and backups, chunk stores, the world file
 //	GET /api/check[?fresh=1]           savetool.Check's result, as arksave check --json
 //	GET /api/events                    server-sent events: one "generation" event a commit
@@ -75,6 +81,6 @@
 // Each new generation is an event for the pages with the world rectangles
 // to redraw: the chunks whose content changed, and the bodies of body
 // blocks that changed, where they were and where they are; it says when
-// the entities changed (a body or another regional entity added, moved or
-// removed), so that pages read /api/entities again.
+// the entities changed (a body, another regional entity or a player
+// added, moved or removed), so that pages read /api/entities again.
 package mapserve

@@ -10,18 +10,18 @@ import (
 )
 
 // Entity is one thing the map draws over the pixels, with its id, and that
-// a click selects: a pixel body ([KindBody]) or another regional entity
-// ([KindEntity]). The page draws any list of entities by their bounds and
-// ids.
+// a click selects: a pixel body ([KindBody]), another regional entity
+// ([KindEntity]) or a player with a position ([KindPlayer]). The page
+// draws any list of entities by their bounds and ids.
 type Entity struct {
-	Kind string `json:"kind"` // "body" or "entity"
+	Kind string `json:"kind"` // "body", "entity" or "player"
 	// ID names the entity among those of its kind, as the page shows it: a
 	// body's id, or a regional entity's stable id, in decimal (a string,
-	// since JavaScript's numbers hold only 53 bits).
+	// since JavaScript's numbers hold only 53 bits); a player's id.
 	ID string  `json:"id"`
 	X  float64 `json:"x"` // position, world pixels
 	Y  float64 `json:"y"`
-	// Placed says how a regional entity's position was found:
+	// Placed says how a regional entity's (or a player's) position was found:
 	// PlacedRegistered, PlacedFields (PlacedBy names the component) or
 	// PlacedChunk (not found: the centre of its chunk). Empty for a body.
 	Placed   string `json:"placed,omitempty"`
@@ -33,8 +33,8 @@ type Entity struct {
 	Chunk  [2]int32 `json:"chunk"` // the chunk it is stored with
 	// Components is the JSON export's view of it (arksave export --json;
 	// for a regional entity, archetype.ExportSectionJSON's object of the
-	// entity: "entity" is its index in its section); only /api/entity
-	// fills it.
+	// entity: "entity" is its index in its section; for a player, an array
+	// of the entities of its record); only /api/entity fills it.
 	Components json.RawMessage `json:"components,omitempty"`
 	// Section is, for a pixel body, its entity in its chunk's entity
 	// section: its components besides PixelBody (whose data is the body
@@ -45,6 +45,12 @@ type Entity struct {
 	// entity (or a body's Section), which its ecs.Entity values ([r, 0]:
 	// entry r, from 1) point into; only /api/entity fills it.
 	Refs json.RawMessage `json:"refs,omitempty"`
+}
+
+// listed is e as /api/entities lists it: without its components.
+func (e Entity) listed() Entity {
+	e.Components, e.Section, e.Refs = nil, nil, nil
+	return e
 }
 
 // KindBody is the Entity.Kind of a pixel body.

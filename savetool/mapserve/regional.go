@@ -85,9 +85,10 @@ type regional struct {
 // entity's bounds reach: the page draws a marker of its own size there.
 const entityMark = 4
 
-// maxPosition bounds the positions the map takes from components; beyond
-// it (or not finite) an entity is placed at its chunk's centre.
-const maxPosition = 1 << 40
+// maxPosition bounds the positions the map takes from components (chunk
+// coordinates are int32); beyond it (or not finite) a regional entity is
+// placed at its chunk's centre.
+const maxPosition = 1 << 31
 
 // regionalName is the full type name of components.Regional, as a
 // section's type registry names it.
@@ -219,11 +220,4 @@ func locate(names []string, e map[string]json.RawMessage, place func(Components)
 func markBounds(x, y float64) [4]int {
 	ix, iy := int(math.Floor(x)), int(math.Floor(y))
 	return rect4(image.Rect(ix-entityMark, iy-entityMark, ix+entityMark, iy+entityMark))
-}
-
-// listed is r as /api/entities lists it: without its components.
-func (r *regional) listed() Entity {
-	e := r.Entity
-	e.Components, e.Refs = nil, nil
-	return e
 }

@@ -33,11 +33,13 @@ func fullName[T any]() string {
 
 // regionalGame is a game whose chunks hold regional entities besides a
 // pixel body: crates 101 (in chunk 0,0, linked to 102) and 102 (chunk
-// 1,0), beacon 103 (chunk -1,0, at -20,20), saved once.
+// 1,0), beacon 103 (chunk -1,0, at -20,20); and players: ada at 5,-8 with
+// an item linked to her avatar, bob without a position. Saved once.
 type regionalGame struct {
 	*savetest.RegionalGame
 	byID   map[uint64]ecs.Entity
 	bodyID uint64
+	ada    ecs.Entity
 }
 
 func newRegionalGame(t *testing.T, dir string) *regionalGame {
@@ -57,6 +59,10 @@ func newRegionalGameOn(t *testing.T, fsys vfs.FS, dir string) *regionalGame {
 	g.byID[101] = g.Crate(101, 10, 12, "rope", g.byID[102])
 	g.byID[103] = g.Beacon(103, -20, 20)
 	g.bodyID = g.Body(20, 40)
+	g.ada = ecs.NewMap2[components.Player, savetest.Position](g.W).NewEntity(&components.Player{ID: "ada"}, &savetest.Position{X: 5, Y: -8})
+	links := ecs.NewMap2[components.Player, Link](g.W)
+	links.NewEntity(&components.Player{ID: "ada"}, &Link{To: g.ada})
+	links.NewEntity(&components.Player{ID: "bob"}, &Link{})
 	g.save(t)
 	return g
 }
@@ -110,15 +116,19 @@ func TestRegionalEntities(t *testing.T) {
 	}
 	slices.Sort(kinds)
 	body := mapserve.KindBody + " " + itoa(g.bodyID)
-	expect(t, slices.Equal(kinds, []string{body, "entity 101", "entity 102", "entity 103"}), "listed: %v", kinds)
+	expect(t, slices.Equal(kinds, []string{body, "entity 101", "entity 102", "entity 103", "player ada"}), "listed: %v", kinds)
 	crate := fullName[Crate]()
 	expectPlaced(t, list.Entities, "101", 10, 12, [2]int32{0, 0}, mapserve.PlacedFields, crate)
 	expectPlaced(t, list.Entities, "102", 40, 5, [2]int32{1, 0}, mapserve.PlacedFields, crate)
 	expectPlaced(t, list.Entities, "103", -16, 16, [2]int32{-1, 0}, mapserve.PlacedChunk, "")
 
-	var world struct{ Bodies, Entities int }
+	ada, ok := entityOf(list.Entities, mapserve.KindPlayer, "ada")
+	expect(t, ok && ada.X == 5 && ada.Y == -8 && ada.Chunk == [2]int32{0, -1} && ada.Placed == mapserve.PlacedFields && ada.PlacedBy == fullName[savetest.Position](),
+		"player ada: %+v", ada)
+
+	var world struct{ Bodies, Entities, Players int }
 	getJSON(t, ts, "/api/world", &world)
-	expect(t, world.Bodies == 1 && world.Entities == 3, "world: %d bodies, %d entities", world.Bodies, world.Entities)
+	expect(t, world.Bodies == 1 && world.Entities == 3 && world.Players == 1, "world: %+v", world)
 	var chunk struct {
 		Entities  int
 		EntityIDs []string `json:"entity_ids"`
@@ -156,6 +166,17 @@ func TestRegionalEntities(t *testing.T) {
 	_, persistable := sec[fullName[components.Persistable]()]
 	expect(t, string(sec[fullName[components.Regional]()]) == `{"ID":`+itoa(g.bodyID)+`}` && persistable && sec[fullName[components.PixelBody]()] == nil,
 		"the body's entity: %s", info.Section)
+
+	// A player's components are every entity of its record; a player
+	// without a position is not on the map.
+	info.Entity = mapserve.Entity{}
+	getJSON(t, ts, "/api/entity?kind=player&id=ada", &info)
+	var record []map[string]json.RawMessage
+	must(t, json.Unmarshal(info.Components, &record))
+	expect(t, info.Kind == mapserve.KindPlayer && len(record) == 2 && string(info.Refs) == `[["local",0]]`, "player ada: %+v", info)
+	pos := slices.IndexFunc(record, func(e map[string]json.RawMessage) bool { return e[fullName[savetest.Position]()] != nil })
+	expect(t, pos >= 0 && string(record[1-pos][fullName[Link]()]) == `{"To":[1,0]}`, "ada's record: %s", info.Components)
+	expect(t, get(t, ts, "/api/entity?kind=player&id=bob").status == http.StatusNotFound, "bob, who has no position, is on the map")
 
 	// The game's registration places the beacon; the crates keep their fields.
 	_, ts2 := newServer(t, dir, mapserve.Options{Poll: -1, Position: func(c mapserve.Components) (float64, float64, bool) {
@@ -222,6 +243,7 @@ func TestRegionalEntitiesFollowGenerations(t *testing.T) {
 	crate.Get(g.byID[102]).X, crate.Get(g.byID[102]).Y = 50, 20 // moves within chunk 1,0
 	g.W.RemoveEntity(g.byID[103])
 	g.Crate(104, -10, -10, "new", g.byID[101])
+	ecs.NewMap1[savetest.Position](g.W).Get(g.ada).X = 70
 	g.save(t)
 	moved, err := s.Refresh()
 	must(t, err)
@@ -236,9 +258,28 @@ func TestRegionalEntitiesFollowGenerations(t *testing.T) {
 	expectPlaced(t, list.Entities, "102", 50, 20, [2]int32{1, 0}, mapserve.PlacedFields, crateName)
 	expectPlaced(t, list.Entities, "104", -10, -10, [2]int32{-1, -1}, mapserve.PlacedFields, crateName)
 	expectPlaced(t, list.Entities, "101", 10, 12, [2]int32{0, 0}, mapserve.PlacedFields, crateName)
+	ada, _ := entityOf(list.Entities, mapserve.KindPlayer, "ada")
+	expect(t, ada.X == 70 && ada.Chunk == [2]int32{2, -1}, "player ada after her move: %+v", ada)
 	_, beacon := entityOf(list.Entities, mapserve.KindEntity, "103")
 	expect(t, !beacon, "the removed beacon is still listed")
 	expect(t, get(t, ts, "/api/entity?kind=entity&id=103").status == http.StatusNotFound, "the removed beacon still has an info")
+
+	// A generation that changes none of them says so; one in which only a
+	// player moved says the entities changed.
+	for _, move := range []bool{false, true} {
+		if move {
+			ecs.NewMap1[savetest.Position](g.W).Get(g.ada).Y = 3
+		}
+		g.save(t)
+		moved, err := s.Refresh()
+		must(t, err)
+		ev := next(t, events)
+		expect(t, moved && ev.name == "generation" && ev.data.Entities == move, "player moved %v: event %+v", move, ev)
+	}
+	list = entitiesAnswer{}
+	getJSON(t, ts, "/api/entities", &list)
+	ada, _ = entityOf(list.Entities, mapserve.KindPlayer, "ada")
+	expect(t, ada.X == 70 && ada.Y == 3, "player ada after her second move: %+v", ada)
 }
 
 // The server reads a save through Options.FS only, as savetool's commands

@@ -35,6 +35,7 @@ type view struct {
 	// regionals are the regional entities that are not pixel bodies, by
 	// stable id (then chunk).
 	regionals []*regional
+	players   []*player // players with a position, by id
 	warnings  []string
 
 	listOnce sync.Once
@@ -147,6 +148,7 @@ func openView(dir string, o *Options, seed maphash.Seed, prev *view) (*view, err
 	slices.SortFunc(v.regionals, func(a, b *regional) int {
 		return cmp.Or(cmp.Compare(a.stable, b.stable), cmp.Compare(a.Chunk[1], b.Chunk[1]), cmp.Compare(a.Chunk[0], b.Chunk[0]))
 	})
+	v.readPlayers(dir, o, prev)
 	slices.SortFunc(v.order, comparePos)
 	if v.bounds.Empty() {
 		v.extent = v.chunkRect(chunkstore.Pos{}).Inset(-v.size)
@@ -275,6 +277,7 @@ func (v *view) diff(prev *view) (rects []image.Rectangle, all, entities bool) {
 		return nil, true, true
 	}
 	rects = append(minus(v.extent, prev.extent), minus(prev.extent, v.extent)...)
+	entities = !samePlayers(prev.players, v.players)
 	none := &chunkRec{}
 	for pos, r := range v.chunks {
 		p := cmp.Or(prev.chunks[pos], none)

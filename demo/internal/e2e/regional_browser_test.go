@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/mlange-42/ark/ecs"
 
+	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/terrain"
 	"github.com/arksave/arksave/internal/savetest"
 )
@@ -18,7 +19,8 @@ import (
 // The map page in a real browser draws regional entities that are not
 // pixel bodies (the demo's crates and rocks are bodies, so the test makes
 // a save of its own) as markers with their ids, shows one's components on a
-// click, and moves a marker when a new generation moves its entity.
+// click, and moves a marker when a new generation moves its entity; a
+// player with a position is on the map too.
 func TestRegionalEntitiesInBrowser(t *testing.T) {
 	chromium(t)
 	dir := filepath.Join(t.TempDir(), "world")
@@ -28,6 +30,7 @@ func TestRegionalEntitiesInBrowser(t *testing.T) {
 	lamp := g.Crate(102, 90, 30, "lamp", ecs.Entity{})
 	g.Crate(101, 20, 24, "rope", lamp)
 	g.Beacon(103, -40, 10)
+	ecs.NewMap2[components.Player, savetest.Position](g.W).NewEntity(&components.Player{ID: "ada"}, &savetest.Position{X: 50, Y: 60})
 	must(t, g.Save())
 	ts := serveMap(t, dir)
 	ctx, cancel := context.WithTimeout(browser(t, context.Background()), 2*time.Minute)
@@ -35,7 +38,7 @@ func TestRegionalEntitiesInBrowser(t *testing.T) {
 	must(t, chromedp.Run(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(ts.URL+"/#x=20&y=24&scale=2")))
 	overlays(t, ctx, true)
 	settled(t, ctx)
-	must(t, chromedp.Run(ctx, chromedp.Poll(`arksaveMap.entities.filter(e => e.kind === 'entity').length === 3`, nil,
+	must(t, chromedp.Run(ctx, chromedp.Poll(`arksaveMap.entities.filter(e => e.kind === 'entity').length === 3 && arksaveMap.entities.some(e => e.kind === 'player')`, nil,
 		chromedp.WithPollingInterval(20*time.Millisecond))))
 
 	// The marker: the map's green around the crate, none before the page
@@ -62,6 +65,9 @@ func TestRegionalEntitiesInBrowser(t *testing.T) {
 	// centre, and says so.
 	text = clickAndRead(t, ctx, -32, 32, `[data-entity="entity:103"]`)
 	expect(t, strings.Contains(text, "not found: the centre of its chunk"), "beacon info:\n%s", text)
+	// A player with a position is on the map too.
+	text = clickAndRead(t, ctx, 50, 60, `[data-entity="player:ada"]`)
+	expect(t, strings.Contains(text, "player ada") && strings.Contains(text, "position\n50.0, 60.0") && strings.Contains(text, `"ID": "ada"`), "player info:\n%s", text)
 
 	// The game moves the lamp and saves: the page follows and moves its
 	// marker.

@@ -8,6 +8,7 @@ const MAX_SCALE = 32;
 const FRAMES = { full: '#ff9a1f', delta: '#2fe0f0', empty: '#ffffff', none: '#c678dd' };
 const ENTITY = '#ff4fd8';   // pixel bodies: their bounds
 const REGIONAL = '#7ee787'; // other regional entities: a diamond at their position
+const PLAYER = '#ffd166';   // players with a position: a circle there
 const MARK = 6;             // the diamond's half size, CSS pixels
 const SELECTED = '#ffb347';
 
@@ -307,18 +308,22 @@ function drawEntities(w, h) {
   for (const e of es) {
     let lx, ly;
     ctx.lineWidth = 1;
-    if (e.kind === 'entity') {
+    if (e.kind !== 'body') {
       // A regional entity: a diamond at its position, dashed where the
-      // position is only its chunk's centre.
+      // position is only its chunk's centre; a player: a circle.
       const [sx, sy] = toScreen(e.x, e.y).map(Math.round);
-      ctx.strokeStyle = REGIONAL;
+      ctx.strokeStyle = e.kind === 'player' ? PLAYER : REGIONAL;
       ctx.setLineDash(e.placed === 'chunk' ? [3, 2] : []);
       ctx.beginPath();
-      ctx.moveTo(sx + 0.5, sy - MARK + 0.5);
-      ctx.lineTo(sx + MARK + 0.5, sy + 0.5);
-      ctx.lineTo(sx + 0.5, sy + MARK + 0.5);
-      ctx.lineTo(sx - MARK + 0.5, sy + 0.5);
-      ctx.closePath();
+      if (e.kind === 'player') {
+        ctx.arc(sx + 0.5, sy + 0.5, MARK, 0, 2 * Math.PI);
+      } else {
+        ctx.moveTo(sx + 0.5, sy - MARK + 0.5);
+        ctx.lineTo(sx + MARK + 0.5, sy + 0.5);
+        ctx.lineTo(sx + 0.5, sy + MARK + 0.5);
+        ctx.lineTo(sx - MARK + 0.5, sy + 0.5);
+        ctx.closePath();
+      }
       ctx.stroke();
       ctx.setLineDash([]);
       [lx, ly] = [sx + MARK, sy - MARK + 2];
@@ -334,7 +339,7 @@ function drawEntities(w, h) {
     const tw = ctx.measureText(text).width;
     ctx.fillStyle = 'rgba(20,20,24,0.75)';
     ctx.fillRect(lx, ly - 14, tw + 6, 14);
-    ctx.fillStyle = e.kind === 'entity' ? REGIONAL : ENTITY;
+    ctx.fillStyle = e.kind === 'entity' ? REGIONAL : e.kind === 'player' ? PLAYER : ENTITY;
     ctx.fillText(text, lx + 3, ly - 1);
   }
 }
@@ -348,7 +353,7 @@ function drawSelection() {
     r = [sel.x * cs, sel.y * cs, (sel.x + 1) * cs, (sel.y + 1) * cs];
   } else {
     const e = S.entities.find((e) => e.kind === sel.kind && e.id === sel.id);
-    if (e && e.kind === 'entity') {
+    if (e && e.kind !== 'body') {
       const [sx, sy] = toScreen(e.x, e.y).map(Math.round);
       ctx.strokeStyle = SELECTED;
       ctx.lineWidth = 2;
@@ -465,8 +470,8 @@ function click(sx, sy) {
     let best = null, bestD = Infinity;
     for (const e of S.entities) {
       const d = Math.hypot(wx - e.x, wy - e.y);
-      if (e.kind === 'entity') {
-        // Its diamond keeps its size on the screen.
+      if (e.kind !== 'body') {
+        // Its marker keeps its size on the screen.
         if (d * S.scale > MARK + 3) continue;
       } else {
         const b = e.bounds;
@@ -549,9 +554,10 @@ const PLACED = {
 };
 
 function entityInfo(e) {
-  const regional = e.kind === 'entity';
+  const regional = e.kind !== 'body';
+  const title = { body: 'pixel body', entity: 'regional entity', player: 'player' }[e.kind] || e.kind;
   return el('div', { 'data-entity': `${e.kind}:${e.id}` },
-    el('h3', null, `${regional ? 'regional entity' : 'pixel body'} ${e.id}`),
+    el('h3', null, `${title} ${e.id}`),
     dl([
       ['position', `${e.x.toFixed(1)}, ${e.y.toFixed(1)}`],
       ['placed', regional ? `${PLACED[e.placed] || e.placed}${e.placed_by ? ' ' + shortType(e.placed_by) : ''}` : undefined],
@@ -559,9 +565,11 @@ function entityInfo(e) {
       ['bounds', regional ? undefined : e.bounds.join(', ')],
       ['generation', e.generation],
     ]),
-    el('p', { class: 'hint' }, regional
-      ? 'components, as the JSON export lists them ("entity": its index in its chunk\'s section):'
-      : 'components, as arksave export --json lists them:'),
+    el('p', { class: 'hint' }, e.kind === 'player'
+      ? 'the entities of its record, as the JSON export lists them ("entity": an index in the record):'
+      : regional
+        ? 'components, as the JSON export lists them ("entity": its index in its chunk\'s section):'
+        : 'components, as arksave export --json lists them:'),
     el('pre', null, JSON.stringify(e.components, null, 2)),
     e.section ? el('p', { class: 'hint' }, 'its other components, its entity in the chunk\'s section:') : null,
     e.section ? el('pre', null, JSON.stringify(e.section, null, 2)) : null,
