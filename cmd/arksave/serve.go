@@ -21,7 +21,7 @@ func init() {
 	register(&command{
 		name:    "serve",
 		args:    "[--addr HOST:PORT] [--palette FILE.json] [--poll D] DIR",
-		summary: "serve a live web map and inspector of the save, read-only: tiles at several zoom levels, chunk records, pixel bodies, generations and backups, check; it follows a running game's saves",
+		summary: "serve a live web map and inspector of the save, read-only: tiles at several zoom levels, chunk records, pixel bodies, regional entities and players with their components, generations and backups, check; it follows a running game's saves",
 		run:     runServe,
 		flags:   func() *flag.FlagSet { return serveFlags(&serveArgs{}) },
 	})
