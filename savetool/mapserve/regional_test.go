@@ -42,14 +42,14 @@ type regionalGame struct {
 	ada    ecs.Entity
 }
 
-func newRegionalGame(t *testing.T, dir string) *regionalGame {
+func newRegionalGame(t testing.TB, dir string) *regionalGame {
 	t.Helper()
 	return newRegionalGameOn(t, nil, dir)
 }
 
 // newRegionalGameOn is newRegionalGame on the file system fsys (nil: the
 // real one).
-func newRegionalGameOn(t *testing.T, fsys vfs.FS, dir string) *regionalGame {
+func newRegionalGameOn(t testing.TB, fsys vfs.FS, dir string) *regionalGame {
 	t.Helper()
 	rg, err := savetest.OpenRegional(fsys, dir, savetest.ChunkSize, savetest.Generator)
 	must(t, err)
@@ -67,7 +67,7 @@ func newRegionalGameOn(t *testing.T, fsys vfs.FS, dir string) *regionalGame {
 	return g
 }
 
-func (g *regionalGame) save(t *testing.T) {
+func (g *regionalGame) save(t testing.TB) {
 	t.Helper()
 	must(t, g.Save())
 }
