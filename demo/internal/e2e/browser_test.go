@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/demo/sim"
 	"github.com/arksave/arksave/demo/terrain"
 	"github.com/arksave/arksave/savetool"
 	"github.com/arksave/arksave/savetool/mapserve"
@@ -338,6 +340,20 @@ func TestMapInBrowser(t *testing.T) {
 	_, regional, _ := strings.Cut(text, "its entity in the chunk's section")
 	_, regional, _ = strings.Cut(regional, "components.Regional")
 	expect(t, strings.Contains(regional, `"ID": `) && strings.Contains(regional, e.ID), "body info lacks the body's entity:\n%s", text)
+
+	// The demo's player, its camera, is saved apart from the chunks; its
+	// Focus has X and Y, so the map places it: a click shows its record.
+	pi := slices.IndexFunc(ents.Entities, func(e mapserve.Entity) bool { return e.Kind == mapserve.KindPlayer })
+	expect(t, pi >= 0, "the demo's player (its camera) is not on the map: %+v", ents.Entities)
+	pl := ents.Entities[pi]
+	expect(t, pl.ID == sim.PlayerID && pl.Placed == mapserve.PlacedFields && strings.HasSuffix(pl.PlacedBy, "components.Focus"), "the demo's player: %+v", pl)
+	must(t, chromedp.Run(ctx, chromedp.Navigate(fmt.Sprintf("%s/#x=%d&y=%d&scale=1", ts.URL, int(pl.X)+40, int(pl.Y)+40)), chromedp.Reload()))
+	settled(t, ctx)
+	text = clickAndRead(t, ctx, pl.X, pl.Y, fmt.Sprintf(`[data-entity="player:%s"]`, pl.ID))
+	expect(t, strings.Contains(text, "player "+pl.ID) && strings.Contains(text, "components.Focus") && strings.Contains(text, `"ID": "`+pl.ID+`"`),
+		"player info:\n%s", text)
+	must(t, chromedp.Run(ctx, chromedp.Navigate(fmt.Sprintf("%s/#x=%d&y=%d&scale=1", ts.URL, cx, cy)), chromedp.Reload()))
+	settled(t, ctx)
 
 	// Live: the demo plays on in the directory, autosaving every second of
 	// game time (every 60 ticks: several times a second here), while the
