@@ -56,7 +56,7 @@ type chunkRec struct {
 	bodyVer   version           // the body block's content, as version
 	bodies    []*body           // those of the body block
 	regionals []*regional       // the block's other regional entities
-	bodyErr   error             // why the body block does not read
+	bodyErr   error             // why the body block (or a section of it) does not read
 	// changedIn is the generation in which the server saw the chunk's
 	// content change; 0 when it has not seen it change since it started.
 	changedIn uint64

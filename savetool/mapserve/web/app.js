@@ -554,20 +554,20 @@ const PLACED = {
 };
 
 function entityInfo(e) {
-  const regional = e.kind !== 'body';
+  const marker = e.kind !== 'body'; // a regional entity or a player, drawn as a marker
   const title = { body: 'pixel body', entity: 'regional entity', player: 'player' }[e.kind] || e.kind;
   return el('div', { 'data-entity': `${e.kind}:${e.id}` },
     el('h3', null, `${title} ${e.id}`),
     dl([
       ['position', `${e.x.toFixed(1)}, ${e.y.toFixed(1)}`],
-      ['placed', regional ? `${PLACED[e.placed] || e.placed}${e.placed_by ? ' ' + shortType(e.placed_by) : ''}` : undefined],
+      ['placed', marker ? `${PLACED[e.placed] || e.placed}${e.placed_by ? ' ' + shortType(e.placed_by) : ''}` : undefined],
       ['chunk', `(${e.chunk[0]}, ${e.chunk[1]})`],
-      ['bounds', regional ? undefined : e.bounds.join(', ')],
+      ['bounds', marker ? undefined : e.bounds.join(', ')],
       ['generation', e.generation],
     ]),
     el('p', { class: 'hint' }, e.kind === 'player'
       ? 'the entities of its record, as the JSON export lists them ("entity": an index in the record):'
-      : regional
+      : marker
         ? 'components, as the JSON export lists them ("entity": its index in its chunk\'s section):'
         : 'components, as arksave export --json lists them:'),
     el('pre', null, JSON.stringify(e.components, null, 2)),
