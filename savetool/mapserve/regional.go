@@ -46,19 +46,25 @@ type Components map[string]json.RawMessage
 // map's own guess.
 func PositionFields(component, x, y string) func(Components) (float64, float64, bool) {
 	return func(c Components) (float64, float64, bool) {
-		return fieldsXY(c[component], x, y)
+		return fieldsXY(objectFields(c[component]), x, y)
 	}
 }
 
-// fieldsXY reads fields x and y of a struct's JSON as finite numbers.
-func fieldsXY(value json.RawMessage, x, y string) (float64, float64, bool) {
+// objectFields returns the fields of a struct's JSON; nil for anything
+// else.
+func objectFields(value json.RawMessage) map[string]json.RawMessage {
 	if len(value) == 0 || value[0] != '{' {
-		return 0, 0, false
+		return nil
 	}
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(value, &fields) != nil {
-		return 0, 0, false
+		return nil
 	}
+	return fields
+}
+
+// fieldsXY reads fields x and y as finite numbers.
+func fieldsXY(fields map[string]json.RawMessage, x, y string) (float64, float64, bool) {
 	fx, okx := number(fields[x])
 	fy, oky := number(fields[y])
 	return fx, fy, okx && oky
@@ -67,7 +73,11 @@ func fieldsXY(value json.RawMessage, x, y string) (float64, float64, bool) {
 // number parses a JSON number; the export writes NaN and infinities as
 // strings, which are not positions.
 func number(raw json.RawMessage) (float64, bool) {
-	f, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64)
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
 	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
 }
 
@@ -101,8 +111,8 @@ var regionalName = func() string {
 type sectionJSON struct {
 	Refs   json.RawMessage `json:"refs"`
 	Tables []struct {
-		Components []string          `json:"components"`
-		Entities   []json.RawMessage `json:"entities"`
+		Components []string                     `json:"components"`
+		Entities   []map[string]json.RawMessage `json:"entities"`
 	} `json:"tables"`
 }
 
@@ -130,16 +140,32 @@ func eachEntity(sec []byte, fn func(names []string, raw json.RawMessage, e map[s
 	if err := json.Unmarshal(buf.Bytes(), &sj); err != nil {
 		return err
 	}
+	var keys [][]byte
 	for _, t := range sj.Tables {
-		for _, raw := range t.Entities {
-			var e map[string]json.RawMessage
-			if err := json.Unmarshal(raw, &e); err != nil {
-				return err
+		keys = keys[:0]
+		for _, name := range t.Components {
+			k, _ := json.Marshal(name)
+			keys = append(keys, k)
+		}
+		for _, e := range t.Entities {
+			// The entity's object again, in the export's order: "entity",
+			// then its components in its table's order.
+			raw := append([]byte(`{"entity": `), orNull(e["entity"])...)
+			for i, name := range t.Components {
+				raw = append(append(append(append(raw, ", "...), keys[i]...), ": "...), orNull(e[name])...)
 			}
-			fn(t.Components, raw, e, sj.Refs)
+			fn(t.Components, append(raw, '}'), e, sj.Refs)
 		}
 	}
 	return nil
+}
+
+// orNull is v, or null when v is missing.
+func orNull(v json.RawMessage) json.RawMessage {
+	if v == nil {
+		return json.RawMessage("null")
+	}
+	return v
 }
 
 // regionalsOf returns the regional entities of the entity block at pos
@@ -207,8 +233,12 @@ func locate(names []string, e map[string]json.RawMessage, place func(Components)
 		}
 	}
 	for _, name := range names {
+		if name == regionalName {
+			continue // its one field is the stable id
+		}
+		fields := objectFields(e[name])
 		for _, f := range heuristicFields {
-			if x, y, ok := fieldsXY(e[name], f[0], f[1]); usable(x, y, ok) {
+			if x, y, ok := fieldsXY(fields, f[0], f[1]); usable(x, y, ok) {
 				return x, y, PlacedFields, name, true
 			}
 		}
