@@ -30,6 +30,51 @@ type CheckReport struct {
 // OK reports whether no problem was found.
 func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
 
+// CheckJSON is a [CheckReport] as JSON: what arksave check --json prints.
+type CheckJSON struct {
+	Path       string        `json:"path"`
+	OK         bool          `json:"ok"`
+	Generation uint64        `json:"generation,omitempty"` // of the manifest, when there is one
+	Problems   []ProblemJSON `json:"problems"`
+	Backups    int           `json:"backups_checked"`
+	Stores     int           `json:"store_generations_checked"`
+	Worlds     int           `json:"world_files_checked"`
+}
+
+// ProblemJSON is one problem of a [CheckJSON].
+type ProblemJSON struct {
+	File   string    `json:"file"`
+	Offset *int64    `json:"offset,omitempty"`
+	Chunk  *[2]int32 `json:"chunk,omitempty"` // a chunk of a store of 2 axes: x, y
+	Key    []int32   `json:"key,omitempty"`   // a chunk of a store of 3 or 4 axes: x, y, z(, w)
+	Error  string    `json:"error"`
+}
+
+// JSON returns the report as JSON values, for the check of path.
+func (r *CheckReport) JSON(path string) CheckJSON {
+	out := CheckJSON{Path: path, OK: r.OK(), Problems: []ProblemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds}
+	if r.Manifest != nil {
+		out.Generation = r.Manifest.Generation
+	}
+	for _, p := range r.Problems {
+		pj := ProblemJSON{File: p.File, Error: p.Err.Error()}
+		if p.Offset >= 0 {
+			off := p.Offset
+			pj.Offset = &off
+		}
+		switch {
+		case p.Key != nil && p.Key.Axes() > 2:
+			for i := range p.Key.Axes() {
+				pj.Key = append(pj.Key, p.Key.Axis(i))
+			}
+		case p.Pos != nil:
+			pj.Chunk = &[2]int32{p.Pos.X, p.Pos.Y}
+		}
+		out.Problems = append(out.Problems, pj)
+	}
+	return out
+}
+
 func (r *CheckReport) add(file string, off int64, err error) {
 	r.Problems = append(r.Problems, chunkstore.Problem{File: file, Offset: off, Err: err})
 }

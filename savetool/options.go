@@ -169,6 +169,33 @@ func openGeneration(d *autosave.Dir, m *autosave.Manifest, o chunkstore.Options)
 	return chunkstore.Open(p, &o)
 }
 
+// OpenStore opens the chunk store of generation gen (0: the committed
+// one; else a backup's) of the save directory at dir, read-only and for
+// inspection: every record as stored, no generator needed or checked
+// (Entries, ReadRaw, Bodies, RecordInfo and Stats work; Get of a Delta
+// chunk does not: apply the game's generator to ReadRaw's delta, as
+// [RenderStore] does). It returns the manifest of the generation with it.
+//
+// It takes no lock and changes nothing, so it works while a game saves
+// into the directory: should a commit move a file on before the store is
+// open, it opens the new generation instead (autosave.ReadConsistent). The
+// caller closes the store.
+func OpenStore(dir string, gen uint64, o Options) (*chunkstore.Store, *autosave.Manifest, error) {
+	_, fsys := newTracker(o)
+	var s *chunkstore.Store
+	var man *autosave.Manifest
+	err := readSave(fsys, dir, gen, func(d *autosave.Dir, m *autosave.Manifest) error {
+		var err error
+		s, err = openGeneration(d, m, *inspectOptions(fsys))
+		man = m
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, man, nil
+}
+
 // openSave opens the save directory at dir read-only, without its lock,
 // for a command that needs a save there: a path that does not exist, is
 // not a directory, or holds none of a save's files is a NotASaveError.

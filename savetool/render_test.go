@@ -4,6 +4,7 @@ import (
 	"errors"
 	"image"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -164,4 +165,28 @@ func TestRenderRefusesStoreOfMoreAxes(t *testing.T) {
 		}
 		s.Close()
 	}
+}
+
+// A body whose stored transform is not finite (a hostile file can hold
+// one under a valid checksum) is left out; rendering ends.
+func TestRenderBodyNotFinite(t *testing.T) {
+	mem := vfs.NewMem()
+	s, err := chunkstore.Create("/bodies.pxsw", &chunkstore.Options{FS: mem, ChunkSize: 8, TileSize: 4})
+	must(t, err)
+	defer s.Close()
+	var bodies []chunkstore.Body
+	for i, xy := range [][2]float64{{math.Inf(1), 2}, {2, math.Inf(-1)}, {math.NaN(), 2}, {1 << 40, 2}, {3, 3}} {
+		bodies = append(bodies, chunkstore.Body{ID: uint64(i + 1), X: float32(xy[0]), Y: float32(xy[1]), Width: 2, Height: 2,
+			Pixels: []uint32{1, 1, 1, 1}, Shape: []bool{true, true, true, true}})
+	}
+	b := s.NewBatch()
+	b.PutBodies(chunkstore.Pos{}, bodies)
+	_, err = s.Commit(b)
+	must(t, err)
+	for _, body := range bodies[:4] {
+		expect(t, savetool.BodyBounds(&body).Empty(), "body at %v,%v has bounds %v", body.X, body.Y, savetool.BodyBounds(&body))
+	}
+	_, st, err := savetool.RenderStore(s, savetool.RenderOptions{Region: image.Rect(0, 0, 8, 8)})
+	must(t, err)
+	expect(t, st.Bodies == 1, "%d bodies drawn, want the finite one", st.Bodies)
 }
