@@ -38,7 +38,11 @@ type State struct {
 	TimeSinceLastSave time.Duration
 	// InProgress is true from the snapshot until the writer reports back.
 	InProgress bool
-	// Progress of the running save, from 0 to 1.
+	// Progress of the running save, from 0 to 1 (Writer.Progress, read
+	// once a tick): it moves chunk by chunk as the save compresses its
+	// chunks and byte by byte as it writes, never goes back within a save,
+	// and reaches 1 only once the save's manifest is durably in place; a
+	// failed save stops short of 1. It is 0 when no save runs.
 	Progress float32
 	// Saves counts the saves that finished, successfully or not.
 	Saves int

@@ -515,6 +515,10 @@ type Commit struct {
 	// NoBackup drops the generation being replaced instead of keeping it
 	// in backups/: a repair replaces a damaged generation.
 	NoBackup bool
+
+	// committed, when set, is called once the new manifest is durably in
+	// place, before the previous generation is retired.
+	committed func()
 }
 
 // Commit makes a new generation durable and current: it writes the world
@@ -606,6 +610,9 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 	}
 	prev := d.man.Swap(m)
 	d.manErr = nil
+	if c.committed != nil {
+		c.committed()
+	}
 	if c.NoBackup {
 		prev = nil
 	}

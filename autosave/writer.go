@@ -66,9 +66,15 @@ type Writer struct {
 	jobs     chan Job
 	results  chan *Result
 	busy     atomic.Bool
-	progress atomic.Uint32 // per mille
-	closed   bool
-	done     chan struct{}
+	progress atomic.Uint32 // in millionths; only grows within a save
+
+	// Progress of the running save: what it has done of what it will do.
+	pmu            sync.Mutex            // orders progress updates, so that onProgress sees them rise
+	track          atomic.Pointer[track] // the running save's work, nil between saves
+	recordEstimate int64                 // bytes a chunk record takes, from the last save
+	onProgress     func(float32)         // test hook: every value published, in order
+	closed         bool
+	done           chan struct{}
 }
 
 // OpenWriter opens the save directory at dir for writing (OpenDir: taking
@@ -93,10 +99,11 @@ func NewWriter(d *Dir, opts Options) (*Writer, error) {
 	if opts.FS == nil {
 		opts.FS = d.FS()
 	}
-	opts.Store.FS = opts.FS
 	// A job submitted while the writer compacts between saves waits in the
 	// channel: Submit never blocks the game loop.
-	w := &Writer{opts: opts, jobs: make(chan Job, 1), results: make(chan *Result, 1), done: make(chan struct{})}
+	w := &Writer{jobs: make(chan Job, 1), results: make(chan *Result, 1), done: make(chan struct{}), recordEstimate: defaultRecordEstimate}
+	opts.Store.FS = &vfs.Counting{FS: opts.FS, Count: w.countBytes}
+	w.opts = opts
 	store, name, err := w.openStoreOf(d, opts.Fresh)
 	if err != nil {
 		d.Close()
@@ -219,7 +226,9 @@ func (w *Writer) Submit(j Job) bool {
 	if j.RequestedAt.IsZero() {
 		j.RequestedAt = time.Now()
 	}
+	w.pmu.Lock()
 	w.progress.Store(0)
+	w.pmu.Unlock()
 	w.jobs <- j
 	return true
 }
@@ -240,8 +249,12 @@ func (w *Writer) FS() vfs.FS { return w.opts.FS }
 // Busy reports whether a save is running or its result waits to be polled.
 func (w *Writer) Busy() bool { return w.busy.Load() }
 
-// Progress returns the running save's progress, from 0 to 1.
-func (w *Writer) Progress() float32 { return float32(w.progress.Load()) / 1000 }
+// Progress returns the running save's progress, from 0 to 1. It moves
+// with the work, chunk by chunk as the chunks are compressed and byte by
+// byte as the records and the world file are written, never goes back
+// within a save, and is 1 only once the save's manifest is durably in
+// place: a failed save stops below 1. Submit sets it to 0.
+func (w *Writer) Progress() float32 { return float32(w.progress.Load()) / progressScale }
 
 // Poll returns the result of the last submitted save if it has finished.
 // After a result is returned the writer accepts the next job.
@@ -488,7 +501,7 @@ func (w *Writer) loop() {
 	defer close(w.done)
 	for j := range w.jobs {
 		r := w.run(j)
-		w.progress.Store(1000)
+		w.track.Store(nil)
 		w.results <- r
 		w.compact()
 	}
@@ -547,7 +560,94 @@ func (w *Writer) compactStep(store *chunkstore.Store) (st chunkstore.CompactStat
 	return store.CompactNext()
 }
 
-func (w *Writer) setProgress(p float64) { w.progress.Store(uint32(p * 1000)) }
+// Progress of a save. Its work is the chunks to compress and the bytes to
+// write: a chunk counts as many units as its record is expected to take
+// bytes (recordEstimate, learnt from the last save), a byte written as
+// one; the bytes a save will write are estimated from its chunks and its
+// world file. Estimates are capped, so progress never passes
+// maxWorkProgress before the commit, and the manifest's rename sets 1.
+const (
+	progressScale         = 1e6
+	defaultRecordEstimate = 32 << 10 // bytes of a chunk record before the first save
+	tableEstimate         = 64 << 10 // page table, header slot, players, manifest
+	startProgress         = 0.01     // the save has started
+	maxWorkProgress       = 0.99     // everything is written; the manifest is next
+)
+
+// track is what one save has to do and has done.
+type track struct {
+	chunks   int64        // chunks to compress
+	perChunk int64        // units of one chunk's compression
+	bytes    int64        // bytes it is expected to write
+	read     atomic.Int64 // chunks compressed
+	written  atomic.Int64 // bytes written
+}
+
+func (t *track) fraction() float64 {
+	total := t.chunks*t.perChunk + t.bytes
+	done := min(t.read.Load(), t.chunks)*t.perChunk + min(t.written.Load(), t.bytes)
+	if total <= 0 {
+		return 0
+	}
+	return float64(done) / float64(total)
+}
+
+// beginProgress starts the progress of a save of chunks chunks and a world
+// file of worldBytes.
+func (w *Writer) beginProgress(chunks int, worldBytes int) *track {
+	t := &track{chunks: int64(chunks), perChunk: w.recordEstimate}
+	t.bytes = t.chunks*w.recordEstimate + int64(worldBytes) + tableEstimate
+	w.track.Store(t)
+	w.setProgress(startProgress)
+	return t
+}
+
+// advance publishes the running save's progress after some of its work.
+func (w *Writer) advance() {
+	if t := w.track.Load(); t != nil {
+		w.setProgress(startProgress + (maxWorkProgress-startProgress)*t.fraction())
+	}
+}
+
+// countBytes counts the bytes the chunk store writes (its file system is a
+// vfs.Counting) towards the running save's progress.
+func (w *Writer) countBytes(n int64, write bool) {
+	if t := w.track.Load(); t != nil && write {
+		t.written.Add(n)
+		w.advance()
+	}
+}
+
+// setProgress publishes p unless the progress is there already: within a
+// save it only rises. The mutex orders the updates of the compression
+// goroutines and the writer, so that onProgress sees them rise too.
+func (w *Writer) setProgress(p float64) {
+	v := uint32(min(max(p, 0), 1) * progressScale)
+	w.pmu.Lock()
+	defer w.pmu.Unlock()
+	if v <= w.progress.Load() {
+		return
+	}
+	w.progress.Store(v)
+	if w.onProgress != nil {
+		w.onProgress(float32(v) / progressScale)
+	}
+}
+
+// progressSource counts a chunk towards the save's progress once the store
+// has read its pixels for compression.
+type progressSource struct {
+	src chunkstore.PixelSource
+	t   *track
+	w   *Writer
+}
+
+func (p progressSource) ReadPixels(dst []uint32) error {
+	err := p.src.ReadPixels(dst)
+	p.t.read.Add(1)
+	p.w.advance()
+	return err
+}
 
 // run commits one save: the chunk store first (records, then its header
 // slot), then the world file and the manifest. An error anywhere leaves the
@@ -624,11 +724,12 @@ func (w *Writer) run(j Job) (res *Result) {
 		return res
 	}
 	markp = &mark
-	w.setProgress(0.05)
+	tr := w.beginProgress(len(j.Snap.Chunks), len(j.Snap.World))
 
 	batch := store.NewBatch()
 	for _, c := range j.Snap.Chunks {
-		batch.PutChunkFrom(snapshot.StorePos(c.Pos), c) // read while compressing
+		// read while compressing
+		batch.PutChunkFrom(snapshot.StorePos(c.Pos), progressSource{src: c, t: tr, w: w})
 	}
 	for _, es := range j.Snap.Entities {
 		blk := chunkstore.EntityBlock{Bodies: make([]chunkstore.Body, len(es.Bodies)), Sections: es.Sections}
@@ -660,6 +761,10 @@ func (w *Writer) run(j Job) (res *Result) {
 			worldCh <- done
 		}()
 		done.ref, done.err = dir.WriteWorld(j.Snap.World)
+		if done.err == nil {
+			tr.written.Add(done.ref.Size)
+			w.advance()
+		}
 	}()
 	stats, err := store.Commit(batch)
 	// The store has read every chunk it committed (reading a chunk ends its
@@ -681,7 +786,9 @@ func (w *Writer) run(j Job) (res *Result) {
 	res.RegionsWritten = len(j.Snap.Entities)
 	res.BodiesWritten = countBodies(j.Snap.Entities)
 	res.BytesWritten += stats.BytesWritten
-	w.setProgress(0.7)
+	if n := stats.Full + stats.Delta; n > 0 {
+		w.recordEstimate = max(1024, stats.RecordBytes/int64(n))
+	}
 
 	// The players that changed: their records appended, the next index
 	// written, both synced before the manifest names them. (A Save As
@@ -696,15 +803,15 @@ func (w *Writer) run(j Job) (res *Result) {
 		}
 		players = np
 		res.PlayersWritten = len(j.Snap.Players)
+		tr.written.Add(n)
+		w.advance()
 	}
 	var playersRef *PlayersRef
 	if players != nil {
 		playersRef = &players.Ref
 	}
-	w.setProgress(0.75)
-
 	commitStore, commitName := store, name
-	w.setProgress(0.85)
+	w.setProgress(maxWorkProgress)
 
 	res.BytesWritten += wd.ref.Size
 	// From here on the manifest may name what the store committed: a panic
@@ -716,6 +823,7 @@ func (w *Writer) run(j Job) (res *Result) {
 			Data: commitStore.DataFileNames()},
 		Players:    playersRef,
 		MaxBackups: j.MaxBackups,
+		committed:  func() { w.setProgress(1) },
 	})
 	res.BytesWritten += n
 	if err != nil {
