@@ -28,6 +28,9 @@ type (
 	SimulationState = autosave.SimulationState
 	// Result is the outcome of one save.
 	Result = autosave.Result
+	// Fallback describes a load that found the committed generation
+	// damaged and loaded the newest intact backup instead.
+	Fallback = autosave.Fallback
 	// Problem is damage found while loading a chunk or its bodies: the
 	// chunk was regenerated, or its bodies dropped. File names the chunk
 	// store, Section says which ("chunk" or "bodies"), Pos the chunk, Err
@@ -317,6 +320,16 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 		dir.Close()
 		return nil, p.noSave(dir)
 	}
+	var world []byte
+	var fb *Fallback
+	if hasSave && load {
+		// The newest intact generation, before the writer opens its store.
+		world, fb, err = dir.LoadIntact(func(data []byte) error { return s.codec.Validate(data, w) })
+		if err != nil {
+			dir.Close()
+			return nil, fmt.Errorf("load %s: %w", p.Dir, err)
+		}
+	}
 	s.rt.Writer.Fresh = hasSave && !load
 	rt, err := persist.New(w, dir, s.rt)
 	if err != nil {
@@ -324,7 +337,7 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 	}
 	addResource(w, &Persistence{rt: rt})
 	if hasSave && load {
-		if err := rt.Load(p.Dir); err != nil {
+		if err := rt.Adopt(p.Dir, world, fb); err != nil {
 			rt.Close()
 			return nil, err
 		}

@@ -17,8 +17,21 @@ type Config struct {
 	// Enabled turns automatic saves on or off. Requested saves always run.
 	Enabled bool
 	// MaxBackups is how many older generations are kept in backups/ and can
-	// be restored. 0 keeps none.
+	// be restored. 0 keeps none. Beyond them, the newest backup with a
+	// chunk store of its own (see BackupCopyEvery) is kept too.
 	MaxBackups int
+	// BackupCopyEvery is after every how many committed saves the writer
+	// copies the chunk store into backups/ (backups/chunks-<G>.pxsw and its
+	// data files), for the generation G just committed: when the next save
+	// commits, G's backup names that copy, so it shares no file with the
+	// current generation and a load falls back to it when the current
+	// generation is damaged. 0 or 1 copies after every save, n after every
+	// nth, a negative value never; without MaxBackups there is no copy.
+	// The copy is a compacted one of the whole store, written by the
+	// writer between saves (the game loop never waits for it; a save
+	// asked for meanwhile starts when it ends): it costs what a compaction
+	// of the whole store costs (README, "Backups").
+	BackupCopyEvery int
 	// PauseDuringSave asks the game to pause its simulation while a save is
 	// in progress: the plugin sets
 	// SimulationState.Paused, the game's systems honour it.
@@ -57,6 +70,10 @@ type State struct {
 	// CopiedTiles counts the tiles (components.TileSize squared pixels)
 	// the game copied for running saves since the plugin started.
 	CopiedTiles int
+	// Fallback is set when the last load found the committed generation
+	// damaged and loaded the newest intact backup instead (see
+	// Dir.LoadIntact); nil when it loaded the committed generation.
+	Fallback *Fallback
 }
 
 // Result is the outcome of one save.
@@ -94,6 +111,18 @@ type Result struct {
 	// and this one failed; the store stayed as it was and the writer tries
 	// again after this save.
 	CompactErr error
+	// BackupChunks names the chunk store of its own (backups/chunks-<G>.pxsw)
+	// that the backup of the generation this save replaced got: the copy
+	// the writer made after the previous save. Empty when that backup
+	// shares the current store.
+	BackupChunks string
+	// BackupCopyBytes and BackupCopyDuration are what the last copy of the
+	// chunk store into backups/, between the previous save and this one,
+	// wrote and took; BackupCopyErr why it failed (the backup then shares
+	// the current store, and the writer copies again after the next save).
+	BackupCopyBytes    int64
+	BackupCopyDuration time.Duration
+	BackupCopyErr      error
 
 	// Chunks, Entities and Players list what the save committed, so that
 	// the game loop can mark those chunks Persisted (unless they changed

@@ -40,6 +40,11 @@ type Job struct {
 	SaveTo string
 	// RequestedAt is when the save was asked for; Result.Duration counts from it.
 	RequestedAt time.Time
+	// BackupCopyEvery is after every how many committed saves the writer
+	// copies the chunk store for the generation just committed into
+	// backups/, so that its backup shares no file with the generations
+	// after it (Config.BackupCopyEvery); 0 or negative: never.
+	BackupCopyEvery int
 }
 
 // Writer owns a save directory and its chunk store and commits saves on a
@@ -63,10 +68,18 @@ type Writer struct {
 	use       sync.Mutex
 	compacted compaction // compaction steps since the last commit, for the next Result
 
-	jobs     chan Job
-	results  chan *Result
-	busy     atomic.Bool
-	progress atomic.Uint32 // in millionths; only grows within a save
+	// The chunk store copied for the committed generation (CopiedChunksName),
+	// which its backup manifest names once the next save commits; nil when
+	// there is none. Only the writer goroutine and Switch touch them.
+	copied    *StoreRef
+	copyStats backupCopy // the last copy, for the next Result
+	sinceCopy int        // committed saves since the last copy
+
+	jobs      chan Job
+	results   chan *Result
+	busy      atomic.Bool
+	progress  atomic.Uint32 // in millionths; only grows within a save
+	copyBytes atomic.Int64  // bytes the chunk store's files have had written
 
 	// Progress of the running save: what it has done of what it will do.
 	pmu            sync.Mutex            // orders progress updates, so that onProgress sees them rise
@@ -379,18 +392,34 @@ func (w *Writer) Switch(dir string, fresh bool) error {
 // fresh, once validate accepts its committed world file, and returns that
 // file: a load replaces the game's world with it. When dir holds no save,
 // or validate fails, the writer stays where it was and dir is released.
-// A save must not be pending.
+// A damaged committed generation falls back to the newest intact backup
+// as ContinueIntact does. A save must not be pending.
 func (w *Writer) Continue(dir string, validate func(world []byte) error) ([]byte, error) {
-	return w.switchTo(dir, false, func(d *Dir) ([]byte, error) {
+	world, _, err := w.ContinueIntact(dir, validate)
+	return world, err
+}
+
+// ContinueIntact is Continue that verifies the generation it loads
+// ([Dir.LoadIntact]): when the committed generation of dir is damaged (its
+// world file, its players, or the chunk store's records it uses), the
+// newest intact backup becomes current as a new generation, and the
+// returned Fallback says so (nil when the committed generation was
+// intact). A damaged generation without an intact backup is an error
+// naming arksave repair; the writer then stays where it was.
+func (w *Writer) ContinueIntact(dir string, validate func(world []byte) error) ([]byte, *Fallback, error) {
+	var fb *Fallback
+	world, err := w.switchTo(dir, false, func(d *Dir) ([]byte, error) {
 		if d.Manifest() == nil {
 			return nil, fmt.Errorf("%w: %s", ErrNoSave, dir)
 		}
-		world, err := d.ReadWorld(nil)
-		if err == nil {
-			err = validate(world)
-		}
+		world, f, err := d.LoadIntact(validate)
+		fb = f
 		return world, err
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return world, fb, nil
 }
 
 func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, error)) ([]byte, error) {
@@ -446,6 +475,7 @@ func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, erro
 	w.mu.Lock()
 	old := w.store
 	w.dir, w.store, w.name, w.fresh, w.players = d, s, name, s.Generation() == 0, players
+	w.copied, w.sinceCopy = nil, 0 // a copy is for the generation it was made at
 	w.mu.Unlock()
 	if !same {
 		cur.Close()
@@ -503,8 +533,91 @@ func (w *Writer) loop() {
 		r := w.run(j)
 		w.track.Store(nil)
 		w.results <- r
+		if r.Err == nil && j.SaveTo == "" {
+			w.copyBackup(j, r.Generation)
+		}
 		w.compact()
 	}
+}
+
+// backupCopy is what the copy of the chunk store after a save did.
+type backupCopy struct {
+	name     string
+	bytes    int64
+	duration time.Duration
+	err      error
+}
+
+// copyBackup copies the chunk store, at generation gen that a save just
+// committed, to backups/ (CopiedChunksName), when the job asks for one
+// after this save: the next save's commit makes it the store of gen's
+// backup, which then shares no file with the current generation. It runs
+// between saves, like compaction: a save submitted meanwhile waits for it.
+func (w *Writer) copyBackup(j Job, gen uint64) {
+	if j.MaxBackups <= 0 || j.BackupCopyEvery <= 0 {
+		return
+	}
+	w.sinceCopy++
+	if w.sinceCopy < j.BackupCopyEvery {
+		return
+	}
+	w.use.Lock()
+	defer w.use.Unlock()
+	w.mu.RLock()
+	dir, store, closing := w.dir, w.store, w.closed
+	w.mu.RUnlock()
+	if store == nil || closing || dir.ReadOnly() != nil || dir.Generation() != gen {
+		return
+	}
+	start := time.Now()
+	name := CopiedChunksName(gen)
+	st := backupCopy{name: name}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = dir.removeCopy(gen)
+			st.err, st.name = NewPanicError(p), ""
+		}
+		st.duration = time.Since(start)
+		w.copyStats = st
+	}()
+	_ = dir.removeCopy(gen) // what an earlier attempt left
+	p, err := dir.file(name)
+	if err == nil {
+		err = dir.fs.MkdirAll(filepath.Join(dir.Path(), BackupDir))
+	}
+	var c *chunkstore.Store
+	if err == nil {
+		before := w.copyBytes.Load()
+		c, err = w.compactTo(store, p)
+		st.bytes = w.copyBytes.Load() - before
+	}
+	if err != nil {
+		_ = dir.removeCopy(gen)
+		st.err, st.name = fmt.Errorf("autosave: copy chunk store to %s: %w", name, err), ""
+		return
+	}
+	ref := storeRefOf(name, c)
+	c.Close()
+	w.copied, w.sinceCopy = &ref, 0
+}
+
+// compactTo is store.CompactTo with a panic returned as an error.
+func (w *Writer) compactTo(store *chunkstore.Store, p string) (c *chunkstore.Store, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c, err = nil, NewPanicError(r)
+		}
+	}()
+	return store.CompactTo(p)
+}
+
+// copyOf returns the chunk store copied for generation prev, the one a
+// commit is about to retire, or nil.
+func (w *Writer) copyOf(prev uint64) *StoreRef {
+	if c := w.copied; c != nil && c.Name == CopiedChunksName(prev) {
+		return c
+	}
+	return nil
 }
 
 // Compaction between saves. A step compacts one data file (the one with the
@@ -612,6 +725,9 @@ func (w *Writer) advance() {
 // countBytes counts the bytes the chunk store writes (its file system is a
 // vfs.Counting) towards the running save's progress.
 func (w *Writer) countBytes(n int64, write bool) {
+	if write {
+		w.copyBytes.Add(n)
+	}
 	if t := w.track.Load(); t != nil && write {
 		t.written.Add(n)
 		w.advance()
@@ -817,8 +933,13 @@ func (w *Writer) run(j Job) (res *Result) {
 	// From here on the manifest may name what the store committed: a panic
 	// must not take the store back.
 	markp, committing = nil, true
+	var backupChunks *StoreRef
+	if !saveAs {
+		backupChunks = w.copyOf(dir.Generation())
+	}
 	man, n, err := dir.Commit(Commit{
-		WorldRef: &wd.ref,
+		backupChunks: backupChunks,
+		WorldRef:     &wd.ref,
 		Chunks: StoreRef{Name: commitName, Generation: commitStore.Generation(), Root: commitStore.Root(),
 			Data: commitStore.DataFileNames()},
 		Players:    playersRef,
@@ -843,6 +964,12 @@ func (w *Writer) run(j Job) (res *Result) {
 		// generation now.
 		res.Compacted, res.CompactErr = w.compacted.steps > 0, w.compacted.err
 		w.compacted = compaction{}
+		if backupChunks != nil {
+			res.BackupChunks = backupChunks.Name
+		}
+		w.copied = nil
+		res.BackupCopyBytes, res.BackupCopyDuration, res.BackupCopyErr = w.copyStats.bytes, w.copyStats.duration, w.copyStats.err
+		w.copyStats = backupCopy{}
 	}
 
 	// Switch readers to what was committed.
@@ -855,6 +982,7 @@ func (w *Writer) run(j Job) (res *Result) {
 		oldStore, oldDir := w.store, w.dir
 		w.dir, w.store, w.name = dir, commitStore, commitName
 		w.compacted = compaction{}
+		w.copied, w.sinceCopy = nil, 0
 		w.mu.Unlock()
 		if oldStore != commitStore {
 			oldStore.Close()

@@ -74,7 +74,11 @@ func (r *Runtime) start() {
 		r.finishWithError(err)
 		return
 	}
-	job := autosave.Job{Snap: snap, MaxBackups: r.conf.MaxBackups, SaveTo: r.saveTo, RequestedAt: snap.TakenAt}
+	job := autosave.Job{Snap: snap, MaxBackups: r.conf.MaxBackups, SaveTo: r.saveTo, RequestedAt: snap.TakenAt,
+		BackupCopyEvery: max(r.conf.BackupCopyEvery, 0)}
+	if r.conf.BackupCopyEvery == 0 {
+		job.BackupCopyEvery = 1
+	}
 	if !r.writer.Submit(job) {
 		snap.Release() // cannot happen: start runs only when the writer is idle
 		return
