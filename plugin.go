@@ -3,6 +3,7 @@ package arksave
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 	"time"
@@ -162,6 +163,14 @@ type Plugin struct {
 	// components, register aliases or migrations (package archetype).
 	WorldOptions []archetype.Option
 
+	// Logger receives what the plugin does, through log/slog, with
+	// structured attributes: each save's start and outcome (Info "save
+	// started", "save committed" with generation, duration, bytes, chunks,
+	// bodies and entities; Error "save failed"), loads (Info "save
+	// loaded"; Warn when a damaged generation made the load fall back to a
+	// backup), a save directory held by another writer (Error) or opened
+	// read-only (Warn), and failures between saves (Warn). Nil is silent.
+	Logger *slog.Logger
 	// FS is the file system saves go through; nil is the real one
 	// (vfs.OS). A game's tests can save into memory (vfs.NewMem) and
 	// inject faults or crashes (vfs.Faulty, vfs.NewCrashFS).
@@ -228,6 +237,7 @@ func (p Plugin) resolve() (settings, error) {
 					DataFileSize: p.DataFileSize,
 				},
 				LockTimeout: p.LockTimeout,
+				Logger:      p.Logger,
 			},
 			TickDuration:     cmpOr(p.TickDuration, defaultTick),
 			MaxPendingChunks: cmpOr(p.MaxPendingChunks, defaultMaxPending),
@@ -309,7 +319,15 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 
 	dir, err := autosave.OpenDir(s.fs, p.Dir, autosave.LockTimeout(p.LockTimeout))
 	if err != nil {
+		if le := (*autosave.LockedError)(nil); errors.As(err, &le) && p.Logger != nil {
+			p.Logger.Error("save directory locked", "dir", p.Dir, "holder", le.Who(), "err", err)
+		} else if p.Logger != nil {
+			p.Logger.Error("open save directory", "dir", p.Dir, "err", err)
+		}
 		return nil, err
+	}
+	if ro := dir.ReadOnly(); ro != nil && p.Logger != nil {
+		p.Logger.Warn("save directory is read-only: saves will fail", "dir", p.Dir, "err", ro)
 	}
 	hasSave := dir.Manifest() != nil
 	switch {
@@ -327,6 +345,9 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 		world, fb, err = dir.LoadIntact(func(data []byte) error { return s.codec.Validate(data, w) })
 		if err != nil {
 			dir.Close()
+			if p.Logger != nil {
+				p.Logger.Error("load failed", "dir", p.Dir, "err", err)
+			}
 			return nil, fmt.Errorf("load %s: %w", p.Dir, err)
 		}
 	}

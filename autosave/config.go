@@ -97,6 +97,12 @@ type Result struct {
 	RegionsWritten int
 	BodiesWritten  int
 	PlayersWritten int
+	// ChunksStored counts the chunks the chunk store holds at the
+	// committed generation, WorldEntities the entities in its ECS world
+	// file (the PECS header's count: the regional entities and players
+	// saved apart are not among them).
+	ChunksStored  int
+	WorldEntities int
 	// BytesWritten counts every byte written to disk for this save.
 	BytesWritten int64
 	// WorldBytes is the size of the ECS world file.
@@ -137,8 +143,8 @@ func (r *Result) String() string {
 	if r.Err != nil {
 		return fmt.Sprintf("save failed after %v: %v", r.Duration.Round(time.Microsecond), r.Err)
 	}
-	return fmt.Sprintf("generation %d: %d chunks, %d regions, %d bodies, %d players, %d bytes in %v (stall %v)",
-		r.Generation, r.ChunksWritten, r.RegionsWritten, r.BodiesWritten, r.PlayersWritten, r.BytesWritten,
+	return fmt.Sprintf("generation %d: %d chunks (%d stored), %d regions, %d bodies, %d players, %d entities in the world file, %d bytes in %v (stall %v)",
+		r.Generation, r.ChunksWritten, r.ChunksStored, r.RegionsWritten, r.BodiesWritten, r.PlayersWritten, r.WorldEntities, r.BytesWritten,
 		r.Duration.Round(time.Microsecond), r.Stall.Round(time.Microsecond))
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,12 @@ type Options struct {
 	// LockTimeout is how long opening a directory waits for another holder
 	// to release it (see LockTimeout); zero fails at once with ErrLocked.
 	LockTimeout time.Duration
+	// Logger receives what the writer does, through log/slog: each save's
+	// start (Info "save started") and outcome (Info "save committed" with
+	// generation, duration, bytes, chunks, bodies, entities; Error "save
+	// failed" with the error), and failures between saves (Warn
+	// "compaction failed", "backup copy failed"). Nil is silent.
+	Logger *slog.Logger
 }
 
 // Job is one save for the writer.
@@ -86,8 +93,10 @@ type Writer struct {
 	track          atomic.Pointer[track] // the running save's work, nil between saves
 	recordEstimate int64                 // bytes a chunk record takes, from the last save
 	onProgress     func(float32)         // test hook: every value published, in order
-	closed         bool
-	done           chan struct{}
+
+	log    *slog.Logger // never nil: a silent one when Options.Logger is
+	closed bool
+	done   chan struct{}
 }
 
 // OpenWriter opens the save directory at dir for writing (OpenDir: taking
@@ -114,7 +123,8 @@ func NewWriter(d *Dir, opts Options) (*Writer, error) {
 	}
 	// A job submitted while the writer compacts between saves waits in the
 	// channel: Submit never blocks the game loop.
-	w := &Writer{jobs: make(chan Job, 1), results: make(chan *Result, 1), done: make(chan struct{}), recordEstimate: defaultRecordEstimate}
+	w := &Writer{jobs: make(chan Job, 1), results: make(chan *Result, 1), done: make(chan struct{}), recordEstimate: defaultRecordEstimate,
+		log: logger(opts.Logger)}
 	opts.Store.FS = &vfs.Counting{FS: opts.FS, Count: w.countBytes}
 	w.opts = opts
 	store, name, err := w.openStoreOf(d, opts.Fresh)
@@ -532,11 +542,38 @@ func (w *Writer) loop() {
 	for j := range w.jobs {
 		r := w.run(j)
 		w.track.Store(nil)
+		w.logResult(r)
 		w.results <- r
 		if r.Err == nil && j.SaveTo == "" {
 			w.copyBackup(j, r.Generation)
 		}
 		w.compact()
+	}
+}
+
+// logger returns l, or a silent logger when l is nil.
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}
+
+// logResult logs the outcome of a save.
+func (w *Writer) logResult(r *Result) {
+	if r.Err != nil {
+		w.log.Error("save failed", "dir", r.Dir, "generation", r.Generation, "duration", r.Duration, "err", r.Err)
+		return
+	}
+	w.log.Info("save committed", "dir", r.Dir, "generation", r.Generation, "duration", r.Duration,
+		"bytes", r.BytesWritten, "chunks", r.ChunksWritten, "chunks_stored", r.ChunksStored, "bodies", r.BodiesWritten,
+		"entities", r.WorldEntities, "regions", r.RegionsWritten, "players", r.PlayersWritten, "world_bytes", r.WorldBytes,
+		"stall", r.Stall)
+	if r.CompactErr != nil {
+		w.log.Warn("compaction failed", "dir", r.Dir, "err", r.CompactErr)
+	}
+	if r.BackupCopyErr != nil {
+		w.log.Warn("backup copy failed", "dir", r.Dir, "err", r.BackupCopyErr)
 	}
 }
 
@@ -784,6 +821,8 @@ func (w *Writer) run(j Job) (res *Result) {
 	res.Generation = dir.Generation()
 	res.Dir = dir.Path()
 	saveAs := j.SaveTo != ""
+	w.log.Info("save started", "dir", dir.Path(), "generation", dir.Generation()+1, "chunks", len(j.Snap.Chunks),
+		"regions", len(j.Snap.Entities), "players", len(j.Snap.Players), "save_as", j.SaveTo)
 	var markp *chunkstore.Mark // set once the store is marked: a panic after it reverts the store too
 	committing := false        // set once the manifest may be replaced
 	defer func() {
@@ -959,6 +998,10 @@ func (w *Writer) run(j Job) (res *Result) {
 	}
 	res.Generation = man.Generation
 	res.WorldBytes = int64(len(j.Snap.World))
+	res.WorldEntities = j.Snap.WorldEntities
+	if ri, err := chunkstore.ParseRoot(commitStore.Root()); err == nil {
+		res.ChunksStored = int(ri.Chunks)
+	}
 	if !saveAs {
 		// The compaction steps since the last save are part of this
 		// generation now.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
+	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
@@ -36,6 +37,9 @@ func (r *Runtime) Load(dir string) error {
 		return r.cfg.WorldCodec.Validate(world, r.world)
 	})
 	if err != nil {
+		if log := r.cfg.Writer.Logger; log != nil {
+			log.Error("load failed", "dir", dir, "err", err)
+		}
 		return fmt.Errorf("load %s: %w", dir, err)
 	}
 	return r.Adopt(dir, data, fb)
@@ -50,10 +54,22 @@ func (r *Runtime) Adopt(dir string, world []byte, fb *autosave.Fallback) error {
 		return fmt.Errorf("load %s: %w", dir, err)
 	}
 	r.state.Fallback = fb
+	log := r.cfg.Writer.Logger
 	if fb != nil {
 		r.mu.Lock()
 		r.loadProblems = append([]chunkstore.Problem{fb.Problem()}, fb.Problems...)
 		r.mu.Unlock()
+		if log != nil {
+			log.Warn("damaged generation: loaded the newest intact backup", "dir", dir, "damaged", fb.Damaged,
+				"loaded", fb.Loaded, "generation", fb.Generation, "problems", len(fb.Problems), "first", fb.Problems[0].String())
+		}
+	}
+	if log != nil {
+		entities := 0
+		if h, err := archetype.ReadHeader(world); err == nil {
+			entities = int(h.Entities)
+		}
+		log.Info("save loaded", "dir", dir, "generation", r.writer.Generation(), "entities", entities, "world_bytes", len(world))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/snapshot"
 )
@@ -193,6 +194,9 @@ func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
 		return nil, errors.Join(errors.New("systems: encode ECS world"), err)
 	}
 	snap.World = world
+	if h, err := archetype.ReadHeader(world); err == nil {
+		snap.WorldEntities = int(h.Entities)
+	}
 
 	q := r.chunks.Query()
 	for q.Next() {
