@@ -35,7 +35,9 @@ type (
 	// Problem is damage found while loading a chunk or its bodies: the
 	// chunk was regenerated, or its bodies dropped. File names the chunk
 	// store, Section says which ("chunk" or "bodies"), Pos the chunk, Err
-	// the damage (matching ErrCorrupt).
+	// the damage (matching ErrCorrupt). A load that fell back to a backup
+	// reports that as a Problem of the manifest (Section "generation"),
+	// followed by what was damaged, each naming its file.
 	Problem = chunkstore.Problem
 )
 
@@ -80,7 +82,13 @@ type Plugin struct {
 	// not exist or holds no save is an error matching ErrNoSave (a
 	// mistyped directory never silently starts a new world), unless
 	// LoadOrCreate is set. A Dir whose manifest is damaged, or lost while
-	// the save's files remain, is an error that names arksave repair.
+	// the save's files remain, is an error that names arksave repair. A
+	// committed generation that is damaged (its world file, its players,
+	// or the chunk store's records it uses) loads the newest intact backup
+	// instead, committed as a new generation and reported in
+	// AutosaveState.Fallback and Persistence.Problems; without one, a
+	// generation whose world file is intact loads as it is (damaged
+	// chunks regenerate), else Install fails naming arksave repair.
 	Load bool
 	// LoadOrCreate continues the save in Dir if there is one and starts a
 	// new world there (creating Dir) if there is none.
