@@ -100,26 +100,36 @@ func ruin(t *testing.T, fsys vfs.FS, p string) {
 // files. Both ways of loading do it: Install with Load, and
 // Persistence.Load of a running game.
 func TestLoadFallsBackToTheNewestIntactGeneration(t *testing.T) {
+	damageRecord := func(t *testing.T, fsys vfs.FS) []string {
+		p, off, n := recordOf(t, fsys, chunkstore.Pos{})
+		flipAt(t, fsys, p, off+n/2)
+		return []string{p}
+	}
 	cases := []struct {
 		name   string
 		damage func(t *testing.T, fsys vfs.FS) []string // returns the damaged files
+		loaded uint64                                   // the generation whose contents load
 	}{
 		{"world file", func(t *testing.T, fsys vfs.FS) []string {
 			flipAt(t, fsys, "/save/world-3.pecs", 40)
 			return []string{"/save/world-3.pecs"}
-		}},
-		{"store data file", func(t *testing.T, fsys vfs.FS) []string {
-			p, off, n := recordOf(t, fsys, chunkstore.Pos{})
-			flipAt(t, fsys, p, off+n/2)
-			return []string{p}
-		}},
+		}, 2},
+		// The copy of the store made after generation 3 (for its backup)
+		// is intact, and so is its world file: generation 3 loads.
+		{"store data file", damageRecord, 3},
+		{"store data file without a copy for generation 3", func(t *testing.T, fsys vfs.FS) []string {
+			for _, n := range []string{"chunks-3.pxsw", "chunks-3-data-1.pxsd"} {
+				must(t, fsys.Remove("/save/backups/"+n))
+			}
+			return damageRecord(t, fsys)
+		}, 2},
 		{"everything it shares", func(t *testing.T, fsys vfs.FS) []string {
 			files := append([]string{"/save/world-3.pecs"}, storeFiles(t, fsys)...)
 			for _, p := range files {
 				ruin(t, fsys, p)
 			}
 			return files
-		}},
+		}, 2},
 	}
 	for _, tc := range cases {
 		for _, how := range []string{"install", "reload"} {
@@ -146,14 +156,14 @@ func TestLoadFallsBackToTheNewestIntactGeneration(t *testing.T) {
 				g.settle(t)
 
 				fb := g.state().Fallback
-				expect(t, fb != nil && fb.Damaged == 3 && fb.Loaded == 2 && fb.Generation == 4 && len(fb.Problems) > 0,
+				expect(t, fb != nil && fb.Damaged == 3 && fb.Loaded == tc.loaded && fb.Generation == 4 && len(fb.Problems) > 0,
 					"fallback %+v", fb)
 				expect(t, g.pers.Generation() == 4, "generation %d after the fallback", g.pers.Generation())
-				expect(t, ecs.GetResource[Score](g.w).Points == 2, "score %d, want generation 2's", ecs.GetResource[Score](g.w).Points)
-				expect(t, g.chunkDigest(t, 0, 0) == digests[2], "chunk (0,0) is not generation 2's")
+				expect(t, ecs.GetResource[Score](g.w).Points == int(tc.loaded), "score %d, want generation %d's", ecs.GetResource[Score](g.w).Points, tc.loaded)
+				expect(t, g.chunkDigest(t, 0, 0) == digests[tc.loaded], "chunk (0,0) is not generation %d's", tc.loaded)
 				probs := g.pers.Problems()
 				expect(t, len(probs) == len(fb.Problems)+1 && probs[0].File == autosave.ManifestName &&
-					errors.Is(probs[0].Err, arksave.ErrCorrupt) && strings.Contains(probs[0].Err.Error(), "loaded backup generation 2 as generation 4"),
+					errors.Is(probs[0].Err, arksave.ErrCorrupt) && strings.Contains(probs[0].Err.Error(), "as generation 4"),
 					"problems %v", probs)
 				names := map[string]bool{}
 				for _, p := range probs[1:] {
@@ -203,9 +213,8 @@ func TestLoadWithoutAnIntactGeneration(t *testing.T) {
 	for _, p := range []string{"/save/world-3.pecs", "/save/backups/world-2.pecs", "/save/backups/world-1.pecs"} {
 		flipAt(t, mem, p, 40)
 	}
-	// Opening the directory removes what no manifest names (the copy of
-	// the store made for generation 3's backup, which no save named yet):
-	// that is done first, so that what follows compares the save's files.
+	// Opening the directory removes what no manifest names: that is done
+	// first, so that what follows compares the save's files.
 	d, err := autosave.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, d.Close())

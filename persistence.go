@@ -160,8 +160,10 @@ type RegionStats = persist.RegionStats
 // change, entities spawned and unloaded since Install (or the last Load).
 func (p *Persistence) RegionStats() RegionStats { return p.rt.RegionStats() }
 
-// Close waits for a running save and releases the save directory. It does
-// not save: call SaveNow first if the game wants a final save.
+// Close waits for a running save (and the copy of the chunk store that
+// follows it for its backup, AutosaveConfig.BackupCopyEvery) and releases
+// the save directory. It does not save: call SaveNow first if the game
+// wants a final save.
 func (p *Persistence) Close() error { return p.rt.Close() }
 
 // SaveHandle tracks one requested save. Several requests made while a save

@@ -746,6 +746,24 @@ func (d *Dir) removeStore(name string) error {
 	return first
 }
 
+// pendingCopy returns the reference of the copy of the chunk store made
+// for the committed generation (CopiedChunksName), which the next commit's
+// backup of that generation names, or nil when there is none that opens.
+func (d *Dir) pendingCopy() *StoreRef {
+	g := d.Generation()
+	if g == 0 || d.checkBackupDir() != nil {
+		return nil
+	}
+	name := CopiedChunksName(g)
+	s, err := d.openStoreRef(StoreRef{Name: name})
+	if err != nil {
+		return nil
+	}
+	defer s.Close()
+	ref := storeRefOf(name, s)
+	return &ref
+}
+
 // removeCopy removes backed-up generation g's own chunk store
 // (CopiedChunksName) and its data files: what a copy that failed, or that
 // no commit came to name, left.
@@ -1043,6 +1061,10 @@ func (d *Dir) cleanupWith(max int) error {
 	keep[cur.World.Name] = true
 	keepStore(cur)
 	keepPlayers(cur.Players)
+	// The copy of the store made for the current generation waits for the
+	// next commit to name it in that generation's backup.
+	pending := CopiedChunksName(cur.Generation)
+	keep[pending] = true
 	for _, b := range backups {
 		keep[b.World.Name] = true
 		keepStore(b)
@@ -1077,6 +1099,9 @@ func (d *Dir) cleanupWith(max int) error {
 		for _, n := range names {
 			rel := path.Join(sub, n)
 			if store, _, ok := DataFileOf(rel); keep[rel] || !formName(rel) || ok && allData[store] {
+				continue
+			}
+			if store, _, ok := dataFileOf(rel); ok && store == pending {
 				continue
 			}
 			if err := d.remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrCorrupt) {

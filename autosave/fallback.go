@@ -17,9 +17,10 @@ import (
 // became a backup (its files were moved or left, none removed), and the
 // game continues from the new one.
 type Fallback struct {
-	// Damaged is the generation the manifest named, Loaded the backup
-	// generation loaded instead, Generation the generation committed with
-	// Loaded's contents.
+	// Damaged is the generation the manifest named, Loaded the generation
+	// loaded instead (a backup's, or Damaged itself when only its chunk
+	// store was damaged and the copy made for its backup is intact),
+	// Generation the generation committed with Loaded's contents.
 	Damaged, Loaded, Generation uint64
 	// Problems is the damage found in generation Damaged, each naming its
 	// file; every Err matches ErrCorrupt.
@@ -28,8 +29,12 @@ type Fallback struct {
 
 // String says what happened in one line.
 func (f *Fallback) String() string {
-	return fmt.Sprintf("generation %d is damaged (%s); loaded backup generation %d as generation %d",
-		f.Damaged, summarize(f.Problems), f.Loaded, f.Generation)
+	from := fmt.Sprintf("backup generation %d", f.Loaded)
+	if f.Loaded == f.Damaged {
+		from = fmt.Sprintf("generation %d from the copy of its chunk store", f.Loaded)
+	}
+	return fmt.Sprintf("generation %d is damaged (%s); loaded %s as generation %d",
+		f.Damaged, summarize(f.Problems), from, f.Generation)
 }
 
 // Problem returns the fallback as one Problem of the manifest, its Err
@@ -163,8 +168,10 @@ func (d *Dir) openStoreRef(ref StoreRef) (*chunkstore.Store, error) {
 
 // LoadIntact returns the world file of the newest intact generation, for a
 // load. The committed generation is verified first (VerifyGeneration).
-// When it is damaged, the backups are tried newest first; the first intact
-// one becomes current again as a new generation: its chunk store is copied
+// When it is damaged, the committed generation with the copy of its chunk
+// store that the writer made for its backup (when there is one, and its
+// other files are intact), then the backups, newest first, are tried; the
+// first intact one becomes current again as a new generation: its chunk store is copied
 // into a new chunk store (chunks-<G>.pxsw, so that no backup's files are
 // ever written to), its world file and players named, and the damaged
 // generation is kept as a backup whatever happened to its files. Nothing is
@@ -192,7 +199,16 @@ func (d *Dir) LoadIntact(validate func(world []byte) error) ([]byte, *Fallback, 
 		return fmt.Errorf("%w: generation %d of %s is damaged (%s) and %s; nothing was changed: run arksave repair %s",
 			ErrCorrupt, m.Generation, d.path, summarize(probs), why, d.path)
 	}
-	for _, b := range d.Backups() {
+	candidates := d.Backups()
+	if c := d.pendingCopy(); c != nil {
+		// The copy of the store made for this very generation (which the
+		// next save would have given its backup): with it, the generation
+		// itself may be intact but for its store.
+		own := *m
+		own.Chunks = *c
+		candidates = append([]*Manifest{&own}, candidates...)
+	}
+	for _, b := range candidates {
 		if d.ReadOnly() != nil {
 			break // nothing can be committed
 		}

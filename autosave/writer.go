@@ -139,6 +139,9 @@ func NewWriter(d *Dir, opts Options) (*Writer, error) {
 		return nil, err
 	}
 	w.dir, w.store, w.name, w.fresh, w.players = d, store, name, store.Generation() == 0, players
+	if !opts.Fresh {
+		w.copied = d.pendingCopy() // made after the last save of an earlier session
+	}
 	go w.loop()
 	return w, nil
 }
@@ -486,6 +489,9 @@ func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, erro
 	old := w.store
 	w.dir, w.store, w.name, w.fresh, w.players = d, s, name, s.Generation() == 0, players
 	w.copied, w.sinceCopy = nil, 0 // a copy is for the generation it was made at
+	if !fresh {
+		w.copied = d.pendingCopy()
+	}
 	w.mu.Unlock()
 	if !same {
 		cur.Close()
@@ -507,8 +513,10 @@ func samePath(a, b string) bool {
 	return filepath.Clean(a) == filepath.Clean(b)
 }
 
-// Close waits for a running save, stops the writer and releases the save
-// directory. The last result, if not polled, is dropped.
+// Close waits for a running save (and the copy of the chunk store for
+// its backup that follows it, see Job.BackupCopyEvery), stops the writer
+// and releases the save directory. The last result, if not polled, is
+// dropped.
 func (w *Writer) Close() error {
 	w.Wait()
 	w.mu.Lock()
@@ -601,9 +609,12 @@ func (w *Writer) copyBackup(j Job, gen uint64) {
 	w.use.Lock()
 	defer w.use.Unlock()
 	w.mu.RLock()
-	dir, store, closing := w.dir, w.store, w.closed
+	dir, store := w.dir, w.store
 	w.mu.RUnlock()
-	if store == nil || closing || dir.ReadOnly() != nil || dir.Generation() != gen {
+	// A writer that closes copies too: the next session's first save
+	// gives the copy to this generation's backup (Dir.pendingCopy), so
+	// that a game that saves once a session has such backups as well.
+	if store == nil || dir.ReadOnly() != nil || dir.Generation() != gen {
 		return
 	}
 	start := time.Now()
