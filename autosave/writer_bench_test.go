@@ -145,3 +145,62 @@ func deltaSnap(rng *rand.Rand, chunk, g int, xs []int32) *snapshot.Snapshot {
 	}
 	return s
 }
+
+// BenchmarkLoad_Verify measures what verifying the committed generation
+// costs a load (Dir.LoadIntact: the world file, and the chunk store read
+// whole, every live record decoded) against what a load did before it
+// (Dir.ReadWorld and opening the store through its root), on a store of
+// 64 or 256 512x512 delta chunks on disk, the two interleaved.
+func BenchmarkLoad_Verify(b *testing.B) {
+	const chunk = 512
+	for _, stored := range []int{64, 256} {
+		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
+			dir := filepath.Join(b.TempDir(), "save")
+			cfg := chunkstore.Options{ChunkSize: chunk, TileSize: 32, PixelSize: 4, Seed: 3, Generator: flatGen{}}
+			w, err := autosave.OpenWriter(dir, autosave.Options{Store: cfg})
+			if err != nil {
+				b.Fatal(err)
+			}
+			all := make([]int32, stored)
+			for i := range all {
+				all[i] = int32(i)
+			}
+			w.Submit(autosave.Job{Snap: deltaSnap(rand.New(rand.NewPCG(1, 1)), chunk, 1, all)})
+			if r := w.Wait(); r.Err != nil {
+				b.Fatal(r.Err)
+			}
+			w.Close()
+			d, err := autosave.OpenDir(nil, dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			var verify, plain time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if _, fb, err := d.LoadIntact(nil); err != nil || fb != nil {
+					b.Fatal(err, fb)
+				}
+				verify += time.Since(start)
+				start = time.Now()
+				if _, err := d.ReadWorld(nil); err != nil {
+					b.Fatal(err)
+				}
+				m := d.Manifest()
+				p, _ := d.File(m.Chunks.Name)
+				o := cfg
+				o.Root, o.ReadOnly = m.Chunks.Root, true
+				s, err := chunkstore.Open(p, &o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+				plain += time.Since(start)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(verify.Nanoseconds())/n, "ns/verified-load")
+			b.ReportMetric(float64(plain.Nanoseconds())/n, "ns/plain-load")
+			b.ReportMetric(float64(verify)/float64(plain), "ratio")
+		})
+	}
+}
