@@ -746,6 +746,13 @@ func (d *Dir) removeStore(name string) error {
 	return first
 }
 
+// PendingCopy returns the reference of the copy of the chunk store that
+// the writer made for the committed generation's backup
+// (backups/chunks-<G>.pxsw), which no manifest names until the next commit
+// retires that generation, or nil when there is none that opens. A repair
+// reads the chunks of the committed generation from it.
+func (d *Dir) PendingCopy() *StoreRef { return d.pendingCopy() }
+
 // pendingCopy returns the reference of the copy of the chunk store made
 // for the committed generation (CopiedChunksName), which the next commit's
 // backup of that generation names, or nil when there is none that opens.
