@@ -386,3 +386,25 @@ func ExampleExportSectionJSON() {
 	// }
 	// }
 }
+
+// ReadHeader looks at a PECS file's counts without reading the rest.
+func ExampleReadHeader() {
+	type Pos struct{ X, Y float64 }
+	w := ecs.NewWorld()
+	m := ecs.NewMap1[Pos](w)
+	for i := range 3 {
+		m.NewEntity(&Pos{X: float64(i)})
+	}
+	var buf bytes.Buffer
+	if err := archetype.Encode(&buf, w); err != nil {
+		fmt.Println(err)
+		return
+	}
+	h, err := archetype.ReadHeader(buf.Bytes())
+	fmt.Println(h.Entities, err)
+	_, err = archetype.ReadHeader(buf.Bytes()[:10])
+	fmt.Println(errors.Is(err, archetype.ErrCorrupt), errors.Is(err, io.ErrUnexpectedEOF))
+	// Output:
+	// 3 <nil>
+	// true true
+}

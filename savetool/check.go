@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -408,8 +409,11 @@ func checkPlayers(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, checked
 func dataFileProblems(d *autosave.Dir, m *autosave.Manifest, s *chunkstore.Store) []chunkstore.Problem {
 	var out []chunkstore.Problem
 	used := map[string]bool{}
+	// The store's files are named relative to its own directory: backups/
+	// for a backup's own store.
+	rel := func(n string) string { return path.Join(path.Dir(m.Chunks.Name), n) }
 	for _, f := range s.Files() {
-		used[f.Name] = true // the store's check reports these when missing or damaged
+		used[rel(f.Name)] = true // the store's check reports these when missing or damaged
 	}
 	for _, name := range m.Chunks.Data {
 		p, err := d.File(name)
@@ -427,7 +431,7 @@ func dataFileProblems(d *autosave.Dir, m *autosave.Manifest, s *chunkstore.Store
 		return out // it predates data files: all of the store's are kept
 	}
 	for _, f := range s.Files() {
-		if f.Number != 0 && !slices.Contains(m.Chunks.Data, f.Name) && f.Err == nil {
+		if f.Number != 0 && !slices.Contains(m.Chunks.Data, rel(f.Name)) && f.Err == nil {
 			out = append(out, chunkstore.Problem{File: autosave.ManifestName, Offset: -1,
 				Err: fmt.Errorf("%w: generation %d uses data file %s, which its manifest does not name", autosave.ErrCorrupt, m.Generation, f.Name)})
 		}

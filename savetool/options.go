@@ -50,7 +50,7 @@ func newTracker(o Options) (*tracker, vfs.FS) {
 	if t.fn == nil {
 		return t, o.fs()
 	}
-	return t, &countingFS{FS: o.fs(), t: t}
+	return t, &vfs.Counting{FS: o.fs(), Count: func(n int64, _ bool) { t.add(n) }}
 }
 
 // begin starts a stage of about total units.
@@ -91,40 +91,6 @@ func (t *tracker) end() {
 		t.fn(Progress{Stage: *st, Done: total, Total: total})
 	}
 	t.stage.Store(nil)
-}
-
-// countingFS counts the bytes read and written through its files.
-type countingFS struct {
-	vfs.FS
-	t *tracker
-}
-
-func (c *countingFS) wrap(f vfs.File, err error) (vfs.File, error) {
-	if err != nil {
-		return nil, err
-	}
-	return &countingFile{File: f, t: c.t}, nil
-}
-
-func (c *countingFS) Create(name string) (vfs.File, error) { return c.wrap(c.FS.Create(name)) }
-func (c *countingFS) Open(name string) (vfs.File, error)   { return c.wrap(c.FS.Open(name)) }
-func (c *countingFS) OpenRW(name string) (vfs.File, error) { return c.wrap(c.FS.OpenRW(name)) }
-
-type countingFile struct {
-	vfs.File
-	t *tracker
-}
-
-func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
-	n, err := f.File.ReadAt(p, off)
-	f.t.add(int64(n))
-	return n, err
-}
-
-func (f *countingFile) WriteAt(p []byte, off int64) (int, error) {
-	n, err := f.File.WriteAt(p, off)
-	f.t.add(int64(n))
-	return n, err
 }
 
 // fileSize returns the size of a file, 0 when it cannot be read.
