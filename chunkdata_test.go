@@ -105,7 +105,7 @@ func (g *game) waitLoaded(t *testing.T, pos components.ChunkPos) {
 // data of the chunk at pos, or "<not stored>".
 func storedExtra(t *testing.T, fsys vfs.FS, pos components.ChunkPos) string {
 	t.Helper()
-	s := openCommittedStore(t, fsys, "/save")
+	s, _ := openCommittedStore(t, fsys, "/save")
 	defer s.Close()
 	pix := make([]uint32, testChunk*testChunk)
 	stored, extra, err := s.GetExtra(chunkstore.Pos{X: pos.X, Y: pos.Y}, pix)

@@ -79,14 +79,24 @@ type chunkCodec struct {
 	mask      uint32
 	seed      uint64
 	gen       Generator
+	kgen      KeyGenerator // gen, in a store of 3 or 4 axes
 	threshold float64
 	bases     *baseCache // nil when disabled
 	layers    []Layer    // the game's registered layers; nil: PersistMask alone
 	deltaFull bool       // EncodeDeltaFull
 }
 
+// run has the generator fill dst with the chunk at pos, unmasked.
+func (cc *chunkCodec) run(pos Key, dst []uint32) {
+	if cc.kgen != nil && pos.n > 2 {
+		cc.kgen.GenerateKey(pos, cc.seed, dst)
+		return
+	}
+	cc.gen.Generate(pos.c[0], pos.c[1], cc.seed, dst)
+}
+
 // generate fills dst with the masked generated chunk at pos.
-func (cc *chunkCodec) generate(pos Pos, dst []uint32) {
+func (cc *chunkCodec) generate(pos Key, dst []uint32) {
 	if cc.gen == nil {
 		clear(dst)
 		return
@@ -95,7 +105,7 @@ func (cc *chunkCodec) generate(pos Pos, dst []uint32) {
 		copy(dst, b)
 		return
 	}
-	cc.gen.Generate(pos.X, pos.Y, cc.seed, dst)
+	cc.run(pos, dst)
 	maskPixels(dst, cc.mask)
 	if cc.bases != nil {
 		cc.bases.put(pos, append([]uint32(nil), dst...))
@@ -104,11 +114,11 @@ func (cc *chunkCodec) generate(pos Pos, dst []uint32) {
 
 // base returns the masked generated chunk at pos, read-only: from the cache,
 // or generated into scratch (and cached).
-func (cc *chunkCodec) base(pos Pos, scratch []uint32) []uint32 {
+func (cc *chunkCodec) base(pos Key, scratch []uint32) []uint32 {
 	if b := cc.bases.get(pos); b != nil {
 		return b
 	}
-	cc.gen.Generate(pos.X, pos.Y, cc.seed, scratch)
+	cc.run(pos, scratch)
 	maskPixels(scratch, cc.mask)
 	if cc.bases == nil {
 		return scratch
@@ -125,7 +135,7 @@ func (cc *chunkCodec) base(pos Pos, scratch []uint32) []uint32 {
 // stored in the smallest record, after compression, of the encodings that
 // apply: Delta (while fewer than threshold of the pixels differ from
 // generation), Palette (at most 65,536 distinct pixels) and Full.
-func (cc *chunkCodec) encode(e *encoder, pos Pos, pix []uint32, extra []byte) (chunkResult, error) {
+func (cc *chunkCodec) encode(e *encoder, pos Key, pix []uint32, extra []byte) (chunkResult, error) {
 	if len(pix) != cc.npix {
 		return chunkResult{}, fmt.Errorf("%w: chunk %v has %d pixels, want %d", ErrInvalidChunk, pos, len(pix), cc.npix)
 	}
@@ -168,6 +178,7 @@ func (cc *chunkCodec) encode(e *encoder, pos Pos, pix []uint32, extra []byte) (c
 	}
 	e.setExt(cc, extra)
 	res := chunkResult{diff: diff}
+	fixed := recordHeaderSize + len(e.ext) + keyExtSize(int(pos.n)) // a record's bytes besides its payload
 	try := func(typ StorageType, rec []byte) {
 		if res.rec == nil || len(rec) < len(res.rec) {
 			res.typ, res.rec = typ, rec
@@ -176,7 +187,7 @@ func (cc *chunkCodec) encode(e *encoder, pos Pos, pix []uint32, extra []byte) (c
 	}
 	if gen != nil && float64(diff) < cc.threshold*float64(cc.npix) {
 		try(Delta, e.encodeDelta(pos, pix, gen, mask, diff))
-		if cc.deltaFull || 256*(len(res.rec)-recordHeaderSize-len(e.ext)) < cc.npix {
+		if cc.deltaFull || 256*(len(res.rec)-fixed) < cc.npix {
 			// LZ4 shrinks at most 255 to 1: a palette or full record of
 			// npix pixels cannot be smaller; skip the work.
 			return res, nil
@@ -189,7 +200,7 @@ func (cc *chunkCodec) encode(e *encoder, pos Pos, pix []uint32, extra []byte) (c
 	if rec, ok := e.encodePalette(pos, pix, mask); ok {
 		try(Palette, rec)
 	}
-	if res.rec == nil || 256*(len(res.rec)-recordHeaderSize-len(e.ext)) >= 4*cc.npix {
+	if res.rec == nil || 256*(len(res.rec)-fixed) >= 4*cc.npix {
 		// (LZ4 shrinks at most 255 to 1: a smaller record cannot be beaten
 		// by 4 bytes a pixel.)
 		try(Full, e.encodeFull(pos, pix, mask))
@@ -218,7 +229,7 @@ func (e *encoder) flags() uint8 {
 	return flagLayers | flagExtra
 }
 
-func (e *encoder) encodeDelta(pos Pos, pix, gen []uint32, mask uint32, diff int) []byte {
+func (e *encoder) encodeDelta(pos Key, pix, gen []uint32, mask uint32, diff int) []byte {
 	n := deltaCountSize + deltaEntrySize*diff
 	if cap(e.raw) < n {
 		e.raw = make([]byte, n)
@@ -239,7 +250,7 @@ func (e *encoder) encodeDelta(pos Pos, pix, gen []uint32, mask uint32, diff int)
 	return e.seal(RecordDelta, pos, raw)
 }
 
-func (e *encoder) encodeFull(pos Pos, pix []uint32, mask uint32) []byte {
+func (e *encoder) encodeFull(pos Key, pix []uint32, mask uint32) []byte {
 	var raw []byte
 	if nativeLE && mask == ^uint32(0) {
 		raw = pixelBytes(pix)
@@ -254,11 +265,11 @@ func (e *encoder) encodeFull(pos Pos, pix []uint32, mask uint32) []byte {
 }
 
 // seal compresses raw into a fresh record in e.alt, after the parts in
-// e.ext.
-func (e *encoder) seal(kind RecordKind, pos Pos, raw []byte) []byte {
+// e.ext, with the key bytes of pos after it.
+func (e *encoder) seal(kind RecordKind, pos Key, raw []byte) []byte {
 	rec, codec := compressInto(e.alt[:0], &e.c, e.ext, raw)
+	rec = sealKeyed(rec, kind, codec, e.flags(), pos, uint32(len(raw)))
 	e.alt = rec
-	sealRecord(rec, kind, codec, e.flags(), pos.recordKey(), uint32(len(raw)))
 	return rec
 }
 
@@ -266,7 +277,7 @@ func (e *encoder) seal(kind RecordKind, pos Pos, raw []byte) []byte {
 // read at off for the chunk at pos, into dst, and returns the chunk's extra
 // data (in place in rec; nil for none). Layers the record does not hold get
 // their defaults.
-func (cc *chunkCodec) decodeChunk(pos Pos, typ StorageType, h recordHeader, rec []byte, off int64, dst []uint32, sc *readScratch) ([]byte, error) {
+func (cc *chunkCodec) decodeChunk(pos Key, typ StorageType, h recordHeader, rec []byte, off int64, dst []uint32, sc *readScratch) ([]byte, error) {
 	var x recordExt
 	var err error
 	switch typ {
@@ -323,7 +334,7 @@ func (cc *chunkCodec) decodeFull(h recordHeader, rec []byte, off int64, dst []ui
 // decodeDelta applies the Delta record rec, read at off, to the generated
 // chunk at pos (the entry's position: the record may be shared with another
 // position, whose key it carries).
-func (cc *chunkCodec) decodeDelta(pos Pos, h recordHeader, rec []byte, off int64, dst []uint32, sc *readScratch) (recordExt, error) {
+func (cc *chunkCodec) decodeDelta(pos Key, h recordHeader, rec []byte, off int64, dst []uint32, sc *readScratch) (recordExt, error) {
 	if cc.gen == nil {
 		return recordExt{}, fmt.Errorf("%w: delta chunk at %v", ErrNoGenerator, loc(off))
 	}

@@ -92,8 +92,8 @@ func TestDesignTables(t *testing.T) {
 	fmt.Fprintf(&b, "\n| Pattern | design | ours: full | ratio | ours: palette | stored as |\n| --- | --- | --- | --- | --- | --- |\n")
 	plain := &chunkCodec{npix: seedSize * seedSize, mask: ^uint32(0), threshold: DefaultDeltaThreshold}
 	for _, p := range patterns() {
-		sizes := encodingSizes(e, plain, Pos{}, p.pix)
-		res, err := plain.encode(e, Pos{}, p.pix, nil)
+		sizes := encodingSizes(e, plain, Key2(0, 0), p.pix)
+		res, err := plain.encode(e, Key2(0, 0), p.pix, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,11 +120,11 @@ func TestDesignTables(t *testing.T) {
 		rng := rand.New(rand.NewPCG(9, 9))
 		for _, pct := range []int{1, 5, 10, 25, 50} {
 			pix := modify(base, float64(pct)/100, scattered, rng)
-			res, err := cc.encode(e, Pos{1, 0}, pix, nil)
+			res, err := cc.encode(e, Key2(1, 0), pix, nil)
 			if err != nil {
 				t.Fatalf("%d%%: %v", pct, err)
 			}
-			sizes := encodingSizes(e, cc, Pos{1, 0}, pix)
+			sizes := encodingSizes(e, cc, Key2(1, 0), pix)
 			sr := seedRows[pct]
 			fmt.Fprintf(&b, "| %d%% | %s / %s / %s | %d | %s | %s | %s | %s |\n", pct, sr[0], sr[1], sr[2], res.diff,
 				kb(sizes[Delta]), kb(sizes[Full]), kb(sizes[Palette]), res.typ)
@@ -142,7 +142,7 @@ func (c oneChunk) Generate(_, _ int32, _ uint64, dst []uint32) { copy(dst, c) }
 // encodingSizes returns the record size of pix at pos in every encoding that
 // applies to it (Delta with a generator and under the threshold, Palette up
 // to 65,536 distinct pixels, Full), for comparing with what encode chose.
-func encodingSizes(e *encoder, cc *chunkCodec, pos Pos, pix []uint32) map[StorageType]int {
+func encodingSizes(e *encoder, cc *chunkCodec, pos Key, pix []uint32) map[StorageType]int {
 	sizes := map[StorageType]int{}
 	e.setExt(cc, nil)
 	sizes[Full] = len(e.encodeFull(pos, pix, cc.mask))
@@ -151,7 +151,7 @@ func encodingSizes(e *encoder, cc *chunkCodec, pos Pos, pix []uint32) map[Storag
 	}
 	if cc.gen != nil {
 		gen := make([]uint32, cc.npix)
-		cc.gen.Generate(pos.X, pos.Y, cc.seed, gen)
+		cc.run(pos, gen)
 		maskPixels(gen, cc.mask)
 		diff := 0
 		for i, p := range pix {

@@ -79,7 +79,7 @@ func TestSmallestEncoding(t *testing.T) {
 		e := &encoder{}
 		seen := map[StorageType]bool{}
 		for _, c := range craftedChunks(size) {
-			res, err := cc.encode(e, Pos{1, 0}, c.pix, nil)
+			res, err := cc.encode(e, Key2(1, 0), c.pix, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ func TestSmallestEncoding(t *testing.T) {
 				continue // as generated: nothing to store
 			}
 			chosen := len(res.rec)
-			sizes := encodingSizes(e, cc, Pos{1, 0}, c.pix)
+			sizes := encodingSizes(e, cc, Key2(1, 0), c.pix)
 			for typ, n := range sizes {
 				if n < chosen {
 					t.Errorf("%d, %s: stored as %s in %d bytes, %s takes %d (%v)", size, c.name, res.typ, chosen, typ, n, sizes)
@@ -119,11 +119,11 @@ func TestDeltaNotChosenWhereLarger(t *testing.T) {
 		if c.name != "contiguous block 50%" {
 			continue
 		}
-		res, err := cc.encode(e, Pos{1, 0}, c.pix, nil)
+		res, err := cc.encode(e, Key2(1, 0), c.pix, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sizes := encodingSizes(e, cc, Pos{1, 0}, c.pix)
+		sizes := encodingSizes(e, cc, Key2(1, 0), c.pix)
 		if res.typ == Delta || sizes[Delta] <= 4*len(res.rec) {
 			t.Fatalf("50%% dug: stored as %s (%d bytes), delta %d bytes: want a record at least 4x smaller than the delta", res.typ, len(res.rec), sizes[Delta])
 		}

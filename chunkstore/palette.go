@@ -84,7 +84,7 @@ func (ps *paletteScratch) build(pix []uint32, mask uint32) bool {
 
 // encodePalette builds a Palette record of pix&mask in e.alt, or reports
 // false when the chunk has too many distinct pixels for one.
-func (e *encoder) encodePalette(pos Pos, pix []uint32, mask uint32) ([]byte, bool) {
+func (e *encoder) encodePalette(pos Key, pix []uint32, mask uint32) ([]byte, bool) {
 	ps := &e.pal
 	if !ps.build(pix, mask) {
 		return nil, false

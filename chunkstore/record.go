@@ -26,16 +26,25 @@ const (
 	lz4MaxRatio      = 256     // LZ4 never expands a block by more than this (255, rounded up)
 	lz4Slack         = 64      // plus a little for the final literals
 
-	// Record flags (byte 18), chunk records of format 3 only. The parts they
-	// announce follow the header, before the payload, never compressed.
-	flagLayers  = 1 << 0                 // a u32: the persisted-layer mask the pixels were written with
-	flagExtra   = 1 << 1                 // a u32 length, then the game's extra data for the chunk
-	knownFlags3 = flagLayers | flagExtra // the flags this version understands
-	layersSize  = 4                      // the layer mask
-	extraLenSz  = 4                      // the extra data's length
+	// Record flags (byte 18), format 3 only. The parts bits 0 and 1
+	// announce (chunk records only) follow the header, before the payload,
+	// never compressed; the key bytes bits 2..3 count (chunk and body
+	// records of a store of 3 or 4 axes) follow the payload.
+	flagLayers    = 1 << 0                 // a u32: the persisted-layer mask the pixels were written with
+	flagExtra     = 1 << 1                 // a u32 length, then the game's extra data for the chunk
+	flagKeyShift  = 2                      // bits 2..3: the key's axes beyond two (0 to 2), an int32 each after the payload
+	flagKeyAxes   = 3 << flagKeyShift      // the bits of the key's extra axes
+	chunkFlags3   = flagLayers | flagExtra // the flags only chunk records carry
+	knownRecFlags = chunkFlags3 | flagKeyAxes
+	layersSize    = 4 // the layer mask
+	extraLenSz    = 4 // the extra data's length
 	// MaxExtra is the most extra data a chunk can carry (16 MiB).
 	MaxExtra = 16 << 20
 )
+
+// maxRecordLength is the length of the longest record: header, payload and
+// key bytes.
+const maxRecordLength = recordHeaderSize + maxRecordPayload + 4*(MaxAxes-2)
 
 // RecordKind says what a record holds.
 type RecordKind uint8
@@ -109,16 +118,87 @@ type recordHeader struct {
 	key   uint64 // position (x low, y high) or generation
 	kind  RecordKind
 	codec uint8
-	flags uint8 // flagLayers, flagExtra
+	flags uint8 // flagLayers, flagExtra, the key's axes beyond two
+	ext   uint8 // key bytes after the payload: axes beyond two (flags bits 2..3), 4 each
 }
 
-func (h recordHeader) length() uint32 { return recordHeaderSize + h.size }
+func (h recordHeader) length() uint32 { return recordHeaderSize + h.size + uint32(h.ext) }
+
+// payload returns the stored payload of rec, a whole checked record
+// without flagged parts before it (a page-table record).
+func (h recordHeader) payload(rec []byte) []byte {
+	return rec[recordHeaderSize : recordHeaderSize+h.size]
+}
+
+// axesFlags are the record flags of a key of n axes.
+func axesFlags(n int) uint8 { return uint8(n-2) << flagKeyShift }
+
+// keyIn returns the chunk key of a checked chunk or body record rec of a
+// store of n axes, read at off.
+func (h recordHeader) keyIn(rec []byte, n int, off int64) (Key, error) {
+	if int(h.ext) != keyExtSize(n) {
+		return Key{}, fmt.Errorf("%w: %s at %v: %d key bytes after the payload, a store of %d axes has %d",
+			ErrCorrupt, h.kind, loc(off), h.ext, n, keyExtSize(n))
+	}
+	k := Key{n: uint8(n)}
+	k.c[0], k.c[1] = int32(uint32(h.key)), int32(uint32(h.key>>32))
+	if n == 2 {
+		return k, nil
+	}
+	if uint64(len(rec)) < uint64(h.length()) {
+		return Key{}, fmt.Errorf("%w: %s at %v: %d bytes, its header says %d: %w", ErrCorrupt, h.kind, loc(off), len(rec), h.length(), io.ErrUnexpectedEOF)
+	}
+	r := readBuf(rec[recordHeaderSize+h.size:])
+	for i := 2; i < n; i++ {
+		k.c[i] = int32(r.uint32())
+	}
+	return k, nil
+}
+
+// keyAny returns the chunk key of a chunk or body record as its bytes say,
+// with as many axes as its key bytes give; rec may be nil or short (a
+// damaged record), and then only x and y are known.
+func (h recordHeader) keyAny(rec []byte) Key {
+	n := 2 + int(h.ext)/4
+	if h.ext%4 != 0 || n > MaxAxes || uint64(len(rec)) < uint64(h.length()) {
+		n = 2
+	}
+	if n == 2 {
+		return Key2(int32(uint32(h.key)), int32(uint32(h.key>>32)))
+	}
+	k, _ := h.keyIn(rec, n, 0)
+	return k
+}
 
 // sealRecord fills the header rec[:24] for what follows it (the parts
-// flags announce, then the payload), which is already in place.
+// flags announce, then the payload), which is already in place, for a
+// record that is not keyed by a chunk or keyed by a 2-axis one.
 func sealRecord(rec []byte, kind RecordKind, codec, flags uint8, key uint64, raw uint32) {
+	sealExt(rec, kind, codec, flags, key, raw, 0)
+}
+
+// sealKeyed appends the axes of k beyond two to rec, whose parts and
+// payload after rec[:24] are in place, and seals it as a record of chunk
+// key k.
+func sealKeyed(rec []byte, kind RecordKind, codec, flags uint8, k Key, raw uint32) []byte {
+	ext := keyExtSize(int(k.n))
+	if ext == 0 {
+		sealRecord(rec, kind, codec, flags, k.recordKey(), raw)
+		return rec
+	}
+	n := len(rec)
+	rec = grow(rec, ext)
+	w := writeBuf(rec[n:])
+	for i := 2; i < int(k.n); i++ {
+		w.uint32(uint32(k.c[i]))
+	}
+	sealExt(rec, kind, codec, flags|axesFlags(int(k.n)), k.recordKey(), raw, ext)
+	return rec
+}
+
+func sealExt(rec []byte, kind RecordKind, codec, flags uint8, key uint64, raw uint32, ext int) {
 	w := writeBuf(rec[:recordHeaderSize])
-	w.uint32(uint32(len(rec) - recordHeaderSize))
+	w.uint32(uint32(len(rec) - recordHeaderSize - ext))
 	w.uint32(raw)
 	w.uint64(key)
 	w.uint8(uint8(kind))
@@ -128,7 +208,8 @@ func sealRecord(rec []byte, kind RecordKind, codec, flags uint8, key uint64, raw
 	w.uint32(recordCRC(rec))
 }
 
-// recordCRC is the CRC32-C of a record's bytes 0..19 and its payload.
+// recordCRC is the CRC32-C of a record's bytes 0..19, its payload and the
+// key bytes after it.
 func recordCRC(rec []byte) uint32 {
 	c := crc32.Update(0, castagnoli, rec[:recordCRCOff])
 	return crc32.Update(c, castagnoli, rec[recordHeaderSize:])
@@ -151,16 +232,19 @@ func parseRecordHeader(b []byte, off int64) (recordHeader, error) {
 	h.kind = RecordKind(r.uint8())
 	h.codec = r.uint8()
 	h.flags = r.uint8()
+	h.ext = 4 * (h.flags & flagKeyAxes >> flagKeyShift)
 	switch {
 	case h.kind < 1 || h.kind > recordKindMax:
 		return h, fmt.Errorf("%w: record at %v: unknown kind %d", ErrCorrupt, loc(off), h.kind)
 	case h.codec > codecLZ4:
 		return h, fmt.Errorf("%w: record at %v: unknown codec %d", ErrCorrupt, loc(off), h.codec)
-	case h.flags&^knownFlags3 != 0 || (h.flags != 0 && !h.kind.isChunk()):
+	case h.flags&^knownRecFlags != 0 || (h.flags&chunkFlags3 != 0 && !h.kind.isChunk()):
 		return h, fmt.Errorf("%w: record at %v: flags %#02x on a %s", ErrCorrupt, loc(off), h.flags, h.kind)
+	case h.ext != 0 && (h.kind.isTable() || h.ext > uint8(keyExtSize(MaxAxes))):
+		return h, fmt.Errorf("%w: record at %v: %s with %d key bytes", ErrCorrupt, loc(off), h.kind, h.ext)
 	case h.size > maxRecordPayload:
 		return h, fmt.Errorf("%w: record at %v: payload of %d bytes", ErrCorrupt, loc(off), h.size)
-	case h.codec == codecNone && (h.raw > h.size || h.flags == 0 && h.raw != h.size):
+	case h.codec == codecNone && (h.raw > h.size || h.flags&chunkFlags3 == 0 && h.raw != h.size):
 		return h, fmt.Errorf("%w: record at %v: stored payload of %d bytes claims %d", ErrCorrupt, loc(off), h.size, h.raw)
 	case h.codec == codecLZ4 && (h.size == 0 || uint64(h.raw) > uint64(h.size)*lz4MaxRatio+lz4Slack || h.raw > maxRecordPayload):
 		return h, fmt.Errorf("%w: record at %v: %d LZ4 bytes cannot hold %d", ErrCorrupt, loc(off), h.size, h.raw)
@@ -191,7 +275,7 @@ func checkRecord(rec []byte, off int64) (recordHeader, error) {
 // it. It returns the header and the whole record. f is the file that holds
 // the record (see Handle.File).
 func readRecord(f vfs.File, h Handle, buf []byte) (recordHeader, []byte, error) {
-	if h.Length < recordHeaderSize || h.Length > maxRecordPayload+recordHeaderSize || !validOffset(h.Offset) {
+	if h.Length < recordHeaderSize || h.Length > maxRecordLength || !validOffset(h.Offset) {
 		return recordHeader{}, nil, fmt.Errorf("%w: handle {%d, %d} cannot address a record", ErrCorrupt, h.Offset, h.Length)
 	}
 	if h.Length > 64<<10 {
@@ -241,7 +325,7 @@ type recordExt struct {
 // record read at off.
 func extOf(h recordHeader, rec []byte, off int64) (recordExt, error) {
 	var x recordExt
-	b := rec[recordHeaderSize:]
+	b := rec[recordHeaderSize : recordHeaderSize+h.size]
 	if h.flags&flagLayers != 0 {
 		if len(b) < layersSize {
 			return x, fmt.Errorf("%w: %s at %v: layer mask at offset %d: %w", ErrCorrupt, h.kind, loc(off), recordHeaderSize, io.ErrUnexpectedEOF)
@@ -260,7 +344,7 @@ func extOf(h recordHeader, rec []byte, off int64) (recordExt, error) {
 		x.extra = b[extraLenSz : extraLenSz+n : extraLenSz+n]
 		x.size += extraLenSz + int(n)
 	}
-	rest := len(rec) - recordHeaderSize - x.size
+	rest := int(h.size) - x.size
 	if (h.codec == codecNone && rest != int(h.raw)) || (h.codec == codecLZ4 && rest == 0) {
 		return x, fmt.Errorf("%w: %s at %v: payload of %d bytes at offset %d for %d decoded", ErrCorrupt, h.kind, loc(off), rest, recordHeaderSize+x.size, h.raw)
 	}
@@ -286,7 +370,7 @@ func payloadExt(h recordHeader, rec []byte, off int64, maxRaw int, dst []byte) (
 	if err != nil {
 		return nil, x, err
 	}
-	payload := rec[recordHeaderSize+x.size:]
+	payload := rec[recordHeaderSize+x.size : recordHeaderSize+h.size]
 	if h.codec == codecNone {
 		return payload, x, nil
 	}

@@ -87,6 +87,7 @@ func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 	nm, _, err := d.Commit(autosave.Commit{
 		World:      world,
 		Chunks:     autosave.StoreRef{Name: rep.NewStore, Generation: c.Generation(), Root: c.Root(), Data: c.DataFileNames()},
+		Players:    m.Players,
 		MaxBackups: keep,
 	})
 	if err != nil {

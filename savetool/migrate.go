@@ -90,7 +90,7 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 		if err != nil {
 			return nil, fmt.Errorf("migrate: %w", err)
 		}
-		nm, _, err := d.Commit(autosave.Commit{World: world, Chunks: ref, MaxBackups: len(d.Backups()) + 1})
+		nm, _, err := d.Commit(autosave.Commit{World: world, Chunks: ref, Players: m.Players, MaxBackups: len(d.Backups()) + 1})
 		if err != nil {
 			if ref.Name != m.Chunks.Name {
 				_ = removeStore(d, ref.Name)

@@ -1,6 +1,7 @@
 package savetool_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -125,4 +126,53 @@ func TestRepairLostManifestKeepsPlayers(t *testing.T) {
 		must(t, err)
 		expect(t, gold == want, "%s's gold %d, want %d", id, gold, want)
 	}
+}
+
+// Every tool that commits a generation with the chunks of the committed one
+// keeps its players: compact (file by file and whole), restore, import.
+func TestToolsKeepPlayers(t *testing.T) {
+	for name, run := range map[string]func(t *testing.T, dir string){
+		"compact": func(t *testing.T, dir string) {
+			_, err := savetool.Compact(dir, savetool.CompactOptions{MaxBackups: -1})
+			must(t, err)
+		},
+		"compact whole": func(t *testing.T, dir string) {
+			_, err := savetool.Compact(dir, savetool.CompactOptions{MaxBackups: -1, Whole: true})
+			must(t, err)
+		},
+		"restore": func(t *testing.T, dir string) {
+			_, err := savetool.Restore(dir, 1, savetool.Options{})
+			must(t, err)
+		},
+		"import": func(t *testing.T, dir string) {
+			var js bytes.Buffer
+			must(t, savetool.ExportJSON(&js, dir, 0, savetool.Options{}))
+			_, err := savetool.ImportInto(dir, &js, savetool.ImportOptions{})
+			must(t, err)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := playerSave(t)
+			before := generationOf(t, dir)
+			run(t, dir)
+			expect(t, generationOf(t, dir) > before, "%s committed no generation", name)
+			for id, want := range map[string]int{"ada": 1, "bob": 2} {
+				gold, err := loadPlayer(t, dir, id)
+				must(t, err)
+				expect(t, gold == want, "%s's gold %d, want %d", id, gold, want)
+			}
+			r, err := savetool.Check(dir, savetool.Options{})
+			must(t, err)
+			expect(t, r.OK(), "check after %s: %v", name, r.Problems)
+		})
+	}
+}
+
+// generationOf returns the committed generation of the save in dir.
+func generationOf(t *testing.T, dir string) uint64 {
+	t.Helper()
+	d, err := autosave.OpenDirReadOnly(nil, dir)
+	must(t, err)
+	defer d.Close()
+	return d.Manifest().Generation
 }

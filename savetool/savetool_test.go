@@ -43,14 +43,9 @@ func TestInspectDir(t *testing.T) {
 }
 
 func TestCheckFiles(t *testing.T) {
-	dir := fresh(t)
-	// In this order: a store file checked after its data file was damaged
-	// would report that damage too.
-	for _, tc := range []struct {
-		f   string
-		off int64
-	}{{"world-3.pecs", 200}, {"chunks.pxsw", 90}, {savetest.DataFile1, 200}} {
-		f, off := tc.f, tc.off
+	var dir string
+	for f, off := range map[string]int64{"world-3.pecs": 200, "chunks.pxsw": 90, savetest.DataFile1: 200} {
+		dir = fresh(t) // the store file and its data file are checked together
 		r, err := savetool.Check(filepath.Join(dir, f), savetool.Options{})
 		must(t, err)
 		expect(t, r.OK(), "%s: %v", f, r.Problems)

@@ -85,43 +85,6 @@ func printCheck(w io.Writer, path string, isDir bool, r *savetool.CheckReport) {
 	}
 }
 
-type problemJSON struct {
-	File   string    `json:"file"`
-	Offset *int64    `json:"offset,omitempty"`
-	Chunk  *[2]int32 `json:"chunk,omitempty"`
-	Error  string    `json:"error"`
-}
-
 func printCheckJSON(w io.Writer, path string, r *savetool.CheckReport) error {
-	out := struct {
-		Path       string         `json:"path"`
-		OK         bool           `json:"ok"`
-		Generation uint64         `json:"generation,omitempty"`
-		Problems   []problemJSON  `json:"problems"`
-		Backups    int            `json:"backups_checked"`
-		Stores     int            `json:"store_generations_checked"`
-		Worlds     int            `json:"world_files_checked"`
-		Types      map[string]int `json:"entries_by_type,omitempty"`
-	}{Path: path, OK: r.OK(), Problems: []problemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds}
-	for t, n := range r.Types {
-		if out.Types == nil {
-			out.Types = map[string]int{}
-		}
-		out.Types[t.String()] = n
-	}
-	if r.Manifest != nil {
-		out.Generation = r.Manifest.Generation
-	}
-	for _, p := range r.Problems {
-		pj := problemJSON{File: p.File, Error: p.Err.Error()}
-		if p.Offset >= 0 {
-			off := p.Offset
-			pj.Offset = &off
-		}
-		if p.Pos != nil {
-			pj.Chunk = &[2]int32{p.Pos.X, p.Pos.Y}
-		}
-		out.Problems = append(out.Problems, pj)
-	}
-	return writeJSON(w, out)
+	return writeJSON(w, r.JSON(path))
 }

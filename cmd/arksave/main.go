@@ -17,6 +17,7 @@
 //	export --json DIR|FILE.pecs      the ECS world and the chunk index as JSON
 //	import [--out F|--into DIR] JSON the JSON of export back into a world file, or into a save
 //	migrate [--dry-run] DIR          upgrade older format versions to the current ones
+//	serve [--addr HOST:PORT] DIR     a live web map and inspector of the save, read-only (default 127.0.0.1:8080)
 //	version [--json]                 the module version and the format versions read and written
 //
 // DIR is a save directory; FILE a world file (.pecs) or chunk store (.pxsw).
