@@ -619,12 +619,13 @@ func (w *Writer) copyBackup(j Job, gen uint64) {
 	if j.MaxBackups <= 0 || j.BackupCopyEvery <= 0 {
 		return
 	}
+	// use guards the copy's counters too: Switch (a load) resets them.
+	w.use.Lock()
+	defer w.use.Unlock()
 	w.sinceCopy++
 	if w.sinceCopy < j.BackupCopyEvery {
 		return
 	}
-	w.use.Lock()
-	defer w.use.Unlock()
 	w.mu.RLock()
 	dir, store := w.dir, w.store
 	w.mu.RUnlock()
