@@ -7,6 +7,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/mpcheck"
 )
 
 // SetChunkData replaces the game's own extra data for the loaded chunk at
@@ -67,9 +68,19 @@ func ChunkValue[T any](p *Persistence, pos components.ChunkPos) (T, bool, error)
 }
 
 // decodeChunkValue decodes what SetChunkValue stored for a T.
+// maxChunkValueDepth bounds the nesting of a chunk's value.
+const maxChunkValueDepth = 1000
+
 func decodeChunkValue[T any](b []byte) (T, error) {
 	var v chunkValue[T]
 	var zero T
+	// Every length in b must fit in b before msgpack allocates for it.
+	if n, err := mpcheck.Size(b, 1, maxChunkValueDepth); err != nil || n != len(b) {
+		if err == nil {
+			err = fmt.Errorf("%d bytes after the value", len(b)-n)
+		}
+		return zero, fmt.Errorf("%w: chunk data as %s: %w", ErrCorrupt, typeName[T](), err)
+	}
 	if err := msgpack.Unmarshal(b, &v); err != nil {
 		return zero, fmt.Errorf("%w: chunk data as %s: %w", ErrCorrupt, typeName[T](), err)
 	}
