@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // inode is a file's content: blocks of the world's block size, each the
@@ -374,7 +373,7 @@ func (f *file) Sync() error {
 	}
 	sizeHdr := strconv.FormatInt(in.size, 10)
 	sent := make(map[int64]*dirtyBlock, len(keys))
-	futs := make([]jetstream.PubAckFuture, 0, len(keys))
+	futs := make([]*ack, 0, len(keys))
 	for _, k := range keys {
 		d := in.dirty[k]
 		data := d.data

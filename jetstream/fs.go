@@ -181,6 +181,9 @@ func (f *FS) ctx() (context.Context, context.CancelFunc) {
 }
 
 func pathErr(op, name string, err error) error {
+	if err == nil {
+		return nil
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return err

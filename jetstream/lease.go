@@ -71,7 +71,7 @@ type holder struct {
 	lastSeq uint64           // the stream's last sequence, as this holder published it
 	names   map[string]entry // every name of the world
 	inodes  map[string]*inode
-	pending []jetstream.PubAckFuture
+	pending []*ack
 	markers []pendingMarker
 	orphans map[string]bool // inodes no name uses any more: purged when closed and stored
 
@@ -89,7 +89,7 @@ type marker struct {
 
 type pendingMarker struct {
 	subject string
-	fut     jetstream.PubAckFuture
+	fut     *ack
 }
 
 func (h *holder) deadlineAt() time.Time {
@@ -156,7 +156,7 @@ func (h *holder) hasChildren(dir string) bool {
 // sequence the stream must have last, so that it is stored only if
 // nothing else was since this holder's previous message (a new holder's
 // lease is). world.mu held.
-func (w *world) publishLocked(h *holder, msg *nats.Msg, opts ...jetstream.PublishOpt) (jetstream.PubAckFuture, error) {
+func (w *world) publishLocked(h *holder, msg *nats.Msg, opts ...jetstream.PublishOpt) (*ack, error) {
 	h.mu.Lock()
 	lost, uncertain := h.lost, h.uncertain
 	h.mu.Unlock()
@@ -173,8 +173,9 @@ func (w *world) publishLocked(h *holder, msg *nats.Msg, opts ...jetstream.Publis
 		return nil, w.fs.explain(err)
 	}
 	h.lastSeq++
-	h.pending = append(h.pending, fut)
-	return fut, nil
+	a := &ack{fut: fut}
+	h.pending = append(h.pending, a)
+	return a, nil
 }
 
 func (w *world) setUncertain(h *holder, err error) {
@@ -185,19 +186,11 @@ func (w *world) setUncertain(h *holder, err error) {
 	h.mu.Unlock()
 }
 
-// wait waits for futs; the first failure makes the holder uncertain and
+// wait waits for acks; the first failure makes the holder uncertain and
 // is settled by a resync, which says whether the lease is lost.
-func (w *world) wait(h *holder, futs []jetstream.PubAckFuture) error {
-	timer := time.NewTimer(w.fs.opts.Timeout)
-	defer timer.Stop()
-	for _, f := range futs {
-		select {
-		case <-f.Ok():
-		case err := <-f.Err():
-			return w.failed(h, err)
-		case <-timer.C:
-			return w.failed(h, fmt.Errorf("no acknowledgement within %v: %w", w.fs.opts.Timeout, nats.ErrTimeout))
-		}
+func (w *world) wait(h *holder, acks []*ack) error {
+	if err := waitAll(acks, w.fs.opts.Timeout); err != nil {
+		return w.failed(h, err)
 	}
 	return nil
 }
@@ -238,13 +231,10 @@ func (w *world) flush() error {
 	var done []marker
 	keep := h.markers[:0]
 	for _, m := range h.markers {
-		select {
-		case ack := <-m.fut.Ok():
-			done = append(done, marker{m.subject, ack.Sequence})
-		default:
-			if m.fut.Err() == nil {
-				keep = append(keep, m)
-			}
+		if !m.fut.settled() {
+			keep = append(keep, m)
+		} else if seq, err, _ := m.fut.wait(closed); err == nil {
+			done = append(done, marker{m.subject, seq})
 		}
 	}
 	h.markers = keep
@@ -267,16 +257,13 @@ func (w *world) flush() error {
 	return nil
 }
 
-// prune drops the futures that completed.
-func prune(futs []jetstream.PubAckFuture) []jetstream.PubAckFuture {
-	out := futs[:0]
-	for _, f := range futs {
-		select {
-		case <-f.Ok():
-			continue
-		default:
+// prune drops the acks that arrived.
+func prune(acks []*ack) []*ack {
+	out := acks[:0]
+	for _, a := range acks {
+		if !a.settled() {
+			out = append(out, a)
 		}
-		out = append(out, f)
 	}
 	return out
 }
@@ -323,15 +310,7 @@ func (w *world) resync(h *holder) error {
 	futs := h.pending
 	h.pending = nil
 	w.mu.Unlock()
-	timer := time.NewTimer(w.fs.opts.Timeout)
-	for _, f := range futs {
-		select {
-		case <-f.Ok():
-		case <-f.Err():
-		case <-timer.C:
-		}
-	}
-	timer.Stop()
+	_ = waitAll(futs, w.fs.opts.Timeout) // only to let them land or fail
 	m, err := w.get(w.leaseSubject())
 	if err != nil {
 		return err
@@ -401,23 +380,16 @@ func (w *world) renewOnce(h *holder) error {
 	if err != nil {
 		return err
 	}
-	timer := time.NewTimer(w.fs.opts.Timeout)
-	defer timer.Stop()
-	select {
-	case ack := <-fut.Ok():
-		h.mu.Lock()
-		h.leaseSeq = ack.Sequence
-		h.deadline = sent.Add(h.ttl)
-		h.mu.Unlock()
-		return nil
-	case err := <-fut.Err():
-		w.setUncertain(h, err)
-		return err
-	case <-timer.C:
-		err := fmt.Errorf("lease renewal: no acknowledgement within %v: %w", w.fs.opts.Timeout, nats.ErrTimeout)
+	seq, err := waitOne(fut, w.fs.opts.Timeout)
+	if err != nil {
 		w.setUncertain(h, err)
 		return err
 	}
+	h.mu.Lock()
+	h.leaseSeq = seq
+	h.deadline = sent.Add(h.ttl)
+	h.mu.Unlock()
+	return nil
 }
 
 // leaseValue returns the lease's value (its holder) and whether it is

@@ -385,7 +385,8 @@ func (w *world) create(name, rel string) (*file, error) {
 	}
 	in := h.inode(w, e.Ino)
 	in.size, in.sizeKnown = 0, true
-	return in.handle(name, true), nil
+	in.refs++
+	return &file{in: in, name: name, rw: true}, nil
 }
 
 // putName publishes a name's entry in the holder's pipeline; w.mu held.
