@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -218,7 +219,7 @@ func (w *world) flush() error {
 		w.mu.Unlock()
 		return nil
 	}
-	futs := h.pending
+	futs := slices.Clone(h.pending)
 	w.mu.Unlock()
 	if err := w.usable(h); err != nil {
 		return err
@@ -259,7 +260,7 @@ func (w *world) flush() error {
 
 // prune drops the acks that arrived.
 func prune(acks []*ack) []*ack {
-	out := acks[:0]
+	var out []*ack
 	for _, a := range acks {
 		if !a.settled() {
 			out = append(out, a)
@@ -463,6 +464,8 @@ func (w *world) lock(name string) (vfs.File, error) {
 		return nil, err
 	}
 	h.names = names
+	// Found before any change: an inode made from now on is never an orphan.
+	orphans := w.orphans(names)
 	w.mu.Lock()
 	w.held = h
 	w.mu.Unlock()
@@ -470,7 +473,7 @@ func (w *world) lock(name string) (vfs.File, error) {
 	h.bg.Add(1)
 	go func() {
 		defer h.bg.Done()
-		w.purge(markers, w.orphans(names))
+		w.purge(markers, orphans)
 	}()
 	return &leaseFile{w: w, h: h, name: name}, nil
 }
@@ -556,7 +559,7 @@ func (w *world) release() {
 	close(h.stop)
 	<-h.done
 	w.mu.Lock()
-	futs := h.pending
+	futs := slices.Clone(h.pending)
 	w.mu.Unlock()
 	_ = w.wait(h, futs)
 	h.bg.Wait()

@@ -362,7 +362,46 @@ func (w *world) open(name, rel string, rw bool) (*file, error) {
 	return in.handle(name, rw), nil
 }
 
+// The changes of names wait until the server has them: once a rename
+// returns, every program sees it, as on a disk.
+
 func (w *world) create(name, rel string) (*file, error) {
+	f, err := w.createName(name, rel)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.flush(); err != nil {
+		f.closed.Store(true)
+		w.mu.Lock()
+		f.in.refs--
+		w.mu.Unlock()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (w *world) rename(from, to string) error {
+	if err := w.renameName(from, to); err != nil {
+		return err
+	}
+	return w.flush()
+}
+
+func (w *world) remove(rel string, all bool) error {
+	if err := w.removeName(rel, all); err != nil {
+		return err
+	}
+	return w.flush()
+}
+
+func (w *world) mkdirAll(rel string) error {
+	if err := w.mkdirName(rel); err != nil {
+		return err
+	}
+	return w.flush()
+}
+
+func (w *world) createName(name, rel string) (*file, error) {
 	h, err := w.holding()
 	if err != nil {
 		return nil, err
@@ -412,7 +451,7 @@ func (w *world) delName(h *holder, rel string) error {
 	return nil
 }
 
-func (w *world) rename(from, to string) error {
+func (w *world) renameName(from, to string) error {
 	h, err := w.holding()
 	if err != nil {
 		return err
@@ -448,7 +487,7 @@ func (w *world) rename(from, to string) error {
 	return nil
 }
 
-func (w *world) remove(rel string, all bool) error {
+func (w *world) removeName(rel string, all bool) error {
 	h, err := w.holding()
 	if err != nil {
 		return err
@@ -492,7 +531,7 @@ func (w *world) remove(rel string, all bool) error {
 	return nil
 }
 
-func (w *world) mkdirAll(rel string) error {
+func (w *world) mkdirName(rel string) error {
 	h, err := w.holding()
 	if err != nil {
 		return err
