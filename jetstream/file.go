@@ -28,10 +28,10 @@ type inode struct {
 	// Guarded by w.mu.
 	size      int64
 	sizeKnown bool
-	sizeDirty bool             // the size changed since the last sync
+	sizeDirty bool                  // the size changed since the last sync
 	dirty     map[int64]*dirtyBlock // written, not yet stored
-	gen       uint64           // bumped when cached blocks become invalid
-	refs      int              // open handles
+	gen       uint64                // bumped when cached blocks become invalid
+	refs      int                   // open handles
 }
 
 // dirtyBlock is a block's content written and not yet stored; nil data

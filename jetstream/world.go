@@ -58,7 +58,7 @@ func newWorld(f *FS, name string) *world {
 	return &world{fs: f, name: name, stream: streamPrefix + name, prefix: subjectRoot + "." + name}
 }
 
-func (w *world) leaseSubject() string      { return w.prefix + ".lease" }
+func (w *world) leaseSubject() string          { return w.prefix + ".lease" }
 func (w *world) nameSubject(rel string) string { return w.prefix + ".n." + escapeName(rel) }
 func (w *world) dataSubject(ino string, k int64) string {
 	return w.prefix + ".d." + ino + "." + strconv.FormatInt(k, 10)
