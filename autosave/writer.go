@@ -55,6 +55,8 @@ type Writer struct {
 	dir   *Dir
 	store *chunkstore.Store
 	name  string // the store's file name within dir
+	// storeErr is why store is nil: a failed save could not reopen it.
+	storeErr error
 	fresh bool   // store is a new world's that no commit has named yet
 
 	jobs     chan Job
@@ -458,6 +460,10 @@ func (w *Writer) run(j Job) (res *Result) {
 	var markp *chunkstore.Mark // set once the store is marked: a panic after it reverts the store too
 	committing := false        // set once the manifest may be replaced
 	defer func() {
+		// A change refused because the lock was lost names the new holder.
+		res.Err = dir.lockLost(res.Err)
+	}()
+	defer func() {
 		if p := recover(); p != nil {
 			if committing {
 				// The manifest may have been renamed into place: read what
@@ -480,7 +486,10 @@ func (w *Writer) run(j Job) (res *Result) {
 		store = w.store
 		w.mu.RUnlock()
 		if store == nil {
-			res.Err = fmt.Errorf("autosave: chunk store %s in %s cannot be reopened after an earlier failure", name, dir.Path())
+			w.mu.RLock()
+			why := w.storeErr
+			w.mu.RUnlock()
+			res.Err = fmt.Errorf("autosave: chunk store %s in %s cannot be reopened after an earlier failure: %w", name, dir.Path(), why)
 			return res
 		}
 	}
@@ -719,10 +728,10 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 	if err != nil {
 		// The disk refuses even that; keep the closed store's place with a
 		// store that reopens on the next save attempt.
-		w.store = nil
+		w.store, w.storeErr = nil, err
 		return
 	}
-	w.store, w.name = s, name
+	w.store, w.name, w.storeErr = s, name, nil
 }
 
 func countBodies(sets []snapshot.BodySet) int {

@@ -147,7 +147,8 @@ func (flatGen) Generate(x, y int32, seed uint64, dst []uint32) {
 	}
 }
 
-func storeOptions() chunkstore.Options {
+// StoreOptions are the chunk store options of the table's saves.
+func StoreOptions() chunkstore.Options {
 	return chunkstore.Options{ChunkSize: chunkSize, TileSize: 8, PixelSize: 4, Seed: 3, Generator: flatGen{}}
 }
 
@@ -167,7 +168,10 @@ func pixelsAt(pos components.ChunkPos, g int) []uint32 {
 	return pix
 }
 
-func snapAt(g int) *snapshot.Snapshot {
+// Snapshot is what generation g of the table's saves holds: a world file,
+// a chunk stored as a delta against the generator, one stored whole, and
+// a body.
+func Snapshot(g int) *snapshot.Snapshot {
 	s := &snapshot.Snapshot{World: worldOf(g)}
 	for _, pos := range []components.ChunkPos{{X: 0, Y: 0}, {X: 1, Y: 0}} {
 		c := components.NewChunkFrom(chunkSize, snapshot.Pixels(pixelsAt(pos, g)))
@@ -181,15 +185,15 @@ func snapAt(g int) *snapshot.Snapshot {
 
 func save(t *testing.T, w *autosave.Writer, g, backups int) *autosave.Result {
 	t.Helper()
-	expect(t, w.Submit(autosave.Job{Snap: snapAt(g), MaxBackups: backups}), "writer busy")
+	expect(t, w.Submit(autosave.Job{Snap: Snapshot(g), MaxBackups: backups}), "writer busy")
 	return w.Wait()
 }
 
-// expectGeneration checks that another program opens the save at exactly
-// generation g (with the writer's lock: the writer must be closed).
-func expectGeneration(t *testing.T, fsys vfs.FS, dir string, g int) {
+// ExpectGeneration checks that the save at dir opens at exactly
+// generation g of Snapshot (it takes the lock: no writer may hold it).
+func ExpectGeneration(t *testing.T, fsys vfs.FS, dir string, g int) {
 	t.Helper()
-	w, err := autosave.OpenWriter(dir, autosave.Options{FS: fsys, Store: storeOptions()})
+	w, err := autosave.OpenWriter(dir, autosave.Options{FS: fsys, Store: StoreOptions()})
 	must(t, err)
 	defer w.Close()
 	expect(t, int(w.Generation()) == g, "generation %d, want %d", w.Generation(), g)
@@ -209,7 +213,7 @@ func expectGeneration(t *testing.T, fsys vfs.FS, dir string, g int) {
 
 func writerChunks(t *testing.T, b Backend) {
 	fsys, dir := b.New(t)
-	w, err := autosave.OpenWriter(dir, autosave.Options{FS: fsys, Store: storeOptions()})
+	w, err := autosave.OpenWriter(dir, autosave.Options{FS: fsys, Store: StoreOptions()})
 	must(t, err)
 	var deltas int
 	for g := 1; g <= 3; g++ {
@@ -219,7 +223,7 @@ func writerChunks(t *testing.T, b Backend) {
 	}
 	must(t, w.Close())
 	other := b.other(t, fsys)
-	expectGeneration(t, other, dir, 3)
+	ExpectGeneration(t, other, dir, 3)
 	// The store holds the delta: chunk (0,0) differs from the generator in 4 pixels.
 	d, err := autosave.OpenDirReadOnly(other, dir)
 	must(t, err)
@@ -239,7 +243,7 @@ func writerChunks(t *testing.T, b Backend) {
 
 func restoreBackup(t *testing.T, b Backend) {
 	fsys, dir := b.New(t)
-	w, err := autosave.OpenWriter(dir, autosave.Options{FS: fsys, Store: storeOptions()})
+	w, err := autosave.OpenWriter(dir, autosave.Options{FS: fsys, Store: StoreOptions()})
 	must(t, err)
 	for g := 1; g <= 3; g++ {
 		must(t, save(t, w, g, 2).Err)
@@ -252,7 +256,7 @@ func restoreBackup(t *testing.T, b Backend) {
 	expect(t, m.Generation == 4, "restore made generation %d", m.Generation)
 	must(t, d.Close())
 	// Generation 4 is generation 2 again: its world, chunks and bodies.
-	w, err = autosave.OpenWriter(dir, autosave.Options{FS: b.other(t, fsys), Store: storeOptions()})
+	w, err = autosave.OpenWriter(dir, autosave.Options{FS: b.other(t, fsys), Store: StoreOptions()})
 	must(t, err)
 	defer w.Close()
 	world, err := w.ReadWorld()
@@ -362,7 +366,7 @@ func lostManifest(t *testing.T, b Backend) {
 
 func compaction(t *testing.T, b Backend) {
 	fsys, dir := b.New(t)
-	w, err := autosave.OpenWriter(dir, autosave.Options{FS: fsys, Store: storeOptions()})
+	w, err := autosave.OpenWriter(dir, autosave.Options{FS: fsys, Store: StoreOptions()})
 	must(t, err)
 	at := 0
 	for g := 1; g <= 40 && at == 0; g++ {
@@ -374,7 +378,7 @@ func compaction(t *testing.T, b Backend) {
 	}
 	must(t, w.Close())
 	expect(t, at > 1, "no save compacted the store in 40 generations")
-	expectGeneration(t, b.other(t, fsys), dir, at)
+	ExpectGeneration(t, b.other(t, fsys), dir, at)
 	d, err := autosave.OpenDirReadOnly(fsys, dir)
 	must(t, err)
 	expect(t, d.Manifest().Chunks.Name == autosave.CompactedChunksName(uint64(at)), "manifest names %s", d.Manifest().Chunks.Name)
