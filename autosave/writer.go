@@ -57,7 +57,7 @@ type Writer struct {
 	name  string // the store's file name within dir
 	// storeErr is why store is nil: a failed save could not reopen it.
 	storeErr error
-	fresh bool   // store is a new world's that no commit has named yet
+	fresh    bool // store is a new world's that no commit has named yet
 
 	jobs     chan Job
 	results  chan *Result
