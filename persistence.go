@@ -1,13 +1,19 @@
 package arksave
 
-import "github.com/arksave/arksave/internal/persist"
+import (
+	"errors"
+
+	"github.com/arksave/arksave/internal/persist"
+	"github.com/arksave/arksave/vfs"
+)
 
 // Persistence is the resource through which a game saves and loads on
 // demand: get it with ecs.GetResource[arksave.Persistence](world) after
 // [Plugin.Install]. Call its methods from the game loop's goroutine,
 // between ticks (not while a query is being iterated).
 type Persistence struct {
-	rt *persist.Runtime
+	rt  *persist.Runtime
+	loc *vfs.Location // the location Plugin.Dir opened (a connection), closed with the Persistence
 }
 
 // Save asks for a save at the next tick and returns its handle; the game
@@ -87,9 +93,13 @@ func (p *Persistence) DirtyChunks() int { return p.rt.DirtyChunks() + p.rt.Pendi
 // call: each such chunk was regenerated or its bodies dropped.
 func (p *Persistence) Problems() []Problem { return p.rt.Problems() }
 
-// Close waits for a running save and releases the save directory. It does
-// not save: call SaveNow first if the game wants a final save.
-func (p *Persistence) Close() error { return p.rt.Close() }
+// Close waits for a running save and releases the save directory (and the
+// connection its location opened). It does not save: call SaveNow first if
+// the game wants a final save.
+func (p *Persistence) Close() error {
+	err := p.rt.Close()
+	return errors.Join(err, p.loc.Close())
+}
 
 // SaveHandle tracks one requested save. Several requests made while a save
 // is running share the next save and its handle.

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -51,8 +51,8 @@ func TestCheckReadsEveryValue(t *testing.T) {
 		t.Fatalf("ReadInfo: %v", err)
 	}
 	start, end := int(info.Tables[0].DataOffset), int(info.Tables[0].DataOffset+info.Tables[0].DataSize)
-	at := bytes.Index(data[start:end], []byte("arksave.Square"))
-	copy(data[start+at:], "arksave.Sqxxxx")
+	at := bytes.Index(data[start:end], []byte("cli.Square"))
+	copy(data[start+at:], "cli.Sqxxxx")
 	tab := crc32.MakeTable(crc32.Castagnoli)
 	le.PutUint32(data[end-4:], crc32.Checksum(data[start:end-4], tab))
 	le.PutUint64(data[len(data)-28:], uint64(crc32.Checksum(data[:len(data)-32], tab)))
@@ -62,5 +62,5 @@ func TestCheckReadsEveryValue(t *testing.T) {
 	}
 	code, out, errOut = arksave("check", bad)
 	expectCode(t, 1, code, errOut)
-	expectContains(t, out, "Drawing.Shape", "arksave.Sqxxxx", "does not match the type the file records", "1 problem found")
+	expectContains(t, out, "Drawing.Shape", "cli.Sqxxxx", "does not match the type the file records", "1 problem found")
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 )
 
 // pkg prefixes the full names of the test's types.
-const pkg = "github.com/arksave/arksave/cmd/arksave."
+const pkg = "github.com/arksave/arksave/cli."
 
 type (
 	Position struct{ X, Y float64 }
@@ -108,8 +108,8 @@ func TestInspect(t *testing.T) {
 	expectCode(t, 0, code, stderr)
 	expectContains(t, stdout,
 		"PECS 2.0, flags: lz4", "2023-11-14T22:13:20Z", "2 alive", "1 free slots",
-		"cmd/arksave.Position", "raw", "{X float64 @0, Y float64 @8}", "cmd/arksave.Name", "msgpack",
-		"arksave.ChildOf -> [2,0]", "cmd/arksave.Clock", "checksum    CRC32C", ": ok")
+		"arksave/cli.Position", "raw", "{X float64 @0, Y float64 @8}", "arksave/cli.Name", "msgpack",
+		"cli.ChildOf -> [2,0]", "arksave/cli.Clock", "checksum    CRC32C", ": ok")
 }
 
 func TestInspectJSON(t *testing.T) {

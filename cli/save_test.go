@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -320,7 +320,7 @@ func TestNoPanicOnGarbage(t *testing.T) {
 // check notes the old format, migrate upgrades it, the game loads it.
 func TestMigrateV1Save(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "save")
-	must(t, savetest.CopyDir("../../savetool/testdata/v1-save", dir))
+	must(t, savetest.CopyDir("../savetool/testdata/v1-save", dir))
 	code, stdout, stderr := arksave("check", dir)
 	expectCode(t, 0, code, stderr)
 	expectContains(t, stdout, "no problems found", "format 1; arksave migrate")
