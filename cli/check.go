@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/internal/words"
@@ -34,14 +33,19 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	loc, err := openLocation(path)
+	if err != nil {
+		return err
+	}
+	defer loc.Close()
 	b := newBar(stderr, quiet || asJSON)
-	r, err := savetool.Check(path, savetool.Options{Progress: b.progress()})
+	r, err := savetool.Check(loc.Path, savetool.Options{FS: loc.FS, Progress: b.progress()})
 	b.clear()
 	if err != nil {
 		return err
 	}
 	isDir := false
-	if st, err := os.Stat(path); err == nil {
+	if st, err := loc.FS.Stat(loc.Path); err == nil {
 		isDir = st.IsDir()
 	}
 	if asJSON {

@@ -33,7 +33,12 @@ func runCompact(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	b := newBar(stderr, quiet)
-	r, err := savetool.Compact(dir, savetool.CompactOptions{Options: savetool.Options{Progress: b.progress()}, MaxBackups: backups})
+	loc, err := openLocation(dir)
+	if err != nil {
+		return err
+	}
+	defer loc.Close()
+	r, err := savetool.Compact(loc.Path, savetool.CompactOptions{Options: savetool.Options{FS: loc.FS, Progress: b.progress()}, MaxBackups: backups})
 	b.clear()
 	if err != nil {
 		return err

@@ -38,18 +38,16 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	if !asJSON {
 		return usagef("choose an output format: --json")
 	}
+	if remote(path) {
+		return exportSave(path, gen, stdout, stderr)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("%w; check the path", err)
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.IsDir() {
-		if err := savetool.ExportJSON(stdout, path, gen, savetool.Options{}); err != nil {
-			fmt.Fprintf(stderr, "arksave export: %v\n", err)
-			fmt.Fprintf(stderr, "the JSON written so far is incomplete; arksave check %s lists the damage\n", path)
-			return errReported
-		}
-		return nil
+		return exportSave(path, gen, stdout, stderr)
 	}
 	out := bufio.NewWriterSize(stdout, 1<<16)
 	if err := archetype.ExportJSON(out, bufio.NewReaderSize(f, 1<<16)); err != nil {
@@ -59,4 +57,19 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		return errReported
 	}
 	return out.Flush()
+}
+
+// exportSave writes the JSON of a save's generation gen (0: the committed one).
+func exportSave(path string, gen uint64, stdout, stderr io.Writer) error {
+	loc, err := openLocation(path)
+	if err != nil {
+		return err
+	}
+	defer loc.Close()
+	if err := savetool.ExportJSON(stdout, loc.Path, gen, savetool.Options{FS: loc.FS}); err != nil {
+		fmt.Fprintf(stderr, "arksave export: %v\n", err)
+		fmt.Fprintf(stderr, "the JSON written so far is incomplete; arksave check %s lists the damage\n", path)
+		return errReported
+	}
+	return nil
 }

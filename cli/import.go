@@ -64,7 +64,12 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 		in = f
 	}
 	if a.into != "" {
-		r, err := savetool.ImportInto(a.into, in, savetool.ImportOptions{AnyGeneration: a.force})
+		loc, err := openLocation(a.into)
+		if err != nil {
+			return err
+		}
+		defer loc.Close()
+		r, err := savetool.ImportInto(loc.Path, in, savetool.ImportOptions{Options: savetool.Options{FS: loc.FS}, AnyGeneration: a.force})
 		if err != nil {
 			return importError(stderr, path, err)
 		}

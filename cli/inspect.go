@@ -39,6 +39,9 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if remote(path) {
+		return inspectDir(path, asJSON, stdout, stderr)
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &savetool.NotASaveError{Path: path, Reason: "it does not exist", Err: err}

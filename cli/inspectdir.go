@@ -13,7 +13,12 @@ import (
 
 // inspectDir describes a save directory.
 func inspectDir(path string, asJSON bool, stdout, stderr io.Writer) error {
-	d, err := savetool.InspectDir(path, savetool.Options{})
+	loc, err := openLocation(path)
+	if err != nil {
+		return err
+	}
+	defer loc.Close()
+	d, err := savetool.InspectDir(loc.Path, savetool.Options{FS: loc.FS})
 	if err != nil {
 		return err
 	}

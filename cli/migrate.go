@@ -32,7 +32,12 @@ func runMigrate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if dry {
-		d, err := savetool.InspectDir(dir, savetool.Options{})
+		loc, err := openLocation(dir)
+		if err != nil {
+			return err
+		}
+		defer loc.Close()
+		d, err := savetool.InspectDir(loc.Path, savetool.Options{FS: loc.FS})
 		if err != nil {
 			return err
 		}
@@ -49,7 +54,12 @@ func runMigrate(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "dry run: nothing was written")
 		return nil
 	}
-	r, err := savetool.Migrate(dir, savetool.Options{})
+	loc, err := openLocation(dir)
+	if err != nil {
+		return err
+	}
+	defer loc.Close()
+	r, err := savetool.Migrate(loc.Path, savetool.Options{FS: loc.FS})
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,13 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 	}
 	b := newBar(stderr, a.quiet)
 	a.o.Progress = b.progress()
-	img, st, err := savetool.RenderDir(dir, a.o)
+	loc, err := openLocation(dir)
+	if err != nil {
+		return err
+	}
+	defer loc.Close()
+	a.o.FS = loc.FS
+	img, st, err := savetool.RenderDir(loc.Path, a.o)
 	if err == nil {
 		err = writePNG(a.out, img)
 	}

@@ -55,7 +55,13 @@ func runRepair(args []string, stdout, stderr io.Writer) error {
 	}
 	b := newBar(stderr, a.quiet)
 	a.o.Progress = b.progress()
-	rep, err := savetool.Repair(dir, a.o)
+	loc, err := openLocation(dir)
+	if err != nil {
+		return err
+	}
+	defer loc.Close()
+	a.o.FS = loc.FS
+	rep, err := savetool.Repair(loc.Path, a.o)
 	b.clear()
 	if err != nil {
 		return err

@@ -33,7 +33,12 @@ func runRestore(args []string, stdout, stderr io.Writer) error {
 	if gen == 0 {
 		return usagef("give the generation to restore with --generation G (arksave inspect %s lists the backups)", dir)
 	}
-	r, err := savetool.Restore(dir, gen, savetool.Options{})
+	loc, err := openLocation(dir)
+	if err != nil {
+		return err
+	}
+	defer loc.Close()
+	r, err := savetool.Restore(loc.Path, gen, savetool.Options{FS: loc.FS})
 	if err != nil {
 		return err
 	}
