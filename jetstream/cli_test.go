@@ -12,7 +12,7 @@ import (
 	"github.com/arksave/arksave/internal/savetest"
 )
 
-func arksave(args ...string) (code int, stdout, stderr string) {
+func runCLI(args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
 	code = cli.Run(args, &out, &errOut)
 	return code, out.String(), errOut.String()
@@ -20,7 +20,7 @@ func arksave(args ...string) (code int, stdout, stderr string) {
 
 func expectRun(t *testing.T, want int, args ...string) string {
 	t.Helper()
-	code, out, errOut := arksave(args...)
+	code, out, errOut := runCLI(args...)
 	expect(t, code == want, "arksave %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errOut)
 	return out
 }
@@ -36,7 +36,7 @@ func TestCopyAndToolsOnJetStream(t *testing.T) {
 
 	out := expectRun(t, 0, "copy", "-q", dir, loc)
 	expect(t, strings.Contains(out, "copied generation 3 and 2 backups"), "copy: %s", out)
-	code, _, errOut := arksave("copy", "-q", dir, loc)
+	code, _, errOut := runCLI("copy", "-q", dir, loc)
 	expect(t, code == 1 && strings.Contains(errOut, "already holds a save"), "a second copy over the first: %d %s", code, errOut)
 	out = expectRun(t, 0, "check", "-q", loc)
 	expect(t, strings.Contains(out, "no problems found") && strings.Contains(out, "generation 3 and 2 backups"), "check: %s", out)

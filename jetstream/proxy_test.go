@@ -17,6 +17,7 @@ type proxy struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
 	paused bool
+	held   int // bytes held back since the last pause
 	conns  []net.Conn
 	wg     sync.WaitGroup
 }
@@ -65,6 +66,10 @@ func (p *proxy) pipe(dst, src net.Conn) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
+			if p.paused {
+				p.held += n
+				p.cond.Broadcast()
+			}
 			for p.paused {
 				p.cond.Wait()
 			}
@@ -85,8 +90,18 @@ func (p *proxy) pipe(dst, src net.Conn) {
 // pause holds every byte back until resume.
 func (p *proxy) pause() {
 	p.mu.Lock()
-	p.paused = true
+	p.paused, p.held = true, 0
 	p.mu.Unlock()
+}
+
+// waitHeld waits until the proxy holds bytes back: a client sent
+// something while paused.
+func (p *proxy) waitHeld() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.held == 0 {
+		p.cond.Wait()
+	}
 }
 
 func (p *proxy) resume() {
