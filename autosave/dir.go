@@ -266,7 +266,8 @@ func (d *Dir) Stale() bool {
 	m, err := d.readManifest()
 	cur := d.man.Load()
 	if err != nil || cur == nil {
-		return (err == nil) != (cur == nil)
+		// Stale unless the manifest was unusable then and is now.
+		return err == nil || cur != nil
 	}
 	return !bytes.Equal(m.encode(), cur.encode())
 }
