@@ -3,8 +3,11 @@ package jetstream_test
 import (
 	"errors"
 	"os"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/internal/contract"
@@ -77,4 +80,44 @@ func TestSteal(t *testing.T) {
 	expect(t, errors.Is(r.Err, autosave.ErrLocked), "the robbed holder's save: %v", r.Err)
 	must(t, wb.Close())
 	contract.ExpectGeneration(t, connectFS(t, s.ClientURL(), jetstream.Options{}), "world", 2)
+}
+
+// A change whose answer never came may still reach the server later, on a
+// connection the client already gave up (its last packets on a slow
+// path). Once the holder has gone on over a new connection, such a change
+// must never be stored: here a rename's two messages (the new name, then
+// the old one's deletion) arrive after the holder settled that the rename
+// failed; storing the deletion alone would lose the file.
+func TestLateChangeNeverStored(t *testing.T) {
+	s := startServer(t)
+	p := startProxy(t, s.Addr().String())
+	reconnected := make(chan struct{}, 1)
+	nc, err := nats.Connect(p.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond),
+		nats.ReconnectHandler(func(*nats.Conn) { reconnected <- struct{}{} }))
+	must(t, err)
+	defer nc.Close()
+	a, err := jetstream.New(nc, jetstream.Options{LeaseTTL: time.Minute, Timeout: 500 * time.Millisecond})
+	must(t, err)
+	defer a.Close()
+	must(t, a.MkdirAll("w"))
+	lock, err := a.Lock("w/lock")
+	must(t, err)
+	defer lock.Close()
+	must(t, vfs.WriteFileAtomic(a, "w/a", []byte("hello")))
+
+	p.hold()
+	err = a.Rename("w/a", "w/b")
+	expect(t, err != nil, "a rename whose answers are held back succeeded")
+	p.cutClients()
+	<-reconnected
+	must(t, a.SyncDir("w")) // settles the failed rename over the new connection
+	p.release()             // the rename's messages reach the server now
+
+	names, err := connectFS(t, s.ClientURL(), jetstream.Options{}).ReadDir("w")
+	must(t, err)
+	expect(t, slices.Contains(names, "a") && !slices.Contains(names, "b"), "after the late rename: %v", names)
+	must(t, vfs.WriteFileAtomic(a, "w/c", []byte("still the holder")))
+	got, err := vfs.ReadFile(connectFS(t, s.ClientURL(), jetstream.Options{}), "w/a")
+	must(t, err)
+	expect(t, string(got) == "hello", "w/a holds %q", got)
 }

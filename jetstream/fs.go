@@ -180,6 +180,39 @@ func (f *FS) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), f.opts.Timeout)
 }
 
+// read runs a request that changes nothing, within the FS's timeout in
+// all, and asks again while the cluster cannot answer for a moment: a
+// stream or meta leader is being elected (the server says it is
+// temporarily unavailable, or nobody answers), or a request went to a
+// server that is going away. Each attempt gets a quarter of the timeout.
+func (f *FS) read(do func(ctx context.Context) error) error {
+	deadline := time.Now().Add(f.opts.Timeout)
+	attempt := max(f.opts.Timeout/4, 250*time.Millisecond)
+	for {
+		end := time.Now().Add(attempt)
+		if end.After(deadline) {
+			end = deadline
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), end)
+		err := do(ctx)
+		cancel()
+		if err == nil || !transient(err) || !time.Now().Before(deadline) {
+			return err
+		}
+		time.Sleep(min(retryWait, time.Until(deadline))) // a pause before asking again, not a wait for an event
+	}
+}
+
+// transient reports whether a request's error may go away by itself while
+// a cluster elects a leader: no answer in time, nobody to answer, or the
+// server's "temporarily unavailable".
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.As(err, &apiErr) && apiErr.Code == 503
+}
+
 func pathErr(op, name string, err error) error {
 	if err == nil {
 		return nil

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,6 +71,7 @@ type holder struct {
 
 	// Guarded by world.mu.
 	lastSeq uint64           // the stream's last sequence, as this holder published it
+	sent    uint64           // the highest lastSeq ever reached: what a message still on its way may expect, less one
 	names   map[string]entry // every name of the world
 	inodes  map[string]*inode
 	pending []*ack
@@ -174,6 +176,7 @@ func (w *world) publishLocked(h *holder, msg *nats.Msg, opts ...jetstream.Publis
 		return nil, w.fs.explain(err)
 	}
 	h.lastSeq++
+	h.sent = max(h.sent, h.lastSeq)
 	a := &ack{fut: fut}
 	h.pending = append(h.pending, a)
 	return a, nil
@@ -211,7 +214,8 @@ func (w *world) failed(h *holder, err error) error {
 }
 
 // flush waits until every change the holder published is stored, then
-// purges what no name uses any more.
+// purges what no name uses any more: the inodes whose last name went away
+// in a change stored now, the deletion markers stored.
 func (w *world) flush() error {
 	w.mu.Lock()
 	h := w.held
@@ -220,6 +224,10 @@ func (w *world) flush() error {
 		return nil
 	}
 	futs := slices.Clone(h.pending)
+	unlinked := make([]string, 0, len(h.orphans))
+	for ino := range h.orphans {
+		unlinked = append(unlinked, ino)
+	}
 	w.mu.Unlock()
 	if err := w.usable(h); err != nil {
 		return err
@@ -240,8 +248,10 @@ func (w *world) flush() error {
 	}
 	h.markers = keep
 	var orphans []string
-	for ino := range h.orphans {
-		if in := h.inodes[ino]; in == nil || in.refs == 0 {
+	for _, ino := range unlinked {
+		// Still an orphan (a resync since may have found the name's change
+		// lost, and the inode named again), and no handle open.
+		if in := h.inodes[ino]; h.orphans[ino] && (in == nil || in.refs == 0) {
 			orphans = append(orphans, ino)
 			delete(h.orphans, ino)
 			delete(h.inodes, ino)
@@ -312,48 +322,91 @@ func (w *world) resync(h *holder) error {
 	h.pending = nil
 	w.mu.Unlock()
 	_ = waitAll(futs, w.fs.opts.Timeout) // only to let them land or fail
-	m, err := w.get(w.leaseSubject())
+	last, leaseSeq, err := w.fence(h)
 	if err != nil {
 		return err
-	}
-	if m == nil || m.Header.Get(hdrToken) != h.token {
-		var value []byte
-		if m != nil {
-			value = m.Data
-		}
-		lost := &LostError{World: w.name, Holder: value}
-		h.mu.Lock()
-		h.lost = lost
-		h.mu.Unlock()
-		return lost
-	}
-	st, _, err := w.streamOf()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := w.fs.ctx()
-	info, err := st.Info(ctx)
-	cancel()
-	if err != nil {
-		return w.fs.explain(err)
 	}
 	names, _, err := w.loadNames()
 	if err != nil {
 		return err
 	}
 	w.mu.Lock()
-	h.lastSeq = info.State.LastSeq
+	h.lastSeq = last
 	h.names = names
+	for _, e := range names {
+		// A name whose removal or replacement was not stored still uses its inode.
+		delete(h.orphans, e.Ino)
+	}
 	for _, in := range h.inodes {
 		in.forget()
 	}
 	w.mu.Unlock()
 	h.mu.Lock()
 	h.uncertain = nil
-	h.leaseSeq = m.Sequence
+	h.leaseSeq = leaseSeq
 	h.mu.Unlock()
 	// The lease is still there, so nobody took it: renew it now.
 	return w.renewOnce(h)
+}
+
+// fence makes sure that no message the holder sent before can still be
+// stored: one whose answer was lost may be on its way yet (held in a
+// client's reconnect buffer, a slow route, a paused link), and it would be
+// stored if the stream's last sequence came to be what it expects. While
+// the last sequence is below the highest one the holder's messages ever
+// expected, fence publishes the lease again (each time expecting the last
+// sequence, so a late message that lands first only moves it on): after
+// that, every late message fails. fence returns the stream's last
+// sequence and the lease's, or a LostError when the lease is no longer
+// the holder's.
+func (w *world) fence(h *holder) (last, leaseSeq uint64, err error) {
+	st, _, err := w.streamOf()
+	if err != nil {
+		return 0, 0, err
+	}
+	w.mu.Lock()
+	sent := h.sent
+	w.mu.Unlock()
+	for {
+		m, err := w.get(w.leaseSubject())
+		if err != nil {
+			return 0, 0, err
+		}
+		if m == nil || m.Header.Get(hdrToken) != h.token {
+			var value []byte
+			if m != nil {
+				value = m.Data
+			}
+			lost := &LostError{World: w.name, Holder: value}
+			h.mu.Lock()
+			h.lost = lost
+			h.mu.Unlock()
+			return 0, 0, lost
+		}
+		var info *jetstream.StreamInfo
+		err = w.fs.read(func(ctx context.Context) (err error) {
+			info, err = st.Info(ctx)
+			return err
+		})
+		if err != nil {
+			return 0, 0, w.fs.explain(err)
+		}
+		last, leaseSeq = info.State.LastSeq, m.Sequence
+		if last >= sent {
+			return last, leaseSeq, nil
+		}
+		h.mu.Lock()
+		payload := h.payload
+		h.mu.Unlock()
+		msg := &nats.Msg{Subject: w.leaseSubject(), Data: payload, Header: nats.Header{hdrToken: []string{h.token}}}
+		ctx, cancel := w.fs.ctx()
+		_, err = w.fs.js.PublishMsg(ctx, msg, w.fs.retries(jetstream.WithMsgTTL(h.ttl),
+			jetstream.WithExpectLastSequence(last), jetstream.WithExpectLastSequencePerSubject(leaseSeq))...)
+		cancel()
+		if err != nil && !isWrongSeq(err) {
+			return 0, 0, w.fs.explain(err)
+		}
+	}
 }
 
 // renew publishes the lease again with its full time to live; a failure
@@ -449,7 +502,7 @@ func (w *world) lock(name string) (vfs.File, error) {
 	msg := &nats.Msg{Subject: w.leaseSubject(), Data: h.payload, Header: nats.Header{hdrToken: []string{h.token}}}
 	sent := time.Now()
 	ctx, cancel := w.fs.ctx()
-	ack, err := w.fs.js.PublishMsg(ctx, msg, opts...)
+	ack, err := w.fs.js.PublishMsg(ctx, msg, w.fs.retries(opts...)...)
 	cancel()
 	if err != nil {
 		if isWrongSeq(err) {
@@ -457,7 +510,7 @@ func (w *world) lock(name string) (vfs.File, error) {
 		}
 		return nil, w.fs.explain(err)
 	}
-	h.leaseSeq, h.lastSeq, h.deadline = ack.Sequence, ack.Sequence, sent.Add(h.ttl)
+	h.leaseSeq, h.lastSeq, h.sent, h.deadline = ack.Sequence, ack.Sequence, ack.Sequence, sent.Add(h.ttl)
 	names, markers, err := w.loadNames()
 	if err != nil {
 		w.dropLease(h)
@@ -501,6 +554,18 @@ func (w *world) orphans(names map[string]entry) []string {
 		}
 	}
 	return out
+}
+
+// retryWait is how long a publish waits before it tries again while no
+// server answers for the stream (its leader is being elected, or a new
+// stream's interest has not reached every server yet).
+const retryWait = 50 * time.Millisecond
+
+// retries adds to a request-reply publish's options that it tries again
+// while nobody answers, for up to the FS's timeout. Every publish expects
+// the stream's last sequence, so a retry never stores a message twice.
+func (f *FS) retries(opts ...jetstream.PublishOpt) []jetstream.PublishOpt {
+	return append(opts, jetstream.WithRetryWait(retryWait), jetstream.WithRetryAttempts(max(2, int(f.opts.Timeout/retryWait))))
 }
 
 func isWrongSeq(err error) bool {

@@ -8,8 +8,10 @@ import (
 )
 
 // proxy forwards TCP connections on loopback to a server and can hold
-// every byte back (a program paused or cut off) or drop every connection
-// (a network fault).
+// every byte back (a program paused or cut off), drop every connection (a
+// network fault), or keep the bytes of the connections open now and
+// deliver them late, after the client went on over a new connection (a
+// slow path of the old connection's last packets).
 type proxy struct {
 	l      net.Listener
 	target string
@@ -17,9 +19,17 @@ type proxy struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
 	paused bool
-	held   int // bytes held back since the last pause
-	conns  []net.Conn
+	held   int // bytes held back since the last pause or hold
+	links  []*link
 	wg     sync.WaitGroup
+}
+
+// link is one forwarded connection: the client's side and the server's.
+type link struct {
+	c, s net.Conn
+	held bool           // its bytes wait for release
+	cut  bool           // its client's side is closed
+	done sync.WaitGroup // its two pipes
 }
 
 func startProxy(t testing.TB, target string) *proxy {
@@ -49,28 +59,31 @@ func (p *proxy) accept() {
 			c.Close()
 			continue
 		}
+		l := &link{c: c, s: s}
 		p.mu.Lock()
-		p.conns = append(p.conns, c, s)
+		p.links = append(p.links, l)
 		p.mu.Unlock()
 		p.wg.Add(2)
-		go p.pipe(c, s)
-		go p.pipe(s, c)
+		l.done.Add(2)
+		go p.pipe(l, s, c)
+		go p.pipe(l, c, s)
 	}
 }
 
-func (p *proxy) pipe(dst, src net.Conn) {
+func (p *proxy) pipe(l *link, dst, src net.Conn) {
 	defer p.wg.Done()
+	defer l.done.Done()
 	defer dst.Close()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			if p.paused {
+			if p.paused || l.held {
 				p.held += n
 				p.cond.Broadcast()
 			}
-			for p.paused {
+			for p.paused || l.held {
 				p.cond.Wait()
 			}
 			p.mu.Unlock()
@@ -95,7 +108,7 @@ func (p *proxy) pause() {
 }
 
 // waitHeld waits until the proxy holds bytes back: a client sent
-// something while paused.
+// something while paused or held.
 func (p *proxy) waitHeld() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -111,20 +124,65 @@ func (p *proxy) resume() {
 	p.mu.Unlock()
 }
 
+// hold holds back the bytes of the connections open now; connections
+// made later pass.
+func (p *proxy) hold() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.held = 0
+	for _, l := range p.links {
+		l.held = true
+	}
+}
+
+// cutClients closes the client's side of the held connections: the
+// client sees them end and connects again, while what it sent on them
+// still waits for release.
+func (p *proxy) cutClients() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.links {
+		if l.held {
+			l.c.Close()
+			l.cut = true
+		}
+	}
+}
+
+// release delivers what the held connections hold to the server and
+// returns once the cut ones have delivered it all and are closed.
+func (p *proxy) release() {
+	p.mu.Lock()
+	var cut []*link
+	for _, l := range p.links {
+		if l.held && l.cut {
+			cut = append(cut, l)
+		}
+		l.held = false
+	}
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	for _, l := range cut {
+		l.done.Wait()
+	}
+}
+
 // drop closes every connection through the proxy; clients reconnect.
 func (p *proxy) drop() {
 	p.mu.Lock()
-	conns := p.conns
-	p.conns = nil
+	links := p.links
+	p.links = nil
 	p.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
+	for _, l := range links {
+		l.c.Close()
+		l.s.Close()
 	}
 }
 
 func (p *proxy) close() {
 	p.l.Close()
 	p.resume()
+	p.release()
 	p.drop()
 	p.wg.Wait()
 }

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,13 +110,17 @@ func (w *world) ensureStream(create bool) error {
 	if known {
 		return nil
 	}
-	ctx, cancel := w.fs.ctx()
-	defer cancel()
-	st, err := w.fs.js.Stream(ctx, w.stream)
+	var st jetstream.Stream
+	err := w.fs.read(func(ctx context.Context) (err error) {
+		st, err = w.fs.js.Stream(ctx, w.stream)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		if !create {
 			return fs.ErrNotExist
 		}
+		ctx, cancel := w.fs.ctx()
+		defer cancel()
 		o := w.fs.opts
 		st, err = w.fs.js.CreateStream(ctx, jetstream.StreamConfig{
 			Name:              w.stream,
@@ -169,9 +174,11 @@ func (w *world) get(subject string) (*jetstream.RawStreamMsg, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := w.fs.ctx()
-	defer cancel()
-	m, err := st.GetLastMsgForSubject(ctx, subject)
+	var m *jetstream.RawStreamMsg
+	err = w.fs.read(func(ctx context.Context) (err error) {
+		m, err = st.GetLastMsgForSubject(ctx, subject)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, nil
 	}
@@ -233,9 +240,11 @@ func (w *world) loadNames() (map[string]entry, []marker, error) {
 
 // subjects lists the subjects of the stream that match filter.
 func (w *world) subjects(st jetstream.Stream, filter string) ([]string, error) {
-	ctx, cancel := w.fs.ctx()
-	defer cancel()
-	info, err := st.Info(ctx, jetstream.WithSubjectFilter(filter))
+	var info *jetstream.StreamInfo
+	err := w.fs.read(func(ctx context.Context) (err error) {
+		info, err = st.Info(ctx, jetstream.WithSubjectFilter(filter))
+		return err
+	})
 	if err != nil {
 		return nil, w.fs.explain(err)
 	}
