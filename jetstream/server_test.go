@@ -1,6 +1,7 @@
 package jetstream_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/arksave/arksave/jetstream"
 )
@@ -127,7 +129,36 @@ func startCluster(t testing.TB, n int) *cluster {
 			}
 		}
 	})
+	c.waitPlacement()
 	return c
+}
+
+// waitPlacement waits until the cluster places a stream on every server:
+// until the meta leader has heard from each, it refuses ("no suitable
+// peers for placement").
+func (c *cluster) waitPlacement() {
+	c.t.Helper()
+	nc, err := nats.Connect(c.urls()[0])
+	must(c.t, err)
+	defer nc.Close()
+	js, err := natsjs.New(nc)
+	must(c.t, err)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := js.CreateStream(ctx, natsjs.StreamConfig{Name: "PLACEMENT", Subjects: []string{"placement"}, Replicas: len(c.servers), Storage: natsjs.MemoryStorage})
+		if err == nil {
+			err = js.DeleteStream(ctx, "PLACEMENT")
+		}
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the cluster cannot place a stream on %d servers: %v", len(c.servers), err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the cluster's state
+	}
 }
 
 func (c *cluster) start(i int) {

@@ -383,3 +383,56 @@ func compaction(t *testing.T, b Backend) {
 	must(t, err)
 	expect(t, d.Manifest().Chunks.Name == autosave.CompactedChunksName(uint64(at)), "manifest names %s", d.Manifest().Chunks.Name)
 }
+
+// ExpectReadable opens the save at dir read-only, as a reader beside a
+// running writer does, and checks that its committed generation holds
+// exactly what Snapshot made for it: world file, chunks, bodies. It
+// returns that generation.
+func ExpectReadable(t *testing.T, fsys vfs.FS, dir string) int {
+	t.Helper()
+	var g int
+	err := autosave.ReadConsistent(fsys, dir, func(d *autosave.Dir) error {
+		m := d.Manifest()
+		if m == nil {
+			return d.ManifestErr()
+		}
+		g = int(m.Generation)
+		world, err := d.ReadWorld(m)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(world, worldOf(g)) {
+			return fmt.Errorf("the world file of generation %d differs", g)
+		}
+		p, err := d.File(m.Chunks.Name)
+		if err != nil {
+			return err
+		}
+		o := StoreOptions()
+		o.FS, o.ReadOnly, o.Root = fsys, true, m.Chunks.Root
+		st, err := chunkstore.Open(p, &o)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		got := make([]uint32, chunkSize*chunkSize)
+		for _, pos := range []components.ChunkPos{{X: 0, Y: 0}, {X: 1, Y: 0}} {
+			if _, err := st.Get(snapshot.StorePos(pos), got); err != nil {
+				return err
+			}
+			if !slices.Equal(got, pixelsAt(pos, g)) {
+				return fmt.Errorf("generation %d: chunk %v differs", g, pos)
+			}
+		}
+		bodies, err := st.Bodies(chunkstore.Pos{})
+		if err != nil {
+			return err
+		}
+		if len(bodies) != 1 || bodies[0].ID != uint64(g) {
+			return fmt.Errorf("generation %d: bodies %v", g, bodies)
+		}
+		return nil
+	})
+	must(t, err)
+	return g
+}
