@@ -56,8 +56,9 @@ func (a *ack) settled() bool {
 
 var closed = func() chan time.Time { c := make(chan time.Time); close(c); return c }()
 
-// waitAll waits for every ack, up to timeout in all; the first failure is
-// returned.
+// waitAll waits for every ack, each up to timeout after the one before
+// it arrived (a long pipeline answers at the server's pace); the first
+// failure is returned.
 func waitAll(acks []*ack, timeout time.Duration) error {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -69,6 +70,7 @@ func waitAll(acks []*ack, timeout time.Duration) error {
 		if err != nil {
 			return err
 		}
+		timer.Reset(timeout) // since Go 1.23 a Reset timer never delivers a stale tick
 	}
 	return nil
 }

@@ -371,11 +371,26 @@ func (f *file) Sync() error {
 			keys = []int64{k}
 		}
 	}
-	sizeHdr := strconv.FormatInt(in.size, 10)
+	size := in.size
+	sizeHdr := strconv.FormatInt(size, 10)
 	sent := make(map[int64]*dirtyBlock, len(keys))
 	futs := make([]*ack, 0, len(keys))
 	for _, k := range keys {
-		d := in.dirty[k]
+		if w.fs.pipelineFull() {
+			// Let the acknowledgements catch up without holding the world:
+			// the lease's renewal must not wait for a big file.
+			w.mu.Unlock()
+			err := w.fs.drain()
+			w.mu.Lock()
+			if err != nil {
+				w.mu.Unlock()
+				return f.wrap("sync", w.failed(h, err))
+			}
+		}
+		d, ok := in.dirty[k]
+		if !ok {
+			continue // stored by another Sync meanwhile
+		}
 		data := d.data
 		hdr := nats.Header{hdrSize: []string{sizeHdr}}
 		if data == nil {
@@ -389,7 +404,9 @@ func (f *file) Sync() error {
 		futs = append(futs, fut)
 		sent[k] = d
 	}
-	in.sizeDirty = false
+	if in.size == size {
+		in.sizeDirty = false
+	}
 	w.mu.Unlock()
 	if err := w.wait(h, futs); err != nil {
 		w.mu.Lock()

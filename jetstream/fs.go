@@ -33,6 +33,10 @@ const (
 	maxBlockSize = 512 << 10
 	// cacheBytes bounds the clean blocks an FS keeps in memory.
 	cacheBytes = 64 << 20
+	// maxPending bounds the messages on their way: a Sync of a big file
+	// waits for acknowledgements to catch up before it sends more (16 MiB
+	// of 64 KiB blocks), so that each is answered within the timeout.
+	maxPending = 256
 )
 
 // Options configure an [FS].
@@ -110,7 +114,7 @@ func New(nc *nats.Conn, opts Options) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096), jetstream.WithPublishAsyncTimeout(o.Timeout))
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(maxPending), jetstream.WithPublishAsyncTimeout(o.Timeout))
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
@@ -178,6 +182,23 @@ func (f *FS) world(name string) *world {
 
 func (f *FS) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), f.opts.Timeout)
+}
+
+// pipelineFull reports whether as many published messages await their
+// acknowledgement as the FS lets be on their way.
+func (f *FS) pipelineFull() bool { return f.js.PublishAsyncPending() >= maxPending }
+
+// drain waits until every published message is acknowledged (or failed),
+// for up to the timeout.
+func (f *FS) drain() error {
+	t := time.NewTimer(f.opts.Timeout)
+	defer t.Stop()
+	select {
+	case <-f.js.PublishAsyncComplete():
+		return nil
+	case <-t.C:
+		return fmt.Errorf("no acknowledgement within %v: %w", f.opts.Timeout, nats.ErrTimeout)
+	}
 }
 
 // read runs a request that changes nothing, within the FS's timeout in

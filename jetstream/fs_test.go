@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/arksave/arksave/jetstream"
 	"github.com/arksave/arksave/vfs"
@@ -94,4 +95,29 @@ func TestFileOperations(t *testing.T) {
 	n, err := rf.ReadAt(buf, 0)
 	expect(t, n == 8 && errors.Is(err, io.EOF) && string(buf[:n]) == "manifest", "read %q %v", buf[:n], err)
 	must(t, rf.Close())
+}
+
+// A file of more blocks than the FS lets be on their way at once is
+// stored whole by one Sync, which waits for acknowledgements to catch up
+// as it goes; the lease is renewed meanwhile.
+func TestSyncLongerThanThePipeline(t *testing.T) {
+	s := startServer(t)
+	a := connectFS(t, s.ClientURL(), jetstream.Options{BlockSize: 512, LeaseTTL: time.Second})
+	must(t, a.MkdirAll("w"))
+	lock, err := a.Lock("w/lock")
+	must(t, err)
+	defer lock.Close()
+	data := make([]byte, 2000*512+100) // 2001 blocks
+	for i := range data {
+		data[i] = byte(i * 31 / 7)
+	}
+	f, err := a.Create("w/big")
+	must(t, err)
+	_, err = f.WriteAt(data, 0)
+	must(t, err)
+	must(t, f.Sync())
+	must(t, f.Close())
+	got, err := vfs.ReadFile(connectFS(t, s.ClientURL(), jetstream.Options{}), "w/big")
+	must(t, err)
+	expect(t, bytes.Equal(got, data), "another program reads %d other bytes", len(got))
 }

@@ -169,7 +169,9 @@ func (w *world) publishLocked(h *holder, msg *nats.Msg, opts ...jetstream.Publis
 	if uncertain != nil {
 		return nil, fmt.Errorf("jetstream: world %s: an earlier change failed: %w", w.name, uncertain)
 	}
-	opts = append(opts, jetstream.WithExpectLastSequence(h.lastSeq))
+	// A full pipeline (another goroutine's messages) waits for room rather
+	// than failing.
+	opts = append(opts, jetstream.WithExpectLastSequence(h.lastSeq), jetstream.WithStallWait(w.fs.opts.Timeout))
 	fut, err := w.fs.js.PublishMsgAsync(msg, opts...)
 	if err != nil {
 		w.setUncertain(h, err)
