@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/savetool"
+	"github.com/arksave/arksave/vfs"
 )
 
 var (
@@ -184,11 +185,16 @@ func TestKillWhileSaving(t *testing.T) {
 	}
 }
 
-// generation returns the committed generation of the save directory (as
-// arksave inspect reads it, without a lock, while a demo saves), 0 if there
-// is none yet.
-func generation(dir string) int {
-	info, err := savetool.InspectDir(dir, savetool.Options{})
+// generation returns the committed generation of the save at a location,
+// a directory or a world in JetStream (as arksave inspect reads it, without
+// a lock, while a demo saves), 0 if there is none yet.
+func generation(location string) int {
+	loc, err := vfs.OpenLocation(location)
+	if err != nil {
+		return 0
+	}
+	defer loc.Close()
+	info, err := savetool.InspectDir(loc.Path, savetool.Options{FS: loc.FS})
 	if err != nil {
 		return 0
 	}
