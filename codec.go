@@ -25,21 +25,26 @@ var SchedulerResources = []string{
 }
 
 // worldCodec writes the ECS world file: every entity but chunks, pixel
-// bodies and transient ones (those live in the chunk store or nowhere),
-// and every resource but the plugin's own runtime resources.
+// bodies, regional entities, players and transient ones (those live in the
+// chunk store, the players files or nowhere), and every resource but the
+// plugin's own runtime resources.
 type worldCodec struct {
 	opts []archetype.Option
 }
 
 func newWorldCodec(extra []archetype.Option) *worldCodec {
+	skip := append([]ecs.Comp{
+		ecs.C[components.ChunkPos](),
+		ecs.C[components.Chunk](),
+		ecs.C[components.ChunkState](),
+		ecs.C[components.PixelBody](),
+		ecs.C[components.Transient](),
+	}, persist.SavedApart()...)
 	opts := []archetype.Option{
-		archetype.SkipEntitiesWith(
-			ecs.C[components.ChunkPos](),
-			ecs.C[components.Chunk](),
-			ecs.C[components.ChunkState](),
-			ecs.C[components.PixelBody](),
-			ecs.C[components.Transient](),
-		),
+		// The entities saved elsewhere leave free slots in the pool: a bit
+		// each in a compact pool, not 8 bytes.
+		archetype.CompactPool(),
+		archetype.SkipEntitiesWith(skip...),
 		archetype.SkipResources(
 			ecs.C[autosave.Config](),
 			ecs.C[autosave.State](),

@@ -5,6 +5,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/internal/errs"
+	"github.com/arksave/arksave/internal/persist"
 )
 
 // Errors of the plugin and of the save directory, matched with errors.Is.
@@ -33,6 +34,16 @@ var (
 	// ErrReadOnly is the error of every save into a directory that cannot
 	// be written (a read-only medium): the save loads, saves report it.
 	ErrReadOnly = autosave.ErrReadOnly
+
+	// ErrNoPlayer is returned by [Persistence.LoadPlayer] for a player the
+	// save holds no record of (a new player), and by
+	// [Persistence.SavePlayer] for one without entities in the world.
+	ErrNoPlayer = persist.ErrNoPlayer
+
+	// ErrPlayerOnline is returned by [Persistence.LoadPlayer] for a player
+	// whose entities are in the world already, and by
+	// [Persistence.DeletePlayer] for such a player.
+	ErrPlayerOnline = persist.ErrPlayerOnline
 
 	// ErrSaveExists is returned by [Plugin.Install] when the directory
 	// holds a save and the plugin was asked neither to load it nor to

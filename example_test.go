@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/mlange-42/ark/ecs"
 
@@ -278,4 +279,106 @@ func ExamplePlugin_saveOnFinalize() {
 	(&loop{world: world, systems: systems}).run(10) // Initialize, 10 ticks, Finalize
 	fmt.Println("generation after the run:", persistence.Generation())
 	// Output: generation after the run: 1
+}
+
+// Crate and Pos are a game's own components: a regional entity can have
+// any.
+type (
+	Pos       struct{ X, Y float64 }
+	CrateInfo struct{ Contents []string }
+)
+
+// A regional entity lives in the chunk it stands in: it unloads with it
+// (despawned, its data kept for the next save) and comes back with it,
+// with the same stable id and every component, in a new ecs.Entity.
+func ExamplePosition() {
+	dir, _ := os.MkdirTemp("", "arksave-example-")
+	defer os.RemoveAll(dir)
+	world := ecs.NewWorld()
+	ecs.ComponentID[Pos](world)
+	ecs.ComponentID[CrateInfo](world)
+	systems, err := arksave.Plugin{
+		Dir: filepath.Join(dir, "world1"), ChunkSize: 64, Generator: hills{},
+		Positions: []arksave.RegionalPosition{arksave.Position(func(p *Pos) (float64, float64) { return p.X, p.Y })},
+	}.Install(world)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	persistence := ecs.GetResource[arksave.Persistence](world)
+	defer persistence.Close()
+	// The game loop, until the chunks around the camera are in (they load
+	// on a goroutine of their own).
+	chunks := ecs.GetResource[components.ChunkIndex](world)
+	tick := func() {
+		for _, s := range systems {
+			s.Update(world)
+		}
+	}
+	tickUntil := func(done func() bool) {
+		for i := 0; i < 5000 && !done(); i++ {
+			tick()
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	loaded := func(x int32) func() bool {
+		return func() bool {
+			_, ok := chunks.Get(components.ChunkPos{X: x})
+			return ok && chunks.Len() == 9
+		}
+	}
+	camera := ecs.NewMap1[components.Focus](world).NewEntity(&components.Focus{Radius: 1})
+	tickUntil(loaded(0))
+	crate := ecs.NewMap3[Pos, CrateInfo, components.Regional](world).NewEntity(
+		&Pos{X: 10, Y: 5}, &CrateInfo{Contents: []string{"rope", "lamp"}}, &components.Regional{})
+	tick() // the plugin places the crate in its chunk and gives it an id
+	id := ecs.NewMap1[components.Regional](world).Get(crate).ID
+
+	ecs.NewMap1[components.Focus](world).Get(camera).X = 50 * 64 // far away: the crate's chunk unloads
+	tickUntil(loaded(50))
+	fmt.Println("crate alive:", world.Alive(crate))
+	ecs.NewMap1[components.Focus](world).Get(camera).X = 0 // back
+	tickUntil(loaded(0))
+	again, ok := persistence.Entity(id)
+	fmt.Println("back:", ok, ecs.NewMap1[CrateInfo](world).Get(again).Contents, *ecs.NewMap1[Pos](world).Get(again))
+	// Output:
+	// crate alive: false
+	// back: true [rope lamp] {10 5}
+}
+
+// Players are saved apart, one record each: a player who leaves is saved
+// and removed, one who joins is loaded; a load spawns none by itself.
+func ExamplePersistence_LoadPlayer() {
+	dir, _ := os.MkdirTemp("", "arksave-example-")
+	defer os.RemoveAll(dir)
+	world := ecs.NewWorld()
+	ecs.ComponentID[CrateInfo](world)
+	_, err := arksave.Plugin{Dir: filepath.Join(dir, "world1"), Generator: hills{}}.Install(world)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	persistence := ecs.GetResource[arksave.Persistence](world)
+	defer persistence.Close()
+
+	// Ada joins: no record yet, a new player.
+	var ada ecs.Entity
+	if _, err := persistence.LoadPlayer("ada"); errors.Is(err, arksave.ErrNoPlayer) {
+		ada = ecs.NewMap2[components.Player, CrateInfo](world).NewEntity(&components.Player{ID: "ada"}, &CrateInfo{Contents: []string{"map"}})
+	}
+	// Ada leaves: her record is set aside for the next save, her entities go.
+	handle, err := persistence.SavePlayer("ada")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	world.RemoveEntity(ada)
+	fmt.Println("saved:", handle.Wait(), persistence.Players())
+
+	// Ada joins again.
+	ents, err := persistence.LoadPlayer("ada")
+	fmt.Println("loaded:", err, ecs.NewMap1[CrateInfo](world).Get(ents[0]).Contents)
+	// Output:
+	// saved: <nil> [ada]
+	// loaded: <nil> [map]
 }

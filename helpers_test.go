@@ -70,7 +70,11 @@ type gameOpts struct {
 	radius   int32
 	autosave *arksave.AutosaveConfig
 	prepare  func(*ecs.World) // registers more game types before Install
+	plugin   func(*arksave.Plugin)
 }
+
+// position is where the test game's regional entities stand.
+var position = arksave.Position(func(p *Position) (float64, float64) { return p.X, p.Y })
 
 func newGame(t testing.TB, o gameOpts) *game {
 	t.Helper()
@@ -94,11 +98,16 @@ func installGame(t testing.TB, o gameOpts) (*game, error) {
 	if o.autosave == nil {
 		o.autosave = &arksave.AutosaveConfig{Interval: time.Hour, Enabled: false, MaxBackups: 1}
 	}
-	systems, err := arksave.Plugin{
+	p := arksave.Plugin{
 		Dir: o.dir, Load: o.load, LoadOrCreate: o.create, Overwrite: !o.load && !o.create,
 		ChunkSize: testChunk, TileSize: 8, Seed: 7, Generator: gen{},
 		Autosave: o.autosave, FS: o.fs,
-	}.Install(w)
+		Positions: []arksave.RegionalPosition{position},
+	}
+	if o.plugin != nil {
+		o.plugin(&p)
+	}
+	systems, err := p.Install(w)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package arksave_test
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
+	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/killtest"
@@ -25,7 +27,8 @@ import (
 // child prints "begin G D" before it saves generation G whose state has
 // digest D, and "done G D" once the save returned. After every kill the
 // directory must load, be intact according to the checker, and hold exactly
-// the last generation that returned or the one that was being saved.
+// the last generation that returned or the one that was being saved: its
+// chunks, bodies, regional crates and players, none duplicated nor lost.
 
 const killEnv = "ARKSAVE_KILL_CHILD"
 
@@ -35,7 +38,7 @@ func TestKillChild(t *testing.T) {
 		t.Skip("helper process for TestKillDuringSaves")
 	}
 	_, err := os.Stat(filepath.Join(dir, autosave.ManifestName))
-	g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: err == nil, radius: 1})
+	g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: err == nil, radius: 1, prepare: registerPlayers})
 	g.settle(t)
 	killtest.Child(func() (uint64, uint64) {
 		gen := g.pers.Generation() + 1
@@ -48,10 +51,14 @@ func TestKillChild(t *testing.T) {
 }
 
 // mutate changes the world in a way that depends on the generation: the
-// score, the player's position, a pixel in one of three chunks, and a body.
+// score, the player's position, a pixel in one of three chunks, a body, a
+// regional crate (spawned, moved across a border, removed now and then),
+// and two players (one stays, one is saved and leaves).
 func (g *game) mutate(t testing.TB, gen uint64) {
+	g.mutateRegional(t, gen)
 	ecs.GetResource[Score](g.w).Points = int(gen)
-	q := ecs.NewFilter1[Position](g.w).Query()
+	// (Crates move within the loaded chunks: see mutateRegional.)
+	q := ecs.NewFilter1[Position](g.w).Without(ecs.C[components.Regional]()).Query()
 	for q.Next() {
 		q.Get().Y = float64(gen) / 2
 	}
@@ -78,7 +85,9 @@ func (g *game) mutate(t testing.TB, gen uint64) {
 func (g *game) digest(t testing.TB) uint64 {
 	h := fnv.New64a()
 	fmt.Fprint(h, ecs.GetResource[Score](g.w).Points)
-	q := ecs.NewFilter1[Position](g.w).Query()
+	// Global entities keep their ids; crates and players are compared by
+	// stable id below.
+	q := ecs.NewFilter1[Position](g.w).Without(ecs.C[components.Regional](), ecs.C[components.Player]()).Query()
 	for q.Next() {
 		fmt.Fprint(h, q.Entity(), *q.Get())
 	}
@@ -95,7 +104,60 @@ func (g *game) digest(t testing.TB) uint64 {
 	}
 	sortStrings(bodies)
 	fmt.Fprint(h, bodies)
+	fmt.Fprint(h, g.regionalDigest(t))
 	return h.Sum64()
+}
+
+// mutateRegional changes the crates and players for generation gen.
+func (g *game) mutateRegional(t testing.TB, gen uint64) {
+	if gen%4 == 0 {
+		_, ents := g.crates(t)
+		for _, e := range ents {
+			g.w.RemoveEntity(e)
+		}
+	}
+	g.spawnCrate(float64(int(gen%3)-1)*testChunk+float64(gen%20), 5, 1000+gen, int(gen))
+	_, ents := g.crates(t)
+	for id, e := range ents {
+		p := ecs.NewMap1[Position](g.w).Get(e)
+		p.Y = 5 + float64(gen%20) // within the chunk: saved by the save the test asks for
+		if id%2 == 1 {            // odd crates wander between chunks 0 and 1
+			p.X = float64(gen%2)*testChunk + 15
+		}
+	}
+	for _, id := range []string{"ada", "bob"} {
+		if g.inventory(t, id) == "" {
+			if _, err := g.pers.LoadPlayer(id); errors.Is(err, arksave.ErrNoPlayer) {
+				g.spawnPlayer(id, 1, 1, 0)
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	q := ecs.NewFilter2[components.Player, Inventory](g.w).Query()
+	for q.Next() {
+		_, inv := q.Get()
+		inv.Gold = int(gen)
+		inv.Items = append(inv.Items, fmt.Sprint(gen))
+	}
+	if gen%2 == 0 { // bob leaves, saved
+		_, err := g.pers.SavePlayer("bob")
+		must(t, err)
+		g.removePlayer("bob")
+	}
+}
+
+// regionalDigest describes the loaded crates and both players (loading
+// those that are not in the world).
+func (g *game) regionalDigest(t testing.TB) string {
+	for _, id := range []string{"ada", "bob"} {
+		if g.inventory(t, id) == "" {
+			if _, err := g.pers.LoadPlayer(id); err != nil && !errors.Is(err, arksave.ErrNoPlayer) {
+				t.Fatal(err)
+			}
+		}
+	}
+	return crateDigest(t, g) + g.inventory(t, "ada") + g.inventory(t, "bob")
 }
 
 func sortStrings(s []string) {
@@ -133,7 +195,7 @@ func TestKillDuringSaves(t *testing.T) {
 		if r, err := savetool.Check(dir, savetool.Options{}); (err != nil || !r.OK()) && acked.Gen > 0 {
 			t.Fatalf("kill %d: checker: %v %v", i, err, r)
 		}
-		g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: true, create: true, radius: 1})
+		g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: true, create: true, radius: 1, prepare: registerPlayers})
 		g.settle(t)
 		gen, d := g.pers.Generation(), g.digest(t)
 		g.pers.Close()

@@ -3,6 +3,8 @@ package arksave
 import (
 	"errors"
 
+	"github.com/mlange-42/ark/ecs"
+
 	"github.com/arksave/arksave/internal/persist"
 	"github.com/arksave/arksave/vfs"
 )
@@ -92,6 +94,68 @@ func (p *Persistence) DirtyChunks() int { return p.rt.DirtyChunks() + p.rt.Pendi
 // Problems returns the damage found while loading chunks since the last
 // call: each such chunk was regenerated or its bodies dropped.
 func (p *Persistence) Problems() []Problem { return p.rt.Problems() }
+
+// SavePlayer sets aside the record of player id (every entity with
+// components.Player{ID: id}) for the next save, which it asks for, and
+// returns that save's handle: the game may remove the player's entities at
+// once (a player leaves), and waits on the handle if it wants to know the
+// record is durable. A player with no entity in the world is an error
+// matching ErrNoPlayer.
+func (p *Persistence) SavePlayer(id string) (*SaveHandle, error) {
+	h, err := p.rt.SavePlayer(id)
+	if err != nil {
+		return nil, err
+	}
+	return &SaveHandle{h: h}, nil
+}
+
+// LoadPlayer spawns the entities of player id (a player joins) from its
+// newest record, one SavePlayer set aside or the committed one, and
+// returns them. Players are never spawned by Install or Load: a server
+// loads the players that are online. A player already in the world is
+// ErrPlayerOnline, one without a record ErrNoPlayer, a damaged record an
+// error matching ErrCorrupt; then nothing is spawned.
+func (p *Persistence) LoadPlayer(id string) ([]ecs.Entity, error) { return p.rt.LoadPlayer(id) }
+
+// DeletePlayer removes player id's record at the next save, which it asks
+// for. A player in the world is ErrPlayerOnline.
+func (p *Persistence) DeletePlayer(id string) (*SaveHandle, error) {
+	h, err := p.rt.DeletePlayer(id)
+	if err != nil {
+		return nil, err
+	}
+	return &SaveHandle{h: h}, nil
+}
+
+// Players returns the ids of the saved players, ascending, including
+// records set aside for the next save.
+func (p *Persistence) Players() []string { return p.rt.Players() }
+
+// Resolve returns the entity that a handle to a regional entity stands for
+// now: e itself while it is alive; for the handle of an entity whose chunk
+// was unloaded since (or a reference a load could not resolve yet), the
+// entity with the same stable id once its chunk is loaded again. ok is
+// false when that entity is not loaded.
+func (p *Persistence) Resolve(e ecs.Entity) (ecs.Entity, bool) { return p.rt.Resolve(e) }
+
+// Entity returns the loaded regional entity with stable id id
+// (components.Regional.ID).
+func (p *Persistence) Entity(id uint64) (ecs.Entity, bool) { return p.rt.Entity(id) }
+
+// MarkDirty marks the chunk of regional entity e as changed, so that the
+// next save writes it: for a change of its components that should not wait
+// for the next checkpoint (Plugin.Checkpoint). Spawning, despawning and
+// moving across a chunk border need no call.
+func (p *Persistence) MarkDirty(e ecs.Entity) error { return p.rt.MarkDirty(e) }
+
+// RegionStats counts what the regional bookkeeping holds and did.
+type RegionStats = persist.RegionStats
+
+// RegionStats returns the regional bookkeeping's counters: loaded chunks
+// with regional entities, placed entities, unloaded chunks whose entities
+// wait for a save, dirty chunks; crossings, checkpoints that found a
+// change, entities spawned and unloaded since Install (or the last Load).
+func (p *Persistence) RegionStats() RegionStats { return p.rt.RegionStats() }
 
 // Close waits for a running save and releases the save directory (and the
 // connection its location opened). It does not save: call SaveNow first if

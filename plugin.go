@@ -3,6 +3,7 @@ package arksave
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -53,6 +54,8 @@ const (
 	defaultTick       = time.Second / 60
 	defaultMaxPending = 64
 	maxChunkSize      = 1 << 12
+	defaultHysteresis = 0.20
+	defaultCheckpoint = 10 * time.Second
 )
 
 // Plugin configures arksave for a game. The zero value of every field but
@@ -119,6 +122,11 @@ type Plugin struct {
 	// save (default: one per core). A game that needs every core for its
 	// own loop can set 1.
 	CompressionWorkers int
+	// DataFileSize is the size a data file of the chunk store grows to
+	// before the next one starts (default chunkstore.DefaultDataFileSize,
+	// 128 MiB; at least 1 KiB). Between saves the writer compacts data file
+	// by data file, so that a compaction costs one file, not the world.
+	DataFileSize int64
 	// SaveOnFinalize makes the save system's Finalize save once more and
 	// wait for the commit, so that a game run by a scheduler (ark-tools'
 	// app.App calls Finalize after its last tick) ends with a final save.
@@ -126,10 +134,30 @@ type Plugin struct {
 	// run. Either way, call Persistence.Close at the end.
 	SaveOnFinalize bool
 
-	// OnChunkLoaded and OnBodyLoaded are called for every chunk and body
-	// entity the plugin spawns, for the game to add its own components.
-	OnChunkLoaded func(w *ecs.World, e ecs.Entity)
-	OnBodyLoaded  func(w *ecs.World, e ecs.Entity)
+	// OnChunkLoaded, OnBodyLoaded and OnEntityLoaded are called for every
+	// chunk, pixel body and regional entity the plugin spawns (a body is a
+	// regional entity too: both are called for it), for the game to add
+	// its own components.
+	OnChunkLoaded  func(w *ecs.World, e ecs.Entity)
+	OnBodyLoaded   func(w *ecs.World, e ecs.Entity)
+	OnEntityLoaded func(w *ecs.World, e ecs.Entity)
+
+	// Positions tell the plugin where regional entities
+	// (components.Regional) stand: one per position component type of the
+	// game, made with [Position]. Pixel bodies need none (their blitted
+	// origin). See "Regional entities" in the package documentation.
+	Positions []RegionalPosition
+	// Hysteresis is how far past its chunk's border, in chunk widths, a
+	// regional entity goes before it belongs to the next chunk (default
+	// 0.20; a negative value is an error): one that wanders back and forth
+	// over a border does not rewrite two chunks every tick.
+	Hysteresis float64
+	// Checkpoint is the game time in which every loaded chunk's regional
+	// entities are looked at once and saved if their saved form changed
+	// (movement within the hysteresis margin, changed components). Default
+	// 10 s; negative turns checkpoints off (then only spawns, despawns,
+	// crossings and Persistence.MarkDirty reach the save).
+	Checkpoint time.Duration
 
 	// WorldOptions are passed to the PECS codec, for example to skip
 	// components, register aliases or migrations (package archetype).
@@ -163,9 +191,23 @@ func (p Plugin) resolve() (settings, error) {
 	if chunk <= 0 || chunk > maxChunkSize || tile <= 0 || tile > chunk {
 		return settings{}, fmt.Errorf("arksave: chunk size %d and tile size %d: want 0 < tile <= chunk <= %d", chunk, tile, maxChunkSize)
 	}
-	if p.TickDuration < 0 || p.MaxPendingChunks < 0 || p.CompressionWorkers < 0 {
-		return settings{}, fmt.Errorf("arksave: negative TickDuration %v, MaxPendingChunks %d or CompressionWorkers %d",
-			p.TickDuration, p.MaxPendingChunks, p.CompressionWorkers)
+	if p.TickDuration < 0 || p.MaxPendingChunks < 0 || p.CompressionWorkers < 0 || p.DataFileSize < 0 {
+		return settings{}, fmt.Errorf("arksave: negative TickDuration %v, MaxPendingChunks %d, CompressionWorkers %d or DataFileSize %d",
+			p.TickDuration, p.MaxPendingChunks, p.CompressionWorkers, p.DataFileSize)
+	}
+	if p.Hysteresis < 0 || math.IsNaN(p.Hysteresis) {
+		return settings{}, fmt.Errorf("arksave: Hysteresis %v: want 0 (the default, 0.20) or more chunk widths", p.Hysteresis)
+	}
+	checkpoint := cmpOr(p.Checkpoint, defaultCheckpoint)
+	if checkpoint < 0 {
+		checkpoint = 0
+	}
+	locs := make([]persist.Locator, 0, len(p.Positions))
+	for _, pos := range p.Positions {
+		if pos == nil {
+			return settings{}, errors.New("arksave: a nil entry in Plugin.Positions")
+		}
+		locs = append(locs, pos.locator())
 	}
 	fsys, dir := p.FS, p.Dir
 	var loc *vfs.Location
@@ -186,13 +228,14 @@ func (p Plugin) resolve() (settings, error) {
 			Writer: autosave.Options{
 				FS: fsys,
 				Store: chunkstore.Options{
-					ChunkSize:   uint16(chunk),
-					TileSize:    uint16(tile),
-					PixelSize:   4,
-					Seed:        p.Seed,
-					Generator:   p.Generator,
-					PersistMask: cmpOr(p.PersistMask, components.PersistMask),
-					Workers:     p.CompressionWorkers,
+					ChunkSize:    uint16(chunk),
+					TileSize:     uint16(tile),
+					PixelSize:    4,
+					Seed:         p.Seed,
+					Generator:    p.Generator,
+					PersistMask:  cmpOr(p.PersistMask, components.PersistMask),
+					Workers:      p.CompressionWorkers,
+					DataFileSize: p.DataFileSize,
 				},
 				LockTimeout: p.LockTimeout,
 			},
@@ -200,6 +243,11 @@ func (p Plugin) resolve() (settings, error) {
 			MaxPendingChunks: cmpOr(p.MaxPendingChunks, defaultMaxPending),
 			OnChunkLoaded:    p.OnChunkLoaded,
 			OnBodyLoaded:     p.OnBodyLoaded,
+			OnEntityLoaded:   p.OnEntityLoaded,
+			Positions:        locs,
+			Hysteresis:       cmpOr(p.Hysteresis, defaultHysteresis),
+			Checkpoint:       checkpoint,
+			SectionOptions:   p.WorldOptions,
 			WorldCodec:       codec,
 			SaveOnFinalize:   p.SaveOnFinalize,
 		},
@@ -348,4 +396,23 @@ func registerComponents(w *ecs.World) {
 	ecs.ComponentID[components.Persistable](w)
 	ecs.ComponentID[components.Transient](w)
 	ecs.ComponentID[components.Focus](w)
+	persist.Register(w)
 }
+
+// RegionalPosition tells the plugin where regional entities with one
+// position component type stand; make one with [Position].
+type RegionalPosition interface {
+	locator() persist.Locator
+}
+
+// Position returns the [RegionalPosition] of position component T: xy
+// returns the position in world pixels. A regional entity with several
+// registered position components is placed by the first in
+// Plugin.Positions (a pixel body by its PixelBody).
+func Position[T any](xy func(*T) (x, y float64)) RegionalPosition {
+	return positionOf{persist.NewLocator(xy)}
+}
+
+type positionOf struct{ l persist.Locator }
+
+func (p positionOf) locator() persist.Locator { return p.l }

@@ -38,9 +38,9 @@ func TestFormatDocVersions(t *testing.T) {
 	doc, err := os.ReadFile("docs/format.md")
 	must(t, err)
 	for _, row := range []string{
-		fmt.Sprintf("| save directory manifest (JSON) | %d | %d and %d |", autosave.ManifestVersion, autosave.OldestManifestVersion, autosave.ManifestVersion),
+		fmt.Sprintf("| save directory manifest (JSON) | %d | %d to %d |", autosave.ManifestVersion, autosave.OldestManifestVersion, autosave.ManifestVersion),
 		fmt.Sprintf("| PECS world file | %d.%d | %d.0 and %d.%d |", archetype.VersionMajor, archetype.VersionMinor, archetype.OldestVersionMajor, archetype.VersionMajor, archetype.VersionMinor),
-		fmt.Sprintf("| PXSW chunk store | %d | %d |", chunkstore.FormatVersion, chunkstore.FormatVersion),
+		fmt.Sprintf("| PXSW chunk store | %d | %d and %d |", chunkstore.FormatVersion, chunkstore.OldestFormatVersion, chunkstore.FormatVersion),
 	} {
 		expect(t, strings.Contains(string(doc), row), "docs/format.md lacks the row %q", row)
 	}

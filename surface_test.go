@@ -137,10 +137,10 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 	})
 	must(t, s.Close())
 	expect(t, rec.Length > 0, "chunk (0, 0) has no record")
-	f, err := mem.OpenRW("/save/chunks.pxsw")
+	f, err := mem.OpenRW(chunkstore.DataFileName("/save/chunks.pxsw", rec.File()))
 	must(t, err)
 	b := []byte{0}
-	off := rec.Offset + int64(rec.Length) - 1
+	off := rec.FileOffset() + int64(rec.Length) - 1
 	_, err = f.ReadAt(b, off)
 	must(t, err)
 	b[0] ^= 0x55

@@ -28,6 +28,12 @@ func sectionBuf(count uint32, capacity int) writeBuf {
 	return b
 }
 
+// finishSectionNoHead appends the CRC of a section whose head already holds its size.
+func finishSectionNoHead(b writeBuf) []byte {
+	b.u32(crc32.Checksum(b, castagnoli))
+	return b
+}
+
 // finishSection writes the section size into the head and appends the CRC of everything before it.
 func finishSection(b writeBuf) []byte {
 	binary.LittleEndian.PutUint64(b[4:12], uint64(len(b)+crcSize))

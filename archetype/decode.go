@@ -64,6 +64,9 @@ func Decode(r io.Reader, world *ecs.World, opts ...Option) error {
 	if err := f.readHead(); err != nil {
 		return err
 	}
+	if f.header.Flags&FlagSection != 0 {
+		return errSection
+	}
 	binds, err := bindTypes(world, f.types, o)
 	if err != nil {
 		return err
@@ -462,19 +465,7 @@ func (d *decoder) values(section string, ft *fileType, b *binding, data []byte, 
 			}
 			continue
 		}
-		var old any
-		if ft.is(TypeRaw) {
-			old = ft.node.value(data[uint64(row)*uint64(ft.size):])
-		} else {
-			if old, err = looseValue(d.loose); err != nil {
-				return fmt.Errorf("%w: %s row %d: %w", ErrCorrupt, section, row, err)
-			}
-		}
-		m, ok := old.(map[string]any)
-		if !ok {
-			m = map[string]any{"value": old}
-		}
-		v, err := b.migrate(m)
+		v, err := d.migrated(section, ft, b, data, row, nil)
 		if err != nil {
 			return err
 		}
@@ -484,6 +475,28 @@ func (d *decoder) values(section string, ft *fileType, b *binding, data []byte, 
 		return fmt.Errorf("%w: %s: %d bytes after the last value", ErrCorrupt, section, rd.Len())
 	}
 	return nil
+}
+
+// migrated reads the old value of row by name (from raw memory, or the next value of the loose
+// decoder), lets mapOld change it if set, and returns what the type's migration makes of it.
+func (d *decoder) migrated(section string, ft *fileType, b *binding, data []byte, row int, mapOld func(any) (any, error)) (reflect.Value, error) {
+	var old any
+	var err error
+	if ft.is(TypeRaw) {
+		old = ft.node.value(data[uint64(row)*uint64(ft.size):])
+	} else if old, err = looseValue(d.loose); err != nil {
+		return reflect.Value{}, fmt.Errorf("%w: %s row %d: %w", ErrCorrupt, section, row, err)
+	}
+	if mapOld != nil {
+		if old, err = mapOld(old); err != nil {
+			return reflect.Value{}, fmt.Errorf("%s row %d: %w", section, row, err)
+		}
+	}
+	m, ok := old.(map[string]any)
+	if !ok {
+		m = map[string]any{"value": old}
+	}
+	return b.migrate(m)
 }
 
 // resources reads the resource section and overwrites the world's resources.

@@ -9,6 +9,9 @@
 //   - [Option]s: [Timestamp] for deterministic output, [SkipComponents], [SkipEntitiesWith],
 //     [Transient], [SkipResources], [WithoutResources], [LZ4] compression, [Alias] for renamed
 //     types, [TypeVersion] and [Migrate] for changed types, [IgnoreUnknownTypes].
+//   - [AppendEntities] writes an entity section, [DecodeEntities] reads one into a live world:
+//     chosen entities (those that stand in one chunk, one player) instead of a whole world, with
+//     ecs.Entity values stored as references ([StableRefs]); see section.go.
 //   - [Check] refuses, before anything is written, the component and resource types a save could
 //     not bring back exactly; [Register] and [RegisterName] name the concrete types that values
 //     behind interfaces hold.

@@ -89,6 +89,7 @@ type plan struct {
 	entries   []tableEntry
 	blobs     [][]blob // per entry, per data column
 	pool      pool
+	refs      []byte // the reference table of an entity section, instead of the pool
 	resources []byte
 }
 
@@ -174,8 +175,14 @@ func newEncoding(world *ecs.World, o *options) (*plan, error) {
 	if o.lz4 {
 		flags |= FlagLZ4
 	}
+	minor := uint16(worldMinor)
+	if o.compactPool {
+		flags |= FlagCompactPool
+		e.pool.compact = true
+		minor = VersionMinor
+	}
 	e.header = Header{
-		VersionMajor: VersionMajor, VersionMinor: VersionMinor, Flags: flags,
+		VersionMajor: VersionMajor, VersionMinor: minor, Flags: flags,
 		Entities: uint64(len(e.pool.alive)), Archetypes: uint32(len(e.entries)),
 		Types: uint32(len(pl.types) + len(concrete)), Resources: uint32(len(res)), Timestamp: ts,
 	}
@@ -554,7 +561,11 @@ func (e *plan) layout() {
 	for i := range e.entries {
 		tablesSize += int64(entrySize(&e.entries[i]))
 	}
-	off := headerSize + int64(len(e.registry)) + tablesSize + e.pool.sectionSize()
+	entities := e.pool.sectionSize()
+	if e.header.Flags&FlagSection != 0 {
+		entities = int64(len(e.refs))
+	}
+	off := headerSize + int64(len(e.registry)) + tablesSize + entities
 	for i := range e.entries {
 		en := &e.entries[i]
 		en.offset = uint64(off)
@@ -571,7 +582,11 @@ func (e *plan) write(sw *streamWriter) error {
 	sw.write(appendHeader(nil, &e.header))
 	sw.write(e.registry)
 	sw.write(appendTables(e.entries))
-	e.pool.write(sw)
+	if e.header.Flags&FlagSection != 0 {
+		sw.write(e.refs)
+	} else {
+		e.pool.write(sw)
+	}
 	for i := range e.blobs {
 		for j := range e.blobs[i] {
 			e.blobs[i][j].write(sw)

@@ -307,3 +307,45 @@ func ExampleSkipResourceNames() {
 	fmt.Println(err, len(info.Resources))
 	// Output: <nil> 0
 }
+
+// Save the entities of one place (a chunk, a player) and read them into a world that holds
+// others: references inside the section come back to the new entities, references to entities
+// the caller knows by a stable id are resolved through StableRefs.
+func ExampleAppendEntities() {
+	type Pos struct{ X, Y float64 }
+	type Link struct{ To ecs.Entity }
+
+	world := ecs.NewWorld()
+	m := ecs.NewMap2[Pos, Link](world)
+	far := m.NewEntity(&Pos{100, 0}, &Link{})    // elsewhere, known by stable id 42
+	a := m.NewEntity(&Pos{1, 2}, &Link{To: far}) // points outside the section
+	b := m.NewEntity(&Pos{3, 4}, &Link{To: a})   // points inside
+	refs := archetype.StableRefs(func(e ecs.Entity) (uint64, bool) { return 42, e == far }, nil)
+	section, err := archetype.AppendEntities(nil, world, []ecs.Entity{a, b}, refs)
+	fmt.Println(err, string(section[:4]))
+
+	other := ecs.NewWorld()
+	om := ecs.NewMap2[Pos, Link](other)
+	farThere := om.NewEntity(&Pos{100, 0}, &Link{}) // the entity with stable id 42 in this world
+	resolve := archetype.StableRefs(nil, func(id uint64) ecs.Entity { return farThere })
+	got, err := archetype.DecodeEntities(section, other, resolve)
+	links := ecs.NewMap1[Link](other)
+	fmt.Println(err, len(got), links.Get(got[0]).To == farThere, links.Get(got[1]).To == got[0])
+	// Output:
+	// <nil> PECS
+	// <nil> 2 true true
+}
+
+// A world whose entities are mostly saved elsewhere writes its pool as a bit per slot.
+func ExampleCompactPool() {
+	world := ecs.NewWorld()
+	for range 1000 {
+		ecs.NewMap1[Position](world).NewEntity(&Position{}) // saved elsewhere
+	}
+	ecs.NewMap1[Velocity](world).NewEntity(&Velocity{1, 2})
+	skip := archetype.SkipEntitiesWith(ecs.C[Position]())
+	full, _ := archetype.AppendEncode(nil, world, skip, archetype.Timestamp(testTime))
+	compact, _ := archetype.AppendEncode(nil, world, skip, archetype.CompactPool(), archetype.Timestamp(testTime))
+	fmt.Println(len(full), "bytes,", len(compact), "compact")
+	// Output: 8379 bytes, 481 compact
+}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -44,6 +45,9 @@ func ExportJSON(w io.Writer, r io.Reader) error {
 	out := bufio.NewWriterSize(w, 64<<10)
 	if err := f.readHead(); err != nil {
 		return err
+	}
+	if f.header.Flags&FlagSection != 0 {
+		return errors.New("archetype: ExportJSON exports world files, not entity sections")
 	}
 	if err := f.readPool(); err != nil {
 		return err
@@ -99,6 +103,12 @@ func (x *exporter) head() {
 	b = append(b, ",\n\"flags\": ["...)
 	if h.Flags&FlagLZ4 != 0 {
 		b = append(b, `"lz4"`...)
+	}
+	if h.Flags&FlagCompactPool != 0 {
+		if h.Flags&FlagLZ4 != 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, `"compact-pool"`...)
 	}
 	b = append(b, "],\n\"types\": ["...)
 	for i := range x.f.types {

@@ -6,19 +6,30 @@ import "hash/crc32"
 // of every file, so they only change together with [VersionMajor] or [VersionMinor]. The layout
 // they describe is drawn in the package documentation.
 
-// Format version written by [Encode]. A reader accepts files of its own major version whose minor
-// version is not newer than its own, and files of format 1.0; anything else is [ErrVersion].
+// Format version: entity sections ([AppendEntities]) are written as VersionMajor.VersionMinor,
+// world files ([Encode]) as VersionMajor.WorldVersionMinor. A reader accepts files of its own
+// major version whose minor version is not newer than its own, and files of format 1.0;
+// anything else is [ErrVersion].
 //
 // 2.0 changed how values that are not plain-old-data are written (every field, exported or not;
 // values behind interfaces with their type's name; time.Time with its zone; see value.go) and
 // gave every such type a value schema in the registry, plus registry entries for the concrete
 // types behind interfaces ([TypeConcrete]). 1.0 files are read as before, through msgpack's own
 // reflection.
+//
+// 2.1 added entity sections ([FlagSection], [AppendEntities]): a file of chosen entities with a
+// reference table in place of the entity pool. World files use nothing of 2.1 and are still
+// written as 2.0 (worldMinor); sections are written as 2.1.
 const (
 	VersionMajor = 2 // bumped for changes that older readers cannot read
-	VersionMinor = 0 // bumped for additions that older readers would misread
+	VersionMinor = 1 // bumped for additions that older readers would misread
+
+	// WorldVersionMinor is the minor version [Encode] writes world files
+	// with: 2.1 added only entity sections, so world files are still 2.0.
+	WorldVersionMinor = 0
 
 	oldestMajor = OldestVersionMajor
+	worldMinor  = WorldVersionMinor
 )
 
 // OldestVersionMajor is the oldest format major version this package reads: 1, as 1.0.
@@ -29,8 +40,15 @@ const (
 	// FlagLZ4 says that column and resource blobs may be LZ4 block-compressed
 	// (a blob is compressed exactly when its stored size is smaller than its raw size).
 	FlagLZ4 uint32 = 0x0001
+	// FlagSection marks an entity section (format 2.1): chosen entities of a world, with a
+	// reference table instead of the entity pool and no resources (see [AppendEntities]).
+	FlagSection uint32 = 0x0002
+	// FlagCompactPool marks a world file whose entity pool is written without its free slots
+	// (format 2.1, [CompactPool]): a bitmap of the alive slots, the alive ids and their
+	// generations, and one generation for every free slot.
+	FlagCompactPool uint32 = 0x0004
 
-	knownFlags = FlagLZ4
+	knownFlags = FlagLZ4 | FlagSection | FlagCompactPool
 )
 
 // Type flags of a type-registry entry.
@@ -71,6 +89,7 @@ const (
 	poolFixedSize   = 4 + 4 + 4                      // next u32, available u32, alive count u32
 	poolSlotSize    = 8                              // id (or free-list link) u32, generation u32
 	poolAliveSize   = 4                              // entity id u32 per alive entity, in table order
+	compactFixed    = 4 + 4                          // compact pool: free generation u32, alive count u32
 	resourceFixSize = 2 + 8 + 8                      // type index u16, raw size u64, stored size u64
 
 	reservedEntities = 2 // Ark's reserved zero and wildcard entity slots at the start of the pool

@@ -64,7 +64,7 @@ func FuzzDecodeBehindChecksums(f *testing.F) {
 		var buf bytes.Buffer
 		opts := []Option{}
 		if lz4 {
-			opts = append(opts, LZ4())
+			opts = append(opts, LZ4(), CompactPool())
 		}
 		if err := Encode(&buf, fzWorld(), opts...); err != nil {
 			f.Fatal(err)
@@ -93,4 +93,42 @@ func isDamage(err error) bool {
 		}
 	}
 	return false
+}
+
+// FuzzDecodeEntitiesBehindChecksums is FuzzDecodeBehindChecksums for entity sections: mutated
+// sections reach the reference table, the column readers and Ark, and are refused without a
+// panic, leaving the world as it was.
+func FuzzDecodeEntitiesBehindChecksums(f *testing.F) {
+	for _, lz4 := range []bool{false, true} {
+		w := fzWorld()
+		var all []ecs.Entity
+		q := ecs.NewUnsafeFilter(w).Query()
+		for q.Next() {
+			all = append(all, q.Entity())
+		}
+		opts := []Option{StableRefs(func(ecs.Entity) (uint64, bool) { return 5, true }, nil)}
+		if lz4 {
+			opts = append(opts, LZ4())
+		}
+		data, err := AppendEntities(nil, w, all[1:], opts...) // the first is a reference target outside
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		verifyChecksums = false
+		defer func() { verifyChecksums = true }()
+		_, _ = ReadInfo(bytes.NewReader(data))
+		w := ecs.NewWorld()
+		fzRegister(w)
+		own := w.NewEntity()
+		got, err := DecodeEntities(data, w, StableRefs(nil, func(uint64) ecs.Entity { return own }))
+		if err != nil && !isDamage(err) {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if n := w.Stats().Entities.Used; n != len(got)+1 {
+			t.Fatalf("%d entities returned, %d in the world besides its own", len(got), n-1)
+		}
+	})
 }

@@ -27,6 +27,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(encode(f, smallWorld(), archetype.LZ4()))
 	f.Add(encode(f, richWorld(), archetype.LZ4()))
 	f.Add(encode(f, valueWorld()))
+	f.Add(encode(f, richWorld(), archetype.CompactPool(), archetype.LZ4()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = archetype.ReadInfo(bytes.NewReader(data))
 		_ = archetype.ExportJSON(io.Discard, bytes.NewReader(data))
@@ -49,6 +50,9 @@ func FuzzDecode(f *testing.F) {
 		opts = append(opts, archetype.Timestamp(time.UnixMilli(info.Header.Timestamp)))
 		if info.Header.Flags&archetype.FlagLZ4 != 0 {
 			opts = append(opts, archetype.LZ4())
+		}
+		if info.Header.Flags&archetype.FlagCompactPool != 0 {
+			opts = append(opts, archetype.CompactPool())
 		}
 		var again bytes.Buffer
 		if err := archetype.Encode(&again, w, opts...); err != nil {

@@ -23,6 +23,14 @@ type Header struct {
 // (the pool holds the two reserved slots), footer.
 const minFileSize = headerSize + 4*(sectionHeadSize+crcSize) + poolFixedSize + reservedEntities*poolSlotSize + footerSize
 
+// minSectionSize is the size of an entity section of no entities: header, four empty sections
+// (registry, tables, references, resources), footer.
+const minSectionSize = headerSize + 4*(sectionHeadSize+crcSize) + footerSize
+
+// minCompactSize is the size of a file with an empty world and a compact pool (the bitmap of
+// the two reserved slots takes a byte).
+const minCompactSize = headerSize + 4*(sectionHeadSize+crcSize) + compactFixed + 1 + footerSize
+
 // appendHeader appends the 64 header bytes, CRC included.
 func appendHeader(b []byte, h *Header) []byte {
 	start := len(b)
@@ -70,14 +78,33 @@ func parseHeader(b []byte) (Header, error) {
 	if h.Flags&^knownFlags != 0 {
 		return h, fmt.Errorf("%w: header at offset 8: unknown flags %#x, written by a newer version", ErrVersion, h.Flags&^knownFlags)
 	}
-	if h.FileSize < minFileSize || h.FileSize > 1<<62 {
+	section := h.Flags&FlagSection != 0
+	if h.Flags&(FlagSection|FlagCompactPool) != 0 && (h.VersionMajor < VersionMajor || h.VersionMinor < 1) {
+		return h, fmt.Errorf("%w: header at offset 8: flags %#x of format 2.1 in a file of format %d.%d", ErrCorrupt, h.Flags, h.VersionMajor, h.VersionMinor)
+	}
+	if section && h.Flags&FlagCompactPool != 0 {
+		return h, fmt.Errorf("%w: header at offset 8: an entity section has no pool to compact", ErrCorrupt)
+	}
+	least := uint64(minFileSize)
+	switch {
+	case section:
+		least = minSectionSize
+	case h.Flags&FlagCompactPool != 0:
+		least = minCompactSize
+	}
+	if h.FileSize < least || h.FileSize > 1<<62 {
 		return h, fmt.Errorf("%w: header at offset 40: file size %d is impossible", ErrCorrupt, h.FileSize)
 	}
 	// Every alive entity takes a pool slot and an alive id, every entry, type and resource
-	// some bytes: counts the file size cannot hold are damage.
-	room := h.FileSize - minFileSize
+	// some bytes: counts the file size cannot hold are damage. A section has no pool: it holds
+	// at most one entity per byte, so that reading it never creates more than its size justifies.
+	room := h.FileSize - least
+	perEntity := uint64(poolSlotSize + poolAliveSize)
+	if section {
+		room, perEntity = h.FileSize, 1
+	}
 	switch {
-	case h.Entities > room/(poolSlotSize+poolAliveSize):
+	case h.Entities > room/perEntity:
 		return h, fmt.Errorf("%w: header at offset 12: %d entities do not fit in %d bytes", ErrCorrupt, h.Entities, h.FileSize)
 	case uint64(h.Archetypes) > room/entryFixedSize:
 		return h, fmt.Errorf("%w: header at offset 20: %d archetypes do not fit in %d bytes", ErrCorrupt, h.Archetypes, h.FileSize)

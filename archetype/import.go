@@ -66,7 +66,7 @@ func importJSON(data []byte) ([]byte, error) {
 		return nil, err
 	}
 	im.pop()
-	h := Header{VersionMajor: VersionMajor, VersionMinor: VersionMinor}
+	h := Header{VersionMajor: VersionMajor, VersionMinor: worldMinor}
 	if h.Timestamp, err = im.key("timestamp").timestamp(top[2]); err != nil {
 		return nil, err
 	}
@@ -83,6 +83,7 @@ func importJSON(data []byte) ([]byte, error) {
 	if err := im.key("pool").pool(top[5], &e.pool); err != nil {
 		return nil, err
 	}
+	e.pool.compact = h.Flags&FlagCompactPool != 0
 	im.pop()
 	if err := im.key("tables").tables(top[6], e); err != nil {
 		return nil, err
@@ -159,12 +160,18 @@ func (im *importer) flags(v *jval, h *Header) error {
 		if err != nil {
 			return err
 		}
-		if s != "lz4" {
-			return im.fail(&v.kids[i], "unknown flag %q (flags: lz4)", s)
+		switch s {
+		case "lz4":
+			h.Flags |= FlagLZ4
+			im.lz4 = true
+		case "compact-pool":
+			// The pool is written compactly (format 2.1), as the plugin's world files are.
+			h.Flags |= FlagCompactPool
+			h.VersionMinor = VersionMinor
+		default:
+			return im.fail(&v.kids[i], "unknown flag %q (flags: lz4, compact-pool)", s)
 		}
 		im.pop()
-		h.Flags |= FlagLZ4
-		im.lz4 = true
 	}
 	return nil
 }

@@ -15,7 +15,8 @@ type Info struct {
 	Types     []TypeInfo
 	Tables    []TableInfo
 	Resources []ResourceInfo
-	Pool      PoolInfo
+	Pool      PoolInfo     // a world file's entity pool
+	Section   *SectionInfo // an entity section's references (nil for a world file)
 	Checksum  ChecksumInfo
 }
 
@@ -89,10 +90,14 @@ func ReadInfo(r io.Reader) (*Info, error) {
 	for i := range f.tables {
 		info.Tables = append(info.Tables, f.describeTable(i))
 	}
-	if err := f.readPool(); err != nil {
+	if err := f.readEntities(); err != nil {
 		return info, err
 	}
-	info.Pool = PoolInfo{Slots: uint32(len(f.pool.slots)), Alive: uint32(len(f.pool.alive)), Free: f.pool.available}
+	if f.pool != nil {
+		info.Pool = PoolInfo{Slots: uint32(len(f.pool.slots)), Alive: uint32(len(f.pool.alive)), Free: f.pool.available}
+	} else {
+		info.Section = describeRefs(f.refs)
+	}
 	conc := newFileConcretes(f.types)
 	for i := range f.tables {
 		e := &f.tables[i]

@@ -26,6 +26,9 @@ type options struct {
 	aliases      map[string]reflect.Type
 	versions     map[reflect.Type]uint32
 	migrations   map[migrationKey]migration
+	compactPool  bool
+	toStable     func(ecs.Entity) (uint64, bool)
+	fromStable   func(uint64) ecs.Entity
 }
 
 type migrationKey struct {
@@ -144,6 +147,17 @@ func Alias(oldName string, comp ecs.Comp) Option {
 		}
 		o.aliases[oldName] = comp.Type()
 	}
+}
+
+// CompactPool makes [Encode] write the entity pool without what its free slots hold (format
+// 2.1): a bitmap of the alive slots (a bit per slot), the alive ids with their generations, and
+// one generation for every free slot, above every generation any slot has had. Alive entities
+// keep their ids and generations and handles to dead entities stay dead, but free slots come
+// back in ascending order with that one generation instead of as they were. A world whose
+// entities are mostly left out ([SkipEntitiesWith]) then writes about a bit per entity slot
+// instead of 8 bytes. Encode only.
+func CompactPool() Option {
+	return func(o *options) { o.compactPool = true }
 }
 
 // TypeVersion sets the type version of a component or resource type, overriding its

@@ -13,6 +13,7 @@ type fileReader struct {
 	types  []fileType
 	tables []tableEntry
 	pool   *pool
+	refs   []ref // the reference table of an entity section
 	footer footer
 	buf    []byte // stored bytes of the current section or blob
 	zbuf   []byte // decompressed bytes of the current blob
@@ -44,7 +45,11 @@ func (f *fileReader) readHead() error {
 // readPool reads the entity pool and checks the relation targets of every table against it:
 // each is the zero entity or a saved alive entity.
 func (f *fileReader) readPool() error {
-	p, err := readPool(f.s, &f.header)
+	read := readPool
+	if f.header.Flags&FlagCompactPool != 0 {
+		read = readCompactPool
+	}
+	p, err := read(f.s, &f.header)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/mlange-42/ark/ecs"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -29,6 +30,9 @@ type vdec struct {
 	conc  concreteSource
 	locs  map[string]*time.Location
 	mdec  *msgpack.Decoder
+	// mapEnt, when set, turns every ecs.Entity value read into the entity it stands for
+	// (an entity section stores references, see section.go).
+	mapEnt func(ecs.Entity) (ecs.Entity, error)
 }
 
 var errShort = errors.New("value ends early")
@@ -348,6 +352,13 @@ func (d *vdec) value(p *vplan, ptr unsafe.Pointer) error {
 			return err
 		}
 		*(*slot)(ptr) = slot{id: binary.LittleEndian.Uint32(data), gen: binary.LittleEndian.Uint32(data[4:])}
+		if d.mapEnt != nil {
+			ent, err := d.mapEnt(*(*ecs.Entity)(ptr))
+			if err != nil {
+				return err
+			}
+			*(*ecs.Entity)(ptr) = ent
+		}
 	case vTime:
 		return d.timeAt(ptr)
 	default:

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/mlange-42/ark/ecs"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -72,6 +73,9 @@ type venc struct {
 	types map[string]*concreteEntry // concrete types met behind interfaces, by name
 	mbuf  bytes.Buffer              // output of custom msgpack encoders
 	menc  *msgpack.Encoder
+	// mapEnt, when set, replaces every ecs.Entity value on its way out (an entity
+	// section writes references instead of entities, see section.go).
+	mapEnt func(ecs.Entity) ecs.Entity
 }
 
 // concreteEntry is a concrete type met behind an interface.
@@ -162,9 +166,13 @@ func (e *venc) value(p *vplan, ptr unsafe.Pointer) error {
 	case vByteArray:
 		b = appendBin(b, unsafe.Slice((*byte)(ptr), p.length))
 	case vEntity:
-		e := (*slot)(ptr) // id, generation: little-endian on every host
-		b = binary.LittleEndian.AppendUint32(append(b, 0xd7, byte(EntityExtID)), e.id)
-		b = binary.LittleEndian.AppendUint32(b, e.gen)
+		if e.mapEnt != nil {
+			ent := e.mapEnt(*(*ecs.Entity)(ptr))
+			ptr = unsafe.Pointer(&ent)
+		}
+		s := (*slot)(ptr) // id, generation: little-endian on every host
+		b = binary.LittleEndian.AppendUint32(append(b, 0xd7, byte(EntityExtID)), s.id)
+		b = binary.LittleEndian.AppendUint32(b, s.gen)
 	case vTime:
 		b = appendTime(b, *(*time.Time)(ptr))
 	default:

@@ -56,16 +56,21 @@ func TestCheckOfASaveDirFindsEveryDamage(t *testing.T) {
 	}
 	flip("world-2.pecs", 70)
 	flip("backups/world-1.pecs", 10)
-	fi, err := mem.Stat("/save/chunks.pxsw")
+	d, err := autosave.OpenDirReadOnly(mem, "/save")
 	must(t, err)
-	flip("chunks.pxsw", fi.Size()-200) // inside the newest records
+	data := d.Manifest().Chunks.Data
+	newest := data[len(data)-1]
+	fi, err := mem.Stat("/save/" + newest)
+	must(t, err)
+	flip(newest, fi.Size()-60) // inside the newest records
+	flip("chunks.pxsw", 70)    // header slot B
 	r := checkDir(mem, "/save")
 	var files []string
 	for _, p := range r.Problems {
 		files = append(files, p.File)
 	}
 	all := strings.Join(files, ",")
-	for _, want := range []string{"world-2.pecs", "backups/world-1.pecs", "chunks.pxsw"} {
+	for _, want := range []string{"world-2.pecs", "backups/world-1.pecs", "chunks.pxsw", newest} {
 		expect(t, strings.Contains(all, want), "damage in %s not reported; problems: %v", want, r.Problems)
 	}
 

@@ -68,23 +68,35 @@ type Result struct {
 	Stall time.Duration
 	// Duration is the time from the request to the durable commit.
 	Duration time.Duration
-	// ChunksWritten and BodiesWritten count the records written.
-	ChunksWritten int
-	BodiesWritten int
+	// ChunksWritten counts the chunk records written, RegionsWritten the
+	// chunks whose regional entities were written (entity blocks),
+	// BodiesWritten the pixel bodies among them, PlayersWritten the player
+	// records.
+	ChunksWritten  int
+	RegionsWritten int
+	BodiesWritten  int
+	PlayersWritten int
 	// BytesWritten counts every byte written to disk for this save.
 	BytesWritten int64
 	// WorldBytes is the size of the ECS world file.
 	WorldBytes int64
-	// Compacted tells whether the chunk store was compacted by this save.
+	// Compacted tells whether the generation this save committed includes
+	// a compaction of the chunk store: the writer compacts between saves,
+	// data file by data file, and the next save's manifest names the
+	// result (the emptied files are removed then, unless a backup needs
+	// them).
 	Compacted bool
-	// CompactErr is set when a compaction was due but failed; the save itself
-	// committed without it and the next save tries again.
+	// CompactErr is set when a compaction step between the previous save
+	// and this one failed; the store stayed as it was and the writer tries
+	// again after this save.
 	CompactErr error
 
-	// Chunks and Bodies list what the save committed, so that the game loop
-	// can mark those chunks Persisted (unless they changed since).
-	Chunks []snapshot.ChunkVersion
-	Bodies []snapshot.BodyHash
+	// Chunks, Entities and Players list what the save committed, so that
+	// the game loop can mark those chunks Persisted (unless they changed
+	// since).
+	Chunks   []snapshot.ChunkVersion
+	Entities []snapshot.EntityVersion
+	Players  []snapshot.PlayerHash
 }
 
 // String summarises the result in one line.
@@ -92,8 +104,8 @@ func (r *Result) String() string {
 	if r.Err != nil {
 		return fmt.Sprintf("save failed after %v: %v", r.Duration.Round(time.Microsecond), r.Err)
 	}
-	return fmt.Sprintf("generation %d: %d chunks, %d bodies, %d bytes in %v (stall %v)",
-		r.Generation, r.ChunksWritten, r.BodiesWritten, r.BytesWritten,
+	return fmt.Sprintf("generation %d: %d chunks, %d regions, %d bodies, %d players, %d bytes in %v (stall %v)",
+		r.Generation, r.ChunksWritten, r.RegionsWritten, r.BodiesWritten, r.PlayersWritten, r.BytesWritten,
 		r.Duration.Round(time.Microsecond), r.Stall.Round(time.Microsecond))
 }
 

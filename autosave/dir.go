@@ -24,16 +24,22 @@ import (
 //	<save>/
 //	  manifest            generation G, file names, sizes, CRC32-C
 //	  world-<G>.pecs      the ECS world of generation G
-//	  chunks.pxsw         the chunk store (chunks-<g>.pxsw after a compaction at g)
+//	  chunks.pxsw         the chunk store's header slots (chunks-<g>.pxsw when written whole at g)
+//	  chunks-data-<n>.pxsd  its data files, of bounded size (chunks-<g>-data-<n>.pxsd)
+//	  players-<g>.pxpl    the players index the manifest names (g <= G), see players.go
+//	  players.pxpd        the players' records (players-<g>.pxpd after a compaction at g)
 //	  backups/            manifest-<g> and world-<g>.pecs of older generations
 //	  lock                held by the one writer (see LockName)
 //
-// Files newer than the manifest (from a save that did not commit) are
-// ignored and removed when the directory is opened for writing.
+// Files newer than the manifest (from a save that did not commit) and data
+// files neither the manifest nor a backup names (a compaction emptied them)
+// are ignored and removed when the directory is opened for writing and
+// after each commit.
 //
 // The directory has its walls: every name a manifest holds must have the
 // form its field expects (world-<G>.pecs, chunks.pxsw, chunks-<G>.pxsw,
-// backups/world-<G>.pecs; anything else is ErrCorrupt naming the field),
+// their data files, backups/world-<G>.pecs; anything else is ErrCorrupt
+// naming the field),
 // every file operation goes through that check, symbolic links inside the
 // directory (a file, or backups/ itself) are refused and never followed,
 // and nothing outside the directory is read, written, renamed or removed.
@@ -301,6 +307,8 @@ func (d *Dir) committedFiles(n int) []string {
 		switch {
 		case world && g >= 2:
 			out = append(out, name)
+		case isPlayersIndex(name, 2):
+			out = append(out, name)
 		case isStoreName(name) && d.storeCommitted(name):
 			out = append(out, name)
 		case name == BackupDir:
@@ -365,9 +373,16 @@ func (d *Dir) HighestGeneration() uint64 {
 		names, _ := d.fs.ReadDir(filepath.Join(d.path, sub))
 		for _, n := range names {
 			n = strings.TrimSuffix(n, ".tmp")
+			if store, _, ok := DataFileOf(n); ok {
+				n = store
+			}
 			if v, ok := worldGeneration(n); ok {
 				g = max(g, v)
 			} else if v, ok := storeGeneration(n); ok {
+				g = max(g, v)
+			} else if v, ok := playersGeneration(n); ok {
+				g = max(g, v)
+			} else if v, ok := playersDataGeneration(n); ok {
 				g = max(g, v)
 			} else if v, ok := backupManifestGeneration(n); ok {
 				g = max(g, v)
@@ -486,10 +501,13 @@ func (d *Dir) readRef(ref FileRef) ([]byte, error) {
 
 // Commit is what a new generation consists of.
 type Commit struct {
-	World      []byte   // the encoded ECS world, unless WorldRef is set
-	WorldRef   *FileRef // the world file already written by WriteWorld
-	Chunks     StoreRef // the chunk store generation, already durable; Root is required
-	MaxBackups int      // older generations to keep in backups/
+	World    []byte   // the encoded ECS world, unless WorldRef is set
+	WorldRef *FileRef // the world file already written by WriteWorld
+	Chunks   StoreRef // the chunk store generation, already durable; Root is required
+	// Players names the players of the new generation, already durable
+	// (nil: none).
+	Players    *PlayersRef
+	MaxBackups int // older generations to keep in backups/
 	Now        time.Time
 	// Generation is the number of the new generation; zero means the
 	// committed one plus one. A repair whose manifest is lost sets it above
@@ -530,6 +548,9 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 	if !isStoreName(c.Chunks.Name) {
 		return nil, 0, fmt.Errorf("autosave: commit generation %d: %q is not a chunk store's name", gen, c.Chunks.Name)
 	}
+	if err := checkDataNames(&Manifest{Version: ManifestVersion, Generation: gen, Chunks: c.Chunks}); err != nil {
+		return nil, 0, fmt.Errorf("autosave: commit generation %d: %w", gen, err)
+	}
 	if c.Now.IsZero() {
 		c.Now = time.Now()
 	}
@@ -539,6 +560,10 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		CreatedMS:  c.Now.UnixMilli(),
 		ModifiedMS: c.Now.UnixMilli(),
 		Chunks:     c.Chunks,
+		Players:    c.Players,
+	}
+	if err := checkPlayersRef(m); err != nil {
+		return nil, 0, fmt.Errorf("autosave: commit generation %d: %w", gen, err)
 	}
 	if prev := d.man.Load(); prev != nil {
 		m.CreatedMS = prev.CreatedMS
@@ -690,6 +715,22 @@ func (d *Dir) remove(rel string) error {
 		return err
 	}
 	return d.fs.Remove(p)
+}
+
+// removeStore removes the chunk store name and every data file of it in
+// the directory: a store no manifest names. It returns the first error but
+// for files that are already gone.
+func (d *Dir) removeStore(name string) error {
+	var first error
+	names, _ := d.fs.ReadDir(d.path)
+	for _, n := range append(names, name) {
+		if store, _, ok := DataFileOf(n); (ok && store == name) || n == name {
+			if err := d.remove(n); err != nil && !errors.Is(err, fs.ErrNotExist) && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
 }
 
 // retire moves the previous generation's world file and manifest into
@@ -849,7 +890,21 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 		}
 		b.Chunks.Root = root
 	}
-	m, _, err := d.Commit(Commit{World: world, Chunks: b.Chunks, MaxBackups: max(maxBackups, 1)})
+	if b.Players != nil {
+		if _, err := d.ReadPlayers(b); err != nil {
+			return nil, fmt.Errorf("autosave: restore generation %d: %w", g, err)
+		}
+	}
+	if b.Version < manifestVersionData {
+		// It does not name its data files: the store does.
+		s, err := chunkstore.Open(store, &chunkstore.Options{FS: d.fs, ReadOnly: true, Root: b.Chunks.Root})
+		if err != nil {
+			return nil, fmt.Errorf("autosave: restore generation %d: %w", g, err)
+		}
+		b.Chunks.Data = s.DataFileNames()
+		s.Close()
+	}
+	m, _, err := d.Commit(Commit{World: world, Chunks: b.Chunks, Players: b.Players, MaxBackups: max(maxBackups, 1)})
 	return m, err
 }
 
@@ -870,7 +925,9 @@ func (d *Dir) cleanup() error { return d.cleanupWith(-1) }
 
 // cleanupWith removes files that no manifest names: world files and temp
 // files of saves that did not commit, backups beyond max (max < 0 keeps
-// all), and chunk stores that neither the manifest nor a kept backup uses.
+// all), and chunk stores and data files that neither the manifest nor a
+// kept backup uses (a compaction emptied them, or a save that did not
+// commit started them).
 // Without a committed manifest it removes nothing: a lost manifest is
 // repairable from the files. It removes only regular files whose names the
 // save format uses, never the lock file, never a damaged backup (a repair
@@ -887,16 +944,48 @@ func (d *Dir) cleanupWith(max int) error {
 		}
 		backups = backups[:max]
 	}
-	keep := map[string]bool{ManifestName: true, LockName: true, cur.World.Name: true, cur.Chunks.Name: true}
+	keep := map[string]bool{ManifestName: true, LockName: true}
+	allData := map[string]bool{} // stores whose every data file stays
+	keepStore := func(m *Manifest) {
+		keep[m.Chunks.Name] = true
+		for _, n := range m.Chunks.Data {
+			keep[n] = true
+		}
+		if m.Version < manifestVersionData {
+			// A manifest that predates data files cannot name them: keep
+			// all of its store's.
+			allData[m.Chunks.Name] = true
+		}
+	}
+	keepPlayers := func(p *PlayersRef) {
+		if p != nil {
+			keep[p.Index.Name] = true
+			keep[p.Data] = true
+		}
+	}
+	keep[cur.World.Name] = true
+	keepStore(cur)
+	keepPlayers(cur.Players)
 	for _, b := range backups {
 		keep[b.World.Name] = true
-		keep[b.Chunks.Name] = true
+		keepStore(b)
 		keep[backupManifestName(b.Generation)] = true
+		keepPlayers(b.Players)
 	}
 	for _, p := range damaged {
 		if g, ok := backupManifestGeneration(path.Base(p.File)); ok {
 			keep[p.File] = true
 			keep[path.Join(BackupDir, WorldName(g))] = true
+			// Which players files it names is unknown: keep every one up to
+			// its generation, for a repair to decide.
+			names, _ := d.fs.ReadDir(d.path)
+			for _, n := range names {
+				if pg, ok := playersGeneration(n); ok && pg <= g {
+					keep[n] = true
+				} else if pg, ok := playersDataGeneration(n); ok && pg <= g {
+					keep[n] = true
+				}
+			}
 		}
 	}
 	subs := []string{"."}
@@ -910,7 +999,7 @@ func (d *Dir) cleanupWith(max int) error {
 		}
 		for _, n := range names {
 			rel := path.Join(sub, n)
-			if keep[rel] || !formName(rel) {
+			if store, _, ok := DataFileOf(rel); keep[rel] || !formName(rel) || ok && allData[store] {
 				continue
 			}
 			if err := d.remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrCorrupt) {

@@ -9,8 +9,14 @@
 //     ([ReadConsistent], [Dir.Stale]). [Dir.Commit] makes a generation
 //     current (world file, then the manifest); older ones go to backups/.
 //   - [Manifest]: the commit point, JSON with its own CRC32-C; the files of
-//     a generation as [FileRef] and [StoreRef].
-//   - [Writer]: the goroutine that commits [Job]s and reports [Result]s;
+//     a generation as [FileRef], [StoreRef] and [PlayersRef].
+//   - Players files (players.go): an append-only players data file of
+//     records and a [Players] index per generation; [Dir.ReadPlayers],
+//     [Dir.ReadPlayer], [Writer.ReadPlayer]; a save writes the records of
+//     the players that changed ([snapshot.PlayerRecord]).
+//   - [Writer]: the goroutine that commits [Job]s and reports [Result]s,
+//     and compacts the chunk store between saves, data file by data file
+//     (the next save's manifest names the result: [Result.Compacted]);
 //     [Config] and [State] are the game's ECS resources for autosave.
 //   - [ReadConsistent]: a reader's view of one committed generation while
 //     a game saves; checking a directory is package savetool's.
@@ -29,7 +35,10 @@
 //
 // Every name a manifest holds must have its field's form: world-<G>.pecs,
 // chunks.pxsw or chunks-<G>.pxsw (and a repair's
-// chunks-<G>-backup-<B>.pxsw), backups/world-<G>.pecs; anything else is
+// chunks-<G>-backup-<B>.pxsw), the data files of that store
+// (chunks-data-<N>.pxsd, chunks-<G>-data-<N>.pxsd: [DataFileOf]),
+// backups/world-<G>.pecs, players-<g>.pxpl, players.pxpd or
+// players-<g>.pxpd (g no later than G); anything else is
 // [ErrCorrupt] naming the field, and so is a generation above
 // [MaxGeneration]. Every file operation of a [Dir] goes through one
 // function that checks the name and refuses a symbolic link, or any file

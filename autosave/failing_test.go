@@ -16,23 +16,27 @@ import (
 // failAt fails one kind of call of a save, again and again, until cleared:
 // every save in a row fails at the same step.
 type failAt struct {
-	mu    sync.Mutex
-	step  string // "" fails nothing
-	syncs int    // OpSync calls on the chunk store in this save
+	mu        sync.Mutex
+	step      string // "" fails nothing
+	syncs     int    // OpSync calls on the chunk store's files in this save
+	mainSyncs int    // those on its store file
 }
 
 func (f *failAt) set(step string) {
 	f.mu.Lock()
-	f.step, f.syncs = step, 0
+	f.step, f.syncs, f.mainSyncs = step, 0, 0
 	f.mu.Unlock()
 }
 
 func (f *failAt) Inject(op vfs.Op, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	store := strings.HasSuffix(name, ".pxsw")
+	store := strings.HasSuffix(name, ".pxsw") || strings.HasSuffix(name, ".pxsd")
 	if store && op == vfs.OpSync {
 		f.syncs++
+		if strings.HasSuffix(name, ".pxsw") {
+			f.mainSyncs++
+		}
 	}
 	fail := false
 	switch f.step {
@@ -40,8 +44,8 @@ func (f *failAt) Inject(op vfs.Op, name string) error {
 		fail = op == vfs.OpCreate && strings.Contains(name, "world-")
 	case "records sync":
 		fail = store && op == vfs.OpSync && f.syncs == 1
-	case "header slot sync":
-		fail = store && op == vfs.OpSync && f.syncs == 2
+	case "header slot sync": // the first sync of the store file
+		fail = op == vfs.OpSync && strings.HasSuffix(name, ".pxsw") && f.mainSyncs == 1
 	case "record write":
 		fail = store && op == vfs.OpWrite
 	case "manifest":
@@ -56,9 +60,10 @@ func (f *failAt) Inject(op vfs.Op, name string) error {
 	return nil
 }
 
-// Saves that fail, many in a row, leave the chunk store file at its size:
-// a save that fails takes the store back to where it was, whichever step
-// failed. Each result names the directory; once the fault is gone, the next
+// Saves that fail, many in a row, leave the chunk store's files at their
+// size: a save that fails takes the store back to where it was (the data
+// file it appended to cut back, the data files it started removed),
+// whichever step failed. Each result names the directory; once the fault is gone, the next
 // save commits.
 func TestFailedSavesKeepStoreSize(t *testing.T) {
 	for _, step := range []string{"world file", "records sync", "header slot sync", "record write", "manifest", "reopen"} {
@@ -69,7 +74,7 @@ func TestFailedSavesKeepStoreSize(t *testing.T) {
 			must(t, err)
 			defer w.Close()
 			must(t, save(t, w, 1).Err)
-			size := fileSize(t, mem, "/save/chunks.pxsw")
+			size := storeBytes(t, mem, "/save", "chunks.pxsw")
 
 			faults.set(step)
 			for i := range 20 {
@@ -77,7 +82,7 @@ func TestFailedSavesKeepStoreSize(t *testing.T) {
 				expect(t, r.Err != nil && (errors.Is(r.Err, syscall.EIO) || step == "reopen"), "save %d with a failing %s: %v", i, step, r.Err)
 				expect(t, r.Dir == "/save", "save %d: the result names directory %q", i, r.Dir)
 				expect(t, r.Generation == 1, "save %d: generation %d", i, r.Generation)
-				got := fileSize(t, mem, "/save/chunks.pxsw")
+				got := storeBytes(t, mem, "/save", "chunks.pxsw")
 				expect(t, got == size, "failing %s, save %d: the chunk store grew from %d to %d bytes", step, i, size, got)
 				faults.set(step) // the next save fails at the same step
 			}
@@ -120,14 +125,14 @@ func TestStoreRevert(t *testing.T) {
 		return err
 	}
 	must(t, put(s, 1))
-	before := fileSize(t, mem, "/s.pxsw")
+	before := storeBytes(t, mem, "/", "s.pxsw")
 	mark, err := s.Mark()
 	must(t, err)
 	must(t, put(s, 2))
 	must(t, put(s, 3))
-	expect(t, fileSize(t, mem, "/s.pxsw") > before, "the commits wrote nothing")
+	expect(t, storeBytes(t, mem, "/", "s.pxsw") > before, "the commits wrote nothing")
 	must(t, s.Revert(mark))
-	expect(t, fileSize(t, mem, "/s.pxsw") == before, "revert left %d bytes, want %d", fileSize(t, mem, "/s.pxsw"), before)
+	expect(t, storeBytes(t, mem, "/", "s.pxsw") == before, "revert left %d bytes, want %d", storeBytes(t, mem, "/", "s.pxsw"), before)
 	expect(t, put(s, 4) != nil, "a reverted store still commits")
 	s, err = chunkstore.Open("/s.pxsw", &cfg)
 	must(t, err)
@@ -143,7 +148,7 @@ func TestStoreRevert(t *testing.T) {
 // prunes backups and compacts the store into new files: no false damage.
 func TestReadersWhileCommitting(t *testing.T) {
 	mem := vfs.NewMem()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: compactConfig()})
 	must(t, err)
 	defer w.Close()
 	pecs := emptyPECS(t)

@@ -57,7 +57,7 @@ func TestLostManifest(t *testing.T) {
 	d, err := autosave.OpenDir(mem, "/save")
 	must(t, err)
 	expect(t, d.Manifest() == nil && errors.Is(d.ManifestErr(), autosave.ErrNoSave), "manifest %v", d.ManifestErr())
-	expect(t, slices.Equal(d.Leftovers(), []string{"chunks.pxsw", "world-1.pecs"}), "leftovers %v", d.Leftovers())
+	expect(t, slices.Equal(d.Leftovers(), []string{"chunks-data-1.pxsd", "chunks.pxsw", "world-1.pecs"}), "leftovers %v", d.Leftovers())
 	must(t, d.Close())
 	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
 	must(t, err)

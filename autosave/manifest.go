@@ -29,7 +29,12 @@ const (
 //     (StoreRef.Root, a copy of its 64-byte header slot), and it is
 //     required: any generation, a backup's included, reopens through it
 //     however far the store has moved on.
-const ManifestVersion = 2
+//   - 3: the players (PlayersRef: the players index of the generation, with
+//     size and CRC32-C, and the players data file), when the save has any;
+//     the chunk store reference also names the data files its generation
+//     uses (StoreRef.Data), and a file no manifest or backup names is
+//     removed.
+const ManifestVersion = 3
 
 // OldestManifestVersion is the oldest manifest format version this package
 // reads: 1, which has no chunk store roots.
@@ -37,6 +42,10 @@ const OldestManifestVersion = 1
 
 // manifestVersion1 has no chunk store roots.
 const manifestVersion1 = OldestManifestVersion
+
+// manifestVersionData is the first version whose chunk store reference
+// names data files.
+const manifestVersionData = 3
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -53,6 +62,9 @@ type Manifest struct {
 	ModifiedMS int64    `json:"modified_ms"`
 	World      FileRef  `json:"world"`
 	Chunks     StoreRef `json:"chunks"`
+	// Players names the players of the generation (version 3); nil when
+	// the save has none.
+	Players *PlayersRef `json:"players,omitempty"`
 	// Checksum is the CRC32-C of the manifest encoded with Checksum = 0.
 	Checksum uint32 `json:"crc32c"`
 }
@@ -67,11 +79,15 @@ type FileRef struct {
 // StoreRef names the chunk store and the generation of it that belongs to
 // this save generation. Root is the store's description of that generation
 // (its header slot), so that an older generation can be reopened from a
-// backup while the store has moved on.
+// backup while the store has moved on. Data names the data files that
+// generation uses (chunkstore.Store.DataFileNames), in number order: the
+// files of the store a save directory keeps (format 3; a store of format 1
+// has none).
 type StoreRef struct {
-	Name       string `json:"name"`
-	Generation uint64 `json:"generation"`
-	Root       []byte `json:"root,omitempty"`
+	Name       string   `json:"name"`
+	Generation uint64   `json:"generation"`
+	Root       []byte   `json:"root,omitempty"`
+	Data       []string `json:"data,omitempty"`
 }
 
 // CompactedChunksName returns the file name of a chunk store written by the

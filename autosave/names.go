@@ -5,8 +5,11 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/arksave/arksave/chunkstore"
 )
 
 // MaxGeneration is the highest generation a save directory can reach. A
@@ -38,12 +41,19 @@ func WorldGeneration(name string) (uint64, bool) { return worldGeneration(name) 
 // chunks-<G>-backup-<B>.pxsw), and whether name is a chunk store's.
 func StoreGeneration(name string) (uint64, bool) { return storeGeneration(name) }
 
-func worldGeneration(name string) (uint64, bool) {
-	num, ok := strings.CutPrefix(name, "world-")
+// PlayersGeneration returns G of a players index's name, "players-<G>.pxpl",
+// and whether name is one.
+func PlayersGeneration(name string) (uint64, bool) { return playersGeneration(name) }
+
+func worldGeneration(name string) (uint64, bool) { return generationIn(name, "world-", ".pecs") }
+
+// generationIn returns G of a name prefix+G+suffix, and whether name is one.
+func generationIn(name, prefix, suffix string) (uint64, bool) {
+	num, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return 0, false
 	}
-	if num, ok = strings.CutSuffix(num, ".pecs"); !ok {
+	if num, ok = strings.CutSuffix(num, suffix); !ok {
 		return 0, false
 	}
 	return parseGeneration(num)
@@ -101,10 +111,59 @@ func isStoreName(name string) bool {
 	return ok
 }
 
+// DataFileOf returns the chunk store a data file's name belongs to and the
+// data file's number, and whether name is a data file's name: data file n
+// of chunks.pxsw is chunks-data-<n>.pxsd, of chunks-<G>.pxsw
+// chunks-<G>-data-<n>.pxsd (chunkstore.DataFileName), n from 1 to
+// chunkstore.MaxDataFiles in plain decimal.
+func DataFileOf(name string) (store string, n uint32, ok bool) {
+	store, n, ok = chunkstore.ParseDataFileName(name)
+	if !ok || !isStoreName(store) || chunkstore.DataFileName(store, n) != name {
+		return "", 0, false
+	}
+	return store, n, true
+}
+
+func isDataFileName(name string) bool {
+	_, _, ok := DataFileOf(name)
+	return ok
+}
+
+// checkDataNames checks the data files a manifest names for its store: each
+// one of the store's, in ascending number order, and among them the one
+// that holds the root's page table.
+func checkDataNames(m *Manifest) error {
+	ref := m.Chunks
+	if len(ref.Data) > 0 && m.Version < manifestVersionData {
+		return fmt.Errorf("%w: manifest of generation %d: chunks.data in a manifest of version %d", ErrCorrupt, m.Generation, m.Version)
+	}
+	last := uint32(0)
+	for i, name := range ref.Data {
+		store, n, ok := DataFileOf(name)
+		switch {
+		case !ok || store != ref.Name:
+			return fmt.Errorf("%w: manifest of generation %d: chunks.data[%d] %q is not a data file of %s", ErrCorrupt, m.Generation, i, name, ref.Name)
+		case n <= last:
+			return fmt.Errorf("%w: manifest of generation %d: chunks.data[%d] %q is out of order", ErrCorrupt, m.Generation, i, name)
+		}
+		last = n
+	}
+	if len(ref.Root) > 0 && m.Version >= manifestVersionData {
+		if ri, err := chunkstore.ParseRoot(ref.Root); err == nil {
+			if n := (chunkstore.Handle{Offset: ri.Table}).File(); n != 0 && !slices.Contains(ref.Data, chunkstore.DataFileName(ref.Name, n)) {
+				return fmt.Errorf("%w: manifest of generation %d: the chunk store root's page table is in data file %d, which chunks.data does not name",
+					ErrCorrupt, m.Generation, n)
+			}
+		}
+	}
+	return nil
+}
+
 // formName reports whether rel, a slash-separated name relative to a save
 // directory, is one the save format uses: the manifest, the lock file, a
-// world file, a chunk store, a backup's manifest or world file, or the
-// ".tmp" of any of them but the lock file.
+// world file, a chunk store or one of its data files, a players index or
+// data file, a backup's manifest or world file, or the ".tmp" of any of
+// them but the lock file.
 func formName(rel string) bool {
 	if rel == LockName {
 		return true
@@ -116,13 +175,18 @@ func formName(rel string) bool {
 		return isManifest || isWorld
 	}
 	_, isWorld := worldGeneration(rel)
-	return rel == ManifestName || isWorld || isStoreName(rel)
+	_, isPlayers := playersGeneration(rel)
+	_, isPlayersData := playersDataGeneration(rel)
+	return rel == ManifestName || isWorld || isStoreName(rel) || isDataFileName(rel) || isPlayers || isPlayersData
 }
 
 // checkManifestNames checks every name a manifest holds against the form
 // its field must have, and its generation: a current manifest (backup
 // false) names world-<G>.pecs, a backup's names backups/world-<G>.pecs,
-// and both a chunk store name. Anything else, a path above or outside the
+// and both a chunk store name and, with players, a players index
+// players-<g>.pxpl and data file players.pxpd or players-<g>.pxpd (g no
+// later than G: an index is named again by the generations after the one
+// that wrote it until a player changes). Anything else, a path above or outside the
 // directory included, is ErrCorrupt naming the field.
 func checkManifestNames(m *Manifest, backup bool) error {
 	if m.Generation < 1 || m.Generation > MaxGeneration {
@@ -145,7 +209,10 @@ func checkManifestNames(m *Manifest, backup bool) error {
 	if m.Chunks.Generation == 1<<64-1 {
 		return fmt.Errorf("%w: manifest of generation %d: chunks.generation %d is out of range", ErrCorrupt, m.Generation, m.Chunks.Generation)
 	}
-	return nil
+	if err := checkDataNames(m); err != nil {
+		return err
+	}
+	return checkPlayersRef(m)
 }
 
 // file returns the path of rel, a slash-separated name relative to the

@@ -51,13 +51,19 @@ type Job struct {
 type Writer struct {
 	opts Options
 
-	mu    sync.RWMutex // guards dir and store against the loader's reads
-	dir   *Dir
-	store *chunkstore.Store
-	name  string // the store's file name within dir
+	mu      sync.RWMutex // guards dir, store and players against the loader's reads
+	dir     *Dir
+	store   *chunkstore.Store
+	players *Players // the committed players index; nil without players
+	name    string   // the store's file name within dir
+	fresh   bool     // store is a new world's that no commit has named yet
 	// storeErr is why store is nil: a failed save could not reopen it.
 	storeErr error
-	fresh    bool // store is a new world's that no commit has named yet
+
+	// use is held while the writer goroutine uses the store between saves
+	// (a compaction step), so that Switch and Continue wait for it.
+	use       sync.Mutex
+	compacted compaction // compaction steps since the last commit, for the next Result
 
 	jobs     chan Job
 	results  chan *Result
@@ -90,15 +96,36 @@ func NewWriter(d *Dir, opts Options) (*Writer, error) {
 		opts.FS = d.FS()
 	}
 	opts.Store.FS = opts.FS
-	w := &Writer{opts: opts, jobs: make(chan Job), results: make(chan *Result, 1), done: make(chan struct{})}
+	// A job submitted while the writer compacts between saves waits in the
+	// channel: Submit never blocks the game loop.
+	w := &Writer{opts: opts, jobs: make(chan Job, 1), results: make(chan *Result, 1), done: make(chan struct{})}
 	store, name, err := w.openStoreOf(d, opts.Fresh)
 	if err != nil {
 		d.Close()
 		return nil, err
 	}
-	w.dir, w.store, w.name, w.fresh = d, store, name, store.Generation() == 0
+	players, err := readPlayersOf(d, opts.Fresh)
+	if err != nil {
+		store.Close()
+		d.Close()
+		return nil, err
+	}
+	w.dir, w.store, w.name, w.fresh, w.players = d, store, name, store.Generation() == 0, players
 	go w.loop()
 	return w, nil
+}
+
+// readPlayersOf reads the players index of a directory's committed
+// generation (none for a fresh start).
+func readPlayersOf(d *Dir, fresh bool) (*Players, error) {
+	if fresh {
+		return nil, nil
+	}
+	p, err := d.ReadPlayers(nil)
+	if err != nil {
+		return nil, fmt.Errorf("autosave: players of generation %d: %w", d.Generation(), err)
+	}
+	return p, nil
 }
 
 // openStoreOf opens the chunk store of a directory's committed generation,
@@ -294,12 +321,37 @@ var errStoreDown = errors.New("autosave: chunk store unavailable after a failed 
 // Bodies returns the bodies stored with chunk pos. Safe to call from a
 // loader goroutine while a save runs.
 func (w *Writer) Bodies(pos chunkstore.Pos) ([]chunkstore.Body, error) {
+	blk, err := w.Entities(pos)
+	return blk.Bodies, err
+}
+
+// Entities returns what is stored with chunk pos besides its pixels: its
+// bodies and entity sections. Safe to call from a loader goroutine while a
+// save runs.
+func (w *Writer) Entities(pos chunkstore.Pos) (chunkstore.EntityBlock, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.store == nil {
-		return nil, errStoreDown
+		return chunkstore.EntityBlock{}, errStoreDown
 	}
-	return w.store.Bodies(pos)
+	return w.store.Entities(pos)
+}
+
+// Players returns the ids of the players the committed generation holds,
+// ascending.
+func (w *Writer) Players() []string {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.players.IDs()
+}
+
+// ReadPlayer returns the entity section of player id as the committed
+// generation holds it, verified; ErrNoPlayer when it holds none. Safe to
+// call while a save runs.
+func (w *Writer) ReadPlayer(id string) ([]byte, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.dir.ReadPlayer(w.players, id)
 }
 
 // Switch makes the writer write to the save directory at dir, opening its
@@ -334,6 +386,8 @@ func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, erro
 	if w.Busy() {
 		return nil, errors.New("autosave: Switch while a save is pending; Wait for it first")
 	}
+	w.use.Lock() // a compaction step between saves finishes first
+	defer w.use.Unlock()
 	w.mu.RLock()
 	cur := w.dir
 	w.mu.RUnlock()
@@ -373,9 +427,14 @@ func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, erro
 	if err != nil {
 		return fail(err)
 	}
+	players, err := readPlayersOf(d, fresh)
+	if err != nil {
+		s.Close()
+		return fail(err)
+	}
 	w.mu.Lock()
 	old := w.store
-	w.dir, w.store, w.name, w.fresh = d, s, name, s.Generation() == 0
+	w.dir, w.store, w.name, w.fresh, w.players = d, s, name, s.Generation() == 0, players
 	w.mu.Unlock()
 	if !same {
 		cur.Close()
@@ -418,7 +477,7 @@ func (w *Writer) Close() error {
 		err = w.store.Close()
 		if m := w.dir.Manifest(); gen == 0 && (m == nil || m.Chunks.Name != w.name) {
 			// A new world's store that never committed: nothing of it stays.
-			_ = w.dir.remove(w.name)
+			_ = w.dir.removeStore(w.name)
 		}
 	}
 	if derr := w.dir.Close(); err == nil {
@@ -433,7 +492,61 @@ func (w *Writer) loop() {
 		r := w.run(j)
 		w.progress.Store(1000)
 		w.results <- r
+		w.compact()
 	}
+}
+
+// Compaction between saves. A step compacts one data file (the one with the
+// most dead bytes) as a chunk store commit of its own; the manifest of the
+// next save names the generation it made. Until then the files it emptied
+// stay, and a crash leaves the generation the manifest names.
+const (
+	// maxCompactionSteps bounds the steps after one save: a save that
+	// waits is delayed by one step at most.
+	maxCompactionSteps = 8
+)
+
+// compaction is what the steps between two saves did.
+type compaction struct {
+	steps int
+	err   error
+}
+
+// compact runs compaction steps on the store while it needs them: one
+// whatever happens, more while no save waits.
+func (w *Writer) compact() {
+	w.use.Lock()
+	defer w.use.Unlock()
+	w.mu.RLock()
+	dir, store, closing := w.dir, w.store, w.closed
+	w.mu.RUnlock()
+	if store == nil || dir.ReadOnly() != nil || closing {
+		return // no save would commit the steps of a writer that closes
+	}
+	for step := range maxCompactionSteps {
+		if step > 0 && len(w.jobs) > 0 {
+			return
+		}
+		_, did, err := w.compactStep(store)
+		if err != nil {
+			w.compacted.err = err
+			return
+		}
+		if !did {
+			return
+		}
+		w.compacted.steps++
+	}
+}
+
+// compactStep runs one step, a panic included as an error.
+func (w *Writer) compactStep(store *chunkstore.Store) (st chunkstore.CompactStats, did bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = NewPanicError(p)
+		}
+	}()
+	return store.CompactNext()
 }
 
 func (w *Writer) setProgress(p float64) { w.progress.Store(uint32(p * 1000)) }
@@ -448,11 +561,11 @@ func (w *Writer) setProgress(p float64) { w.progress.Store(uint32(p * 1000)) }
 func (w *Writer) run(j Job) (res *Result) {
 	defer j.Snap.Release()
 	res = &Result{Stall: j.Snap.Stall}
-	res.Chunks, res.Bodies = j.Snap.Committed()
+	res.Chunks, res.Entities, res.Players = j.Snap.Committed()
 	defer func() { res.Duration = time.Since(j.RequestedAt) }()
 
 	w.mu.RLock()
-	dir, store, name := w.dir, w.store, w.name
+	dir, store, name, players := w.dir, w.store, w.name, w.players
 	w.mu.RUnlock()
 	res.Generation = dir.Generation()
 	res.Dir = dir.Path()
@@ -496,7 +609,14 @@ func (w *Writer) run(j Job) (res *Result) {
 
 	if saveAs {
 		var err error
+		src := dir
 		dir, store, name, err = w.prepareSaveAs(j.SaveTo, store)
+		if err == nil {
+			if players, err = copyPlayers(src, players, dir, dir.Generation()+1); err != nil {
+				w.recover(dir, store, name, true, nil)
+				err = fmt.Errorf("autosave: save as %s: copy players: %w", j.SaveTo, err)
+			}
+		}
 		if err != nil {
 			res.Err = err
 			return res
@@ -519,18 +639,19 @@ func (w *Writer) run(j Job) (res *Result) {
 	for _, c := range j.Snap.Chunks {
 		batch.PutChunkFrom(snapshot.StorePos(c.Pos), c) // read while compressing
 	}
-	for _, bs := range j.Snap.Bodies {
-		bodies := make([]chunkstore.Body, len(bs.Bodies))
-		for i := range bs.Bodies {
-			bodies[i] = snapshot.ToStore(&bs.Bodies[i])
+	for _, es := range j.Snap.Entities {
+		blk := chunkstore.EntityBlock{Bodies: make([]chunkstore.Body, len(es.Bodies)), Sections: es.Sections}
+		for i := range es.Bodies {
+			blk.Bodies[i] = snapshot.ToStore(&es.Bodies[i])
 		}
-		if bs.Merge {
-			// A damaged stored set is unreadable either way: the merge
-			// replaces it with the bodies that are known.
-			stored, _ := store.Bodies(snapshot.StorePos(bs.Pos))
-			bodies = snapshot.MergeByID(stored, bodies, func(b *chunkstore.Body) uint64 { return b.ID })
+		if es.Merge {
+			// A damaged stored block is unreadable either way: the merge
+			// replaces it with the entities that are known.
+			stored, _ := store.Entities(snapshot.StorePos(es.Pos))
+			blk.Bodies = snapshot.MergeByID(stored.Bodies, blk.Bodies, func(b *chunkstore.Body) uint64 { return b.ID })
+			blk.Sections = append(append([][]byte(nil), stored.Sections...), es.Sections...)
 		}
-		batch.PutBodies(snapshot.StorePos(bs.Pos), bodies)
+		batch.PutEntities(snapshot.StorePos(es.Pos), blk)
 	}
 	// The world file does not depend on the chunk store: write and sync it
 	// while the store compresses and commits.
@@ -566,30 +687,32 @@ func (w *Writer) run(j Job) (res *Result) {
 		return res
 	}
 	res.ChunksWritten = len(j.Snap.Chunks)
-	res.BodiesWritten = countBodies(j.Snap.Bodies)
+	res.RegionsWritten = len(j.Snap.Entities)
+	res.BodiesWritten = countBodies(j.Snap.Entities)
 	res.BytesWritten += stats.BytesWritten
+	w.setProgress(0.7)
+
+	// The players that changed: their records appended, the next index
+	// written, both synced before the manifest names them. (A Save As
+	// writes the players it copied under the target's first index.)
+	if len(j.Snap.Players) > 0 || saveAs && players != nil {
+		np, n, err := dir.writePlayers(players, dir.Generation()+1, j.Snap.Players)
+		res.BytesWritten += n
+		if err != nil {
+			res.Err = err
+			w.recover(dir, store, name, saveAs, &mark)
+			return res
+		}
+		players = np
+		res.PlayersWritten = len(j.Snap.Players)
+	}
+	var playersRef *PlayersRef
+	if players != nil {
+		playersRef = &players.Ref
+	}
 	w.setProgress(0.75)
 
-	// Compaction is due: write a compacted store beside the old one; the
-	// manifest switches to it in the same commit.
-	var compacted *chunkstore.Store
-	compactedName := ""
-	if store.NeedsCompaction() {
-		compactedName = CompactedChunksName(dir.Generation() + 1)
-		var p string
-		if p, err = dir.file(compactedName); err == nil {
-			compacted, err = store.CompactTo(p)
-		}
-		if err != nil {
-			res.CompactErr = err
-			compacted = nil
-			_ = dir.remove(compactedName)
-		}
-	}
 	commitStore, commitName := store, name
-	if compacted != nil {
-		commitStore, commitName = compacted, compactedName
-	}
 	w.setProgress(0.85)
 
 	res.BytesWritten += wd.ref.Size
@@ -597,8 +720,10 @@ func (w *Writer) run(j Job) (res *Result) {
 	// must not take the store back.
 	markp, committing = nil, true
 	man, n, err := dir.Commit(Commit{
-		WorldRef:   &wd.ref,
-		Chunks:     StoreRef{Name: commitName, Generation: commitStore.Generation(), Root: commitStore.Root()},
+		WorldRef: &wd.ref,
+		Chunks: StoreRef{Name: commitName, Generation: commitStore.Generation(), Root: commitStore.Root(),
+			Data: commitStore.DataFileNames()},
+		Players:    playersRef,
 		MaxBackups: j.MaxBackups,
 	})
 	res.BytesWritten += n
@@ -609,33 +734,31 @@ func (w *Writer) run(j Job) (res *Result) {
 		if errors.As(err, &uncertain) {
 			undo = nil // the manifest may name what the store committed
 		}
-		if compacted != nil {
-			compacted.Close()
-			if undo != nil {
-				_ = dir.remove(compactedName)
-			}
-		}
 		w.recover(dir, store, name, saveAs, undo)
 		return res
 	}
 	res.Generation = man.Generation
 	res.WorldBytes = int64(len(j.Snap.World))
-	res.Compacted = compacted != nil
+	if !saveAs {
+		// The compaction steps since the last save are part of this
+		// generation now.
+		res.Compacted, res.CompactErr = w.compacted.steps > 0, w.compacted.err
+		w.compacted = compaction{}
+	}
 
 	// Switch readers to what was committed.
 	w.mu.Lock()
 	w.fresh = false
+	w.players = players
 	w.mu.Unlock()
-	if compacted != nil || saveAs {
+	if saveAs {
 		w.mu.Lock()
 		oldStore, oldDir := w.store, w.dir
 		w.dir, w.store, w.name = dir, commitStore, commitName
+		w.compacted = compaction{}
 		w.mu.Unlock()
 		if oldStore != commitStore {
 			oldStore.Close()
-		}
-		if compacted != nil && store != oldStore {
-			store.Close() // the Save As store, superseded by its compaction
 		}
 		if oldDir != dir {
 			oldDir.Close() // Save As: the writer moved on, the old directory is free
@@ -673,7 +796,7 @@ func (w *Writer) prepareSaveAs(target string, cur *chunkstore.Store) (*Dir, *chu
 	}
 	s, err := cur.CompactTo(p)
 	if err != nil {
-		_ = d.remove(name)
+		_ = d.removeStore(name)
 		d.Close()
 		return nil, nil, "", fmt.Errorf("autosave: save as %s: copy chunk store: %w", target, err)
 	}
@@ -692,7 +815,7 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 		if dir.Manifest() == nil {
 			// Nothing of the target was committed: leave no file that
 			// would look like a save there.
-			_ = dir.remove(name)
+			_ = dir.removeStore(name)
 			_ = dir.remove(WorldName(1))
 		}
 		dir.Close()
@@ -701,6 +824,7 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 	m := dir.Manifest()
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.compacted = compaction{} // the store reopens at what the manifest names: steps since are gone
 	if store != nil {
 		if mark != nil {
 			_ = store.Revert(*mark) // closes it
@@ -718,7 +842,7 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 	} else {
 		// No manifest names this store yet: it holds nothing committed, so
 		// it starts over.
-		if err = dir.remove(name); err == nil || errors.Is(err, fs.ErrNotExist) {
+		if err = dir.removeStore(name); err == nil {
 			var p string
 			if p, err = dir.file(name); err == nil {
 				s, err = chunkstore.Create(p, &w.opts.Store)
@@ -734,7 +858,7 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 	w.store, w.name, w.storeErr = s, name, nil
 }
 
-func countBodies(sets []snapshot.BodySet) int {
+func countBodies(sets []snapshot.EntitySet) int {
 	n := 0
 	for _, s := range sets {
 		n += len(s.Bodies)

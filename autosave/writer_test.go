@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/arksave/arksave/autosave"
@@ -24,8 +25,25 @@ func (flatGen) Generate(x, y int32, seed uint64, dst []uint32) {
 	}
 }
 
+// storeConfig keeps data files small (2 KiB; a Full record of a random
+// chunk is 1 KiB), so that saves start data files often.
 func storeConfig() chunkstore.Options {
-	return chunkstore.Options{ChunkSize: size, TileSize: 8, PixelSize: 4, Seed: 3, Generator: flatGen{}}
+	return chunkstore.Options{ChunkSize: size, TileSize: 8, PixelSize: 4, Seed: 3, Generator: flatGen{}, DataFileSize: 2 << 10}
+}
+
+// storeBytes returns the bytes of the chunk store name in dir: its store
+// file and every data file of it.
+func storeBytes(t *testing.T, fsys vfs.FS, dir, name string) int64 {
+	t.Helper()
+	var n int64
+	names, err := fsys.ReadDir(dir)
+	must(t, err)
+	for _, f := range names {
+		if store, _, ok := chunkstore.ParseDataFileName(f); f == name || ok && store == name {
+			n += fileSize(t, fsys, dir+"/"+f)
+		}
+	}
+	return n
 }
 
 // version g of the world: chunk (0,0) has pixel g set to 100+g, chunk (1,0)
@@ -44,7 +62,7 @@ func snapAt(g int) *snapshot.Snapshot {
 		c := components.NewChunkFrom(size, snapshot.Pixels(pix))
 		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share(), Version: uint64(g)})
 	}
-	s.Bodies = []snapshot.BodySet{{Pos: components.ChunkPos{}, Hash: uint64(g), Bodies: []components.PixelBody{{
+	s.Entities = []snapshot.EntitySet{{Pos: components.ChunkPos{}, Version: uint64(g), Bodies: []components.PixelBody{{
 		ID: components.BodyID(g), X: float32(g), Width: 1, Height: 1, Pixels: []components.Pixel{7}, Shape: []bool{true},
 	}}}}
 	return s
@@ -247,18 +265,45 @@ func randomSnap(g int) *snapshot.Snapshot {
 	return s
 }
 
-// A save that finds the store due for compaction writes a compacted store
-// into a new file and commits it in the same manifest step; the old file
-// stays for the backup that uses it; a crash at any step of such a save
-// leaves the old or the new generation.
+// compactConfig keeps data files large enough (64 KiB) to hold many
+// records: rewritten chunks leave them partly dead. (A data file with no
+// live record leaves the generation whole and needs no compaction.)
+func compactConfig() chunkstore.Options {
+	c := storeConfig()
+	c.DataFileSize = 64 << 10
+	return c
+}
+
+// dataFilesOnDisk lists the data files in dir.
+func dataFilesOnDisk(t *testing.T, fsys vfs.FS, dir string) []string {
+	t.Helper()
+	names, err := fsys.ReadDir(dir)
+	must(t, err)
+	var out []string
+	for _, n := range names {
+		if _, _, ok := autosave.DataFileOf(n); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// The writer compacts between saves, never inside one: once a save leaves
+// the store due for compaction, the writer compacts the data file with
+// the most dead bytes before the next save starts, and the next save's
+// manifest names the compacted generation (Result.Compacted). The files
+// the compaction emptied stay while a backup names them and go with it;
+// the backup restores from them meanwhile. A crash at any step of the save
+// that leaves compaction due, the compaction and the save that commits it
+// leaves one of those generations, exactly.
 func TestWriterCompacts(t *testing.T) {
-	compactingSave := func(fsys vfs.FS, upTo int) (compactedAt int) {
-		w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: storeConfig()})
+	compactingSaves := func(fsys vfs.FS, from, upTo int) (compactedAt int) {
+		w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: compactConfig()})
 		if err != nil {
 			return -1 // a crash before the directory opened
 		}
 		defer w.Close()
-		for g := int(w.Generation()) + 1; g <= upTo; g++ {
+		for g := from; g <= upTo; g++ {
 			if !w.Submit(autosave.Job{Snap: randomSnap(g), MaxBackups: 1}) {
 				t.Fatal("busy")
 			}
@@ -273,19 +318,34 @@ func TestWriterCompacts(t *testing.T) {
 		return 0
 	}
 	mem := vfs.NewMem()
-	at := compactingSave(mem, 40)
-	expect(t, at > 1, "no save compacted the store in 40 generations")
+	at := compactingSaves(mem, 1, 40)
+	expect(t, at > 2, "no save compacted the store in 40 generations")
 	d, err := autosave.OpenDir(mem, "/save")
 	must(t, err)
 	m := d.Manifest()
-	expect(t, m.Chunks.Name == autosave.CompactedChunksName(uint64(at)), "manifest names %s after compacting at %d", m.Chunks.Name, at)
 	b, err := d.Backup(uint64(at - 1))
 	must(t, err)
-	expect(t, b.Chunks.Name == autosave.ChunksName, "the backup's store is %s", b.Chunks.Name)
+	expect(t, m.Chunks.Name == b.Chunks.Name && m.Chunks.Name == autosave.ChunksName, "the store was replaced: %s, %s", m.Chunks.Name, b.Chunks.Name)
+	// Every data file on disk is one the manifest or the backup names.
+	named := map[string]bool{}
+	for _, n := range append(slices.Clone(m.Chunks.Data), b.Chunks.Data...) {
+		named[n] = true
+	}
+	onDisk := dataFilesOnDisk(t, mem, "/save")
+	for _, n := range onDisk {
+		expect(t, named[n], "data file %s is named by no manifest", n)
+	}
+	dropped := 0
+	for _, n := range b.Chunks.Data {
+		if !slices.Contains(m.Chunks.Data, n) {
+			dropped++
+		}
+	}
+	expect(t, dropped > 0, "the compacted generation names every data file of the one before: %v, %v", m.Chunks.Data, b.Chunks.Data)
 	must(t, d.Close())
 	expectRandomGeneration(t, mem, at)
 
-	// The backup still opens from the old file, through its root.
+	// The backup still opens from the files the compaction emptied.
 	d, err = autosave.OpenDir(mem, "/save")
 	must(t, err)
 	_, err = d.Restore(uint64(at-1), 1)
@@ -293,23 +353,24 @@ func TestWriterCompacts(t *testing.T) {
 	must(t, d.Close())
 	expectRandomGeneration(t, mem, at-1)
 
-	// Crash at every call of the compacting save.
+	// Crash at every call from the save before the compaction to the save
+	// that commits it.
 	rng := rand.New(rand.NewPCG(5, 5))
 	for n := 0; ; n++ {
 		base := vfs.NewMem()
-		compactingSave(base, at-1)
+		compactingSaves(base, 1, at-2)
 		fsys, crash := vfs.NewCrashFS(base, n, 0.5, rng)
-		compactingSave(fsys, at)
+		compactingSaves(fsys, at-1, at)
 		after := crash.Crashed()
 		if after == nil {
-			expect(t, n > 10, "the compacting save made only %d mutating calls", n)
+			expect(t, n > 10, "the compacting saves made only %d mutating calls", n)
 			break
 		}
-		w, err := autosave.OpenWriter("/save", autosave.Options{FS: after, Store: storeConfig()})
+		w, err := autosave.OpenWriter("/save", autosave.Options{FS: after, Store: compactConfig()})
 		must(t, err)
 		g := int(w.Generation())
 		w.Close()
-		expect(t, g == at-1 || g == at, "crash before call %d of the compacting save: generation %d", n, g)
+		expect(t, g >= at-2 && g <= at, "crash before call %d of the compacting saves: generation %d", n, g)
 		expectRandomGeneration(t, after, g)
 	}
 }
@@ -318,7 +379,7 @@ func TestWriterCompacts(t *testing.T) {
 // chunks and world.
 func expectRandomGeneration(t *testing.T, fsys vfs.FS, want int) {
 	t.Helper()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: storeConfig()})
+	w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: compactConfig()})
 	must(t, err)
 	defer w.Close()
 	world, err := w.ReadWorld()

@@ -6,7 +6,7 @@ import "slices"
 // to a position wins. A Batch is not safe for concurrent use.
 type Batch struct {
 	chunks map[Pos]batchChunk
-	bodies map[Pos][]Body
+	bodies map[Pos]EntityBlock
 }
 
 type batchChunk struct {
@@ -29,7 +29,7 @@ type PixelSource interface {
 
 // NewBatch returns an empty batch for s.
 func (s *Store) NewBatch() *Batch {
-	return &Batch{chunks: map[Pos]batchChunk{}, bodies: map[Pos][]Body{}}
+	return &Batch{chunks: map[Pos]batchChunk{}, bodies: map[Pos]EntityBlock{}}
 }
 
 // PutChunk stores pix (ChunkSize*ChunkSize pixels, row-major) at pos. The
@@ -49,7 +49,14 @@ func (b *Batch) DeleteChunk(pos Pos) { b.chunks[pos] = batchChunk{del: true} }
 // bodies (no Shape bit set) are dropped; nil or no non-empty body removes
 // the chunk's bodies. The batch keeps the slice and what it points to
 // until Commit returns.
-func (b *Batch) PutBodies(pos Pos, bodies []Body) { b.bodies[pos] = bodies }
+func (b *Batch) PutBodies(pos Pos, bodies []Body) { b.bodies[pos] = EntityBlock{Bodies: bodies} }
+
+// PutEntities replaces what is kept with the chunk at pos besides its
+// pixels: its pixel bodies and its entity sections (see [EntityBlock]). A
+// block with no non-empty body and no section removes them. The batch keeps
+// the slices until Commit returns. PutEntities and PutBodies replace each
+// other's change at pos.
+func (b *Batch) PutEntities(pos Pos, blk EntityBlock) { b.bodies[pos] = blk }
 
 // Len returns the number of positions the batch changes (chunks and body
 // sets counted apart).

@@ -12,7 +12,8 @@ import (
 // Body records. Their layout is part of the file format; see the package
 // documentation.
 const (
-	bodyBlockHeaderSize = 8       // count u32, reserved u32
+	bodyBlockHeaderSize = 8       // body count u32, entity section count u32 (0 before entity sections)
+	sectionLenSize      = 4       // an entity section's length u32, before its bytes
 	bodyHeaderSize      = 64      // a pixel-body record's header
 	bodyCRCOff          = 60      // CRC-8 of the other 63 header bytes
 	bodyFlagsOff        = 61      // bit 0: pixels stored raw; bit 1: mask stored raw
@@ -36,6 +37,31 @@ type Body struct {
 	Extension             []byte // game-defined data, stored as is
 	_                     struct{}
 	unexportedForEquality struct{}
+}
+
+// EntityBlock is what the store keeps with a chunk besides its pixels: the
+// chunk's pixel bodies, and the entities that stand in it as entity sections
+// (package archetype's AppendEntities) that the store keeps as they are,
+// oldest first. A body and an entity of a section may be one game entity:
+// the body record holds its pixels, the section its other components, and
+// both carry its stable id; the store does not look.
+type EntityBlock struct {
+	Bodies   []Body
+	Sections [][]byte
+}
+
+// IsEmpty reports whether the block has no non-empty body and no section:
+// a chunk with such a block has nothing stored besides its pixels.
+func (b *EntityBlock) IsEmpty() bool {
+	if len(b.Sections) > 0 {
+		return false
+	}
+	for i := range b.Bodies {
+		if !b.Bodies[i].IsEmpty() {
+			return false
+		}
+	}
+	return true
 }
 
 // IsEmpty reports whether no Shape bit is set. Empty bodies are never stored.
@@ -81,8 +107,8 @@ func unpackShape(dst []bool, packed []byte) {
 }
 
 // appendBodyBlock appends the payload of a body block holding the
-// non-empty bodies to dst. Pixels are stored masked.
-func (e *encoder) appendBodyBlock(dst []byte, bodies []Body, mask uint32) []byte {
+// non-empty bodies and the entity sections to dst. Pixels are stored masked.
+func (e *encoder) appendBodyBlock(dst []byte, bodies []Body, sections [][]byte, mask uint32) []byte {
 	start := len(dst)
 	dst = grow(dst, bodyBlockHeaderSize)
 	count := 0
@@ -127,8 +153,12 @@ func (e *encoder) appendBodyBlock(dst []byte, bodies []Body, mask uint32) []byte
 		h := dst[at : at+bodyHeaderSize]
 		h[bodyCRCOff] = bodyCRC(h)
 	}
+	for _, sec := range sections {
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(sec)))
+		dst = append(dst, sec...)
+	}
 	binary.LittleEndian.PutUint32(dst[start:], uint32(count))
-	binary.LittleEndian.PutUint32(dst[start+4:], 0)
+	binary.LittleEndian.PutUint32(dst[start+4:], uint32(len(sections)))
 	return dst
 }
 
@@ -152,34 +182,51 @@ func bodyCRC(h []byte) byte {
 
 // parseBodyBlock decodes a body block payload read in the record at off.
 // Every size is checked against the bytes that remain before anything is
-// allocated.
-func parseBodyBlock(payload []byte, off int64, mask uint32) ([]Body, error) {
+// allocated. The entity sections are copies.
+func parseBodyBlock(payload []byte, off int64, mask uint32) (EntityBlock, error) {
 	base := off + recordHeaderSize
 	if len(payload) < bodyBlockHeaderSize {
-		return nil, fmt.Errorf("%w: body block at offset %d: %d bytes", ErrCorrupt, off, len(payload))
+		return EntityBlock{}, fmt.Errorf("%w: body block at offset %d: %d bytes", ErrCorrupt, off, len(payload))
 	}
 	r := readBuf(payload)
 	count := int(r.uint32())
-	if reserved := r.uint32(); reserved != 0 {
-		return nil, fmt.Errorf("%w: body block at offset %d: reserved %#x", ErrCorrupt, off, reserved)
-	}
+	nsec := int(r.uint32())
 	if count > (len(payload)-bodyBlockHeaderSize)/bodyHeaderSize {
-		return nil, fmt.Errorf("%w: body block at offset %d: %d bodies in %d bytes", ErrCorrupt, off, count, len(payload))
+		return EntityBlock{}, fmt.Errorf("%w: body block at offset %d: %d bodies in %d bytes", ErrCorrupt, off, count, len(payload))
 	}
-	bodies := make([]Body, count)
+	if nsec > (len(payload)-bodyBlockHeaderSize-count*bodyHeaderSize)/sectionLenSize {
+		return EntityBlock{}, fmt.Errorf("%w: body block at offset %d: %d entity sections in %d bytes", ErrCorrupt, off, nsec, len(payload))
+	}
+	var blk EntityBlock
+	if count > 0 {
+		blk.Bodies = make([]Body, count)
+	}
 	rest := payload[bodyBlockHeaderSize:]
-	for i := range bodies {
+	for i := range blk.Bodies {
 		at := base + int64(len(payload)-len(rest))
-		n, err := parseBody(&bodies[i], rest, at, mask)
+		n, err := parseBody(&blk.Bodies[i], rest, at, mask)
 		if err != nil {
-			return nil, err
+			return EntityBlock{}, err
 		}
 		rest = rest[n:]
 	}
-	if len(rest) != 0 {
-		return nil, fmt.Errorf("%w: body block at offset %d: %d bytes after the last body", ErrCorrupt, off, len(rest))
+	for i := range nsec {
+		at := base + int64(len(payload)-len(rest))
+		if len(rest) < sectionLenSize {
+			return EntityBlock{}, fmt.Errorf("%w: entity section %d at offset %d: %d bytes left for its length", ErrCorrupt, i, at, len(rest))
+		}
+		n := uint64(binary.LittleEndian.Uint32(rest))
+		if n > uint64(len(rest)-sectionLenSize) {
+			return EntityBlock{}, fmt.Errorf("%w: entity section %d at offset %d: %d bytes, %d left", ErrCorrupt, i, at, n, len(rest)-sectionLenSize)
+		}
+		// A copy: the payload may be a read buffer that is used again.
+		blk.Sections = append(blk.Sections, append(make([]byte, 0, n), rest[sectionLenSize:sectionLenSize+n]...))
+		rest = rest[sectionLenSize+n:]
 	}
-	return bodies, nil
+	if len(rest) != 0 {
+		return EntityBlock{}, fmt.Errorf("%w: body block at offset %d: %d bytes after the last body and section", ErrCorrupt, off, len(rest))
+	}
+	return blk, nil
 }
 
 // parseBody decodes one body at the front of b (read at off) into body and

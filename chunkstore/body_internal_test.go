@@ -2,6 +2,8 @@ package chunkstore
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"testing"
 )
 
@@ -27,7 +29,7 @@ func TestBodyHeaderLayout(t *testing.T) {
 	e := &encoder{}
 	b := Body{ID: 0x0102030405060708, Width: 3, Height: 2, OriginX: -1, OriginY: 2,
 		Pixels: []uint32{1, 2, 3, 4, 5, 6}, Shape: []bool{true, false, true, true, true, false}, Extension: []byte{9, 9}}
-	payload := e.appendBodyBlock(nil, []Body{b}, ^uint32(0))
+	payload := e.appendBodyBlock(nil, []Body{b}, nil, ^uint32(0))
 	h := payload[bodyBlockHeaderSize : bodyBlockHeaderSize+bodyHeaderSize]
 	if h[0] != 0x08 || h[7] != 0x01 {
 		t.Fatalf("id not little-endian at 0: % x", h[:8])
@@ -41,8 +43,39 @@ func TestBodyHeaderLayout(t *testing.T) {
 	if h[bodyCRCOff] != bodyCRC(h) {
 		t.Fatal("crc8 at 60")
 	}
-	got, err := parseBodyBlock(payload, 0, ^uint32(0))
-	if err != nil || len(got) != 1 || got[0].ID != b.ID || !bytes.Equal(got[0].Extension, b.Extension) {
+	blk, err := parseBodyBlock(payload, 0, ^uint32(0))
+	got := blk.Bodies
+	if err != nil || len(got) != 1 || got[0].ID != b.ID || !bytes.Equal(got[0].Extension, b.Extension) || blk.Sections != nil {
 		t.Fatalf("%v %+v", err, got)
+	}
+}
+
+// Entity sections follow the bodies, each as its length and its bytes, and come back as they
+// were; a block of sections alone is no empty block.
+func TestBodyBlockSections(t *testing.T) {
+	e := &encoder{}
+	b := Body{ID: 5, Width: 1, Height: 1, Pixels: []uint32{7}, Shape: []bool{true}}
+	secs := [][]byte{[]byte("first"), {}, []byte("third one")}
+	payload := e.appendBodyBlock(nil, []Body{b}, secs, ^uint32(0))
+	if n := binary.LittleEndian.Uint32(payload[4:]); n != 3 {
+		t.Fatalf("section count at 4: %d", n)
+	}
+	blk, err := parseBodyBlock(payload, 0, ^uint32(0))
+	if err != nil || len(blk.Bodies) != 1 || len(blk.Sections) != 3 {
+		t.Fatalf("%v %+v", err, blk)
+	}
+	for i := range secs {
+		if !bytes.Equal(blk.Sections[i], secs[i]) {
+			t.Fatalf("section %d: %q", i, blk.Sections[i])
+		}
+	}
+	alone := EntityBlock{Sections: secs[:1]}
+	if alone.IsEmpty() || (&EntityBlock{Bodies: []Body{{Shape: []bool{false}}}}).IsEmpty() == false {
+		t.Fatal("IsEmpty")
+	}
+	for cut := bodyBlockHeaderSize; cut < len(payload); cut++ {
+		if _, err := parseBodyBlock(payload[:cut], 0, ^uint32(0)); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
 	}
 }

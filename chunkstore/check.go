@@ -4,16 +4,21 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
 	"slices"
 
 	"github.com/arksave/arksave/vfs"
 )
 
-// Check reads the whole file and reports every problem it finds, not only
-// the first: damaged header slots (a slot never written is not a problem),
-// damaged page-table records and entries, damaged records anywhere in the
-// data region (live or dead), and live records that do not decode. It runs
-// beside readers but waits for a running commit.
+// Check reads the whole store and reports every problem it finds, not
+// only the first: damaged header slots (a slot never written is not a
+// problem), data files of the generation that are missing, cut short or not
+// the store's, damaged page-table records and entries, damaged records
+// anywhere in the files of the generation (live or dead), and live records
+// that do not decode. It runs beside readers but waits for a running
+// commit. A problem in a data file names it (Problem.File) and its offset
+// in it.
 func (s *Store) Check() Report {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -22,7 +27,8 @@ func (s *Store) Check() Report {
 		r.add(SectionHeader, 0, ErrClosed)
 		return r
 	}
-	size, err := s.f.Size()
+	main := s.files.main()
+	size, err := main.Size()
 	if err != nil {
 		r.add(SectionHeader, 0, err)
 		return r
@@ -30,7 +36,7 @@ func (s *Store) Check() Report {
 
 	// Header slots.
 	slots := make([]byte, min(size, dataStart))
-	if n, err := s.f.ReadAt(slots, 0); n < len(slots) {
+	if n, err := main.ReadAt(slots, 0); n < len(slots) {
 		r.add(SectionHeader, 0, err)
 	}
 	for i := range slotCount {
@@ -43,12 +49,16 @@ func (s *Store) Check() Report {
 		}
 	}
 
+	// The files of the generation.
+	files := s.Files()
+	s.checkFilesInto(&r, files)
+
 	// The page table of the committed generation.
 	inChain := map[int64]bool{}
 	var buf []byte
 	for off, n := s.hdr.root, 0; off != 0 && n < 1<<20; n++ {
 		inChain[off] = true
-		h, rec, err := readTableRecord(s.f, off, size, buf)
+		h, rec, err := s.readTableRecord(off, buf)
 		buf = rec
 		if err != nil && rec == nil {
 			r.add(SectionTable, off, err)
@@ -73,20 +83,31 @@ func (s *Store) Check() Report {
 		off = t.prev
 	}
 
-	// Every record in the data region.
+	// Every record in the files of the generation, up to where the next
+	// commit appends.
 	damaged := map[int64]scanEvent{}
 	var order []int64
-	err = scanRecords(s.f, dataStart, min(size, s.w), func(ev scanEvent) bool {
-		r.Records++
-		if ev.bad != nil {
-			ev.rec = nil
-			damaged[ev.off] = ev
-			order = append(order, ev.off)
+	for _, fs := range files {
+		f, err := s.file(fs.Number)
+		if err != nil {
+			continue // reported with the files
 		}
-		return true
-	})
-	if err != nil {
-		r.add(SectionRecord, dataStart, err)
+		end := storeOffset(fs.Number, min(fs.Size, localMask))
+		if fs.Number == fileOf(s.w) {
+			end = min(end, s.w)
+		}
+		err = scanRecords(f, storeOffset(fs.Number, firstRecord(fs.Number)), end, func(ev scanEvent) bool {
+			r.Records++
+			if ev.bad != nil {
+				ev.rec = nil
+				damaged[ev.off] = ev
+				order = append(order, ev.off)
+			}
+			return true
+		})
+		if err != nil {
+			r.add(SectionRecord, storeOffset(fs.Number, firstRecord(fs.Number)), err)
+		}
 	}
 
 	// Every live record decodes.
@@ -135,21 +156,53 @@ func (s *Store) Check() Report {
 		r.add(SectionHeader, slotOffset(s.hdr.generation), fmt.Errorf("%w: header counts %d chunks, the page table %d", ErrCorrupt, s.hdr.chunkCount, n))
 	}
 	slices.SortStableFunc(r.Problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
+	return s.localize(r)
+}
+
+// checkFilesInto reports the files of the generation that are missing, cut
+// short (shorter than the records the generation uses in them) or not the
+// store's (a damaged header, another store's, another number).
+func (s *Store) checkFilesInto(r *Report, files []FileStats) {
+	s.mu.RLock()
+	ends := s.ends
+	s.mu.RUnlock()
+	for _, f := range files {
+		switch {
+		case f.Err != nil:
+			r.Problems = append(r.Problems, Problem{File: f.Name, Section: SectionFile, Offset: -1, Err: f.Err})
+		case storeOffset(f.Number, f.Size) < ends[f.Number]:
+			r.Problems = append(r.Problems, Problem{File: f.Name, Section: SectionFile, Offset: f.Size,
+				Err: fmt.Errorf("%w: %s ends after %d bytes, the generation's records run to %d: %w",
+					ErrCorrupt, f.Name, f.Size, localOf(ends[f.Number]), io.ErrUnexpectedEOF)})
+		}
+	}
+}
+
+// localize names the data file of each problem at a store offset in one
+// (Problem.File) and makes its offset the offset within that file.
+func (s *Store) localize(r Report) Report {
+	r.Problems = slices.Clone(r.Problems)
+	for i := range r.Problems {
+		p := &r.Problems[i]
+		if p.File == "" && p.Offset >= 0 && fileOf(p.Offset) != 0 {
+			p.File = filepath.Base(s.files.name(fileOf(p.Offset)))
+			p.Offset = localOf(p.Offset)
+		}
+	}
 	return r
 }
 
 // checkEntry reads and fully decodes the record of one entry.
 func (s *Store) checkEntry(e Entry, sc *readScratch, dst []uint32) error {
-	h, rec, err := readRecord(s.f, e.Handle, sc.rec)
-	sc.rec = rec
+	h, rec, err := s.read(e.Handle, sc.rec)
+	if rec != nil {
+		sc.rec = rec
+	}
 	if err != nil {
 		return err
 	}
 	if RecordKind(e.Type) != h.kind {
-		return fmt.Errorf("%w: %s at offset %d where the index expects a %s record", ErrCorrupt, h.kind, e.Handle.Offset, e.Type)
-	}
-	if h.kind != RecordFull && recordKeyPos(h.key) != e.Pos {
-		return fmt.Errorf("%w: %s at offset %d holds chunk %v", ErrCorrupt, h.kind, e.Handle.Offset, recordKeyPos(h.key))
+		return fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.Handle.Offset), e.Type)
 	}
 	switch e.Type {
 	case Full:
@@ -200,8 +253,10 @@ func CheckFile(fsys vfs.FS, path string) Report {
 	r := s.Check()
 	open := s.OpenReport()
 	r.Problems = append(open.Problems, r.Problems...)
-	slices.SortStableFunc(r.Problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
+	slices.SortStableFunc(r.Problems, func(a, b Problem) int { return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Offset, b.Offset)) })
 	// Opening and checking both see a damaged header slot: report it once.
-	r.Problems = slices.CompactFunc(r.Problems, func(a, b Problem) bool { return a.Offset == b.Offset && a.Section == b.Section })
+	r.Problems = slices.CompactFunc(r.Problems, func(a, b Problem) bool {
+		return a.File == b.File && a.Offset == b.Offset && a.Section == b.Section
+	})
 	return r
 }

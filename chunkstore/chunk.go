@@ -204,7 +204,7 @@ func (e *encoder) seal(kind RecordKind, pos Pos, raw []byte) []byte {
 func (cc *chunkCodec) decodeFull(h recordHeader, rec []byte, off int64, dst []uint32, scratch []byte) ([]byte, error) {
 	want := 4 * cc.npix
 	if int(h.raw) != want {
-		return scratch, fmt.Errorf("%w: full chunk at offset %d: %d bytes, want %d", ErrCorrupt, off, h.raw, want)
+		return scratch, fmt.Errorf("%w: full chunk at %v: %d bytes, want %d", ErrCorrupt, loc(off), h.raw, want)
 	}
 	if nativeLE && h.codec == codecLZ4 {
 		if _, err := payloadOf(h, rec, off, want, pixelBytes(dst)); err != nil {
@@ -228,15 +228,15 @@ func (cc *chunkCodec) decodeFull(h recordHeader, rec []byte, off int64, dst []ui
 // entry count.
 func (cc *chunkCodec) checkDelta(raw []byte, off int64) (int, error) {
 	if len(raw) < deltaCountSize {
-		return 0, fmt.Errorf("%w: delta chunk at offset %d: %d bytes", ErrCorrupt, off, len(raw))
+		return 0, fmt.Errorf("%w: delta chunk at %v: %d bytes", ErrCorrupt, loc(off), len(raw))
 	}
 	count := int(binary.LittleEndian.Uint32(raw))
 	if count == 0 || count > cc.npix || len(raw) != deltaCountSize+deltaEntrySize*count {
-		return 0, fmt.Errorf("%w: delta chunk at offset %d: %d entries in %d bytes", ErrCorrupt, off, count, len(raw))
+		return 0, fmt.Errorf("%w: delta chunk at %v: %d entries in %d bytes", ErrCorrupt, loc(off), count, len(raw))
 	}
 	for i, at := 0, deltaCountSize; i < count; i, at = i+1, at+deltaEntrySize {
 		if idx := int(raw[at]) | int(raw[at+1])<<8 | int(raw[at+2])<<16; idx >= cc.npix {
-			return 0, fmt.Errorf("%w: delta chunk at offset %d: entry %d at pixel %d of %d", ErrCorrupt, off, i, idx, cc.npix)
+			return 0, fmt.Errorf("%w: delta chunk at %v: entry %d at pixel %d of %d", ErrCorrupt, loc(off), i, idx, cc.npix)
 		}
 	}
 	return count, nil

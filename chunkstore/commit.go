@@ -31,6 +31,7 @@ type CommitStats struct {
 	BodyBlocks   int           // body blocks written
 	BodyRemovals int           // body sets removed
 	Checkpoint   bool          // the page table was written whole, not as a journal segment
+	DataFiles    int           // data files the commit started (it passed the data file size)
 	MergedLevel  int           // > 0: the journal segment merged earlier segments up to this level
 	RecordBytes  int64         // bytes of chunk and body records written
 	TableBytes   int64         // bytes of the page-table record written
@@ -58,20 +59,52 @@ func (m mutation) entry() tableEntry {
 	return e
 }
 
-// commitWriter appends a commit's records after the committed end, in
-// pieces.
+// commitWriter appends records at a store offset in pieces, starting the
+// next data file when a record would take the current one past the data
+// file size (a record larger than that gets a data file of its own).
 type commitWriter struct {
-	f        vfs.File
+	files    *fileSet
+	id       header // the store's identity, for new data files' headers
+	limit    int64  // data file size
+	cur      vfs.File
 	buf      []byte
-	flushed  int64 // bytes before this offset are written
+	flushed  int64 // store offset: bytes before it are written
 	wrote    int64
+	written  []uint32 // data files written to, to sync
+	created  []uint32 // data files created
 	dictAdds map[uint64]Handle
 	err      error
 }
 
+func newCommitWriter(files *fileSet, id header, limit, at int64) *commitWriter {
+	return &commitWriter{files: files, id: id, limit: limit, flushed: at, dictAdds: map[uint64]Handle{}}
+}
+
 func (cw *commitWriter) end() int64 { return cw.flushed + int64(len(cw.buf)) }
 
+// append adds rec and returns its handle (zero after an error, which
+// cw.err keeps).
 func (cw *commitWriter) append(rec []byte) Handle {
+	if cw.err != nil {
+		return Handle{}
+	}
+	end := cw.end()
+	n, local := fileOf(end), localOf(end)
+	full := local > dataHeaderSize && local+int64(len(rec)) > cw.limit
+	switch {
+	case cw.cur == nil && full:
+		cw.seal(end)
+		cw.open(n + 1)
+	case cw.cur == nil:
+		cw.open(n)
+	case full:
+		cw.flush()
+		cw.seal(cw.flushed)
+		cw.open(n + 1)
+	}
+	if cw.err != nil {
+		return Handle{}
+	}
 	h := Handle{cw.end(), uint32(len(rec))}
 	cw.buf = append(cw.buf, rec...)
 	if len(cw.buf) >= commitFlushBytes {
@@ -80,26 +113,118 @@ func (cw *commitWriter) append(rec []byte) Handle {
 	return h
 }
 
+// open makes data file n the one appended to: a new file when nothing has
+// been written to it yet (its header just written), else the existing one
+// (after a reopen, the newest data file).
+func (cw *commitWriter) open(n uint32) {
+	if cw.err != nil {
+		return
+	}
+	if n == 0 || n > MaxDataFiles {
+		cw.err = fmt.Errorf("chunkstore: no data file after %d: the store has reached its last one", n-1)
+		return
+	}
+	at := cw.flushed
+	if fileOf(at) != n || localOf(at) <= dataHeaderSize {
+		f, err := cw.files.create(n, cw.id)
+		if err != nil {
+			cw.err = fmt.Errorf("create %s: %w", filepath.Base(cw.files.name(n)), err)
+			return
+		}
+		cw.cur, cw.flushed = f, storeOffset(n, dataHeaderSize)
+		cw.created = append(cw.created, n)
+		cw.written = append(cw.written, n)
+		cw.wrote += dataHeaderSize
+		return
+	}
+	f, err := cw.files.get(n)
+	if err != nil {
+		cw.err = err
+		return
+	}
+	cw.cur = f
+}
+
+// seal ends the data file that end is in at end, when the file is longer
+// (the records of a commit that failed and could not be taken back): the
+// next file starts, and nothing after end in this one must look like a
+// record of the store.
+func (cw *commitWriter) seal(end int64) {
+	if cw.err != nil || localOf(end) <= dataHeaderSize {
+		return
+	}
+	n := fileOf(end)
+	f, err := cw.files.get(n)
+	if err != nil {
+		cw.err = err
+		return
+	}
+	size, err := f.Size()
+	if err == nil && size > localOf(end) {
+		if err = f.Truncate(localOf(end)); err == nil && (len(cw.written) == 0 || cw.written[len(cw.written)-1] != n) {
+			cw.written = append(cw.written, n)
+		}
+	}
+	if err != nil {
+		cw.err = err
+	}
+}
+
 func (cw *commitWriter) flush() {
 	if cw.err != nil || len(cw.buf) == 0 {
 		return
 	}
-	if err := writeAll(cw.f, cw.buf, cw.flushed); err != nil {
+	if err := writeAll(cw.cur, cw.buf, localOf(cw.flushed)); err != nil {
 		cw.err = err
 		return
+	}
+	if n := fileOf(cw.flushed); len(cw.written) == 0 || cw.written[len(cw.written)-1] != n {
+		cw.written = append(cw.written, n)
 	}
 	cw.wrote += int64(len(cw.buf))
 	cw.flushed += int64(len(cw.buf))
 	cw.buf = cw.buf[:0]
 }
 
-// record returns the bytes of a record of this commit or of the file.
+// sync flushes and makes everything written durable: each data file
+// written to, and the directory when a data file was created. It returns
+// the fsyncs issued.
+func (cw *commitWriter) sync(fsys vfs.FS) (int, error) {
+	cw.flush()
+	if cw.err != nil {
+		return 0, cw.err
+	}
+	syncs := 0
+	for _, n := range cw.written {
+		f, err := cw.files.get(n)
+		if err == nil {
+			syncs++
+			err = f.Sync()
+		}
+		if err != nil {
+			return syncs, fmt.Errorf("sync %s: %w", filepath.Base(cw.files.name(n)), err)
+		}
+	}
+	if len(cw.created) > 0 {
+		syncs++
+		if err := fsys.SyncDir(filepath.Dir(cw.files.path)); err != nil {
+			return syncs, fmt.Errorf("sync directory: %w", err)
+		}
+	}
+	return syncs, nil
+}
+
+// record returns the bytes of a record of this commit or of the store.
 func (cw *commitWriter) record(h Handle) ([]byte, error) {
 	if h.Offset >= cw.flushed {
 		at := h.Offset - cw.flushed
 		return cw.buf[at : at+int64(h.Length)], nil
 	}
-	_, rec, err := readRecord(cw.f, h, nil)
+	f, err := cw.files.get(h.File())
+	if err != nil {
+		return nil, err
+	}
+	_, rec, err := readRecord(f, h, nil)
 	return rec, err
 }
 
@@ -120,19 +245,7 @@ func (s *Store) Commit(b *Batch) (CommitStats, error) {
 	defer s.wmu.Unlock()
 	start := time.Now()
 	st := CommitStats{Generation: s.hdr.generation + 1}
-	if err := s.writable(); err != nil {
-		return st, err
-	}
-	if s.hdr.generation >= maxGeneration {
-		return st, fmt.Errorf("chunkstore: commit: generation %d is the last", s.hdr.generation)
-	}
-	if s.needDirSync {
-		if err := s.cfg.FS.SyncDir(filepath.Dir(s.path)); err != nil {
-			return st, fmt.Errorf("chunkstore: commit: sync directory: %w", err)
-		}
-		s.needDirSync = false
-	}
-	undo, err := s.mark()
+	undo, err := s.begin()
 	if err != nil {
 		return st, fmt.Errorf("chunkstore: commit: %w", err)
 	}
@@ -143,18 +256,50 @@ func (s *Store) Commit(b *Batch) (CommitStats, error) {
 	return st, err
 }
 
+// begin checks that a commit may run and marks the files, so that a
+// failed one is taken back. The caller holds wmu.
+func (s *Store) begin() (Mark, error) {
+	if err := s.writable(); err != nil {
+		return Mark{}, err
+	}
+	if s.hdr.generation >= maxGeneration {
+		return Mark{}, fmt.Errorf("generation %d is the last", s.hdr.generation)
+	}
+	if s.needDirSync {
+		if err := s.cfg.FS.SyncDir(filepath.Dir(s.path)); err != nil {
+			return Mark{}, fmt.Errorf("sync directory: %w", err)
+		}
+		s.needDirSync = false
+	}
+	return s.mark()
+}
+
 func (s *Store) commit(b *Batch, st CommitStats, start time.Time) (CommitStats, error) {
-	cw := &commitWriter{f: s.f, flushed: s.w, dictAdds: map[uint64]Handle{}}
+	cw := s.newWriter()
 	muts, err := s.writeRecords(b, cw, &st)
 	if err != nil {
 		return st, err
 	}
+	return s.finish(cw, muts, nil, nil, st, start)
+}
+
+// newWriter returns a writer that appends where the next commit goes.
+func (s *Store) newWriter() *commitWriter {
+	return newCommitWriter(s.files, s.hdr, s.cfg.DataFileSize, s.w)
+}
+
+// finish completes a commit whose records cw holds: it appends the
+// page-table record for muts (replacing the chain records in the files
+// evict empties, when not nil), syncs what it wrote, writes the header slot
+// of the next generation, syncs it and publishes.
+func (s *Store) finish(cw *commitWriter, muts []mutation, evict map[uint32]bool, moved map[Handle]Handle, st CommitStats, start time.Time) (CommitStats, error) {
 	h := s.hdr
+	h.version = formatVersion // a commit writes the current format, whatever it opened
 	h.generation++
 	h.modified = time.Now().Unix()
 	h.genVersion = s.cfg.generatorVersion()
 	h.chunkCount = uint32(s.chunks.Len() + chunkDelta(s, muts))
-	plan, err := s.planTable(muts)
+	plan, err := s.planTable(muts, evict)
 	if err != nil {
 		return st, err
 	}
@@ -168,31 +313,35 @@ func (s *Store) commit(b *Batch, st CommitStats, start time.Time) (CommitStats, 
 		st.Checkpoint = plan.kind == RecordCheckpoint
 		st.MergedLevel = int(plan.level)
 	}
-	cw.flush()
-	if cw.err != nil {
-		return st, fmt.Errorf("chunkstore: commit: write records: %w", cw.err)
+	syncs, err := cw.sync(s.cfg.FS)
+	st.Syncs += syncs
+	if err != nil {
+		return st, fmt.Errorf("chunkstore: commit: write records: %w", err)
 	}
-	if cw.wrote > 0 {
-		st.Syncs++
-		if err := s.f.Sync(); err != nil {
-			return st, fmt.Errorf("chunkstore: commit: sync records: %w", err)
-		}
-	}
+	st.DataFiles = len(cw.created)
 	// From here on the records are durable and a header slot may name
 	// them: never write over them again.
-	s.w = cw.end()
+	s.setAppend(cw.end())
 	hb := h.marshal()
-	if err := writeAll(s.f, hb[:], slotOffset(h.generation)); err != nil {
+	main := s.files.main()
+	if err := writeAll(main, hb[:], slotOffset(h.generation)); err != nil {
 		return st, fmt.Errorf("chunkstore: commit: write header slot: %w", err)
 	}
 	st.Syncs++
-	if err := s.f.Sync(); err != nil {
+	if err := main.Sync(); err != nil {
 		return st, fmt.Errorf("chunkstore: commit: sync header slot: %w", err)
 	}
 	st.BytesWritten = cw.wrote + headerSize
-	s.publish(h, muts, plan, cw)
+	s.publish(h, muts, plan, cw, moved)
 	st.Duration = time.Since(start)
 	return st, nil
+}
+
+// setAppend moves where the next commit appends.
+func (s *Store) setAppend(w int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.w = w
 }
 
 func (s *Store) writable() error {
@@ -230,6 +379,7 @@ type workItem struct {
 	pos    Pos
 	chunk  batchChunk
 	bodies []Body
+	secs   [][]byte // entity sections kept with the bodies
 	isBody bool
 
 	res chunkResult
@@ -245,7 +395,7 @@ func (s *Store) writeRecords(b *Batch, cw *commitWriter, st *CommitStats) ([]mut
 		items = append(items, workItem{pos: p, chunk: b.chunks[p]})
 	}
 	for _, p := range sortedPos(b.bodies) {
-		items = append(items, workItem{pos: p, bodies: b.bodies[p], isBody: true})
+		items = append(items, workItem{pos: p, bodies: b.bodies[p].Bodies, secs: b.bodies[p].Sections, isBody: true})
 	}
 	for i := range items {
 		if it := &items[i]; it.isBody {
@@ -299,9 +449,7 @@ func (s *Store) place(it *workItem, cw *commitWriter, st *CommitStats) (mutation
 		return m, true
 	case it.isBody:
 		st.BodyBlocks++
-		m.v = ival{h: cw.append(it.rec), typ: BodyBlock}
-		st.RecordBytes += int64(len(it.rec))
-		return m, true
+		m.v.typ = BodyBlock
 	case it.chunk.del || it.res.remove:
 		if it.chunk.del {
 			st.Deleted++
@@ -314,35 +462,57 @@ func (s *Store) place(it *workItem, cw *commitWriter, st *CommitStats) (mutation
 		st.Empty++
 		m.v = ival{typ: Empty}
 		return m, !had || cur.typ != Empty
-	}
-	if it.res.typ == Full {
+	case it.res.typ == Full:
 		st.Full++
-	} else {
+		m.v.typ = Full
+	default:
 		st.Delta++
+		m.v.typ = Delta
 	}
-	m.v.typ = it.res.typ
-	if sharable(RecordKind(it.res.typ), len(it.rec)) {
-		hash := s.dict.hash(it.rec)
-		h, ok := cw.dictAdds[hash]
-		if !ok {
-			h, ok = s.dict.byHash[hash]
-		}
-		if ok {
-			if old, err := cw.record(h); err == nil && samePayload(old, it.rec) {
-				st.Shared++
-				m.v.h = h
-				return m, !had || cur != m.v
-			}
-		}
-		m.v.h = cw.append(it.rec)
-		if _, taken := cw.dictAdds[hash]; !taken && len(s.dict.byHash)+len(cw.dictAdds) < dictMaxEntries {
-			cw.dictAdds[hash] = m.v.h
-		}
-	} else {
-		m.v.h = cw.append(it.rec)
+	var shared bool
+	m.v.h, shared = s.put(it.rec, cw, st)
+	if shared {
+		return m, !had || cur != m.v
 	}
-	st.RecordBytes += int64(len(it.rec))
 	return m, true
+}
+
+// dictTakes reports whether the chunk dictionary shares rec.
+func (s *Store) dictTakes(rec []byte) bool {
+	kind := RecordKind(rec[16])
+	switch s.cfg.Dictionary {
+	case DictionaryOff:
+		return false
+	case DictionarySmallFull:
+		return kind == RecordFull && len(rec) <= smallFullRecord
+	}
+	return sharable(kind)
+}
+
+// put appends rec, or returns an identical record the store or this
+// commit holds (the chunk dictionary) and true.
+func (s *Store) put(rec []byte, cw *commitWriter, st *CommitStats) (Handle, bool) {
+	if !s.dictTakes(rec) {
+		st.RecordBytes += int64(len(rec))
+		return cw.append(rec), false
+	}
+	hash := s.dict.hash(rec)
+	h, ok := cw.dictAdds[hash]
+	if !ok {
+		h, ok = s.dict.byHash[hash]
+	}
+	if ok {
+		if old, err := cw.record(h); err == nil && samePayload(old, rec) {
+			st.Shared++
+			return h, true
+		}
+	}
+	h = cw.append(rec)
+	if _, taken := cw.dictAdds[hash]; !taken && !h.IsZero() && len(s.dict.byHash)+len(cw.dictAdds) < dictMaxEntries {
+		cw.dictAdds[hash] = h
+	}
+	st.RecordBytes += int64(len(rec))
+	return h, false
 }
 
 // encodeParallel encodes items on up to Options.Workers goroutines.
@@ -390,16 +560,10 @@ func (s *Store) encodeParallel(items []workItem) {
 
 func (s *Store) encodeItem(e *encoder, it *workItem) {
 	if it.isBody {
-		nonEmpty := 0
-		for i := range it.bodies {
-			if !it.bodies[i].IsEmpty() {
-				nonEmpty++
-			}
-		}
-		if nonEmpty == 0 {
+		if blk := (EntityBlock{Bodies: it.bodies, Sections: it.secs}); blk.IsEmpty() {
 			return
 		}
-		rec := e.appendBodyBlock(make([]byte, recordHeaderSize, 4096), it.bodies, s.cc.mask)
+		rec := e.appendBodyBlock(make([]byte, recordHeaderSize, 4096), it.bodies, it.secs, s.cc.mask)
 		sealRecord(rec, RecordBodies, codecNone, it.pos.recordKey(), uint32(len(rec)-recordHeaderSize))
 		it.rec = rec
 		return
@@ -444,8 +608,12 @@ type tkey struct {
 // journal has grown past CheckpointRatio of it (or after a rebuild); else a
 // journal segment of the changes, merged with the newest segments when
 // journalFanIn of them share a level, so that opening reads few segments.
-func (s *Store) planTable(muts []mutation) (*tablePlan, error) {
-	if len(muts) == 0 && !s.needCheckpoint {
+//
+// evict, when not nil, names the data files a compaction empties: a
+// checkpoint in one of them makes the commit write a checkpoint, journal
+// segments in them are merged with every newer one into one segment.
+func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, error) {
+	if len(muts) == 0 && !s.needCheckpoint && len(evict) == 0 {
 		return nil, nil
 	}
 	overlay := make(map[tkey]mutation, len(muts))
@@ -464,7 +632,7 @@ func (s *Store) planTable(muts []mutation) (*tablePlan, error) {
 		}
 	}
 	limit := max(minCheckpointJournal, int(s.cfg.CheckpointRatio*float64(post)))
-	if s.needCheckpoint || s.journalEntries+len(muts) > limit {
+	if s.needCheckpoint || s.journalEntries+len(muts) > limit || !s.ckpt.IsZero() && evict[s.ckpt.File()] {
 		return s.planCheckpoint(overlay, post), nil
 	}
 	level, k := 0, 0
@@ -482,6 +650,20 @@ func (s *Store) planTable(muts []mutation) (*tablePlan, error) {
 		}
 		k += journalFanIn - 1
 		level++
+	}
+	for i, sg := range s.chain {
+		if evict[sg.h.File()] {
+			if len(s.chain)-i > k {
+				k = len(s.chain) - i
+				for _, old := range s.chain[i:] {
+					level = max(level, int(old.level))
+				}
+			}
+			break
+		}
+	}
+	if k == 0 && len(muts) == 0 {
+		return nil, nil
 	}
 	plan := &tablePlan{kind: RecordJournal, level: uint8(level), merged: k, prev: s.ckpt.Offset}
 	if n := len(s.chain) - k; n > 0 {
@@ -503,7 +685,7 @@ func (s *Store) planTable(muts []mutation) (*tablePlan, error) {
 	}
 	var buf []byte
 	for _, sg := range s.chain[len(s.chain)-k:] {
-		_, rec, err := readRecord(s.f, sg.h, buf)
+		_, rec, err := s.read(sg.h, buf)
 		if err != nil {
 			return s.planCheckpoint(overlay, post), nil
 		}
@@ -557,15 +739,19 @@ func (s *Store) planCheckpoint(overlay map[tkey]mutation, post int) *tablePlan {
 	return plan
 }
 
-// publish makes a durable commit visible to readers.
-func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWriter) {
+// publish makes a durable commit visible to readers. moved maps the
+// records a compaction copied to their copies.
+func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWriter, moved map[Handle]Handle) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for hash, dh := range cw.dictAdds {
-		s.dict.byHash[hash] = dh
 		if _, ok := s.dict.refs[dh.Offset]; !ok {
-			s.dict.refs[dh.Offset] = 0
+			s.dict.refs[dh.Offset] = dictRef{hash: hash}
 		}
+		s.dict.byHash[hash] = dh
+	}
+	for from, to := range moved {
+		s.dict.move(from, to)
 	}
 	for _, m := range muts {
 		ix := s.chunks
@@ -578,13 +764,17 @@ func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWr
 			old, had = ix.del(m.key)
 		} else {
 			old, had = ix.set(m.key, m.v)
-			s.ref(m.v, m.body)
+			s.ref(m.key, m.v, m.body)
+			if !m.v.h.IsZero() {
+				s.ends[m.v.h.File()] = max(s.ends[m.v.h.File()], m.v.h.end())
+			}
 		}
 		if had {
-			s.unref(old, m.body)
+			s.unref(m.key, old, m.body)
 		}
 	}
 	if plan != nil {
+		s.ends[plan.h.File()] = max(s.ends[plan.h.File()], plan.h.end())
 		sg := segment{h: plan.h, level: plan.level, count: len(plan.entries)}
 		if plan.kind == RecordCheckpoint {
 			s.ckpt, s.chain, s.journalEntries = plan.h, nil, 0
@@ -601,36 +791,29 @@ func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWr
 }
 
 // ref and unref keep the counters and live bytes as index entries come and go.
-func (s *Store) ref(v ival, body bool) {
+func (s *Store) ref(key uint64, v ival, body bool) {
 	if !body {
 		s.counts[v.typ]++
 	}
 	if v.h.IsZero() {
 		return
 	}
-	if r, ok := s.dict.refs[v.h.Offset]; ok {
-		if r == 0 {
-			s.liveData += int64(v.h.Length)
-		}
-		s.dict.refs[v.h.Offset] = r + 1
-		return
+	if s.dict.add(v.h, tkey{key, body}) {
+		s.live[v.h.File()] += int64(v.h.Length)
 	}
-	s.liveData += int64(v.h.Length)
 }
 
-func (s *Store) unref(v ival, body bool) {
+func (s *Store) unref(key uint64, v ival, body bool) {
 	if !body {
 		s.counts[v.typ]--
 	}
 	if v.h.IsZero() {
 		return
 	}
-	if r, ok := s.dict.refs[v.h.Offset]; ok {
-		if r == 1 {
-			s.liveData -= int64(v.h.Length)
+	if s.dict.drop(v.h, tkey{key, body}) {
+		n := v.h.File()
+		if s.live[n] -= int64(v.h.Length); s.live[n] <= 0 {
+			delete(s.live, n)
 		}
-		s.dict.refs[v.h.Offset] = max(0, r-1)
-		return
 	}
-	s.liveData -= int64(v.h.Length)
 }

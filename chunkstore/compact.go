@@ -1,79 +1,335 @@
 package chunkstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"time"
-
-	"github.com/arksave/arksave/vfs"
 )
 
-// minCompactionDead keeps NeedsCompaction quiet for tiny files.
+// minCompactionDead keeps NeedsCompaction quiet for tiny stores: below this
+// many dead bytes a data file is not worth rewriting.
 const minCompactionDead = 16 << 10
 
-// minDead is the dead space below which compaction is not worth a new file:
-// four raw chunks' worth (4 MiB for 512x512 chunks). A small world whose
-// few chunks are saved over and over would otherwise pass the threshold and
-// be rewritten every other save.
-func (s *Store) minDead() int64 {
-	return max(minCompactionDead, 4*int64(s.cc.npix)*pixelSize)
+// CompactStats describes what a compaction did.
+type CompactStats struct {
+	Generation uint64   // the generation the compaction committed
+	Files      []uint32 // the files it emptied: no record of the generation is in them any more
+	Moved      int64    // bytes of live records copied into the newest data file
+	Freed      int64    // bytes of the emptied files: what removing them gives back
+	Dropped    int      // damaged records dropped (their chunks read as generated; OpenReport lists them)
+	Commit     CommitStats
 }
 
-// NeedsCompaction reports whether dead bytes exceed CompactionThreshold of
-// the file and amount to at least four raw chunks.
+// candidates returns the files file-by-file compaction may empty, with
+// their stats: every data file, and the store file while it holds records
+// of the generation (a store of format 1: its records move to data files;
+// its space is given back only by Compact or CompactTo).
+func (s *Store) candidates() []FileStats {
+	files := s.Files()
+	s.mu.RLock()
+	mainLive := s.live[0] > 0 || s.ckpt.File() == 0 && !s.ckpt.IsZero()
+	for _, sg := range s.chain {
+		mainLive = mainLive || sg.h.File() == 0
+	}
+	s.mu.RUnlock()
+	return slices.DeleteFunc(files, func(f FileStats) bool { return f.Number == 0 && !mainLive })
+}
+
+// NeedsCompaction reports whether the dead bytes of the data files exceed
+// CompactionThreshold of their size (and amount to at least 16 KiB all
+// together): a compaction (CompactNext) then pays.
 func (s *Store) NeedsCompaction() bool {
-	st := s.Stats()
-	return st.DeadBytes >= s.minDead() && float64(st.DeadBytes) > s.cfg.CompactionThreshold*float64(st.FileSize)
+	_, ok := s.nextCompaction()
+	return ok
 }
 
-// Compact rewrites the store with only its live records and a fresh sorted
-// checkpoint, as generation Generation()+1, and atomically replaces the
-// file: it writes path+".compact", syncs it, renames it over path and
-// syncs the directory, then reopens. A crash at any point leaves the old
-// file or the new one, with the same contents. The new file's other header
-// slot holds the old generation with the same table, so Open with Options.Generation of the
-// old generation still works.
+// nextCompaction returns the file with the most dead bytes when the store
+// needs compaction.
+func (s *Store) nextCompaction() (FileStats, bool) {
+	var size, dead int64
+	var best FileStats
+	for _, f := range s.candidates() {
+		size += f.Size
+		dead += f.Dead
+		if f.Dead > best.Dead {
+			best = f
+		}
+	}
+	ok := best.Dead > 0 && dead >= max(minCompactionDead, s.minDead) && float64(dead) > s.cfg.CompactionThreshold*float64(size)
+	return best, ok
+}
+
+// CompactNext compacts the file with the most dead bytes, when the store
+// needs compaction (see NeedsCompaction), and reports whether it did: a
+// step whose cost is that file's live records, whatever the size of the
+// world. See CompactFile.
+func (s *Store) CompactNext() (CompactStats, bool, error) {
+	f, ok := s.nextCompaction()
+	if !ok {
+		return CompactStats{}, false, nil
+	}
+	st, err := s.CompactFile(f.Number)
+	return st, err == nil, err
+}
+
+// CompactFile moves the live records of file n (a data file, or the store
+// file of a format 1 store) to the newest data file (the next one when n is
+// the newest), as a commit of generation Generation()+1 that changes no
+// chunk: its page-table record points the moved entries at their copies
+// and replaces the journal segments or the checkpoint that lay in file n.
+// Its cost grows with what file n holds, not with the world.
 //
-// A record that fails its checksum while being copied is dropped (its chunk
-// regenerates) and listed in OpenReport. If the rename succeeds but
-// reopening fails, the store refuses further commits until reopened.
+// File n is not removed: generations before this one still read it (a
+// save directory removes it once no manifest it keeps names it; Compact
+// removes what neither header slot uses). A record that fails its checks
+// while being copied is dropped (its chunk regenerates) and listed in
+// OpenReport. On error nothing is published and the files are taken back,
+// as for a failed Commit.
+func (s *Store) CompactFile(n uint32) (CompactStats, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.relocate(map[uint32]bool{n: true}, false)
+}
+
+// relocate moves every live record of the files in evict to the newest data
+// file, or with fresh set to new data files after every one there is, as
+// one commit. The caller holds wmu.
+func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error) {
+	start := time.Now()
+	st := CompactStats{Generation: s.hdr.generation + 1}
+	undo, err := s.begin()
+	if err != nil {
+		return st, fmt.Errorf("chunkstore: compact: %w", err)
+	}
+	cw := s.newWriter()
+	if n := fileOf(cw.flushed); fresh || evict[n] {
+		// The newest file is emptied too: start the next one.
+		cw.flushed = storeOffset(n+1, dataHeaderSize)
+	}
+	var entries []tableEntry
+	for _, n := range slices.Sorted(maps.Keys(evict)) {
+		entries = append(entries, s.entriesIn(n)...)
+	}
+	slices.SortFunc(entries, func(a, b tableEntry) int { return cmp.Compare(a.h.Offset, b.h.Offset) })
+	moved := map[Handle]Handle{}
+	var muts []mutation
+	var dropped []Problem
+	var buf []byte
+	for _, e := range entries {
+		m := mutation{key: e.pos.key(), body: e.isBody(), v: ival{typ: e.typ}}
+		nh, ok := moved[e.h]
+		if !ok {
+			rh, rec, err := s.read(e.h, buf)
+			buf = rec
+			if err == nil && RecordKind(e.typ) != rh.kind {
+				err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, rh.kind, loc(e.h.Offset), e.typ)
+			}
+			if err != nil {
+				if !errors.Is(err, ErrCorrupt) {
+					s.undo(undo)
+					return st, fmt.Errorf("chunkstore: compact: %w", err)
+				}
+				pos := e.pos
+				dropped = append(dropped, Problem{Section: SectionRecord, Offset: e.h.Offset, Pos: &pos, Err: fmt.Errorf("dropped by compaction: %w", err)})
+				m.del = true
+				muts = append(muts, m)
+				continue
+			}
+			nh = cw.append(rec)
+			moved[e.h] = nh
+			st.Moved += int64(len(rec))
+		}
+		m.v.h = nh
+		muts = append(muts, m)
+	}
+	if cw.err != nil {
+		s.undo(undo)
+		return st, fmt.Errorf("chunkstore: compact: %w", cw.err)
+	}
+	for _, f := range s.Files() {
+		if evict[f.Number] {
+			st.Files = append(st.Files, f.Number)
+			st.Freed += f.Size
+		}
+	}
+	cst, err := s.finish(cw, muts, evict, moved, CommitStats{Generation: st.Generation}, start)
+	st.Commit = cst
+	if err != nil {
+		s.undo(undo)
+		return st, fmt.Errorf("chunkstore: compact: %w", err)
+	}
+	st.Dropped = len(dropped)
+	s.mu.Lock()
+	s.report.Problems = append(s.report.Problems, dropped...)
+	for n := range evict {
+		delete(s.ends, n)
+	}
+	s.mu.Unlock()
+	return st, nil
+}
+
+// entriesIn returns the index entries whose records are in file n. It scans
+// the file (its cost is the file's, not the index's): a record is live when
+// the entry of its position points at it, or, for a record the chunk
+// dictionary tracks, for each entry that shares it. Should the records
+// found not add up to the live bytes the store counts in the file (a
+// record the scan cannot read, an entry that points into one), it asks the
+// whole index instead. The caller holds wmu.
+func (s *Store) entriesIn(n uint32) []tableEntry {
+	s.mu.RLock()
+	want := s.live[n]
+	s.mu.RUnlock()
+	var out []tableEntry
+	var found int64
+	end := s.fileEnd(n)
+	if n == fileOf(s.w) {
+		end = min(end, s.w)
+	}
+	f, err := s.file(n)
+	if err == nil && want > 0 {
+		err = scanRecords(f, storeOffset(n, firstRecord(n)), end, func(ev scanEvent) bool {
+			if !ev.hdrOK || ev.hdr.kind.isTable() {
+				return true
+			}
+			h := Handle{ev.off, ev.hdr.length()}
+			body := ev.hdr.kind == RecordBodies
+			s.mu.RLock()
+			var keys []tkey
+			if r, ok := s.dict.refs[ev.off]; ok {
+				keys = r.keys()
+			} else {
+				keys = []tkey{{recordKeyPos(ev.hdr.key).key(), body}}
+			}
+			live := false
+			for _, k := range keys {
+				ix := s.chunks
+				if k.body {
+					ix = s.bodies
+				}
+				if v, ok := ix.get(k.key); ok && v.h == h {
+					out = append(out, mutation{key: k.key, body: k.body, v: v}.entry())
+					live = true
+				}
+			}
+			s.mu.RUnlock()
+			if live {
+				found += int64(h.Length)
+			}
+			return true
+		})
+	}
+	if err == nil && found == want {
+		return out
+	}
+	// The slow way: every entry of the index.
+	out = out[:0]
+	add := func(ix *index, body bool) {
+		ix.each(func(key uint64, v ival) bool {
+			if !v.h.IsZero() && v.h.File() == n {
+				out = append(out, mutation{key: key, body: body, v: v}.entry())
+			}
+			return true
+		})
+	}
+	s.mu.RLock()
+	add(s.chunks, false)
+	add(s.bodies, true)
+	s.mu.RUnlock()
+	return out
+}
+
+// Compact rewrites the whole store in place: every live record moves to
+// new data files, in page-table order, with a fresh checkpoint, as
+// generation Generation()+1; then the other header slot is written with
+// the previous generation over the same table (so that Open with
+// Options.Generation of the previous generation still works, with the
+// same contents), and every data file neither slot uses is removed (a
+// format 1 store file loses its records too). A crash at any point leaves
+// the old generation or the new one, with the same contents.
+//
+// Roots of earlier generations (Options.Root) no longer open afterwards:
+// a save directory compacts file by file (CompactNext), or into a new
+// store (CompactTo). A record that fails its checksum while being copied
+// is dropped (its chunk regenerates) and listed in OpenReport.
 func (s *Store) Compact() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := s.writable(); err != nil {
 		return err
 	}
-	tmp := s.path + ".compact"
-	dropped, err := s.writeCompacted(tmp)
-	if err != nil {
-		s.cfg.FS.Remove(tmp) // best effort: a leftover is overwritten next time
-		return fmt.Errorf("chunkstore: compact: %w", err)
+	evict := map[uint32]bool{0: true}
+	for _, f := range s.Files() {
+		evict[f.Number] = true
 	}
-	if err := s.cfg.FS.Rename(tmp, s.path); err != nil {
-		s.cfg.FS.Remove(tmp)
-		return fmt.Errorf("chunkstore: compact: %w", err)
+	prev := s.hdr
+	s.needCheckpoint = true
+	if _, err := s.relocate(evict, true); err != nil {
+		return err
 	}
-	dirErr := s.cfg.FS.SyncDir(filepath.Dir(s.path))
-	n, err := openStore(s.path, s.cfg, openCompacted, 0)
-	if err != nil {
-		s.stale = err
-		return fmt.Errorf("chunkstore: compact: reopen: %w", errors.Join(err, dirErr))
+	// The previous generation, over the compacted table: nothing the
+	// compaction emptied is named by a slot any more.
+	s.mu.RLock()
+	old := s.hdr
+	s.mu.RUnlock()
+	old.generation, old.modified = prev.generation, prev.modified
+	hb := old.marshal()
+	main := s.files.main()
+	if err := writeAll(main, hb[:], slotOffset(old.generation)); err != nil {
+		return fmt.Errorf("chunkstore: compact: write header slot: %w", err)
 	}
-	n.report.Problems = append(dropped.Problems, n.report.Problems...)
-	s.adopt(n)
-	if dirErr != nil {
-		s.needDirSync = true
-		return fmt.Errorf("chunkstore: compact: sync directory: %w", dirErr)
+	if err := main.Sync(); err != nil {
+		return fmt.Errorf("chunkstore: compact: sync header slot: %w", err)
+	}
+	return s.removeUnused()
+}
+
+// removeUnused removes the data files of the store that the committed
+// generation does not use, and the records of a format 1 store file, once
+// neither header slot names anything in them.
+func (s *Store) removeUnused() error {
+	keep := map[uint32]bool{}
+	for _, f := range s.Files() {
+		keep[f.Number] = true
+	}
+	var errs []error
+	removed := false
+	for _, n := range append(s.files.onDisk(), s.files.opened()...) {
+		if !keep[n] {
+			if err := s.files.remove(n); err != nil {
+				errs = append(errs, err)
+			}
+			removed = true
+		}
+	}
+	main := s.files.main()
+	if size, err := main.Size(); err == nil && size > dataStart {
+		err = main.Truncate(dataStart)
+		if err == nil {
+			err = main.Sync()
+		}
+		errs = append(errs, err)
+	}
+	if removed {
+		if err := s.cfg.FS.SyncDir(filepath.Dir(s.path)); err != nil {
+			s.needDirSync = true
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("chunkstore: compact: remove unused files: %w", err)
 	}
 	return nil
 }
 
 // CompactTo writes a compacted copy of the store, as generation
-// Generation()+1, to path (through path+".tmp", synced, renamed, directory
-// synced) and opens it. The store itself is unchanged. It works on a
-// read-only store too, which makes it the repair step after Open with Options.Repair.
+// Generation()+1, to path (its data files next to it, then the store file
+// through path+".tmp", synced, renamed, directory synced) and opens it.
+// The store itself is unchanged. It works on a read-only store too, which
+// makes it the repair step after Open with Options.Repair.
 func (s *Store) CompactTo(path string) (*Store, error) {
 	n, _, err := s.CompactToFilling(path, nil)
 	return n, err
@@ -107,7 +363,7 @@ func (s *Store) CompactToFilling(path string, missing func(pos Pos) bool, fill .
 		return nil, nil, fmt.Errorf("chunkstore: compact to %s: that is the store's own file; use Compact", path)
 	}
 	tmp := path + ".tmp"
-	dropped, filled, err := s.writeCompactedFilling(tmp, missing, fill)
+	dropped, filled, err := s.writeCompactedFilling(path, tmp, missing, fill)
 	if err != nil {
 		s.cfg.FS.Remove(tmp)
 		return nil, nil, fmt.Errorf("chunkstore: compact to %s: %w", path, err)
@@ -125,20 +381,16 @@ func (s *Store) CompactToFilling(path string, missing func(pos Pos) bool, fill .
 	if err != nil {
 		return nil, nil, fmt.Errorf("chunkstore: compact to %s: reopen: %w", path, err)
 	}
-	n.report.Problems = append(dropped.Problems, n.report.Problems...)
+	// What was dropped is about this store's files: name them.
+	n.report.Problems = append(s.localize(dropped).Problems, n.report.Problems...)
 	return n, filled, nil
 }
 
-// source is where an entry of a compaction reads its record: the store's
-// own file (index -1) or a fill store's.
+// source is where an entry of a compaction reads its record: the store
+// itself (from -1) or a fill store.
 type source struct {
-	f    vfs.File
+	st   *Store
 	from int
-}
-
-func (s *Store) writeCompacted(path string) (Report, error) {
-	dropped, _, err := s.writeCompactedFilling(path, nil, nil)
-	return dropped, err
 }
 
 // fillEntries returns the chunk entries of the fill stores, each position
@@ -176,21 +428,14 @@ func (s *Store) fillEntries(fill []*Store) map[tkey]struct {
 	return out
 }
 
-// writeCompactedFilling writes the live records, in page-table order, a
-// checkpoint and both header slots to a new file at path, and syncs it.
+// writeCompactedFilling writes the live records, in page-table order, and
+// a checkpoint to the data files of a new store at path, syncs them and
+// the directory, then writes both header slots to tmp and syncs it.
 // Records that fail their checks are dropped, or taken from fill (see
 // CompactToFilling).
-func (s *Store) writeCompactedFilling(path string, missing func(Pos) bool, fill []*Store) (Report, []Filled, error) {
+func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, fill []*Store) (Report, []Filled, error) {
 	var dropped Report
 	var filled []Filled
-	f, err := s.cfg.FS.Create(path)
-	if err != nil {
-		return dropped, nil, err
-	}
-	fail := func(err error) (Report, []Filled, error) {
-		f.Close()
-		return dropped, nil, err
-	}
 	entries := make([]tableEntry, 0, s.chunks.Len()+s.bodies.Len())
 	add := func(ix *index, body bool) {
 		ix.each(func(key uint64, v ival) bool {
@@ -202,7 +447,7 @@ func (s *Store) writeCompactedFilling(path string, missing func(Pos) bool, fill 
 	add(s.bodies, true)
 	srcs := make([]source, len(entries))
 	for i := range srcs {
-		srcs[i] = source{s.f, -1}
+		srcs[i] = source{s, -1}
 	}
 	fills := s.fillEntries(fill)
 	if missing != nil {
@@ -213,7 +458,7 @@ func (s *Store) writeCompactedFilling(path string, missing func(Pos) bool, fill 
 			}
 			if _, ok := ix.get(k.key); !ok && missing(fe.e.pos) {
 				entries = append(entries, fe.e)
-				srcs = append(srcs, source{fill[fe.src].f, fe.src})
+				srcs = append(srcs, source{fill[fe.src], fe.src})
 			}
 		}
 	}
@@ -223,9 +468,17 @@ func (s *Store) writeCompactedFilling(path string, missing func(Pos) bool, fill 
 	}
 	slices.SortFunc(order, func(a, b int) int { return compareEntries(entries[a], entries[b]) })
 
-	cw := &commitWriter{f: f, flushed: dataStart}
+	files := newFileSet(s.cfg.FS, path, nil, true)
+	defer func() {
+		files.mu.Lock()
+		delete(files.open, 0)
+		files.mu.Unlock()
+		files.closeAll()
+	}()
+	id := s.hdr
+	cw := newCommitWriter(files, id, s.cfg.DataFileSize, storeOffset(1, dataHeaderSize))
 	type at struct {
-		f   vfs.File
+		st  *Store
 		off int64
 	}
 	moved := map[at]Handle{} // records copied already: shared ones are copied once
@@ -235,20 +488,23 @@ func (s *Store) writeCompactedFilling(path string, missing func(Pos) bool, fill 
 		if e.h.IsZero() {
 			return e, nil
 		}
-		if nh, ok := moved[at{src.f, e.h.Offset}]; ok {
+		if nh, ok := moved[at{src.st, e.h.Offset}]; ok {
 			e.h = nh
 			return e, nil
 		}
-		h, rec, err := readRecord(src.f, e.h, buf)
+		h, rec, err := src.st.read(e.h, buf)
 		buf = rec
 		if err == nil && RecordKind(e.typ) != h.kind {
-			err = fmt.Errorf("%w: %s at offset %d where the index expects a %s record", ErrCorrupt, h.kind, e.h.Offset, e.typ)
+			err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.h.Offset), e.typ)
 		}
 		if err != nil {
 			return e, err
 		}
 		nh := cw.append(rec)
-		moved[at{src.f, e.h.Offset}] = nh
+		if cw.err != nil {
+			return e, cw.err
+		}
+		moved[at{src.st, e.h.Offset}] = nh
 		e.h = nh
 		return e, nil
 	}
@@ -262,15 +518,15 @@ func (s *Store) writeCompactedFilling(path string, missing func(Pos) bool, fill 
 			}
 			continue
 		}
-		if !errors.Is(err, ErrCorrupt) {
-			return fail(err)
+		if !errors.Is(err, ErrCorrupt) || cw.err != nil {
+			return dropped, nil, err
 		}
 		if src.from >= 0 {
 			continue // a fill store's damaged record: the position stays lost
 		}
 		dropped.addPos(SectionRecord, e.h.Offset, e.pos, fmt.Errorf("dropped by compaction: %w", err))
 		if fe, ok := fills[tkey{e.pos.key(), e.isBody()}]; ok {
-			if ne, err := copyRecord(fe.e, source{fill[fe.src].f, fe.src}); err == nil {
+			if ne, err := copyRecord(fe.e, source{fill[fe.src], fe.src}); err == nil {
 				kept = append(kept, ne)
 				filled = append(filled, Filled{Pos: e.pos, From: fe.src, Damaged: true})
 			}
@@ -282,11 +538,11 @@ func (s *Store) writeCompactedFilling(path string, missing func(Pos) bool, fill 
 	rec = appendTable(rec, 0, 0, kept)
 	sealRecord(rec, RecordCheckpoint, codecNone, g, uint32(len(rec)-recordHeaderSize))
 	ck := cw.append(rec)
-	cw.flush()
-	if cw.err != nil {
-		return fail(cw.err)
+	if _, err := cw.sync(s.cfg.FS); err != nil {
+		return dropped, nil, err
 	}
 	old := s.hdr
+	old.version = formatVersion
 	old.root = ck.Offset
 	old.chunkCount = 0
 	for _, e := range kept {
@@ -301,23 +557,17 @@ func (s *Store) writeCompactedFilling(path string, missing func(Pos) bool, fill 
 	ob, nb := old.marshal(), next.marshal()
 	copy(slots[slotOffset(old.generation):], ob[:])
 	copy(slots[slotOffset(next.generation):], nb[:])
+	f, err := s.cfg.FS.Create(tmp)
+	if err != nil {
+		return dropped, nil, err
+	}
 	if err := writeAll(f, slots, 0); err != nil {
-		return fail(err)
+		f.Close()
+		return dropped, nil, err
 	}
 	if err := f.Sync(); err != nil {
-		return fail(err)
+		f.Close()
+		return dropped, nil, err
 	}
 	return dropped, filled, f.Close()
-}
-
-// adopt takes over the state of n, a fresh open of the compacted file.
-func (s *Store) adopt(n *Store) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old := s.f
-	s.f, s.hdr, s.chunks, s.bodies = n.f, n.hdr, n.chunks, n.bodies
-	s.counts, s.liveData = n.counts, n.liveData
-	s.w, s.ckpt, s.chain, s.journalEntries = n.w, n.ckpt, n.chain, n.journalEntries
-	s.dict, s.needCheckpoint, s.report = n.dict, n.needCheckpoint, n.report
-	old.Close()
 }

@@ -3,6 +3,7 @@ package chunkstore_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -20,19 +21,47 @@ func tinyConfig() chunkstore.Options {
 	return c
 }
 
-func fileBytes(t testing.TB, mem *vfs.Mem) []byte {
+// storeFiles returns every file in the disk's root directory (the store
+// file and its data files) by path.
+func storeFiles(t testing.TB, mem *vfs.Mem) map[string][]byte {
 	t.Helper()
-	return must2[[]byte](t)(vfs.ReadFile(mem, storePath))
+	out := map[string][]byte{}
+	for _, n := range must2[[]string](t)(mem.ReadDir("/")) {
+		out["/"+n] = must2[[]byte](t)(vfs.ReadFile(mem, "/"+n))
+	}
+	return out
+}
+
+// memWithFiles returns a disk holding files.
+func memWithFiles(t testing.TB, files map[string][]byte) *vfs.Mem {
+	t.Helper()
+	mem := vfs.NewMem()
+	for name, data := range files {
+		f := must2[vfs.File](t)(mem.Create(name))
+		_, err := f.WriteAt(data, 0)
+		must(t, err)
+		must(t, f.Close())
+	}
+	return mem
 }
 
 func memWith(t testing.TB, data []byte) *vfs.Mem {
 	t.Helper()
-	mem := vfs.NewMem()
-	f := must2[vfs.File](t)(mem.Create(storePath))
-	_, err := f.WriteAt(data, 0)
-	must(t, err)
-	must(t, f.Close())
-	return mem
+	return memWithFiles(t, map[string][]byte{storePath: data})
+}
+
+// storeOrder lists the files of the store at storePath in store order: the
+// store file, then its data files by number.
+func storeOrder(files map[string][]byte) []string {
+	out := []string{storePath}
+	for n := uint32(1); n <= chunkstore.MaxDataFiles; n++ {
+		name := chunkstore.DataFileName(storePath, n)
+		if _, ok := files[name]; !ok {
+			break
+		}
+		out = append(out, name)
+	}
+	return out
 }
 
 // regions lists the records of a file by kind, via Scan.
@@ -75,22 +104,27 @@ func flipStore(t *testing.T) (*vfs.Mem, []generation) {
 // without an error.
 func TestEveryBitFlipIsDetected(t *testing.T) {
 	mem, gens := flipStore(t)
-	data := fileBytes(t, mem)
+	files := storeFiles(t, mem)
 	cur, prev := gens[len(gens)-1], gens[len(gens)-2]
 	type span struct {
 		what       string
+		path       string
 		start, end int64
 	}
-	spans := []span{{"header slots", 0, 128}}
+	spans := []span{{"header slots", storePath, 0, 128}}
 	seen := map[chunkstore.RecordKind]bool{}
+	last := int64(0)
 	for _, r := range regions(t, mem) {
+		path, off := locate(storePath, r.Handle.Offset)
+		sp := span{r.Kind.String(), path, off, off + int64(r.Handle.Length)}
 		switch {
 		case r.Kind == chunkstore.RecordJournal || r.Kind == chunkstore.RecordCheckpoint:
-			spans = append(spans, span{r.Kind.String(), r.Handle.Offset, r.Handle.Offset + int64(r.Handle.Length)})
-		case !seen[r.Kind] && r.Handle.Offset > spans[len(spans)-1].start:
+			spans = append(spans, sp)
+			last = r.Handle.Offset
+		case !seen[r.Kind] && r.Handle.Offset > last:
 			// One record of each kind, from the newest commits (live).
 			seen[r.Kind] = true
-			spans = append(spans, span{r.Kind.String(), r.Handle.Offset, r.Handle.Offset + int64(r.Handle.Length)})
+			spans = append(spans, sp)
 		}
 	}
 	kinds := map[string]bool{}
@@ -106,11 +140,12 @@ func TestEveryBitFlipIsDetected(t *testing.T) {
 		for off := sp.start; off < sp.end; off++ {
 			for bit := range 8 {
 				flips++
-				bad := slices.Clone(data)
-				bad[off] ^= 1 << bit
-				where := fmt.Sprintf("%s: bit %d of byte %d", sp.what, bit, off)
+				bad := maps.Clone(files)
+				bad[sp.path] = slices.Clone(files[sp.path])
+				bad[sp.path][off] ^= 1 << bit
+				where := fmt.Sprintf("%s: bit %d of byte %d of %s", sp.what, bit, off, sp.path)
 				c := cfg
-				c.FS = memWith(t, bad)
+				c.FS = memWithFiles(t, bad)
 				s, err := chunkstore.Open(storePath, &c)
 				if err != nil {
 					t.Fatalf("%s: open: %v", where, err)
@@ -189,6 +224,7 @@ func checkFlipped(s *chunkstore.Store, what string, cur, prev generation) error 
 // chunks whose page-table entry, lies before the cut; nothing after it.
 func TestTruncationAtEveryOffset(t *testing.T) {
 	cfg := tinyConfig()
+	cfg.DataFileSize = 1 << 10
 	mem := vfs.NewMem()
 	cfg.FS = mem
 	s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
@@ -240,41 +276,61 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 			}
 		}
 	}
-	data := fileBytes(t, mem)
+	files := storeFiles(t, mem)
+	order := storeOrder(files)
+	expect(t, len(order) > 2, "the store has %d data files", len(order)-1)
 	dst := make([]uint32, tiny*tiny)
-	for cut := 0; cut <= len(data); cut++ {
-		c := cfg
-		c.FS = memWith(t, data[:cut])
-		s, err := chunkstore.Open(storePath, &c)
-		if err != nil {
-			expect(t, cut < 128, "cut at %d: %v", cut, err)
-			continue
-		}
-		for p := range commitOf {
-			stored, err := s.Get(p, dst)
+	for fi, name := range order {
+		data := files[name]
+		for c := 0; c <= len(data); c++ {
+			if c == len(data) && fi < len(order)-1 {
+				continue // the same as the next file cut at 0
+			}
+			// Everything from the cut on is gone: the rest of this file
+			// and every later one.
+			kept := map[string][]byte{}
+			for _, earlier := range order[:fi] {
+				kept[earlier] = files[earlier]
+			}
+			kept[name] = data[:c]
+			cut := chunkstore.Handle{Offset: int64(fi)<<40 | int64(c)}.Offset
+			if fi == 0 {
+				cut = int64(c)
+			}
+			where := fmt.Sprintf("cut at %d of %s", c, name)
+			cc := cfg
+			cc.FS = memWithFiles(t, kept)
+			s, err := chunkstore.Open(storePath, &cc)
 			if err != nil {
-				t.Fatalf("cut at %d: chunk %v: %v", cut, p, err)
+				expect(t, fi == 0 && c < 128, "%s: %v", where, err)
+				continue
 			}
-			if end, ok := carrier[p]; ok {
-				want := end <= int64(cut)
-				expect(t, stored == want, "cut at %d: chunk %v (data ends at %d) stored=%v", cut, p, end, stored)
-				if want {
-					expect(t, slices.Equal(dst, m.chunks[p]), "cut at %d: chunk %v differs", cut, p)
+			for p := range commitOf {
+				stored, err := s.Get(p, dst)
+				if err != nil {
+					t.Fatalf("%s: chunk %v: %v", where, p, err)
+				}
+				if end, ok := carrier[p]; ok {
+					want := end <= cut
+					expect(t, stored == want, "%s: chunk %v (data ends at %d) stored=%v", where, p, end, stored)
+					if want {
+						expect(t, slices.Equal(dst, m.chunks[p]), "%s: chunk %v differs", where, p)
+					}
+				}
+				bodies, err := s.Bodies(p)
+				must(t, err)
+				if end, ok := bodyCarrier[p]; ok {
+					want := end <= cut
+					expect(t, (bodies != nil) == want, "%s: bodies of %v (end %d) present=%v", where, p, end, bodies != nil)
+					if want {
+						expect(t, diffBodies(bodies, m.bodies[p], ^uint32(0)) == "", "%s: bodies of %v differ", where, p)
+					}
 				}
 			}
-			bodies, err := s.Bodies(p)
-			must(t, err)
-			if end, ok := bodyCarrier[p]; ok {
-				want := end <= int64(cut)
-				expect(t, (bodies != nil) == want, "cut at %d: bodies of %v (end %d) present=%v", cut, p, end, bodies != nil)
-				if want {
-					expect(t, diffBodies(bodies, m.bodies[p], ^uint32(0)) == "", "cut at %d: bodies of %v differ", cut, p)
-				}
+			if (fi > 0 || c >= 128) && (fi < len(order)-1 || c < len(data)) {
+				expect(t, !s.OpenReport().OK(), "%s: nothing reported", where)
 			}
+			s.Close()
 		}
-		if cut < len(data) && cut >= 128 {
-			expect(t, !s.OpenReport().OK(), "cut at %d: nothing reported", cut)
-		}
-		s.Close()
 	}
 }

@@ -1,8 +1,9 @@
-// Package chunkstore is the single-file chunk store of a pixel world
-// (PXSW): chunks the player changed, stored as deltas against the
-// game's procedural [Generator] where that pays, and the pixel bodies kept
-// with each chunk, in one append-only, crash-safe file whose commits cost
-// what changed, not what the world holds.
+// Package chunkstore is the chunk store of a pixel world (PXSW): chunks
+// the player changed, stored as deltas against the game's procedural
+// [Generator] where that pays, and the pixel bodies kept with each chunk,
+// in a store file of two header slots and append-only data files of
+// bounded size, crash-safe, whose commits cost what changed, not what the
+// world holds, and whose compaction costs one data file, not the world.
 //
 // # Outline
 //
@@ -17,15 +18,22 @@
 //   - [ParseRoot] decodes a root; [FindRoot] recovers the root of a
 //     generation that a manifest names only by number.
 //   - [Store.Get] loads one chunk by random access (one record read),
-//     [Store.Bodies] its [Body] set; both are safe from any goroutine, also
-//     while a commit runs.
+//     [Store.Entities] what is kept with it besides its pixels (an
+//     [EntityBlock]: its [Body] set and its entity sections), [Store.Bodies]
+//     the bodies alone; all are safe from any goroutine, also while a commit
+//     runs.
 //   - [Store.NewBatch] collects [Batch.PutChunk] (or [Batch.PutChunkFrom], a
 //     [PixelSource] read while Commit compresses), [Batch.DeleteChunk] and
-//     [Batch.PutBodies]; [Store.Commit] makes them durable as generation+1
+//     [Batch.PutEntities] (or [Batch.PutBodies]); [Store.Commit] makes them durable as generation+1
 //     and returns [CommitStats].
-//   - [Store.Compact] and [Store.CompactTo] rewrite the live data;
+//   - [Store.CompactNext] and [Store.CompactFile] compact data file by
+//     data file, each step a commit whose cost is one file;
 //     [Store.NeedsCompaction] says when dead bytes pass
-//     [Options.CompactionThreshold].
+//     [Options.CompactionThreshold]; [Store.Files] describes the files.
+//     [Store.Compact] rewrites everything in place, [Store.CompactTo] into
+//     a new store.
+//   - [DataFileName] and [ParseDataFileName] name the data files;
+//     [Options.DataFileSize] bounds them.
 //   - [Store.Check] returns a [Report] of every damaged item; [Scan] walks
 //     the records of any file; [Store.ReadRaw], [Store.Entries],
 //     [Store.RecordInfo] and [Store.Stats] are what tools need.
@@ -35,19 +43,35 @@
 // Everything is little-endian. The sizes and offsets below are part of the
 // file format.
 //
-//	offset 0   ┌──────────────────────────────┐
-//	           │ header slot A (64 B)         │ even generations
-//	offset 64  ├──────────────────────────────┤
-//	           │ header slot B (64 B)         │ odd generations
-//	offset 128 ├──────────────────────────────┤ data region: records, appended
-//	           │ record: chunk (Full | Delta) │
-//	           │ record: body block           │
-//	           │ record: journal segment      │ ◄─ end of one commit
-//	           │ record ...                   │
-//	           │ record: checkpoint           │ now and then: the whole table
-//	           │ record ...                   │
-//	           │ record: journal segment      │ ◄─ a slot's table root
-//	           └──────────────────────────────┘
+//	chunks.pxsw                     chunks-data-<n>.pxsd, n = 1, 2, ...
+//	offset 0   ┌───────────────┐    offset 0  ┌──────────────────────────────┐
+//	           │ header slot A │              │ data file header (64 B)      │
+//	offset 64  ├───────────────┤    offset 64 ├──────────────────────────────┤ records, appended
+//	           │ header slot B │              │ record: chunk (Full | Delta) │
+//	offset 128 └───────────────┘              │ record: body block           │
+//	 (format 1: records follow,               │ record: journal segment      │ ◄─ end of one commit
+//	  as in a data file)                      │ record ...                   │
+//	                                          │ record: checkpoint           │ now and then: the whole table
+//	                                          │ record: journal segment      │ ◄─ a slot's table root
+//	                                          └──────────────────────────────┘
+//
+// A store offset names a file and a place in it: its high bits (>> 40) are
+// the data file's number, 0 meaning the store file, the low 40 bits the
+// offset within the file ([Handle.File], [Handle.FileOffset]). Handles,
+// page-table entries, the chain's prev pointers and a slot's table root
+// are store offsets. A commit appends to the newest data file; when a
+// record would take it past [Options.DataFileSize], the next one starts (a
+// larger record gets one of its own). A data file's header is 64 bytes:
+//
+//	off size field
+//	  0  4   magic "PXSD"
+//	  4  2   format version (2)
+//	  6  2   flags (0)
+//	  8  4   data file number
+//	 12  4   CRC32-C of the other 60 bytes
+//	 16  8   world seed, and
+//	 24  8   creation time of the store: a data file of another store is refused
+//	 32 32   reserved (0)
 //
 // A header slot is 64 bytes. The fields marked * hold what two slots in an
 // append-only file need, in the places a single fixed header would keep a
@@ -55,7 +79,7 @@
 //
 //	off size field
 //	  0  4   magic "PXSW" (the bytes; 0x50585357 read big-endian)
-//	  4  2   format version (1)
+//	  4  2   format version (2; 1 in stores of format 1)
 //	  6  2   flags: bit 0 = records may be LZ4 (always set); others 0
 //	  8  8   world seed
 //	 16  8   creation time, unix seconds
@@ -63,8 +87,8 @@
 //	 32  4   chunk count at this generation
 //	 36  4 * CRC32-C of the slot's other 60 bytes (no table size: the
 //	         table is a chain of records that carry their own lengths)
-//	 40  8 * table root: offset of this generation's newest page-table
-//	         record, 0 = empty (the data region always starts at 128)
+//	 40  8 * table root: store offset of this generation's newest
+//	         page-table record, 0 = empty
 //	 48  2   chunk size   (pixels per edge)
 //	 50  2   tile size
 //	 52  1   pixel size   (4)
@@ -100,11 +124,15 @@
 //     positions ascending: the pixels that differ from the Generator's
 //     chunk. Used while fewer than [Options.DeltaThreshold] of the pixels
 //     differ. Empty chunks (all zero under the mask) have no record.
-//   - Body block (3): [count u32][0 u32] then per body a 64-byte
-//     header, the pixels (LZ4 or raw), the shape mask (8 bools a byte, least
-//     significant bit first; LZ4 or raw) and the extension bytes as given.
-//     The body header's byte 60 is a CRC-8 of its other 63 bytes; byte 61
-//     says which sections are raw (bit 0 pixels, bit 1 mask).
+//   - Body block (3), a chunk's [EntityBlock]: [count u32][sections u32]
+//     then per body a 64-byte header, the pixels (LZ4 or raw), the shape
+//     mask (8 bools a byte, least significant bit first; LZ4 or raw) and the
+//     extension bytes as given; then per entity section [length u32] and its
+//     bytes (a PECS entity section of package archetype, kept as it is; the
+//     record's CRC32-C covers it, and so does its own footer). The body
+//     header's byte 60 is a CRC-8 of its other 63 bytes; byte 61 says which
+//     sections are raw (bit 0 pixels, bit 1 mask). Blocks written before
+//     entity sections have 0 where the section count is.
 //   - Journal segment (4) and checkpoint (5): [prev u64][level u8][0 0 0]
 //     [count u32] then count page-table entries.
 //
@@ -113,7 +141,7 @@
 //	off size field
 //	  0  4   chunk x (int32)
 //	  4  4   chunk y (int32)
-//	  8  8   record offset (0 for Empty and deletions)
+//	  8  8   record: store offset (0 for Empty and deletions)
 //	 16  4   record length
 //	 20  1   storage type: 0 Empty, 1 Delta, 2 Full, 3 body block; +0x80 = deleted
 //	 21  1   CRC-8 of the other 23 bytes
@@ -150,14 +178,16 @@
 // # Commit protocol
 //
 // [Store.Commit] compresses on [Options.Workers] goroutines, appends the
-// chunk and body records and the page-table record after the end of every
-// generation a slot still names, fsyncs, writes the header slot of
-// generation+1 and fsyncs again: two fsyncs (one for a commit that changes
-// nothing). A header is written only over data that is already durable, so
-// a crash at any point leaves the old generation, or the new one once the
-// second fsync is done. A commit that fails before its header was written
-// leaves nothing behind that a slot names, and the next commit writes over
-// it; after a failure at the header, the next commit appends after it.
+// chunk and body records and the page-table record to the newest data
+// file after the end of every generation a slot still names (starting the
+// next data file when it is full), fsyncs the data files written (and the
+// directory when one was started), writes the header slot of generation+1
+// and fsyncs it: two fsyncs (four when a data file starts, one for a
+// commit that changes nothing). A header is written only over data that is
+// already durable, so a crash at any point leaves the old generation, or
+// the new one once the last fsync is done. A commit that fails is taken
+// back: the data file it appended to is cut to its size before, the data
+// files it started are removed, a header slot it wrote is written back.
 //
 // [Open] with [Options.Generation] opens the generation a save directory's manifest names even when
 // the other slot already holds a newer one. Its next commit replaces that
@@ -166,11 +196,27 @@
 // the abandoned newer one stay whole; the abandoned data is dead space
 // that compaction reclaims.
 //
-// [Store.Compact] writes path+".compact" with only the live records (in
-// page-table order, shared records once), a checkpoint and both header
-// slots (generation+1, and the old generation over the same table, so that
-// a manifest still naming it opens), syncs, renames it over the file and
-// syncs the directory.
+// # Compaction
+//
+// [Store.CompactNext] empties the data file with the most dead bytes once
+// the dead bytes of all data files pass [Options.CompactionThreshold] of
+// their size (and 16 KiB): a commit that copies the file's live records
+// byte for byte to the newest data file (the next one when it empties the
+// newest) and points their entries at the copies, replacing a checkpoint
+// in the file by a new one and journal segments in it, with every newer
+// one, by one merged segment. Its cost is what the file holds, not the
+// world. The emptied file stays for the generations before; a save
+// directory removes it once no manifest names a generation that uses it.
+// (A store of format 1 keeps its records in the store file: compaction
+// moves them out, but only [Store.Compact] or [Store.CompactTo] give the
+// space back.)
+//
+// [Store.Compact] moves every live record (in page-table order, shared
+// records once) to new data files with a fresh checkpoint, as generation+1,
+// writes the other slot with the previous generation over the same table
+// (so that Open with Options.Generation of it opens, with the same
+// contents), and removes every data file neither slot uses.
+// [Store.CompactTo] writes the same to a new store.
 //
 // # Damage
 //
@@ -182,17 +228,22 @@
 // position; journal segments and checkpoints are replayed where they
 // occur, damaged ones entry by entry), which also recovers everything
 // before the cut of a truncated file; [Store.OpenReport] lists what was
-// skipped. A damaged chunk record makes [Store.Get] return [ErrCorrupt]
-// with the offset, and the generated chunk. [Store.Check] reports every
-// damaged item.
+// skipped. A data file that is missing, cut short or another store's is
+// reported with its name. A damaged chunk record makes [Store.Get] return
+// [ErrCorrupt] with the file and offset, and the generated chunk.
+// [Store.Check] reports every damaged item.
 //
-// The chunk dictionary: a Full record of at most 16 KiB whose
-// payload equals one already written (uniform chunks, say) is not written
-// again; entries share the record.
+// The chunk dictionary: a chunk or body record, of any kind and size,
+// whose payload equals one the generation uses (uniform chunks, a region
+// painted with one material, the same delta at several positions) is not
+// written again; entries share the record ([Options.Dictionary]). A shared
+// Delta record is applied to the generated chunk of each entry's own
+// position.
 //
 // [docs/format.md] is the reference of the file formats (this one, the PECS
-// world file and the save directory), with their versions ([FormatVersion])
-// and what this module promises about reading older files.
+// world file and the save directory), with their versions ([FormatVersion],
+// [OldestFormatVersion]) and what this module promises about reading older
+// files.
 //
 // [docs/format.md]: https://github.com/arksave/arksave/blob/main/docs/format.md
 package chunkstore

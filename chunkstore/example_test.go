@@ -60,7 +60,9 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("generation", st.Generation, "delta chunks", st.Delta, "fsyncs", st.Syncs)
+	// The first commit starts data file 1: the records, the directory
+	// entry of the new file and the header slot are synced.
+	fmt.Println("generation", st.Generation, "delta chunks", st.Delta, "fsyncs", st.Syncs, "data files started", st.DataFiles)
 	s.Close()
 
 	s, err = chunkstore.Open(path, &opts)
@@ -73,7 +75,7 @@ func Example() {
 	fmt.Println("check:", s.Check().OK())
 	// Output:
 	// stored: false pixel 4000: 2
-	// generation 1 delta chunks 1 fsyncs 2
+	// generation 1 delta chunks 1 fsyncs 3 data files started 1
 	// stored: true pixel 4000: 0 pixel 10: 260
 	// check: true
 }
@@ -153,6 +155,76 @@ func ExampleStore_Compact() {
 	// Output:
 	// needs compaction: true
 	// generation 21 dead bytes 0 needs compaction: false
+}
+
+// Between saves, a game compacts data file by data file: each step costs
+// one data file, however large the world.
+func ExampleStore_CompactNext() {
+	cfg := chunkstore.Options{ChunkSize: 64, TileSize: 16, PixelSize: 4, Seed: 42, Generator: flatWorld{}, FS: vfs.NewMem(),
+		DataFileSize: 64 << 10} // small data files, for the example
+	s, err := chunkstore.Create("/chunks.pxsw", &cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	pix := make([]uint32, 64*64)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 40 {
+		for j := range pix {
+			pix[j] = rng.Uint32() & 0xFF
+		}
+		b := s.NewBatch()
+		b.PutChunk(chunkstore.Pos{X: int32(i % 2)}, pix) // two chunks, saved over and over
+		s.Commit(b)
+	}
+	fmt.Println("data files:", s.Stats().DataFiles, "needs compaction:", s.NeedsCompaction())
+	for {
+		st, did, err := s.CompactNext()
+		if err != nil {
+			log.Fatal(err)
+		}
+		if !did {
+			break
+		}
+		fmt.Println("emptied data file", st.Files, "moving", st.Moved, "bytes") // 0: only page-table records were left in it
+	}
+	fmt.Println("data files:", s.Stats().DataFiles, "needs compaction:", s.NeedsCompaction())
+	// Output:
+	// data files: 5 needs compaction: true
+	// emptied data file [3] moving 0 bytes
+	// emptied data file [2] moving 0 bytes
+	// emptied data file [6] moving 17093 bytes
+	// data files: 1 needs compaction: false
+}
+
+// A store keeps its records in data files next to the store file.
+func ExampleDataFileName() {
+	fmt.Println(chunkstore.DataFileName("chunks.pxsw", 1))
+	fmt.Println(chunkstore.DataFileName("/save/chunks-12.pxsw", 3))
+	store, n, ok := chunkstore.ParseDataFileName("chunks-12-data-3.pxsd")
+	fmt.Println(store, n, ok)
+	// Output:
+	// chunks-data-1.pxsd
+	// /save/chunks-12-data-3.pxsd
+	// chunks-12.pxsw 3 true
+}
+
+func ExampleStore_Files() {
+	s, _ := newExampleStore()
+	defer s.Close()
+	pix := make([]uint32, 64*64)
+	pix[9] = 0x0104
+	b := s.NewBatch()
+	b.PutChunk(chunkstore.Pos{}, pix)
+	s.Commit(b)
+	for _, f := range s.Files() {
+		fmt.Println(f.Number, f.Name, f.Newest)
+	}
+	fmt.Println(s.DataFileNames())
+	// Output:
+	// 0 chunks.pxsw false
+	// 1 chunks-data-1.pxsd true
+	// [chunks-data-1.pxsd]
 }
 
 func ExampleStore_Check() {
@@ -245,4 +317,23 @@ func ExampleStore_Revert() {
 	defer s.Close()
 	fmt.Println("generation", s.Generation(), "same size:", s.Stats().FileSize == before)
 	// Output: generation 1 same size: true
+}
+
+// What a chunk keeps besides its pixels: its pixel bodies and its entity sections (opaque to
+// the store: package archetype writes and reads them).
+func ExampleStore_Entities() {
+	s, _ := newExampleStore()
+	defer s.Close()
+	crate := chunkstore.Body{ID: 1<<32 | 7, Width: 1, Height: 1, Pixels: []uint32{5}, Shape: []bool{true}}
+	b := s.NewBatch()
+	b.PutEntities(chunkstore.Pos{X: 3, Y: 0}, chunkstore.EntityBlock{
+		Bodies:   []chunkstore.Body{crate},
+		Sections: [][]byte{[]byte("an entity section")},
+	})
+	if _, err := s.Commit(b); err != nil {
+		log.Fatal(err)
+	}
+	blk, err := s.Entities(chunkstore.Pos{X: 3, Y: 0})
+	fmt.Println(err, len(blk.Bodies), string(blk.Sections[0]))
+	// Output: <nil> 1 an entity section
 }

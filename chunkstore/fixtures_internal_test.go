@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,7 +15,7 @@ import (
 	"github.com/arksave/arksave/vfs"
 )
 
-var update = flag.Bool("update", false, "rewrite the corrupt fixtures and fuzz seeds in testdata")
+var update = flag.Bool("update", false, "rewrite the corrupt fixtures of format 2 and the fuzz seeds in testdata")
 
 // fixtureConfig is the configuration every fixture is written with
 // (fixtures_test.go opens them with the same).
@@ -24,11 +25,12 @@ func fixtureConfig(fsys vfs.FS) Options {
 
 // goodFixture writes the fixtures' base store: two commits with full,
 // delta (one pixel: its payload is stored uncompressed), empty chunks and
-// bodies at row y = 20.
-func goodFixture(t *testing.T) []byte {
+// bodies at row y = 20, the first in data file 1, the second in data file
+// 2. It returns the store's files by base name.
+func goodFixture(t *testing.T) map[string][]byte {
 	mem := vfs.NewMem()
 	cfg := fixtureConfig(mem)
-	s, err := Create("/good.pxsw", &cfg)
+	s, err := Create("/w.pxsw", &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,25 +42,27 @@ func goodFixture(t *testing.T) []byte {
 		}
 		return p
 	}
-	delta := func(p Pos) []uint32 {
+	delta := func(p Pos, v uint32) []uint32 {
 		pix := make([]uint32, 64)
 		cfg.Generator.Generate(p.X, p.Y, 7, pix)
-		pix[5] = 0x0404
+		pix[5] = v
 		return pix
 	}
 	body := Body{ID: 1<<32 | 1, X: 3, Y: 4, Width: 3, Height: 2, Pixels: []uint32{1, 2, 3, 4, 5, 6},
 		Shape: []bool{true, true, false, true, true, true}, Extension: []byte("ext")}
 	b := s.NewBatch()
 	b.PutChunk(Pos{0, 20}, random())
-	b.PutChunk(Pos{1, 20}, delta(Pos{1, 20}))
+	b.PutChunk(Pos{1, 20}, delta(Pos{1, 20}, 0x0404))
 	b.PutChunk(Pos{2, 20}, make([]uint32, 64))
 	b.PutBodies(Pos{0, 20}, []Body{body})
 	if _, err := s.Commit(b); err != nil {
 		t.Fatal(err)
 	}
+	// As if data file 1 were full: the second commit starts data file 2.
+	s.setAppend(storeOffset(2, dataHeaderSize))
 	b = s.NewBatch()
 	b.PutChunk(Pos{3, 20}, random())
-	b.PutChunk(Pos{4, 20}, delta(Pos{4, 20}))
+	b.PutChunk(Pos{4, 20}, delta(Pos{4, 20}, 0x0405)) // not the same delta: the dictionary would share it
 	if _, err := s.Commit(b); err != nil {
 		t.Fatal(err)
 	}
@@ -66,19 +70,24 @@ func goodFixture(t *testing.T) []byte {
 		t.Fatal(r)
 	}
 	s.Close()
-	data, err := vfs.ReadFile(mem, "/good.pxsw")
-	if err != nil {
-		t.Fatal(err)
+	out := map[string][]byte{}
+	for _, name := range []string{"w.pxsw", "w-data-1.pxsd", "w-data-2.pxsd"} {
+		data, err := vfs.ReadFile(mem, "/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = data
 	}
-	return data
+	return out
 }
 
-// recordsOf lists the records of a good file in order.
-func recordsOf(t *testing.T, data []byte) (hs []Handle, kinds []RecordKind) {
+// recordsOf lists the records of a good data file in order, as store
+// offsets of data file n.
+func recordsOf(t *testing.T, data []byte, n uint32) (hs []Handle, kinds []RecordKind) {
 	mem := vfs.NewMem()
 	f, _ := mem.Create("/f")
 	f.WriteAt(data, 0)
-	err := scanRecords(f, dataStart, int64(len(data)), func(ev scanEvent) bool {
+	err := scanRecords(f, storeOffset(n, firstRecord(n)), storeOffset(n, int64(len(data))), func(ev scanEvent) bool {
 		if ev.bad != nil {
 			t.Fatal(ev.bad)
 		}
@@ -92,25 +101,42 @@ func recordsOf(t *testing.T, data []byte) (hs []Handle, kinds []RecordKind) {
 	return hs, kinds
 }
 
-// reseal recomputes the CRC32-C of the record at h, so that only the
-// damage inside it is left to find.
+// reseal recomputes the CRC32-C of the record at h in its file's bytes, so
+// that only the damage inside it is left to find.
 func reseal(data []byte, h Handle) {
-	rec := data[h.Offset:h.end()]
+	rec := data[h.FileOffset() : h.FileOffset()+int64(h.Length)]
 	binary.LittleEndian.PutUint32(rec[recordCRCOff:], recordCRC(rec))
 }
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }
 
-// TestWriteFixtures rewrites testdata/*.pxsw and the fuzz seeds; run it
-// with -update after a format change. Each fixture is named after its
-// defect; fixtures_test.go says what each must produce.
+// with returns a copy of the fixture's files with name replaced by data
+// (removed when data is nil).
+func with(files map[string][]byte, name string, data []byte) map[string][]byte {
+	out := maps.Clone(files)
+	if data == nil {
+		delete(out, name)
+	} else {
+		out[name] = data
+	}
+	return out
+}
+
+// TestWriteFixtures rewrites testdata/v2/* and the fuzz seeds; run it with
+// -update after a format change. Each fixture is a directory named after
+// its defect holding a store's files; fixtures_test.go says what each must
+// produce. testdata/v1 holds the same defects in stores written by the
+// code of format 1: never rewritten, they hold this version to reading
+// format 1.
 func TestWriteFixtures(t *testing.T) {
 	if !*update {
 		t.Skip("run with -update to rewrite testdata")
 	}
 	good := goodFixture(t)
-	hs, kinds := recordsOf(t, good)
-	last := func(k RecordKind) Handle {
+	const main, d1, d2 = "w.pxsw", "w-data-1.pxsd", "w-data-2.pxsd"
+	hs1, kinds1 := recordsOf(t, good[d1], 1)
+	hs2, kinds2 := recordsOf(t, good[d2], 2)
+	last := func(hs []Handle, kinds []RecordKind, k RecordKind) Handle {
 		var h Handle
 		for i := range hs {
 			if kinds[i] == k {
@@ -119,78 +145,93 @@ func TestWriteFixtures(t *testing.T) {
 		}
 		return h
 	}
-	out := map[string][]byte{"good.pxsw": good}
+	out := map[string]map[string][]byte{"good": good}
+	edit := func(name, file string, fn func(b []byte) []byte) {
+		out[name] = with(good, file, fn(clone(good[file])))
+	}
+	edit("truncated-header", main, func(b []byte) []byte { return b[:40] })
+	edit("bad-magic", main, func(b []byte) []byte { b[0], b[64] = 'X', 'X'; return b })
+	edit("bad-version", main, func(b []byte) []byte { b[4], b[68] = 9, 9; return b })
+	edit("bad-header-crc", main, func(b []byte) []byte { b[9] ^= 0x10; b[64+9] ^= 0x10; return b })
+	edit("bad-newest-slot", main, func(b []byte) []byte { b[20] ^= 1; return b }) // generation 2 lives in slot A
+	edit("no-header", main, func(b []byte) []byte { clear(b[:dataStart]); return b })
+	j := last(hs2, kinds2, RecordJournal)
+	edit("bad-entry-crc", d2, func(b []byte) []byte {
+		b[j.FileOffset()+recordHeaderSize+tableHeaderSize+2] ^= 4 // first entry's x
+		reseal(b, j)
+		return b
+	})
+	fr := last(hs2, kinds2, RecordFull)
+	edit("bad-record-crc", d2, func(b []byte) []byte { b[fr.FileOffset()+recordHeaderSize+3] ^= 0x80; return b })
+	br := last(hs1, kinds1, RecordBodies)
+	edit("bad-body-crc", d1, func(b []byte) []byte {
+		b[br.FileOffset()+recordHeaderSize+bodyBlockHeaderSize+8] ^= 1 // body X
+		reseal(b, br)
+		return b
+	})
+	dr := last(hs2, kinds2, RecordDelta)
+	edit("delta-out-of-range", d2, func(b []byte) []byte {
+		at := dr.FileOffset() + recordHeaderSize + deltaCountSize
+		b[at], b[at+1], b[at+2] = 0xFF, 0xFF, 0x00 // pixel 65535 of 64
+		reseal(b, dr)
+		return b
+	})
+	edit("truncated-pagetable", d2, func(b []byte) []byte { return b[:j.FileOffset()+int64(j.Length)/2] })
+	edit("truncated-record", d2, func(b []byte) []byte { return b[:dr.FileOffset()+int64(dr.Length)/2] })
+	out["missing-data-file"] = with(good, d1, nil)
+	edit("truncated-data-file", d1, func(b []byte) []byte { return b[:br.FileOffset()+int64(br.Length)/2] })
+	edit("foreign-data-file", d2, func(b []byte) []byte {
+		b[16] ^= 1 // the seed: another store's data file 2
+		binary.LittleEndian.PutUint32(b[dataHeaderCRC:], dataHeaderChecksum(b))
+		return b
+	})
 
-	out["truncated-header.pxsw"] = good[:40]
-
-	b := clone(good)
-	b[0], b[64] = 'X', 'X'
-	out["bad-magic.pxsw"] = b
-
-	b = clone(good)
-	b[4], b[68] = 9, 9
-	out["bad-version.pxsw"] = b
-
-	b = clone(good)
-	b[9] ^= 0x10
-	b[64+9] ^= 0x10
-	out["bad-header-crc.pxsw"] = b
-
-	b = clone(good) // generation 2 lives in slot A
-	b[20] ^= 1
-	out["bad-newest-slot.pxsw"] = b
-
-	b = clone(good)
-	clear(b[:dataStart])
-	out["no-header.pxsw"] = b
-
-	b = clone(good)
-	j := last(RecordJournal)
-	b[j.Offset+recordHeaderSize+tableHeaderSize+2] ^= 4 // first entry's x
-	reseal(b, j)
-	out["bad-entry-crc.pxsw"] = b
-
-	b = clone(good)
-	fr := last(RecordFull)
-	b[fr.Offset+recordHeaderSize+3] ^= 0x80
-	out["bad-record-crc.pxsw"] = b
-
-	b = clone(good)
-	br := last(RecordBodies)
-	b[br.Offset+recordHeaderSize+bodyBlockHeaderSize+8] ^= 1 // body X
-	reseal(b, br)
-	out["bad-body-crc.pxsw"] = b
-
-	b = clone(good)
-	dr := last(RecordDelta)
-	at := dr.Offset + recordHeaderSize + deltaCountSize
-	b[at], b[at+1], b[at+2] = 0xFF, 0xFF, 0x00 // pixel 65535 of 64
-	reseal(b, dr)
-	out["delta-out-of-range.pxsw"] = b
-
-	out["truncated-pagetable.pxsw"] = good[:j.Offset+int64(j.Length)/2]
-	out["truncated-record.pxsw"] = good[:dr.Offset+int64(dr.Length)/2]
-
-	for name, data := range out {
-		if err := os.WriteFile(filepath.Join("testdata", name), data, 0o644); err != nil {
+	if err := os.RemoveAll(filepath.Join("testdata", "v2")); err != nil {
+		t.Fatal(err)
+	}
+	for name, files := range out {
+		dir := filepath.Join("testdata", "v2", name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		for file, data := range files {
+			if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	// Fuzz seeds: every fixture for FuzzOpen, every record for FuzzRecord.
-	seed := func(target, name string, data []byte) {
+	// Fuzz seeds: every fixture of both versions for FuzzOpen (the store
+	// file and data files 1 and 2), every record for FuzzRecord.
+	seed := func(target, name string, args ...[]byte) {
 		dir := filepath.Join("testdata", "fuzz", target)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data)
+		body := "go test fuzz v1\n"
+		for _, a := range args {
+			body += fmt.Sprintf("[]byte(%q)\n", a)
+		}
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for name, data := range out {
-		seed("FuzzOpen", name, data)
+	if err := os.RemoveAll(filepath.Join("testdata", "fuzz", "FuzzOpen")); err != nil {
+		t.Fatal(err)
 	}
-	for i, h := range hs {
-		seed("FuzzRecord", fmt.Sprintf("%02d-%s", i, strings.ReplaceAll(kinds[i].String(), " ", "-")), good[h.Offset:h.end()])
+	for name, files := range out {
+		seed("FuzzOpen", "v2-"+name, files[main], files[d1], files[d2])
+	}
+	v1, _ := filepath.Glob(filepath.Join("testdata", "v1", "*.pxsw"))
+	for _, p := range v1 {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed("FuzzOpen", "v1-"+filepath.Base(p), data, nil, nil)
+	}
+	for i, h := range append(hs1, hs2...) {
+		kinds := append(kinds1, kinds2...)
+		file := good[DataFileName(main, h.File())]
+		seed("FuzzRecord", fmt.Sprintf("%02d-%s", i, strings.ReplaceAll(kinds[i].String(), " ", "-")), file[h.FileOffset():h.FileOffset()+int64(h.Length)])
 	}
 }

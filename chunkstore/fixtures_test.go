@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
@@ -17,10 +18,21 @@ func fixtureConfig(fsys vfs.FS) chunkstore.Options {
 	return chunkstore.Options{ChunkSize: 8, TileSize: 4, PixelSize: 4, Seed: 7, Generator: terrain.Generator{Surface: 8}, FS: fsys}
 }
 
+// loadFixture returns a disk holding fixture name of testdata: a store
+// file (format 1: v1/*.pxsw) at storePath, or a directory of a store's
+// files (format 2: v2/*) in the root.
 func loadFixture(t testing.TB, name string) *vfs.Mem {
 	t.Helper()
-	data := must2[[]byte](t)(os.ReadFile(filepath.Join("testdata", name)))
-	return memWith(t, data)
+	p := filepath.Join("testdata", name)
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return memWith(t, must2[[]byte](t)(os.ReadFile(p)))
+	}
+	files := map[string][]byte{}
+	for _, e := range entries {
+		files["/"+e.Name()] = must2[[]byte](t)(os.ReadFile(filepath.Join(p, e.Name())))
+	}
+	return memWithFiles(t, files)
 }
 
 func hasProblem(r chunkstore.Report, target error) bool {
@@ -32,10 +44,13 @@ func hasProblem(r chunkstore.Report, target error) bool {
 	return false
 }
 
-// Corrupt fixtures, each named after its defect, and what each must give.
+// Corrupt fixtures, each named after its defect, and what each must give:
+// the same defects in stores of format 1 (a single file, written by the
+// code of that version) and of format 2 (a store file and two data files),
+// and the defects of data files.
 func TestCorruptFixtures(t *testing.T) {
 	p := func(x int32) *chunkstore.Pos { return &chunkstore.Pos{X: x, Y: 20} }
-	for _, tc := range []struct {
+	type fixture struct {
 		file   string
 		open   []error          // Open fails matching each of these
 		report error            // else OpenReport has a problem matching it
@@ -45,27 +60,54 @@ func TestCorruptFixtures(t *testing.T) {
 		bodies *chunkstore.Pos  // Bodies of this chunk fails matching bodiesErr
 		check  error            // Check reports a problem matching it
 		stored []chunkstore.Pos // chunks that must still read as stored
-	}{
-		{file: "good.pxsw", gen: 2, stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {3, 20}, {4, 20}}},
-		{file: "truncated-header.pxsw", open: []error{chunkstore.ErrNoValidHeader, io.ErrUnexpectedEOF}},
-		{file: "bad-magic.pxsw", open: []error{chunkstore.ErrNoValidHeader, chunkstore.ErrBadMagic}},
-		{file: "bad-version.pxsw", open: []error{chunkstore.ErrNoValidHeader, chunkstore.ErrVersion}},
-		{file: "bad-header-crc.pxsw", open: []error{chunkstore.ErrNoValidHeader, chunkstore.ErrChecksum}},
-		{file: "no-header.pxsw", open: []error{chunkstore.ErrNoValidHeader, chunkstore.ErrBadMagic}},
-		{file: "bad-newest-slot.pxsw", report: chunkstore.ErrChecksum, gen: 1, check: chunkstore.ErrChecksum,
+		names  string           // a problem of the open report or the check names this file
+	}
+	both := []fixture{
+		{file: "good", gen: 2, stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {3, 20}, {4, 20}}},
+		{file: "truncated-header", open: []error{chunkstore.ErrNoValidHeader, io.ErrUnexpectedEOF}},
+		{file: "bad-magic", open: []error{chunkstore.ErrNoValidHeader, chunkstore.ErrBadMagic}},
+		{file: "bad-version", open: []error{chunkstore.ErrNoValidHeader, chunkstore.ErrVersion}},
+		{file: "bad-header-crc", open: []error{chunkstore.ErrNoValidHeader, chunkstore.ErrChecksum}},
+		{file: "no-header", open: []error{chunkstore.ErrNoValidHeader, chunkstore.ErrBadMagic}},
+		{file: "bad-newest-slot", report: chunkstore.ErrChecksum, gen: 1, check: chunkstore.ErrChecksum,
 			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}}},
-		{file: "bad-entry-crc.pxsw", report: chunkstore.ErrChecksum, gen: 2, check: chunkstore.ErrChecksum,
+		{file: "bad-entry-crc", report: chunkstore.ErrChecksum, gen: 2, check: chunkstore.ErrChecksum,
 			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {4, 20}}},
-		{file: "bad-record-crc.pxsw", gen: 2, get: p(3), getErr: []error{chunkstore.ErrCorrupt, chunkstore.ErrChecksum},
+		{file: "bad-record-crc", gen: 2, get: p(3), getErr: []error{chunkstore.ErrCorrupt, chunkstore.ErrChecksum},
 			check: chunkstore.ErrChecksum, stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {4, 20}}},
-		{file: "bad-body-crc.pxsw", gen: 2, bodies: p(0), check: chunkstore.ErrChecksum,
+		{file: "bad-body-crc", gen: 2, bodies: p(0), check: chunkstore.ErrChecksum,
 			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {3, 20}, {4, 20}}},
-		{file: "delta-out-of-range.pxsw", gen: 2, get: p(4), getErr: []error{chunkstore.ErrCorrupt}, check: chunkstore.ErrCorrupt},
-		{file: "truncated-pagetable.pxsw", report: io.ErrUnexpectedEOF, gen: 2, check: io.ErrUnexpectedEOF,
+		{file: "delta-out-of-range", gen: 2, get: p(4), getErr: []error{chunkstore.ErrCorrupt}, check: chunkstore.ErrCorrupt},
+		{file: "truncated-pagetable", report: io.ErrUnexpectedEOF, gen: 2, check: io.ErrUnexpectedEOF,
 			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {3, 20}, {4, 20}}},
-		{file: "truncated-record.pxsw", report: io.ErrUnexpectedEOF, gen: 2, check: io.ErrUnexpectedEOF,
+		{file: "truncated-record", report: io.ErrUnexpectedEOF, gen: 2, check: io.ErrUnexpectedEOF,
 			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {3, 20}}},
-	} {
+	}
+	var fixtures []fixture
+	for _, f := range both {
+		v1 := f
+		v1.file = "v1/" + f.file + ".pxsw"
+		v2 := f
+		v2.file = "v2/" + f.file
+		fixtures = append(fixtures, v1, v2)
+	}
+	fixtures = append(fixtures,
+		// Data file 1 is gone: the page table is rebuilt from data file 2,
+		// whose chunks are kept; those of data file 1 regenerate.
+		fixture{file: "v2/missing-data-file", report: chunkstore.ErrCorrupt, gen: 2, names: "w-data-1.pxsd",
+			stored: []chunkstore.Pos{{3, 20}, {4, 20}}},
+		// Data file 1 ends inside the body block: the records before the
+		// cut and data file 2 are kept.
+		// (The Empty chunk (2, 20) had only its entry in the first commit's
+		// journal segment, after the cut.)
+		fixture{file: "v2/truncated-data-file", report: io.ErrUnexpectedEOF, gen: 2, check: io.ErrUnexpectedEOF, names: "w-data-1.pxsd",
+			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {3, 20}, {4, 20}}},
+		// Data file 2 belongs to another store: it is not read; data file 1
+		// gives the first commit's chunks.
+		fixture{file: "v2/foreign-data-file", report: chunkstore.ErrCorrupt, gen: 2, names: "w-data-2.pxsd",
+			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}}},
+	)
+	for _, tc := range fixtures {
 		t.Run(tc.file, func(t *testing.T) {
 			cfg := fixtureConfig(loadFixture(t, tc.file))
 			s, err := chunkstore.Open(storePath, &cfg)
@@ -98,8 +140,15 @@ func TestCorruptFixtures(t *testing.T) {
 				expect(t, errors.Is(err, chunkstore.ErrCorrupt) && errors.Is(err, chunkstore.ErrChecksum), "bodies: %v", err)
 			}
 			r := s.Check()
+			if tc.names != "" {
+				named := false
+				for _, p := range append(s.OpenReport().Problems, r.Problems...) {
+					named = named || p.File == tc.names || strings.Contains(p.Err.Error(), tc.names)
+				}
+				expect(t, named, "no problem names %s:\n%s\n%s", tc.names, s.OpenReport(), r)
+			}
 			if tc.check == nil {
-				expect(t, r.OK(), "check: %s", r)
+				expect(t, r.OK() || tc.names != "", "check: %s", r)
 			} else {
 				expect(t, hasProblem(r, tc.check), "check lacks %v:\n%s", tc.check, r)
 				expect(t, errors.Is(r.Err(), tc.check), "Report.Err does not match %v", tc.check)
@@ -111,7 +160,7 @@ func TestCorruptFixtures(t *testing.T) {
 // Without any header, the repair path rebuilds the index from a forward
 // scan and writes a clean copy.
 func TestRepairWithoutHeader(t *testing.T) {
-	mem := loadFixture(t, "no-header.pxsw")
+	mem := loadFixture(t, "v1/no-header.pxsw")
 	cfg := fixtureConfig(mem)
 	_, _, err := openForRepair(storePath, chunkstore.Options{FS: mem}, nil)
 	expect(t, errors.Is(err, chunkstore.ErrNoValidHeader), "repair without a chunk size: %v", err)
@@ -119,7 +168,7 @@ func TestRepairWithoutHeader(t *testing.T) {
 	must(t, err)
 	defer s.Close()
 	expect(t, !rep.OK() && s.Generation() == 2, "report %s, generation %d", rep, s.Generation())
-	good := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, ptr(fixtureConfig(loadFixture(t, "good.pxsw")))))
+	good := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, ptr(fixtureConfig(loadFixture(t, "v1/good.pxsw")))))
 	defer good.Close()
 	fixed := must2[*chunkstore.Store](t)(s.CompactTo("/fixed.pxsw"))
 	defer fixed.Close()
@@ -164,7 +213,7 @@ func pixelsAsBytes(p []uint32) []byte {
 // A store opened by a rebuilding scan takes commits (the first writes a
 // fresh checkpoint) and compacts back to a file the checker passes.
 func TestCommitAfterRebuild(t *testing.T) {
-	mem := loadFixture(t, "truncated-record.pxsw")
+	mem := loadFixture(t, "v1/truncated-record.pxsw")
 	cfg := fixtureConfig(mem)
 	s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
 	b := s.NewBatch()

@@ -8,18 +8,33 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 )
 
-// FuzzOpen opens arbitrary file bytes (seeded from testdata/*.pxsw and
-// testdata/fuzz/FuzzOpen): Open, Open for repair, Check, every read and Scan
-// must return errors, never panic or allocate beyond what the bytes justify.
+// FuzzOpen opens an arbitrary store file and data files 1 and 2 (seeded
+// from testdata/v1, testdata/v2 and testdata/fuzz/FuzzOpen): Open, Open for
+// repair, Check, every read and Scan must return errors, never panic or
+// allocate beyond what the bytes justify.
 func FuzzOpen(f *testing.F) {
-	names, _ := filepath.Glob(filepath.Join("testdata", "*.pxsw"))
+	names, _ := filepath.Glob(filepath.Join("testdata", "v1", "*.pxsw"))
 	for _, n := range names {
 		if data, err := os.ReadFile(n); err == nil {
-			f.Add(data)
+			f.Add(data, []byte(nil), []byte(nil))
 		}
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		mem := memWith(t, data)
+	dirs, _ := filepath.Glob(filepath.Join("testdata", "v2", "*"))
+	for _, d := range dirs {
+		m, _ := os.ReadFile(filepath.Join(d, "w.pxsw"))
+		d1, _ := os.ReadFile(filepath.Join(d, "w-data-1.pxsd"))
+		d2, _ := os.ReadFile(filepath.Join(d, "w-data-2.pxsd"))
+		f.Add(m, d1, d2)
+	}
+	f.Fuzz(func(t *testing.T, data, data1, data2 []byte) {
+		files := map[string][]byte{storePath: data}
+		if len(data1) > 0 {
+			files[chunkstore.DataFileName(storePath, 1)] = data1
+		}
+		if len(data2) > 0 {
+			files[chunkstore.DataFileName(storePath, 2)] = data2
+		}
+		mem := memWithFiles(t, files)
 		cfg := fixtureConfig(mem)
 		cfg.ReadOnly = true
 		dst := make([]uint32, 64)

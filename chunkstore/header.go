@@ -9,15 +9,20 @@ import (
 // Header slots. Their layout is part of the file format; see the package
 // documentation for the table.
 // FormatVersion is the version of the chunk store file format (PXSW) this
-// package writes, and the only one it reads. It is part of every header
-// slot; docs/format.md has its history.
-const FormatVersion = 1
+// package writes. It reads every version from OldestFormatVersion on. It is
+// part of every header slot and data file header; docs/format.md has its
+// history.
+const FormatVersion = 2
+
+// OldestFormatVersion is the oldest format version this package reads: 1,
+// a single file without data files.
+const OldestFormatVersion = 1
 
 const (
 	headerSize          = 64            // bytes in one header slot
 	slotCount           = 2             // slots A (offset 0) and B (offset 64)
 	dataStart           = 128           // first byte after the slots: the data region
-	formatVersion       = FormatVersion // the only version this package reads and writes
+	formatVersion       = FormatVersion // the version this package writes
 	flagLZ4             = 1 << 0        // records may be LZ4 block compressed (always set)
 	knownFlags          = flagLZ4       // flags this version understands
 	maxGeneratorVersion = 1<<24 - 1     // generator versions live in 3 bytes
@@ -46,6 +51,7 @@ type header struct {
 	pixelSize  uint8
 	generation uint64
 	genVersion uint32 // Generator.Version() of the writer, 24 bits
+	version    uint16 // the format version the slot was written in (kept by marshal); 0 is the current one
 }
 
 // slotOffset returns the file offset of the slot that holds generation g.
@@ -57,7 +63,11 @@ func (h *header) marshal() [headerSize]byte {
 	var out [headerSize]byte
 	w := writeBuf(out[:])
 	w.bytes([]byte(headerMagic))
-	w.uint16(formatVersion)
+	v := h.version
+	if v == 0 {
+		v = formatVersion
+	}
+	w.uint16(v)
 	w.uint16(h.flags)
 	w.uint64(h.seed)
 	w.uint64(uint64(h.created))
@@ -79,9 +89,12 @@ func (h *header) marshal() [headerSize]byte {
 }
 
 // headerChecksum is the CRC32-C of a slot without its checksum field.
-func headerChecksum(b []byte) uint32 {
-	c := crc32.Update(0, castagnoli, b[:headerCRCOff])
-	return crc32.Update(c, castagnoli, b[headerCRCOff+4:headerSize])
+func headerChecksum(b []byte) uint32 { return headerChecksumAt(b[:headerSize], headerCRCOff) }
+
+// headerChecksumAt is the CRC32-C of b without the 4 bytes at off.
+func headerChecksumAt(b []byte, off int) uint32 {
+	c := crc32.Update(0, castagnoli, b[:off])
+	return crc32.Update(c, castagnoli, b[off+4:])
 }
 
 // errEmptySlot is returned for a slot that holds only zeros: never written.
@@ -104,15 +117,16 @@ func parseHeader(b []byte, i int) (header, error) {
 		return header{}, fmt.Errorf("%w: %s: %q", ErrBadMagic, where, b[:4])
 	}
 	r := readBuf(b[4:])
-	if v := r.uint16(); v != formatVersion {
-		return header{}, fmt.Errorf("%w: %s: version %d, this package reads %d", ErrVersion, where, v, formatVersion)
+	v := r.uint16()
+	if v < OldestFormatVersion || v > formatVersion {
+		return header{}, fmt.Errorf("%w: %s: version %d, this package reads %d to %d", ErrVersion, where, v, OldestFormatVersion, formatVersion)
 	}
 	cr := readBuf(b[headerCRCOff:])
 	stored := cr.uint32()
 	if c := headerChecksum(b); c != stored {
 		return header{}, fmt.Errorf("%w: %s: crc %08x != %08x", ErrChecksum, where, c, stored)
 	}
-	var h header
+	h := header{version: v}
 	h.flags = r.uint16()
 	if h.flags&^knownFlags != 0 {
 		return header{}, fmt.Errorf("%w: %s: unknown flags %#04x", ErrVersion, where, h.flags&^knownFlags)
@@ -131,8 +145,10 @@ func parseHeader(b []byte, i int) (header, error) {
 	switch {
 	case h.generation%slotCount != uint64(i):
 		return header{}, fmt.Errorf("%w: %s: generation %d belongs in slot %s", ErrCorrupt, where, h.generation, slotName(int(h.generation%slotCount)))
-	case h.root != 0 && (h.root < dataStart || h.root > 1<<62):
-		return header{}, fmt.Errorf("%w: %s: table root %d outside the data region", ErrCorrupt, where, h.root)
+	case h.root != 0 && !validOffset(h.root):
+		return header{}, fmt.Errorf("%w: %s: table root %v outside the data region", ErrCorrupt, where, loc(h.root))
+	case h.version == 1 && fileOf(h.root) != 0:
+		return header{}, fmt.Errorf("%w: %s: a format 1 slot whose table root is in data file %d", ErrCorrupt, where, fileOf(h.root))
 	case h.chunkSize == 0 || h.chunkSize > maxChunkSize:
 		return header{}, fmt.Errorf("%w: %s: chunk size %d", ErrCorrupt, where, h.chunkSize)
 	case h.generation > maxGeneration:

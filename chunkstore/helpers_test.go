@@ -49,11 +49,24 @@ func mustCheck(t testing.TB, s *chunkstore.Store) {
 
 var gen = terrain.Generator{Surface: 8}
 
+// testConfig keeps data files small (2 KiB: a Full record of a random
+// chunk is 1 KiB), so that the tests of every other feature cross data
+// files too.
 func testConfig(fsys vfs.FS) chunkstore.Options {
 	return chunkstore.Options{
 		ChunkSize: small, TileSize: 4, PixelSize: 4, Seed: 7,
-		Generator: gen, FS: fsys, Workers: 2,
+		Generator: gen, FS: fsys, Workers: 2, DataFileSize: 2 << 10,
 	}
+}
+
+// locate returns the file of the store at path that holds store offset off
+// (see chunkstore.Handle) and the offset within it.
+func locate(path string, off int64) (string, int64) {
+	h := chunkstore.Handle{Offset: off}
+	if h.File() == 0 {
+		return path, off
+	}
+	return chunkstore.DataFileName(path, h.File()), h.FileOffset()
 }
 
 func generated(p chunkstore.Pos, size int) []uint32 {

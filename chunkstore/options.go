@@ -63,8 +63,9 @@ type Options struct {
 	// fraction of its pixels differ from the generator's. Zero means 0.75.
 	DeltaThreshold float64
 
-	// CompactionThreshold: NeedsCompaction reports true when dead bytes
-	// exceed this fraction of the file. Zero means 0.25.
+	// CompactionThreshold: NeedsCompaction reports true when the dead
+	// bytes of the data files exceed this fraction of their size (and 16
+	// KiB). Zero means 0.25.
 	CompactionThreshold float64
 
 	// CheckpointRatio: a commit writes a full sorted checkpoint of the page
@@ -83,6 +84,16 @@ type Options struct {
 	// DefaultBaseCache; negative turns the cache off. Each costs
 	// ChunkSize*ChunkSize*4 bytes of memory.
 	BaseCache int
+
+	// DataFileSize is the size a data file grows to: a commit whose next
+	// record would take the newest data file past it starts the next data
+	// file (a record larger than that gets a data file of its own). Zero
+	// means DefaultDataFileSize (128 MiB); at least 1 KiB, below 1 TiB.
+	DataFileSize int64
+
+	// Dictionary says which records the chunk dictionary shares (identical
+	// payloads stored once). Zero is DictionaryAll.
+	Dictionary Dictionary
 
 	// FS is the file system; nil means vfs.OS.
 	FS vfs.FS
@@ -139,6 +150,25 @@ type Options struct {
 	Repair bool
 }
 
+// Dictionary says which records the chunk dictionary shares: a record
+// whose payload equals one the store holds is not written again, its entry
+// points at the existing record.
+type Dictionary uint8
+
+// Dictionary modes.
+const (
+	// DictionaryAll shares every chunk and body record, of any size.
+	DictionaryAll Dictionary = iota
+	// DictionarySmallFull shares Full chunk records of at most 16 KiB
+	// only, as stores of format 1 did: for comparison.
+	DictionarySmallFull
+	// DictionaryOff shares nothing.
+	DictionaryOff
+)
+
+// smallFullRecord is the largest record DictionarySmallFull shares.
+const smallFullRecord = 16 << 10
+
 // withDefaults returns c with its zero fields filled in and checks it. For
 // Create the size fields must be set.
 func (c Options) withDefaults(creating bool) (Options, error) {
@@ -165,6 +195,9 @@ func (c Options) withDefaults(creating bool) (Options, error) {
 	if c.BaseCache == 0 {
 		c.BaseCache = DefaultBaseCache
 	}
+	if c.DataFileSize == 0 {
+		c.DataFileSize = DefaultDataFileSize
+	}
 	if creating && c.PixelSize == 0 {
 		c.PixelSize = pixelSize
 	}
@@ -181,6 +214,10 @@ func (c Options) withDefaults(creating bool) (Options, error) {
 		return c, fmt.Errorf("%w: CompactionThreshold %v not in (0, 1)", ErrInvalidConfig, c.CompactionThreshold)
 	case !(c.CheckpointRatio > 0):
 		return c, fmt.Errorf("%w: CheckpointRatio %v not positive", ErrInvalidConfig, c.CheckpointRatio)
+	case c.DataFileSize < minDataFileSize || c.DataFileSize >= maxDataFileSize:
+		return c, fmt.Errorf("%w: DataFileSize %d not in [%d, %d)", ErrInvalidConfig, c.DataFileSize, minDataFileSize, int64(maxDataFileSize))
+	case c.Dictionary > DictionaryOff:
+		return c, fmt.Errorf("%w: Dictionary %d", ErrInvalidConfig, c.Dictionary)
 	case c.Generator != nil && c.Generator.Version() > maxGeneratorVersion:
 		return c, fmt.Errorf("%w: generator version %d does not fit in 24 bits", ErrInvalidConfig, c.Generator.Version())
 	}

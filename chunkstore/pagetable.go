@@ -113,7 +113,7 @@ func entryCRC(b []byte) byte {
 // parseEntry decodes and checks the entry at b[:24], read at off.
 func parseEntry(b []byte, off int64) (tableEntry, error) {
 	if c := entryCRC(b); c != b[entryCRCOff] {
-		return tableEntry{}, fmt.Errorf("%w: page-table entry at offset %d: crc8 %02x != %02x", ErrChecksum, off, c, b[entryCRCOff])
+		return tableEntry{}, fmt.Errorf("%w: page-table entry at %v: crc8 %02x != %02x", ErrChecksum, loc(off), c, b[entryCRCOff])
 	}
 	r := readBuf(b)
 	var e tableEntry
@@ -129,13 +129,13 @@ func parseEntry(b []byte, off int64) (tableEntry, error) {
 	noRecord := e.deleted || e.typ == Empty
 	switch {
 	case e.typ > BodyBlock:
-		return e, fmt.Errorf("%w: page-table entry at offset %d: storage type %d", ErrCorrupt, off, t)
+		return e, fmt.Errorf("%w: page-table entry at %v: storage type %d", ErrCorrupt, loc(off), t)
 	case reserved != 0:
-		return e, fmt.Errorf("%w: page-table entry at offset %d: reserved bytes %#04x", ErrCorrupt, off, reserved)
+		return e, fmt.Errorf("%w: page-table entry at %v: reserved bytes %#04x", ErrCorrupt, loc(off), reserved)
 	case noRecord && !e.h.IsZero():
-		return e, fmt.Errorf("%w: page-table entry at offset %d: %s entry with a handle", ErrCorrupt, off, e.typ)
-	case !noRecord && (e.h.Offset < dataStart || e.h.Offset > 1<<62 || e.h.Length < recordHeaderSize || e.h.Length > maxRecordPayload+recordHeaderSize):
-		return e, fmt.Errorf("%w: page-table entry at offset %d: handle {%d, %d}", ErrCorrupt, off, e.h.Offset, e.h.Length)
+		return e, fmt.Errorf("%w: page-table entry at %v: %s entry with a handle", ErrCorrupt, loc(off), e.typ)
+	case !noRecord && (!validOffset(e.h.Offset) || e.h.Length < recordHeaderSize || e.h.Length > maxRecordPayload+recordHeaderSize):
+		return e, fmt.Errorf("%w: page-table entry at %v: handle {%d, %d}", ErrCorrupt, loc(off), e.h.Offset, e.h.Length)
 	}
 	return e, nil
 }
@@ -171,7 +171,7 @@ type table struct {
 func parseTable(payload []byte, off int64, salvage bool) (table, []error, error) {
 	base := off + recordHeaderSize
 	if len(payload) < tableHeaderSize || (len(payload)-tableHeaderSize)%entrySize != 0 {
-		return table{}, nil, fmt.Errorf("%w: table record at offset %d: payload of %d bytes is not 16 + 24n", ErrCorrupt, off, len(payload))
+		return table{}, nil, fmt.Errorf("%w: table record at %v: payload of %d bytes is not 16 + 24n", ErrCorrupt, loc(off), len(payload))
 	}
 	r := readBuf(payload)
 	var t table
@@ -181,10 +181,10 @@ func parseTable(payload []byte, off int64, salvage bool) (table, []error, error)
 	count := int(r.uint32())
 	n := (len(payload) - tableHeaderSize) / entrySize
 	if count != n && !salvage {
-		return table{}, nil, fmt.Errorf("%w: table record at offset %d: count %d, room for %d", ErrCorrupt, off, count, n)
+		return table{}, nil, fmt.Errorf("%w: table record at %v: count %d, room for %d", ErrCorrupt, loc(off), count, n)
 	}
-	if t.prev != 0 && (t.prev < dataStart || t.prev >= off) && !salvage {
-		return table{}, nil, fmt.Errorf("%w: table record at offset %d: previous record at %d", ErrCorrupt, off, t.prev)
+	if t.prev != 0 && (!validOffset(t.prev) || t.prev >= off) && !salvage {
+		return table{}, nil, fmt.Errorf("%w: table record at %v: previous record at %v", ErrCorrupt, loc(off), loc(t.prev))
 	}
 	var problems []error
 	t.entries = make([]tableEntry, 0, n)

@@ -24,13 +24,12 @@ func (s *Store) lookup(ix func() *index, pos Pos, sc *readScratch) (v ival, ok b
 	if !ok || v.h.IsZero() {
 		return v, ok, h, nil, nil
 	}
-	h, rec, err = readRecord(s.f, v.h, sc.rec)
-	sc.rec = rec[:0:cap(rec)]
-	if err == nil && RecordKind(v.typ) != h.kind {
-		err = fmt.Errorf("%w: %s at offset %d where the index expects a %s record", ErrCorrupt, h.kind, v.h.Offset, v.typ)
+	h, rec, err = s.read(v.h, sc.rec)
+	if rec != nil {
+		sc.rec = rec[:0:cap(rec)]
 	}
-	if err == nil && h.kind != RecordFull && recordKeyPos(h.key) != pos {
-		err = fmt.Errorf("%w: %s at offset %d holds chunk %v", ErrCorrupt, h.kind, v.h.Offset, recordKeyPos(h.key))
+	if err == nil && RecordKind(v.typ) != h.kind {
+		err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(v.h.Offset), v.typ)
 	}
 	return v, ok, h, rec, err
 }
@@ -63,7 +62,7 @@ func (s *Store) Get(pos Pos, dst []uint32) (stored bool, err error) {
 	case v.typ == Full:
 		sc.raw, err = s.cc.decodeFull(h, rec, v.h.Offset, dst, sc.raw)
 	default: // Delta
-		err = s.applyDeltaRecord(h, rec, v.h.Offset, dst, sc)
+		err = s.applyDeltaRecord(pos, h, rec, v.h.Offset, dst, sc)
 	}
 	if err != nil {
 		s.cc.generate(pos, dst)
@@ -72,9 +71,12 @@ func (s *Store) Get(pos Pos, dst []uint32) (stored bool, err error) {
 	return true, nil
 }
 
-func (s *Store) applyDeltaRecord(h recordHeader, rec []byte, off int64, dst []uint32, sc *readScratch) error {
+// applyDeltaRecord applies the Delta record rec, read at off, to the
+// generated chunk at pos (the entry's position: the record may be shared
+// with another position, whose key it carries).
+func (s *Store) applyDeltaRecord(pos Pos, h recordHeader, rec []byte, off int64, dst []uint32, sc *readScratch) error {
 	if s.cc.gen == nil {
-		return fmt.Errorf("%w: delta chunk at offset %d", ErrNoGenerator, off)
+		return fmt.Errorf("%w: delta chunk at %v", ErrNoGenerator, loc(off))
 	}
 	raw, err := payloadOf(h, rec, off, s.cc.maxDeltaRaw(), sc.raw)
 	if err != nil {
@@ -86,7 +88,7 @@ func (s *Store) applyDeltaRecord(h recordHeader, rec []byte, off int64, dst []ui
 	if _, err := s.cc.checkDelta(raw, off); err != nil {
 		return err
 	}
-	s.cc.generate(recordKeyPos(h.key), dst)
+	s.cc.generate(pos, dst)
 	s.cc.applyDelta(raw, dst)
 	return nil
 }
@@ -95,22 +97,31 @@ func (s *Store) applyDeltaRecord(h recordHeader, rec []byte, off int64, dst []ui
 // there are none). A damaged body block returns an error matching
 // ErrCorrupt.
 func (s *Store) Bodies(pos Pos) ([]Body, error) {
+	blk, err := s.Entities(pos)
+	return blk.Bodies, err
+}
+
+// Entities returns what is kept with the chunk at pos besides its pixels:
+// its pixel bodies and entity sections (the zero block when there are
+// none). A damaged block returns an error matching ErrCorrupt, and nothing
+// of it.
+func (s *Store) Entities(pos Pos) (EntityBlock, error) {
 	sc := s.scratch()
 	defer s.reads.Put(sc)
 	v, ok, h, rec, err := s.lookup(func() *index { return s.bodies }, pos, sc)
 	if err == nil && ok {
 		var payload []byte
 		if payload, err = payloadOf(h, rec, v.h.Offset, maxRecordPayload, nil); err == nil {
-			var bodies []Body
-			if bodies, err = parseBodyBlock(payload, v.h.Offset, s.cc.mask); err == nil {
-				return bodies, nil
+			var blk EntityBlock
+			if blk, err = parseBodyBlock(payload, v.h.Offset, s.cc.mask); err == nil {
+				return blk, nil
 			}
 		}
 	}
 	if err != nil && err != ErrClosed {
 		err = fmt.Errorf("chunkstore: bodies of chunk %v: %w", pos, err)
 	}
-	return nil, err
+	return EntityBlock{}, err
 }
 
 // DeltaPixel is one entry of a Delta chunk: a pixel index (row-major) and
@@ -181,7 +192,7 @@ func (s *Store) RecordInfo(h Handle) (RecordInfo, error) {
 	if s.closed {
 		return RecordInfo{}, ErrClosed
 	}
-	rh, _, err := readRecord(s.f, h, nil)
+	rh, _, err := s.read(h, nil)
 	if err != nil {
 		return RecordInfo{}, err
 	}

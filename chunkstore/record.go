@@ -50,14 +50,30 @@ func (k RecordKind) String() string {
 
 func (k RecordKind) isTable() bool { return k == RecordJournal || k == RecordCheckpoint }
 
-// Handle addresses one record: its offset in the file and its length,
-// header included.
+// Handle addresses one record: its store offset and its length, header
+// included. A store offset names the file and the place in it: the high
+// bits (Offset >> 40) are the data file's number, 0 for the store file
+// itself (where a format 1 store keeps its records), the low 40 bits the
+// offset within that file.
 type Handle struct {
 	Offset int64
 	Length uint32
 }
 
 func (h Handle) end() int64 { return h.Offset + int64(h.Length) }
+
+// File returns the number of the data file that holds the record (0: the
+// store file).
+func (h Handle) File() uint32 { return fileOf(h.Offset) }
+
+// FileOffset returns the record's offset within its file.
+func (h Handle) FileOffset() int64 { return localOf(h.Offset) }
+
+// validOffset reports whether off can start a record: within the first
+// MaxDataFiles data files, after its file's header.
+func validOffset(off int64) bool {
+	return off > 0 && off < 1<<62 && fileOf(off) <= MaxDataFiles && localOf(off) >= firstRecord(fileOf(off))
+}
 
 // IsZero reports whether h addresses nothing (an Empty chunk has no record).
 func (h Handle) IsZero() bool { return h == Handle{} }
@@ -97,10 +113,10 @@ func recordCRC(rec []byte) uint32 {
 // does not look at the payload.
 func parseRecordHeader(b []byte, off int64) (recordHeader, error) {
 	if len(b) < recordHeaderSize {
-		return recordHeader{}, fmt.Errorf("%w: record at offset %d: header %d of %d bytes: %w", ErrCorrupt, off, len(b), recordHeaderSize, io.ErrUnexpectedEOF)
+		return recordHeader{}, fmt.Errorf("%w: record at %v: header %d of %d bytes: %w", ErrCorrupt, loc(off), len(b), recordHeaderSize, io.ErrUnexpectedEOF)
 	}
 	if c := crc8.Checksum(b[:recordHCRCOff]); c != b[recordHCRCOff] {
-		return recordHeader{}, fmt.Errorf("%w: record header at offset %d: crc8 %02x != %02x", ErrChecksum, off, c, b[recordHCRCOff])
+		return recordHeader{}, fmt.Errorf("%w: record header at %v: crc8 %02x != %02x", ErrChecksum, loc(off), c, b[recordHCRCOff])
 	}
 	r := readBuf(b)
 	var h recordHeader
@@ -112,19 +128,19 @@ func parseRecordHeader(b []byte, off int64) (recordHeader, error) {
 	reserved := r.uint8()
 	switch {
 	case h.kind < 1 || h.kind > recordKindMax:
-		return h, fmt.Errorf("%w: record at offset %d: unknown kind %d", ErrCorrupt, off, h.kind)
+		return h, fmt.Errorf("%w: record at %v: unknown kind %d", ErrCorrupt, loc(off), h.kind)
 	case h.codec > codecLZ4:
-		return h, fmt.Errorf("%w: record at offset %d: unknown codec %d", ErrCorrupt, off, h.codec)
+		return h, fmt.Errorf("%w: record at %v: unknown codec %d", ErrCorrupt, loc(off), h.codec)
 	case reserved != 0:
-		return h, fmt.Errorf("%w: record at offset %d: reserved byte %#02x", ErrCorrupt, off, reserved)
+		return h, fmt.Errorf("%w: record at %v: reserved byte %#02x", ErrCorrupt, loc(off), reserved)
 	case h.size > maxRecordPayload:
-		return h, fmt.Errorf("%w: record at offset %d: payload of %d bytes", ErrCorrupt, off, h.size)
+		return h, fmt.Errorf("%w: record at %v: payload of %d bytes", ErrCorrupt, loc(off), h.size)
 	case h.codec == codecNone && h.raw != h.size:
-		return h, fmt.Errorf("%w: record at offset %d: stored payload of %d bytes claims %d", ErrCorrupt, off, h.size, h.raw)
+		return h, fmt.Errorf("%w: record at %v: stored payload of %d bytes claims %d", ErrCorrupt, loc(off), h.size, h.raw)
 	case h.codec == codecLZ4 && (h.size == 0 || uint64(h.raw) > uint64(h.size)*lz4MaxRatio+lz4Slack || h.raw > maxRecordPayload):
-		return h, fmt.Errorf("%w: record at offset %d: %d LZ4 bytes cannot hold %d", ErrCorrupt, off, h.size, h.raw)
+		return h, fmt.Errorf("%w: record at %v: %d LZ4 bytes cannot hold %d", ErrCorrupt, loc(off), h.size, h.raw)
 	case h.kind.isTable() && h.codec != codecNone:
-		return h, fmt.Errorf("%w: record at offset %d: compressed %s", ErrCorrupt, off, h.kind)
+		return h, fmt.Errorf("%w: record at %v: compressed %s", ErrCorrupt, loc(off), h.kind)
 	}
 	return h, nil
 }
@@ -137,28 +153,30 @@ func checkRecord(rec []byte, off int64) (recordHeader, error) {
 		return h, err
 	}
 	if int64(h.length()) != int64(len(rec)) {
-		return h, fmt.Errorf("%w: record at offset %d: %d bytes, its header says %d", ErrCorrupt, off, len(rec), h.length())
+		return h, fmt.Errorf("%w: record at %v: %d bytes, its header says %d", ErrCorrupt, loc(off), len(rec), h.length())
 	}
 	stored := readBuf(rec[recordCRCOff:])
 	if c, s := recordCRC(rec), stored.uint32(); c != s {
-		return h, fmt.Errorf("%w: %s at offset %d: crc %08x != %08x", ErrChecksum, h.kind, off, c, s)
+		return h, fmt.Errorf("%w: %s at %v: crc %08x != %08x", ErrChecksum, h.kind, loc(off), c, s)
 	}
 	return h, nil
 }
 
 // readRecord reads the record at h into buf (grown as needed) and checks
-// it. It returns the header and the whole record.
+// it. It returns the header and the whole record. f is the file that holds
+// the record (see Handle.File).
 func readRecord(f vfs.File, h Handle, buf []byte) (recordHeader, []byte, error) {
-	if h.Length < recordHeaderSize || h.Length > maxRecordPayload+recordHeaderSize || h.Offset < dataStart {
+	if h.Length < recordHeaderSize || h.Length > maxRecordPayload+recordHeaderSize || !validOffset(h.Offset) {
 		return recordHeader{}, nil, fmt.Errorf("%w: handle {%d, %d} cannot address a record", ErrCorrupt, h.Offset, h.Length)
 	}
 	if h.Length > 64<<10 {
 		// Before allocating much, make sure the file holds that much: a
 		// damaged entry must not make a reader allocate a gigabyte.
 		if size, err := f.Size(); err != nil {
-			return recordHeader{}, nil, fmt.Errorf("chunkstore: read at offset %d: %w", h.Offset, err)
-		} else if h.end() > size {
-			return recordHeader{}, nil, fmt.Errorf("%w: record {%d, %d} beyond the file's %d bytes: %w", ErrCorrupt, h.Offset, h.Length, size, io.ErrUnexpectedEOF)
+			return recordHeader{}, nil, fmt.Errorf("chunkstore: read at %v: %w", loc(h.Offset), err)
+		} else if localOf(h.Offset)+int64(h.Length) > size {
+			return recordHeader{}, nil, fmt.Errorf("%w: record at %v of %d bytes beyond the file's %d bytes: %w",
+				ErrCorrupt, loc(h.Offset), h.Length, size, io.ErrUnexpectedEOF)
 		}
 	}
 	if cap(buf) < int(h.Length) {
@@ -172,17 +190,18 @@ func readRecord(f vfs.File, h Handle, buf []byte) (recordHeader, []byte, error) 
 	return hdr, rec, err
 }
 
-// readFull reads exactly len(p) bytes at off; a file that ends first is
-// corrupt (truncated), other errors are passed on.
+// readFull reads exactly len(p) bytes at store offset off from f, the file
+// that holds it; a file that ends first is corrupt (truncated), other
+// errors are passed on.
 func readFull(f vfs.File, p []byte, off int64) error {
-	n, err := f.ReadAt(p, off)
+	n, err := f.ReadAt(p, localOf(off))
 	if n == len(p) {
 		return nil
 	}
 	if err == nil || errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: %d bytes at offset %d: file ends after %d: %w", ErrCorrupt, len(p), off, n, io.ErrUnexpectedEOF)
+		return fmt.Errorf("%w: %d bytes at %v: file ends after %d: %w", ErrCorrupt, len(p), loc(off), n, io.ErrUnexpectedEOF)
 	}
-	return fmt.Errorf("chunkstore: read at offset %d: %w", off, err)
+	return fmt.Errorf("chunkstore: read at %v: %w", loc(off), err)
 }
 
 // payloadOf decodes the payload of a checked record into dst (grown as
@@ -191,7 +210,7 @@ func readFull(f vfs.File, p []byte, off int64) error {
 // allocate more than it expects.
 func payloadOf(h recordHeader, rec []byte, off int64, maxRaw int, dst []byte) ([]byte, error) {
 	if int64(h.raw) > int64(maxRaw) {
-		return nil, fmt.Errorf("%w: %s at offset %d: %d bytes decoded, at most %d expected", ErrCorrupt, h.kind, off, h.raw, maxRaw)
+		return nil, fmt.Errorf("%w: %s at %v: %d bytes decoded, at most %d expected", ErrCorrupt, h.kind, loc(off), h.raw, maxRaw)
 	}
 	payload := rec[recordHeaderSize:]
 	if h.codec == codecNone {
@@ -203,7 +222,7 @@ func payloadOf(h recordHeader, rec []byte, off int64, maxRaw int, dst []byte) ([
 	dst = dst[:h.raw]
 	n, err := lz4.UncompressBlock(payload, dst)
 	if err != nil || n != int(h.raw) {
-		return nil, fmt.Errorf("%w: %s at offset %d: LZ4 block decodes to %d of %d bytes: %w", ErrCorrupt, h.kind, off, n, h.raw, err)
+		return nil, fmt.Errorf("%w: %s at %v: LZ4 block decodes to %d of %d bytes: %w", ErrCorrupt, h.kind, loc(off), n, h.raw, err)
 	}
 	return dst, nil
 }

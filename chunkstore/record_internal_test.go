@@ -67,7 +67,7 @@ func TestEntryLayout(t *testing.T) {
 
 func TestHeaderLayout(t *testing.T) {
 	h := header{flags: flagLZ4, seed: 0x1122334455667788, created: 1, modified: 2, chunkCount: 5, root: 4096,
-		chunkSize: 512, tileSize: 32, pixelSize: 4, generation: 7, genVersion: 0x030201}
+		chunkSize: 512, tileSize: 32, pixelSize: 4, generation: 7, genVersion: 0x030201, version: FormatVersion}
 	b := h.marshal()
 	if string(b[:4]) != "PXSW" || b[8] != 0x88 || b[48] != 0x00 || b[49] != 0x02 || b[52] != 4 ||
 		b[headerGenOff] != 7 || b[headerGenVerOff] != 1 || b[headerGenVerOff+2] != 3 || b[headerRootOff+1] != 0x10 {
@@ -108,6 +108,10 @@ func FuzzRecord(f *testing.F) {
 		e := &encoder{}
 		f.Add(e.seal(RecordFull, Pos{}, bytes.Repeat([]byte{1, 2, 3, 4}, 64)))
 	}
+	// A body block with entity sections, as a payload of the kind data[0] selects.
+	blk := (&encoder{}).appendBodyBlock(nil, []Body{{ID: 3, Width: 2, Height: 1, Pixels: []uint32{1, 2}, Shape: []bool{true, false}}},
+		[][]byte{[]byte("PECS section"), {}}, ^uint32(0))
+	f.Add(append([]byte{byte(RecordBodies - 1)}, blk...))
 	cc := &chunkCodec{npix: 64, mask: ^uint32(0)}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const off = 4096
@@ -157,14 +161,19 @@ func decodeAny(t *testing.T, cc *chunkCodec, h recordHeader, rec []byte, off int
 		if err != nil {
 			return
 		}
-		bodies, err := parseBodyBlock(raw, off, cc.mask)
+		blk, err := parseBodyBlock(raw, off, cc.mask)
 		if err != nil {
 			return
 		}
+		bodies := blk.Bodies
 		e := &encoder{}
-		again, err := parseBodyBlock(e.appendBodyBlock(nil, bodies, cc.mask), off, cc.mask)
+		againBlk, err := parseBodyBlock(e.appendBodyBlock(nil, bodies, blk.Sections, cc.mask), off, cc.mask)
 		if err != nil {
 			t.Fatalf("re-encoded bodies do not decode: %v", err)
+		}
+		again := againBlk.Bodies
+		if len(againBlk.Sections) != len(blk.Sections) {
+			t.Fatalf("%d sections after a round trip, want %d", len(againBlk.Sections), len(blk.Sections))
 		}
 		kept := bodies[:0]
 		for _, b := range bodies {

@@ -32,9 +32,12 @@ func rootsOf(t *testing.T, commits int) (*vfs.Mem, []generation, [][]byte) {
 	return mem, gens, roots
 }
 
+// flipAt flips a bit of the byte at store offset off of the store at
+// storePath, in whichever of its files holds it.
 func flipAt(t *testing.T, mem *vfs.Mem, off int64) {
 	t.Helper()
-	f := must2[vfs.File](t)(mem.OpenRW(storePath))
+	path, off := locate(storePath, off)
+	f := must2[vfs.File](t)(mem.OpenRW(path))
 	b := []byte{0}
 	_, err := f.ReadAt(b, off)
 	must(t, err)
@@ -183,8 +186,9 @@ func TestScanTruncatedRecord(t *testing.T) {
 		}
 		return true
 	}))
-	f := must2[vfs.File](t)(mem.OpenRW(storePath))
-	must(t, f.Truncate(last.Handle.Offset+int64(last.Handle.Length)/2))
+	path, off := locate(storePath, last.Handle.Offset)
+	f := must2[vfs.File](t)(mem.OpenRW(path))
+	must(t, f.Truncate(off+int64(last.Handle.Length)/2))
 	must(t, f.Close())
 	var cut []chunkstore.ScanRecord
 	must(t, chunkstore.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
@@ -222,6 +226,7 @@ func TestCheckNamesUnreferencedRecords(t *testing.T) {
 	s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
 	defer s.Close()
 	r := s.Check()
+	path, off := locate(storePath, first.Offset)
 	expect(t, len(r.Problems) == 1 && r.Problems[0].Section == chunkstore.SectionRecord && r.Problems[0].Pos != nil &&
-		*r.Problems[0].Pos == p && r.Problems[0].Offset == first.Offset, "check: %s", r)
+		*r.Problems[0].Pos == p && "/"+r.Problems[0].File == path && r.Problems[0].Offset == off, "check: %s", r)
 }

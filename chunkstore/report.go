@@ -15,6 +15,7 @@ const (
 	SectionRecord = "data region" // a chunk or body record, or bytes between records
 	SectionChunk  = "chunk"       // a chunk whose record does not decode, or was dropped
 	SectionBodies = "bodies"      // a chunk's body block that does not decode
+	SectionFile   = "data file"   // a data file that is missing, cut short or not the store's
 )
 
 // Problem is one damaged or dropped item: where it is and what is wrong.
@@ -30,7 +31,8 @@ type Problem struct {
 }
 
 // String describes the problem on one line: "file: section at offset N,
-// chunk (x, y): error", leaving out what is not known.
+// chunk (x, y): error", leaving out what is not known, and the offset when
+// the error names it.
 func (p Problem) String() string {
 	var b strings.Builder
 	if p.File != "" {
@@ -49,7 +51,8 @@ func (p Problem) String() string {
 		sep(": ")
 		b.WriteString(section)
 	}
-	if p.Offset >= 0 {
+	// The offset is left out here when the error names it already.
+	if p.Offset >= 0 && (p.Err == nil || !strings.Contains(p.Err.Error(), fmt.Sprintf("offset %d", p.Offset))) {
 		if section != "" {
 			b.WriteByte(' ')
 		} else {
@@ -58,7 +61,11 @@ func (p Problem) String() string {
 		fmt.Fprintf(&b, "at offset %d", p.Offset)
 	}
 	if p.Pos != nil {
-		sep(", ")
+		if b.Len() == len(p.File) {
+			sep(": ")
+		} else {
+			sep(", ")
+		}
 		fmt.Fprintf(&b, "chunk %v", *p.Pos)
 	}
 	sep(": ")

@@ -11,6 +11,7 @@ import (
 
 // RootInfo is what a root ([Store.Root]) says about its generation.
 type RootInfo struct {
+	FormatVersion    uint16 // the format version of the store the root was written in
 	Generation       uint64
 	Chunks           uint32 // chunks stored at this generation (body blocks not counted)
 	ChunkSize        uint16
@@ -18,7 +19,7 @@ type RootInfo struct {
 	PixelSize        uint8
 	Seed             uint64
 	GeneratorVersion uint32
-	Table            int64 // file offset of the generation's newest page-table record; 0 = empty
+	Table            int64 // store offset (see Handle) of the generation's newest page-table record; 0 = empty
 	Created          time.Time
 	Modified         time.Time // when the generation was committed
 }
@@ -36,7 +37,8 @@ func ParseRoot(root []byte) (RootInfo, error) {
 
 func (h header) info() RootInfo {
 	return RootInfo{
-		Generation: h.generation, Chunks: h.chunkCount,
+		FormatVersion: h.version,
+		Generation:    h.generation, Chunks: h.chunkCount,
 		ChunkSize: h.chunkSize, TileSize: h.tileSize, PixelSize: h.pixelSize,
 		Seed: h.seed, GeneratorVersion: h.genVersion, Table: h.root,
 		Created: time.Unix(h.created, 0).UTC(), Modified: time.Unix(h.modified, 0).UTC(),
@@ -61,7 +63,7 @@ func FindRoot(fsys vfs.FS, path string, gen uint64) ([]byte, error) {
 	}
 	defer s.Close()
 	slots := make([]byte, dataStart)
-	if err := readFull(s.f, slots, 0); err == nil {
+	if err := readFull(s.files.main(), slots, 0); err == nil {
 		for i := range slotCount {
 			if h, err := parseHeader(slots[i*headerSize:], i); err == nil && h.generation == gen {
 				hb := h.marshal()
@@ -72,17 +74,13 @@ func FindRoot(fsys vfs.FS, path string, gen uint64) ([]byte, error) {
 	if gen > s.hdr.generation {
 		return nil, fmt.Errorf("%w: generation %d in %s: the newest is %d", ErrGenerationNotFound, gen, path, s.hdr.generation)
 	}
-	size, err := s.f.Size()
-	if err != nil {
-		return nil, fmt.Errorf("chunkstore: find root in %s: %w", path, err)
-	}
 	// The newest table record of the newest generation up to gen.
 	type cand struct {
 		gen uint64
 		off int64
 	}
 	var cands []cand
-	err = scanRecords(s.f, dataStart, size, func(ev scanEvent) bool {
+	err = s.scanStore(storeOffset(MaxDataFiles, localMask), func(ev scanEvent) bool {
 		if ev.bad == nil && ev.hdr.kind.isTable() && ev.hdr.key <= gen {
 			cands = append(cands, cand{ev.hdr.key, ev.off})
 		}
@@ -93,14 +91,18 @@ func FindRoot(fsys vfs.FS, path string, gen uint64) ([]byte, error) {
 	}
 	h := s.hdr
 	h.generation, h.root = gen, 0
+	h.version = 0 // the current format, unless the table found is a format 1 store's (below)
 	if len(cands) > 0 {
 		best := slices.MaxFunc(cands, func(a, b cand) int {
 			return cmp.Or(cmp.Compare(a.gen, b.gen), cmp.Compare(a.off, b.off))
 		})
 		h.root = best.off
 	}
-	t := newStore(path, s.cfg, s.f, h)
-	if _, err := t.loadChain(h, size); err != nil {
+	if fileOf(h.root) == 0 {
+		h.version = OldestFormatVersion // records in the store file: format 1
+	}
+	t := newStore(path, s.cfg, s.files, h)
+	if _, err := t.loadChain(h); err != nil {
 		return nil, fmt.Errorf("chunkstore: find root of generation %d in %s: %w", gen, path, err)
 	}
 	h.chunkCount = uint32(t.chunks.Len())

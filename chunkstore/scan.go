@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/arksave/arksave/internal/crc8"
 	"github.com/arksave/arksave/vfs"
@@ -51,7 +52,7 @@ type scanEvent struct {
 // recordAt returns the checked record at off, or an error.
 func (sc *scanner) recordAt(off int64) (recordHeader, []byte, error) {
 	if sc.end-off < recordHeaderSize {
-		return recordHeader{}, nil, fmt.Errorf("%w: %d bytes at offset %d, too few for a record: %w", ErrCorrupt, sc.end-off, off, io.ErrUnexpectedEOF)
+		return recordHeader{}, nil, fmt.Errorf("%w: %d bytes at %v, too few for a record: %w", ErrCorrupt, sc.end-off, loc(off), io.ErrUnexpectedEOF)
 	}
 	hb, err := sc.bytes(off, recordHeaderSize)
 	if err != nil {
@@ -62,7 +63,7 @@ func (sc *scanner) recordAt(off int64) (recordHeader, []byte, error) {
 		return h, nil, err
 	}
 	if int64(h.length()) > sc.end-off {
-		return h, nil, fmt.Errorf("%w: %s at offset %d: %d bytes, %d remain: %w", ErrCorrupt, h.kind, off, h.length(), sc.end-off, io.ErrUnexpectedEOF)
+		return h, nil, fmt.Errorf("%w: %s at %v: %d bytes, %d remain: %w", ErrCorrupt, h.kind, loc(off), h.length(), sc.end-off, io.ErrUnexpectedEOF)
 	}
 	rec, err := sc.bytes(off, int(h.length()))
 	if err != nil {
@@ -154,18 +155,20 @@ func scanRecords(f vfs.File, start, end int64, fn func(scanEvent) bool) error {
 
 func isCorrupt(err error) bool { return err != nil && errors.Is(err, ErrCorrupt) }
 
-// rebuild replaces the index with what a scan of [dataStart, bound) finds:
-// every good chunk and body record, in file order, with the journal
-// segments and checkpoints replayed where they occur (a checkpoint resets
-// the index to its entries). Entries of a damaged table record are
-// salvaged one by one. Records of later or abandoned commits before bound
-// count too: this is recovery, and what it skips is reported.
+// rebuild replaces the index with what a scan of the store up to bound (a
+// store offset) finds: every good chunk and body record, in store order
+// (the store file's records, then each data file on disk, in number
+// order), with the journal segments and checkpoints replayed where they
+// occur (a checkpoint resets the index to its entries). Entries of a
+// damaged table record are salvaged one by one. Records of later or
+// abandoned commits before bound count too: this is recovery, and what it
+// skips is reported.
 func (s *Store) rebuild(bound int64) error {
 	s.chunks, s.bodies = newIndex(0), newIndex(0)
 	s.ckpt, s.chain, s.journalEntries = Handle{}, nil, 0
 	s.needCheckpoint = true
 	var maxGen uint64
-	err := scanRecords(s.f, dataStart, bound, func(ev scanEvent) bool {
+	err := s.scanStore(bound, func(ev scanEvent) bool {
 		s.report.Records++
 		if ev.bad != nil {
 			if ev.hdrOK && !ev.hdr.kind.isTable() {
@@ -195,6 +198,38 @@ func (s *Store) rebuild(bound int64) error {
 		s.hdr.generation = min(maxGen, maxGeneration)
 	}
 	return err
+}
+
+// scanStore scans the records of the store before bound: the store file's,
+// then those of each data file on disk up to bound's, in number order. A
+// data file that cannot be read is reported and skipped.
+func (s *Store) scanStore(bound int64, fn func(scanEvent) bool) error {
+	stop := false
+	each := func(ev scanEvent) bool {
+		if !fn(ev) {
+			stop = true
+		}
+		return !stop
+	}
+	last := fileOf(bound)
+	for _, n := range append([]uint32{0}, s.files.onDisk()...) {
+		if n > last || stop {
+			break
+		}
+		f, err := s.file(n)
+		if err != nil {
+			s.report.add(SectionFile, storeOffset(n, 0), err)
+			continue
+		}
+		end := s.fileEnd(n)
+		if n == last {
+			end = min(end, bound)
+		}
+		if err := scanRecords(f, storeOffset(n, firstRecord(n)), end, each); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // replayTable applies a table record met by a scan, salvaging what it can
@@ -238,33 +273,59 @@ type ScanRecord struct {
 	Err        error      // non-nil for damaged bytes; matches ErrCorrupt
 }
 
-// Scan walks the data region of the file at path forward, without using
-// the header slots or the page table, and calls fn for each record and each
-// damaged stretch until fn returns false. It is what a repair tool uses to
-// see a file whose page table is lost.
+// Scan walks the records of the store at path forward, without using the
+// header slots or the page table, and calls fn for each record and each
+// damaged stretch until fn returns false: the store file's records (a
+// store of format 1 keeps them there), then those of each of its data
+// files found next to it, in number order. Given a data file's path, it
+// walks that file only. Handles are store offsets (see Handle). It is what
+// a repair tool uses to see a store whose page table is lost.
 func Scan(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
 	if fsys == nil {
 		fsys = vfs.OS
 	}
-	f, err := fsys.Open(path)
-	if err != nil {
-		return fmt.Errorf("chunkstore: scan %s: %w", path, err)
+	type part struct {
+		n    uint32
+		path string
 	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return fmt.Errorf("chunkstore: scan %s: %w", path, err)
-	}
-	return scanRecords(f, dataStart, size, func(ev scanEvent) bool {
-		r := ScanRecord{Handle: Handle{ev.off, uint32(min(ev.length, 1<<32-1))}, Err: ev.bad}
-		if ev.hdrOK {
-			r.Kind, r.Stored, r.Raw, r.Compressed = ev.hdr.kind, ev.hdr.size, ev.hdr.raw, ev.hdr.codec == codecLZ4
-			if ev.hdr.kind.isTable() {
-				r.Generation = ev.hdr.key
-			} else {
-				r.Pos = recordKeyPos(ev.hdr.key)
-			}
+	var parts []part
+	if store, n, ok := ParseDataFileName(filepath.Base(path)); ok && DataFileName(store, n) == filepath.Base(path) {
+		parts = []part{{n, path}}
+	} else {
+		parts = []part{{0, path}}
+		for _, n := range dataFilesOnDisk(fsys, path) {
+			parts = append(parts, part{n, DataFileName(path, n)})
 		}
-		return fn(r)
-	})
+	}
+	stop := false
+	for _, pt := range parts {
+		f, err := fsys.Open(pt.path)
+		if err != nil {
+			return fmt.Errorf("chunkstore: scan %s: %w", pt.path, err)
+		}
+		size, err := f.Size()
+		if err == nil {
+			err = scanRecords(f, storeOffset(pt.n, firstRecord(pt.n)), storeOffset(pt.n, min(size, localMask)), func(ev scanEvent) bool {
+				r := ScanRecord{Handle: Handle{ev.off, uint32(min(ev.length, 1<<32-1))}, Err: ev.bad}
+				if ev.hdrOK {
+					r.Kind, r.Stored, r.Raw, r.Compressed = ev.hdr.kind, ev.hdr.size, ev.hdr.raw, ev.hdr.codec == codecLZ4
+					if ev.hdr.kind.isTable() {
+						r.Generation = ev.hdr.key
+					} else {
+						r.Pos = recordKeyPos(ev.hdr.key)
+					}
+				}
+				stop = !fn(r)
+				return !stop
+			})
+		}
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("chunkstore: scan %s: %w", pt.path, err)
+		}
+		if stop {
+			return nil
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package chunkstore
 
 import (
+	"path/filepath"
 	"slices"
 	"unsafe"
 )
@@ -15,37 +16,109 @@ type Stats struct {
 	BodyBlocks      int   // chunks with pixel bodies
 	RecordBytes     int64 // live chunk and body records (shared records once)
 	TableBytes      int64 // live page table: checkpoint and journal segments
-	LiveBytes       int64 // header slots + RecordBytes + TableBytes
+	LiveBytes       int64 // file headers + RecordBytes + TableBytes
 	DeadBytes       int64 // FileSize - LiveBytes: what compaction reclaims
-	FileSize        int64
+	FileSize        int64 // the store file and its data files, added up
+	DataFiles       int   // data files the generation uses
 	JournalSegments int   // journal segments since the checkpoint
 	JournalEntries  int   // entries in them
 	IndexBytes      int64 // memory held by the runtime index
 }
 
+// FileStats describes one file of a store at its committed generation:
+// the store file itself (Number 0, which holds the header slots and, in a
+// store of format 1, records) or a data file.
+type FileStats struct {
+	Number uint32
+	Name   string // base name
+	Size   int64  // bytes in the file; 0 when it cannot be read
+	Live   int64  // its header and the records the generation uses
+	Dead   int64  // Size - Live: what compacting the file reclaims
+	Newest bool   // the data file the next commit appends to (not set when read-only)
+	Err    error  // why the file cannot be read (missing, damaged header), or nil
+}
+
 // Stats returns counts and sizes.
 func (s *Store) Stats() Stats {
+	files := s.Files()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st := Stats{
 		Generation: s.hdr.generation,
 		Chunks:     s.chunks.Len(), Empty: s.counts[Empty], Delta: s.counts[Delta], Full: s.counts[Full],
 		BodyBlocks:      s.bodies.Len(),
-		RecordBytes:     s.liveData,
 		TableBytes:      int64(s.ckpt.Length),
 		JournalSegments: len(s.chain),
 		JournalEntries:  s.journalEntries,
 		IndexBytes:      int64(len(s.chunks.slots)+len(s.bodies.slots)) * int64(unsafe.Sizeof(islot{})),
 	}
+	for _, n := range s.live {
+		st.RecordBytes += n
+	}
 	for _, sg := range s.chain {
 		st.TableBytes += int64(sg.h.Length)
 	}
-	st.LiveBytes = dataStart + st.RecordBytes + st.TableBytes
-	if !s.closed {
-		st.FileSize, _ = s.f.Size()
+	st.LiveBytes = st.RecordBytes + st.TableBytes
+	for _, f := range files {
+		st.FileSize += f.Size
+		st.LiveBytes += firstRecord(f.Number)
+		if f.Number != 0 {
+			st.DataFiles++
+		}
 	}
 	st.DeadBytes = max(0, st.FileSize-st.LiveBytes)
 	return st
+}
+
+// Files describes the files of the committed generation, in number order:
+// the store file, then every data file that holds a record the generation
+// uses, and (unless the store is read-only) the data file the next commit
+// appends to.
+func (s *Store) Files() []FileStats {
+	s.mu.RLock()
+	live := map[uint32]int64{0: dataStart}
+	for n, b := range s.live {
+		live[n] += b
+	}
+	if !s.ckpt.IsZero() {
+		live[s.ckpt.File()] += int64(s.ckpt.Length)
+	}
+	for _, sg := range s.chain {
+		live[sg.h.File()] += int64(sg.h.Length)
+	}
+	newest := fileOf(s.w)
+	if localOf(s.w) > dataHeaderSize && s.files.rw {
+		live[newest] += 0 // the next commit appends to it
+	}
+	closed := s.closed
+	s.mu.RUnlock()
+	out := make([]FileStats, 0, len(live))
+	for n, b := range live {
+		if n != 0 {
+			b += dataHeaderSize
+		}
+		f := FileStats{Number: n, Name: filepath.Base(s.files.name(n)), Live: b, Newest: n == newest && n != 0 && s.files.rw}
+		if !closed {
+			f.Size, f.Err = s.fileSize(n)
+		}
+		f.Dead = max(0, f.Size-f.Live)
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b FileStats) int { return int(a.Number) - int(b.Number) })
+	return out
+}
+
+// DataFileNames returns the base names of the data files the committed
+// generation uses (Files without the store file), for a save directory's
+// manifest to name.
+func (s *Store) DataFileNames() []string {
+	var out []string
+	for _, f := range s.Files() {
+		if f.Number != 0 {
+			out = append(out, f.Name)
+		}
+	}
+	return out
 }
 
 // Entry is one entry of the index: a stored chunk, or the body block of a

@@ -15,9 +15,9 @@ import (
 )
 
 // Store is an open chunk store. Get, Bodies, ReadRaw, Stats and Entries may
-// be called from any goroutine, also while Commit or Compact runs on
+// be called from any goroutine, also while Commit or a compaction runs on
 // another: they see the last committed generation or the new one, never a
-// mix. Commit, Compact, CompactTo and Close are serialised.
+// mix. Commit, the compactions and Close are serialised.
 type Store struct {
 	path string
 	cfg  Options
@@ -27,25 +27,27 @@ type Store struct {
 
 	// Guarded by mu; readers take it shared, a commit takes it exclusively
 	// only to publish its result.
-	mu       sync.RWMutex
-	f        vfs.File
-	hdr      header
-	chunks   *index
-	bodies   *index
-	counts   [3]int // chunks by StorageType
-	liveData int64  // bytes of records the index references, shared ones once
-	closed   bool
+	mu     sync.RWMutex
+	files  *fileSet // the store file (0) and the data files
+	hdr    header
+	chunks *index
+	bodies *index
+	counts [3]int           // chunks by StorageType
+	live   map[uint32]int64 // bytes of records the index references, per file, shared ones once
+	ends   map[uint32]int64 // per file, the store offset where the last record the generation opened with ends
+	closed bool
 
 	// Writer state, guarded by wmu (written under mu too where readers see it).
-	w              int64     // next append offset
+	w              int64     // next append: a store offset in the newest data file
 	ckpt           Handle    // checkpoint the journal chain starts from; zero = none
 	chain          []segment // journal segments after ckpt, oldest first
 	journalEntries int       // entries in chain
 	dict           dict
 	needCheckpoint bool  // the next commit writes a checkpoint (after a rebuild or a generator change)
 	needDirSync    bool  // a rename's directory sync failed: sync before the next commit
-	readOnly       bool  // Commit and Compact refused
+	readOnly       bool  // Commit and the compactions refused
 	stale          error // set when Compact switched files but could not reopen
+	minDead        int64 // dead bytes below which no compaction is due; 0 is minCompactionDead
 	report         Report
 	encoders       []*encoder
 	reads          sync.Pool // *readScratch
@@ -62,7 +64,9 @@ type readScratch struct{ rec, raw []byte }
 
 // Create makes a new, empty store at path, which must not exist, at
 // generation 0, and syncs it and its directory. o must give ChunkSize; the
-// fields that choose a generation are ignored.
+// fields that choose a generation are ignored. The store file holds the
+// header slots; records go to data files next to it (see DataFileName),
+// made as commits need them.
 func Create(path string, o *Options) (*Store, error) {
 	var cfg Options
 	if o != nil {
@@ -99,18 +103,41 @@ func Create(path string, o *Options) (*Store, error) {
 		f.Close()
 		return nil, fmt.Errorf("chunkstore: create %s: %w", path, err)
 	}
-	s := newStore(path, cfg, f, h)
-	s.w = dataStart
+	s := newStore(path, cfg, newFileSet(cfg.FS, path, f, true), h)
+	s.w = storeOffset(1, dataHeaderSize)
 	return s, nil
 }
 
-func newStore(path string, cfg Options, f vfs.File, h header) *Store {
-	s := &Store{path: path, cfg: cfg, f: f, hdr: h, chunks: newIndex(0), bodies: newIndex(0), dict: newDict()}
+func newStore(path string, cfg Options, files *fileSet, h header) *Store {
+	s := &Store{path: path, cfg: cfg, files: files, hdr: h, chunks: newIndex(0), bodies: newIndex(0), dict: newDict(),
+		live: map[uint32]int64{}, ends: map[uint32]int64{}}
+	files.identify(h)
 	s.cc = chunkCodec{
 		npix: int(cfg.ChunkSize) * int(cfg.ChunkSize), mask: cfg.PersistMask, seed: cfg.Seed,
 		gen: cfg.Generator, threshold: cfg.DeltaThreshold, bases: newBaseCache(cfg.BaseCache),
 	}
 	return s
+}
+
+// file returns open file n of the store (0: the store file).
+func (s *Store) file(n uint32) (vfs.File, error) { return s.files.get(n) }
+
+// read reads and checks the record at h, from whichever file holds it.
+func (s *Store) read(h Handle, buf []byte) (recordHeader, []byte, error) {
+	f, err := s.files.get(h.File())
+	if err != nil {
+		return recordHeader{}, nil, err
+	}
+	return readRecord(f, h, buf)
+}
+
+// fileSize returns the size of file n.
+func (s *Store) fileSize(n uint32) (int64, error) {
+	f, err := s.files.get(n)
+	if err != nil {
+		return 0, err
+	}
+	return f.Size()
 }
 
 // Open opens the store at path: at its newest valid generation, or at the
@@ -206,9 +233,10 @@ func openStoreRoot(path string, cfg Options, mode openMode, gen uint64, root *he
 	if err != nil {
 		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
 	}
-	s, err := load(f, path, cfg, mode, gen, root)
+	files := newFileSet(cfg.FS, path, f, !ro)
+	s, err := load(files, path, cfg, mode, gen, root)
 	if err != nil {
-		f.Close()
+		files.closeAll()
 		return nil, err
 	}
 	s.readOnly = ro
@@ -217,7 +245,8 @@ func openStoreRoot(path string, cfg Options, mode openMode, gen uint64, root *he
 
 // load reads the header slots, picks one and builds the index from its
 // page table, or from a scan when that table is damaged.
-func load(f vfs.File, path string, cfg Options, mode openMode, gen uint64, root *header) (*Store, error) {
+func load(files *fileSet, path string, cfg Options, mode openMode, gen uint64, root *header) (*Store, error) {
+	f := files.main()
 	size, err := f.Size()
 	if err != nil {
 		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
@@ -237,12 +266,12 @@ func load(f vfs.File, path string, cfg Options, mode openMode, gen uint64, root 
 	}
 	slices.SortFunc(order, func(a, b int) int { return -cmp.Compare(hdrs[a].generation, hdrs[b].generation) })
 	if mode == openRoot || mode == openRootRepair {
-		return loadRoot(f, path, cfg, size, *root, hdrs, errs, mode == openRootRepair)
+		return loadRoot(files, path, cfg, *root, hdrs, errs, mode == openRootRepair)
 	}
 	if len(order) == 0 {
 		switch mode {
 		case openRepair:
-			return loadWithoutHeader(f, path, cfg, size, errs)
+			return loadWithoutHeader(files, path, cfg, errs)
 		case openAt:
 			return nil, fmt.Errorf("%w: generation %d in %s (slot A: %w; slot B: %w)", ErrGenerationNotFound, gen, path, errs[0], errs[1])
 		}
@@ -252,7 +281,7 @@ func load(f vfs.File, path string, cfg Options, mode openMode, gen uint64, root 
 	if err := cfg.checkAgainst(h); err != nil {
 		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
 	}
-	s := newStore(path, cfg, f, h)
+	s := newStore(path, cfg, files, h)
 	for i := range slotCount {
 		if errs[i] == nil {
 			s.report.Slots++
@@ -260,23 +289,24 @@ func load(f vfs.File, path string, cfg Options, mode openMode, gen uint64, root 
 			s.report.add(SectionHeader, int64(i)*headerSize, errs[i])
 		}
 	}
-	end, err := s.loadChain(h, size)
+	end, err := s.loadChain(h)
 	if err != nil {
 		if !errors.Is(err, ErrCorrupt) {
 			return nil, err
 		}
 		s.report.add(SectionTable, h.root, err)
-		end = chainBound(f, h.root, size)
+		end = s.chainBound(h.root)
 		if err := s.rebuild(end); err != nil {
 			return nil, err
 		}
 	}
-	s.w = max(end, dataStart)
+	w := end
 	for i := range slotCount {
 		if errs[i] == nil {
-			s.w = max(s.w, slotEnd(f, hdrs[i], size))
+			w = max(w, s.slotEnd(hdrs[i]))
 		}
 	}
+	s.w = s.appendPoint(w)
 	if want := cfg.generatorVersion(); mode != openRepair && mode != openCompacted && !inspecting(cfg) && h.genVersion != want {
 		if !cfg.AllowGeneratorChange {
 			return nil, fmt.Errorf("chunkstore: open %s: %w: the file was written with generator version %d, the game has %d",
@@ -285,6 +315,7 @@ func load(f vfs.File, path string, cfg Options, mode openMode, gen uint64, root 
 		s.dropDeltas(h.genVersion, want)
 	}
 	s.recount()
+	s.checkFiles()
 	return s, nil
 }
 
@@ -295,7 +326,7 @@ func inspecting(cfg Options) bool { return cfg.ReadOnly && cfg.Generator == nil 
 
 // loadRoot builds the store of an explicit root; see Options.Root and, with
 // repair set, Options.Repair.
-func loadRoot(f vfs.File, path string, cfg Options, size int64, h header, hdrs [slotCount]header, errs [slotCount]error, repair bool) (*Store, error) {
+func loadRoot(files *fileSet, path string, cfg Options, h header, hdrs [slotCount]header, errs [slotCount]error, repair bool) (*Store, error) {
 	if err := cfg.checkAgainst(h); err != nil {
 		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
 	}
@@ -303,37 +334,39 @@ func loadRoot(f vfs.File, path string, cfg Options, size int64, h header, hdrs [
 		return nil, fmt.Errorf("chunkstore: open %s: %w: the root was written with generator version %d, the game has %d",
 			path, ErrGeneratorVersion, h.genVersion, want)
 	}
-	s := newStore(path, cfg, f, h)
-	end, err := s.loadChain(h, size)
+	s := newStore(path, cfg, files, h)
+	end, err := s.loadChain(h)
 	if err != nil {
 		if !repair || !errors.Is(err, ErrCorrupt) {
 			return nil, fmt.Errorf("chunkstore: open %s at the root of generation %d: %w", path, h.generation, err)
 		}
 		s.report.add(SectionTable, h.root, err)
-		end = chainBound(f, h.root, size)
+		end = s.chainBound(h.root)
 		if err := s.rebuild(end); err != nil {
 			return nil, err
 		}
 	}
-	s.w = max(end, dataStart)
+	w := end
 	top := h.generation
 	for i := range slotCount {
 		if errs[i] == nil {
 			s.report.Slots++
-			s.w = max(s.w, slotEnd(f, hdrs[i], size))
+			w = max(w, s.slotEnd(hdrs[i]))
 			top = max(top, hdrs[i].generation)
 		} else if repair && !errors.Is(errs[i], errEmptySlot) {
 			s.report.add(SectionHeader, int64(i)*headerSize, errs[i])
 		}
 	}
+	s.w = s.appendPoint(w)
 	s.hdr.generation = top
 	s.recount()
+	s.checkFiles()
 	return s, nil
 }
 
 // loadWithoutHeader rebuilds a store whose header slots are both invalid
-// from a scan of the whole file, for Options.Repair.
-func loadWithoutHeader(f vfs.File, path string, cfg Options, size int64, errs [slotCount]error) (*Store, error) {
+// from a scan of the whole store, for Options.Repair.
+func loadWithoutHeader(files *fileSet, path string, cfg Options, errs [slotCount]error) (*Store, error) {
 	if cfg.ChunkSize == 0 {
 		return nil, fmt.Errorf("%w: %s: slot A: %w; slot B: %w (Config.ChunkSize is needed to rebuild without a header)",
 			ErrNoValidHeader, path, errs[0], errs[1])
@@ -343,57 +376,100 @@ func loadWithoutHeader(f vfs.File, path string, cfg Options, size int64, errs [s
 	}
 	h := header{flags: flagLZ4, seed: cfg.Seed, chunkSize: cfg.ChunkSize, tileSize: cfg.TileSize, pixelSize: cfg.PixelSize,
 		genVersion: cfg.generatorVersion()}
-	s := newStore(path, cfg, f, h)
+	s := newStore(path, cfg, files, h)
+	files.mu.Lock()
+	files.known = false // the store's identity is lost with its slots
+	files.mu.Unlock()
 	for i := range slotCount {
 		s.report.add(SectionHeader, int64(i)*headerSize, errs[i])
 	}
-	if err := s.rebuild(size); err != nil {
+	last := storeOffset(0, 0)
+	if ns := files.onDisk(); len(ns) > 0 {
+		last = storeOffset(ns[len(ns)-1], 0)
+	}
+	bound := s.fileEnd(fileOf(last))
+	if err := s.rebuild(bound); err != nil {
 		return nil, err
 	}
-	s.w = max(size, dataStart)
+	s.w = s.appendPoint(bound)
 	s.recount()
 	return s, nil
+}
+
+// fileEnd returns the store offset of the end of file n, its start when it
+// cannot be read.
+func (s *Store) fileEnd(n uint32) int64 {
+	size, err := s.fileSize(n)
+	if err != nil {
+		return storeOffset(n, firstRecord(n))
+	}
+	return storeOffset(n, min(size, localMask))
 }
 
 // slotEnd returns where the data of a slot's generation ends: after its
 // table root record. Nothing before it may be overwritten while the slot
 // names that generation.
-func slotEnd(f vfs.File, h header, size int64) int64 {
+func (s *Store) slotEnd(h header) int64 {
 	if h.root == 0 {
-		return dataStart
+		return storeOffset(0, dataStart)
 	}
 	var b [recordHeaderSize]byte
-	if n, _ := f.ReadAt(b[:], h.root); n == len(b) {
-		if rh, err := parseRecordHeader(b[:], h.root); err == nil {
-			return h.root + int64(rh.length())
+	if f, err := s.file(fileOf(h.root)); err == nil {
+		if n, _ := f.ReadAt(b[:], localOf(h.root)); n == len(b) {
+			if rh, err := parseRecordHeader(b[:], h.root); err == nil {
+				return h.root + int64(rh.length())
+			}
 		}
 	}
 	return h.root + recordHeaderSize
 }
 
+// appendPoint returns where the next commit appends, given w, the end of
+// every generation a slot or the opened root names: there, in the newest
+// data file, or at the start of the next data file when that file is gone
+// or shorter than w (a save directory removes the data files of saves that
+// did not commit). Records never go to the store file itself: the records
+// of a format 1 store stay where they are.
+func (s *Store) appendPoint(w int64) int64 {
+	n := fileOf(w)
+	switch {
+	case n == 0:
+		return storeOffset(1, dataHeaderSize)
+	case localOf(w) <= dataHeaderSize:
+		return storeOffset(n, dataHeaderSize)
+	}
+	if size, err := s.fileSize(n); err == nil && size >= localOf(w) {
+		return w
+	}
+	return storeOffset(n+1, dataHeaderSize)
+}
+
 // chainBound returns where a scan that rebuilds a generation whose table is
 // damaged stops: after its root record when that record's header is
-// readable and within the file, else at the root (or the file's end).
-func chainBound(f vfs.File, root, size int64) int64 {
+// readable and within its file, else at the root (or the file's end).
+func (s *Store) chainBound(root int64) int64 {
 	if root == 0 {
-		return min(size, dataStart)
+		return storeOffset(0, min(s.fileEnd(0), dataStart))
 	}
+	end := s.fileEnd(fileOf(root))
 	var b [recordHeaderSize]byte
-	if n, _ := f.ReadAt(b[:], root); n == len(b) {
-		if rh, err := parseRecordHeader(b[:], root); err == nil && root+int64(rh.length()) <= size {
-			return root + int64(rh.length())
+	if f, err := s.file(fileOf(root)); err == nil {
+		if n, _ := f.ReadAt(b[:], localOf(root)); n == len(b) {
+			if rh, err := parseRecordHeader(b[:], root); err == nil && root+int64(rh.length()) <= end {
+				return root + int64(rh.length())
+			}
 		}
 	}
-	return min(root, size)
+	return min(root, end)
 }
 
 // loadChain reads the page table of generation h: the root record, then
 // each previous journal segment back to the checkpoint, and applies them
 // oldest first. Any damage fails the whole chain with ErrCorrupt; the
 // caller then rebuilds by scanning. It returns the generation's end.
-func (s *Store) loadChain(h header, size int64) (int64, error) {
+func (s *Store) loadChain(h header) (int64, error) {
 	if h.root == 0 {
-		return dataStart, nil
+		return storeOffset(0, dataStart), nil
 	}
 	type rec struct {
 		h    Handle
@@ -405,16 +481,16 @@ func (s *Store) loadChain(h header, size int64) (int64, error) {
 	var buf []byte
 	for off := h.root; off != 0; {
 		if len(recs) > 0 && off >= recs[len(recs)-1].h.Offset {
-			return 0, fmt.Errorf("%w: table record at offset %d points forward to %d", ErrCorrupt, recs[len(recs)-1].h.Offset, off)
+			return 0, fmt.Errorf("%w: table record at %v points forward to %v", ErrCorrupt, loc(recs[len(recs)-1].h.Offset), loc(off))
 		}
-		hdr, rb, err := readTableRecord(s.f, off, size, buf)
+		hdr, rb, err := s.readTableRecord(off, buf)
 		if err != nil {
 			return 0, err
 		}
 		buf = rb
 		s.report.Tables++
 		if hdr.key >= next {
-			return 0, fmt.Errorf("%w: table record at offset %d: generation %d, expected below %d", ErrCorrupt, off, hdr.key, next)
+			return 0, fmt.Errorf("%w: table record at %v: generation %d, expected below %d", ErrCorrupt, loc(off), hdr.key, next)
 		}
 		next = hdr.key
 		t, _, err := parseTable(rb[recordHeaderSize:], off, false)
@@ -424,7 +500,7 @@ func (s *Store) loadChain(h header, size int64) (int64, error) {
 		recs = append(recs, rec{Handle{off, hdr.length()}, hdr.kind, t})
 		if hdr.kind == RecordCheckpoint {
 			if t.prev != 0 {
-				return 0, fmt.Errorf("%w: checkpoint at offset %d has a previous record %d", ErrCorrupt, off, t.prev)
+				return 0, fmt.Errorf("%w: checkpoint at %v has a previous record %v", ErrCorrupt, loc(off), loc(t.prev))
 			}
 			break
 		}
@@ -437,8 +513,8 @@ func (s *Store) loadChain(h header, size int64) (int64, error) {
 				continue
 			}
 			if e.h.end() > r.h.Offset {
-				return 0, fmt.Errorf("%w: page-table entry for %v in the record at offset %d points ahead to {%d, %d}",
-					ErrCorrupt, e.pos, r.h.Offset, e.h.Offset, e.h.Length)
+				return 0, fmt.Errorf("%w: page-table entry for %v in the record at %v points ahead to {%d, %d}",
+					ErrCorrupt, e.pos, loc(r.h.Offset), e.h.Offset, e.h.Length)
 			}
 		}
 	}
@@ -459,9 +535,21 @@ func (s *Store) loadChain(h header, size int64) (int64, error) {
 }
 
 // readTableRecord reads and checks the table record at off.
-func readTableRecord(f vfs.File, off, size int64, buf []byte) (recordHeader, []byte, error) {
-	if off < dataStart || off+recordHeaderSize > size {
-		return recordHeader{}, nil, fmt.Errorf("%w: table record at offset %d: beyond the file's %d bytes: %w", ErrCorrupt, off, size, io.ErrUnexpectedEOF)
+func (s *Store) readTableRecord(off int64, buf []byte) (recordHeader, []byte, error) {
+	if !validOffset(off) {
+		return recordHeader{}, nil, fmt.Errorf("%w: table record at %v: not in a data region", ErrCorrupt, loc(off))
+	}
+	f, err := s.file(fileOf(off))
+	if err != nil {
+		return recordHeader{}, nil, err
+	}
+	size, err := f.Size()
+	if err != nil {
+		return recordHeader{}, nil, fmt.Errorf("chunkstore: read table record at %v: %w", loc(off), err)
+	}
+	local := localOf(off)
+	if local+recordHeaderSize > size {
+		return recordHeader{}, nil, fmt.Errorf("%w: table record at %v: beyond the file's %d bytes: %w", ErrCorrupt, loc(off), size, io.ErrUnexpectedEOF)
 	}
 	var hb [recordHeaderSize]byte
 	if err := readFull(f, hb[:], off); err != nil {
@@ -472,10 +560,10 @@ func readTableRecord(f vfs.File, off, size int64, buf []byte) (recordHeader, []b
 		return hdr, nil, err
 	}
 	if !hdr.kind.isTable() {
-		return hdr, nil, fmt.Errorf("%w: record at offset %d: %s where a table record belongs", ErrCorrupt, off, hdr.kind)
+		return hdr, nil, fmt.Errorf("%w: record at %v: %s where a table record belongs", ErrCorrupt, loc(off), hdr.kind)
 	}
-	if off+int64(hdr.length()) > size {
-		return hdr, nil, fmt.Errorf("%w: %s at offset %d: %d bytes, the file ends after %d: %w", ErrCorrupt, hdr.kind, off, hdr.length(), size-off, io.ErrUnexpectedEOF)
+	if local+int64(hdr.length()) > size {
+		return hdr, nil, fmt.Errorf("%w: %s at %v: %d bytes, the file ends after %d: %w", ErrCorrupt, hdr.kind, loc(off), hdr.length(), size-local, io.ErrUnexpectedEOF)
 	}
 	return readRecord(f, Handle{off, hdr.length()}, buf)
 }
@@ -515,47 +603,77 @@ func (s *Store) dropDeltas(from, to uint32) {
 }
 
 // recount derives the counters, the live bytes and the dictionary's
-// reference counts from the index.
+// reference counts from the index: a record that several entries share
+// is counted once, and the dictionary learns it.
 func (s *Store) recount() {
 	s.counts = [3]int{}
-	s.liveData = 0
+	s.live = map[uint32]int64{}
+	s.ends = map[uint32]int64{}
 	s.dict = newDict()
-	var small []Handle
-	s.chunks.each(func(_ uint64, v ival) bool {
-		s.counts[v.typ]++
-		switch {
-		case v.typ == Full && sharable(RecordFull, int(v.h.Length)):
-			small = append(small, v.h)
-		case !v.h.IsZero():
-			s.liveData += int64(v.h.Length)
+	type ref struct {
+		h Handle
+		k tkey
+	}
+	var hs []ref
+	add := func(body bool) func(uint64, ival) bool {
+		return func(k uint64, v ival) bool {
+			if !v.h.IsZero() {
+				hs = append(hs, ref{v.h, tkey{k, body}})
+			}
+			return true
 		}
-		return true
+	}
+	s.chunks.each(func(k uint64, v ival) bool {
+		s.counts[v.typ]++
+		return add(false)(k, v)
 	})
-	s.bodies.each(func(_ uint64, v ival) bool {
-		s.liveData += int64(v.h.Length)
-		return true
-	})
-	slices.SortFunc(small, func(a, b Handle) int { return cmp.Compare(a.Offset, b.Offset) })
+	s.bodies.each(add(true))
+	slices.SortFunc(hs, func(a, b ref) int { return cmp.Compare(a.h.Offset, b.h.Offset) })
 	var buf []byte
-	for i := 0; i < len(small); {
+	for i := 0; i < len(hs); {
 		j := i + 1
-		for j < len(small) && small[j].Offset == small[i].Offset {
+		for j < len(hs) && hs[j].h.Offset == hs[i].h.Offset {
 			j++
 		}
-		h := small[i]
-		s.liveData += int64(h.Length)
+		h := hs[i].h
+		s.live[h.File()] += int64(h.Length)
+		s.ends[h.File()] = max(s.ends[h.File()], h.end())
 		if j-i > 1 {
-			s.dict.refs[h.Offset] = int32(j - i)
-			var err error
-			var rec []byte
-			if _, rec, err = readRecord(s.f, h, buf); err == nil && len(s.dict.byHash) < dictMaxEntries {
-				s.dict.byHash[s.dict.hash(rec)] = h
+			var hash uint64
+			if _, rec, err := s.read(h, buf); err == nil {
+				hash = s.dict.hash(rec)
+				buf = rec
 			}
-			buf = rec
+			keys := make([]tkey, 0, j-i)
+			for _, r := range hs[i:j] {
+				keys = append(keys, r.k)
+			}
+			s.dict.track(h, hash, keys, hash != 0)
 		}
 		i = j
 	}
+	for _, t := range append([]Handle{s.ckpt}, s.chainHandles()...) {
+		if !t.IsZero() {
+			s.ends[t.File()] = max(s.ends[t.File()], t.end())
+		}
+	}
 	s.hdr.chunkCount = uint32(s.chunks.Len())
+}
+
+func (s *Store) chainHandles() []Handle {
+	hs := make([]Handle, len(s.chain))
+	for i, sg := range s.chain {
+		hs[i] = sg.h
+	}
+	return hs
+}
+
+// checkFiles lists in the open report the files of the generation that are
+// missing, cut short or not the store's.
+func (s *Store) checkFiles() {
+	var r Report
+	s.checkFilesInto(&r, s.Files())
+	s.report.Problems = append(s.report.Problems, r.Problems...)
 }
 
 // writeAll writes p at off; a short write is an error.
@@ -594,10 +712,10 @@ func (s *Store) GeneratorVersion() uint32 {
 // skipped), delta chunks dropped after a generator change.
 func (s *Store) OpenReport() Report {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	r := s.report
 	r.Problems = slices.Clone(r.Problems)
-	return r
+	s.mu.RUnlock()
+	return s.localize(r)
 }
 
 // Close closes the file. Batches not committed are not written.
@@ -618,7 +736,7 @@ func (s *Store) close(last func() error) error {
 		err = last()
 	}
 	s.closed = true
-	if cerr := s.f.Close(); err == nil {
+	if cerr := s.files.closeAll(); err == nil {
 		err = cerr
 	}
 	return err

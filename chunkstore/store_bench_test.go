@@ -171,11 +171,7 @@ func BenchmarkCommit_5Dirty(b *testing.B) {
 		b.Run(fmt.Sprintf("stored=%d", n), func(b *testing.B) {
 			s, _ := bigStore(b, n)
 			defer s.Close()
-			base := make([][]uint32, 5)
-			for i := range base {
-				base[i] = make([]uint32, seedSize*seedSize)
-				seedGen.Generate(int32(i), 0, 7, base[i])
-			}
+			base := terrainRow(5)
 			var bytes, records, commits int64
 			iter := 0
 			b.ReportAllocs()
@@ -205,11 +201,7 @@ func BenchmarkCommit_5Dirty_Interleaved(b *testing.B) {
 	defer small.Close()
 	big, _ := bigStore(b, 1_000_000)
 	defer big.Close()
-	base := make([][]uint32, 5)
-	for i := range base {
-		base[i] = make([]uint32, seedSize*seedSize)
-		seedGen.Generate(int32(i), 0, 7, base[i])
-	}
+	base := terrainRow(5)
 	var took [2]time.Duration
 	var written [2]int64
 	iter := 0

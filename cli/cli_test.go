@@ -15,9 +15,9 @@ func TestVersion(t *testing.T) {
 	code, stdout, stderr := arksave("version")
 	expectCode(t, 0, code, stderr)
 	expectContains(t, stdout, "arksave ", "github.com/arksave/arksave", "go1.",
-		"save directory manifest", "writes 2", "reads 1 to 2",
-		"PECS world file", "writes 2.0", "reads 1.0 to 2.0",
-		"PXSW chunk store", "writes 1")
+		"save directory manifest", "writes 3", "reads 1 to 3",
+		"PECS world file", "writes 2.0 (entity sections 2.1)", "reads 1.0 to 2.1",
+		"PXSW chunk store", "writes 2", "reads 1 to 2")
 	code, stdout, stderr = arksave("--version")
 	expectCode(t, 0, code, stderr)
 	expectContains(t, stdout, "PXSW chunk store")
@@ -174,9 +174,9 @@ func TestMessagesNameEachLayerOnce(t *testing.T) {
 
 	dir = fresh(t)
 	must(t, savetest.Flip(filepath.Join(dir, "world-3.pecs"), 100))
-	st, err := os.Stat(filepath.Join(dir, "chunks.pxsw"))
+	st, err := os.Stat(filepath.Join(dir, savetest.DataFile1))
 	must(t, err)
-	must(t, savetest.Flip(filepath.Join(dir, "chunks.pxsw"), st.Size()-100))
+	must(t, savetest.Flip(filepath.Join(dir, savetest.DataFile1), st.Size()-100))
 	code, stdout, stderr = arksave("check", dir)
 	expectCode(t, 1, code, stderr)
 	expectContains(t, stdout, "problems found (")

@@ -16,7 +16,7 @@ func TestCopy(t *testing.T) {
 	dst := filepath.Join(t.TempDir(), "copy")
 	code, out, errOut := arksave("copy", "-q", dir, dst)
 	expectCode(t, 0, code, errOut)
-	expectContains(t, out, "copied generation 3 and 2 backups (7 files")
+	expectContains(t, out, "copied generation 3 and 2 backups (8 files")
 	want, err := savetest.Read(dir)
 	must(t, err)
 	got, err := savetest.Read(dst)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/savetool"
 )
 
@@ -77,6 +78,12 @@ func printDirInfo(w io.Writer, d *savetool.DirInfo) {
 		fmt.Fprintf(w, "\nchunk store %s:\n", st.Name)
 		printStoreInfo(w, &st)
 	}
+	switch {
+	case d.PlayersError != "":
+		fmt.Fprintf(w, "\nplayers %s: DAMAGED: %s\n", d.PlayersIndex, d.PlayersError)
+	case d.PlayersIndex != "":
+		fmt.Fprintf(w, "\nplayers %s (records in %s): %d: %s\n", d.PlayersIndex, d.PlayersData, len(d.Players), strings.Join(d.Players, ", "))
+	}
 	if d.World != nil {
 		fmt.Fprintf(w, "\nECS world %s:\n", d.WorldFile)
 		var err error
@@ -100,8 +107,25 @@ func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {
 	fmt.Fprintf(tw, "  game\tchunks of %d px, tiles of %d px, seed %d, generator version %d\n", st.ChunkSize, st.TileSize, st.Seed, st.GeneratorVersion)
 	fmt.Fprintf(tw, "  chunks\t%d stored: %d full, %d delta, %d empty\n", st.Chunks, st.Full, st.Delta, st.Empty)
 	fmt.Fprintf(tw, "  bodies\t%d in %d chunks\n", st.Bodies, st.BodyBlocks)
+	if st.Sections > 0 {
+		fmt.Fprintf(tw, "  entities\t%d regional in %d entity sections\n", st.Entities, st.Sections)
+	}
 	fmt.Fprintf(tw, "  bytes\t%s: records %s, page table %s (%d journal segments), dead %s (%.1f%%)\n",
 		bytesStr(st.FileBytes), bytesStr(st.RecordBytes), bytesStr(st.TableBytes), st.JournalSegments, bytesStr(st.DeadBytes), 100*st.DeadRatio)
+	if len(st.DataFiles) > 0 {
+		var parts []string
+		for _, f := range st.DataFiles {
+			part := fmt.Sprintf("%s %s (%s dead)", f.Name, bytesStr(f.Bytes), bytesStr(f.Dead))
+			if f.Error != "" {
+				part = fmt.Sprintf("%s DAMAGED: %s", f.Name, f.Error)
+			}
+			parts = append(parts, part)
+		}
+		fmt.Fprintf(tw, "  data files\t%s\n", strings.Join(parts, ", "))
+	}
+	if st.FormatVersion != 0 && st.FormatVersion < chunkstore.FormatVersion {
+		fmt.Fprintf(tw, "  format\tPXSW %d; arksave migrate rewrites it in format %d\n", st.FormatVersion, chunkstore.FormatVersion)
+	}
 	if st.Error != "" {
 		fmt.Fprintf(tw, "  DAMAGED\t%s\n", st.Error)
 	}

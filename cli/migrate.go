@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/savetool"
 )
 
@@ -48,6 +49,12 @@ func runMigrate(args []string, stdout, stderr io.Writer) error {
 				fmt.Fprintf(stdout, "generation %d: manifest format %d would become %d\n", g.Generation, g.FormatVersion, autosave.ManifestVersion)
 			}
 		}
+		if len(d.Stores) > 0 && d.Generations[0].Current {
+			if st := d.Stores[0]; st.FormatVersion != 0 && st.FormatVersion < chunkstore.FormatVersion {
+				old++
+				fmt.Fprintf(stdout, "chunk store %s: PXSW %d would be written into a new store of format %d\n", st.Name, st.FormatVersion, chunkstore.FormatVersion)
+			}
+		}
 		if old == 0 {
 			fmt.Fprintf(stdout, "%s is at the current formats; nothing to do\n", dir)
 		}
@@ -69,7 +76,10 @@ func runMigrate(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if r.Generation > 0 {
-		fmt.Fprintf(stdout, "manifest format %d -> %d: committed generation %d (the same world and chunks, with the chunk store's root)\n", r.From, r.To, r.Generation)
+		fmt.Fprintf(stdout, "manifest format %d -> %d: committed generation %d (the same world and chunks, with the chunk store's root and data files)\n", r.From, r.To, r.Generation)
+	}
+	if r.StoreFrom != r.StoreVersion {
+		fmt.Fprintf(stdout, "chunk store PXSW %d -> %d: written into a new store of data files\n", r.StoreFrom, r.StoreVersion)
 	}
 	if len(r.BackupsUpgraded) > 0 {
 		fmt.Fprintf(stdout, "backup manifests upgraded: %v\n", r.BackupsUpgraded)

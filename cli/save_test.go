@@ -69,7 +69,7 @@ func TestCommandsOnASave(t *testing.T) {
 	dir := fresh(t)
 	code, stdout, stderr := arksave("inspect", dir)
 	expectCode(t, 0, code, stderr)
-	expectContains(t, stdout, "generations:", "3    current  2", "2    backup", "chunk store chunks.pxsw:",
+	expectContains(t, stdout, "generations:", "3    current  3", "2    backup", "chunk store chunks.pxsw:", "data files", "chunks-data-1.pxsd",
 		"6 stored: 2 full, 3 delta, 1 empty", "2 in 2 chunks", "dead", "ECS world world-3.pecs:", "savetest.Player", "checksum    CRC32C")
 
 	code, stdout, stderr = arksave("inspect", "--json", dir)
@@ -151,17 +151,20 @@ func TestCommandsOnASave(t *testing.T) {
 
 	code, stdout, stderr = arksave("compact", dir)
 	expectCode(t, 0, code, stderr)
-	expectContains(t, stdout, "into chunks-5.pxsw", "as generation 5", "save directory:")
+	expectContains(t, stdout, "compacted chunks.pxsw data file by data file", "as generation 5", "save directory:")
 	code, stdout, stderr = arksave("check", dir)
 	expectCode(t, 0, code, stderr)
 	if s := loadsScore(t, dir); s != 2 {
 		t.Errorf("compacted save scores %d", s)
 	}
-	code, stdout, stderr = arksave("compact", "--backups", "0", dir)
+	code, stdout, stderr = arksave("compact", "--whole", dir)
+	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, "into chunks-6.pxsw", "as generation 6")
+	code, stdout, stderr = arksave("compact", "--whole", "--backups", "0", dir)
 	expectCode(t, 0, code, stderr)
 	names, _ := os.ReadDir(dir)
 	for _, n := range names {
-		if n.Name() == "chunks.pxsw" || n.Name() == "chunks-5.pxsw" {
+		if strings.HasPrefix(n.Name(), "chunks.") || strings.HasPrefix(n.Name(), "chunks-data-") || strings.HasPrefix(n.Name(), "chunks-6") {
 			t.Errorf("compact --backups 0 left %s", n.Name())
 		}
 	}
@@ -327,11 +330,11 @@ func TestMigrateV1Save(t *testing.T) {
 
 	code, stdout, stderr = arksave("migrate", "--dry-run", dir)
 	expectCode(t, 0, code, stderr)
-	expectContains(t, stdout, "generation 3: manifest format 1 would become 2", "nothing was written")
+	expectContains(t, stdout, "generation 3: manifest format 1 would become 3", "chunk store chunks.pxsw: PXSW 1 would be written", "nothing was written")
 
 	code, stdout, stderr = arksave("migrate", dir)
 	expectCode(t, 0, code, stderr)
-	expectContains(t, stdout, "manifest format 1 -> 2: committed generation 4", "backup manifests upgraded", "PXSW 1")
+	expectContains(t, stdout, "manifest format 1 -> 3: committed generation 4", "chunk store PXSW 1 -> 2", "backup manifests upgraded", "PXSW 2")
 
 	code, stdout, stderr = arksave("check", dir)
 	expectCode(t, 0, code, stderr)
@@ -366,7 +369,7 @@ func TestCheckJSONAndInspectOfDamage(t *testing.T) {
 	must(t, json.Unmarshal([]byte(stdout), &r))
 	chunk := false
 	for _, p := range r.Problems {
-		if p.Chunk != nil && *p.Chunk == [2]int32{savetest.FullChunk.X, savetest.FullChunk.Y} && p.Offset != nil && p.File == "chunks.pxsw" {
+		if p.Chunk != nil && *p.Chunk == [2]int32{savetest.FullChunk.X, savetest.FullChunk.Y} && p.Offset != nil && p.File == savetest.DataFile1 {
 			chunk = true
 		}
 	}
@@ -385,12 +388,12 @@ func TestRepairRevertsLostChunksFromBackup(t *testing.T) {
 	dir := fresh(t)
 	want, err := savetest.Read(dir)
 	must(t, err)
-	code, _, stderr := arksave("compact", dir)
+	code, _, stderr := arksave("compact", "--whole", dir)
 	expectCode(t, 0, code, stderr)
-	store := filepath.Join(dir, "chunks-4.pxsw")
-	fi, err := os.Stat(store)
+	data := filepath.Join(dir, "chunks-4-data-1.pxsd")
+	fi, err := os.Stat(data)
 	must(t, err)
-	must(t, os.Truncate(store, fi.Size()/3))
+	must(t, os.Truncate(data, fi.Size()/3))
 
 	code, stdout, stderr := arksave("repair", dir)
 	expectCode(t, 0, code, stderr)

@@ -57,9 +57,10 @@ func buildVersion() versionJSON {
 	v.Formats = []formatJSON{
 		{Name: "save directory manifest", Writes: fmt.Sprint(autosave.ManifestVersion),
 			Reads: fmt.Sprintf("%d to %d", autosave.OldestManifestVersion, autosave.ManifestVersion)},
-		{Name: "PECS world file", Writes: fmt.Sprintf("%d.%d", archetype.VersionMajor, archetype.VersionMinor),
+		{Name: "PECS world file", Writes: fmt.Sprintf("%d.%d (entity sections %d.%d)", archetype.VersionMajor, archetype.WorldVersionMinor, archetype.VersionMajor, archetype.VersionMinor),
 			Reads: fmt.Sprintf("%d.0 to %d.%d", archetype.OldestVersionMajor, archetype.VersionMajor, archetype.VersionMinor)},
-		{Name: "PXSW chunk store", Writes: fmt.Sprint(chunkstore.FormatVersion), Reads: fmt.Sprint(chunkstore.FormatVersion)},
+		{Name: "PXSW chunk store", Writes: fmt.Sprint(chunkstore.FormatVersion),
+			Reads: fmt.Sprintf("%d to %d", chunkstore.OldestFormatVersion, chunkstore.FormatVersion)},
 	}
 	return v
 }

@@ -74,7 +74,11 @@ func (b *PixelBody) Clone() PixelBody {
 }
 
 // Persistable marks a pixel body that is saved with its chunk and restored
-// when the chunk reloads. Bodies without it are despawned on unload.
+// when the chunk reloads. Bodies without it (or [Regional]) are despawned on
+// unload. The plugin makes a persistable body a regional entity: it adds
+// Regional with the body's ID (giving the body a fresh ID first if it has
+// none), so that the body is saved like any regional entity, with all its
+// components.
 type Persistable struct{}
 
 // Transient marks an entity that is never saved.

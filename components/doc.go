@@ -13,6 +13,10 @@
 // those that also carry the [Persistable] marker are saved with the chunk
 // that holds their centre. [BodyIDs] hands out their stable ids.
 //
+// Entities of any archetype with [Regional] (a stable id) live in the chunk
+// they stand in, as pixel bodies do: saved with it, unloaded and spawned
+// again with it. Entities with [Player] are saved apart, per player.
+//
 // Entities with the [Transient] marker are never saved.
 //
 // # Pixels

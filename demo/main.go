@@ -1,11 +1,14 @@
 // Command demo is the arksave falling-sand demo in a window. Without a
 // display, run the same world headless with demo/headless (a separate
-// command: Ebiten needs a display as soon as its packages initialize).
+// command: Ebiten needs a display as soon as its packages initialize, so
+// without one this command stops with that hint before they do).
 package main
 
 import (
 	"fmt"
 	"os"
+
+	_ "github.com/arksave/arksave/demo/internal/display/require" // first: stops without a display
 
 	"github.com/arksave/arksave/demo/cli"
 	"github.com/arksave/arksave/demo/game"

@@ -24,6 +24,7 @@ type CheckReport struct {
 	Backups  int                  // backup generations checked
 	Stores   int                  // chunk store generations checked
 	Worlds   int                  // world files checked
+	Players  int                  // players indexes checked (each with every record it names)
 }
 
 // OK reports whether no problem was found.
@@ -90,8 +91,24 @@ func Check(path string, o Options) (*CheckReport, error) {
 			r.Stores++
 		}
 		addStoreProblems(r, name, "", rep.Problems)
+	case strings.HasSuffix(path, ".pxsd"):
+		// A data file on its own: every record in it checks out.
+		err := chunkstore.Scan(fsys, path, func(rec chunkstore.ScanRecord) bool {
+			if rec.Err != nil {
+				p := chunkstore.Problem{File: name, Section: chunkstore.SectionRecord, Offset: rec.Handle.FileOffset(), Err: rec.Err}
+				if rec.Kind != 0 && rec.Kind != chunkstore.RecordJournal && rec.Kind != chunkstore.RecordCheckpoint {
+					pos := rec.Pos
+					p.Pos = &pos
+				}
+				r.Problems = append(r.Problems, p)
+			}
+			return true
+		})
+		if err != nil {
+			r.add(name, -1, err)
+		}
 	default:
-		return nil, &NotASaveError{Path: path, Reason: "it is neither a save directory nor a world file (.pecs) or chunk store (.pxsw)"}
+		return nil, &NotASaveError{Path: path, Reason: "it is neither a save directory nor a world file (.pecs), a chunk store (.pxsw) or one of its data files (.pxsd)"}
 	}
 	return r, nil
 }
@@ -257,6 +274,7 @@ func checkGeneration(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, chec
 	} else if _, err := archetype.ReadInfo(bytes.NewReader(world)); err != nil {
 		r.add(m.World.Name, -1, err)
 	}
+	checkPlayers(r, d, m, checked)
 	checked[m.Chunks.Name] = true
 	o := chunkstore.Options{FS: d.FS(), ReadOnly: true}
 	store, err := d.File(m.Chunks.Name)
@@ -283,10 +301,93 @@ func checkGeneration(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, chec
 	defer s.Close()
 	r.Stores++
 	problems := s.Check().Problems
+	problems = append(problems, dataFileProblems(d, m, s)...)
 	if openErr != nil && !slices.ContainsFunc(problems, func(p chunkstore.Problem) bool { return p.Section == chunkstore.SectionTable }) {
 		r.add(m.Chunks.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, openErr))
 	}
 	addStoreProblems(r, m.Chunks.Name, fmt.Sprintf("generation %d: ", m.Generation), problems)
+	checkSections(r, s, m)
+}
+
+// checkSections reads every entity section the store generation keeps with
+// its chunks (the regional entities), checking each as a PECS file.
+func checkSections(r *CheckReport, s *chunkstore.Store, m *autosave.Manifest) {
+	s.Entries(func(e chunkstore.Entry) bool {
+		if e.Type != chunkstore.BodyBlock {
+			return true
+		}
+		blk, err := s.Entities(e.Pos)
+		if err != nil {
+			return true // Check reported the block
+		}
+		for i, sec := range blk.Sections {
+			if _, err := archetype.ReadInfo(bytes.NewReader(sec)); err != nil {
+				pos := e.Pos
+				r.Problems = append(r.Problems, chunkstore.Problem{File: m.Chunks.Name, Section: chunkstore.SectionBodies, Offset: e.Handle.Offset, Pos: &pos,
+					Err: fmt.Errorf("generation %d: entity section %d: %w", m.Generation, i, err)})
+			}
+		}
+		return true
+	})
+}
+
+// checkPlayers checks the players a generation names: the index (size,
+// CRC32-C, its own checks) and every record in it, each as a PECS file.
+func checkPlayers(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, checked map[string]bool) {
+	if m.Players == nil {
+		return
+	}
+	r.Players++
+	checked[m.Players.Index.Name] = true
+	checked[m.Players.Data] = true
+	p, err := d.ReadPlayers(m)
+	if err != nil {
+		r.add(m.Players.Index.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, err))
+		return
+	}
+	for _, e := range p.Entries {
+		sec, err := d.ReadPlayer(p, e.ID)
+		if err == nil {
+			_, err = archetype.ReadInfo(bytes.NewReader(sec))
+		}
+		if err != nil {
+			r.add(m.Players.Data, e.Offset, fmt.Errorf("generation %d: player %q: %w", m.Generation, e.ID, err))
+		}
+	}
+}
+
+// dataFileProblems checks the data files a manifest names against those its
+// store generation uses: each one it names is there (the store's check
+// reports a damaged or short one), and it names every one the generation
+// uses (a save directory keeps only the data files its manifests name).
+func dataFileProblems(d *autosave.Dir, m *autosave.Manifest, s *chunkstore.Store) []chunkstore.Problem {
+	var out []chunkstore.Problem
+	used := map[string]bool{}
+	for _, f := range s.Files() {
+		used[f.Name] = true // the store's check reports these when missing or damaged
+	}
+	for _, name := range m.Chunks.Data {
+		p, err := d.File(name)
+		if err == nil && !used[name] {
+			_, err = d.FS().Stat(p)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("%w: %s is missing; the manifest of generation %d names it", chunkstore.ErrCorrupt, name, m.Generation)
+		}
+		if err != nil {
+			out = append(out, chunkstore.Problem{File: name, Section: chunkstore.SectionFile, Offset: -1, Err: err})
+		}
+	}
+	if m.Version < autosave.ManifestVersion {
+		return out // it predates data files: all of the store's are kept
+	}
+	for _, f := range s.Files() {
+		if f.Number != 0 && !slices.Contains(m.Chunks.Data, f.Name) && f.Err == nil {
+			out = append(out, chunkstore.Problem{File: autosave.ManifestName, Offset: -1,
+				Err: fmt.Errorf("%w: generation %d uses data file %s, which its manifest does not name", autosave.ErrCorrupt, m.Generation, f.Name)})
+		}
+	}
+	return out
 }
 
 // checkStoreFile checks a chunk store that no manifest names, at its
@@ -304,9 +405,13 @@ func checkStoreFile(r *CheckReport, d *autosave.Dir, name string) {
 	addStoreProblems(r, name, "", rep.Problems)
 }
 
+// addStoreProblems adds the problems of the chunk store file: a problem
+// of one of its data files keeps that file's name.
 func addStoreProblems(r *CheckReport, file, prefix string, ps []chunkstore.Problem) {
 	for _, p := range ps {
-		p.File = file
+		if p.File == "" {
+			p.File = file
+		}
 		if prefix != "" {
 			p.Err = fmt.Errorf("%s%w", prefix, p.Err)
 		}
@@ -336,6 +441,9 @@ func checkEstimate(fsys vfs.FS, dir string) int64 {
 	}
 	for _, m := range gens {
 		n += m.World.Size + 2*size(m.Chunks.Name)
+		for _, name := range m.Chunks.Data {
+			n += 2 * size(name)
+		}
 	}
 	if d.Manifest() == nil {
 		for _, s := range storeFiles(fsys, dir) {

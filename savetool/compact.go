@@ -3,6 +3,7 @@ package savetool
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
@@ -13,33 +14,46 @@ type CompactOptions struct {
 	Options
 	// MaxBackups is how many older generations to keep after compacting;
 	// the generation compacted becomes one of them. Negative means as many
-	// as the directory keeps now. A backup keeps the old chunk store file,
-	// so its space is reclaimed only once no backup uses it.
+	// as the directory keeps now. A backup keeps the files its store
+	// generation uses, so their space is reclaimed only once no backup
+	// uses them.
 	MaxBackups int
+	// Whole rewrites the whole chunk store into a new store file and data
+	// files, every live record once, instead of compacting data file by
+	// data file. It also brings a store of format 1 (a single file) to the
+	// current format.
+	Whole bool
 }
 
 // CompactReport says what [Compact] did.
 type CompactReport struct {
-	Generation  uint64 // the generation committed
-	OldStore    string // the store file compacted
-	NewStore    string // the compacted copy the new generation uses
-	Before      int64  // bytes of the old store file
-	After       int64  // bytes of the new one
-	DeadBefore  int64  // dead bytes in the old file
-	DirBefore   int64  // bytes of the whole save directory, before
-	DirAfter    int64  // and after
-	OldKept     bool   // the old store file stays: a backup uses it
+	Generation  uint64   // the generation committed
+	OldStore    string   // the store compacted
+	NewStore    string   // the store the new generation uses: the same one unless Whole
+	Before      int64    // bytes of the old store's files (store file and data files)
+	After       int64    // bytes of the new generation's
+	DeadBefore  int64    // dead bytes in the old store's files
+	DeadAfter   int64    // and in the new generation's
+	Emptied     []string // data files the compaction emptied (file by file); removed unless a backup uses them
+	DirBefore   int64    // bytes of the whole save directory, before
+	DirAfter    int64    // and after
+	OldKept     bool     // files the old generation used stay: a backup uses them
 	BackupsKept int
+
+	mark *chunkstore.Mark // the store before a file-by-file compaction, for a failed commit
 }
 
-// Compact rewrites the committed chunk store generation of the save
-// directory at dir into a new file with only its live records, and commits
-// a new generation (the same world) whose manifest names it, as the game's
-// writer does when dead space passes the threshold. The old file is never
-// changed: backups keep their roots into it, and it is removed once none
-// does. A damaged save is not compacted (ErrDamaged): repair it first.
-// Compact takes the directory's lock: while a game holds it, it fails with
-// ErrInUse naming the game.
+// Compact reclaims the dead space of the committed chunk store generation
+// of the save directory at dir and commits a new generation (the same
+// world) whose manifest names the result, as the game's writer does
+// between saves. File by file (the default), it moves the live records of
+// every data file whose dead bytes pass the store's threshold into the
+// newest data file, one data file at a time, within the same store; with
+// Whole, it writes a new store. Files the committed generation used are
+// never changed: backups keep their roots into them, and they are removed
+// once none does. A damaged save is not compacted (ErrDamaged): repair it
+// first. Compact takes the directory's lock: while a game holds it, it
+// fails with ErrInUse naming the game.
 func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 	t, fsys := newTracker(o.Options)
 	d, err := openLocked(fsys, dir, autosave.OpenDir)
@@ -55,15 +69,64 @@ func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 	if err != nil {
 		return nil, damagedOr(err, dir)
 	}
-	s, err := openGeneration(d, m, *inspectOptions(fsys))
+	rep := &CompactReport{OldStore: m.Chunks.Name, NewStore: m.Chunks.Name, DirBefore: dirBytes(fsys, dir)}
+	var c *chunkstore.Store
+	if o.Whole || isFormat1(m) {
+		c, err = compactWhole(d, m, rep, t)
+	} else {
+		c, err = compactFiles(d, m, rep, t)
+	}
 	if err != nil {
-		return nil, damagedOr(err, dir)
+		return nil, err
+	}
+	defer c.Close()
+	keep := o.MaxBackups
+	if keep < 0 {
+		keep = len(d.Backups())
+	}
+	nm, _, err := d.Commit(autosave.Commit{
+		World:      world,
+		Chunks:     autosave.StoreRef{Name: rep.NewStore, Generation: c.Generation(), Root: c.Root(), Data: c.DataFileNames()},
+		Players:    m.Players,
+		MaxBackups: keep,
+	})
+	if err != nil {
+		if rep.NewStore != rep.OldStore {
+			_ = removeStore(d, rep.NewStore)
+		} else if rep.mark != nil {
+			_ = c.Revert(*rep.mark) // the store's files as they were
+		}
+		return nil, fmt.Errorf("compact: commit: %w", err)
+	}
+	rep.Generation = nm.Generation
+	st := c.Stats()
+	rep.After, rep.DeadAfter = st.FileSize, st.DeadBytes
+	rep.DirAfter = dirBytes(fsys, dir)
+	rep.BackupsKept = len(d.Backups())
+	for _, b := range d.Backups() {
+		rep.OldKept = rep.OldKept || b.Chunks.Name == rep.OldStore && (rep.NewStore != rep.OldStore || len(rep.Emptied) > 0)
+	}
+	return rep, nil
+}
+
+// isFormat1 reports whether the manifest's store generation is of chunk
+// store format 1: a single file, which file-by-file compaction cannot
+// shrink.
+func isFormat1(m *autosave.Manifest) bool {
+	ri, err := chunkstore.ParseRoot(m.Chunks.Root)
+	return err == nil && ri.FormatVersion < chunkstore.FormatVersion && len(m.Chunks.Data) == 0
+}
+
+// compactWhole writes the committed store generation into a new store.
+func compactWhole(d *autosave.Dir, m *autosave.Manifest, rep *CompactReport, t *tracker) (*chunkstore.Store, error) {
+	s, err := openGeneration(d, m, *inspectOptions(d.FS()))
+	if err != nil {
+		return nil, damagedOr(err, d.Path())
 	}
 	defer s.Close()
 	st := s.Stats()
-	rep := &CompactReport{OldStore: m.Chunks.Name, Before: st.FileSize, DeadBefore: st.DeadBytes, DirBefore: dirBytes(fsys, dir)}
-	gen := d.Generation() + 1
-	rep.NewStore = autosave.CompactedChunksName(gen)
+	rep.Before, rep.DeadBefore = st.FileSize, st.DeadBytes
+	rep.NewStore = autosave.CompactedChunksName(d.Generation() + 1)
 	newStore, err := d.File(rep.NewStore)
 	if err != nil {
 		return nil, err
@@ -72,37 +135,112 @@ func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 	c, err := s.CompactTo(newStore)
 	t.end()
 	if err != nil {
-		_ = fsys.Remove(newStore)
+		_ = removeStore(d, rep.NewStore)
 		return nil, fmt.Errorf("compact: %w", err)
 	}
-	defer c.Close()
 	if open := c.OpenReport(); !open.OK() {
 		c.Close()
-		_ = fsys.Remove(newStore)
+		_ = removeStore(d, rep.NewStore)
 		return nil, fmt.Errorf("%w: %s: %d damaged records met while compacting (first: %v); run arksave repair",
 			ErrDamaged, m.Chunks.Name, len(open.Problems), open.Problems[0])
 	}
-	keep := o.MaxBackups
-	if keep < 0 {
-		keep = len(d.Backups())
-	}
-	nm, _, err := d.Commit(autosave.Commit{
-		World:      world,
-		Chunks:     autosave.StoreRef{Name: rep.NewStore, Generation: c.Generation(), Root: c.Root()},
-		MaxBackups: keep,
-	})
+	return c, nil
+}
+
+// compactFiles compacts the committed store generation data file by data
+// file, in the store itself, until none needs it.
+func compactFiles(d *autosave.Dir, m *autosave.Manifest, rep *CompactReport, t *tracker) (*chunkstore.Store, error) {
+	root, err := rootOf(d, m)
 	if err != nil {
-		_ = fsys.Remove(newStore)
-		return nil, fmt.Errorf("compact: commit: %w", err)
+		return nil, damagedOr(err, d.Path())
 	}
-	rep.Generation = nm.Generation
-	rep.After = c.Stats().FileSize
-	rep.DirAfter = dirBytes(fsys, dir)
-	rep.BackupsKept = len(d.Backups())
-	for _, b := range d.Backups() {
-		rep.OldKept = rep.OldKept || b.Chunks.Name == rep.OldStore
+	ri, err := chunkstore.ParseRoot(root)
+	if err != nil {
+		return nil, damagedOr(err, d.Path())
 	}
-	return rep, nil
+	p, err := d.File(m.Chunks.Name)
+	if err != nil {
+		return nil, err
+	}
+	// The tool has no generator: records are moved as they are, and the
+	// root's generator version is kept.
+	s, err := chunkstore.Open(p, &chunkstore.Options{FS: d.FS(), Root: root, Generator: VersionOnly(ri.GeneratorVersion)})
+	if err != nil {
+		return nil, damagedOr(err, d.Path())
+	}
+	if open := s.OpenReport(); !open.OK() {
+		s.Close()
+		return nil, fmt.Errorf("%w: %s: %v; run arksave repair", ErrDamaged, m.Chunks.Name, open.Problems[0])
+	}
+	st := s.Stats()
+	rep.Before, rep.DeadBefore = st.FileSize, st.DeadBytes
+	t.begin("compacting "+m.Chunks.Name, st.RecordBytes)
+	defer t.end()
+	// Every file with dead bytes, once (asked for, it need not pass the
+	// threshold the game's writer waits for); the newest one last, since
+	// compacting it starts the next.
+	files := s.Files()
+	slices.SortStableFunc(files, func(a, b chunkstore.FileStats) int { return cmpBool(a.Newest, b.Newest) })
+	mark, err := s.Mark()
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("compact: %w", err)
+	}
+	undo := func(err error) (*chunkstore.Store, error) {
+		_ = s.Revert(mark) // the files as they were; closes the store
+		return nil, err
+	}
+	for _, f := range files {
+		if f.Dead == 0 || f.Number == 0 && f.Live == f.Size {
+			continue // nothing to reclaim, or a store file without records
+		}
+		cs, err := s.CompactFile(f.Number)
+		if err != nil {
+			if errors.Is(err, chunkstore.ErrCorrupt) {
+				return undo(fmt.Errorf("%w: compact: %v; run arksave repair", ErrDamaged, err))
+			}
+			return undo(fmt.Errorf("compact: %w", err))
+		}
+		if cs.Dropped > 0 {
+			return undo(fmt.Errorf("%w: %s: %d damaged records met while compacting; run arksave repair", ErrDamaged, m.Chunks.Name, cs.Dropped))
+		}
+		for _, n := range cs.Files {
+			if n != 0 {
+				rep.Emptied = append(rep.Emptied, chunkstore.DataFileName(m.Chunks.Name, n))
+			}
+		}
+	}
+	slices.Sort(rep.Emptied)
+	rep.mark = &mark
+	return s, nil
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// removeStore removes a chunk store file the tool wrote and its data files.
+func removeStore(d *autosave.Dir, name string) error {
+	names, _ := d.FS().ReadDir(d.Path())
+	var first error
+	for _, n := range append(names, name) {
+		if store, _, ok := autosave.DataFileOf(n); n == name || ok && store == name {
+			p, err := d.File(n)
+			if err == nil {
+				err = d.FS().Remove(p)
+			}
+			if err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
 }
 
 // damagedOr marks damage found on the way as ErrDamaged, with what to do.

@@ -33,8 +33,10 @@ const copyBlock = 1 << 20
 
 // Copy copies the save at src, its committed generation and its backups,
 // to dst, which must hold no save: a directory to a world in NATS
-// JetStream, or back, or any location to any other. Every file is copied
-// byte for byte (the chunk stores' roots stay valid) and synced, and the
+// JetStream, or back, or any location to any other. Every file the
+// generations use (world files, chunk stores and their data files, players
+// files) is copied byte for byte (the chunk stores' roots stay valid) and
+// synced, and the
 // manifest is written last, so dst holds either nothing committed or the
 // whole copy. It reads src without its lock (a game may be saving into
 // it: a commit during the copy makes it start over on the new generation)
@@ -70,9 +72,10 @@ func Copy(src, dst string, o CopyOptions) (*CopyReport, error) {
 			return fmt.Errorf("savetool: copy %s: %w", src, d.ManifestErr())
 		}
 		backups := d.Backups()
-		names := []string{m.World.Name, m.Chunks.Name}
+		names := generationFiles(m)
 		for _, b := range backups {
-			names = append(names, path.Join(autosave.BackupDir, fmt.Sprintf("manifest-%d", b.Generation)), b.World.Name, b.Chunks.Name)
+			names = append(names, path.Join(autosave.BackupDir, fmt.Sprintf("manifest-%d", b.Generation)))
+			names = append(names, generationFiles(b)...)
 		}
 		seen := map[string]bool{}
 		var files []string
@@ -180,4 +183,15 @@ func copyFile(srcFS vfs.FS, from string, dstFS vfs.FS, to string) (int64, error)
 		return off, err
 	}
 	return off, out.Close()
+}
+
+// generationFiles lists the files a generation uses besides its manifest:
+// its world file, its chunk store and the store's data files, its players
+// index and data file.
+func generationFiles(m *autosave.Manifest) []string {
+	names := append([]string{m.World.Name, m.Chunks.Name}, m.Chunks.Data...)
+	if m.Players != nil {
+		names = append(names, m.Players.Index.Name, m.Players.Data)
+	}
+	return names
 }

@@ -192,14 +192,22 @@ func ExampleCompact() {
 	dir, cleanup := exampleSave()
 	defer cleanup()
 
+	// Data file by data file, within the store.
 	r, err := savetool.Compact(dir, savetool.CompactOptions{MaxBackups: -1})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("generation", r.Generation, "uses", r.NewStore, "smaller:", r.After < r.Before)
+	fmt.Println("generation", r.Generation, "uses", r.NewStore, "dead bytes:", r.DeadAfter)
+	// Whole, into a new store.
+	r, err = savetool.Compact(dir, savetool.CompactOptions{MaxBackups: -1, Whole: true})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("generation", r.Generation, "uses", r.NewStore, "dead bytes:", r.DeadAfter)
 	fmt.Println(r.OldStore, "kept for the backups:", r.OldKept)
 	// Output:
-	// generation 4 uses chunks-4.pxsw smaller: true
+	// generation 4 uses chunks.pxsw dead bytes: 0
+	// generation 5 uses chunks-5.pxsw dead bytes: 0
 	// chunks.pxsw kept for the backups: true
 }
 
@@ -213,7 +221,7 @@ func ExampleMigrate() {
 	}
 	fmt.Println("nothing to do:", r.NothingToDo, "manifest format", r.CurrentManifest)
 	// Output:
-	// nothing to do: true manifest format 2
+	// nothing to do: true manifest format 3
 }
 
 func ExampleInspectDir() {

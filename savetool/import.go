@@ -85,14 +85,13 @@ func ImportInto(dir string, r io.Reader, o ImportOptions) (*ImportReport, error)
 				ErrOtherGeneration, rep.From, time.UnixMilli(rep.created).UTC().Format(time.RFC3339), dir, time.UnixMilli(m.CreatedMS).UTC().Format(time.RFC3339))
 		}
 	}
-	root, err := rootOf(d, m)
+	ref, s, err := keptStoreRef(d, m, o.fs())
 	if err != nil {
-		return nil, fmt.Errorf("import: the root of store generation %d: %w", m.Chunks.Generation, err)
+		return nil, fmt.Errorf("import: store generation %d: %w", m.Chunks.Generation, err)
 	}
-	ref := m.Chunks
-	ref.Root = root
+	s.Close()
 	rep.Previous = m.Generation
-	nm, _, err := d.Commit(autosave.Commit{World: file, Chunks: ref, MaxBackups: len(d.Backups()) + 1})
+	nm, _, err := d.Commit(autosave.Commit{World: file, Chunks: ref, Players: m.Players, MaxBackups: len(d.Backups()) + 1})
 	if err != nil {
 		return nil, fmt.Errorf("import: commit: %w", err)
 	}

@@ -28,6 +28,12 @@ type DirInfo struct {
 	World      *archetype.Info `json:"-"`
 	WorldFile  string          `json:"world_file,omitempty"`
 	WorldError string          `json:"world_error,omitempty"`
+	// Players lists the players the committed generation holds, with the
+	// files that hold them; PlayersError says why they could not be read.
+	Players      []string `json:"players,omitempty"`
+	PlayersIndex string   `json:"players_index,omitempty"`
+	PlayersData  string   `json:"players_data,omitempty"`
+	PlayersError string   `json:"players_error,omitempty"`
 }
 
 // GenerationInfo is one committed or backed-up generation.
@@ -56,14 +62,28 @@ type StoreInfo struct {
 	Empty            int     `json:"empty"`
 	Delta            int     `json:"delta"`
 	Full             int     `json:"full"`
-	BodyBlocks       int     `json:"body_blocks"` // chunks with pixel bodies
+	BodyBlocks       int     `json:"body_blocks"` // chunks with pixel bodies or regional entities
 	Bodies           int     `json:"bodies"`
+	Sections         int     `json:"sections"`     // entity sections of the chunks' regional entities
+	Entities         int     `json:"entities"`     // regional entities in them
 	RecordBytes      int64   `json:"record_bytes"` // live chunk and body records
 	TableBytes       int64   `json:"table_bytes"`  // live page table
 	DeadBytes        int64   `json:"dead_bytes"`   // what compaction reclaims
 	DeadRatio        float64 `json:"dead_ratio"`
 	JournalSegments  int     `json:"journal_segments"`
-	Error            string  `json:"error,omitempty"`
+	// FormatVersion is the chunk store format of the generation's root
+	// (0 when not known: a store file inspected on its own).
+	FormatVersion int            `json:"format_version,omitempty"`
+	DataFiles     []DataFileInfo `json:"data_files"` // the data files the generation uses
+	Error         string         `json:"error,omitempty"`
+}
+
+// DataFileInfo describes a data file of a chunk store.
+type DataFileInfo struct {
+	Name  string `json:"name"`
+	Bytes int64  `json:"bytes"`
+	Dead  int64  `json:"dead"` // what compacting it reclaims
+	Error string `json:"error,omitempty"`
 }
 
 // InspectDir describes the save directory at dir. It changes nothing and
@@ -129,7 +149,12 @@ func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 		info.Generations = append(info.Generations, g)
 		if !seen[m.Chunks.Name] {
 			seen[m.Chunks.Name] = true
-			st := StoreInfo{Name: m.Chunks.Name}
+			st := StoreInfo{Name: m.Chunks.Name, DataFiles: []DataFileInfo{}}
+			if root, err := rootOf(d, m); err == nil {
+				if ri, err := chunkstore.ParseRoot(root); err == nil {
+					st.FormatVersion = int(ri.FormatVersion)
+				}
+			}
 			if s, err := openGeneration(d, m, *inspectOptions(fsys)); err != nil {
 				st.Error = err.Error()
 			} else {
@@ -137,6 +162,14 @@ func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 				s.Close()
 			}
 			info.Stores = append(info.Stores, st)
+		}
+	}
+	if m := d.Manifest(); m != nil && m.Players != nil {
+		info.PlayersIndex, info.PlayersData = m.Players.Index.Name, m.Players.Data
+		if p, err := d.ReadPlayers(m); err != nil {
+			info.PlayersError = err.Error()
+		} else {
+			info.Players = p.IDs()
 		}
 	}
 	if d.Manifest() != nil {
@@ -170,7 +203,7 @@ func InspectStore(path string, o Options) (*StoreInfo, error) {
 		return nil, err
 	}
 	defer s.Close()
-	st := &StoreInfo{Name: filepath.Base(path)}
+	st := &StoreInfo{Name: filepath.Base(path), DataFiles: []DataFileInfo{}}
 	describeStore(st, s)
 	if rep := s.OpenReport(); !rep.OK() {
 		st.Error = fmt.Sprintf("%s while opening; arksave check lists them", words.Count(len(rep.Problems), "problem", "problems"))
@@ -190,14 +223,30 @@ func describeStore(st *StoreInfo, s *chunkstore.Store) {
 		st.DeadRatio = float64(stats.DeadBytes) / float64(stats.FileSize)
 	}
 	st.JournalSegments = stats.JournalSegments
+	for _, f := range s.Files() {
+		if f.Number == 0 {
+			continue
+		}
+		df := DataFileInfo{Name: f.Name, Bytes: f.Size, Dead: f.Dead}
+		if f.Err != nil {
+			df.Error = f.Err.Error()
+		}
+		st.DataFiles = append(st.DataFiles, df)
+	}
 	var bad int
 	s.Entries(func(e chunkstore.Entry) bool {
 		if e.Type == chunkstore.BodyBlock {
-			bodies, err := s.Bodies(e.Pos)
+			blk, err := s.Entities(e.Pos)
 			if err != nil {
 				bad++
 			}
-			st.Bodies += len(bodies)
+			st.Bodies += len(blk.Bodies)
+			st.Sections += len(blk.Sections)
+			for _, sec := range blk.Sections {
+				if info, err := archetype.ReadInfo(bytes.NewReader(sec)); err == nil {
+					st.Entities += int(info.Header.Entities)
+				}
+			}
 		}
 		return true
 	})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/words"
 )
 
@@ -16,22 +17,26 @@ type MigrateReport struct {
 	BackupsUpgraded   []uint64 // backup manifests rewritten in the current format
 	NothingToDo       bool
 	WorldVersion      string // the world file's format, e.g. "PECS 1.0"
-	StoreVersion      int    // the chunk store's format version
+	StoreFrom         int    // the chunk store's format version before
+	StoreVersion      int    // and after
 	CurrentManifest   int    // autosave.ManifestVersion
 	CheckedBeforehand bool   // the directory checked clean first
 }
 
 // Migrate upgrades the save directory at dir to the current format
-// versions, in place and safely. Today only the manifest has an older
-// format (version 1, without chunk store roots; see
-// [autosave.ManifestVersion]): the committed generation is rewritten as a
-// new generation whose manifest keeps the root of its store generation
-// (opened at the generation the old manifest names), committed like a save
+// versions, in place and safely: the committed generation is rewritten as a
+// new generation (the same world, the same chunks), committed like a save
 // (world file, then the manifest); the old generation becomes a backup.
-// Backup manifests of format 1 are then rewritten with their roots, one
-// atomic replace each. A damaged save is not migrated (ErrDamaged): repair
-// writes the current format too. Migrate takes the directory's lock: while
-// a game holds it, it fails with ErrInUse naming the game.
+// A chunk store of format 1 (a single file; see chunkstore.FormatVersion)
+// is written into a new store of the current format (a store file and
+// data files); a manifest of format 1 gets the root of its store
+// generation, one of format 1 or 2 the data files its store generation
+// uses (see [autosave.ManifestVersion]). Backup manifests of older formats
+// are then rewritten with their roots and data files, one atomic replace
+// each; their stores stay as they are. A damaged save is not migrated
+// (ErrDamaged): repair writes the current formats too. Migrate takes the
+// directory's lock: while a game holds it, it fails with ErrInUse naming
+// the game.
 func Migrate(dir string, o Options) (*MigrateReport, error) {
 	fsys := o.fs()
 	d, err := openLocked(fsys, dir, autosave.OpenDir)
@@ -45,7 +50,7 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 			ErrDamaged, words.Count(len(check.Problems), "problem", "problems"), check.Problems[0])
 	}
 	m := d.Manifest()
-	rep := &MigrateReport{From: m.Version, To: m.Version, CurrentManifest: autosave.ManifestVersion, StoreVersion: 1, CheckedBeforehand: true}
+	rep := &MigrateReport{From: m.Version, To: m.Version, CurrentManifest: autosave.ManifestVersion, CheckedBeforehand: true}
 	world, err := d.ReadWorld(m)
 	if err != nil {
 		return nil, err
@@ -53,46 +58,114 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 	if info, err := archetype.ReadInfo(bytes.NewReader(world)); err == nil {
 		rep.WorldVersion = fmt.Sprintf("PECS %d.%d", info.Header.VersionMajor, info.Header.VersionMinor)
 	}
+	root, err := rootOf(d, m)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: the root of store generation %d: %w", m.Chunks.Generation, err)
+	}
+	ri, err := chunkstore.ParseRoot(root)
+	if err != nil {
+		return nil, damagedOr(err, dir)
+	}
+	rep.StoreFrom, rep.StoreVersion = int(ri.FormatVersion), int(ri.FormatVersion)
 	var old []*autosave.Manifest
 	for _, b := range d.Backups() {
 		if b.Version < autosave.ManifestVersion {
 			old = append(old, b)
 		}
 	}
-	if m.Version == autosave.ManifestVersion && len(old) == 0 {
+	oldStore := ri.FormatVersion < chunkstore.FormatVersion && len(m.Chunks.Data) == 0
+	if m.Version == autosave.ManifestVersion && !oldStore && len(old) == 0 {
 		rep.NothingToDo = true
 		return rep, nil
 	}
-	if m.Version < autosave.ManifestVersion {
-		root, err := rootOf(d, m)
-		if err != nil {
-			return nil, fmt.Errorf("migrate: the root of store generation %d: %w", m.Chunks.Generation, err)
+	if m.Version < autosave.ManifestVersion || oldStore {
+		var ref autosave.StoreRef
+		if oldStore {
+			// The whole store, into one of the current format.
+			ref, err = rewriteStore(d, m, root)
+			rep.StoreVersion = chunkstore.FormatVersion
+		} else {
+			ref, err = currentRef(d, m, root)
 		}
-		ref := m.Chunks
-		ref.Root = root
-		nm, _, err := d.Commit(autosave.Commit{World: world, Chunks: ref, MaxBackups: len(d.Backups()) + 1})
 		if err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+		nm, _, err := d.Commit(autosave.Commit{World: world, Chunks: ref, Players: m.Players, MaxBackups: len(d.Backups()) + 1})
+		if err != nil {
+			if ref.Name != m.Chunks.Name {
+				_ = removeStore(d, ref.Name)
+			}
 			return nil, fmt.Errorf("migrate: commit: %w", err)
 		}
 		rep.Generation, rep.To = nm.Generation, nm.Version
-		old = append([]*autosave.Manifest{m}, old...) // now a backup of format 1 itself
+		if m.Version < autosave.ManifestVersion {
+			old = append([]*autosave.Manifest{m}, old...) // now a backup of an older format itself
+		}
 	}
 	for _, b := range old {
-		root, err := rootOf(d, b)
-		if err != nil {
-			// It stays readable in format 1; restore finds its root itself.
-			continue
-		}
 		nb := *b
 		if cur, err := d.Backup(b.Generation); err == nil {
 			nb = *cur // the backup's own names (its world moved into backups/)
 		}
+		root, err := rootOf(d, b)
+		if err != nil {
+			// It stays readable in its format; restore finds its root itself.
+			continue
+		}
+		ref, err := currentRef(d, &nb, root)
+		if err != nil {
+			continue
+		}
 		nb.Version = autosave.ManifestVersion
-		nb.Chunks.Root = root
+		nb.Chunks = ref
 		if err := d.ReplaceBackup(&nb); err != nil {
 			return rep, fmt.Errorf("migrate: backup %d: %w", b.Generation, err)
 		}
 		rep.BackupsUpgraded = append(rep.BackupsUpgraded, b.Generation)
 	}
 	return rep, nil
+}
+
+// currentRef returns the store reference of manifest m in the current
+// format: its root, and the data files its store generation uses.
+func currentRef(d *autosave.Dir, m *autosave.Manifest, root []byte) (autosave.StoreRef, error) {
+	ref := m.Chunks
+	ref.Root = root
+	p, err := d.File(ref.Name)
+	if err != nil {
+		return ref, err
+	}
+	s, err := chunkstore.Open(p, &chunkstore.Options{FS: d.FS(), ReadOnly: true, Root: root})
+	if err != nil {
+		return ref, err
+	}
+	defer s.Close()
+	ref.Data = s.DataFileNames()
+	return ref, nil
+}
+
+// rewriteStore writes the store generation of m into a new store of the
+// current format, named after the generation the migration commits.
+func rewriteStore(d *autosave.Dir, m *autosave.Manifest, root []byte) (autosave.StoreRef, error) {
+	s, err := openGeneration(d, m, *inspectOptions(d.FS()))
+	if err != nil {
+		return autosave.StoreRef{}, err
+	}
+	defer s.Close()
+	name := autosave.CompactedChunksName(d.Generation() + 1)
+	p, err := d.File(name)
+	if err != nil {
+		return autosave.StoreRef{}, err
+	}
+	c, err := s.CompactTo(p)
+	if err != nil {
+		_ = removeStore(d, name)
+		return autosave.StoreRef{}, err
+	}
+	defer c.Close()
+	if open := c.OpenReport(); !open.OK() {
+		_ = removeStore(d, name)
+		return autosave.StoreRef{}, fmt.Errorf("%w: %s: %v", ErrDamaged, m.Chunks.Name, open.Problems[0])
+	}
+	return autosave.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root(), Data: c.DataFileNames()}, nil
 }

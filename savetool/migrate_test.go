@@ -2,9 +2,6 @@ package savetool_test
 
 import (
 	"bytes"
-	"encoding/json"
-	"flag"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,61 +13,12 @@ import (
 	"github.com/arksave/arksave/savetool"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/v1-save, the save of manifest format 1")
-
-// v1Fixture is a save directory in manifest format 1: the test save with
-// every manifest written as before chunk store roots existed.
+// v1Fixture is a save directory of manifest format 1 and chunk store
+// format 1 (a single store file), written by the code of those formats:
+// the test save with every manifest as before chunk store roots existed.
+// It is not rewritten: it holds this version to reading what earlier
+// releases wrote.
 const v1Fixture = "testdata/v1-save"
-
-// manifestV1 is the manifest of format 1, field for field as it was
-// written: no chunk store root.
-type manifestV1 struct {
-	Format     string `json:"format"`
-	Version    int    `json:"version"`
-	Generation uint64 `json:"generation"`
-	CreatedMS  int64  `json:"created_ms"`
-	ModifiedMS int64  `json:"modified_ms"`
-	World      struct {
-		Name   string `json:"name"`
-		Size   int64  `json:"size"`
-		CRC32C uint32 `json:"crc32c"`
-	} `json:"world"`
-	Chunks struct {
-		Name       string `json:"name"`
-		Generation uint64 `json:"generation"`
-	} `json:"chunks"`
-	Checksum uint32 `json:"crc32c"`
-}
-
-// writeV1 rewrites the manifest at path in format 1, with its own
-// CRC32-C over its encoding with a zero checksum, as format 1 did.
-func writeV1(t *testing.T, path string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	must(t, err)
-	var m manifestV1
-	must(t, json.Unmarshal(data, &m))
-	m.Version, m.Checksum = 1, 0
-	body, err := json.MarshalIndent(&m, "", "  ")
-	must(t, err)
-	m.Checksum = crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli))
-	out, err := json.MarshalIndent(&m, "", "  ")
-	must(t, err)
-	must(t, os.WriteFile(path, append(out, '\n'), 0o644))
-}
-
-func TestUpdateV1Fixture(t *testing.T) {
-	if !*update {
-		t.Skip("run with -update to rewrite " + v1Fixture)
-	}
-	must(t, os.RemoveAll(v1Fixture))
-	must(t, savetest.Build(v1Fixture))
-	manifests, err := filepath.Glob(filepath.Join(v1Fixture, "backups", "manifest-*"))
-	must(t, err)
-	for _, m := range append(manifests, filepath.Join(v1Fixture, "manifest")) {
-		writeV1(t, m)
-	}
-}
 
 // The committed fixture is in format 1: the library reads it, migrate
 // upgrades a copy to the current format as a new generation, and the game

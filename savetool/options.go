@@ -260,3 +260,20 @@ func (e inUseError) Error() string {
 
 func (e inUseError) Is(target error) bool { return target == ErrInUse }
 func (e inUseError) Unwrap() error        { return e.locked }
+
+// keptStoreRef returns the reference to m's chunk store generation that a
+// new generation committed with the same chunks names: m's, with its root
+// and the data files it uses (which a manifest older than format 3 does
+// not name), and the store opened read-only for the caller to close.
+func keptStoreRef(d *autosave.Dir, m *autosave.Manifest, fsys vfs.FS) (autosave.StoreRef, *chunkstore.Store, error) {
+	s, err := openGeneration(d, m, *inspectOptions(fsys))
+	if err != nil {
+		return autosave.StoreRef{}, nil, fmt.Errorf("%s: %w", m.Chunks.Name, err)
+	}
+	ref := m.Chunks
+	ref.Root, _ = rootOf(d, m)
+	if m.Version < autosave.ManifestVersion {
+		ref.Data = s.DataFileNames() // the manifest predates data files
+	}
+	return ref, s, nil
+}

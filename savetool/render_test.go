@@ -101,7 +101,7 @@ func TestRenderDamagedAndEmpty(t *testing.T) {
 	l := layoutOf(t, dir)
 	h, err := l.Record(savetest.FullChunk, chunkstore.Full)
 	must(t, err)
-	must(t, savetest.Flip(l.Store, h.Offset+40))
+	must(t, l.Flip(h.Offset+40))
 	img, st, err := savetool.RenderDir(dir, savetool.RenderOptions{Grid: true})
 	must(t, err)
 	expect(t, st.Damaged == 1, "stats %+v", st)

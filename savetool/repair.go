@@ -187,11 +187,15 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	damaged := map[string]bool{}
 	for _, p := range rep.Before.Problems {
 		damaged[p.File] = true
+		if store, _, ok := autosave.DataFileOf(p.File); ok {
+			damaged[store] = true // a data file's damage is its store's
+		}
 	}
 	man := d.Manifest()
 	backups := d.Backups()
 	r := &repairer{d: d, fsys: fsys, o: o, t: t, rep: rep, damaged: damaged, man: man, backups: backups}
-	if man != nil && !damaged[man.World.Name] && !damaged[man.Chunks.Name] {
+	playersDamaged := man != nil && man.Players != nil && (damaged[man.Players.Index.Name] || damaged[man.Players.Data])
+	if man != nil && !damaged[man.World.Name] && !damaged[man.Chunks.Name] && !playersDamaged {
 		rep.Manifest = fmt.Sprintf("kept: generation %d is intact", man.Generation)
 	} else if err := r.repairCurrent(); err != nil {
 		return nil, err
@@ -285,7 +289,7 @@ func (r *repairer) repairCurrent() error {
 		fixed, filled, err = src.CompactToFilling(p, loss.missing(), fills...)
 		r.t.end()
 		if err != nil {
-			_ = r.fsys.Remove(p)
+			_ = removeStore(r.d, name)
 			return fmt.Errorf("repair: write %s: %w", name, err)
 		}
 		r.classify(src, fixed, filled, fills, fillNames, loss)
@@ -298,15 +302,21 @@ func (r *repairer) repairCurrent() error {
 	defer fixed.Close()
 	rep.Store.New = name
 	rep.Kept = countsOf(fixed)
+	players, err := r.pickPlayers()
+	if err != nil {
+		_ = removeStore(r.d, name)
+		return err
+	}
 	m, _, err := r.d.Commit(autosave.Commit{
 		World:      world,
-		Chunks:     autosave.StoreRef{Name: name, Generation: fixed.Generation(), Root: fixed.Root()},
+		Chunks:     autosave.StoreRef{Name: name, Generation: fixed.Generation(), Root: fixed.Root(), Data: fixed.DataFileNames()},
+		Players:    players,
 		Generation: r.newGen,
 		NoBackup:   true,
 		MaxBackups: len(r.backups) + len(r.d.DamagedBackups()),
 	})
 	if err != nil {
-		_ = r.fsys.Remove(p)
+		_ = removeStore(r.d, name)
 		return fmt.Errorf("repair: commit generation %d: %w", r.newGen, err)
 	}
 	rep.Generation = m.Generation
@@ -316,24 +326,82 @@ func (r *repairer) repairCurrent() error {
 // commitKeptStore commits the repaired world with the committed chunk
 // store generation, which is intact.
 func (r *repairer) commitKeptStore(world []byte) error {
-	s, err := openGeneration(r.d, r.man, *inspectOptions(r.fsys))
+	ref, s, err := keptStoreRef(r.d, r.man, r.fsys)
 	if err != nil {
-		return fmt.Errorf("repair: %s: %w", r.man.Chunks.Name, err)
+		return fmt.Errorf("repair: %w", err)
 	}
 	defer s.Close()
-	ref := r.man.Chunks
-	ref.Root, _ = rootOf(r.d, r.man)
 	r.rep.Store = StoreSource{File: ref.Name, How: "kept as it was: it is intact", Generation: ref.Generation}
 	r.rep.Kept = countsOf(s)
 	if r.o.DryRun {
 		return nil
 	}
-	m, _, err := r.d.Commit(autosave.Commit{World: world, Chunks: ref, Generation: r.newGen, NoBackup: true, MaxBackups: len(r.backups)})
+	players, err := r.pickPlayers()
+	if err != nil {
+		return err
+	}
+	m, _, err := r.d.Commit(autosave.Commit{World: world, Chunks: ref, Players: players, Generation: r.newGen, NoBackup: true, MaxBackups: len(r.backups)})
 	if err != nil {
 		return fmt.Errorf("repair: commit generation %d: %w", r.newGen, err)
 	}
 	r.rep.Generation = m.Generation
 	return nil
+}
+
+// pickPlayers returns the players the repaired generation names: the
+// committed generation's, or (its manifest lost or its players index
+// damaged) the newest intact players index of the directory; players whose
+// record is damaged are left out (a new index is written without them),
+// and said so.
+func (r *repairer) pickPlayers() (*autosave.PlayersRef, error) {
+	var p *autosave.Players
+	if r.man != nil && r.man.Players != nil {
+		if mp, err := r.d.ReadPlayers(r.man); err == nil {
+			p = mp
+		}
+	}
+	if p == nil {
+		for _, name := range r.d.PlayersFiles() {
+			if fp, err := r.d.ReadPlayersFile(name); err == nil {
+				p = fp
+				if r.man == nil || r.man.Players == nil || r.man.Players.Index.Name != name {
+					r.note("players: from %s (%s)", name, fp.Ref.Data)
+				}
+				break
+			}
+		}
+	}
+	if p == nil {
+		if r.man != nil && r.man.Players != nil || len(r.d.PlayersFiles()) > 0 {
+			r.note("players: no intact players index is left; the repaired save holds no player")
+		}
+		return nil, nil
+	}
+	kept := p.Entries[:0:0]
+	for _, e := range p.Entries {
+		sec, err := r.d.ReadPlayer(p, e.ID)
+		if err == nil {
+			_, err = archetype.ReadInfo(bytes.NewReader(sec))
+		}
+		if err != nil {
+			r.note("player %q dropped: its record is damaged (%v)", e.ID, err)
+			continue
+		}
+		kept = append(kept, e)
+	}
+	if len(kept) == len(p.Entries) && r.man != nil && r.man.Players != nil && p.Ref == *r.man.Players {
+		ref := p.Ref
+		return &ref, nil
+	}
+	if r.o.DryRun {
+		return nil, nil
+	}
+	p.Entries = kept
+	ref, err := r.d.WritePlayersIndex(r.newGen, p)
+	if err != nil {
+		return nil, fmt.Errorf("repair: write the players index: %w", err)
+	}
+	return &ref, nil
 }
 
 // pickWorld returns the newest intact ECS world file.
@@ -715,10 +783,31 @@ func (r *repairer) scanLoss(src *chunkstore.Store) *scanLoss {
 	// page table, or where bytes without a header lie after the last
 	// intact table.
 	l.lostFrom, l.cut = headerless, cut
-	if size := fileSize(r.fsys, store); bound >= 0 && size < bound && (l.lostFrom < 0 || size < l.lostFrom) {
-		l.lostFrom, l.cut = size, last
+	if end := storeEnd(r.fsys, store, bound); bound >= 0 && end < bound && (l.lostFrom < 0 || end < l.lostFrom) {
+		l.lostFrom, l.cut = end, last
 	}
 	return l
+}
+
+// storeEnd returns where the file of the store file store that holds the
+// store offset bound (a generation's page table) ends, when it ends
+// before bound (at its start when it is missing); else bound.
+func storeEnd(fsys vfs.FS, store string, bound int64) int64 {
+	if bound < 0 {
+		return bound
+	}
+	// An earlier data file may be gone on purpose (a compaction emptied
+	// it): only the file of the table tells a cut.
+	last := chunkstore.Handle{Offset: bound}.File()
+	p := store
+	if last != 0 {
+		p = chunkstore.DataFileName(store, last)
+	}
+	size := fileSize(fsys, p)
+	if last != 0 && size == 0 {
+		return chunkstore.StoreOffset(last, 0)
+	}
+	return min(bound, chunkstore.StoreOffset(last, size))
 }
 
 // missing returns which chunks the store may have lost, for
@@ -774,9 +863,9 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Fi
 		}
 		for _, bodies := range []bool{false, true} {
 			k := lossKey{*p.Pos, bodies}
-			if h, ok := live[k]; ok && h.Offset == p.Offset {
+			if h, ok := live[k]; ok && r.isAt(h, p) {
 				damaged[k] = true
-				l.drop(k, fmt.Sprintf("its record at offset %d is damaged", p.Offset))
+				l.drop(k, fmt.Sprintf("its record at %s is damaged", r.where(h)))
 			}
 		}
 	}
@@ -791,7 +880,7 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Fi
 			continue
 		}
 		filledMissing++
-		l.revert(k, fmt.Sprintf("lost from %s with the records after offset %d; %s version is used", r.rep.Store.File, loss.lostFrom, fillNames[f.From]))
+		l.revert(k, fmt.Sprintf("lost from %s with the records after %s; %s version is used", r.rep.Store.File, r.where(chunkstore.Handle{Offset: loss.lostFrom}), fillNames[f.From]))
 	}
 	if loss == nil {
 		return
@@ -803,10 +892,10 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Fi
 		case damaged[d.k] || l.listed(d.k):
 		case !ok:
 			damaged[d.k] = true
-			l.drop(d.k, fmt.Sprintf("its record at offset %d is damaged and no older one is intact", d.off))
+			l.drop(d.k, fmt.Sprintf("its record at %s is damaged and no older one is intact", r.where(chunkstore.Handle{Offset: d.off})))
 		case h.Offset < d.off:
 			damaged[d.k] = true
-			l.revert(d.k, fmt.Sprintf("its record at offset %d is damaged; an older one at offset %d is used", d.off, h.Offset))
+			l.revert(d.k, fmt.Sprintf("its record at %s is damaged; an older one at %s is used", r.where(chunkstore.Handle{Offset: d.off}), r.where(h)))
 		}
 	}
 	if loss.lostBytes > 0 {
@@ -828,8 +917,8 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Fi
 		kept.Entries(func(e chunkstore.Entry) bool {
 			k := lossKey{e.Pos, e.Type == chunkstore.BodyBlock}
 			if !l.listed(k) && !(own && loss.after[k]) {
-				l.revert(k, fmt.Sprintf("the records of %s after offset %d are lost: this is its newest surviving version, %s, which may be older than the one saved",
-					r.rep.Store.File, loss.lostFrom, since))
+				l.revert(k, fmt.Sprintf("the records of %s after %s are lost: this is its newest surviving version, %s, which may be older than the one saved",
+					r.rep.Store.File, r.where(chunkstore.Handle{Offset: loss.lostFrom}), since))
 			}
 			return true
 		})
@@ -850,6 +939,30 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Fi
 			}
 		}
 	}
+}
+
+// isAt reports whether problem p of the store the repair reads is about
+// the record at h: the same file (the store file, or the data file that
+// holds the record) and offset.
+func (r *repairer) isAt(h chunkstore.Handle, p chunkstore.Problem) bool {
+	file := ""
+	if h.File() != 0 {
+		file = chunkstore.DataFileName(r.rep.Store.File, h.File())
+	}
+	return p.Offset == h.FileOffset() && (p.File == file || file == "" && p.File == r.rep.Store.File)
+}
+
+// where names the place of a record of the store the repair reads.
+func (r *repairer) where(h chunkstore.Handle) string { return offsetIn(r.rep.Store.File, h.Offset) }
+
+// offsetIn names a store offset of the store file store: "offset N" in the
+// store file itself, "offset N of <data file>" in a data file.
+func offsetIn(store string, off int64) string {
+	h := chunkstore.Handle{Offset: off}
+	if h.File() == 0 {
+		return fmt.Sprintf("offset %d", off)
+	}
+	return fmt.Sprintf("offset %d of %s", h.FileOffset(), chunkstore.DataFileName(store, h.File()))
 }
 
 // countPixels counts the chunk (not body) losses.
@@ -894,6 +1007,10 @@ func (r *repairer) repairBackups() error {
 		switch {
 		case r.damaged[b.World.Name]:
 			if err := r.dropBackup(b, "its world file is damaged"); err != nil {
+				return err
+			}
+		case b.Players != nil && (r.damaged[b.Players.Index.Name] || r.damaged[b.Players.Data]):
+			if err := r.dropBackup(b, "its players files are damaged"); err != nil {
 				return err
 			}
 		case !r.damaged[b.Chunks.Name]:
@@ -944,18 +1061,18 @@ func (r *repairer) rewriteBackup(b *autosave.Manifest) error {
 	}
 	c, err := s.CompactTo(p)
 	if err != nil {
-		_ = r.fsys.Remove(p)
+		_ = removeStore(r.d, name)
 		return r.dropBackup(b, fmt.Sprintf("its chunk store generation cannot be copied: %v", err))
 	}
 	defer c.Close()
 	if !c.OpenReport().OK() {
 		c.Close()
-		_ = r.fsys.Remove(p)
+		_ = removeStore(r.d, name)
 		return r.dropBackup(b, "records of its chunk store generation are damaged")
 	}
 	nb := *b
 	nb.Version = autosave.ManifestVersion
-	nb.Chunks = autosave.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root()}
+	nb.Chunks = autosave.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root(), Data: c.DataFileNames()}
 	if err := r.d.ReplaceBackup(&nb); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/internal/savetest"
 	"github.com/arksave/arksave/savetool"
 )
@@ -35,12 +36,24 @@ func largeSave(b *testing.B) string {
 	return largeDir
 }
 
+// storeBytes returns the bytes of the save's chunk store: chunks.pxsw and
+// its data files.
 func storeBytes(b *testing.B, dir string) int64 {
-	st, err := os.Stat(filepath.Join(dir, "chunks.pxsw"))
+	names, err := os.ReadDir(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return st.Size()
+	var n int64
+	for _, e := range names {
+		if store, _, ok := autosave.DataFileOf(e.Name()); e.Name() == autosave.ChunksName || ok && store == autosave.ChunksName {
+			st, err := e.Info()
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += st.Size()
+		}
+	}
+	return n
 }
 
 // copyOf copies the save at src for one run of a benchmark that changes it.
@@ -73,7 +86,7 @@ func BenchmarkRepairPageTable_1024Chunks512(b *testing.B) {
 		dir := copyOf(b, src)
 		l, err := savetest.LayoutOf(dir)
 		if err == nil {
-			err = savetest.Flip(l.Store, l.Table+40)
+			err = l.Flip(l.Table + 40)
 		}
 		if err != nil {
 			b.Fatal(err)
@@ -93,7 +106,7 @@ func BenchmarkCompact_1024Chunks512(b *testing.B) {
 		b.StopTimer()
 		dir := copyOf(b, src)
 		b.StartTimer()
-		if _, err := savetool.Compact(dir, savetool.CompactOptions{MaxBackups: -1}); err != nil {
+		if _, err := savetool.Compact(dir, savetool.CompactOptions{MaxBackups: -1, Whole: true}); err != nil {
 			b.Fatal(err)
 		}
 	}

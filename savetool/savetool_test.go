@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -42,12 +43,13 @@ func TestInspectDir(t *testing.T) {
 }
 
 func TestCheckFiles(t *testing.T) {
-	dir := fresh(t)
-	for _, f := range []string{"world-3.pecs", "chunks.pxsw"} {
+	var dir string
+	for f, off := range map[string]int64{"world-3.pecs": 200, "chunks.pxsw": 90, savetest.DataFile1: 200} {
+		dir = fresh(t) // the store file and its data file are checked together
 		r, err := savetool.Check(filepath.Join(dir, f), savetool.Options{})
 		must(t, err)
 		expect(t, r.OK(), "%s: %v", f, r.Problems)
-		must(t, savetest.Flip(filepath.Join(dir, f), 200))
+		must(t, savetest.Flip(filepath.Join(dir, f), off))
 		r, err = savetool.Check(filepath.Join(dir, f), savetool.Options{})
 		must(t, err)
 		expect(t, len(r.Problems) == 1 && r.Problems[0].File == f, "%s: %v", f, r.Problems)
@@ -58,38 +60,58 @@ func TestCheckFiles(t *testing.T) {
 	expect(t, errors.Is(err, os.ErrNotExist), "%v", err)
 }
 
+// Compact, data file by data file (the default) and whole: the contents
+// stay, the dead bytes go, the old generation's files stay while a backup
+// uses them and go with it.
 func TestCompact(t *testing.T) {
-	dir := fresh(t)
-	want, err := savetest.Read(dir)
-	must(t, err)
-	r, err := savetool.Compact(dir, savetool.CompactOptions{MaxBackups: -1})
-	must(t, err)
-	expect(t, r.Generation == 4 && r.NewStore == "chunks-4.pxsw" && r.After < r.Before && r.DeadBefore > 0 && r.OldKept && r.BackupsKept == 2,
-		"compact %+v", r)
-	got, err := savetest.Read(dir)
-	must(t, err)
-	expect(t, savetest.Diff(got, want) == "", "after compact: %s", savetest.Diff(got, want))
-	c, err := savetool.Check(dir, savetool.Options{})
-	must(t, err)
-	expect(t, c.OK(), "check after compact: %v", c.Problems)
-	expect(t, loads(t, dir) == 3, "the compacted save does not load")
+	for _, whole := range []bool{false, true} {
+		dir := fresh(t)
+		want, err := savetest.Read(dir)
+		must(t, err)
+		r, err := savetool.Compact(dir, savetool.CompactOptions{MaxBackups: -1, Whole: whole})
+		must(t, err)
+		expect(t, r.Generation == 4 && r.After < r.Before && r.DeadBefore > 0 && r.DeadAfter == 0 && r.OldKept && r.BackupsKept == 2,
+			"compact (whole %v) %+v", whole, r)
+		if whole {
+			expect(t, r.NewStore == "chunks-4.pxsw", "whole into %s", r.NewStore)
+		} else {
+			expect(t, r.NewStore == "chunks.pxsw" && slices.Equal(r.Emptied, []string{savetest.DataFile1}), "file by file: %+v", r)
+		}
+		got, err := savetest.Read(dir)
+		must(t, err)
+		expect(t, savetest.Diff(got, want) == "", "after compact: %s", savetest.Diff(got, want))
+		c, err := savetool.Check(dir, savetool.Options{})
+		must(t, err)
+		expect(t, c.OK(), "check after compact: %v", c.Problems)
+		expect(t, loads(t, dir) == 3, "the compacted save does not load")
 
-	r, err = savetool.Compact(dir, savetool.CompactOptions{MaxBackups: 0})
-	must(t, err)
-	expect(t, !r.OldKept && r.DirAfter < r.DirBefore, "compact without backups: %+v", r)
-	_, err = os.Stat(filepath.Join(dir, "chunks.pxsw"))
-	expect(t, errors.Is(err, os.ErrNotExist), "the first store file is still there: %v", err)
+		// Without backups, the files of the old generation go.
+		r, err = savetool.Compact(dir, savetool.CompactOptions{MaxBackups: 0, Whole: whole})
+		must(t, err)
+		expect(t, !r.OldKept && r.DirAfter < r.DirBefore, "compact without backups: %+v", r)
+		gone := filepath.Join(dir, savetest.DataFile1)
+		if whole {
+			gone = filepath.Join(dir, "chunks.pxsw")
+		}
+		_, err = os.Stat(gone)
+		expect(t, errors.Is(err, os.ErrNotExist), "%s is still there: %v", gone, err)
+		c, err = savetool.Check(dir, savetool.Options{})
+		must(t, err)
+		expect(t, c.OK(), "check after the second compact: %v", c.Problems)
 
-	// A damaged store is not compacted.
-	dir = fresh(t)
-	l := layoutOf(t, dir)
-	h, err := l.Record(savetest.DeltaChunk, chunkstore.Delta)
-	must(t, err)
-	must(t, savetest.Flip(l.Store, h.Offset+30))
-	_, err = savetool.Compact(dir, savetool.CompactOptions{MaxBackups: -1})
-	expect(t, errors.Is(err, savetool.ErrDamaged), "compact of a damaged store: %v", err)
-	_, err = os.Stat(filepath.Join(dir, "chunks-4.pxsw"))
-	expect(t, errors.Is(err, os.ErrNotExist), "a refused compaction left its file: %v", err)
+		// A damaged store is not compacted.
+		dir = fresh(t)
+		l := layoutOf(t, dir)
+		h, err := l.Record(savetest.DeltaChunk, chunkstore.Delta)
+		must(t, err)
+		must(t, l.Flip(h.Offset+30))
+		_, err = savetool.Compact(dir, savetool.CompactOptions{MaxBackups: -1, Whole: whole})
+		expect(t, errors.Is(err, savetool.ErrDamaged), "compact of a damaged store: %v", err)
+		for _, f := range []string{"chunks-4.pxsw", "chunks-data-2.pxsd"} {
+			_, err = os.Stat(filepath.Join(dir, f))
+			expect(t, errors.Is(err, os.ErrNotExist), "a refused compaction left %s: %v", f, err)
+		}
+	}
 }
 
 func TestExportJSON(t *testing.T) {

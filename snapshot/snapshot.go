@@ -4,11 +4,13 @@
 //
 // # Outline
 //
-//   - [Snapshot]: the encoded ECS world, the dirty chunks by reference, and
-//     the pixel-body sets of the chunks whose bodies changed.
+//   - [Snapshot]: the encoded ECS world, the dirty chunks by reference, the
+//     entity sets of the chunks whose regional entities changed, and the
+//     player records that changed.
 //   - [Chunk]: one dirty chunk: its position, its pixels by reference
 //     ([components.SharedPixels]) and the version it had when it was taken.
-//   - [BodySet]: every persistable body whose centre lies in one chunk.
+//   - [EntitySet]: the regional entities of one chunk (entity sections and
+//     pixel bodies); [PlayerRecord]: one player's entities.
 //   - [ToStore], [FromStore], [Uint32s], [Pixels]: conversions between the
 //     ECS components and the chunk store's types.
 //
@@ -41,27 +43,50 @@ type Chunk struct {
 // chunks needs no copy of each up front. It can read a chunk once.
 func (c Chunk) ReadPixels(dst []uint32) error { return c.Buf.CopyTo(Pixels(dst)) }
 
-// BodySet is the complete set of persistable pixel bodies whose centre lies
-// in one chunk. An empty set removes the chunk's stored bodies.
-type BodySet struct {
-	Pos    components.ChunkPos
-	Bodies []components.PixelBody // deep copies, owned by the snapshot
-	Hash   uint64                 // Hash of the set, see HashBodies
-	// Merge adds Bodies to the chunk's stored set, replacing stored bodies
-	// with the same ids, instead of replacing the set. It is used for bodies
-	// whose centre moved into a chunk that is not loaded.
+// EntitySet is what one chunk keeps besides its pixels: its regional
+// entities as entity sections (archetype.AppendEntities) and the pixel
+// bodies among them. An empty set removes what the store keeps.
+type EntitySet struct {
+	Pos components.ChunkPos
+	// Bodies are the pixel bodies of the chunk's regional entities, deep
+	// copies owned by the snapshot; each ID is its entity's stable id.
+	Bodies []components.PixelBody
+	// Sections are entity sections, oldest first: where two hold the same
+	// stable id, the later one wins.
+	Sections [][]byte
+	// Version is the chunk's entity version when taken: the save confirms
+	// it (see EntityVersion).
+	Version uint64
+	// Hash identifies the set's content, for telling later whether it
+	// changed (0 for a merge).
+	Hash uint64
+	// Merge adds Bodies (replacing stored bodies with the same ids) and
+	// Sections to what the store keeps for the chunk, instead of replacing
+	// it: entities that moved into a chunk that is not loaded.
 	Merge bool
+}
+
+// PlayerRecord is one player's record: every entity with its player id, as
+// one entity section. A nil Section removes the player's record.
+type PlayerRecord struct {
+	ID      string
+	Section []byte
+	Hash    uint64 // identifies Section, for telling later whether it changed
 }
 
 // Snapshot is one save's worth of state.
 type Snapshot struct {
-	// World is the ECS world without chunk and body entities, PECS-encoded.
+	// World is the ECS world without chunk, regional and player entities,
+	// PECS-encoded.
 	World []byte
 	// Chunks are the dirty chunks, including chunks unloaded since the last
 	// save whose changes are not committed yet.
 	Chunks []Chunk
-	// Bodies are the body sets that differ from what the store holds.
-	Bodies []BodySet
+	// Entities are the entity sets of the chunks whose regional entities
+	// changed, including chunks unloaded since the last save.
+	Entities []EntitySet
+	// Players are the player records that changed.
+	Players []PlayerRecord
 	// TakenAt is when the game loop took the snapshot.
 	TakenAt time.Time
 	// Stall is the time the game loop spent taking it.
@@ -129,25 +154,36 @@ type ChunkVersion struct {
 	Version uint64
 }
 
-// BodyHash identifies what a save committed of one chunk's bodies.
-type BodyHash struct {
-	Pos   components.ChunkPos
-	Hash  uint64
-	Merge bool // the set was merged into the stored one; Hash is the added bodies'
+// EntityVersion identifies what a save committed of one chunk's entities.
+type EntityVersion struct {
+	Pos     components.ChunkPos
+	Version uint64
+	Hash    uint64
+	Merge   bool // the set was merged into the stored one
 }
 
-// Committed lists what the snapshot holds, for confirming chunk states and
-// body hashes once the save has committed.
-func (s *Snapshot) Committed() ([]ChunkVersion, []BodyHash) {
+// PlayerHash identifies what a save committed of one player.
+type PlayerHash struct {
+	ID   string
+	Hash uint64 // 0: the record was removed
+}
+
+// Committed lists what the snapshot holds, for confirming chunk states,
+// entity versions and player records once the save has committed.
+func (s *Snapshot) Committed() ([]ChunkVersion, []EntityVersion, []PlayerHash) {
 	cv := make([]ChunkVersion, len(s.Chunks))
 	for i, c := range s.Chunks {
 		cv[i] = ChunkVersion{Pos: c.Pos, Version: c.Version}
 	}
-	bh := make([]BodyHash, len(s.Bodies))
-	for i, b := range s.Bodies {
-		bh[i] = BodyHash{Pos: b.Pos, Hash: b.Hash, Merge: b.Merge}
+	ev := make([]EntityVersion, len(s.Entities))
+	for i, e := range s.Entities {
+		ev[i] = EntityVersion{Pos: e.Pos, Version: e.Version, Hash: e.Hash, Merge: e.Merge}
 	}
-	return cv, bh
+	ph := make([]PlayerHash, len(s.Players))
+	for i, p := range s.Players {
+		ph[i] = PlayerHash{ID: p.ID, Hash: p.Hash}
+	}
+	return cv, ev, ph
 }
 
 // MergeByID returns base with the elements of add replacing those with the

@@ -9,11 +9,15 @@ import (
 // StreamSystem keeps the chunks around every [components.Focus] loaded.
 // Chunks within a focus's Radius are read on a loader goroutine (nearest
 // first; from the chunk store, or generated where nobody changed anything)
-// and spawned when they arrive; chunks further than Radius+1 from every
-// focus are unloaded: a dirty chunk and the persistable bodies whose centre
-// it holds are kept in memory for the next save, then their entities are
-// removed. Bodies without [components.Persistable] are removed with their
-// chunk. A world without a Focus streams nothing. It never waits on disk.
+// and spawned when they arrive, with their regional entities; chunks
+// further than Radius+1 from every focus are unloaded: a dirty chunk and
+// the regional entities saved with it (pixel bodies among them) are kept in
+// memory for the next save, then their entities are removed. Bodies that
+// are not regional (no [components.Persistable], no Regional) are removed
+// with their chunk. Each tick it also places new regional entities, moves
+// those that crossed a border past the hysteresis margin, and runs the
+// share of the checkpoints due. A world without a Focus loads no chunk: its
+// regional entities are unloaded into their chunks. It never waits on disk.
 //
 // arksave.Plugin.Install returns it. Its methods panic when the world has
 // no arksave plugin installed.
@@ -36,7 +40,8 @@ func (s *StreamSystem) Finalize(w *ecs.World) {}
 // SaveSystem applies finished saves, runs the autosave timer on game time
 // and starts saves: each tick, when a save is due (autosave) or asked for
 // (arksave.Persistence.Save), it takes a snapshot of the dirty chunks, the
-// persistable bodies and the ECS world, and hands it to the writer
+// chunks whose regional entities changed, the players that changed and the
+// ECS world, and hands it to the writer
 // goroutine. Chunks a save committed become Persisted unless they changed
 // since its snapshot. Run it once a tick, after the systems that change
 // the world. It never waits on disk.

@@ -52,6 +52,7 @@ func RunHeadless(o HeadlessOptions) (Stats, error) {
 	during := s.Persistence.Status() // the stalls of play, before the final save's
 	loaded, unloaded := s.Streamed()
 	bodies := s.Bodies.Stats().Bodies
+	regional := s.Persistence.p.RegionStats().Entities
 
 	closeStart := time.Now()
 	final, err := s.Close()
@@ -82,6 +83,9 @@ func RunHeadless(o HeadlessOptions) (Stats, error) {
 		ChunksResident:          int(loaded - unloaded),
 		DirtyChunks:             st.DirtyChunks,
 		Bodies:                  bodies,
+		Regional:                regional,
+		RegionsWritten:          st.RegionsWritten,
+		Players:                 len(s.Persistence.p.Players()),
 		Problems:                st.Problems,
 		LastError:               st.LastError,
 	}

@@ -44,17 +44,18 @@ type Persistence struct {
 	state *arksave.AutosaveState
 	conf  *arksave.AutosaveConfig
 
-	seen          *arksave.Result // the last result accounted for
-	committed     int
-	failed        int
-	chunksWritten uint64
-	bytesWritten  uint64
-	lastErr       string
-	problems      int
-	lastProblem   string
-	saveTick      time.Duration // the longest tick while a save was in progress
-	chunksLoaded  uint64
-	loads         int
+	seen           *arksave.Result // the last result accounted for
+	committed      int
+	failed         int
+	chunksWritten  uint64
+	regionsWritten uint64
+	bytesWritten   uint64
+	lastErr        string
+	problems       int
+	lastProblem    string
+	saveTick       time.Duration // the longest tick while a save was in progress
+	chunksLoaded   uint64
+	loads          int
 }
 
 func newPersistence(s *Sim, p *arksave.Persistence) *Persistence {
@@ -107,6 +108,7 @@ func (p *Persistence) account() {
 		} else {
 			p.committed++
 			p.chunksWritten += uint64(r.ChunksWritten)
+			p.regionsWritten += uint64(r.RegionsWritten)
 			p.bytesWritten += uint64(r.BytesWritten)
 			if r.CompactErr != nil {
 				p.lastErr = "compaction: " + r.CompactErr.Error()
@@ -148,9 +150,10 @@ type SaveStatus struct {
 	Failed      int           // of them, failed
 	DirtyChunks int           // loaded chunks with unsaved changes plus unloaded ones waiting
 
-	ChunksWritten uint64 // by the committed saves of this session
-	BytesWritten  uint64
-	Last          *arksave.Result // the last finished save, nil before the first
+	ChunksWritten  uint64 // by the committed saves of this session
+	RegionsWritten uint64 // chunks whose regional entities they wrote
+	BytesWritten   uint64
+	Last           *arksave.Result // the last finished save, nil before the first
 
 	// SnapshotStall is arksave's measure of the longest game-loop stall
 	// saving caused in one tick (AutosaveState.LongestStall): taking a
@@ -175,7 +178,7 @@ func (p *Persistence) Status() SaveStatus {
 		Dir: p.p.Dir(), Generation: p.p.Generation(), SinceLast: st.TimeSinceLastSave,
 		InProgress: st.InProgress, Progress: float64(st.Progress),
 		Saves: p.committed + p.failed, Failed: p.failed, DirtyChunks: p.p.DirtyChunks(),
-		ChunksWritten: p.chunksWritten, BytesWritten: p.bytesWritten, Last: st.LastResult,
+		ChunksWritten: p.chunksWritten, RegionsWritten: p.regionsWritten, BytesWritten: p.bytesWritten, Last: st.LastResult,
 		SnapshotStall: st.LongestStall, CopiedTiles: st.CopiedTiles, SaveTick: p.saveTick,
 		LastError: p.lastErr, Problems: p.problems, LastProblem: p.lastProblem, Loads: p.loads,
 	}

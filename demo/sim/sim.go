@@ -110,8 +110,9 @@ func New(cfg Config) (*Sim, error) {
 	s := &Sim{World: w, Config: cfg}
 
 	// What the world file holds of the demo must be registered before a
-	// save can be decoded into the world: the clock (the camera's Focus is
-	// the plugin's own component).
+	// save can be decoded into the world: the clock. (The camera, the
+	// player, is in the players file; its Focus is the plugin's own
+	// component.)
 	ecs.AddResource(w, &Clock{})
 	ecs.AddResource(w, &Commands{})
 
@@ -142,7 +143,10 @@ func New(cfg Config) (*Sim, error) {
 	s.Bodies = &bodies.System{}
 	s.Sand = &sand.System{Seed: s.Config.Seed}
 	s.Systems = []System{s.Tools, s.Streamer, s.Bodies, s.Sand, plugin[1]}
-	s.bind()
+	if err := s.bind(); err != nil {
+		p.Close()
+		return nil, err
+	}
 	for _, sys := range s.Systems {
 		sys.Initialize(w)
 	}
@@ -177,8 +181,13 @@ func install(w *ecs.World, cfg Config, loaded func(*ecs.World, ecs.Entity)) (*ar
 		CompressionWorkers: max(1, runtime.GOMAXPROCS(0)-1),
 		OnChunkLoaded:      loaded,
 		FS:                 sc.FS,
-		// The sand field and the player's commands are rebuilt, not saved.
-		WorldOptions: []archetype.Option{archetype.SkipResources(ecs.C[sand.Field](), ecs.C[Commands]())},
+		// The sand field and the player's commands are rebuilt, not saved;
+		// so is a body's Motion (the body system starts it from the body's
+		// blitted transform).
+		WorldOptions: []archetype.Option{
+			archetype.SkipResources(ecs.C[sand.Field](), ecs.C[Commands]()),
+			archetype.SkipComponents(ecs.C[bodies.Motion]()),
+		},
 	}.Install(w)
 	if err != nil {
 		return nil, nil, err
@@ -186,13 +195,33 @@ func install(w *ecs.World, cfg Config, loaded func(*ecs.World, ecs.Entity)) (*ar
 	return ecs.GetResource[arksave.Persistence](w), systems, nil
 }
 
-// bind finds the camera, placing one in a new world, and hands it to the tools.
-func (s *Sim) bind() {
+// PlayerID is the player id of the demo's one player: its camera, saved in
+// the save's players file, apart from the world.
+const PlayerID = "local"
+
+// bind finds the camera and hands it to the tools: the player's, loaded
+// from the players file (arksave spawns no player by itself), else one in
+// the world (a save from before players were apart, which the camera then
+// joins), else a new one above the surface at terrain.Home.
+func (s *Sim) bind() error {
 	s.Camera = ecs.Entity{}
-	q := ecs.NewFilter1[components.Focus](s.World).Query()
-	for q.Next() {
-		if s.Camera.IsZero() {
-			s.Camera = q.Entity()
+	ents, err := s.Persistence.p.LoadPlayer(PlayerID)
+	switch {
+	case err == nil:
+		for _, e := range ents {
+			if s.focus.HasAll(e) {
+				s.Camera = e
+			}
+		}
+	case !errors.Is(err, arksave.ErrNoPlayer) && !errors.Is(err, arksave.ErrPlayerOnline):
+		return fmt.Errorf("sim: load the player: %w", err)
+	}
+	if s.Camera.IsZero() {
+		q := ecs.NewFilter1[components.Focus](s.World).Query()
+		for q.Next() {
+			if s.Camera.IsZero() {
+				s.Camera = q.Entity()
+			}
 		}
 	}
 	if s.Camera.IsZero() {
@@ -201,7 +230,11 @@ func (s *Sim) bind() {
 			X: float64(home), Y: float64(terrain.SurfaceY(home, s.Config.Seed) - s.Config.ViewH/6), Radius: s.Config.Radius,
 		})
 	}
+	if m := ecs.NewMap1[components.Player](s.World); !m.HasAll(s.Camera) {
+		m.Add(s.Camera, &components.Player{ID: PlayerID})
+	}
 	s.Tools.Camera = s.Camera
+	return nil
 }
 
 // chunkLoaded is arksave's OnChunkLoaded: it counts the chunks streamed in.
@@ -242,7 +275,9 @@ func (s *Sim) Load() error {
 	}
 	p.loads++
 	*s.Field = *sand.NewField(s.World, s.Config.ChunkSize)
-	s.bind()
+	if err := s.bind(); err != nil {
+		return err
+	}
 	for _, sys := range s.Systems {
 		sys.Initialize(s.World)
 	}

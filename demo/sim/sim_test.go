@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/internal/testworld"
 	"github.com/arksave/arksave/demo/sand"
@@ -231,11 +233,13 @@ func TestToolsBrush(t *testing.T) {
 	s.Step()
 	expect(t, s.Bodies.Stats().Bodies == 1, "drop made %d bodies", s.Bodies.Stats().Bodies)
 	var b *components.PixelBody
-	q := ecs.NewFilter1[components.PixelBody](s.World).With(ecs.C[components.Persistable]()).Query()
+	var reg *components.Regional
+	q := ecs.NewFilter2[components.PixelBody, components.Regional](s.World).Query()
 	for q.Next() {
-		b = q.Get()
+		b, reg = q.Get()
 	}
-	expect(t, b != nil && b.ID.Session() == 1 && b.ID.Counter() == 1, "a dropped body is Persistable with the first id of session 1: %+v", b)
+	expect(t, b != nil && b.ID.Session() == 1 && b.ID.Counter() == 1 && reg.ID == uint64(b.ID),
+		"a dropped body is a regional entity with the first id of session 1: %+v", b)
 }
 
 func skyAbove(s *sim.Sim) (int, int) {
@@ -402,4 +406,43 @@ func TestStatusWhileSaving(t *testing.T) {
 	s.Persistence.WaitIdle() // the writer commits before the game loop hears of it
 	st := s.Persistence.Status()
 	expect(t, seen > 0 && st.Saves >= 3 && st.Generation == uint64(st.Saves), "saves %d, generation %d, %d ticks saw one running", st.Saves, st.Generation, seen)
+}
+
+// The demo's spawned objects are regional entities, saved with their chunk
+// and not in the world file; its camera is its one player, saved in the
+// players file and loaded by the next run.
+func TestBodiesRegionalCameraInPlayersFile(t *testing.T) {
+	cfg := config(t, 4)
+	s, err := sim.New(cfg)
+	expect(t, err == nil, "sim.New: %v", err)
+	s.Step()
+	x, y := skyAbove(s)
+	s.Commands().Drop = sim.Drop{Active: true, X: x, Y: y}
+	s.Step()
+	s.Commands().PanX = 37
+	s.Step()
+	want := *s.Focus()
+	res, err := s.Close()
+	expect(t, err == nil && res.RegionsWritten == 1 && res.PlayersWritten == 1, "final save: %v %v", res, err)
+
+	d, err := autosave.OpenDirReadOnly(nil, cfg.Save.Dir)
+	expect(t, err == nil, "open: %v", err)
+	m := d.Manifest()
+	expect(t, m.Players != nil, "the save has no players")
+	world, err := d.ReadWorld(nil)
+	expect(t, err == nil, "read world: %v", err)
+	info, err := archetype.ReadInfo(bytes.NewReader(world))
+	expect(t, err == nil, "world file: %v", err)
+	for _, ty := range info.Types {
+		expect(t, !strings.HasSuffix(ty.Name, "components.Focus") && !strings.HasSuffix(ty.Name, "components.Regional"),
+			"the world file holds %s", ty.Name)
+	}
+	p, err := d.ReadPlayers(nil)
+	expect(t, err == nil && slices.Equal(p.IDs(), []string{sim.PlayerID}), "players %v %v", p.IDs(), err)
+
+	cfg.Save.Load = true
+	l := newSim(t, cfg)
+	expect(t, *l.Focus() == want, "camera after a load: %+v, want %+v", *l.Focus(), want)
+	l.Step()
+	expect(t, l.Bodies.Stats().Bodies == 1, "bodies after a load: %d", l.Bodies.Stats().Bodies)
 }

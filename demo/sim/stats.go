@@ -44,9 +44,12 @@ type Stats struct {
 	ChunksLoaded   uint64 `json:"chunks_loaded"` // streamed in
 	ChunksUnloaded uint64 `json:"chunks_unloaded"`
 	ChunksResident int    `json:"chunks_resident"`
-	DirtyChunks    int    `json:"dirty_chunks"` // after the final save: 0 unless it failed
-	Bodies         int    `json:"bodies"`       // loaded at the end
-	Problems       int    `json:"problems"`     // damaged chunks or bodies found while loading
+	DirtyChunks    int    `json:"dirty_chunks"`    // after the final save: 0 unless it failed
+	Bodies         int    `json:"bodies"`          // loaded at the end
+	Regional       int    `json:"regional"`        // regional entities loaded at the end (the bodies)
+	RegionsWritten uint64 `json:"regions_written"` // chunks whose regional entities the saves wrote
+	Players        int    `json:"players"`         // players the save holds (the camera: 1)
+	Problems       int    `json:"problems"`        // damaged chunks or bodies found while loading
 	LastError      string `json:"last_error,omitempty"`
 }
 

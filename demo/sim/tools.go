@@ -44,7 +44,7 @@ type Tools struct {
 	commands ecs.Resource[Commands]
 	ids      ecs.Resource[components.BodyIDs]
 	focus    *ecs.Map1[components.Focus]
-	bodies   *ecs.Map2[components.PixelBody, components.Persistable]
+	bodies   *ecs.Map2[components.PixelBody, components.Regional]
 	pixel    *ecs.Map1[components.PixelBody]
 	all      *ecs.Filter1[components.PixelBody]
 	rng      rng.Rand
@@ -57,7 +57,7 @@ func (t *Tools) Initialize(w *ecs.World) {
 	t.commands = ecs.NewResource[Commands](w)
 	t.ids = ecs.NewResource[components.BodyIDs](w)
 	t.focus = ecs.NewMap1[components.Focus](w)
-	t.bodies = ecs.NewMap2[components.PixelBody, components.Persistable](w)
+	t.bodies = ecs.NewMap2[components.PixelBody, components.Regional](w)
 	t.pixel = ecs.NewMap1[components.PixelBody](w)
 	t.all = ecs.NewFilter1[components.PixelBody](w).Register()
 	t.rng = rng.New(t.Seed ^ 0x70015)
@@ -178,7 +178,9 @@ func (t *Tools) drop(d Drop) {
 	}
 	f.End()
 	if placed {
+		// A regional entity: saved with the chunk it stands in, unloaded and
+		// spawned again with it, its stable id the body's.
 		body.ID = ids.New()
-		t.bodies.NewEntity(&body, &components.Persistable{})
+		t.bodies.NewEntity(&body, &components.Regional{ID: uint64(body.ID)})
 	}
 }

@@ -79,6 +79,10 @@ func must(t *testing.T, err error) {
 
 func worldOf(g int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("world %d;", g)), 10+g) }
 
+// PlayerRecord is player "ada"'s record in generation g (the players file
+// keeps records as given).
+func PlayerRecord(g int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("ada %d;", g)), 5+g) }
+
 func commit(d *autosave.Dir, g, backups int) error {
 	_, _, err := d.Commit(autosave.Commit{
 		World:      worldOf(g),
@@ -169,15 +173,16 @@ func pixelsAt(pos components.ChunkPos, g int) []uint32 {
 }
 
 // Snapshot is what generation g of the table's saves holds: a world file,
-// a chunk stored as a delta against the generator, one stored whole, and
-// a body.
+// a chunk stored as a delta against the generator, one stored whole, a
+// body, and a player's record.
 func Snapshot(g int) *snapshot.Snapshot {
 	s := &snapshot.Snapshot{World: worldOf(g)}
 	for _, pos := range []components.ChunkPos{{X: 0, Y: 0}, {X: 1, Y: 0}} {
 		c := components.NewChunkFrom(chunkSize, snapshot.Pixels(pixelsAt(pos, g)))
 		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share(), Version: uint64(g)})
 	}
-	s.Bodies = []snapshot.BodySet{{Pos: components.ChunkPos{}, Hash: uint64(g), Bodies: []components.PixelBody{{
+	s.Players = []snapshot.PlayerRecord{{ID: "ada", Section: PlayerRecord(g), Hash: uint64(g)}}
+	s.Entities = []snapshot.EntitySet{{Pos: components.ChunkPos{}, Hash: uint64(g), Bodies: []components.PixelBody{{
 		ID: components.BodyID(g), X: float32(g), Width: 1, Height: 1, Pixels: []components.Pixel{7}, Shape: []bool{true},
 	}}}}
 	return s
@@ -209,6 +214,10 @@ func ExpectGeneration(t *testing.T, fsys vfs.FS, dir string, g int) {
 	bodies, err := w.Bodies(chunkstore.Pos{})
 	must(t, err)
 	expect(t, len(bodies) == 1 && bodies[0].ID == uint64(g), "generation %d: bodies %v", g, bodies)
+	expect(t, slices.Equal(w.Players(), []string{"ada"}), "generation %d: players %v", g, w.Players())
+	rec, err := w.ReadPlayer("ada")
+	must(t, err)
+	expect(t, bytes.Equal(rec, PlayerRecord(g)), "generation %d: the player's record differs", g)
 }
 
 func writerChunks(t *testing.T, b Backend) {
@@ -266,6 +275,9 @@ func restoreBackup(t *testing.T, b Backend) {
 	_, err = w.Get(chunkstore.Pos{X: 1}, got)
 	must(t, err)
 	expect(t, slices.Equal(got, pixelsAt(components.ChunkPos{X: 1}, 2)), "restored chunk is not generation 2's")
+	rec, err := w.ReadPlayer("ada")
+	must(t, err)
+	expect(t, bytes.Equal(rec, PlayerRecord(2)), "restored player is not generation 2's")
 }
 
 func oneWriter(t *testing.T, b Backend) {
@@ -364,6 +376,9 @@ func lostManifest(t *testing.T, b Backend) {
 	expect(t, slices.Contains(names, "world-3.pecs") && slices.Contains(names, "backups"), "files were removed: %v", names)
 }
 
+// Compaction between saves, data file by data file: the save after it
+// commits the compacted generation, which loads exactly, and the data
+// file it emptied is named only by the backup before it.
 func compaction(t *testing.T, b Backend) {
 	fsys, dir := b.New(t)
 	w, err := autosave.OpenWriter(dir, autosave.Options{FS: fsys, Store: StoreOptions()})
@@ -377,11 +392,16 @@ func compaction(t *testing.T, b Backend) {
 		}
 	}
 	must(t, w.Close())
-	expect(t, at > 1, "no save compacted the store in 40 generations")
+	expect(t, at > 1, "no save committed a compaction in 40 generations")
 	ExpectGeneration(t, b.other(t, fsys), dir, at)
 	d, err := autosave.OpenDirReadOnly(fsys, dir)
 	must(t, err)
-	expect(t, d.Manifest().Chunks.Name == autosave.CompactedChunksName(uint64(at)), "manifest names %s", d.Manifest().Chunks.Name)
+	m := d.Manifest()
+	expect(t, m.Chunks.Name == autosave.ChunksName, "the store was replaced: %s", m.Chunks.Name)
+	prev, err := d.Backup(uint64(at - 1))
+	must(t, err)
+	dropped := slices.DeleteFunc(slices.Clone(prev.Chunks.Data), func(n string) bool { return slices.Contains(m.Chunks.Data, n) })
+	expect(t, len(dropped) > 0, "the compacted generation names every data file of the one before: %v, %v", m.Chunks.Data, prev.Chunks.Data)
 }
 
 // ExpectReadable opens the save at dir read-only, as a reader beside a
@@ -430,6 +450,17 @@ func ExpectReadable(t *testing.T, fsys vfs.FS, dir string) int {
 		}
 		if len(bodies) != 1 || bodies[0].ID != uint64(g) {
 			return fmt.Errorf("generation %d: bodies %v", g, bodies)
+		}
+		players, err := d.ReadPlayers(m)
+		if err != nil {
+			return err
+		}
+		rec, err := d.ReadPlayer(players, "ada")
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(rec, PlayerRecord(g)) {
+			return fmt.Errorf("generation %d: the player's record differs", g)
 		}
 		return nil
 	})

@@ -73,9 +73,9 @@ func (r *Runtime) replaceWorld(data []byte) error {
 func (r *Runtime) forgetChunks() {
 	r.loader.reset()
 	clear(r.pendingChunks)
-	clear(r.pendingBodies)
-	clear(r.storedBodies)
 	clear(r.loading)
+	r.reg.reset()
+	clear(r.pl.state)
 	var all []components.ChunkPos
 	r.index.All(func(p components.ChunkPos, _ ecs.Entity) bool {
 		all = append(all, p)

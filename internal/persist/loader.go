@@ -15,9 +15,9 @@ type loadResult struct {
 	pos      components.ChunkPos
 	pix      []uint32
 	stored   bool
-	bodies   []chunkstore.Body
-	chunkErr error // the stored record was damaged; pix was generated instead
-	bodyErr  error // the stored bodies were damaged and are dropped
+	block    chunkstore.EntityBlock // bodies and entity sections
+	chunkErr error                  // the stored record was damaged; pix was generated instead
+	bodyErr  error                  // the stored entities were damaged and are dropped
 }
 
 // loader reads chunks on a goroutine of its own from a coalescing queue:
@@ -134,9 +134,9 @@ func (l *loader) run() {
 	}
 }
 
-// read reads one chunk and its bodies. A damaged chunk record reads as
-// the generated chunk (the writer fills it in); damaged bodies are dropped;
-// both are reported.
+// read reads one chunk and its entity block. A damaged chunk record reads
+// as the generated chunk (the writer fills it in); a damaged entity block
+// is dropped; both are reported.
 func (l *loader) read(pos components.ChunkPos) loadResult {
 	r := loadResult{pos: pos, pix: make([]uint32, l.size*l.size)}
 	sp := snapshot.StorePos(pos)
@@ -146,9 +146,9 @@ func (l *loader) read(pos components.ChunkPos) loadResult {
 		stored = false
 	}
 	r.stored = stored
-	r.bodies, r.bodyErr = l.writer.Bodies(sp)
+	r.block, r.bodyErr = l.writer.Entities(sp)
 	if r.bodyErr != nil {
-		r.bodies = nil
+		r.block = chunkstore.EntityBlock{}
 	}
 	return r
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
+	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
@@ -31,11 +32,27 @@ type Config struct {
 	// MaxPendingChunks is how many unloaded dirty chunks may wait in memory
 	// for the next save before a save is started for them. Positive.
 	MaxPendingChunks int
-	// OnChunkLoaded and OnBodyLoaded, when set, are called on the game loop
-	// for every chunk and body entity the streaming system spawns, for
-	// example to add the game's own components.
-	OnChunkLoaded func(w *ecs.World, e ecs.Entity)
-	OnBodyLoaded  func(w *ecs.World, e ecs.Entity)
+	// OnChunkLoaded, OnBodyLoaded and OnEntityLoaded, when set, are called
+	// on the game loop for every chunk, pixel body and regional entity the
+	// streaming system spawns, for example to add the game's own
+	// components.
+	OnChunkLoaded  func(w *ecs.World, e ecs.Entity)
+	OnBodyLoaded   func(w *ecs.World, e ecs.Entity)
+	OnEntityLoaded func(w *ecs.World, e ecs.Entity)
+	// Positions tell where regional entities stand, one per position
+	// component type of the game (pixel bodies need none).
+	Positions []Locator
+	// Hysteresis is how far past its chunk's border, in chunk widths, a
+	// regional entity goes before it belongs to the next chunk. Not
+	// negative.
+	Hysteresis float64
+	// Checkpoint is the game time in which every loaded chunk's regional
+	// entities are looked at once, and saved if their saved form changed;
+	// zero turns checkpoints off.
+	Checkpoint time.Duration
+	// SectionOptions are codec options for entity sections (the game's
+	// aliases, migrations, skipped components).
+	SectionOptions []archetype.Option
 	// WorldCodec encodes and decodes the ECS world file.
 	WorldCodec WorldCodec
 	// SaveOnFinalize makes the save system's Finalize wait for a running
@@ -43,8 +60,8 @@ type Config struct {
 	SaveOnFinalize bool
 }
 
-// WorldCodec encodes the ECS world (without chunk and body entities) for a
-// snapshot and decodes it on load.
+// WorldCodec encodes the ECS world (without chunk, regional and player
+// entities) for a snapshot and decodes it on load.
 type WorldCodec interface {
 	// Encode encodes the world's entities, except chunks, bodies and
 	// transient ones, and its resources, except the plugin's own.
@@ -60,6 +77,10 @@ type WorldCodec interface {
 type pendingChunk struct {
 	chunk   components.Chunk
 	version uint64
+	// committed: a save committed it while the chunk was on its way back
+	// (the loader may have read the store before): kept for the spawn,
+	// which then starts clean.
+	committed bool
 }
 
 // problem is damage found while loading: a chunk or its bodies could not
@@ -81,13 +102,12 @@ type Runtime struct {
 	writer *autosave.Writer
 	loader *loader
 
-	chunkMap  *ecs.Map3[components.ChunkPos, components.Chunk, components.ChunkState]
-	bodyMap   *ecs.Map2[components.PixelBody, components.Persistable]
-	chunks    *ecs.Filter3[components.ChunkPos, components.Chunk, components.ChunkState]
-	bodies    *ecs.Filter1[components.PixelBody] // every body
-	persist   *ecs.Filter1[components.PixelBody] // bodies with Persistable
-	focuses   *ecs.Filter1[components.Focus]
-	persistID ecs.ID
+	chunkMap *ecs.Map3[components.ChunkPos, components.Chunk, components.ChunkState]
+	chunks   *ecs.Filter3[components.ChunkPos, components.Chunk, components.ChunkState]
+	loose    *ecs.Filter1[components.PixelBody] // bodies that are not regional: removed with their chunk
+	focuses  *ecs.Filter1[components.Focus]
+	reg      *regional
+	pl       *players
 
 	index  *components.ChunkIndex
 	conf   *autosave.Config
@@ -96,8 +116,6 @@ type Runtime struct {
 	bodyID *components.BodyIDs
 
 	pendingChunks map[components.ChunkPos]pendingChunk
-	pendingBodies map[components.ChunkPos]snapshot.BodySet
-	storedBodies  map[components.ChunkPos]uint64 // hash of each chunk's body set as committed
 	loading       map[components.ChunkPos]bool
 
 	held      []*components.SharedPixels // the running save's chunks, for what copy-on-write costs
@@ -106,6 +124,7 @@ type Runtime struct {
 	tickStall time.Duration              // the game loop's saving this tick: copies and snapshot
 
 	requested bool
+	flush     bool // the snapshot being taken looks at every loaded chunk's regional entities
 	saveTo    string
 	waiting   []*Handle // handles of the next save
 	inflight  []*Handle // handles of the running save
@@ -130,6 +149,9 @@ func New(w *ecs.World, d *autosave.Dir, cfg Config) (*Runtime, error) {
 	case cfg.WorldCodec == nil:
 		d.Close()
 		return nil, errors.New("arksave: no world codec")
+	case cfg.Hysteresis < 0 || cfg.Checkpoint < 0:
+		d.Close()
+		return nil, fmt.Errorf("arksave: hysteresis %v, checkpoint %v: neither may be negative", cfg.Hysteresis, cfg.Checkpoint)
 	}
 	writer, err := autosave.NewWriter(d, cfg.Writer)
 	if err != nil {
@@ -140,15 +162,12 @@ func New(w *ecs.World, d *autosave.Dir, cfg Config) (*Runtime, error) {
 		world:         w,
 		writer:        writer,
 		chunkMap:      ecs.NewMap3[components.ChunkPos, components.Chunk, components.ChunkState](w),
-		bodyMap:       ecs.NewMap2[components.PixelBody, components.Persistable](w),
 		chunks:        ecs.NewFilter3[components.ChunkPos, components.Chunk, components.ChunkState](w),
-		bodies:        ecs.NewFilter1[components.PixelBody](w),
-		persist:       ecs.NewFilter1[components.PixelBody](w).With(ecs.C[components.Persistable]()),
+		loose:         ecs.NewFilter1[components.PixelBody](w).Without(ecs.C[components.Regional](), ecs.C[components.Persistable](), ecs.C[components.Player]()),
 		focuses:       ecs.NewFilter1[components.Focus](w),
-		persistID:     ecs.ComponentID[components.Persistable](w),
+		reg:           newRegional(w, cfg.Positions, cfg.SectionOptions),
+		pl:            newPlayers(w, cfg.SectionOptions),
 		pendingChunks: map[components.ChunkPos]pendingChunk{},
-		pendingBodies: map[components.ChunkPos]snapshot.BodySet{},
-		storedBodies:  map[components.ChunkPos]uint64{},
 		loading:       map[components.ChunkPos]bool{},
 	}
 	ecs.ComponentID[components.Transient](w)
@@ -218,16 +237,31 @@ func (r *Runtime) report(p problem) {
 	r.mu.Unlock()
 }
 
-// PendingChunks returns how many unloaded chunks wait for the next save.
-func (r *Runtime) PendingChunks() int { return len(r.pendingChunks) }
+// PendingChunks returns how many unloaded chunks wait for the next save:
+// their pixels, their regional entities or both.
+func (r *Runtime) PendingChunks() int {
+	n := 0
+	for pos, p := range r.pendingChunks {
+		if q := r.reg.pending[pos]; !p.committed || q != nil && !q.committed() {
+			n++
+		}
+	}
+	for pos, q := range r.reg.pending {
+		if _, ok := r.pendingChunks[pos]; !ok && !q.committed() {
+			n++
+		}
+	}
+	return n
+}
 
-// DirtyChunks counts the loaded chunks that have unsaved changes.
+// DirtyChunks counts the loaded chunks that have unsaved changes: pixels
+// or regional entities.
 func (r *Runtime) DirtyChunks() int {
 	n := 0
 	q := r.chunks.Query()
 	for q.Next() {
-		_, _, st := q.Get()
-		if st.IsDirty() {
+		pos, _, st := q.Get()
+		if rg := r.reg.regions[*pos]; st.IsDirty() || rg != nil && rg.dirty() {
 			n++
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/autosave"
-	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/snapshot"
 )
 
@@ -66,7 +65,11 @@ func (r *Runtime) copyCost() time.Duration {
 
 // start takes a snapshot and hands it to the writer.
 func (r *Runtime) start() {
+	// A save the game asked for holds every change of the regional
+	// entities; an automatic one those marked dirty (see entitySets).
+	r.flush = r.requested
 	snap, err := r.Snapshot()
+	r.flush = false
 	if err != nil {
 		r.finishWithError(err)
 		return
@@ -107,17 +110,18 @@ func (r *Runtime) apply(res *autosave.Result) {
 				_, _, st := r.chunkMap.Get(e)
 				st.Confirm(cv.Version)
 			} else if p, ok := r.pendingChunks[cv.Pos]; ok && p.version == cv.Version {
-				delete(r.pendingChunks, cv.Pos)
+				if r.loading[cv.Pos] {
+					// A chunk on its way keeps its pixels: the store may
+					// have been read before this commit.
+					p.committed = true
+					r.pendingChunks[cv.Pos] = p
+				} else {
+					delete(r.pendingChunks, cv.Pos)
+				}
 			}
 		}
-		for _, bh := range res.Bodies {
-			if !bh.Merge {
-				r.storedBodies[bh.Pos] = bh.Hash
-			}
-			if p, ok := r.pendingBodies[bh.Pos]; ok && p.Hash == bh.Hash && p.Merge == bh.Merge {
-				delete(r.pendingBodies, bh.Pos)
-			}
-		}
+		r.confirmEntities(res.Entities)
+		r.confirmPlayers(res.Players)
 	}
 	r.tickStall += r.copyCost() // copies since the last count (none when called from tickSave)
 	clear(r.held)
@@ -166,13 +170,19 @@ func (r *Runtime) SaveNow() *autosave.Result {
 
 // Snapshot takes everything a save needs without copying pixels: the ECS
 // world encoded, the dirty chunks by reference ([components.Chunk.Share]),
-// unloaded chunks waiting to be saved, and the body sets that differ from
-// what the store holds. The caller owns the snapshot and must Release it
+// unloaded chunks waiting to be saved, the entity sets of the chunks whose
+// regional entities changed (encoded), and the player records that
+// changed (encoded). The caller owns the snapshot and must Release it
 // (the writer does); until then the game's first write into a tile of one
 // of its chunks that the writer has not read copies that tile.
 func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
 	start := time.Now()
 	snap := &snapshot.Snapshot{TakenAt: start}
+	// Regional entities made since the last tick find their chunks first:
+	// the world file leaves them out.
+	r.trackNew()
+	r.trackRemoved()
+	r.orphanFresh()
 
 	world, err := r.encodeWorld()
 	if err != nil {
@@ -190,7 +200,12 @@ func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
 	for pos, p := range r.pendingChunks {
 		snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: p.chunk.Share(), Version: p.version})
 	}
-	snap.Bodies = r.changedBodySets()
+	if snap.Entities, err = r.entitySets(r.flush); err != nil {
+		return nil, err
+	}
+	if snap.Players, err = r.playerRecords(); err != nil {
+		return nil, err
+	}
 	snap.Stall = time.Since(start)
 	return snap, nil
 }
@@ -205,59 +220,4 @@ func (r *Runtime) encodeWorld() (data []byte, err error) {
 		}
 	}()
 	return r.cfg.WorldCodec.Encode(r.world)
-}
-
-// changedBodySets groups the persistable bodies of loaded chunks by the
-// chunk that holds their centre and returns the sets that differ from the
-// committed ones, plus the sets of unloaded chunks still waiting.
-func (r *Runtime) changedBodySets() []snapshot.BodySet {
-	groups := r.groupBodies(func(components.ChunkPos) bool { return true })
-	var sets []snapshot.BodySet
-	seen := map[components.ChunkPos]bool{}
-	for pos, bodies := range groups {
-		if _, loaded := r.index.Get(pos); !loaded {
-			continue // an orphan: its chunk is not loaded; it is saved when unloaded
-		}
-		seen[pos] = true
-		if h := snapshot.HashBodies(bodies); h != r.storedBodies[pos] {
-			sets = append(sets, cloneSet(pos, bodies, h))
-		}
-	}
-	// Loaded chunks whose bodies all left or were destroyed.
-	for pos, h := range r.storedBodies {
-		if _, loaded := r.index.Get(pos); loaded && !seen[pos] && h != 0 {
-			sets = append(sets, snapshot.BodySet{Pos: pos})
-		}
-	}
-	for _, p := range r.pendingBodies {
-		sets = append(sets, p)
-	}
-	return sets
-}
-
-// groupBodies returns the persistable, non-empty bodies by the chunk that
-// holds their centre, for chunks that want reports true. The bodies are
-// the components' values (sharing slices).
-func (r *Runtime) groupBodies(want func(components.ChunkPos) bool) map[components.ChunkPos][]components.PixelBody {
-	groups := map[components.ChunkPos][]components.PixelBody{}
-	q := r.persist.Query()
-	for q.Next() {
-		b := q.Get()
-		if b.IsEmpty() {
-			continue
-		}
-		pos := components.ChunkOf(float64(b.X), float64(b.Y), r.cfg.ChunkSize)
-		if want(pos) {
-			groups[pos] = append(groups[pos], *b)
-		}
-	}
-	return groups
-}
-
-func cloneSet(pos components.ChunkPos, bodies []components.PixelBody, hash uint64) snapshot.BodySet {
-	set := snapshot.BodySet{Pos: pos, Hash: hash, Bodies: make([]components.PixelBody, len(bodies))}
-	for i := range bodies {
-		set.Bodies[i] = bodies[i].Clone()
-	}
-	return set
 }

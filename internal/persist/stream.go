@@ -19,12 +19,13 @@ type focusArea struct {
 func (r *Runtime) tickStream() {
 	areas := r.focusAreas()
 	r.spawnArrived(areas)
-	if len(areas) == 0 {
-		return
+	if len(areas) > 0 {
+		r.requestWanted(areas)
+		r.unloadFar(areas)
 	}
-	r.requestWanted(areas)
-	r.unloadFar(areas)
-	r.unloadOrphans()
+	r.trackRegional()
+	r.dropLooseBodies()
+	r.checkpoint()
 }
 
 func (r *Runtime) focusAreas() []focusArea {
@@ -91,9 +92,12 @@ func (r *Runtime) requestWanted(areas []focusArea) {
 		if r.loading[c.pos] {
 			continue // wanted by two foci
 		}
-		if _, ok := r.pendingChunks[c.pos]; ok && !r.pendingBodies[c.pos].Merge {
-			r.spawn(loadResult{pos: c.pos}, true)
-			continue
+		if _, ok := r.pendingChunks[c.pos]; ok {
+			if p := r.reg.pending[c.pos]; p != nil && p.complete {
+				// Pixels and entities wait in memory: no read needed.
+				r.spawn(loadResult{pos: c.pos})
+				continue
+			}
 		}
 		r.loading[c.pos] = true
 		r.loader.request(c.pos)
@@ -116,59 +120,33 @@ func (r *Runtime) spawnArrived(areas []focusArea) {
 		if res.bodyErr != nil {
 			r.report(problem{section: chunkstore.SectionBodies, pos: res.pos, err: fmt.Errorf("dropped: %w", res.bodyErr)})
 		}
-		r.spawn(res, false)
+		r.spawn(res)
 	}
 }
 
-// spawn creates the entities of a chunk and its bodies. With fromPending,
-// the chunk's pixels and bodies come from what unloading kept in memory;
-// otherwise from the loader, except that pixels still waiting for a save
-// win over the stored ones.
-func (r *Runtime) spawn(res loadResult, fromPending bool) {
+// spawn creates the entity of a chunk and its regional entities: pixels
+// still waiting for a save win over what the loader read, and so do
+// regional entities (see spawnRegion).
+func (r *Runtime) spawn(res loadResult) {
 	pos := res.pos
 	var chunk components.Chunk
 	state := components.ChunkState{Status: components.Clean}
 	if p, ok := r.pendingChunks[pos]; ok {
 		chunk = p.chunk
 		state = components.ChunkState{Status: components.Dirty, Version: p.version}
+		if p.committed {
+			state.Status = components.Persisted
+		}
 		delete(r.pendingChunks, pos)
 	} else {
 		chunk = components.NewChunkFrom(r.cfg.ChunkSize, snapshot.Pixels(res.pix))
 	}
-
-	var bodies []components.PixelBody
-	if !fromPending {
-		for i := range res.bodies {
-			bodies = append(bodies, snapshot.FromStore(&res.bodies[i]))
-		}
-		r.storedBodies[pos] = snapshot.HashBodies(bodies)
-	}
-	if p, ok := r.pendingBodies[pos]; ok {
-		if p.Merge {
-			bodies = mergeSet(bodies, p.Bodies)
-		} else {
-			bodies = p.Bodies
-		}
-		delete(r.pendingBodies, pos)
-	}
-
 	e := r.chunkMap.NewEntity(&pos, &chunk, &state)
 	r.index.Set(pos, e)
 	if r.cfg.OnChunkLoaded != nil {
 		r.cfg.OnChunkLoaded(r.world, e)
 	}
-	for i := range bodies {
-		be := r.bodyMap.NewEntity(&bodies[i], &components.Persistable{})
-		if r.cfg.OnBodyLoaded != nil {
-			r.cfg.OnBodyLoaded(r.world, be)
-		}
-	}
-}
-
-// mergeSet returns base with the bodies of add replacing those with the
-// same id, and the others of add appended.
-func mergeSet(base, add []components.PixelBody) []components.PixelBody {
-	return snapshot.MergeByID(base, add, func(b *components.PixelBody) uint64 { return uint64(b.ID) })
+	r.spawnRegion(pos, res.block)
 }
 
 // unloadFar unloads the chunks further than Radius+1 from every focus, and
@@ -192,12 +170,13 @@ func (r *Runtime) unloadFar(areas []focusArea) {
 	sort.Slice(far, func(i, j int) bool {
 		return far[i].Y < far[j].Y || far[i].Y == far[j].Y && far[i].X < far[j].X
 	})
-	unload := make(map[components.ChunkPos]bool, len(far))
-	for _, p := range far {
-		unload[p] = true
-	}
-	r.unloadBodies(func(pos components.ChunkPos) bool { return unload[pos] }, false)
 	for _, pos := range far {
+		// The chunk's regional entities go first: pending, then despawned.
+		// When they cannot be saved, the chunk stays.
+		if err := r.unloadRegion(pos); err != nil {
+			r.report(problem{section: sectionRegional, pos: pos, err: err})
+			continue
+		}
 		e, _ := r.index.Get(pos)
 		if r.chunkMap.HasAll(e) {
 			_, ch, st := r.chunkMap.Get(e)
@@ -210,67 +189,18 @@ func (r *Runtime) unloadFar(areas []focusArea) {
 	}
 }
 
-// unloadOrphans unloads the bodies whose centre is in a chunk that is
-// neither loaded nor on its way: persistable ones are merged into that
-// chunk's stored bodies at the next save.
-func (r *Runtime) unloadOrphans() {
-	r.unloadBodies(func(pos components.ChunkPos) bool {
-		_, loaded := r.index.Get(pos)
-		return !loaded && !r.loading[pos]
-	}, true)
-}
-
-// unloadBodies removes every body whose centre chunk matches; persistable,
-// non-empty ones are kept for the next save, as their chunk's complete set
-// (or, with merge, as additions to the stored set).
-func (r *Runtime) unloadBodies(match func(components.ChunkPos) bool, merge bool) {
+// dropLooseBodies removes the pixel bodies that are not regional (no
+// Persistable, no Regional) whose centre is in no loaded chunk: they go
+// with their chunk, unsaved.
+func (r *Runtime) dropLooseBodies() {
 	var remove []ecs.Entity
-	var sets map[components.ChunkPos][]components.PixelBody // made on first use: this runs every tick
-	q := r.bodies.Query()
+	q := r.loose.Query()
 	for q.Next() {
 		b := q.Get()
 		pos := components.ChunkOf(float64(b.X), float64(b.Y), r.cfg.ChunkSize)
-		if !match(pos) {
-			continue
+		if _, ok := r.index.Get(pos); !ok && !r.loading[pos] {
+			remove = append(remove, q.Entity())
 		}
-		remove = append(remove, q.Entity())
-		if sets == nil {
-			sets = map[components.ChunkPos][]components.PixelBody{}
-		}
-		if r.world.Unsafe().Has(q.Entity(), r.persistID) && !b.IsEmpty() {
-			sets[pos] = append(sets[pos], *b)
-		}
-	}
-	if !merge {
-		if sets == nil {
-			sets = map[components.ChunkPos][]components.PixelBody{}
-		}
-		// Every unloading chunk gets its set, empty included, so that bodies
-		// that left or were destroyed are removed from the store.
-		r.index.All(func(pos components.ChunkPos, _ ecs.Entity) bool {
-			if match(pos) {
-				if _, ok := sets[pos]; !ok {
-					sets[pos] = nil
-				}
-			}
-			return true
-		})
-	}
-	for pos, bodies := range sets {
-		h := snapshot.HashBodies(bodies)
-		if merge {
-			if p, ok := r.pendingBodies[pos]; ok {
-				bodies = mergeSet(p.Bodies, bodies)
-				h = snapshot.HashBodies(bodies)
-			}
-			r.pendingBodies[pos] = snapshot.BodySet{Pos: pos, Bodies: bodies, Hash: h, Merge: true}
-			continue
-		}
-		if h == r.storedBodies[pos] {
-			delete(r.pendingBodies, pos)
-			continue
-		}
-		r.pendingBodies[pos] = snapshot.BodySet{Pos: pos, Bodies: bodies, Hash: h}
 	}
 	for _, e := range remove {
 		r.world.RemoveEntity(e)

@@ -17,11 +17,34 @@ var (
 
 // Layout is where things are in a save's chunk store.
 type Layout struct {
-	Store   string // path of the committed generation's store file
-	Size    int64  // its size
-	Table   int64  // offset of the committed generation's page-table root record
+	Store   string   // path of the committed generation's store file
+	Data    []string // paths of the data files it uses
+	Table   int64    // store offset (chunkstore.Handle) of the committed generation's page-table root record
 	Records map[string]chunkstore.Handle
 	Backups map[uint64]map[string]chunkstore.Handle // the records of each backup generation
+}
+
+// Locate returns the path of the file of the store that holds store offset
+// off, and the offset within that file.
+func (l *Layout) Locate(off int64) (string, int64) {
+	h := chunkstore.Handle{Offset: off}
+	if h.File() == 0 {
+		return l.Store, off
+	}
+	return chunkstore.DataFileName(l.Store, h.File()), h.FileOffset()
+}
+
+// Flip inverts four bits of the byte at store offset off of the store.
+func (l *Layout) Flip(off int64) error {
+	path, at := l.Locate(off)
+	return Flip(path, at)
+}
+
+// FileOf returns the base name of the file of the store that holds store
+// offset off.
+func (l *Layout) FileOf(off int64) string {
+	path, _ := l.Locate(off)
+	return filepath.Base(path)
 }
 
 // RecordKey names a record in Layout.Records: "(x, y)/type".
@@ -42,14 +65,21 @@ func LayoutOf(dir string) (*Layout, error) {
 		return nil, err
 	}
 	l := &Layout{Store: store, Table: ri.Table, Backups: map[uint64]map[string]chunkstore.Handle{}}
-	open := func(m *autosave.Manifest) (map[string]chunkstore.Handle, int64, error) {
+	for _, n := range m.Chunks.Data {
+		p, err := d.File(n)
+		if err != nil {
+			return nil, err
+		}
+		l.Data = append(l.Data, p)
+	}
+	open := func(m *autosave.Manifest) (map[string]chunkstore.Handle, error) {
 		p, err := d.File(m.Chunks.Name)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		s, err := chunkstore.Open(p, &chunkstore.Options{ReadOnly: true, Root: m.Chunks.Root})
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		defer s.Close()
 		out := map[string]chunkstore.Handle{}
@@ -57,13 +87,13 @@ func LayoutOf(dir string) (*Layout, error) {
 			out[RecordKey(e.Pos, e.Type)] = e.Handle
 			return true
 		})
-		return out, s.Stats().FileSize, nil
+		return out, nil
 	}
-	if l.Records, l.Size, err = open(m); err != nil {
+	if l.Records, err = open(m); err != nil {
 		return nil, err
 	}
 	for _, b := range d.Backups() {
-		if l.Backups[b.Generation], _, err = open(b); err != nil {
+		if l.Backups[b.Generation], err = open(b); err != nil {
 			return nil, err
 		}
 	}
@@ -95,6 +125,9 @@ func Flip(path string, off int64) error {
 
 // Damage is one way a save gets damaged, named after its defect, with what
 // a check must name and what a repair may lose.
+//
+// LostFrom returns the chunks a repair may lose: Lost, or with LostAll
+// every chunk and body set want holds.
 type Damage struct {
 	Name  string
 	Apply func(dir string, l *Layout) error
@@ -103,6 +136,9 @@ type Damage struct {
 	// Lost are the chunks (and their bodies) a repair may lose or revert;
 	// all others read back exactly.
 	Lost []chunkstore.Pos
+	// LostAll: every chunk and body set may be lost (the data file that
+	// holds them is gone).
+	LostAll bool
 	// Score is the Score resource the repaired save loads: 3 for the
 	// committed generation's world, 2 for the backup's.
 	Score int
@@ -110,6 +146,22 @@ type Damage struct {
 	Backups int
 	// Is is the error every problem check reports matches with errors.Is.
 	Is error
+}
+
+// LostFrom returns the positions a repair of d may lose, of the contents
+// want of the undamaged save.
+func (d Damage) LostFrom(want *Contents) []chunkstore.Pos {
+	if !d.LostAll {
+		return d.Lost
+	}
+	var out []chunkstore.Pos
+	for p := range want.Chunks {
+		out = append(out, p)
+	}
+	for p := range want.Bodies {
+		out = append(out, p)
+	}
+	return out
 }
 
 func flipIn(name string, off int64) func(string, *Layout) error {
@@ -131,18 +183,33 @@ func truncateTo(name string, size int64) func(string, *Layout) error {
 	return func(dir string, _ *Layout) error { return os.Truncate(filepath.Join(dir, name), size) }
 }
 
+// flipStore flips a byte at each store offset (in the store file or a data
+// file).
 func flipStore(offs ...func(*Layout) (int64, error)) func(string, *Layout) error {
 	return func(_ string, l *Layout) error {
 		for _, off := range offs {
 			o, err := off(l)
 			if err == nil {
-				err = Flip(l.Store, o)
+				err = l.Flip(o)
 			}
 			if err != nil {
 				return err
 			}
 		}
 		return nil
+	}
+}
+
+// truncateStoreAt cuts the file of the store that holds store offset off
+// there.
+func truncateStoreAt(off func(*Layout) (int64, error)) func(string, *Layout) error {
+	return func(_ string, l *Layout) error {
+		o, err := off(l)
+		if err != nil {
+			return err
+		}
+		path, at := l.Locate(o)
+		return os.Truncate(path, at)
 	}
 }
 
@@ -157,6 +224,10 @@ func inRecord(p chunkstore.Pos, t chunkstore.StorageType, delta int64) func(*Lay
 	}
 }
 
+// DataFile1 is the data file that holds the records of the save Build
+// makes.
+const DataFile1 = "chunks-data-1.pxsd"
+
 // Damages are the damage cases of the save Build makes: flipped bytes in
 // the manifest, a world file, the store's header slots, page table and
 // records; truncated files; deleted files.
@@ -169,20 +240,20 @@ var Damages = []Damage{
 	{Name: "truncated-world", Is: autosave.ErrCorrupt, Files: []string{"world-3.pecs"}, Score: 2, Backups: 2, Apply: truncateTo("world-3.pecs", 300)},
 	{Name: "flipped-header-slot-a", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2, Apply: flipStore(at(12))},
 	{Name: "flipped-header-slots", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2, Apply: flipStore(at(12), at(64+20))},
-	{Name: "flipped-page-table", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2,
+	{Name: "flipped-page-table", Is: chunkstore.ErrCorrupt, Files: []string{DataFile1}, Score: 3, Backups: 2,
 		Apply: flipStore(func(l *Layout) (int64, error) { return l.Table + 40, nil })},
-	{Name: "flipped-full-record", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2, Lost: []chunkstore.Pos{FullChunk},
+	{Name: "flipped-full-record", Is: chunkstore.ErrCorrupt, Files: []string{DataFile1}, Score: 3, Backups: 2, Lost: []chunkstore.Pos{FullChunk},
 		Apply: flipStore(inRecord(FullChunk, chunkstore.Full, 40))},
-	{Name: "flipped-delta-record", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2, Lost: []chunkstore.Pos{DeltaChunk},
+	{Name: "flipped-delta-record", Is: chunkstore.ErrCorrupt, Files: []string{DataFile1}, Score: 3, Backups: 2, Lost: []chunkstore.Pos{DeltaChunk},
 		Apply: flipStore(inRecord(DeltaChunk, chunkstore.Delta, 30))},
-	{Name: "flipped-record-header", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2, Lost: []chunkstore.Pos{DeltaChunk},
+	{Name: "flipped-record-header", Is: chunkstore.ErrCorrupt, Files: []string{DataFile1}, Score: 3, Backups: 2, Lost: []chunkstore.Pos{DeltaChunk},
 		Apply: flipStore(inRecord(DeltaChunk, chunkstore.Delta, 2))},
 	// The body block is shared by every generation: the backups lose it too.
-	{Name: "flipped-body-record", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Lost: []chunkstore.Pos{DeltaChunk},
+	{Name: "flipped-body-record", Is: chunkstore.ErrCorrupt, Files: []string{DataFile1}, Score: 3, Lost: []chunkstore.Pos{DeltaChunk},
 		Apply: flipStore(inRecord(DeltaChunk, chunkstore.BodyBlock, 70))},
 	// An older record, still used by the first backup: it loses it, the
 	// committed generation does not.
-	{Name: "flipped-backup-record", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 1,
+	{Name: "flipped-backup-record", Is: chunkstore.ErrCorrupt, Files: []string{DataFile1}, Score: 3, Backups: 1,
 		Apply: flipStore(func(l *Layout) (int64, error) {
 			old := l.Backups[1][RecordKey(chunkstore.Pos{}, chunkstore.Delta)]
 			if cur, _ := l.Record(chunkstore.Pos{}, chunkstore.Delta); old == cur || old.IsZero() {
@@ -190,21 +261,24 @@ var Damages = []Damage{
 			}
 			return old.Offset + 30, nil
 		})},
-	{Name: "truncated-store-table", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3, Backups: 2,
-		Apply: func(_ string, l *Layout) error { return os.Truncate(l.Store, l.Size-30) }},
-	// The file ends inside the last generation's first record: its page
+	// The data file ends inside the committed generation's page table.
+	{Name: "truncated-store-table", Is: chunkstore.ErrCorrupt, Files: []string{DataFile1}, Score: 3, Backups: 2,
+		Apply: truncateStoreAt(func(l *Layout) (int64, error) { return l.Table + 30, nil })},
+	// The data file ends inside the last generation's first record: its page
 	// table and every record after the cut are gone, and nothing left says
 	// which chunks they held. The repair lists every chunk it cannot show
 	// to be the last generation's as possibly reverted.
-	{Name: "truncated-store-record", Is: chunkstore.ErrCorrupt, Files: []string{"chunks.pxsw"}, Score: 3,
+	{Name: "truncated-store-record", Is: chunkstore.ErrCorrupt, Files: []string{DataFile1}, Score: 3,
 		Lost: []chunkstore.Pos{FullChunk, DeltaChunk, {X: 0, Y: 0}, {X: 1, Y: 0}, {X: -1, Y: 1}, {X: 0, Y: 1}},
-		Apply: func(_ string, l *Layout) error {
+		Apply: truncateStoreAt(func(l *Layout) (int64, error) {
 			h, err := l.Record(FullChunk, chunkstore.Full)
-			if err != nil {
-				return err
-			}
-			return os.Truncate(l.Store, h.Offset+50)
-		}},
+			return h.Offset + 50, err
+		})},
+	// The data file is gone: every generation's chunks and bodies with it.
+	// The repaired save regenerates them; the backups, whose chunks were
+	// there too, go.
+	{Name: "deleted-data-file", Is: chunkstore.ErrCorrupt, Files: []string{DataFile1}, Score: 3, LostAll: true,
+		Apply: remove(DataFile1)},
 	{Name: "flipped-backup-world", Is: autosave.ErrCorrupt, Files: []string{"backups/world-1.pecs"}, Score: 3, Backups: 1, Apply: flipIn("backups/world-1.pecs", 90)},
 	{Name: "flipped-backup-manifest", Is: autosave.ErrCorrupt, Files: []string{"backups/manifest-2"}, Score: 3, Backups: 1, Apply: flipIn("backups/manifest-2", 60)},
 	{Name: "deleted-manifest-and-world", Is: autosave.ErrCorrupt, Files: []string{"manifest"}, Score: 2, Backups: 2, Apply: remove("manifest", "world-3.pecs")},

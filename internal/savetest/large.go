@@ -72,7 +72,7 @@ func BuildLarge(dir string, n, size int) error {
 				return err
 			}
 			if _, _, err := d.Commit(autosave.Commit{World: world.Bytes(), MaxBackups: MaxBackups,
-				Chunks: autosave.StoreRef{Name: autosave.ChunksName, Generation: s.Generation(), Root: s.Root()}}); err != nil {
+				Chunks: autosave.StoreRef{Name: autosave.ChunksName, Generation: s.Generation(), Root: s.Root(), Data: s.DataFileNames()}}); err != nil {
 				return err
 			}
 			b = s.NewBatch()

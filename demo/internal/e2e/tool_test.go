@@ -141,11 +141,11 @@ func TestToolOnDemoSave(t *testing.T) {
 
 	before := contents(t, dir)
 	precompact := manifest(t, dir).Generation
-	out = runOK(t, "compact", dir)
+	out = runOK(t, "compact", "--whole", dir)
 	runOK(t, "check", dir)
 	expectSame(t, "compact", before, contents(t, dir), nil)
 	if m := manifest(t, dir); m.Generation != precompact+1 || m.Chunks.Name == "chunks.pxsw" {
-		t.Fatalf("compact committed generation %d in %s, want %d in a new store file:\n%s", m.Generation, m.Chunks.Name, precompact+1, out)
+		t.Fatalf("compact --whole committed generation %d in %s, want %d in a new store file:\n%s", m.Generation, m.Chunks.Name, precompact+1, out)
 	}
 
 	// The generation before the compaction is a backup now, in the old file.
@@ -186,13 +186,15 @@ var damages = []struct {
 			return h.IsZero()
 		})
 		s.Close()
-		flipAt(t, storeFile(t, dir), h.Offset+int64(h.Length)/2)
-	}, ".pxsw"},
-	{"truncated-store", func(t *testing.T, dir string) {
-		fi, err := os.Stat(storeFile(t, dir))
+		flipAt(t, dataFile(t, dir, h), h.FileOffset()+int64(h.Length)/2)
+	}, ".pxsd"},
+	{"truncated-data-file", func(t *testing.T, dir string) {
+		newest := newestDataFile(t, dir)
+		fi, err := os.Stat(newest)
 		must(t, err)
-		must(t, os.Truncate(storeFile(t, dir), fi.Size()*2/3))
-	}, ".pxsw"},
+		must(t, os.Truncate(newest, fi.Size()*2/3))
+	}, ".pxsd"},
+	{"deleted-data-file", func(t *testing.T, dir string) { must(t, os.Remove(newestDataFile(t, dir))) }, ".pxsd"},
 	{"deleted-manifest", func(t *testing.T, dir string) { must(t, os.Remove(filepath.Join(dir, "manifest"))) }, "manifest"},
 	{"deleted-world-file", func(t *testing.T, dir string) { must(t, os.Remove(worldFile(t, dir))) }, ".pecs"},
 }
@@ -311,6 +313,20 @@ func worldFile(t *testing.T, dir string) string {
 
 func storeFile(t *testing.T, dir string) string {
 	return filepath.Join(dir, filepath.FromSlash(manifest(t, dir).Chunks.Name))
+}
+
+// dataFile returns the path of the data file that holds the record at h.
+func dataFile(t *testing.T, dir string, h chunkstore.Handle) string {
+	return chunkstore.DataFileName(storeFile(t, dir), h.File())
+}
+
+// newestDataFile returns the path of the last data file the manifest names.
+func newestDataFile(t *testing.T, dir string) string {
+	data := manifest(t, dir).Chunks.Data
+	if len(data) == 0 {
+		t.Fatal("the manifest names no data file")
+	}
+	return filepath.Join(dir, data[len(data)-1])
 }
 
 // openStore opens the committed chunk store generation read-only.
