@@ -39,15 +39,19 @@
 //	├─ arksave.<world>.n.<name>         a name: {"ino": id} for a file, {"dir": true} for a
 //	│                                   directory; header Arksave-Op: del once removed
 //	│    n.manifest                     the commit point: its file's id
-//	│    n.chunks.pxsw                  the chunk store
-//	│    n.world-<G>.pecs               the world file of generation G
+//	│    n.chunks%2Epxsw                the chunk store: header slots and page table
+//	│    n.chunks-data-<N>%2Epxsd       its data files: the records
+//	│    n.world-<G>%2Epecs             the world file of generation G
+//	│    n.players-<G>%2Epxpl ...       the players index and data file
 //	│    n.backups/manifest-<G> ...     backed-up generations
+//	│                                   (a name's bytes other than letters, digits, '-', '_'
+//	│                                   and '/' are escaped as %XX)
 //	└─ arksave.<world>.d.<id>.<k>       block k of file <id> (64 KiB by default), header
 //	                                    Arksave-Size = the file's size after it
 //
 //	a save directory                    the world in JetStream
 //	────────────────────────────────    ──────────────────────────────────────────
-//	append records to chunks.pxsw   ─►  publish the blocks they touch (a record at
+//	append records to a data file   ─►  publish the blocks they touch (a record at
 //	                                    offset o is in block o/blocksize)
 //	fsync                           ─►  wait for the acknowledgements
 //	write-temp + rename manifest    ─►  publish manifest.tmp's blocks, then the name
@@ -64,11 +68,12 @@
 // the stream's last sequence passes every sequence its earlier messages
 // expected, so that a message still on its way can never be stored later.
 //
-// The chunk store keeps its own design: its append-only record log is the
-// file's blocks, a record's offset maps to a block and so to that block's
-// newest message; a commit publishes the blocks that changed (the records
-// appended, the journal segment, the 64-byte header slot's block) and the
-// manifest's name last, in one pipeline with one wait.
+// The chunk store keeps its own design: its append-only record logs (the
+// data files) are their files' blocks, a record's offset maps to a block
+// and so to that block's newest message; a commit publishes the blocks
+// that changed (the records appended, the journal segment, the 64-byte
+// header slot's block) and the manifest's name last, and waits once per
+// sync the save directory's protocol makes.
 //
 // The issue that asked for this backend suggested the record log as a
 // stream of its own (offset = sequence), the world file as an object and
