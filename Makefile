@@ -9,7 +9,7 @@ FUZZTIME ?= 20000x
 BENCH    ?= .
 PKGS      = ./... ./demo/... ./bench/... ./arktools/... ./jetstream/...
 
-.PHONY: all deps demo test fmt vet core unit fuzz fuzz-long bench clean
+.PHONY: all deps demo test fmt vet core unit fuzz fuzz-long bench bench-capacity clean
 
 all: test
 
@@ -53,6 +53,11 @@ fuzz-long:
 ## bench: every benchmark of every module, with allocations.
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 60m $(PKGS)
+
+## bench-capacity: a chunk store of 10,000,000 chunks beside one of 1,000,000 (open, memory, reads,
+## 5-chunk commits, with ratios); builds both (about 1 GB in the temp dir) first: a few minutes.
+bench-capacity:
+	$(GO) test -run '^$$' -bench 'Capacity' -benchtime 3x -timeout 60m ./chunkstore
 
 clean:
 	$(GO) clean -testcache

@@ -1,8 +1,10 @@
 package arksave_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/vfs"
 )
 
 // hills is the game's chunk generator: what a chunk looks like before
@@ -381,4 +384,43 @@ func ExamplePersistence_LoadPlayer() {
 	// Output:
 	// saved: <nil> [ada]
 	// loaded: <nil> [map]
+}
+
+// A game's log of its saves: Plugin.Logger takes any log/slog logger. This
+// one writes text to a buffer, keeping the message and a few of the
+// attributes (the others, durations and sizes among them, vary from run to
+// run).
+func ExamplePlugin_logger() {
+	var buf bytes.Buffer
+	keep := map[string]bool{slog.LevelKey: true, slog.MessageKey: true, "generation": true, "chunks": true, "entities": true, "chunks_stored": true}
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if !keep[a.Key] {
+			return slog.Attr{}
+		}
+		return a
+	}}))
+
+	world := ecs.NewWorld()
+	type Tree struct{ Height int }
+	trees := ecs.NewMap1[Tree](world)
+	for i := range 3 {
+		trees.NewEntity(&Tree{Height: i})
+	}
+	systems, err := arksave.Plugin{Dir: "/saves/forest", FS: vfs.NewMem(), Generator: hills{}, Logger: logger}.Install(world)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	persistence := ecs.GetResource[arksave.Persistence](world)
+	handle := persistence.Save()
+	for !handle.IsComplete() {
+		for _, s := range systems {
+			s.Update(world)
+		}
+	}
+	persistence.Close()
+	fmt.Print(buf.String())
+	// Output:
+	// level=INFO msg="save started" generation=1 chunks=0
+	// level=INFO msg="save committed" generation=1 chunks=0 chunks_stored=0 entities=3
 }

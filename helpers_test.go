@@ -76,6 +76,14 @@ type gameOpts struct {
 // position is where the test game's regional entities stand.
 var position = arksave.Position(func(p *Position) (float64, float64) { return p.X, p.Y })
 
+// noBackupCopy is the default autosave configuration without copies of the
+// chunk store for backups, for tests that read damage where it is.
+func noBackupCopy() *arksave.AutosaveConfig {
+	c := autosave.DefaultConfig()
+	c.BackupCopyEvery = -1
+	return &c
+}
+
 func newGame(t testing.TB, o gameOpts) *game {
 	t.Helper()
 	g, err := installGame(t, o)

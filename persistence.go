@@ -59,10 +59,14 @@ func (p *Persistence) Wait() *Result { return p.rt.WaitSave() }
 // first.
 //
 // The save is read, verified and decoded into a scratch world before the
-// live world is touched: a missing save (ErrNoSave), a damaged one
-// (ErrCorrupt), or one whose types no longer match the game's
-// (archetype.ErrIncompatible) returns an error and leaves the game as it
-// was, still saving where it was.
+// live world is touched: a missing save (ErrNoSave), a damaged one without
+// an intact backup (ErrCorrupt), or one whose types no longer match the
+// game's (archetype.ErrIncompatible) returns an error and leaves the game
+// as it was, still saving where it was. A committed generation that is
+// damaged, its world file or the chunk store's records it uses, loads the
+// newest intact backup instead (committed as a new generation; the
+// damaged files are all kept), and Problems and AutosaveState.Fallback
+// report it.
 //
 // On success every entity of the world is replaced by the saved ones, with
 // their exact ids (ecs.Entity values inside components stay valid);
@@ -91,8 +95,11 @@ func (p *Persistence) Seed() uint64 { return p.rt.Writer().Seed() }
 // chunks waiting for the next save.
 func (p *Persistence) DirtyChunks() int { return p.rt.DirtyChunks() + p.rt.PendingChunks() }
 
-// Problems returns the damage found while loading chunks since the last
-// call: each such chunk was regenerated or its bodies dropped.
+// Problems returns the damage found since the last call: first, when the
+// last load fell back to a backup, that fallback (a Problem of the
+// manifest naming the generations) and what was damaged in the committed
+// generation; then each chunk whose record was damaged while loading it
+// (regenerated, or its bodies dropped).
 func (p *Persistence) Problems() []Problem { return p.rt.Problems() }
 
 // SavePlayer sets aside the record of player id (every entity with
@@ -157,9 +164,10 @@ type RegionStats = persist.RegionStats
 // change, entities spawned and unloaded since Install (or the last Load).
 func (p *Persistence) RegionStats() RegionStats { return p.rt.RegionStats() }
 
-// Close waits for a running save and releases the save directory (and the
-// connection its location opened). It does not save: call SaveNow first if
-// the game wants a final save.
+// Close waits for a running save (and the copy of the chunk store that
+// follows it for its backup, AutosaveConfig.BackupCopyEvery) and releases
+// the save directory (and the connection its location opened). It does
+// not save: call SaveNow first if the game wants a final save.
 func (p *Persistence) Close() error {
 	err := p.rt.Close()
 	return errors.Join(err, p.loc.Close())

@@ -3,6 +3,7 @@ package arksave
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 	"time"
@@ -28,10 +29,15 @@ type (
 	SimulationState = autosave.SimulationState
 	// Result is the outcome of one save.
 	Result = autosave.Result
+	// Fallback describes a load that found the committed generation
+	// damaged and loaded the newest intact backup instead.
+	Fallback = autosave.Fallback
 	// Problem is damage found while loading a chunk or its bodies: the
 	// chunk was regenerated, or its bodies dropped. File names the chunk
 	// store, Section says which ("chunk" or "bodies"), Pos the chunk, Err
-	// the damage (matching ErrCorrupt).
+	// the damage (matching ErrCorrupt). A load that fell back to a backup
+	// reports that as a Problem of the manifest (Section "generation"),
+	// followed by what was damaged, each naming its file.
 	Problem = chunkstore.Problem
 )
 
@@ -80,7 +86,13 @@ type Plugin struct {
 	// not exist or holds no save is an error matching ErrNoSave (a
 	// mistyped directory never silently starts a new world), unless
 	// LoadOrCreate is set. A Dir whose manifest is damaged, or lost while
-	// the save's files remain, is an error that names arksave repair.
+	// the save's files remain, is an error that names arksave repair. A
+	// committed generation that is damaged (its world file, its players,
+	// or the chunk store's records it uses) loads the newest intact backup
+	// instead, committed as a new generation and reported in
+	// AutosaveState.Fallback and Persistence.Problems; without one, a
+	// generation whose world file is intact loads as it is (damaged
+	// chunks regenerate), else Install fails naming arksave repair.
 	Load bool
 	// LoadOrCreate continues the save in Dir if there is one and starts a
 	// new world there (creating Dir) if there is none.
@@ -163,6 +175,14 @@ type Plugin struct {
 	// components, register aliases or migrations (package archetype).
 	WorldOptions []archetype.Option
 
+	// Logger receives what the plugin does, through log/slog, with
+	// structured attributes: each save's start and outcome (Info "save
+	// started", "save committed" with generation, duration, bytes, chunks,
+	// bodies and entities; Error "save failed"), loads (Info "save
+	// loaded"; Warn when a damaged generation made the load fall back to a
+	// backup), a save directory held by another writer (Error) or opened
+	// read-only (Warn), and failures between saves (Warn). Nil is silent.
+	Logger *slog.Logger
 	// FS is the file system saves go through; nil is the real one
 	// (vfs.OS). A game's tests can save into memory (vfs.NewMem) and
 	// inject faults or crashes (vfs.Faulty, vfs.NewCrashFS).
@@ -238,6 +258,7 @@ func (p Plugin) resolve() (settings, error) {
 					DataFileSize: p.DataFileSize,
 				},
 				LockTimeout: p.LockTimeout,
+				Logger:      p.Logger,
 			},
 			TickDuration:     cmpOr(p.TickDuration, defaultTick),
 			MaxPendingChunks: cmpOr(p.MaxPendingChunks, defaultMaxPending),
@@ -329,7 +350,15 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 
 	dir, err := autosave.OpenDir(s.fs, p.Dir, autosave.LockTimeout(p.LockTimeout))
 	if err != nil {
+		if le := (*autosave.LockedError)(nil); errors.As(err, &le) && p.Logger != nil {
+			p.Logger.Error("save directory locked", "dir", p.Dir, "holder", le.Who(), "err", err)
+		} else if p.Logger != nil {
+			p.Logger.Error("open save directory", "dir", p.Dir, "err", err)
+		}
 		return nil, err
+	}
+	if ro := dir.ReadOnly(); ro != nil && p.Logger != nil {
+		p.Logger.Warn("save directory is read-only: saves will fail", "dir", p.Dir, "err", ro)
 	}
 	hasSave := dir.Manifest() != nil
 	switch {
@@ -340,6 +369,19 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 		dir.Close()
 		return nil, p.noSave(dir)
 	}
+	var world []byte
+	var fb *Fallback
+	if hasSave && load {
+		// The newest intact generation, before the writer opens its store.
+		world, fb, err = dir.LoadIntact(func(data []byte) error { return s.codec.Validate(data, w) })
+		if err != nil {
+			dir.Close()
+			if p.Logger != nil {
+				p.Logger.Error("load failed", "dir", p.Dir, "err", err)
+			}
+			return nil, fmt.Errorf("load %s: %w", p.Dir, err)
+		}
+	}
 	s.rt.Writer.Fresh = hasSave && !load
 	rt, err := persist.New(w, dir, s.rt)
 	if err != nil {
@@ -347,7 +389,7 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 	}
 	addResource(w, &Persistence{rt: rt, loc: s.loc})
 	if hasSave && load {
-		if err := rt.Load(p.Dir); err != nil {
+		if err := rt.Adopt(p.Dir, world, fb); err != nil {
 			rt.Close()
 			return nil, err
 		}

@@ -95,6 +95,17 @@ func (g *game) moveFocus(t testing.TB, x, y float64) {
 // storedBlock reads what the committed chunk store of dir keeps with pos.
 func storedBlock(t testing.TB, fsys vfs.FS, dir string, pos chunkstore.Pos) chunkstore.EntityBlock {
 	t.Helper()
+	s, _ := openCommittedStore(t, fsys, dir)
+	defer s.Close()
+	blk, err := s.Entities(pos)
+	must(t, err)
+	return blk
+}
+
+// openCommittedStore opens the committed generation's chunk store in dir
+// read-only and returns it with the directory's manifest.
+func openCommittedStore(t testing.TB, fsys vfs.FS, dir string) (*chunkstore.Store, *autosave.Manifest) {
+	t.Helper()
 	d, err := autosave.OpenDirReadOnly(fsys, dir)
 	must(t, err)
 	m := d.Manifest()
@@ -103,10 +114,7 @@ func storedBlock(t testing.TB, fsys vfs.FS, dir string, pos chunkstore.Pos) chun
 	must(t, err)
 	s, err := chunkstore.Open(p, &chunkstore.Options{FS: fsys, ReadOnly: true, Root: m.Chunks.Root})
 	must(t, err)
-	defer s.Close()
-	blk, err := s.Entities(pos)
-	must(t, err)
-	return blk
+	return s, m
 }
 
 // worldTypes lists the component types the committed world file of dir holds.
@@ -486,13 +494,8 @@ func TestCorruptedRecordsSurface(t *testing.T) {
 	must(t, err)
 	m := d.Manifest()
 	// Flip a byte inside the entity section of chunk (1,1) and inside the players data.
-	var storeFiles []string
-	for _, name := range append([]string{m.Chunks.Name}, m.Chunks.Data...) {
-		p, _ := d.File(name)
-		storeFiles = append(storeFiles, p)
-	}
 	blk := storedBlock(t, mem, "/save", chunkstore.Pos{X: 1, Y: 1})
-	flipInside(t, mem, blk.Sections[0][len(blk.Sections[0])/2:][:16], storeFiles...)
+	flipInside(t, mem, blk.Sections[0][len(blk.Sections[0])/2:][:16], storeFiles(t, mem)...)
 	dataPath, _ := d.File(m.Players.Data)
 	raw, err := vfs.ReadFile(mem, dataPath)
 	must(t, err)

@@ -18,7 +18,9 @@
 //   - [ReadInfo] describes a file and checks it without a world, every value included;
 //     [ExportJSON] writes the world a file holds as JSON without the Go types, and
 //     [ImportJSON] turns that JSON (edited or not) back into a file: the same bytes when it was
-//     not edited. The arksave command's inspect, check, export and import use them.
+//     not edited; [ExportSectionJSON] writes an entity section's entities the same way. The
+//     arksave command's inspect, check, export and import use them, and its map (serve) shows
+//     regional entities through ExportSectionJSON.
 //   - Errors: [ErrCorrupt], [ErrVersion], [ErrUnknownType], [ErrIncompatible],
 //     [ErrUnsupportedType], [ErrCycle], [ErrWorldNotEmpty], [ErrBadJSON].
 //

@@ -349,3 +349,62 @@ func ExampleCompactPool() {
 	fmt.Println(len(full), "bytes,", len(compact), "compact")
 	// Output: 8379 bytes, 481 compact
 }
+
+// A section's entities as JSON: references are entries of "refs", counted from 1.
+func ExampleExportSectionJSON() {
+	type Pos struct{ X, Y float64 }
+	type Link struct{ To ecs.Entity }
+
+	world := ecs.NewWorld()
+	m := ecs.NewMap2[Pos, Link](world)
+	far := m.NewEntity(&Pos{100, 0}, &Link{})    // elsewhere, known by stable id 42
+	a := m.NewEntity(&Pos{1, 2}, &Link{To: far}) // points outside the section: refs entry 1
+	b := m.NewEntity(&Pos{3, 4}, &Link{To: a})   // points inside: refs entry 2
+	refs := archetype.StableRefs(func(e ecs.Entity) (uint64, bool) { return 42, e == far }, nil)
+	section, _ := archetype.AppendEntities(nil, world, []ecs.Entity{a, b}, refs)
+	if err := archetype.ExportSectionJSON(os.Stdout, section); err != nil {
+		panic(err)
+	}
+	// Output:
+	// {
+	// "format": "pecs-json 1",
+	// "pecs": "2.1",
+	// "timestamp": "1970-01-01T00:00:00Z",
+	// "flags": ["section"],
+	// "types": [
+	//   {"name": "github.com/arksave/arksave/archetype_test.Link", "version": 0, "flags": ["raw"], "size": 8, "encoding": "raw", "layout": "{To ecs.Entity @0}", "schema": "DwgAAAABAAIAVG8AAAAAEA=="},
+	//   {"name": "github.com/arksave/arksave/archetype_test.Pos", "version": 0, "flags": ["raw"], "size": 16, "encoding": "raw", "layout": "{X float64 @0, Y float64 @8}", "schema": "DxAAAAACAAEAWAAAAAALAQBZCAAAAAs="}
+	// ],
+	// "refs": [["stable",42],["local",0]],
+	// "tables": [
+	//   {"archetype": "0x6d53f0b447276cc9", "components": ["github.com/arksave/arksave/archetype_test.Link", "github.com/arksave/arksave/archetype_test.Pos"], "relations": {},
+	//    "entities": [
+	//     {"entity": 0, "github.com/arksave/arksave/archetype_test.Link": {"To":[1,0]}, "github.com/arksave/arksave/archetype_test.Pos": {"X":1,"Y":2}},
+	//     {"entity": 1, "github.com/arksave/arksave/archetype_test.Link": {"To":[2,0]}, "github.com/arksave/arksave/archetype_test.Pos": {"X":3,"Y":4}}]}
+	// ],
+	// "resources": {
+	// }
+	// }
+}
+
+// ReadHeader looks at a PECS file's counts without reading the rest.
+func ExampleReadHeader() {
+	type Pos struct{ X, Y float64 }
+	w := ecs.NewWorld()
+	m := ecs.NewMap1[Pos](w)
+	for i := range 3 {
+		m.NewEntity(&Pos{X: float64(i)})
+	}
+	var buf bytes.Buffer
+	if err := archetype.Encode(&buf, w); err != nil {
+		fmt.Println(err)
+		return
+	}
+	h, err := archetype.ReadHeader(buf.Bytes())
+	fmt.Println(h.Entities, err)
+	_, err = archetype.ReadHeader(buf.Bytes()[:10])
+	fmt.Println(errors.Is(err, archetype.ErrCorrupt), errors.Is(err, io.ErrUnexpectedEOF))
+	// Output:
+	// 3 <nil>
+	// true true
+}

@@ -42,16 +42,59 @@ const JSONFormat = "pecs-json 1"
 // followed by an error ([ErrCorrupt]).
 func ExportJSON(w io.Writer, r io.Reader) error {
 	f := newFileReader(r)
-	out := bufio.NewWriterSize(w, 64<<10)
 	if err := f.readHead(); err != nil {
 		return err
 	}
 	if f.header.Flags&FlagSection != 0 {
-		return errors.New("archetype: ExportJSON exports world files, not entity sections")
+		return errors.New("archetype: an entity section, not a world file; use ExportSectionJSON")
 	}
 	if err := f.readPool(); err != nil {
 		return err
 	}
+	return export(w, f)
+}
+
+// ExportSectionJSON writes the entity section data (written by [AppendEntities]; a chunk's
+// regional entities, a player's record) to w as JSON, without the Go types, in the form
+// [ExportJSON] gives a world file, so that a tool shows a section's entities as it shows a
+// world's:
+//
+//	{"format": "pecs-json 1", "pecs": "2.1", "timestamp": "1970-01-01T00:00:00Z", "flags": ["section"],
+//	 "types": [...],
+//	 "refs": [["local", 0], ["stable", 77], ["exact", [id, gen]], ...],
+//	 "tables": [{"archetype", "components": [...], "relations": {name: [r, 0]},
+//	             "entities": [{"entity": 0, name: value, ...}, ...]}, ...],
+//	 "resources": {}}
+//
+// A section's entities have no ids of their own: "entity" is the entity's index in the section
+// (table after table, row after row). An ecs.Entity value inside a component, and a relation
+// target, is a reference as the section stores it, [r, 0]: entry r of "refs", counted from 1
+// ([0, 0] is the zero entity). A reference is to an entity of the section ("local", its index),
+// to an entity known by a stable id ("stable", the id), or to an entity as it is ("exact",
+// [id, generation]). [ImportJSON] reads world files only.
+//
+// Damage is reported as by [DecodeEntities]: an error matching [ErrCorrupt], naming the section
+// and offset, with the output written before it incomplete.
+func ExportSectionJSON(w io.Writer, data []byte) error {
+	f := newFileReader(bytes.NewReader(data))
+	if err := f.readHead(); err != nil {
+		return err
+	}
+	if f.header.Flags&FlagSection == 0 {
+		return errors.New("archetype: a world file, not an entity section; use ExportJSON")
+	}
+	if f.header.FileSize != uint64(len(data)) {
+		return fmt.Errorf("%w: header at offset 40: file size %d, the section has %d bytes", ErrCorrupt, f.header.FileSize, len(data))
+	}
+	if err := f.readRefs(); err != nil {
+		return err
+	}
+	return export(w, f)
+}
+
+// export writes the JSON of a file whose head and entities (pool or references) f has read.
+func export(w io.Writer, f *fileReader) error {
+	out := bufio.NewWriterSize(w, 64<<10)
 	x := exporter{f: f, out: out, conc: newFileConcretes(f.types)}
 	x.head()
 	for i := range f.tables {
@@ -101,14 +144,11 @@ func (x *exporter) head() {
 		b = strconv.AppendInt(b, h.Timestamp, 10)
 	}
 	b = append(b, ",\n\"flags\": ["...)
-	if h.Flags&FlagLZ4 != 0 {
-		b = append(b, `"lz4"`...)
-	}
-	if h.Flags&FlagCompactPool != 0 {
-		if h.Flags&FlagLZ4 != 0 {
+	for i, name := range flagNames(h.Flags, fileFlags) {
+		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = append(b, `"compact-pool"`...)
+		b = appendJSONString(b, name)
 	}
 	b = append(b, "],\n\"types\": ["...)
 	for i := range x.f.types {
@@ -118,7 +158,7 @@ func (x *exporter) head() {
 		}
 		b = appendKeyJSON(append(b, "\n  {\"name\": "...), t.name)
 		b = fmt.Appendf(b, `, "version": %d, "flags": [`, t.version)
-		for j, name := range typeFlagNames(t.flags) {
+		for j, name := range flagNames(t.flags, typeFlags) {
 			if j > 0 {
 				b = append(b, ',')
 			}
@@ -131,6 +171,29 @@ func (x *exporter) head() {
 		b = append(b, `"}`...)
 		x.bytes(b)
 		b = b[:0]
+	}
+	if h.Flags&FlagSection != 0 {
+		b = append(b, "\n],\n\"refs\": ["...)
+		for i, r := range x.f.refs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			switch r.kind {
+			case refLocal:
+				b = fmt.Appendf(b, "[\"local\",%d]", r.value)
+			case refStable:
+				b = fmt.Appendf(b, "[\"stable\",%d]", r.value)
+			default:
+				b = fmt.Appendf(b, "[\"exact\",[%d,%d]]", uint32(r.value), uint32(r.value>>32))
+			}
+			if len(b) > 32<<10 {
+				x.bytes(b)
+				b = b[:0]
+			}
+		}
+		x.bytes(append(b, "],\n\"tables\": ["...))
+		x.tmp = b[:0]
+		return
 	}
 	p := x.f.pool
 	b = fmt.Appendf(b, "\n],\n\"pool\": {\"next\": %d, \"available\": %d, \"slots\": [", p.next, p.available)
@@ -148,22 +211,29 @@ func (x *exporter) head() {
 	x.tmp = b[:0]
 }
 
-// typeFlagNames lists the names of the set type flags.
-func typeFlagNames(flags uint32) []string {
-	names := []string{}
-	for _, f := range typeFlags {
-		if flags&f.flag != 0 {
-			names = append(names, f.name)
-		}
-	}
-	return names
-}
-
-// typeFlags names the type flags in JSON.
-var typeFlags = [...]struct {
+// flagName names a flag in JSON.
+type flagName struct {
 	flag uint32
 	name string
-}{{TypeTransient, "transient"}, {TypeResource, "resource"}, {TypeZeroSized, "zero-sized"}, {TypeRaw, "raw"}, {TypeRelation, "relation"}, {TypeConcrete, "concrete"}}
+}
+
+// flagNames lists the names of the set flags, in the order of names.
+func flagNames(flags uint32, names []flagName) []string {
+	out := []string{}
+	for _, f := range names {
+		if flags&f.flag != 0 {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// fileFlags and typeFlags name the header flags and the type flags in JSON.
+var (
+	fileFlags = []flagName{{FlagLZ4, "lz4"}, {FlagCompactPool, "compact-pool"}, {FlagSection, "section"}}
+	typeFlags = []flagName{{TypeTransient, "transient"}, {TypeResource, "resource"}, {TypeZeroSized, "zero-sized"},
+		{TypeRaw, "raw"}, {TypeRelation, "relation"}, {TypeConcrete, "concrete"}}
+)
 
 // jsonColumn is one column of a table, its rows in JSON.
 type jsonColumn struct {
@@ -220,11 +290,15 @@ func (x *exporter) table(i int) error {
 	}
 	b = append(b, "},\n   \"entities\": ["...)
 	for row := range int(e.count) {
-		id := f.pool.alive[e.first+uint64(row)]
 		if row > 0 {
 			b = append(b, ',')
 		}
-		b = fmt.Appendf(b, "\n    {\"entity\": [%d,%d]", id, f.pool.slots[id].gen)
+		if f.header.Flags&FlagSection != 0 {
+			b = fmt.Appendf(b, "\n    {\"entity\": %d", e.first+uint64(row))
+		} else {
+			id := f.pool.alive[e.first+uint64(row)]
+			b = fmt.Appendf(b, "\n    {\"entity\": [%d,%d]", id, f.pool.slots[id].gen)
+		}
 		k := 0
 		for _, c := range e.comps {
 			t := &f.types[c]
@@ -317,6 +391,9 @@ func (x *exporter) resources() error {
 	res, err := f.readResources()
 	if err != nil {
 		return err
+	}
+	if f.header.Flags&FlagSection != 0 && len(res) != 0 {
+		return fmt.Errorf("%w: resources: a section holds %d resources", ErrCorrupt, len(res))
 	}
 	x.raw("\n],\n\"resources\": {")
 	for i := range res {

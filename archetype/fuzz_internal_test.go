@@ -2,6 +2,7 @@ package archetype
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"testing"
@@ -122,8 +123,16 @@ func FuzzDecodeEntitiesBehindChecksums(f *testing.F) {
 		_, _ = ReadInfo(bytes.NewReader(data))
 		w := ecs.NewWorld()
 		fzRegister(w)
+		var js bytes.Buffer
+		exportErr := ExportSectionJSON(&js, data)
+		if exportErr == nil && !json.Valid(js.Bytes()) {
+			t.Fatalf("ExportSectionJSON wrote invalid JSON: %s", js.Bytes())
+		}
 		own := w.NewEntity()
 		got, err := DecodeEntities(data, w, StableRefs(nil, func(uint64) ecs.Entity { return own }))
+		if exportErr != nil && !isDamage(exportErr) && (err == nil || isDamage(err)) {
+			t.Fatalf("unexpected export error: %v", exportErr)
+		}
 		if err != nil && !isDamage(err) {
 			t.Fatalf("unexpected error: %v", err)
 		}

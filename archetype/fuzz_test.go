@@ -31,6 +31,10 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = archetype.ReadInfo(bytes.NewReader(data))
 		_ = archetype.ExportJSON(io.Discard, bytes.NewReader(data))
+		hdr, hdrErr := archetype.ReadHeader(data)
+		if hdrErr != nil && !isSentinel(hdrErr) {
+			t.Fatalf("ReadHeader: error matches no sentinel: %v", hdrErr)
+		}
 		w := ecs.NewWorld()
 		registerAll(w)
 		if err := archetype.Decode(bytes.NewReader(data), w); err != nil {
@@ -42,6 +46,9 @@ func FuzzDecode(f *testing.F) {
 		info, err := archetype.ReadInfo(bytes.NewReader(data))
 		if err != nil {
 			t.Fatalf("Decode accepted what ReadInfo rejects: %v", err)
+		}
+		if hdrErr != nil || hdr != info.Header {
+			t.Fatalf("ReadHeader %+v, %v; ReadInfo's header %+v", hdr, hdrErr, info.Header)
 		}
 		if info.Header.VersionMajor != archetype.VersionMajor {
 			return // an older format: re-encoding writes the current one

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 )
 
 // Header is the fixed 64-byte start of a PECS file.
@@ -48,6 +49,17 @@ func appendHeader(b []byte, h *Header) []byte {
 	w.bytes(make([]byte, headerCRCOffset-(len(b)-start)))
 	w.u32(crc32.Checksum(b[start:], castagnoli))
 	return b
+}
+
+// ReadHeader parses the 64-byte header at the start of a PECS file (magic,
+// version, checksum, values) without reading the rest: a cheap look at its
+// counts, Entities among them. Input shorter than a header is an error
+// wrapping ErrCorrupt and io.ErrUnexpectedEOF.
+func ReadHeader(b []byte) (Header, error) {
+	if len(b) < headerSize {
+		return Header{}, fmt.Errorf("%w: header at offset 0: %d bytes, want %d: %w", ErrCorrupt, len(b), headerSize, io.ErrUnexpectedEOF)
+	}
+	return parseHeader(b[:headerSize])
 }
 
 // parseHeader checks magic, then version, then checksum, then the values, each failure

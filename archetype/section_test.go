@@ -2,8 +2,11 @@ package archetype_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/arksave/arksave/archetype"
@@ -62,17 +65,21 @@ func appendSection(t testing.TB, fx *sectionFixture, opts ...archetype.Option) [
 	return data
 }
 
+// lz4Option is the LZ4 option when lz4 is set.
+func lz4Option(lz4 bool) []archetype.Option {
+	if lz4 {
+		return []archetype.Option{archetype.LZ4()}
+	}
+	return nil
+}
+
 // A section read into another world that holds entities of its own comes back with every
 // component, and every reference pointing where it should: inside the section to the new
 // entities, by stable id to what the resolver says, and otherwise to the entity as it was.
 func TestSectionRoundTrip(t *testing.T) {
 	for _, lz4 := range []bool{false, true} {
 		fx := newSectionFixture()
-		var opts []archetype.Option
-		if lz4 {
-			opts = append(opts, archetype.LZ4())
-		}
-		data := appendSection(t, fx, opts...)
+		data := appendSection(t, fx, lz4Option(lz4)...)
 
 		dst := ecs.NewWorld()
 		registerAll(dst)
@@ -234,9 +241,157 @@ func TestSectionEmpty(t *testing.T) {
 	expectEqual(t, 0, len(got), "entities")
 }
 
-// FuzzDecodeEntities feeds arbitrary bytes to DecodeEntities and ReadInfo. When a section
-// decodes, writing the created entities again gives the same bytes, and the world holds exactly
-// the created entities besides its own; when it does not, the world is as it was.
+// sectionJSON is what ExportSectionJSON writes, as a test reads it.
+type sectionJSON struct {
+	Format string              `json:"format"`
+	PECS   string              `json:"pecs"`
+	Flags  []string            `json:"flags"`
+	Refs   [][]json.RawMessage `json:"refs"`
+	Tables []struct {
+		Components []string                     `json:"components"`
+		Relations  map[string][2]uint64         `json:"relations"`
+		Entities   []map[string]json.RawMessage `json:"entities"`
+	} `json:"tables"`
+	Resources map[string]json.RawMessage `json:"resources"`
+}
+
+// resolve names the refs entry that a stored reference [r, 0] stands for: "local 3",
+// "stable 77", "exact [1,2]"; "zero" for [0, 0].
+func (s *sectionJSON) resolve(t *testing.T, ref [2]uint64) string {
+	t.Helper()
+	if ref == [2]uint64{} {
+		return "zero"
+	}
+	if ref[1] != 0 || ref[0] > uint64(len(s.Refs)) {
+		t.Fatalf("reference %v is not an entry of refs (%d)", ref, len(s.Refs))
+	}
+	e := s.Refs[ref[0]-1]
+	var kind string
+	if err := json.Unmarshal(e[0], &kind); err != nil || len(e) != 2 {
+		t.Fatalf("refs entry %d: %s", ref[0], e)
+	}
+	return kind + " " + string(e[1])
+}
+
+// The JSON view of a section lists each entity by its index with every component as the world
+// export gives it, and every reference resolves through "refs": inside the section by index,
+// by stable id, or to the entity as it is.
+func TestExportSectionJSON(t *testing.T) {
+	for _, lz4 := range []bool{false, true} {
+		fx := newSectionFixture()
+		data := appendSection(t, fx, lz4Option(lz4)...)
+		var out bytes.Buffer
+		expectNoError(t, archetype.ExportSectionJSON(&out, data), "ExportSectionJSON")
+		var s sectionJSON
+		expectNoError(t, json.Unmarshal(out.Bytes(), &s), "the JSON")
+		expectEqual(t, archetype.JSONFormat, s.Format, "format")
+		expectEqual(t, "2.1", s.PECS, "pecs")
+		expectEqual(t, lz4, slices.Contains(s.Flags, "lz4"), "lz4 flag")
+		expectEqual(t, true, slices.Contains(s.Flags, "section"), "section flag")
+		expectEqual(t, 0, len(s.Resources), "resources")
+
+		// Entities by index, and each one's components by short name.
+		byIndex := map[int]map[string]json.RawMessage{}
+		var rels []string
+		for _, tb := range s.Tables {
+			for name, target := range tb.Relations {
+				rels = append(rels, name[strings.LastIndexByte(name, '.')+1:]+" -> "+s.resolve(t, target))
+			}
+			for _, e := range tb.Entities {
+				var idx int
+				expectNoError(t, json.Unmarshal(e["entity"], &idx), "entity index")
+				comps := map[string]json.RawMessage{}
+				for name, v := range e {
+					comps[name[strings.LastIndexByte(name, '.')+1:]] = v
+				}
+				byIndex[idx] = comps
+			}
+		}
+		expectEqual(t, len(fx.chosen), len(byIndex), "entities")
+		find := func(comp, value string) int {
+			t.Helper()
+			for i, c := range byIndex {
+				if string(c[comp]) == value {
+					return i
+				}
+			}
+			t.Fatalf("no entity with %s %s in %s", comp, value, out.Bytes())
+			return -1
+		}
+		a := find("Position", `{"X":1,"Y":2}`)
+		b := find("Health", `{"HP":9,"Max":10}`)
+		expectEqual(t, `{"X":5,"Y":6}`, string(byIndex[b]["Position"]), "b's position")
+		var bags []map[string]json.RawMessage
+		for _, c := range byIndex {
+			if c["Bag"] != nil {
+				bags = append(bags, c)
+			}
+		}
+		expectEqual(t, 2, len(bags), "entities with a Bag")
+		type bag struct {
+			Friends map[string][2]uint64
+			Best    [2]uint64
+		}
+		type target struct {
+			E [2]uint64
+			W float32
+		}
+		var got []string
+		for _, c := range bags {
+			var bg bag
+			var tg target
+			expectNoError(t, json.Unmarshal(c["Bag"], &bg), "Bag")
+			expectNoError(t, json.Unmarshal(c["Target"], &tg), "Target")
+			got = append(got, fmt.Sprintf("best %s, friends a %s out %s g %s, target %s",
+				s.resolve(t, bg.Best), s.resolve(t, bg.Friends["a"]), s.resolve(t, bg.Friends["out"]), s.resolve(t, bg.Friends["g"]), s.resolve(t, tg.E)))
+		}
+		slices.Sort(got)
+		exact := fmt.Sprintf("exact [%d,%d]", fx.global.ID(), fx.global.Gen())
+		expectDeepEqual(t, []string{
+			fmt.Sprintf("best local %d, friends a local %d out stable 77 g %s, target local %d", b, a, exact, a),
+			fmt.Sprintf("best stable 77, friends a zero out zero g zero, target %s", exact),
+		}, got, "references inside components")
+		slices.Sort(rels)
+		expectDeepEqual(t, []string{fmt.Sprintf("ChildOf -> local %d", b), "ChildOf -> stable 77"}, rels, "relation targets")
+	}
+}
+
+// ExportSectionJSON reads sections only, ExportJSON world files only; a damaged section is an
+// ErrCorrupt.
+func TestExportSectionJSONRefuses(t *testing.T) {
+	fx := newSectionFixture()
+	data := appendSection(t, fx)
+	var world bytes.Buffer
+	expectNoError(t, archetype.Encode(&world, fx.w), "Encode")
+	if err := archetype.ExportSectionJSON(&bytes.Buffer{}, world.Bytes()); err == nil {
+		t.Fatal("ExportSectionJSON took a world file")
+	}
+	if err := archetype.ExportJSON(&bytes.Buffer{}, bytes.NewReader(data)); err == nil {
+		t.Fatal("ExportJSON took an entity section")
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"truncated", data[:len(data)-40]},
+		{"longer", append(slices.Clone(data), 0)},
+		{"flipped byte in the entity data", func() []byte {
+			d := slices.Clone(data)
+			d[len(d)-60] ^= 0x20
+			return d
+		}()},
+	} {
+		err := archetype.ExportSectionJSON(&bytes.Buffer{}, tc.data)
+		if !errors.Is(err, archetype.ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", tc.name, err)
+		}
+	}
+}
+
+// FuzzDecodeEntities feeds arbitrary bytes to DecodeEntities, ReadInfo and ExportSectionJSON.
+// When a section decodes, the world holds exactly the created entities besides its own, and its
+// JSON export succeeds; when it does not, the world is as it was. An export that succeeds is
+// valid JSON.
 func FuzzDecodeEntities(f *testing.F) {
 	fx := newSectionFixture()
 	f.Add(appendSection(f, fx))
@@ -246,6 +401,11 @@ func FuzzDecodeEntities(f *testing.F) {
 	f.Add(empty)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = archetype.ReadInfo(bytes.NewReader(data))
+		var js bytes.Buffer
+		exportErr := archetype.ExportSectionJSON(&js, data)
+		if exportErr == nil && !json.Valid(js.Bytes()) {
+			t.Fatalf("ExportSectionJSON wrote invalid JSON: %s", js.Bytes())
+		}
 		dst := ecs.NewWorld()
 		registerAll(dst)
 		own := ecs.NewMap1[Name](dst).NewEntity(&Name{"own"})
@@ -269,6 +429,9 @@ func FuzzDecodeEntities(f *testing.F) {
 		}
 		if len(dedupe(got)) != len(got) {
 			t.Fatal("an entity was returned twice")
+		}
+		if exportErr != nil {
+			t.Fatalf("DecodeEntities accepted what ExportSectionJSON rejects: %v", exportErr)
 		}
 	})
 }

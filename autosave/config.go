@@ -17,8 +17,21 @@ type Config struct {
 	// Enabled turns automatic saves on or off. Requested saves always run.
 	Enabled bool
 	// MaxBackups is how many older generations are kept in backups/ and can
-	// be restored. 0 keeps none.
+	// be restored. 0 keeps none. Beyond them, the newest backup with a
+	// chunk store of its own (see BackupCopyEvery) is kept too.
 	MaxBackups int
+	// BackupCopyEvery is after every how many committed saves the writer
+	// copies the chunk store into backups/ (backups/chunks-<G>.pxsw and its
+	// data files), for the generation G just committed: when the next save
+	// commits, G's backup names that copy, so it shares no file with the
+	// current generation and a load falls back to it when the current
+	// generation is damaged. 0 or 1 copies after every save, n after every
+	// nth, a negative value never; without MaxBackups there is no copy.
+	// The copy is a compacted one of the whole store, written by the
+	// writer between saves (the game loop never waits for it; a save
+	// asked for meanwhile starts when it ends): it costs what a compaction
+	// of the whole store costs (README, "Backups").
+	BackupCopyEvery int
 	// PauseDuringSave asks the game to pause its simulation while a save is
 	// in progress: the plugin sets
 	// SimulationState.Paused, the game's systems honour it.
@@ -38,7 +51,11 @@ type State struct {
 	TimeSinceLastSave time.Duration
 	// InProgress is true from the snapshot until the writer reports back.
 	InProgress bool
-	// Progress of the running save, from 0 to 1.
+	// Progress of the running save, from 0 to 1 (Writer.Progress, read
+	// once a tick): it moves chunk by chunk as the save compresses its
+	// chunks and byte by byte as it writes, never goes back within a save,
+	// and reaches 1 only once the save's manifest is durably in place; a
+	// failed save stops short of 1. It is 0 when no save runs.
 	Progress float32
 	// Saves counts the saves that finished, successfully or not.
 	Saves int
@@ -53,6 +70,10 @@ type State struct {
 	// CopiedTiles counts the tiles (components.TileSize squared pixels)
 	// the game copied for running saves since the plugin started.
 	CopiedTiles int
+	// Fallback is set when the last load found the committed generation
+	// damaged and loaded the newest intact backup instead (see
+	// Dir.LoadIntact); nil when it loaded the committed generation.
+	Fallback *Fallback
 }
 
 // Result is the outcome of one save.
@@ -76,6 +97,12 @@ type Result struct {
 	RegionsWritten int
 	BodiesWritten  int
 	PlayersWritten int
+	// ChunksStored counts the chunks the chunk store holds at the
+	// committed generation, WorldEntities the entities in its ECS world
+	// file (the PECS header's count: the regional entities and players
+	// saved apart are not among them).
+	ChunksStored  int
+	WorldEntities int
 	// BytesWritten counts every byte written to disk for this save.
 	BytesWritten int64
 	// WorldBytes is the size of the ECS world file.
@@ -90,6 +117,18 @@ type Result struct {
 	// and this one failed; the store stayed as it was and the writer tries
 	// again after this save.
 	CompactErr error
+	// BackupChunks names the chunk store of its own (backups/chunks-<G>.pxsw)
+	// that the backup of the generation this save replaced got: the copy
+	// the writer made after the previous save. Empty when that backup
+	// shares the current store.
+	BackupChunks string
+	// BackupCopyBytes and BackupCopyDuration are what the last copy of the
+	// chunk store into backups/, between the previous save and this one,
+	// wrote and took; BackupCopyErr why it failed (the backup then shares
+	// the current store, and the writer copies again after the next save).
+	BackupCopyBytes    int64
+	BackupCopyDuration time.Duration
+	BackupCopyErr      error
 
 	// Chunks, Entities and Players list what the save committed, so that
 	// the game loop can mark those chunks Persisted (unless they changed
@@ -104,8 +143,8 @@ func (r *Result) String() string {
 	if r.Err != nil {
 		return fmt.Sprintf("save failed after %v: %v", r.Duration.Round(time.Microsecond), r.Err)
 	}
-	return fmt.Sprintf("generation %d: %d chunks, %d regions, %d bodies, %d players, %d bytes in %v (stall %v)",
-		r.Generation, r.ChunksWritten, r.RegionsWritten, r.BodiesWritten, r.PlayersWritten, r.BytesWritten,
+	return fmt.Sprintf("generation %d: %d chunks (%d stored), %d regions, %d bodies, %d players, %d entities in the world file, %d bytes in %v (stall %v)",
+		r.Generation, r.ChunksWritten, r.ChunksStored, r.RegionsWritten, r.BodiesWritten, r.PlayersWritten, r.WorldEntities, r.BytesWritten,
 		r.Duration.Round(time.Microsecond), r.Stall.Round(time.Microsecond))
 }
 

@@ -28,7 +28,8 @@ import (
 //	  chunks-data-<n>.pxsd  its data files, of bounded size (chunks-<g>-data-<n>.pxsd)
 //	  players-<g>.pxpl    the players index the manifest names (g <= G), see players.go
 //	  players.pxpd        the players' records (players-<g>.pxpd after a compaction at g)
-//	  backups/            manifest-<g> and world-<g>.pecs of older generations
+//	  backups/            manifest-<g> and world-<g>.pecs of older generations, and
+//	                      chunks-<g>.pxsw (with its data files) for a backup with a store of its own
 //	  lock                held by the one writer (see LockName)
 //
 // Files newer than the manifest (from a save that did not commit) and data
@@ -516,6 +517,18 @@ type Commit struct {
 	// NoBackup drops the generation being replaced instead of keeping it
 	// in backups/: a repair replaces a damaged generation.
 	NoBackup bool
+
+	// committed, when set, is called once the new manifest is durably in
+	// place, before the previous generation is retired.
+	committed func()
+	// backupChunks, when set, is the previous generation's own copy of the
+	// chunk store (CopiedChunksName): its backup manifest names it instead
+	// of the store the new generation goes on using.
+	backupChunks *StoreRef
+	// keepDamaged retires the previous generation as a backup whatever
+	// happened to its world file, and keeps every backup: a load that
+	// found it damaged falls back without removing a file.
+	keepDamaged bool
 }
 
 // Commit makes a new generation durable and current: it writes the world
@@ -613,10 +626,17 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 	}
 	prev := d.man.Swap(m)
 	d.manErr = nil
+	if c.committed != nil {
+		c.committed()
+	}
 	if c.NoBackup {
 		prev = nil
 	}
-	d.retire(prev, c.MaxBackups)
+	if c.keepDamaged {
+		d.retireDamaged(prev)
+		return d.Manifest(), written, nil
+	}
+	d.retire(prev, c.MaxBackups, c.backupChunks)
 	return d.Manifest(), written, nil
 }
 
@@ -733,19 +753,84 @@ func (d *Dir) removeStore(name string) error {
 	return first
 }
 
+// PendingCopy returns the reference of the copy of the chunk store that
+// the writer made for the committed generation's backup
+// (backups/chunks-<G>.pxsw), which no manifest names until the next commit
+// retires that generation, or nil when there is none that opens. A repair
+// reads the chunks of the committed generation from it.
+func (d *Dir) PendingCopy() *StoreRef { return d.pendingCopy() }
+
+// pendingCopy returns the reference of the copy of the chunk store made
+// for the committed generation (CopiedChunksName), which the next commit's
+// backup of that generation names, or nil when there is none that opens.
+func (d *Dir) pendingCopy() *StoreRef {
+	g := d.Generation()
+	if g == 0 || d.checkBackupDir() != nil {
+		return nil
+	}
+	name := CopiedChunksName(g)
+	s, err := d.openStoreRef(StoreRef{Name: name})
+	if err != nil {
+		return nil
+	}
+	defer s.Close()
+	ref := storeRefOf(name, s)
+	return &ref
+}
+
+// removeCopy removes backed-up generation g's own chunk store
+// (CopiedChunksName) and its data files: what a copy that failed, or that
+// no commit came to name, left.
+func (d *Dir) removeCopy(g uint64) error {
+	name := CopiedChunksName(g)
+	var first error
+	names, _ := d.fs.ReadDir(filepath.Join(d.path, BackupDir))
+	for _, n := range names {
+		rel := path.Join(BackupDir, n)
+		if store, _, ok := dataFileOf(strings.TrimSuffix(rel, ".tmp")); (ok && store == name) || strings.TrimSuffix(rel, ".tmp") == name {
+			if err := d.remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
 // retire moves the previous generation's world file and manifest into
-// backups/ and prunes backups beyond max. Failures are left for cleanup.
-func (d *Dir) retire(prev *Manifest, max int) {
+// backups/ and prunes backups beyond max. When the previous generation has
+// its own copy of the chunk store (copy, made after it committed), its
+// backup manifest names that copy. Failures are left for cleanup.
+func (d *Dir) retire(prev *Manifest, max int, copy *StoreRef) {
 	if prev != nil && max > 0 && d.checkBackupDir() == nil {
 		if err := d.fs.MkdirAll(filepath.Join(d.path, BackupDir)); err == nil {
 			b := *prev
 			b.World.Name = path.Join(BackupDir, WorldName(prev.Generation))
+			if copy != nil && copy.Name == CopiedChunksName(prev.Generation) {
+				b.Chunks = *copy
+				b.Version = ManifestVersion // names data files
+			}
 			if d.rename(prev.World.Name, b.World.Name) == nil {
 				_ = d.writeAtomic(backupManifestName(prev.Generation), b.encode())
 			}
 		}
 	}
 	_ = d.cleanupWith(max)
+}
+
+// retireDamaged keeps a damaged previous generation as a backup, its
+// manifest written even when its world file cannot be moved (it is then
+// a damaged backup, for arksave check and repair to find), and removes
+// nothing.
+func (d *Dir) retireDamaged(prev *Manifest) {
+	if prev != nil && d.checkBackupDir() == nil {
+		if err := d.fs.MkdirAll(filepath.Join(d.path, BackupDir)); err == nil {
+			b := *prev
+			b.World.Name = path.Join(BackupDir, WorldName(prev.Generation))
+			_ = d.rename(prev.World.Name, b.World.Name)
+			_ = d.writeAtomic(backupManifestName(prev.Generation), b.encode())
+		}
+	}
+	_ = d.fs.SyncDir(filepath.Join(d.path, BackupDir))
 }
 
 func backupManifestName(g uint64) string {
@@ -861,7 +946,8 @@ func (d *Dir) Backup(g uint64) (*Manifest, error) {
 // Restore makes backed-up generation g current again, as a new generation:
 // its world file is copied into the new generation and the manifest names
 // the chunk store generation g used (through its root, which stays valid
-// because the store file is append-only and kept while a backup needs it).
+// because the store file is append-only and kept while a backup needs it),
+// or, when g has a chunk store of its own in backups/, a copy of it.
 // The generation that was current becomes a backup like after any commit.
 func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 	if err := d.writable(); err != nil {
@@ -904,6 +990,15 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 		b.Chunks.Data = s.DataFileNames()
 		s.Close()
 	}
+	if isCopiedStore(b.Chunks.Name) {
+		// The backup's own store stays the backup's: the generation made
+		// current gets a copy, which its saves go on writing to.
+		ref, err := d.copyStore(b.Chunks, CompactedChunksName(d.HighestGeneration()+1))
+		if err != nil {
+			return nil, fmt.Errorf("autosave: restore generation %d: %w", g, err)
+		}
+		b.Chunks = ref
+	}
 	m, _, err := d.Commit(Commit{World: world, Chunks: b.Chunks, Players: b.Players, MaxBackups: max(maxBackups, 1)})
 	return m, err
 }
@@ -939,10 +1034,24 @@ func (d *Dir) cleanupWith(max int) error {
 	}
 	backups, damaged := d.backups()
 	if max >= 0 && len(backups) > max {
-		for _, b := range backups[max:] {
+		// The newest backup with a chunk store of its own stays beyond max:
+		// it is the one that shares no file with the current generation.
+		own := -1
+		for i, b := range backups {
+			if isCopiedStore(b.Chunks.Name) {
+				own = i
+				break
+			}
+		}
+		kept := backups[:max:max]
+		for i, b := range backups[max:] {
+			if max > 0 && i+max == own {
+				kept = append(kept, b)
+				continue
+			}
 			_ = d.remove(backupManifestName(b.Generation))
 		}
-		backups = backups[:max]
+		backups = kept
 	}
 	keep := map[string]bool{ManifestName: true, LockName: true}
 	allData := map[string]bool{} // stores whose every data file stays
@@ -966,6 +1075,10 @@ func (d *Dir) cleanupWith(max int) error {
 	keep[cur.World.Name] = true
 	keepStore(cur)
 	keepPlayers(cur.Players)
+	// The copy of the store made for the current generation waits for the
+	// next commit to name it in that generation's backup.
+	pending := CopiedChunksName(cur.Generation)
+	keep[pending] = true
 	for _, b := range backups {
 		keep[b.World.Name] = true
 		keepStore(b)
@@ -1000,6 +1113,9 @@ func (d *Dir) cleanupWith(max int) error {
 		for _, n := range names {
 			rel := path.Join(sub, n)
 			if store, _, ok := DataFileOf(rel); keep[rel] || !formName(rel) || ok && allData[store] {
+				continue
+			}
+			if store, _, ok := dataFileOf(rel); ok && store == pending {
 				continue
 			}
 			if err := d.remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrCorrupt) {

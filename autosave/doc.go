@@ -7,7 +7,13 @@
 //     its lock; [OpenDirForRepair] for tools that mend it; [OpenDirReadOnly]
 //     for readers, without the lock, while a game may be saving
 //     ([ReadConsistent], [Dir.Stale]). [Dir.Commit] makes a generation
-//     current (world file, then the manifest); older ones go to backups/.
+//     current (world file, then the manifest); older ones go to backups/,
+//     with a chunk store of their own when the writer copied one
+//     ([CopiedChunksName], [Config.BackupCopyEvery]).
+//   - Loading: [Dir.VerifyGeneration] reads a generation as a load uses
+//     it; [Dir.LoadIntact] (and [Writer.ContinueIntact]) fall back to the
+//     newest intact backup when the committed generation is damaged and
+//     say so in a [Fallback].
 //   - [Manifest]: the commit point, JSON with its own CRC32-C; the files of
 //     a generation as [FileRef], [StoreRef] and [PlayersRef].
 //   - Players files (players.go): an append-only players data file of
@@ -18,6 +24,9 @@
 //     and compacts the chunk store between saves, data file by data file
 //     (the next save's manifest names the result: [Result.Compacted]);
 //     [Config] and [State] are the game's ECS resources for autosave.
+//     [Writer.Progress] moves with the work, chunk by chunk and byte by
+//     byte, and is 1 only once a save's manifest is in place;
+//     [Options.Logger] gets the writer's log through log/slog.
 //   - [ReadConsistent]: a reader's view of one committed generation while
 //     a game saves; checking a directory is package savetool's.
 //
@@ -37,7 +46,9 @@
 // chunks.pxsw or chunks-<G>.pxsw (and a repair's
 // chunks-<G>-backup-<B>.pxsw), the data files of that store
 // (chunks-data-<N>.pxsd, chunks-<G>-data-<N>.pxsd: [DataFileOf]),
-// backups/world-<G>.pecs, players-<g>.pxpl, players.pxpd or
+// backups/world-<G>.pecs, a backup's own chunk store
+// backups/chunks-<G>.pxsw and its data files (only in the backup manifest
+// of generation G), players-<g>.pxpl, players.pxpd or
 // players-<g>.pxpd (g no later than G); anything else is
 // [ErrCorrupt] naming the field, and so is a generation above
 // [MaxGeneration]. Every file operation of a [Dir] goes through one

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -35,4 +37,43 @@ func ExampleOpenDirReadOnly() {
 	// Output:
 	// a reader sees generation 1: "the ECS world"
 	// a second writer: true
+}
+
+// Three saves, each backup with a chunk store of its own; then the world
+// file of the last one is damaged, and loading falls back to the newest
+// intact generation by itself.
+func ExampleDir_LoadIntact() {
+	fsys := vfs.NewMem()
+	store := chunkstore.Options{ChunkSize: 16, TileSize: 8, PixelSize: 4}
+	w, err := autosave.OpenWriter("/saves/world1", autosave.Options{FS: fsys, Store: store})
+	if err != nil {
+		panic(err)
+	}
+	for g := 1; g <= 3; g++ {
+		w.Submit(autosave.Job{Snap: &snapshot.Snapshot{World: fmt.Appendf(nil, "world of save %d", g)}, MaxBackups: 1, BackupCopyEvery: 1})
+		if r := w.Wait(); r.Err != nil {
+			panic(r.Err)
+		}
+	}
+	w.Close()
+
+	// One bit of the current world file flips on disk.
+	f, _ := fsys.OpenRW("/saves/world1/world-3.pecs")
+	f.WriteAt([]byte("W"), 0)
+	f.Close()
+
+	d, err := autosave.OpenDir(fsys, "/saves/world1")
+	if err != nil {
+		panic(err)
+	}
+	defer d.Close()
+	world, fb, err := d.LoadIntact(nil)
+	fmt.Printf("%q %v\n", world, err)
+	fmt.Println("damaged", fb.Damaged, "loaded", fb.Loaded, "as", fb.Generation)
+	b, _ := d.Backup(2)
+	fmt.Println("backup 2's chunk store:", b.Chunks.Name)
+	// Output:
+	// "world of save 2" <nil>
+	// damaged 3 loaded 2 as 4
+	// backup 2's chunk store: backups/chunks-2.pxsw
 }

@@ -8,3 +8,7 @@ func EncodeV1(m *Manifest) []byte {
 	c.Chunks.Root, c.Chunks.Data = nil, nil
 	return c.encode()
 }
+
+// SetProgressHook makes w call fn with every progress value it publishes,
+// in order. Set it before the first Submit.
+func SetProgressHook(w *Writer, fn func(float32)) { w.onProgress = fn }

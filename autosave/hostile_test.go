@@ -123,6 +123,23 @@ var hostiles = []hostile{
 		must(t, os.WriteFile(filepath.Join(out, "backups", "world-9.pecs"), []byte("not ours"), 0o644))
 		symlink(t, filepath.Join(out, "backups"), filepath.Join(dir, "backups"))
 	}, "backups/"},
+	{"chunks-name-a-backups-own-store", editManifest("manifest", func(m *autosave.Manifest, _, _ string) { m.Chunks.Name = autosave.CopiedChunksName(3) }), "chunks.name"},
+	{"backup-names-another-backups-own-store", editManifest("backups/manifest-2", func(m *autosave.Manifest, _, _ string) {
+		m.Chunks.Name, m.Chunks.Data = autosave.CopiedChunksName(1), nil
+	}), ""},
+	{"backup-own-store-data-traversal", editManifest("backups/manifest-2", func(m *autosave.Manifest, _, _ string) {
+		m.Chunks.Name, m.Chunks.Data = autosave.CopiedChunksName(2), []string{"backups/../../outside/chunks-2-data-1.pxsd"}
+	}), ""},
+	// The current generation is damaged, so that loading falls back; the
+	// newest backup's own store is a symbolic link to a store outside.
+	{"fallback-over-a-symlinked-backup-store", func(t *testing.T, dir, out string) {
+		editManifest("backups/manifest-2", func(m *autosave.Manifest, _, _ string) {
+			m.Chunks.Name, m.Chunks.Data = autosave.CopiedChunksName(2), nil
+		})(t, dir, out)
+		copyFile(t, filepath.Join(dir, "chunks.pxsw"), filepath.Join(out, "store-copy.pxsw"))
+		symlink(t, filepath.Join(out, "store-copy.pxsw"), filepath.Join(dir, "backups", "chunks-2.pxsw"))
+		must(t, savetest.Flip(filepath.Join(dir, "world-3.pecs"), 40))
+	}, ""},
 	{"symlinked-lock", func(t *testing.T, dir, out string) {
 		symlink(t, filepath.Join(out, "canary"), filepath.Join(dir, autosave.LockName))
 	}, "lock"},

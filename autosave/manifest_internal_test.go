@@ -29,6 +29,22 @@ func FuzzDecodeManifest(f *testing.F) {
 	d := *good
 	d.Chunks.Data = []string{"chunks-5-data-1.pxsd", "chunks-5-data-3.pxsd"}
 	f.Add(d.encode(), false)
+	own := b
+	own.Chunks = StoreRef{Name: CopiedChunksName(7), Generation: 2, Root: bytes.Repeat([]byte{1}, 64),
+		Data: []string{"backups/chunks-7-data-1.pxsd"}}
+	f.Add(own.encode(), true)
+	f.Add(own.encode(), false) // a current manifest never names a backup's own store
+	for _, bad := range []func(m *Manifest){
+		func(m *Manifest) { m.Chunks.Name = CopiedChunksName(6) },
+		func(m *Manifest) { m.Chunks.Data = []string{"chunks-7-data-1.pxsd"} },
+		func(m *Manifest) { m.Chunks.Data = []string{"backups/chunks-6-data-1.pxsd"} },
+		func(m *Manifest) { m.Chunks.Data = []string{"backups/../chunks-7-data-1.pxsd"} },
+		func(m *Manifest) { m.Chunks.Name = "backups/chunks.pxsw" },
+	} {
+		m := own
+		bad(&m)
+		f.Add(m.encode(), true)
+	}
 	for _, bad := range []func(m *Manifest){
 		func(m *Manifest) { m.Chunks.Data = []string{"chunks-data-1.pxsd"} },
 		func(m *Manifest) { m.Chunks.Data = []string{"chunks-5-data-3.pxsd", "chunks-5-data-1.pxsd"} },
@@ -63,6 +79,9 @@ func FuzzDecodeManifest(f *testing.F) {
 		if !bytes.Equal(m.encode(), data) {
 			t.Fatalf("decoded manifest does not encode back to its bytes")
 		}
+		if g, copied := copiedStoreGeneration(m.Chunks.Name); copied && (!backup || g != m.Generation) {
+			t.Fatalf("accepted the own store %q of backup %d in manifest %d (backup %v)", m.Chunks.Name, g, m.Generation, backup)
+		}
 		if checkManifestNames(m, backup) != nil || !formName(m.World.Name) || !formName(m.Chunks.Name) ||
 			strings.Contains(m.World.Name, "..") || strings.HasPrefix(m.Chunks.Name, "/") {
 			t.Fatalf("accepted names %q, %q", m.World.Name, m.Chunks.Name)
@@ -74,7 +93,7 @@ func FuzzDecodeManifest(f *testing.F) {
 			}
 		}
 		for _, n := range m.Chunks.Data {
-			if store, _, ok := DataFileOf(n); !ok || store != m.Chunks.Name || !formName(n) {
+			if store, _, ok := dataFileOf(n); !ok || store != m.Chunks.Name || !formName(n) || strings.Contains(n, "..") {
 				t.Fatalf("accepted data file %q of store %q", n, m.Chunks.Name)
 			}
 		}
@@ -96,6 +115,10 @@ func TestNameForms(t *testing.T) {
 		"chunks-data-1.pxsd": true, "chunks-3-data-12.pxsd": true, "chunks-3-backup-2-data-1.pxsd": true, "chunks-data-0.pxsd": false,
 		"chunks-data-01.pxsd": false, "chunks-data-4194304.pxsd": false, "other-data-1.pxsd": false, "backups/chunks-data-1.pxsd": false,
 		"chunks-data-1.pxsw": false, "../chunks-data-1.pxsd": false,
+		"backups/chunks-4.pxsw": true, "backups/chunks-4.pxsw.tmp": true, "backups/chunks-4-data-2.pxsd": true,
+		"backups/chunks-04.pxsw": false, "backups/chunks-0.pxsw": false, "backups/chunks-4-backup-2.pxsw": false,
+		"backups/chunks-4-backup-2-data-1.pxsd": false, "backups/chunks-4-data-0.pxsd": false, "backups/x/chunks-4.pxsw": false,
+		"backups/../chunks-4.pxsw": false, "chunks-4-data-2.pxsd/../backups/chunks-4.pxsw": false,
 	} {
 		if got := formName(name); got != want {
 			t.Errorf("formName(%q) = %v, want %v", name, got, want)

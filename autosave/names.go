@@ -105,6 +105,31 @@ func storeGeneration(name string) (uint64, bool) {
 	return g, true
 }
 
+// CopiedChunksName returns the name, relative to the save directory, of
+// the chunk store that backed-up generation g has to itself:
+// backups/chunks-<g>.pxsw, with its data files beside it
+// (backups/chunks-<g>-data-<n>.pxsd). The writer copies the store there
+// after a save (see Config.BackupCopyEvery), so that the backup shares no
+// file with the current generation. Only the backup manifest of
+// generation g may name it.
+func CopiedChunksName(g uint64) string { return BackupDir + "/" + fmt.Sprintf("chunks-%d.pxsw", g) }
+
+// copiedStoreGeneration returns g of "backups/chunks-<g>.pxsw", and
+// whether rel is one.
+func copiedStoreGeneration(rel string) (uint64, bool) {
+	sub, ok := strings.CutPrefix(rel, BackupDir+"/")
+	if !ok {
+		return 0, false
+	}
+	return generationIn(sub, "chunks-", ".pxsw")
+}
+
+// isCopiedStore reports whether rel names a backup's own chunk store.
+func isCopiedStore(rel string) bool {
+	_, ok := copiedStoreGeneration(rel)
+	return ok
+}
+
 // isStoreName reports whether name is a chunk store's file name.
 func isStoreName(name string) bool {
 	_, ok := storeGeneration(name)
@@ -119,6 +144,20 @@ func isStoreName(name string) bool {
 func DataFileOf(name string) (store string, n uint32, ok bool) {
 	store, n, ok = chunkstore.ParseDataFileName(name)
 	if !ok || !isStoreName(store) || chunkstore.DataFileName(store, n) != name {
+		return "", 0, false
+	}
+	return store, n, true
+}
+
+// dataFileOf is DataFileOf for any name a manifest's chunks.data may hold:
+// also the data files of a backup's own store,
+// backups/chunks-<g>-data-<n>.pxsd.
+func dataFileOf(rel string) (store string, n uint32, ok bool) {
+	if store, n, ok = DataFileOf(rel); ok {
+		return store, n, true
+	}
+	store, n, ok = chunkstore.ParseDataFileName(rel)
+	if !ok || !isCopiedStore(store) || chunkstore.DataFileName(store, n) != rel {
 		return "", 0, false
 	}
 	return store, n, true
@@ -139,7 +178,7 @@ func checkDataNames(m *Manifest) error {
 	}
 	last := uint32(0)
 	for i, name := range ref.Data {
-		store, n, ok := DataFileOf(name)
+		store, n, ok := dataFileOf(name)
 		switch {
 		case !ok || store != ref.Name:
 			return fmt.Errorf("%w: manifest of generation %d: chunks.data[%d] %q is not a data file of %s", ErrCorrupt, m.Generation, i, name, ref.Name)
@@ -162,7 +201,8 @@ func checkDataNames(m *Manifest) error {
 // formName reports whether rel, a slash-separated name relative to a save
 // directory, is one the save format uses: the manifest, the lock file, a
 // world file, a chunk store or one of its data files, a players index or
-// data file, a backup's manifest or world file, or the ".tmp" of any of
+// data file, a backup's manifest, world file or own chunk store and its
+// data files, or the ".tmp" of any of
 // them but the lock file.
 func formName(rel string) bool {
 	if rel == LockName {
@@ -172,7 +212,8 @@ func formName(rel string) bool {
 	if sub, ok := strings.CutPrefix(rel, BackupDir+"/"); ok {
 		_, isManifest := backupManifestGeneration(sub)
 		_, isWorld := worldGeneration(sub)
-		return isManifest || isWorld
+		_, _, isCopyData := dataFileOf(rel)
+		return isManifest || isWorld || isCopiedStore(rel) || isCopyData
 	}
 	_, isWorld := worldGeneration(rel)
 	_, isPlayers := playersGeneration(rel)
@@ -183,7 +224,8 @@ func formName(rel string) bool {
 // checkManifestNames checks every name a manifest holds against the form
 // its field must have, and its generation: a current manifest (backup
 // false) names world-<G>.pecs, a backup's names backups/world-<G>.pecs,
-// and both a chunk store name and, with players, a players index
+// and both a chunk store name (a backup's may name its own copy,
+// backups/chunks-<G>.pxsw, and its data files) and, with players, a players index
 // players-<g>.pxpl and data file players.pxpd or players-<g>.pxpd (g no
 // later than G: an index is named again by the generations after the one
 // that wrote it until a player changes). Anything else, a path above or outside the
@@ -202,7 +244,10 @@ func checkManifestNames(m *Manifest, backup bool) error {
 	if m.World.Size < 0 {
 		return fmt.Errorf("%w: manifest of generation %d: world.size %d", ErrCorrupt, m.Generation, m.World.Size)
 	}
-	if !isStoreName(m.Chunks.Name) {
+	if g, copied := copiedStoreGeneration(m.Chunks.Name); copied && (!backup || g != m.Generation) {
+		return fmt.Errorf("%w: manifest of generation %d: chunks.name %q is the own chunk store of backup %d",
+			ErrCorrupt, m.Generation, m.Chunks.Name, g)
+	} else if !copied && !isStoreName(m.Chunks.Name) {
 		return fmt.Errorf("%w: manifest of generation %d: chunks.name %q is not a chunk store's name (chunks.pxsw or chunks-<generation>.pxsw)",
 			ErrCorrupt, m.Generation, m.Chunks.Name)
 	}

@@ -481,10 +481,20 @@ func (d *Dir) PlayersFiles() []string {
 	return out
 }
 
-// freshPlayersData picks the name of a new players data file that no file
-// of the directory has: a file a backup may still need is never reused.
+// freshPlayersData picks the name of a new players data file for a save
+// of generation gen: players.pxpd or players-<g>.pxpd (g no later than
+// gen, newest first) that no file of the directory has, so that a file a
+// backup may still need is never reused. When every such name is taken, a
+// file that no manifest names (the current one, a backup's) is the leftover
+// of saves that never committed (a game killed in its first saves with
+// players): it is removed and its name taken, unless a backup manifest is
+// damaged and might name it.
 func (d *Dir) freshPlayersData(gen uint64) (string, error) {
-	for _, name := range []string{PlayersDataName, PlayersDataNameAt(gen)} {
+	names := []string{PlayersDataName}
+	for g := gen; g >= 1 && len(names) < 64; g-- {
+		names = append(names, PlayersDataNameAt(g))
+	}
+	for _, name := range names {
 		p, err := d.file(name)
 		if err != nil {
 			return "", err
@@ -493,7 +503,23 @@ func (d *Dir) freshPlayersData(gen uint64) (string, error) {
 			return name, nil
 		}
 	}
-	return "", fmt.Errorf("autosave: no free players data file name in %s (%s and %s exist)", d.path, PlayersDataName, PlayersDataNameAt(gen))
+	if len(d.DamagedBackups()) == 0 {
+		named := map[string]bool{}
+		for _, m := range append(d.Backups(), d.Manifest()) {
+			if m != nil && m.Players != nil {
+				named[m.Players.Data] = true
+			}
+		}
+		for _, name := range names {
+			if !named[name] {
+				if err := d.remove(name); err != nil {
+					return "", fmt.Errorf("autosave: remove %s, left by a save that did not commit: %w", name, err)
+				}
+				return name, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("autosave: no free players data file name in %s (%s and players-<g>.pxpd for g up to %d exist)", d.path, PlayersDataName, gen)
 }
 
 // openPlayersData opens a players data file for appending, creating it

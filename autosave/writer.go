@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,12 @@ type Options struct {
 	// LockTimeout is how long opening a directory waits for another holder
 	// to release it (see LockTimeout); zero fails at once with ErrLocked.
 	LockTimeout time.Duration
+	// Logger receives what the writer does, through log/slog: each save's
+	// start (Info "save started") and outcome (Info "save committed" with
+	// generation, duration, bytes, chunks, bodies, entities; Error "save
+	// failed" with the error), and failures between saves (Warn
+	// "compaction failed", "backup copy failed"). Nil is silent.
+	Logger *slog.Logger
 }
 
 // Job is one save for the writer.
@@ -40,6 +47,11 @@ type Job struct {
 	SaveTo string
 	// RequestedAt is when the save was asked for; Result.Duration counts from it.
 	RequestedAt time.Time
+	// BackupCopyEvery is after every how many committed saves the writer
+	// copies the chunk store for the generation just committed into
+	// backups/, so that its backup shares no file with the generations
+	// after it (Config.BackupCopyEvery); 0 or negative: never.
+	BackupCopyEvery int
 }
 
 // Writer owns a save directory and its chunk store and commits saves on a
@@ -65,12 +77,28 @@ type Writer struct {
 	use       sync.Mutex
 	compacted compaction // compaction steps since the last commit, for the next Result
 
-	jobs     chan Job
-	results  chan *Result
-	busy     atomic.Bool
-	progress atomic.Uint32 // per mille
-	closed   bool
-	done     chan struct{}
+	// The chunk store copied for the committed generation (CopiedChunksName),
+	// which its backup manifest names once the next save commits; nil when
+	// there is none. Only the writer goroutine and Switch touch them.
+	copied    *StoreRef
+	copyStats backupCopy // the last copy, for the next Result
+	sinceCopy int        // committed saves since the last copy
+
+	jobs      chan Job
+	results   chan *Result
+	busy      atomic.Bool
+	progress  atomic.Uint32 // in millionths; only grows within a save
+	copyBytes atomic.Int64  // bytes the chunk store's files have had written
+
+	// Progress of the running save: what it has done of what it will do.
+	pmu            sync.Mutex            // orders progress updates, so that onProgress sees them rise
+	track          atomic.Pointer[track] // the running save's work, nil between saves
+	recordEstimate int64                 // bytes a chunk record takes, from the last save
+	onProgress     func(float32)         // test hook: every value published, in order
+
+	log    *slog.Logger // never nil: a silent one when Options.Logger is
+	closed bool
+	done   chan struct{}
 }
 
 // OpenWriter opens the save directory at dir for writing (OpenDir: taking
@@ -95,10 +123,12 @@ func NewWriter(d *Dir, opts Options) (*Writer, error) {
 	if opts.FS == nil {
 		opts.FS = d.FS()
 	}
-	opts.Store.FS = opts.FS
 	// A job submitted while the writer compacts between saves waits in the
 	// channel: Submit never blocks the game loop.
-	w := &Writer{opts: opts, jobs: make(chan Job, 1), results: make(chan *Result, 1), done: make(chan struct{})}
+	w := &Writer{jobs: make(chan Job, 1), results: make(chan *Result, 1), done: make(chan struct{}), recordEstimate: defaultRecordEstimate,
+		log: logger(opts.Logger)}
+	opts.Store.FS = &vfs.Counting{FS: opts.FS, Count: w.countBytes}
+	w.opts = opts
 	store, name, err := w.openStoreOf(d, opts.Fresh)
 	if err != nil {
 		d.Close()
@@ -111,6 +141,9 @@ func NewWriter(d *Dir, opts Options) (*Writer, error) {
 		return nil, err
 	}
 	w.dir, w.store, w.name, w.fresh, w.players = d, store, name, store.Generation() == 0, players
+	if !opts.Fresh {
+		w.copied = d.pendingCopy() // made after the last save of an earlier session
+	}
 	go w.loop()
 	return w, nil
 }
@@ -221,7 +254,9 @@ func (w *Writer) Submit(j Job) bool {
 	if j.RequestedAt.IsZero() {
 		j.RequestedAt = time.Now()
 	}
+	w.pmu.Lock()
 	w.progress.Store(0)
+	w.pmu.Unlock()
 	w.jobs <- j
 	return true
 }
@@ -242,8 +277,12 @@ func (w *Writer) FS() vfs.FS { return w.opts.FS }
 // Busy reports whether a save is running or its result waits to be polled.
 func (w *Writer) Busy() bool { return w.busy.Load() }
 
-// Progress returns the running save's progress, from 0 to 1.
-func (w *Writer) Progress() float32 { return float32(w.progress.Load()) / 1000 }
+// Progress returns the running save's progress, from 0 to 1. It moves
+// with the work, chunk by chunk as the chunks are compressed and byte by
+// byte as the records and the world file are written, never goes back
+// within a save, and is 1 only once the save's manifest is durably in
+// place: a failed save stops below 1. Submit sets it to 0.
+func (w *Writer) Progress() float32 { return float32(w.progress.Load()) / progressScale }
 
 // Poll returns the result of the last submitted save if it has finished.
 // After a result is returned the writer accepts the next job.
@@ -368,18 +407,34 @@ func (w *Writer) Switch(dir string, fresh bool) error {
 // fresh, once validate accepts its committed world file, and returns that
 // file: a load replaces the game's world with it. When dir holds no save,
 // or validate fails, the writer stays where it was and dir is released.
-// A save must not be pending.
+// A damaged committed generation falls back to the newest intact backup
+// as ContinueIntact does. A save must not be pending.
 func (w *Writer) Continue(dir string, validate func(world []byte) error) ([]byte, error) {
-	return w.switchTo(dir, false, func(d *Dir) ([]byte, error) {
+	world, _, err := w.ContinueIntact(dir, validate)
+	return world, err
+}
+
+// ContinueIntact is Continue that verifies the generation it loads
+// ([Dir.LoadIntact]): when the committed generation of dir is damaged (its
+// world file, its players, or the chunk store's records it uses), the
+// newest intact backup becomes current as a new generation, and the
+// returned Fallback says so (nil when the committed generation was
+// intact). A damaged generation without an intact backup is an error
+// naming arksave repair; the writer then stays where it was.
+func (w *Writer) ContinueIntact(dir string, validate func(world []byte) error) ([]byte, *Fallback, error) {
+	var fb *Fallback
+	world, err := w.switchTo(dir, false, func(d *Dir) ([]byte, error) {
 		if d.Manifest() == nil {
 			return nil, fmt.Errorf("%w: %s", ErrNoSave, dir)
 		}
-		world, err := d.ReadWorld(nil)
-		if err == nil {
-			err = validate(world)
-		}
+		world, f, err := d.LoadIntact(validate)
+		fb = f
 		return world, err
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return world, fb, nil
 }
 
 func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, error)) ([]byte, error) {
@@ -435,6 +490,10 @@ func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, erro
 	w.mu.Lock()
 	old := w.store
 	w.dir, w.store, w.name, w.fresh, w.players = d, s, name, s.Generation() == 0, players
+	w.copied, w.sinceCopy = nil, 0 // a copy is for the generation it was made at
+	if !fresh {
+		w.copied = d.pendingCopy()
+	}
 	w.mu.Unlock()
 	if !same {
 		cur.Close()
@@ -456,8 +515,10 @@ func samePath(a, b string) bool {
 	return filepath.Clean(a) == filepath.Clean(b)
 }
 
-// Close waits for a running save, stops the writer and releases the save
-// directory. The last result, if not polled, is dropped.
+// Close waits for a running save (and the copy of the chunk store for
+// its backup that follows it, see Job.BackupCopyEvery), stops the writer
+// and releases the save directory. The last result, if not polled, is
+// dropped.
 func (w *Writer) Close() error {
 	w.Wait()
 	w.mu.Lock()
@@ -490,10 +551,123 @@ func (w *Writer) loop() {
 	defer close(w.done)
 	for j := range w.jobs {
 		r := w.run(j)
-		w.progress.Store(1000)
+		w.track.Store(nil)
+		w.logResult(r)
 		w.results <- r
+		if r.Err == nil && j.SaveTo == "" {
+			w.copyBackup(j, r.Generation)
+		}
 		w.compact()
 	}
+}
+
+// logger returns l, or a silent logger when l is nil.
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}
+
+// logResult logs the outcome of a save.
+func (w *Writer) logResult(r *Result) {
+	if r.Err != nil {
+		w.log.Error("save failed", "dir", r.Dir, "generation", r.Generation, "duration", r.Duration, "err", r.Err)
+		return
+	}
+	w.log.Info("save committed", "dir", r.Dir, "generation", r.Generation, "duration", r.Duration,
+		"bytes", r.BytesWritten, "chunks", r.ChunksWritten, "chunks_stored", r.ChunksStored, "bodies", r.BodiesWritten,
+		"entities", r.WorldEntities, "regions", r.RegionsWritten, "players", r.PlayersWritten, "world_bytes", r.WorldBytes,
+		"stall", r.Stall)
+	if r.CompactErr != nil {
+		w.log.Warn("compaction failed", "dir", r.Dir, "err", r.CompactErr)
+	}
+	if r.BackupCopyErr != nil {
+		w.log.Warn("backup copy failed", "dir", r.Dir, "err", r.BackupCopyErr)
+	}
+}
+
+// backupCopy is what the copy of the chunk store after a save did.
+type backupCopy struct {
+	name     string
+	bytes    int64
+	duration time.Duration
+	err      error
+}
+
+// copyBackup copies the chunk store, at generation gen that a save just
+// committed, to backups/ (CopiedChunksName), when the job asks for one
+// after this save: the next save's commit makes it the store of gen's
+// backup, which then shares no file with the current generation. It runs
+// between saves, like compaction: a save submitted meanwhile waits for it.
+func (w *Writer) copyBackup(j Job, gen uint64) {
+	if j.MaxBackups <= 0 || j.BackupCopyEvery <= 0 {
+		return
+	}
+	w.sinceCopy++
+	if w.sinceCopy < j.BackupCopyEvery {
+		return
+	}
+	w.use.Lock()
+	defer w.use.Unlock()
+	w.mu.RLock()
+	dir, store := w.dir, w.store
+	w.mu.RUnlock()
+	// A writer that closes copies too: the next session's first save
+	// gives the copy to this generation's backup (Dir.pendingCopy), so
+	// that a game that saves once a session has such backups as well.
+	if store == nil || dir.ReadOnly() != nil || dir.Generation() != gen {
+		return
+	}
+	start := time.Now()
+	name := CopiedChunksName(gen)
+	st := backupCopy{name: name}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = dir.removeCopy(gen)
+			st.err, st.name = NewPanicError(p), ""
+		}
+		st.duration = time.Since(start)
+		w.copyStats = st
+	}()
+	_ = dir.removeCopy(gen) // what an earlier attempt left
+	p, err := dir.file(name)
+	if err == nil {
+		err = dir.fs.MkdirAll(filepath.Join(dir.Path(), BackupDir))
+	}
+	var c *chunkstore.Store
+	if err == nil {
+		before := w.copyBytes.Load()
+		c, err = w.compactTo(store, p)
+		st.bytes = w.copyBytes.Load() - before
+	}
+	if err != nil {
+		_ = dir.removeCopy(gen)
+		st.err, st.name = fmt.Errorf("autosave: copy chunk store to %s: %w", name, err), ""
+		return
+	}
+	ref := storeRefOf(name, c)
+	c.Close()
+	w.copied, w.sinceCopy = &ref, 0
+}
+
+// compactTo is store.CompactTo with a panic returned as an error.
+func (w *Writer) compactTo(store *chunkstore.Store, p string) (c *chunkstore.Store, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c, err = nil, NewPanicError(r)
+		}
+	}()
+	return store.CompactTo(p)
+}
+
+// copyOf returns the chunk store copied for generation prev, the one a
+// commit is about to retire, or nil.
+func (w *Writer) copyOf(prev uint64) *StoreRef {
+	if c := w.copied; c != nil && c.Name == CopiedChunksName(prev) {
+		return c
+	}
+	return nil
 }
 
 // Compaction between saves. A step compacts one data file (the one with the
@@ -549,7 +723,97 @@ func (w *Writer) compactStep(store *chunkstore.Store) (st chunkstore.CompactStat
 	return store.CompactNext()
 }
 
-func (w *Writer) setProgress(p float64) { w.progress.Store(uint32(p * 1000)) }
+// Progress of a save. Its work is the chunks to compress and the bytes to
+// write: a chunk counts as many units as its record is expected to take
+// bytes (recordEstimate, learnt from the last save), a byte written as
+// one; the bytes a save will write are estimated from its chunks and its
+// world file. Estimates are capped, so progress never passes
+// maxWorkProgress before the commit, and the manifest's rename sets 1.
+const (
+	progressScale         = 1e6
+	defaultRecordEstimate = 32 << 10 // bytes of a chunk record before the first save
+	tableEstimate         = 64 << 10 // page table, header slot, players, manifest
+	startProgress         = 0.01     // the save has started
+	maxWorkProgress       = 0.99     // everything is written; the manifest is next
+)
+
+// track is what one save has to do and has done.
+type track struct {
+	chunks   int64        // chunks to compress
+	perChunk int64        // units of one chunk's compression
+	bytes    int64        // bytes it is expected to write
+	read     atomic.Int64 // chunks compressed
+	written  atomic.Int64 // bytes written
+}
+
+func (t *track) fraction() float64 {
+	total := t.chunks*t.perChunk + t.bytes
+	done := min(t.read.Load(), t.chunks)*t.perChunk + min(t.written.Load(), t.bytes)
+	if total <= 0 {
+		return 0
+	}
+	return float64(done) / float64(total)
+}
+
+// beginProgress starts the progress of a save of chunks chunks and a world
+// file of worldBytes.
+func (w *Writer) beginProgress(chunks int, worldBytes int) *track {
+	t := &track{chunks: int64(chunks), perChunk: w.recordEstimate}
+	t.bytes = t.chunks*w.recordEstimate + int64(worldBytes) + tableEstimate
+	w.track.Store(t)
+	w.setProgress(startProgress)
+	return t
+}
+
+// advance publishes the running save's progress after some of its work.
+func (w *Writer) advance() {
+	if t := w.track.Load(); t != nil {
+		w.setProgress(startProgress + (maxWorkProgress-startProgress)*t.fraction())
+	}
+}
+
+// countBytes counts the bytes the chunk store writes (its file system is a
+// vfs.Counting) towards the running save's progress.
+func (w *Writer) countBytes(n int64, write bool) {
+	if write {
+		w.copyBytes.Add(n)
+	}
+	if t := w.track.Load(); t != nil && write {
+		t.written.Add(n)
+		w.advance()
+	}
+}
+
+// setProgress publishes p unless the progress is there already: within a
+// save it only rises. The mutex orders the updates of the compression
+// goroutines and the writer, so that onProgress sees them rise too.
+func (w *Writer) setProgress(p float64) {
+	v := uint32(min(max(p, 0), 1) * progressScale)
+	w.pmu.Lock()
+	defer w.pmu.Unlock()
+	if v <= w.progress.Load() {
+		return
+	}
+	w.progress.Store(v)
+	if w.onProgress != nil {
+		w.onProgress(float32(v) / progressScale)
+	}
+}
+
+// progressSource counts a chunk towards the save's progress once the store
+// has read its pixels for compression.
+type progressSource struct {
+	src chunkstore.PixelSource
+	t   *track
+	w   *Writer
+}
+
+func (p progressSource) ReadPixels(dst []uint32) error {
+	err := p.src.ReadPixels(dst)
+	p.t.read.Add(1)
+	p.w.advance()
+	return err
+}
 
 // run commits one save: the chunk store first (records, then its header
 // slot), then the world file and the manifest. An error anywhere leaves the
@@ -570,6 +834,8 @@ func (w *Writer) run(j Job) (res *Result) {
 	res.Generation = dir.Generation()
 	res.Dir = dir.Path()
 	saveAs := j.SaveTo != ""
+	w.log.Info("save started", "dir", dir.Path(), "generation", dir.Generation()+1, "chunks", len(j.Snap.Chunks),
+		"regions", len(j.Snap.Entities), "players", len(j.Snap.Players), "save_as", j.SaveTo)
 	var markp *chunkstore.Mark // set once the store is marked: a panic after it reverts the store too
 	committing := false        // set once the manifest may be replaced
 	defer func() {
@@ -633,11 +899,12 @@ func (w *Writer) run(j Job) (res *Result) {
 		return res
 	}
 	markp = &mark
-	w.setProgress(0.05)
+	tr := w.beginProgress(len(j.Snap.Chunks), len(j.Snap.World))
 
 	batch := store.NewBatch()
 	for _, c := range j.Snap.Chunks {
-		batch.PutChunkFrom(snapshot.StorePos(c.Pos), c) // read while compressing
+		// read while compressing
+		batch.PutChunkFrom(snapshot.StorePos(c.Pos), progressSource{src: c, t: tr, w: w})
 	}
 	for _, es := range j.Snap.Entities {
 		blk := chunkstore.EntityBlock{Bodies: make([]chunkstore.Body, len(es.Bodies)), Sections: es.Sections}
@@ -669,6 +936,10 @@ func (w *Writer) run(j Job) (res *Result) {
 			worldCh <- done
 		}()
 		done.ref, done.err = dir.WriteWorld(j.Snap.World)
+		if done.err == nil {
+			tr.written.Add(done.ref.Size)
+			w.advance()
+		}
 	}()
 	stats, err := store.Commit(batch)
 	// The store has read every chunk it committed (reading a chunk ends its
@@ -690,7 +961,9 @@ func (w *Writer) run(j Job) (res *Result) {
 	res.RegionsWritten = len(j.Snap.Entities)
 	res.BodiesWritten = countBodies(j.Snap.Entities)
 	res.BytesWritten += stats.BytesWritten
-	w.setProgress(0.7)
+	if n := stats.Full + stats.Delta; n > 0 {
+		w.recordEstimate = max(1024, stats.RecordBytes/int64(n))
+	}
 
 	// The players that changed: their records appended, the next index
 	// written, both synced before the manifest names them. (A Save As
@@ -705,26 +978,32 @@ func (w *Writer) run(j Job) (res *Result) {
 		}
 		players = np
 		res.PlayersWritten = len(j.Snap.Players)
+		tr.written.Add(n)
+		w.advance()
 	}
 	var playersRef *PlayersRef
 	if players != nil {
 		playersRef = &players.Ref
 	}
-	w.setProgress(0.75)
-
 	commitStore, commitName := store, name
-	w.setProgress(0.85)
+	w.setProgress(maxWorkProgress)
 
 	res.BytesWritten += wd.ref.Size
 	// From here on the manifest may name what the store committed: a panic
 	// must not take the store back.
 	markp, committing = nil, true
+	var backupChunks *StoreRef
+	if !saveAs {
+		backupChunks = w.copyOf(dir.Generation())
+	}
 	man, n, err := dir.Commit(Commit{
-		WorldRef: &wd.ref,
+		backupChunks: backupChunks,
+		WorldRef:     &wd.ref,
 		Chunks: StoreRef{Name: commitName, Generation: commitStore.Generation(), Root: commitStore.Root(),
 			Data: commitStore.DataFileNames()},
 		Players:    playersRef,
 		MaxBackups: j.MaxBackups,
+		committed:  func() { w.setProgress(1) },
 	})
 	res.BytesWritten += n
 	if err != nil {
@@ -739,11 +1018,21 @@ func (w *Writer) run(j Job) (res *Result) {
 	}
 	res.Generation = man.Generation
 	res.WorldBytes = int64(len(j.Snap.World))
+	res.WorldEntities = j.Snap.WorldEntities
+	if ri, err := chunkstore.ParseRoot(commitStore.Root()); err == nil {
+		res.ChunksStored = int(ri.Chunks)
+	}
 	if !saveAs {
 		// The compaction steps since the last save are part of this
 		// generation now.
 		res.Compacted, res.CompactErr = w.compacted.steps > 0, w.compacted.err
 		w.compacted = compaction{}
+		if backupChunks != nil {
+			res.BackupChunks = backupChunks.Name
+		}
+		w.copied = nil
+		res.BackupCopyBytes, res.BackupCopyDuration, res.BackupCopyErr = w.copyStats.bytes, w.copyStats.duration, w.copyStats.err
+		w.copyStats = backupCopy{}
 	}
 
 	// Switch readers to what was committed.
@@ -756,6 +1045,7 @@ func (w *Writer) run(j Job) (res *Result) {
 		oldStore, oldDir := w.store, w.dir
 		w.dir, w.store, w.name = dir, commitStore, commitName
 		w.compacted = compaction{}
+		w.copied, w.sinceCopy = nil, 0
 		w.mu.Unlock()
 		if oldStore != commitStore {
 			oldStore.Close()

@@ -29,18 +29,11 @@ func BenchmarkSave_Rollover(b *testing.B) {
 	defer w.Close()
 	rng := rand.New(rand.NewPCG(1, 1))
 	snap := func(g int) *snapshot.Snapshot {
-		s := &snapshot.Snapshot{World: []byte(fmt.Sprintf("world %d", g))}
-		for k := range int32(5) {
-			x := 5*int32(g) + k // new chunks each save: nothing dead, no compaction between saves
-			pix := make([]uint32, chunk*chunk)
-			flatGen{}.Generate(x, 0, 3, pix)
-			for range chunk * chunk / 50 {
-				pix[rng.IntN(len(pix))] = uint32(1 + rng.IntN(200))
-			}
-			c := components.NewChunkFrom(chunk, snapshot.Pixels(pix))
-			s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: components.ChunkPos{X: x}, Buf: c.Share(), Version: uint64(g)})
+		xs := make([]int32, 5)
+		for k := range xs {
+			xs[k] = 5*int32(g) + int32(k) // new chunks each save: nothing dead, no compaction between saves
 		}
-		return s
+		return deltaSnap(rng, chunk, g, xs)
 	}
 	var took [2]time.Duration
 	var count [2]int
@@ -72,4 +65,142 @@ func BenchmarkSave_Rollover(b *testing.B) {
 	b.ReportMetric(rollover, "ns/rollover-save")
 	b.ReportMetric(rollover/normal, "ratio-rollover/normal")
 	b.ReportMetric(float64(count[1])/float64(count[0]+count[1]), "rollover-share")
+}
+
+// BenchmarkSave_BackupCopy measures what a backup with a chunk store of its
+// own costs: a store of 64 or 256 stored 512x512 chunks (2% of their pixels
+// changed: delta records) in a save directory on disk, saves of 5 of them
+// changed, and after each save the copy of the store into backups/ that
+// the next save's backup names (Config.BackupCopyEvery 1). It reports a
+// save (request to durable commit, without the copy before it, which the
+// save waited for), the copy between two saves and the bytes it wrote,
+// and their ratio.
+func BenchmarkSave_BackupCopy(b *testing.B) {
+	const chunk = 512
+	for _, stored := range []int{64, 256} {
+		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
+			cfg := chunkstore.Options{ChunkSize: chunk, TileSize: 32, PixelSize: 4, Seed: 3, Generator: flatGen{}}
+			w, err := autosave.OpenWriter(filepath.Join(b.TempDir(), "save"), autosave.Options{Store: cfg})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			rng := rand.New(rand.NewPCG(1, 1))
+			snap := func(g int, xs []int32) *snapshot.Snapshot { return deltaSnap(rng, chunk, g, xs) }
+			save := func(j autosave.Job) *autosave.Result {
+				if !w.Submit(j) {
+					b.Fatal("busy")
+				}
+				r := w.Wait()
+				if r.Err != nil {
+					b.Fatal(r.Err)
+				}
+				return r
+			}
+			all := make([]int32, stored)
+			for i := range all {
+				all[i] = int32(i)
+			}
+			save(autosave.Job{Snap: snap(0, all), MaxBackups: 1, BackupCopyEvery: 1})
+			var saves, copies time.Duration
+			var copied int64
+			n := 0
+			g := 0
+			for b.Loop() {
+				g++
+				xs := make([]int32, 5)
+				for k := range xs {
+					xs[k] = int32(rng.IntN(stored))
+				}
+				r := save(autosave.Job{Snap: snap(g, xs), MaxBackups: 1, BackupCopyEvery: 1})
+				if r.BackupChunks == "" || r.BackupCopyErr != nil {
+					b.Fatalf("save %d: no copy of the store for the backup (%v)", g, r.BackupCopyErr)
+				}
+				saves += r.Duration - r.BackupCopyDuration // the save waited for the copy
+				copies += r.BackupCopyDuration
+				copied += r.BackupCopyBytes
+				n++
+			}
+			b.ReportMetric(float64(saves.Nanoseconds())/float64(n), "ns/save")
+			b.ReportMetric(float64(copies.Nanoseconds())/float64(n), "ns/copy")
+			b.ReportMetric(float64(copied)/float64(n), "copy-bytes")
+			b.ReportMetric(float64(copies)/float64(saves), "ratio-copy/save")
+		})
+	}
+}
+
+// deltaSnap is save g of the chunks at xs (row 0): each the generated
+// chunk with 2% of its pixels changed at random, so that it takes a Delta
+// record.
+func deltaSnap(rng *rand.Rand, chunk, g int, xs []int32) *snapshot.Snapshot {
+	s := &snapshot.Snapshot{World: []byte(fmt.Sprintf("world %d", g))}
+	for _, x := range xs {
+		pix := make([]uint32, chunk*chunk)
+		flatGen{}.Generate(x, 0, 3, pix)
+		for range chunk * chunk / 50 {
+			pix[rng.IntN(len(pix))] = uint32(1 + rng.IntN(200))
+		}
+		c := components.NewChunkFrom(chunk, snapshot.Pixels(pix))
+		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: components.ChunkPos{X: x}, Buf: c.Share(), Version: uint64(g)})
+	}
+	return s
+}
+
+// BenchmarkLoad_Verify measures what verifying the committed generation
+// costs a load (Dir.LoadIntact: the world file, and the chunk store read
+// whole, every live record decoded) against what a load did before it
+// (Dir.ReadWorld and opening the store through its root), on a store of
+// 64 or 256 512x512 delta chunks on disk, the two interleaved.
+func BenchmarkLoad_Verify(b *testing.B) {
+	const chunk = 512
+	for _, stored := range []int{64, 256} {
+		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
+			dir := filepath.Join(b.TempDir(), "save")
+			cfg := chunkstore.Options{ChunkSize: chunk, TileSize: 32, PixelSize: 4, Seed: 3, Generator: flatGen{}}
+			w, err := autosave.OpenWriter(dir, autosave.Options{Store: cfg})
+			if err != nil {
+				b.Fatal(err)
+			}
+			all := make([]int32, stored)
+			for i := range all {
+				all[i] = int32(i)
+			}
+			w.Submit(autosave.Job{Snap: deltaSnap(rand.New(rand.NewPCG(1, 1)), chunk, 1, all)})
+			if r := w.Wait(); r.Err != nil {
+				b.Fatal(r.Err)
+			}
+			w.Close()
+			d, err := autosave.OpenDir(nil, dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			var verify, plain time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if _, fb, err := d.LoadIntact(nil); err != nil || fb != nil {
+					b.Fatal(err, fb)
+				}
+				verify += time.Since(start)
+				start = time.Now()
+				if _, err := d.ReadWorld(nil); err != nil {
+					b.Fatal(err)
+				}
+				m := d.Manifest()
+				p, _ := d.File(m.Chunks.Name)
+				o := cfg
+				o.Root, o.ReadOnly = m.Chunks.Root, true
+				s, err := chunkstore.Open(p, &o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+				plain += time.Since(start)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(verify.Nanoseconds())/n, "ns/verified-load")
+			b.ReportMetric(float64(plain.Nanoseconds())/n, "ns/plain-load")
+			b.ReportMetric(float64(verify)/float64(plain), "ratio")
+		})
+	}
 }

@@ -12,12 +12,12 @@ import (
 type baseCache struct {
 	mu  sync.Mutex
 	max int
-	m   map[Pos]*list.Element
+	m   map[Key]*list.Element
 	lru list.List // of *baseEntry, most recent first
 }
 
 type baseEntry struct {
-	pos Pos
+	pos Key
 	pix []uint32 // read-only once cached
 }
 
@@ -25,10 +25,10 @@ func newBaseCache(max int) *baseCache {
 	if max <= 0 {
 		return nil
 	}
-	return &baseCache{max: max, m: make(map[Pos]*list.Element, max)}
+	return &baseCache{max: max, m: make(map[Key]*list.Element, max)}
 }
 
-func (c *baseCache) get(pos Pos) []uint32 {
+func (c *baseCache) get(pos Key) []uint32 {
 	if c == nil {
 		return nil
 	}
@@ -43,7 +43,7 @@ func (c *baseCache) get(pos Pos) []uint32 {
 }
 
 // put caches pix, which the cache then owns and nobody may change.
-func (c *baseCache) put(pos Pos, pix []uint32) {
+func (c *baseCache) put(pos Key, pix []uint32) {
 	if c == nil {
 		return
 	}

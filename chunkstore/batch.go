@@ -5,8 +5,8 @@ import "slices"
 // Batch collects chunk and body changes for one Commit. The last change
 // to a position wins. A Batch is not safe for concurrent use.
 type Batch struct {
-	chunks map[Pos]batchChunk
-	bodies map[Pos]EntityBlock
+	chunks map[Key]batchChunk
+	bodies map[Key]EntityBlock
 }
 
 type batchChunk struct {
@@ -29,34 +29,47 @@ type PixelSource interface {
 
 // NewBatch returns an empty batch for s.
 func (s *Store) NewBatch() *Batch {
-	return &Batch{chunks: map[Pos]batchChunk{}, bodies: map[Pos]EntityBlock{}}
+	return &Batch{chunks: map[Key]batchChunk{}, bodies: map[Key]EntityBlock{}}
 }
 
 // PutChunk stores pix (ChunkSize*ChunkSize pixels, row-major) at pos. The
 // batch keeps the slice: the caller must not modify it until Commit
 // returns. A chunk identical to generation under PersistMask is not stored
 // (a stored one at pos is removed).
-func (b *Batch) PutChunk(pos Pos, pix []uint32) { b.chunks[pos] = batchChunk{pix: pix} }
+func (b *Batch) PutChunk(pos Pos, pix []uint32) { b.PutChunkKey(pos.Key(), pix) }
+
+// PutChunkKey is PutChunk at a key of the store's axes (see
+// [Options.Axes]); Commit refuses a key of other axes with ErrAxes.
+func (b *Batch) PutChunkKey(k Key, pix []uint32) { b.chunks[k] = batchChunk{pix: pix} }
 
 // PutChunkFrom stores the pixels src supplies at pos, as PutChunk does; src
 // is read while Commit compresses, not before.
-func (b *Batch) PutChunkFrom(pos Pos, src PixelSource) { b.chunks[pos] = batchChunk{src: src} }
+func (b *Batch) PutChunkFrom(pos Pos, src PixelSource) { b.PutChunkFromKey(pos.Key(), src) }
+
+// PutChunkFromKey is PutChunkFrom at a key of the store's axes.
+func (b *Batch) PutChunkFromKey(k Key, src PixelSource) { b.chunks[k] = batchChunk{src: src} }
 
 // DeleteChunk removes the chunk at pos: it reads as generated again.
-func (b *Batch) DeleteChunk(pos Pos) { b.chunks[pos] = batchChunk{del: true} }
+func (b *Batch) DeleteChunk(pos Pos) { b.DeleteChunkKey(pos.Key()) }
+
+// DeleteChunkKey is DeleteChunk at a key of the store's axes.
+func (b *Batch) DeleteChunkKey(k Key) { b.chunks[k] = batchChunk{del: true} }
 
 // PutBodies replaces the pixel bodies kept with the chunk at pos. Empty
 // bodies (no Shape bit set) are dropped; nil or no non-empty body removes
 // the chunk's bodies. The batch keeps the slice and what it points to
 // until Commit returns.
-func (b *Batch) PutBodies(pos Pos, bodies []Body) { b.bodies[pos] = EntityBlock{Bodies: bodies} }
+func (b *Batch) PutBodies(pos Pos, bodies []Body) { b.bodies[pos.Key()] = EntityBlock{Bodies: bodies} }
 
 // PutEntities replaces what is kept with the chunk at pos besides its
 // pixels: its pixel bodies and its entity sections (see [EntityBlock]). A
 // block with no non-empty body and no section removes them. The batch keeps
 // the slices until Commit returns. PutEntities and PutBodies replace each
 // other's change at pos.
-func (b *Batch) PutEntities(pos Pos, blk EntityBlock) { b.bodies[pos] = blk }
+func (b *Batch) PutEntities(pos Pos, blk EntityBlock) { b.PutEntitiesKey(pos.Key(), blk) }
+
+// PutEntitiesKey is PutEntities at a key of the store's axes.
+func (b *Batch) PutEntitiesKey(k Key, blk EntityBlock) { b.bodies[k] = blk }
 
 // Len returns the number of positions the batch changes (chunks and body
 // sets counted apart).
@@ -68,12 +81,12 @@ func (b *Batch) Reset() {
 	clear(b.bodies)
 }
 
-// sortedPos returns the keys of m in page-table order.
-func sortedPos[V any](m map[Pos]V) []Pos {
-	ps := make([]Pos, 0, len(m))
-	for p := range m {
-		ps = append(ps, p)
+// sortedKeys returns the keys of m in page-table order.
+func sortedKeys[V any](m map[Key]V) []Key {
+	ks := make([]Key, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
 	}
-	slices.SortFunc(ps, comparePos)
-	return ps
+	slices.SortFunc(ks, compareKeys)
+	return ks
 }

@@ -68,7 +68,7 @@ func (s *Store) Check() Report {
 		if err != nil {
 			r.add(SectionTable, off, err)
 		}
-		t, problems, perr := parseTable(rec[recordHeaderSize:], off, true)
+		t, problems, perr := parseTable(h.payload(rec), off, true, s.axes)
 		if perr != nil {
 			r.add(SectionTable, off, perr)
 			break
@@ -128,7 +128,7 @@ func (s *Store) Check() Report {
 			section = SectionBodies
 		}
 		if ev, ok := damaged[e.Handle.Offset]; ok {
-			r.addPos(section, e.Handle.Offset, e.Pos, ev.bad)
+			r.addKey(section, e.Handle.Offset, e.Key, ev.bad)
 			delete(damaged, e.Handle.Offset)
 			continue
 		}
@@ -137,7 +137,7 @@ func (s *Store) Check() Report {
 		}
 		checked[e.Handle.Offset] = true
 		if err := s.checkEntry(e, sc, dst); err != nil {
-			r.addPos(section, e.Handle.Offset, e.Pos, err)
+			r.addKey(section, e.Handle.Offset, e.Key, err)
 		}
 	}
 	for _, off := range order {
@@ -147,7 +147,7 @@ func (s *Store) Check() Report {
 		case ev.hdrOK && !ev.hdr.kind.isTable():
 			// A chunk or body record no entry uses (an older version, or one
 			// a rebuild skipped): its header still says which chunk.
-			r.addPos(SectionRecord, off, recordKeyPos(ev.hdr.key), fmt.Errorf("unreferenced %s (%d bytes): %w", ev.hdr.kind, ev.length, ev.bad))
+			r.addKey(SectionRecord, off, ev.hdr.keyAny(nil), fmt.Errorf("unreferenced %s (%d bytes): %w", ev.hdr.kind, ev.length, ev.bad))
 		default:
 			r.add(SectionRecord, off, fmt.Errorf("unreferenced bytes (%d): %w", ev.length, ev.bad))
 		}
@@ -237,7 +237,7 @@ func CheckFile(fsys vfs.FS, path string) Report {
 			if rec.Err != nil {
 				switch rec.Kind {
 				case RecordFull, RecordDelta, RecordBodies:
-					r.addPos(SectionRecord, rec.Handle.Offset, rec.Pos, rec.Err)
+					r.addKey(SectionRecord, rec.Handle.Offset, rec.Key, rec.Err)
 				default:
 					r.add(SectionRecord, rec.Handle.Offset, rec.Err)
 				}

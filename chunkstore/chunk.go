@@ -76,12 +76,22 @@ type chunkCodec struct {
 	mask      uint32
 	seed      uint64
 	gen       Generator
+	kgen      KeyGenerator // gen, in a store of 3 or 4 axes
 	threshold float64
 	bases     *baseCache // nil when disabled
 }
 
+// run has the generator fill dst with the chunk at pos, unmasked.
+func (cc *chunkCodec) run(pos Key, dst []uint32) {
+	if cc.kgen != nil && pos.n > 2 {
+		cc.kgen.GenerateKey(pos, cc.seed, dst)
+		return
+	}
+	cc.gen.Generate(pos.c[0], pos.c[1], cc.seed, dst)
+}
+
 // generate fills dst with the masked generated chunk at pos.
-func (cc *chunkCodec) generate(pos Pos, dst []uint32) {
+func (cc *chunkCodec) generate(pos Key, dst []uint32) {
 	if cc.gen == nil {
 		clear(dst)
 		return
@@ -90,7 +100,7 @@ func (cc *chunkCodec) generate(pos Pos, dst []uint32) {
 		copy(dst, b)
 		return
 	}
-	cc.gen.Generate(pos.X, pos.Y, cc.seed, dst)
+	cc.run(pos, dst)
 	maskPixels(dst, cc.mask)
 	if cc.bases != nil {
 		cc.bases.put(pos, append([]uint32(nil), dst...))
@@ -99,11 +109,11 @@ func (cc *chunkCodec) generate(pos Pos, dst []uint32) {
 
 // base returns the masked generated chunk at pos, read-only: from the cache,
 // or generated into scratch (and cached).
-func (cc *chunkCodec) base(pos Pos, scratch []uint32) []uint32 {
+func (cc *chunkCodec) base(pos Key, scratch []uint32) []uint32 {
 	if b := cc.bases.get(pos); b != nil {
 		return b
 	}
-	cc.gen.Generate(pos.X, pos.Y, cc.seed, scratch)
+	cc.run(pos, scratch)
 	maskPixels(scratch, cc.mask)
 	if cc.bases == nil {
 		return scratch
@@ -117,7 +127,7 @@ func (cc *chunkCodec) base(pos Pos, scratch []uint32) []uint32 {
 // (reset first). Only pix&mask matters: a chunk identical to generation is
 // not stored, an all-zero one is Empty, one where fewer than threshold of
 // the pixels differ from generation is a Delta, anything else Full.
-func (cc *chunkCodec) encode(e *encoder, pos Pos, pix []uint32) (chunkResult, error) {
+func (cc *chunkCodec) encode(e *encoder, pos Key, pix []uint32) (chunkResult, error) {
 	if len(pix) != cc.npix {
 		return chunkResult{}, fmt.Errorf("%w: chunk %v has %d pixels, want %d", ErrInvalidChunk, pos, len(pix), cc.npix)
 	}
@@ -157,7 +167,7 @@ func (cc *chunkCodec) encode(e *encoder, pos Pos, pix []uint32) (chunkResult, er
 	return chunkResult{typ: Full, rec: e.encodeFull(pos, pix, mask), diff: diff}, nil
 }
 
-func (e *encoder) encodeDelta(pos Pos, pix, gen []uint32, mask uint32, diff int) []byte {
+func (e *encoder) encodeDelta(pos Key, pix, gen []uint32, mask uint32, diff int) []byte {
 	n := deltaCountSize + deltaEntrySize*diff
 	if cap(e.raw) < n {
 		e.raw = make([]byte, n)
@@ -178,7 +188,7 @@ func (e *encoder) encodeDelta(pos Pos, pix, gen []uint32, mask uint32, diff int)
 	return e.seal(RecordDelta, pos, raw)
 }
 
-func (e *encoder) encodeFull(pos Pos, pix []uint32, mask uint32) []byte {
+func (e *encoder) encodeFull(pos Key, pix []uint32, mask uint32) []byte {
 	var raw []byte
 	if nativeLE && mask == ^uint32(0) {
 		raw = pixelBytes(pix)
@@ -193,10 +203,10 @@ func (e *encoder) encodeFull(pos Pos, pix []uint32, mask uint32) []byte {
 }
 
 // seal compresses raw into a fresh record in e.recs.
-func (e *encoder) seal(kind RecordKind, pos Pos, raw []byte) []byte {
+func (e *encoder) seal(kind RecordKind, pos Key, raw []byte) []byte {
 	rec, codec := compressInto(e.recs[:0], &e.c, raw)
+	rec = sealKeyed(rec, kind, codec, pos, uint32(len(raw)))
 	e.recs = rec
-	sealRecord(rec, kind, codec, pos.recordKey(), uint32(len(raw)))
 	return rec
 }
 

@@ -42,14 +42,15 @@ type CommitStats struct {
 
 // mutation is one change to the index that a commit makes.
 type mutation struct {
-	key  uint64
+	key  ikey
 	body bool
 	del  bool
 	v    ival
 }
 
-func (m mutation) entry() tableEntry {
-	e := tableEntry{pos: keyPos(m.key), h: m.v.h, typ: m.v.typ, deleted: m.del}
+// entry returns the page-table entry of m in a store of n axes.
+func (m mutation) entry(n int) tableEntry {
+	e := tableEntry{pos: keyOf(m.key, n), h: m.v.h, typ: m.v.typ, deleted: m.del}
 	if m.body {
 		e.typ = BodyBlock
 	}
@@ -294,7 +295,7 @@ func (s *Store) newWriter() *commitWriter {
 // of the next generation, syncs it and publishes.
 func (s *Store) finish(cw *commitWriter, muts []mutation, evict map[uint32]bool, moved map[Handle]Handle, st CommitStats, start time.Time) (CommitStats, error) {
 	h := s.hdr
-	h.version = formatVersion // a commit writes the current format, whatever it opened
+	h.version = h.currentVersion() // a commit writes the current format, whatever it opened
 	h.generation++
 	h.modified = time.Now().Unix()
 	h.genVersion = s.cfg.generatorVersion()
@@ -304,8 +305,8 @@ func (s *Store) finish(cw *commitWriter, muts []mutation, evict map[uint32]bool,
 		return st, err
 	}
 	if plan != nil {
-		rec := make([]byte, recordHeaderSize, recordHeaderSize+tableHeaderSize+entrySize*len(plan.entries))
-		rec = appendTable(rec, plan.prev, plan.level, plan.entries)
+		rec := make([]byte, recordHeaderSize, recordHeaderSize+tableHeaderSize+entrySizeOf(s.axes)*len(plan.entries))
+		rec = appendTable(rec, plan.prev, plan.level, plan.entries, s.axes)
 		sealRecord(rec, plan.kind, codecNone, h.generation, uint32(len(rec)-recordHeaderSize))
 		plan.h = cw.append(rec)
 		h.root = plan.h.Offset
@@ -376,7 +377,7 @@ func chunkDelta(s *Store, muts []mutation) int {
 
 // workItem is one chunk or body set of a batch to encode.
 type workItem struct {
-	pos    Pos
+	pos    Key
 	chunk  batchChunk
 	bodies []Body
 	secs   [][]byte // entity sections kept with the bodies
@@ -391,13 +392,16 @@ type workItem struct {
 // returns the index changes, chunks then bodies, each in (y, x) order.
 func (s *Store) writeRecords(b *Batch, cw *commitWriter, st *CommitStats) ([]mutation, error) {
 	items := make([]workItem, 0, b.Len())
-	for _, p := range sortedPos(b.chunks) {
+	for _, p := range sortedKeys(b.chunks) {
 		items = append(items, workItem{pos: p, chunk: b.chunks[p]})
 	}
-	for _, p := range sortedPos(b.bodies) {
+	for _, p := range sortedKeys(b.bodies) {
 		items = append(items, workItem{pos: p, bodies: b.bodies[p].Bodies, secs: b.bodies[p].Sections, isBody: true})
 	}
 	for i := range items {
+		if err := checkAxes(items[i].pos, s.axes, "commit"); err != nil {
+			return nil, err
+		}
 		if it := &items[i]; it.isBody {
 			for j := range it.bodies {
 				if bd := &it.bodies[j]; !bd.IsEmpty() {
@@ -436,7 +440,7 @@ func (s *Store) place(it *workItem, cw *commitWriter, st *CommitStats) (mutation
 	if it.isBody {
 		ix = s.bodies
 	}
-	key := it.pos.key()
+	key := it.pos.ik()
 	cur, had := ix.get(key)
 	m := mutation{key: key, body: it.isBody}
 	switch {
@@ -564,8 +568,7 @@ func (s *Store) encodeItem(e *encoder, it *workItem) {
 			return
 		}
 		rec := e.appendBodyBlock(make([]byte, recordHeaderSize, 4096), it.bodies, it.secs, s.cc.mask)
-		sealRecord(rec, RecordBodies, codecNone, it.pos.recordKey(), uint32(len(rec)-recordHeaderSize))
-		it.rec = rec
+		it.rec = sealKeyed(rec, RecordBodies, codecNone, it.pos, uint32(len(rec)-recordHeaderSize))
 		return
 	}
 	if it.chunk.del {
@@ -599,7 +602,7 @@ type tablePlan struct {
 }
 
 type tkey struct {
-	key  uint64
+	key  ikey
 	body bool
 }
 
@@ -672,7 +675,7 @@ func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, e
 	if k == 0 {
 		plan.entries = make([]tableEntry, len(muts))
 		for i, m := range muts {
-			plan.entries[i] = m.entry()
+			plan.entries[i] = m.entry(s.axes)
 		}
 		slices.SortFunc(plan.entries, compareEntries)
 		return plan, nil
@@ -690,18 +693,18 @@ func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, e
 			return s.planCheckpoint(overlay, post), nil
 		}
 		buf = rec
-		t, _, err := parseTable(rec[recordHeaderSize:], sg.h.Offset, false)
+		t, _, err := parseTable(rec[recordHeaderSize:], sg.h.Offset, false, s.axes)
 		if err != nil {
 			return s.planCheckpoint(overlay, post), nil
 		}
 		for _, e := range t.entries {
-			keys[tkey{e.pos.key(), e.isBody()}] = struct{}{}
+			keys[tkey{e.pos.ik(), e.isBody()}] = struct{}{}
 		}
 	}
 	plan.entries = make([]tableEntry, 0, len(keys))
 	for k := range keys {
 		if m, ok := overlay[k]; ok {
-			plan.entries = append(plan.entries, m.entry())
+			plan.entries = append(plan.entries, m.entry(s.axes))
 			continue
 		}
 		ix := s.chunks
@@ -711,7 +714,7 @@ func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, e
 		m := mutation{key: k.key, body: k.body}
 		m.v, m.del = ix.get(k.key)
 		m.del = !m.del
-		plan.entries = append(plan.entries, m.entry())
+		plan.entries = append(plan.entries, m.entry(s.axes))
 	}
 	slices.SortFunc(plan.entries, compareEntries)
 	return plan, nil
@@ -721,9 +724,9 @@ func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, e
 func (s *Store) planCheckpoint(overlay map[tkey]mutation, post int) *tablePlan {
 	plan := &tablePlan{kind: RecordCheckpoint, merged: len(s.chain), entries: make([]tableEntry, 0, post)}
 	add := func(ix *index, body bool) {
-		ix.each(func(key uint64, v ival) bool {
+		ix.each(func(key ikey, v ival) bool {
 			if _, ok := overlay[tkey{key, body}]; !ok {
-				plan.entries = append(plan.entries, mutation{key: key, body: body, v: v}.entry())
+				plan.entries = append(plan.entries, mutation{key: key, body: body, v: v}.entry(s.axes))
 			}
 			return true
 		})
@@ -732,7 +735,7 @@ func (s *Store) planCheckpoint(overlay map[tkey]mutation, post int) *tablePlan {
 	add(s.bodies, true)
 	for _, m := range overlay {
 		if !m.del {
-			plan.entries = append(plan.entries, m.entry())
+			plan.entries = append(plan.entries, m.entry(s.axes))
 		}
 	}
 	slices.SortFunc(plan.entries, compareEntries)
@@ -773,6 +776,7 @@ func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWr
 			s.unref(m.key, old, m.body)
 		}
 	}
+	s.updateCells(muts)
 	if plan != nil {
 		s.ends[plan.h.File()] = max(s.ends[plan.h.File()], plan.h.end())
 		sg := segment{h: plan.h, level: plan.level, count: len(plan.entries)}
@@ -791,7 +795,7 @@ func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWr
 }
 
 // ref and unref keep the counters and live bytes as index entries come and go.
-func (s *Store) ref(key uint64, v ival, body bool) {
+func (s *Store) ref(key ikey, v ival, body bool) {
 	if !body {
 		s.counts[v.typ]++
 	}
@@ -803,7 +807,7 @@ func (s *Store) ref(key uint64, v ival, body bool) {
 	}
 }
 
-func (s *Store) unref(key uint64, v ival, body bool) {
+func (s *Store) unref(key ikey, v ival, body bool) {
 	if !body {
 		s.counts[v.typ]--
 	}

@@ -120,7 +120,7 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 	var dropped []Problem
 	var buf []byte
 	for _, e := range entries {
-		m := mutation{key: e.pos.key(), body: e.isBody(), v: ival{typ: e.typ}}
+		m := mutation{key: e.pos.ik(), body: e.isBody(), v: ival{typ: e.typ}}
 		nh, ok := moved[e.h]
 		if !ok {
 			rh, rec, err := s.read(e.h, buf)
@@ -133,8 +133,9 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 					s.undo(undo)
 					return st, fmt.Errorf("chunkstore: compact: %w", err)
 				}
-				pos := e.pos
-				dropped = append(dropped, Problem{Section: SectionRecord, Offset: e.h.Offset, Pos: &pos, Err: fmt.Errorf("dropped by compaction: %w", err)})
+				var r Report
+				r.addKey(SectionRecord, e.h.Offset, e.pos, fmt.Errorf("dropped by compaction: %w", err))
+				dropped = append(dropped, r.Problems...)
 				m.del = true
 				muts = append(muts, m)
 				continue
@@ -202,7 +203,12 @@ func (s *Store) entriesIn(n uint32) []tableEntry {
 			if r, ok := s.dict.refs[ev.off]; ok {
 				keys = r.keys()
 			} else {
-				keys = []tkey{{recordKeyPos(ev.hdr.key).key(), body}}
+				k, err := ev.hdr.keyIn(ev.rec, s.axes, ev.off)
+				if err != nil || ev.rec == nil {
+					s.mu.RUnlock()
+					return true
+				}
+				keys = []tkey{{k.ik(), body}}
 			}
 			live := false
 			for _, k := range keys {
@@ -211,7 +217,7 @@ func (s *Store) entriesIn(n uint32) []tableEntry {
 					ix = s.bodies
 				}
 				if v, ok := ix.get(k.key); ok && v.h == h {
-					out = append(out, mutation{key: k.key, body: k.body, v: v}.entry())
+					out = append(out, mutation{key: k.key, body: k.body, v: v}.entry(s.axes))
 					live = true
 				}
 			}
@@ -228,9 +234,9 @@ func (s *Store) entriesIn(n uint32) []tableEntry {
 	// The slow way: every entry of the index.
 	out = out[:0]
 	add := func(ix *index, body bool) {
-		ix.each(func(key uint64, v ival) bool {
+		ix.each(func(key ikey, v ival) bool {
 			if !v.h.IsZero() && v.h.File() == n {
-				out = append(out, mutation{key: key, body: body, v: v}.entry())
+				out = append(out, mutation{key: key, body: body, v: v}.entry(s.axes))
 			}
 			return true
 		})
@@ -338,7 +344,8 @@ func (s *Store) CompactTo(path string) (*Store, error) {
 // A Filled is a chunk that [Store.CompactToFilling] took from one of its
 // fill stores.
 type Filled struct {
-	Pos     Pos
+	Pos     Pos // the first two axes of Key
+	Key     Key
 	From    int  // the index of the fill store it came from
 	Damaged bool // the store held it, in a damaged record
 }
@@ -348,11 +355,13 @@ type Filled struct {
 // every chunk whose record in the store is damaged and every one the store
 // does not hold for which missing (when not nil) returns true (after a
 // damaged page table was rebuilt by a scan, a chunk may be missing because
-// its records were lost). A repair brings chunks back from a backup's
-// store this way. Body sets are never taken: bodies move between chunks,
-// and an older set could hold bodies that live in another chunk's now. A
-// fill store with another chunk size, seed or generator version gives no
-// Delta chunks: they mean something only against their own generator.
+// its records were lost; missing is consulted in a store of 2 axes only).
+// A repair brings chunks back from a backup's store this way. Body sets
+// are never taken: bodies move between chunks, and an older set could hold
+// bodies that live in another chunk's now. A fill store of another chunk
+// size or other axes gives nothing; one of another seed or generator
+// version no Delta chunks: they mean something only against their own
+// generator.
 func (s *Store) CompactToFilling(path string, missing func(pos Pos) bool, fill ...*Store) (*Store, []Filled, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -409,18 +418,18 @@ func (s *Store) fillEntries(fill []*Store) map[tkey]struct {
 		f.mu.RLock()
 		deltas := f.cc.npix == s.cc.npix && f.cfg.Seed == s.cfg.Seed && f.hdr.genVersion == s.hdr.genVersion
 		add := func(ix *index, body bool) {
-			ix.each(func(key uint64, v ival) bool {
+			ix.each(func(key ikey, v ival) bool {
 				k := tkey{key, body}
 				if _, ok := out[k]; !ok && (body || v.typ != Delta || deltas) {
 					out[k] = struct {
 						e   tableEntry
 						src int
-					}{mutation{key: key, body: body, v: v}.entry(), i}
+					}{mutation{key: key, body: body, v: v}.entry(s.axes), i}
 				}
 				return true
 			})
 		}
-		if !f.closed && f.cc.npix == s.cc.npix {
+		if !f.closed && f.cc.npix == s.cc.npix && f.axes == s.axes {
 			add(f.chunks, false)
 		}
 		f.mu.RUnlock()
@@ -438,8 +447,8 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 	var filled []Filled
 	entries := make([]tableEntry, 0, s.chunks.Len()+s.bodies.Len())
 	add := func(ix *index, body bool) {
-		ix.each(func(key uint64, v ival) bool {
-			entries = append(entries, mutation{key: key, body: body, v: v}.entry())
+		ix.each(func(key ikey, v ival) bool {
+			entries = append(entries, mutation{key: key, body: body, v: v}.entry(s.axes))
 			return true
 		})
 	}
@@ -450,13 +459,13 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 		srcs[i] = source{s, -1}
 	}
 	fills := s.fillEntries(fill)
-	if missing != nil {
+	if missing != nil && s.axes == 2 { // missing names positions of 2 axes
 		for k, fe := range fills {
 			ix := s.chunks
 			if k.body {
 				ix = s.bodies
 			}
-			if _, ok := ix.get(k.key); !ok && missing(fe.e.pos) {
+			if _, ok := ix.get(k.key); !ok && missing(fe.e.pos.Pos()) {
 				entries = append(entries, fe.e)
 				srcs = append(srcs, source{fill[fe.src], fe.src})
 			}
@@ -514,7 +523,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 		if err == nil {
 			kept = append(kept, ne)
 			if src.from >= 0 {
-				filled = append(filled, Filled{Pos: e.pos, From: src.from})
+				filled = append(filled, Filled{Pos: e.pos.Pos(), Key: e.pos, From: src.from})
 			}
 			continue
 		}
@@ -524,25 +533,25 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 		if src.from >= 0 {
 			continue // a fill store's damaged record: the position stays lost
 		}
-		dropped.addPos(SectionRecord, e.h.Offset, e.pos, fmt.Errorf("dropped by compaction: %w", err))
-		if fe, ok := fills[tkey{e.pos.key(), e.isBody()}]; ok {
+		dropped.addKey(SectionRecord, e.h.Offset, e.pos, fmt.Errorf("dropped by compaction: %w", err))
+		if fe, ok := fills[tkey{e.pos.ik(), e.isBody()}]; ok {
 			if ne, err := copyRecord(fe.e, source{fill[fe.src], fe.src}); err == nil {
 				kept = append(kept, ne)
-				filled = append(filled, Filled{Pos: e.pos, From: fe.src, Damaged: true})
+				filled = append(filled, Filled{Pos: e.pos.Pos(), Key: e.pos, From: fe.src, Damaged: true})
 			}
 		}
 	}
-	slices.SortFunc(filled, func(a, b Filled) int { return comparePos(a.Pos, b.Pos) })
+	slices.SortFunc(filled, func(a, b Filled) int { return compareKeys(a.Key, b.Key) })
 	g := s.hdr.generation + 1
-	rec := make([]byte, recordHeaderSize, recordHeaderSize+tableHeaderSize+entrySize*len(kept))
-	rec = appendTable(rec, 0, 0, kept)
+	rec := make([]byte, recordHeaderSize, recordHeaderSize+tableHeaderSize+entrySizeOf(s.axes)*len(kept))
+	rec = appendTable(rec, 0, 0, kept, s.axes)
 	sealRecord(rec, RecordCheckpoint, codecNone, g, uint32(len(rec)-recordHeaderSize))
 	ck := cw.append(rec)
 	if _, err := cw.sync(s.cfg.FS); err != nil {
 		return dropped, nil, err
 	}
 	old := s.hdr
-	old.version = formatVersion
+	old.version = old.currentVersion()
 	old.root = ck.Offset
 	old.chunkCount = 0
 	for _, e := range kept {

@@ -91,7 +91,7 @@ func TestDesignTables(t *testing.T) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n| Pattern | design | ours (record) | ratio | stored as |\n| --- | --- | --- | --- | --- |\n")
 	for _, p := range patterns() {
-		rec := e.encodeFull(Pos{}, p.pix, ^uint32(0))
+		rec := e.encodeFull(Key2(0, 0), p.pix, ^uint32(0))
 		stored := "Full"
 		if p.name == "Empty (air)" {
 			stored = "Empty: no record, entry only"
@@ -111,12 +111,12 @@ func TestDesignTables(t *testing.T) {
 		rng := rand.New(rand.NewPCG(9, 9))
 		for _, pct := range []int{1, 5, 10, 25, 50} {
 			pix := modify(base, float64(pct)/100, scattered, rng)
-			res, err := cc.encode(e, Pos{1, 0}, pix)
+			res, err := cc.encode(e, Key2(1, 0), pix)
 			if err != nil || res.typ != Delta {
 				t.Fatalf("%d%%: %v %v", pct, res.typ, err)
 			}
 			delta := len(res.rec)
-			full := len(e.encodeFull(Pos{1, 0}, pix, ^uint32(0)))
+			full := len(e.encodeFull(Key2(1, 0), pix, ^uint32(0)))
 			sr := seedRows[pct]
 			fmt.Fprintf(&b, "| %d%% | %s / %s / %s | %d | %s | %s |\n", pct, sr[0], sr[1], sr[2], res.diff, kb(delta), kb(full))
 		}

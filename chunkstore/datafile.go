@@ -119,7 +119,7 @@ func (d dataHeader) marshal() [dataHeaderSize]byte {
 	var out [dataHeaderSize]byte
 	w := writeBuf(out[:])
 	w.bytes([]byte(dataMagic))
-	w.uint16(formatVersion)
+	w.uint16(dataFormatVersion)
 	w.uint16(0)
 	w.uint32(d.n)
 	w.uint32(0) // checksum
@@ -147,8 +147,8 @@ func parseDataHeader(b []byte, n uint32, id *header) error {
 		return fmt.Errorf("%w: %s: magic %q, want %q", ErrCorrupt, where, b[:4], dataMagic)
 	}
 	r := readBuf(b[4:])
-	if v := r.uint16(); v < 2 || v > formatVersion {
-		return fmt.Errorf("%w: %s: version %d, this package reads 2 to %d", ErrVersion, where, v, formatVersion)
+	if v := r.uint16(); v < 2 || v > dataFormatVersion {
+		return fmt.Errorf("%w: %s: version %d, this package reads 2 to %d", ErrVersion, where, v, dataFormatVersion)
 	}
 	cr := readBuf(b[dataHeaderCRC:])
 	if c, stored := dataHeaderChecksum(b), cr.uint32(); c != stored {

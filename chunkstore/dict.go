@@ -2,6 +2,7 @@ package chunkstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/maphash"
 )
 
@@ -67,7 +68,7 @@ func (d *dict) hash(rec []byte) uint64 {
 	h.SetSeed(d.seed)
 	h.Write(rec[4:8])
 	h.Write(rec[16:18])
-	h.Write(rec[recordHeaderSize:])
+	h.Write(sealedPayload(rec))
 	return h.Sum64()
 }
 
@@ -161,5 +162,11 @@ func (d *dict) move(from, to Handle) {
 // samePayload reports whether two sealed records are interchangeable.
 func samePayload(a, b []byte) bool {
 	return len(a) == len(b) && bytes.Equal(a[4:8], b[4:8]) && bytes.Equal(a[16:18], b[16:18]) &&
-		bytes.Equal(a[recordHeaderSize:], b[recordHeaderSize:])
+		bytes.Equal(sealedPayload(a), sealedPayload(b))
+}
+
+// sealedPayload returns the payload of a sealed record: not the key bytes
+// after it.
+func sealedPayload(rec []byte) []byte {
+	return rec[recordHeaderSize : recordHeaderSize+int(binary.LittleEndian.Uint32(rec))]
 }

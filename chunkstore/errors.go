@@ -64,6 +64,12 @@ var (
 	// not hold ChunkSize*ChunkSize values.
 	ErrInvalidChunk = errors.New("chunkstore: invalid chunk")
 
+	// ErrAxes is returned when a chunk key has another number of axes than
+	// the store (Options.Axes, fixed when it was created): a [Pos] given to
+	// a store of 3 or 4 axes, a 4-axis [Key] given to one of 3. Commit
+	// returns it before writing anything.
+	ErrAxes = errors.New("chunkstore: chunk key of the wrong number of axes")
+
 	// ErrClosed is returned by every method of a closed Store.
 	ErrClosed = errors.New("chunkstore: store is closed")
 

@@ -1,6 +1,7 @@
 package chunkstore_test
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"math/rand/v2"
@@ -336,4 +337,64 @@ func ExampleStore_Entities() {
 	blk, err := s.Entities(chunkstore.Pos{X: 3, Y: 0})
 	fmt.Println(err, len(blk.Bodies), string(blk.Sections[0]))
 	// Output: <nil> 1 an entity section
+}
+
+// voxelWorld is the generator of a 4-axis world: stone below w = 0, air
+// above; GenerateKey makes it a KeyGenerator.
+type voxelWorld struct{}
+
+func (voxelWorld) Version() uint32 { return 1 }
+
+func (voxelWorld) Generate(x, y int32, seed uint64, dst []uint32) { clear(dst) }
+
+func (voxelWorld) GenerateKey(k chunkstore.Key, seed uint64, dst []uint32) {
+	for i := range dst {
+		dst[i] = 0
+		if k.Axis(3) < 0 {
+			dst[i] = 2
+		}
+	}
+}
+
+// A store of 4-axis chunk keys: the axes are fixed when it is created and
+// read back from its header; a range query lists the chunks stored in a
+// box, and a key of other axes is refused.
+func ExampleKey() {
+	mem := vfs.NewMem()
+	opts := chunkstore.Options{ChunkSize: 16, PixelSize: 4, Seed: 1, Axes: 4, Generator: voxelWorld{}, FS: mem}
+	s, err := chunkstore.Create("/chunks.pxsw", &opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	b := s.NewBatch()
+	for w := int32(0); w < 3; w++ {
+		pix := make([]uint32, 16*16)
+		pix[0] = 7 // a torch in each
+		b.PutChunkKey(chunkstore.Key4(1, 2, 3, w), pix)
+	}
+	if _, err := s.Commit(b); err != nil {
+		log.Fatal(err)
+	}
+	s.Close()
+
+	s, err = chunkstore.Open("/chunks.pxsw", &chunkstore.Options{Generator: voxelWorld{}, FS: mem})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	fmt.Println("axes:", s.Axes())
+	es, err := s.EntriesIn(chunkstore.Box{Min: chunkstore.Key4(0, 0, 0, 1), Max: chunkstore.Key4(9, 9, 9, 9)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range es {
+		fmt.Println(e.Key, e.Type)
+	}
+	_, err = s.Get(chunkstore.Pos{X: 1, Y: 2}, make([]uint32, 16*16))
+	fmt.Println(errors.Is(err, chunkstore.ErrAxes))
+	// Output:
+	// axes: 4
+	// (1, 2, 3, 1) delta
+	// (1, 2, 3, 2) delta
+	// true
 }

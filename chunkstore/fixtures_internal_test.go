@@ -66,6 +66,13 @@ func goodFixture(t *testing.T) map[string][]byte {
 	if _, err := s.Commit(b); err != nil {
 		t.Fatal(err)
 	}
+	return fixtureFiles(t, s, mem)
+}
+
+// fixtureFiles checks and closes a fixture's store and returns its files
+// by base name.
+func fixtureFiles(t *testing.T, s *Store, mem *vfs.Mem) map[string][]byte {
+	t.Helper()
 	if r := s.Check(); !r.OK() {
 		t.Fatal(r)
 	}
@@ -202,19 +209,7 @@ func TestWriteFixtures(t *testing.T) {
 	}
 	// Fuzz seeds: every fixture of both versions for FuzzOpen (the store
 	// file and data files 1 and 2), every record for FuzzRecord.
-	seed := func(target, name string, args ...[]byte) {
-		dir := filepath.Join("testdata", "fuzz", target)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		body := "go test fuzz v1\n"
-		for _, a := range args {
-			body += fmt.Sprintf("[]byte(%q)\n", a)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seed := func(target, name string, args ...[]byte) { writeSeed(t, target, name, args...) }
 	if err := os.RemoveAll(filepath.Join("testdata", "fuzz", "FuzzOpen")); err != nil {
 		t.Fatal(err)
 	}
@@ -233,5 +228,120 @@ func TestWriteFixtures(t *testing.T) {
 		kinds := append(kinds1, kinds2...)
 		file := good[DataFileName(main, h.File())]
 		seed("FuzzRecord", fmt.Sprintf("%02d-%s", i, strings.ReplaceAll(kinds[i].String(), " ", "-")), file[h.FileOffset():h.FileOffset()+int64(h.Length)])
+	}
+}
+
+var updateAxes = flag.Bool("update-axes", false, "rewrite the stores of 3 and 4 axes in testdata/v3 and their fuzz seeds")
+
+// axesFixtureGen is the KeyGenerator of the fixtures of 3 and 4 axes
+// (fixtures_test.go opens them with the same): the terrain of another
+// (x, y) for each z and w.
+type axesFixtureGen struct{ terrain.Generator }
+
+func (g axesFixtureGen) GenerateKey(k Key, seed uint64, dst []uint32) {
+	g.Generate(k.Axis(0)+37*k.Axis(2), k.Axis(1)-53*k.Axis(3), seed, dst)
+}
+
+// axesFixture writes a store of n axes: a Full, a Delta and an Empty
+// chunk and a body set at keys that differ only in z and w, a journal
+// segment, a deletion, then a checkpoint, across two data files.
+func axesFixture(t *testing.T, n int) map[string][]byte {
+	mem := vfs.NewMem()
+	cfg := fixtureConfig(mem)
+	cfg.Axes, cfg.Generator = n, axesFixtureGen{terrain.Generator{Surface: 8}}
+	s, err := Create("/w.pxsw", &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(x, y, z int32) Key {
+		if n == 3 {
+			return Key3(x, y, z)
+		}
+		return Key4(x, y, z, -z)
+	}
+	rng := rand.New(rand.NewPCG(uint64(n), 1))
+	random := func() []uint32 {
+		p := make([]uint32, 64)
+		for i := range p {
+			p[i] = rng.Uint32()
+		}
+		return p
+	}
+	delta := func(k Key) []uint32 {
+		pix := make([]uint32, 64)
+		cfg.Generator.(KeyGenerator).GenerateKey(k, 7, pix)
+		pix[5] ^= 0x0404
+		return pix
+	}
+	body := Body{ID: 1<<32 | 1, X: 3, Y: 4, Width: 3, Height: 2, Pixels: []uint32{1, 2, 3, 4, 5, 6},
+		Shape: []bool{true, true, false, true, true, true}, Extension: []byte("ext")}
+	b := s.NewBatch()
+	b.PutChunkKey(key(0, 20, 1), random())
+	b.PutChunkKey(key(0, 20, 2), delta(key(0, 20, 2)))
+	b.PutChunkKey(key(0, 20, 3), make([]uint32, 64))
+	b.PutEntitiesKey(key(0, 20, 1), EntityBlock{Bodies: []Body{body}})
+	if _, err := s.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	s.setAppend(storeOffset(2, dataHeaderSize))
+	b = s.NewBatch()
+	b.PutChunkKey(key(0, 20, -1), random())
+	b.DeleteChunkKey(key(0, 20, 3))
+	if _, err := s.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	s.needCheckpoint = true
+	b = s.NewBatch()
+	b.PutChunkKey(key(1, 20, 1), delta(key(1, 20, 1)))
+	if _, err := s.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	return fixtureFiles(t, s, mem)
+}
+
+// TestWriteAxesFixtures writes testdata/v3/axes-3 and axes-4, stores of
+// format 3, and their fuzz seeds; run it with -update-axes.
+func TestWriteAxesFixtures(t *testing.T) {
+	if !*updateAxes {
+		t.Skip("run with -update-axes to rewrite testdata/v3")
+	}
+	for _, n := range []int{3, 4} {
+		files := axesFixture(t, n)
+		name := fmt.Sprintf("axes-%d", n)
+		dir := filepath.Join("testdata", "v3", name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for file, data := range files {
+			if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		seed := func(target, name string, args ...[]byte) { writeSeed(t, target, name, args...) }
+		seed("FuzzOpen", "v3-"+name, files["w.pxsw"], files["w-data-1.pxsd"], files["w-data-2.pxsd"])
+		for _, d := range []uint32{1, 2} {
+			hs, kinds := recordsOf(t, files[DataFileName("w.pxsw", d)], d)
+			for i, h := range hs {
+				file := files[DataFileName("w.pxsw", h.File())]
+				seed("FuzzRecord", fmt.Sprintf("v3-%s-%d-%02d-%s", name, d, i, strings.ReplaceAll(kinds[i].String(), " ", "-")),
+					file[h.FileOffset():h.FileOffset()+int64(h.Length)])
+			}
+		}
+	}
+}
+
+// writeSeed writes a seed of fuzz target in testdata/fuzz.
+func writeSeed(t *testing.T, target, name string, args ...[]byte) {
+	t.Helper()
+	dir := filepath.Join("testdata", "fuzz", target)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := "go test fuzz v1\n"
+	for _, a := range args {
+		body += fmt.Sprintf("[]byte(%q)\n", a)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

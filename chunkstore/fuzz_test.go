@@ -9,8 +9,10 @@ import (
 )
 
 // FuzzOpen opens an arbitrary store file and data files 1 and 2 (seeded
-// from testdata/v1, testdata/v2 and testdata/fuzz/FuzzOpen): Open, Open for
-// repair, Check, every read and Scan must return errors, never panic or
+// from testdata/v1, testdata/v2, testdata/v3 (stores of 3 and 4 axes) and
+// testdata/fuzz/FuzzOpen): Open (with the game's generator, and for
+// inspection, which opens a store of any axes), Open for repair, Check,
+// every read, a range query and Scan must return errors, never panic or
 // allocate beyond what the bytes justify.
 func FuzzOpen(f *testing.F) {
 	names, _ := filepath.Glob(filepath.Join("testdata", "v1", "*.pxsw"))
@@ -20,7 +22,8 @@ func FuzzOpen(f *testing.F) {
 		}
 	}
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "v2", "*"))
-	for _, d := range dirs {
+	v3, _ := filepath.Glob(filepath.Join("testdata", "v3", "*"))
+	for _, d := range append(dirs, v3...) {
 		m, _ := os.ReadFile(filepath.Join(d, "w.pxsw"))
 		d1, _ := os.ReadFile(filepath.Join(d, "w-data-1.pxsd"))
 		d2, _ := os.ReadFile(filepath.Join(d, "w-data-2.pxsd"))
@@ -41,16 +44,28 @@ func FuzzOpen(f *testing.F) {
 		exercise := func(s *chunkstore.Store) {
 			s.Check()
 			s.Stats()
+			var box chunkstore.Box
 			s.Entries(func(e chunkstore.Entry) bool {
 				s.Get(e.Pos, dst)
 				s.Bodies(e.Pos)
 				s.ReadRaw(e.Pos)
+				s.GetKey(e.Key, dst)
+				s.EntitiesKey(e.Key)
+				s.ReadRawKey(e.Key)
 				s.RecordInfo(e.Handle)
+				if box.Min.Axes() == 0 {
+					box = chunkstore.Box{Min: e.Key, Max: e.Key}
+				}
+				box.Max = e.Key
 				return true
 			})
+			s.EntriesIn(box)
 			s.Close()
 		}
 		if s, err := chunkstore.Open(storePath, &cfg); err == nil {
+			exercise(s)
+		}
+		if s, err := chunkstore.Open(storePath, &chunkstore.Options{FS: mem, ReadOnly: true}); err == nil {
 			exercise(s)
 		}
 		if s, err := chunkstore.Open(storePath, forRepair(cfg, nil)); err == nil {

@@ -9,22 +9,42 @@ import (
 // Header slots. Their layout is part of the file format; see the package
 // documentation for the table.
 // FormatVersion is the version of the chunk store file format (PXSW) this
-// package writes. It reads every version from OldestFormatVersion on. It is
-// part of every header slot and data file header; docs/format.md has its
-// history.
+// package writes for a store of 2-axis chunk keys, the default. It reads
+// every version from OldestFormatVersion to FormatVersionAxes. The version
+// is part of every header slot; docs/format.md has its history.
 const FormatVersion = 2
+
+// FormatVersionAxes is the version this package writes for a store whose
+// chunk keys have 3 or 4 axes ([Options.Axes]): format 2 with the axes in
+// the header's flags, page-table entries of 28 or 32 bytes and the extra
+// axes of a record's key after its payload. A store of 2 axes stays format
+// 2, byte for byte what earlier releases write and read; a reader of
+// format 2 refuses format 3 with its version error.
+const FormatVersionAxes = 3
+
+// axesFormatVersion is the format version of a store whose keys have n axes.
+func axesFormatVersion(n int) uint16 {
+	if n > 2 {
+		return FormatVersionAxes
+	}
+	return FormatVersion
+}
 
 // OldestFormatVersion is the oldest format version this package reads: 1,
 // a single file without data files.
 const OldestFormatVersion = 1
 
 const (
-	headerSize          = 64            // bytes in one header slot
-	slotCount           = 2             // slots A (offset 0) and B (offset 64)
-	dataStart           = 128           // first byte after the slots: the data region
-	formatVersion       = FormatVersion // the version this package writes
-	flagLZ4             = 1 << 0        // records may be LZ4 block compressed (always set)
-	knownFlags          = flagLZ4       // flags this version understands
+	headerSize          = 64                // bytes in one header slot
+	slotCount           = 2                 // slots A (offset 0) and B (offset 64)
+	dataStart           = 128               // first byte after the slots: the data region
+	formatVersion       = FormatVersionAxes // the newest version this package reads and writes
+	dataFormatVersion   = 2                 // the version of a data file header (unchanged by format 3)
+	flagLZ4             = 1 << 0            // records may be LZ4 block compressed (always set)
+	flagAxesShift       = 1                 // format 3: bits 1..2 hold the key's axes minus 2
+	flagAxes            = 3 << flagAxesShift
+	knownFlags          = flagLZ4 // flags format 2 understands
+	knownFlags3         = flagLZ4 | flagAxes
 	maxGeneratorVersion = 1<<24 - 1     // generator versions live in 3 bytes
 	headerCRCOff        = 36            // the CRC32-C field (seed: page-table size)
 	headerRootOff       = 40            // the table root field (seed: data-region pointer)
@@ -52,7 +72,14 @@ type header struct {
 	generation uint64
 	genVersion uint32 // Generator.Version() of the writer, 24 bits
 	version    uint16 // the format version the slot was written in (kept by marshal); 0 is the current one
+	axes       uint8  // axes of a chunk key: 2, 3 or 4 (0 reads as 2)
 }
+
+// keyAxes returns the number of axes of the store's chunk keys.
+func (h *header) keyAxes() int { return max(MinAxes, int(h.axes)) }
+
+// currentVersion is the format version a commit writes for the store.
+func (h *header) currentVersion() uint16 { return axesFormatVersion(h.keyAxes()) }
 
 // slotOffset returns the file offset of the slot that holds generation g.
 func slotOffset(g uint64) int64 { return int64(g%slotCount) * headerSize }
@@ -65,10 +92,14 @@ func (h *header) marshal() [headerSize]byte {
 	w.bytes([]byte(headerMagic))
 	v := h.version
 	if v == 0 {
-		v = formatVersion
+		v = h.currentVersion()
 	}
 	w.uint16(v)
-	w.uint16(h.flags)
+	flags := h.flags &^ flagAxes
+	if n := h.keyAxes(); n > 2 {
+		flags |= uint16(n-2) << flagAxesShift
+	}
+	w.uint16(flags)
 	w.uint64(h.seed)
 	w.uint64(uint64(h.created))
 	w.uint64(uint64(h.modified))
@@ -128,8 +159,16 @@ func parseHeader(b []byte, i int) (header, error) {
 	}
 	h := header{version: v}
 	h.flags = r.uint16()
-	if h.flags&^knownFlags != 0 {
-		return header{}, fmt.Errorf("%w: %s: unknown flags %#04x", ErrVersion, where, h.flags&^knownFlags)
+	known := uint16(knownFlags)
+	if v >= 3 {
+		known = knownFlags3
+	}
+	if h.flags&^known != 0 {
+		return header{}, fmt.Errorf("%w: %s: unknown flags %#04x", ErrVersion, where, h.flags&^known)
+	}
+	h.axes = uint8(2 + (h.flags&flagAxes)>>flagAxesShift)
+	if h.axes > MaxAxes {
+		return header{}, fmt.Errorf("%w: %s: flags %#04x: chunk keys of %d axes", ErrCorrupt, where, h.flags, h.axes)
 	}
 	h.seed = r.uint64()
 	h.created = int64(r.uint64())

@@ -20,6 +20,16 @@ type Generator interface {
 	Generate(x, y int32, seed uint64, dst []uint32)
 }
 
+// KeyGenerator is a Generator for a store whose chunk keys have 3 or 4
+// axes ([Options.Axes]): such a store calls GenerateKey, never Generate,
+// and refuses a Generator that is not a KeyGenerator.
+type KeyGenerator interface {
+	Generator
+	// GenerateKey fills dst, ChunkSize*ChunkSize pixels, row-major, with
+	// the chunk at k of the world with the given seed.
+	GenerateKey(k Key, seed uint64, dst []uint32)
+}
+
 // Default thresholds: what a zero field of Options means.
 const (
 	DefaultDeltaThreshold      = 0.75
@@ -47,6 +57,15 @@ type Options struct {
 	// Seed is zero and refuses a different non-zero seed (deltas are only
 	// valid against the seed they were made with). Store.Seed reports it.
 	Seed uint64
+
+	// Axes is the number of int32 axes of a chunk key: 2 (x, y; the
+	// default), 3 (x, y, z) or 4 (x, y, z, w). Create records it in the
+	// header; Open takes it from there and refuses a non-zero Axes that
+	// differs (ErrConfigMismatch). A store of 2 axes is read and written
+	// with [Pos] or 2-axis [Key]s, one of 3 or 4 with [Key]s of as many
+	// axes (the methods ending in Key); any other key is refused with
+	// ErrAxes.
+	Axes int
 
 	// Generator produces unstored chunks and is the base of Delta chunks.
 	// Nil means no deltas: chunks are stored Full or Empty, and a chunk that
@@ -198,6 +217,9 @@ func (c Options) withDefaults(creating bool) (Options, error) {
 	if c.DataFileSize == 0 {
 		c.DataFileSize = DefaultDataFileSize
 	}
+	if creating && c.Axes == 0 {
+		c.Axes = MinAxes
+	}
 	if creating && c.PixelSize == 0 {
 		c.PixelSize = pixelSize
 	}
@@ -218,6 +240,10 @@ func (c Options) withDefaults(creating bool) (Options, error) {
 		return c, fmt.Errorf("%w: DataFileSize %d not in [%d, %d)", ErrInvalidConfig, c.DataFileSize, minDataFileSize, int64(maxDataFileSize))
 	case c.Dictionary > DictionaryOff:
 		return c, fmt.Errorf("%w: Dictionary %d", ErrInvalidConfig, c.Dictionary)
+	case c.Axes != 0 && (c.Axes < MinAxes || c.Axes > MaxAxes):
+		return c, fmt.Errorf("%w: Axes %d not in [%d, %d]", ErrInvalidConfig, c.Axes, MinAxes, MaxAxes)
+	case c.Axes > 2 && c.Generator != nil && !isKeyGenerator(c.Generator):
+		return c, fmt.Errorf("%w: a store of %d axes needs a KeyGenerator; %T is not one", ErrInvalidConfig, c.Axes, c.Generator)
 	case c.Generator != nil && c.Generator.Version() > maxGeneratorVersion:
 		return c, fmt.Errorf("%w: generator version %d does not fit in 24 bits", ErrInvalidConfig, c.Generator.Version())
 	}
@@ -250,7 +276,16 @@ func (c *Options) checkAgainst(h header) error {
 		return mismatch("pixel size", h.pixelSize, pixelSize)
 	case c.Seed != 0 && c.Seed != h.seed:
 		return mismatch("world seed", h.seed, c.Seed)
+	case c.Axes != 0 && c.Axes != h.keyAxes():
+		return mismatch("chunk key axes", h.keyAxes(), c.Axes)
+	case h.keyAxes() > 2 && c.Generator != nil && !isKeyGenerator(c.Generator):
+		return fmt.Errorf("%w: the store's chunk keys have %d axes, and %T is not a KeyGenerator", ErrInvalidConfig, h.keyAxes(), c.Generator)
 	}
-	c.ChunkSize, c.TileSize, c.PixelSize, c.Seed = h.chunkSize, h.tileSize, h.pixelSize, h.seed
+	c.ChunkSize, c.TileSize, c.PixelSize, c.Seed, c.Axes = h.chunkSize, h.tileSize, h.pixelSize, h.seed, h.keyAxes()
 	return nil
+}
+
+func isKeyGenerator(g Generator) bool {
+	_, ok := g.(KeyGenerator)
+	return ok
 }

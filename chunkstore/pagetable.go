@@ -10,24 +10,21 @@ import (
 // Page table. Its layout is part of the file format; see the package
 // documentation.
 const (
-	entrySize       = 24   // one page-table entry
-	entryCRCOff     = 21   // CRC-8 of the other 23 bytes
+	entrySize       = 24   // one page-table entry of a 2-axis store
+	entryCRCOff     = 21   // CRC-8 of the other 23 bytes (2 axes)
 	tableHeaderSize = 16   // prev u64, level u8, reserved 3, count u32
 	tombstone       = 0x80 // storage-type bit: the entry deletes its position
 )
 
+// entrySizeOf is the size of a page-table entry of a store of n axes:
+// 4 bytes per axis and 16 more (24, 28 or 32).
+func entrySizeOf(n int) int { return 4*n + 16 }
+
+// entryCRCOf is the offset of an entry's CRC-8 in a store of n axes.
+func entryCRCOf(n int) int { return 4*n + 13 }
+
 // Pos is a chunk position in chunk coordinates.
 type Pos struct{ X, Y int32 }
-
-// key packs a position for the runtime index: x in the high half, y low.
-func (p Pos) key() uint64 { return uint64(uint32(p.X))<<32 | uint64(uint32(p.Y)) }
-
-func keyPos(k uint64) Pos { return Pos{X: int32(uint32(k >> 32)), Y: int32(uint32(k))} }
-
-// recordKey is the key field of a chunk or body record: x then y, little-endian.
-func (p Pos) recordKey() uint64 { return uint64(uint32(p.X)) | uint64(uint32(p.Y))<<32 }
-
-func recordKeyPos(k uint64) Pos { return Pos{X: int32(uint32(k)), Y: int32(uint32(k >> 32))} }
 
 func (p Pos) String() string { return fmt.Sprintf("(%d, %d)", p.X, p.Y) }
 
@@ -67,7 +64,7 @@ func (t StorageType) String() string {
 // tableEntry is one decoded page-table entry: a chunk's storage or its body
 // block, or a tombstone that removes one of those.
 type tableEntry struct {
-	pos     Pos
+	pos     Key
 	h       Handle
 	typ     StorageType
 	deleted bool
@@ -77,7 +74,7 @@ type tableEntry struct {
 func (e tableEntry) isBody() bool { return e.typ == BodyBlock }
 
 func compareEntries(a, b tableEntry) int {
-	if c := comparePos(a.pos, b.pos); c != 0 {
+	if c := compareKeys(a.pos, b.pos); c != 0 {
 		return c
 	}
 	return cmp.Compare(bodyRank(a), bodyRank(b))
@@ -90,10 +87,12 @@ func bodyRank(e tableEntry) int {
 	return 0
 }
 
-func (e tableEntry) put(b []byte) {
-	w := writeBuf(b[:entrySize])
-	w.uint32(uint32(e.pos.X))
-	w.uint32(uint32(e.pos.Y))
+// put writes e, an entry of a store of n axes, to b[:entrySizeOf(n)].
+func (e tableEntry) put(b []byte, n int) {
+	w := writeBuf(b[:entrySizeOf(n)])
+	for i := range n {
+		w.uint32(uint32(e.pos.c[i]))
+	}
 	w.uint64(uint64(e.h.Offset))
 	w.uint32(e.h.Length)
 	t := uint8(e.typ)
@@ -103,22 +102,27 @@ func (e tableEntry) put(b []byte) {
 	w.uint8(t)
 	w.uint8(0)
 	w.uint16(0)
-	b[entryCRCOff] = entryCRC(b)
+	b[entryCRCOf(n)] = entryCRC(b, n)
 }
 
-func entryCRC(b []byte) byte {
-	return crc8.Update(crc8.Checksum(b[:entryCRCOff]), b[entryCRCOff+1:entrySize])
+// entryCRC is the CRC-8 of an entry of n axes without its CRC byte.
+func entryCRC(b []byte, n int) byte {
+	off := entryCRCOf(n)
+	return crc8.Update(crc8.Checksum(b[:off]), b[off+1:entrySizeOf(n)])
 }
 
-// parseEntry decodes and checks the entry at b[:24], read at off.
-func parseEntry(b []byte, off int64) (tableEntry, error) {
-	if c := entryCRC(b); c != b[entryCRCOff] {
-		return tableEntry{}, fmt.Errorf("%w: page-table entry at %v: crc8 %02x != %02x", ErrChecksum, loc(off), c, b[entryCRCOff])
+// parseEntry decodes and checks the entry of a store of n axes at
+// b[:entrySizeOf(n)], read at off.
+func parseEntry(b []byte, off int64, n int) (tableEntry, error) {
+	if c, crcOff := entryCRC(b, n), entryCRCOf(n); c != b[crcOff] {
+		return tableEntry{}, fmt.Errorf("%w: page-table entry at %v: crc8 %02x != %02x", ErrChecksum, loc(off), c, b[crcOff])
 	}
 	r := readBuf(b)
 	var e tableEntry
-	e.pos.X = int32(r.uint32())
-	e.pos.Y = int32(r.uint32())
+	e.pos.n = uint8(n)
+	for i := range n {
+		e.pos.c[i] = int32(r.uint32())
+	}
 	e.h.Offset = int64(r.uint64())
 	e.h.Length = r.uint32()
 	t := r.uint8()
@@ -134,17 +138,18 @@ func parseEntry(b []byte, off int64) (tableEntry, error) {
 		return e, fmt.Errorf("%w: page-table entry at %v: reserved bytes %#04x", ErrCorrupt, loc(off), reserved)
 	case noRecord && !e.h.IsZero():
 		return e, fmt.Errorf("%w: page-table entry at %v: %s entry with a handle", ErrCorrupt, loc(off), e.typ)
-	case !noRecord && (!validOffset(e.h.Offset) || e.h.Length < recordHeaderSize || e.h.Length > maxRecordPayload+recordHeaderSize):
+	case !noRecord && (!validOffset(e.h.Offset) || e.h.Length < recordHeaderSize || e.h.Length > maxRecordLength):
 		return e, fmt.Errorf("%w: page-table entry at %v: handle {%d, %d}", ErrCorrupt, loc(off), e.h.Offset, e.h.Length)
 	}
 	return e, nil
 }
 
 // appendTable appends the payload of a table record (journal segment or
-// checkpoint) holding entries to dst.
-func appendTable(dst []byte, prev int64, level uint8, entries []tableEntry) []byte {
+// checkpoint) holding entries of n axes to dst.
+func appendTable(dst []byte, prev int64, level uint8, entries []tableEntry, n int) []byte {
+	size := entrySizeOf(n)
 	start := len(dst)
-	dst = grow(dst, tableHeaderSize+entrySize*len(entries))
+	dst = grow(dst, tableHeaderSize+size*len(entries))
 	w := writeBuf(dst[start:])
 	w.uint64(uint64(prev))
 	w.uint8(level)
@@ -152,7 +157,7 @@ func appendTable(dst []byte, prev int64, level uint8, entries []tableEntry) []by
 	w.uint32(uint32(len(entries)))
 	b := dst[start+tableHeaderSize:]
 	for i, e := range entries {
-		e.put(b[i*entrySize:])
+		e.put(b[i*size:], n)
 	}
 	return dst
 }
@@ -164,14 +169,16 @@ type table struct {
 	entries []tableEntry
 }
 
-// parseTable decodes the payload of a table record at off. With salvage,
+// parseTable decodes the payload of a table record at off, in a store of
+// axes axes. With salvage,
 // entries that fail their own checks are skipped and returned as problems
 // instead of failing the whole record, and the entry count comes from the
 // payload's length rather than its count field.
-func parseTable(payload []byte, off int64, salvage bool) (table, []error, error) {
+func parseTable(payload []byte, off int64, salvage bool, axes int) (table, []error, error) {
 	base := off + recordHeaderSize
+	entrySize := entrySizeOf(axes)
 	if len(payload) < tableHeaderSize || (len(payload)-tableHeaderSize)%entrySize != 0 {
-		return table{}, nil, fmt.Errorf("%w: table record at %v: payload of %d bytes is not 16 + 24n", ErrCorrupt, loc(off), len(payload))
+		return table{}, nil, fmt.Errorf("%w: table record at %v: payload of %d bytes is not 16 + %dn", ErrCorrupt, loc(off), len(payload), entrySize)
 	}
 	r := readBuf(payload)
 	var t table
@@ -190,7 +197,7 @@ func parseTable(payload []byte, off int64, salvage bool) (table, []error, error)
 	t.entries = make([]tableEntry, 0, n)
 	for i := range n {
 		at := tableHeaderSize + i*entrySize
-		e, err := parseEntry(payload[at:at+entrySize], base+int64(at))
+		e, err := parseEntry(payload[at:at+entrySize], base+int64(at), axes)
 		if err != nil {
 			if !salvage {
 				return table{}, nil, err

@@ -14,13 +14,13 @@ func (s *Store) scratch() *readScratch {
 // lookup finds pos in ix and reads its record, under the read lock so that
 // a compaction cannot swap the file in between. v.typ is Empty or ok is
 // false when there is no record to read.
-func (s *Store) lookup(ix func() *index, pos Pos, sc *readScratch) (v ival, ok bool, h recordHeader, rec []byte, err error) {
+func (s *Store) lookup(ix func() *index, pos Key, sc *readScratch) (v ival, ok bool, h recordHeader, rec []byte, err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return v, false, h, nil, ErrClosed
 	}
-	v, ok = ix().get(pos.key())
+	v, ok = ix().get(pos.ik())
 	if !ok || v.h.IsZero() {
 		return v, ok, h, nil, nil
 	}
@@ -42,7 +42,18 @@ func (s *Store) lookup(ix func() *index, pos Pos, sc *readScratch) (v ival, ok b
 // When the chunk's record is damaged, Get fills dst with the generated
 // chunk and returns false and an error matching ErrCorrupt that names the
 // record's offset; the caller may use dst and report the loss.
+//
+// In a store of 3 or 4 axes Get returns ErrAxes: use GetKey.
 func (s *Store) Get(pos Pos, dst []uint32) (stored bool, err error) {
+	return s.GetKey(pos.Key(), dst)
+}
+
+// GetKey is Get at a key of the store's axes (see [Options.Axes]); a key
+// of other axes returns ErrAxes.
+func (s *Store) GetKey(pos Key, dst []uint32) (stored bool, err error) {
+	if err := checkAxes(pos, s.axes, "get"); err != nil {
+		return false, err
+	}
 	if len(dst) != s.cc.npix {
 		return false, fmt.Errorf("%w: Get(%v): dst holds %d pixels, want %d", ErrInvalidChunk, pos, len(dst), s.cc.npix)
 	}
@@ -74,7 +85,7 @@ func (s *Store) Get(pos Pos, dst []uint32) (stored bool, err error) {
 // applyDeltaRecord applies the Delta record rec, read at off, to the
 // generated chunk at pos (the entry's position: the record may be shared
 // with another position, whose key it carries).
-func (s *Store) applyDeltaRecord(pos Pos, h recordHeader, rec []byte, off int64, dst []uint32, sc *readScratch) error {
+func (s *Store) applyDeltaRecord(pos Key, h recordHeader, rec []byte, off int64, dst []uint32, sc *readScratch) error {
 	if s.cc.gen == nil {
 		return fmt.Errorf("%w: delta chunk at %v", ErrNoGenerator, loc(off))
 	}
@@ -105,7 +116,14 @@ func (s *Store) Bodies(pos Pos) ([]Body, error) {
 // its pixel bodies and entity sections (the zero block when there are
 // none). A damaged block returns an error matching ErrCorrupt, and nothing
 // of it.
-func (s *Store) Entities(pos Pos) (EntityBlock, error) {
+func (s *Store) Entities(pos Pos) (EntityBlock, error) { return s.EntitiesKey(pos.Key()) }
+
+// EntitiesKey is Entities at a key of the store's axes; a key of other
+// axes returns ErrAxes.
+func (s *Store) EntitiesKey(pos Key) (EntityBlock, error) {
+	if err := checkAxes(pos, s.axes, "entities"); err != nil {
+		return EntityBlock{}, err
+	}
 	sc := s.scratch()
 	defer s.reads.Put(sc)
 	v, ok, h, rec, err := s.lookup(func() *index { return s.bodies }, pos, sc)
@@ -134,7 +152,8 @@ type DeltaPixel struct {
 // RawChunk is a chunk as stored, without applying it to the generator:
 // what export and inspection tools need.
 type RawChunk struct {
-	Pos    Pos
+	Pos    Pos // the first two axes of Key
+	Key    Key
 	Type   StorageType
 	Handle Handle       // zero for Empty
 	Delta  []DeltaPixel // Type == Delta: the pixels that differ from generation
@@ -143,13 +162,20 @@ type RawChunk struct {
 
 // ReadRaw returns the stored form of the chunk at pos, and false when it is
 // not stored. It needs no Generator.
-func (s *Store) ReadRaw(pos Pos) (RawChunk, bool, error) {
+func (s *Store) ReadRaw(pos Pos) (RawChunk, bool, error) { return s.ReadRawKey(pos.Key()) }
+
+// ReadRawKey is ReadRaw at a key of the store's axes; a key of other axes
+// returns ErrAxes.
+func (s *Store) ReadRawKey(pos Key) (RawChunk, bool, error) {
+	if err := checkAxes(pos, s.axes, "read"); err != nil {
+		return RawChunk{}, false, err
+	}
 	sc := &readScratch{}
 	v, ok, h, rec, err := s.lookup(func() *index { return s.chunks }, pos, sc)
 	if err != nil || !ok {
 		return RawChunk{}, false, err
 	}
-	r := RawChunk{Pos: pos, Type: v.typ, Handle: v.h}
+	r := RawChunk{Pos: pos.Pos(), Key: pos, Type: v.typ, Handle: v.h}
 	switch v.typ {
 	case Full:
 		r.Pixels = make([]uint32, s.cc.npix)
@@ -178,7 +204,8 @@ func (s *Store) ReadRaw(pos Pos) (RawChunk, bool, error) {
 // sizes. It checks the record's checksum.
 type RecordInfo struct {
 	Kind       RecordKind
-	Pos        Pos    // chunk and body records
+	Pos        Pos    // chunk and body records: the first two axes of Key
+	Key        Key    // chunk and body records
 	Generation uint64 // table records
 	Stored     uint32 // payload bytes in the file
 	Raw        uint32 // payload bytes decoded
@@ -192,7 +219,7 @@ func (s *Store) RecordInfo(h Handle) (RecordInfo, error) {
 	if s.closed {
 		return RecordInfo{}, ErrClosed
 	}
-	rh, _, err := s.read(h, nil)
+	rh, rec, err := s.read(h, nil)
 	if err != nil {
 		return RecordInfo{}, err
 	}
@@ -200,7 +227,10 @@ func (s *Store) RecordInfo(h Handle) (RecordInfo, error) {
 	if rh.kind.isTable() {
 		ri.Generation = rh.key
 	} else {
-		ri.Pos = recordKeyPos(rh.key)
+		if ri.Key, err = rh.keyIn(rec, s.axes, h.Offset); err != nil {
+			return RecordInfo{}, err
+		}
+		ri.Pos = ri.Key.Pos()
 	}
 	return ri, nil
 }

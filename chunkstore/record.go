@@ -15,7 +15,7 @@ import (
 // self-describing so that a forward scan can validate it and find the next.
 // The layout is part of the file format; see the package documentation.
 const (
-	recordHeaderSize = 24      // size, raw size, key, kind, codec, reserved, header CRC-8, CRC32-C
+	recordHeaderSize = 24      // size, raw size, key, kind, codec, key extension, header CRC-8, CRC32-C
 	recordHCRCOff    = 19      // CRC-8 of bytes 0..18
 	recordCRCOff     = 20      // CRC32-C of bytes 0..19 and the payload
 	maxRecordPayload = 1 << 30 // no record payload is larger
@@ -24,6 +24,10 @@ const (
 	lz4MaxRatio      = 256     // LZ4 never expands a block by more than this (255, rounded up)
 	lz4Slack         = 64      // plus a little for the final literals
 )
+
+// maxRecordLength is the length of the longest record: header, payload and
+// key bytes.
+const maxRecordLength = recordHeaderSize + maxRecordPayload + 4*(MaxAxes-2)
 
 // RecordKind says what a record holds.
 type RecordKind uint8
@@ -85,25 +89,92 @@ type recordHeader struct {
 	key   uint64 // position (x low, y high) or generation
 	kind  RecordKind
 	codec uint8
+	ext   uint8 // key bytes after the payload: axes beyond two, 4 each
 }
 
-func (h recordHeader) length() uint32 { return recordHeaderSize + h.size }
+func (h recordHeader) length() uint32 { return recordHeaderSize + h.size + uint32(h.ext) }
+
+// payload returns the payload of rec, a whole checked record.
+func (h recordHeader) payload(rec []byte) []byte {
+	return rec[recordHeaderSize : recordHeaderSize+h.size]
+}
+
+// keyIn returns the chunk key of a checked chunk or body record rec of a
+// store of n axes, read at off.
+func (h recordHeader) keyIn(rec []byte, n int, off int64) (Key, error) {
+	if int(h.ext) != keyExtSize(n) {
+		return Key{}, fmt.Errorf("%w: %s at %v: %d key bytes after the payload, a store of %d axes has %d",
+			ErrCorrupt, h.kind, loc(off), h.ext, n, keyExtSize(n))
+	}
+	k := Key{n: uint8(n)}
+	k.c[0], k.c[1] = int32(uint32(h.key)), int32(uint32(h.key>>32))
+	if n == 2 {
+		return k, nil
+	}
+	if uint64(len(rec)) < uint64(h.length()) {
+		return Key{}, fmt.Errorf("%w: %s at %v: %d bytes, its header says %d: %w", ErrCorrupt, h.kind, loc(off), len(rec), h.length(), io.ErrUnexpectedEOF)
+	}
+	r := readBuf(rec[recordHeaderSize+h.size:])
+	for i := 2; i < n; i++ {
+		k.c[i] = int32(r.uint32())
+	}
+	return k, nil
+}
+
+// keyAny returns the chunk key of a chunk or body record as its bytes say,
+// with as many axes as its key bytes give; rec may be nil or short (a
+// damaged record), and then only x and y are known.
+func (h recordHeader) keyAny(rec []byte) Key {
+	n := 2 + int(h.ext)/4
+	if h.ext%4 != 0 || n > MaxAxes || uint64(len(rec)) < uint64(h.length()) {
+		n = 2
+	}
+	if n == 2 {
+		return Key2(int32(uint32(h.key)), int32(uint32(h.key>>32)))
+	}
+	k, _ := h.keyIn(rec, n, 0)
+	return k
+}
 
 // sealRecord fills the header rec[:24] for the payload rec[24:], which is
-// already in place.
+// already in place, for a record that is not keyed by a chunk or keyed by
+// a 2-axis one.
 func sealRecord(rec []byte, kind RecordKind, codec uint8, key uint64, raw uint32) {
+	sealExt(rec, kind, codec, key, raw, 0)
+}
+
+// sealKeyed appends the axes of k beyond two to rec, whose payload
+// rec[24:] is in place, and seals it as a record of chunk key k.
+func sealKeyed(rec []byte, kind RecordKind, codec uint8, k Key, raw uint32) []byte {
+	ext := keyExtSize(int(k.n))
+	if ext == 0 {
+		sealRecord(rec, kind, codec, k.recordKey(), raw)
+		return rec
+	}
+	n := len(rec)
+	rec = grow(rec, ext)
+	w := writeBuf(rec[n:])
+	for i := 2; i < int(k.n); i++ {
+		w.uint32(uint32(k.c[i]))
+	}
+	sealExt(rec, kind, codec, k.recordKey(), raw, ext)
+	return rec
+}
+
+func sealExt(rec []byte, kind RecordKind, codec uint8, key uint64, raw uint32, ext int) {
 	w := writeBuf(rec[:recordHeaderSize])
-	w.uint32(uint32(len(rec) - recordHeaderSize))
+	w.uint32(uint32(len(rec) - recordHeaderSize - ext))
 	w.uint32(raw)
 	w.uint64(key)
 	w.uint8(uint8(kind))
 	w.uint8(codec)
-	w.uint8(0)
+	w.uint8(uint8(ext))
 	w.uint8(crc8.Checksum(rec[:recordHCRCOff]))
 	w.uint32(recordCRC(rec))
 }
 
-// recordCRC is the CRC32-C of a record's bytes 0..19 and its payload.
+// recordCRC is the CRC32-C of a record's bytes 0..19, its payload and the
+// key bytes after it.
 func recordCRC(rec []byte) uint32 {
 	c := crc32.Update(0, castagnoli, rec[:recordCRCOff])
 	return crc32.Update(c, castagnoli, rec[recordHeaderSize:])
@@ -125,14 +196,14 @@ func parseRecordHeader(b []byte, off int64) (recordHeader, error) {
 	h.key = r.uint64()
 	h.kind = RecordKind(r.uint8())
 	h.codec = r.uint8()
-	reserved := r.uint8()
+	h.ext = r.uint8()
 	switch {
 	case h.kind < 1 || h.kind > recordKindMax:
 		return h, fmt.Errorf("%w: record at %v: unknown kind %d", ErrCorrupt, loc(off), h.kind)
 	case h.codec > codecLZ4:
 		return h, fmt.Errorf("%w: record at %v: unknown codec %d", ErrCorrupt, loc(off), h.codec)
-	case reserved != 0:
-		return h, fmt.Errorf("%w: record at %v: reserved byte %#02x", ErrCorrupt, loc(off), reserved)
+	case h.ext != 0 && (h.kind.isTable() || h.ext > uint8(keyExtSize(MaxAxes)) || h.ext%4 != 0):
+		return h, fmt.Errorf("%w: record at %v: %s with %d key bytes", ErrCorrupt, loc(off), h.kind, h.ext)
 	case h.size > maxRecordPayload:
 		return h, fmt.Errorf("%w: record at %v: payload of %d bytes", ErrCorrupt, loc(off), h.size)
 	case h.codec == codecNone && h.raw != h.size:
@@ -166,7 +237,7 @@ func checkRecord(rec []byte, off int64) (recordHeader, error) {
 // it. It returns the header and the whole record. f is the file that holds
 // the record (see Handle.File).
 func readRecord(f vfs.File, h Handle, buf []byte) (recordHeader, []byte, error) {
-	if h.Length < recordHeaderSize || h.Length > maxRecordPayload+recordHeaderSize || !validOffset(h.Offset) {
+	if h.Length < recordHeaderSize || h.Length > maxRecordLength || !validOffset(h.Offset) {
 		return recordHeader{}, nil, fmt.Errorf("%w: handle {%d, %d} cannot address a record", ErrCorrupt, h.Offset, h.Length)
 	}
 	if h.Length > 64<<10 {
@@ -212,7 +283,7 @@ func payloadOf(h recordHeader, rec []byte, off int64, maxRaw int, dst []byte) ([
 	if int64(h.raw) > int64(maxRaw) {
 		return nil, fmt.Errorf("%w: %s at %v: %d bytes decoded, at most %d expected", ErrCorrupt, h.kind, loc(off), h.raw, maxRaw)
 	}
-	payload := rec[recordHeaderSize:]
+	payload := h.payload(rec)
 	if h.codec == codecNone {
 		return payload, nil
 	}

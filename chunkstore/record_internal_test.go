@@ -12,12 +12,12 @@ import (
 func TestRecordRoundTrip(t *testing.T) {
 	e := &encoder{}
 	raw := bytes.Repeat([]byte("pixels!!"), 100)
-	rec := e.seal(RecordFull, Pos{-3, 9}, raw)
+	rec := e.seal(RecordFull, Key2(-3, 9), raw)
 	h, err := checkRecord(rec, 4096)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.kind != RecordFull || h.codec != codecLZ4 || h.raw != uint32(len(raw)) || recordKeyPos(h.key) != (Pos{-3, 9}) {
+	if h.kind != RecordFull || h.codec != codecLZ4 || h.raw != uint32(len(raw)) || h.keyAny(rec) != Key2(-3, 9) {
 		t.Fatalf("header %+v", h)
 	}
 	got, err := payloadOf(h, rec, 4096, len(raw), nil)
@@ -25,12 +25,12 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Fatalf("payload: %v", err)
 	}
 	// Incompressible payloads are stored as they are.
-	rec = e.seal(RecordDelta, Pos{}, []byte{1, 2, 3})
+	rec = e.seal(RecordDelta, Key2(0, 0), []byte{1, 2, 3})
 	if h, _ := checkRecord(rec, 128); h.codec != codecNone {
 		t.Fatalf("codec %d for 3 bytes", h.codec)
 	}
 	// A payload bigger than the caller expects is refused before decoding.
-	rec = e.seal(RecordFull, Pos{}, raw)
+	rec = e.seal(RecordFull, Key2(0, 0), raw)
 	h, _ = checkRecord(rec, 128)
 	if _, err := payloadOf(h, rec, 128, len(raw)-1, nil); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("oversized payload: %v", err)
@@ -46,28 +46,52 @@ func TestRecordRoundTrip(t *testing.T) {
 }
 
 func TestEntryLayout(t *testing.T) {
-	e := tableEntry{pos: Pos{-1, 2}, h: Handle{Offset: 4096, Length: 300}, typ: Delta}
+	e := tableEntry{pos: Key2(-1, 2), h: Handle{Offset: 4096, Length: 300}, typ: Delta}
 	var b [entrySize]byte
-	e.put(b[:])
+	e.put(b[:], 2)
 	if b[0] != 0xFF || b[4] != 2 || b[8] != 0x00 || b[9] != 0x10 || b[16] != 44 || b[17] != 1 || b[20] != 1 {
 		t.Fatalf("layout % x", b)
 	}
-	got, err := parseEntry(b[:], 0)
+	got, err := parseEntry(b[:], 0, 2)
 	if err != nil || got != e {
 		t.Fatalf("%v %+v", err, got)
 	}
-	for i := range entrySize * 8 {
-		bad := b
+	expectEveryBitFlipCaught(t, b[:], 2)
+}
+
+// Entries of 3 and 4 axes put the extra axes after y and move the rest
+// along: 28 and 32 bytes.
+func TestEntryLayoutAxes(t *testing.T) {
+	for _, k := range []Key{Key3(-1, 2, -3), Key4(-1, 2, -3, 4)} {
+		n := k.Axes()
+		e := tableEntry{pos: k, h: Handle{Offset: 4096, Length: 300}, typ: Delta}
+		b := make([]byte, entrySizeOf(n))
+		e.put(b, n)
+		if len(b) != 4*n+16 || b[0] != 0xFF || b[4] != 2 || b[8] != 0xFD || b[4*n+1] != 0x10 || b[4*n+8] != 44 || b[4*n+12] != 1 {
+			t.Fatalf("%d axes: layout % x", n, b)
+		}
+		got, err := parseEntry(b, 0, n)
+		if err != nil || got != e {
+			t.Fatalf("%d axes: %v %+v", n, err, got)
+		}
+		expectEveryBitFlipCaught(t, b, n)
+	}
+}
+
+func expectEveryBitFlipCaught(t *testing.T, b []byte, n int) {
+	t.Helper()
+	for i := range len(b) * 8 {
+		bad := bytes.Clone(b)
 		bad[i/8] ^= 1 << (i % 8)
-		if _, err := parseEntry(bad[:], 0); !errors.Is(err, ErrCorrupt) {
-			t.Fatalf("bit %d not detected", i)
+		if _, err := parseEntry(bad, 0, n); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("%d axes: bit %d not detected", n, i)
 		}
 	}
 }
 
 func TestHeaderLayout(t *testing.T) {
 	h := header{flags: flagLZ4, seed: 0x1122334455667788, created: 1, modified: 2, chunkCount: 5, root: 4096,
-		chunkSize: 512, tileSize: 32, pixelSize: 4, generation: 7, genVersion: 0x030201, version: FormatVersion}
+		chunkSize: 512, tileSize: 32, pixelSize: 4, generation: 7, genVersion: 0x030201, version: 2, axes: 2}
 	b := h.marshal()
 	if string(b[:4]) != "PXSW" || b[8] != 0x88 || b[48] != 0x00 || b[49] != 0x02 || b[52] != 4 ||
 		b[headerGenOff] != 7 || b[headerGenVerOff] != 1 || b[headerGenVerOff+2] != 3 || b[headerRootOff+1] != 0x10 {
@@ -99,6 +123,45 @@ func TestHeaderLayout(t *testing.T) {
 	}
 }
 
+// A store of 3 or 4 axes is format 3 and keeps its axes in flag bits 1-2;
+// format 2 knows no such flags, so an older reader refuses it with a
+// version error rather than misreading its 28- or 32-byte entries.
+func TestHeaderAxes(t *testing.T) {
+	for n := MinAxes; n <= MaxAxes; n++ {
+		h := header{flags: flagLZ4, chunkSize: 64, pixelSize: 4, generation: 1, axes: uint8(n)}
+		b := h.marshal()
+		wantVersion, wantFlags := uint16(2), uint16(flagLZ4)
+		if n > 2 {
+			wantVersion, wantFlags = 3, uint16(flagLZ4|(n-2)<<flagAxesShift)
+		}
+		if v, f := uint16(b[4])|uint16(b[5])<<8, uint16(b[6])|uint16(b[7])<<8; v != wantVersion || f != wantFlags {
+			t.Fatalf("%d axes: version %d flags %#x, want %d %#x", n, v, f, wantVersion, wantFlags)
+		}
+		got, err := parseHeader(b[:], 1)
+		if err != nil || got.keyAxes() != n {
+			t.Fatalf("%d axes: %v, read back %d axes", n, err, got.keyAxes())
+		}
+		if n == 2 {
+			continue
+		}
+		// What a format 2 reader sees: a version it does not read.
+		old := b
+		old[4] = 2
+		old[headerCRCOff], old[headerCRCOff+1], old[headerCRCOff+2], old[headerCRCOff+3] = 0, 0, 0, 0
+		c := headerChecksum(old[:])
+		old[headerCRCOff], old[headerCRCOff+1], old[headerCRCOff+2], old[headerCRCOff+3] = byte(c), byte(c>>8), byte(c>>16), byte(c>>24)
+		if _, err := parseHeader(old[:], 1); !errors.Is(err, ErrVersion) {
+			t.Fatalf("%d-axis flags in a format 2 slot: %v", n, err)
+		}
+	}
+	// Five axes do not exist.
+	h := header{flags: flagLZ4, chunkSize: 64, pixelSize: 4, generation: 1, axes: 5}
+	b := h.marshal()
+	if _, err := parseHeader(b[:], 1); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("5 axes: %v", err)
+	}
+}
+
 // FuzzRecord decodes arbitrary bytes as a whole record and, past the
 // checksums, directly as each payload kind. Whatever decodes must encode
 // back to something that decodes the same.
@@ -106,7 +169,7 @@ func FuzzRecord(f *testing.F) {
 	names, _ := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzRecord", "*"))
 	if len(names) == 0 {
 		e := &encoder{}
-		f.Add(e.seal(RecordFull, Pos{}, bytes.Repeat([]byte{1, 2, 3, 4}, 64)))
+		f.Add(e.seal(RecordFull, Key2(0, 0), bytes.Repeat([]byte{1, 2, 3, 4}, 64)))
 	}
 	// A body block with entity sections, as a payload of the kind data[0] selects.
 	blk := (&encoder{}).appendBodyBlock(nil, []Body{{ID: 3, Width: 2, Height: 1, Pixels: []uint32{1, 2}, Shape: []bool{true, false}}},
@@ -191,13 +254,33 @@ func decodeAny(t *testing.T, cc *chunkCodec, h recordHeader, rec []byte, off int
 			}
 		}
 	case RecordJournal, RecordCheckpoint:
-		t1, _, err := parseTable(rec[recordHeaderSize:], off, false)
-		if err != nil {
-			return
+		// As a table of each number of axes: entries of 24, 28 and 32 bytes.
+		for n := MinAxes; n <= MaxAxes; n++ {
+			t1, _, err := parseTable(h.payload(rec), off, false, n)
+			if err != nil {
+				continue
+			}
+			back := appendTable(nil, t1.prev, t1.level, t1.entries, n)
+			if !bytes.Equal(back[:8], rec[recordHeaderSize:recordHeaderSize+8]) || !bytes.Equal(back[tableHeaderSize:], rec[recordHeaderSize+tableHeaderSize:]) {
+				t.Fatalf("table of %d axes does not re-encode to the same entries", n)
+			}
 		}
-		back := appendTable(nil, t1.prev, t1.level, t1.entries)
-		if !bytes.Equal(back[:8], rec[recordHeaderSize:recordHeaderSize+8]) || !bytes.Equal(back[tableHeaderSize:], rec[recordHeaderSize+tableHeaderSize:]) {
-			t.Fatalf("table does not re-encode to the same entries")
+	}
+	if !h.kind.isTable() {
+		// The key: as its key bytes say, and as a store of each number of
+		// axes reads it (an error unless the count matches).
+		k := h.keyAny(rec)
+		for n := MinAxes; n <= MaxAxes; n++ {
+			got, err := h.keyIn(rec, n, off)
+			if (err == nil) != (keyExtSize(n) == int(h.ext)) {
+				t.Fatalf("key of %d axes from %d key bytes: %v", n, h.ext, err)
+			}
+			if err == nil && got != k {
+				t.Fatalf("key %v, keyAny %v", got, k)
+			}
+			if err != nil && !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("key of %d axes: %v", n, err)
+			}
 		}
 	}
 }

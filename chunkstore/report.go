@@ -26,7 +26,8 @@ type Problem struct {
 	File    string // the file, relative to the save directory; empty for a store checked on its own
 	Section string // the part of the file, one of the Section constants for a chunk store; empty when not known
 	Offset  int64  // file offset of the damaged bytes; -1 when not about a place in the file
-	Pos     *Pos   // the chunk concerned, when known
+	Pos     *Pos   // the chunk concerned, when known, in a store of 2 axes
+	Key     *Key   // the chunk concerned, when known, in a store of any axes (Key.Pos() is *Pos)
 	Err     error  // what is wrong; matches ErrCorrupt (and arksave.ErrCorrupt) for damage
 }
 
@@ -44,7 +45,7 @@ func (p Problem) String() string {
 		}
 	}
 	section := p.Section
-	if section == SectionChunk && p.Pos != nil {
+	if section == SectionChunk && (p.Pos != nil || p.Key != nil) {
 		section = "" // "chunk (x, y)" follows
 	}
 	if section != "" {
@@ -60,13 +61,17 @@ func (p Problem) String() string {
 		}
 		fmt.Fprintf(&b, "at offset %d", p.Offset)
 	}
-	if p.Pos != nil {
+	if p.Key != nil || p.Pos != nil {
 		if b.Len() == len(p.File) {
 			sep(": ")
 		} else {
 			sep(", ")
 		}
-		fmt.Fprintf(&b, "chunk %v", *p.Pos)
+		if p.Key != nil {
+			fmt.Fprintf(&b, "chunk %v", *p.Key)
+		} else {
+			fmt.Fprintf(&b, "chunk %v", *p.Pos)
+		}
 	}
 	sep(": ")
 	fmt.Fprintf(&b, "%v", p.Err)
@@ -117,8 +122,13 @@ func (r *Report) add(section string, off int64, err error) {
 	r.Problems = append(r.Problems, Problem{Section: section, Offset: off, Err: err})
 }
 
-func (r *Report) addPos(section string, off int64, pos Pos, err error) {
-	r.Problems = append(r.Problems, Problem{Section: section, Offset: off, Pos: &pos, Err: err})
+func (r *Report) addKey(section string, off int64, k Key, err error) {
+	p := Problem{Section: section, Offset: off, Key: &k, Err: err}
+	if k.n == 2 {
+		pos := k.Pos()
+		p.Pos = &pos
+	}
+	r.Problems = append(r.Problems, p)
 }
 
 // problemError is a Problem as an error that unwraps to its cause.

@@ -164,7 +164,7 @@ func isCorrupt(err error) bool { return err != nil && errors.Is(err, ErrCorrupt)
 // abandoned commits before bound count too: this is recovery, and what it
 // skips is reported.
 func (s *Store) rebuild(bound int64) error {
-	s.chunks, s.bodies = newIndex(0), newIndex(0)
+	s.chunks, s.bodies = newIndexAxes(0, s.axes), newIndexAxes(0, s.axes)
 	s.ckpt, s.chain, s.journalEntries = Handle{}, nil, 0
 	s.needCheckpoint = true
 	var maxGen uint64
@@ -172,7 +172,7 @@ func (s *Store) rebuild(bound int64) error {
 		s.report.Records++
 		if ev.bad != nil {
 			if ev.hdrOK && !ev.hdr.kind.isTable() {
-				s.report.addPos(SectionRecord, ev.off, recordKeyPos(ev.hdr.key), ev.bad)
+				s.report.addKey(SectionRecord, ev.off, ev.hdr.keyAny(ev.rec), ev.bad)
 			} else {
 				s.report.add(SectionRecord, ev.off, ev.bad)
 			}
@@ -182,12 +182,19 @@ func (s *Store) rebuild(bound int64) error {
 			return true
 		}
 		h := Handle{ev.off, ev.hdr.length()}
-		pos := recordKeyPos(ev.hdr.key)
+		var pos Key
+		if !ev.hdr.kind.isTable() {
+			var err error
+			if pos, err = ev.hdr.keyIn(ev.rec, s.axes, ev.off); err != nil {
+				s.report.add(SectionRecord, ev.off, err)
+				return true
+			}
+		}
 		switch ev.hdr.kind {
 		case RecordFull, RecordDelta:
-			s.chunks.set(pos.key(), ival{h: h, typ: StorageType(ev.hdr.kind)})
+			s.chunks.set(pos.ik(), ival{h: h, typ: StorageType(ev.hdr.kind)})
 		case RecordBodies:
-			s.bodies.set(pos.key(), ival{h: h, typ: BodyBlock})
+			s.bodies.set(pos.ik(), ival{h: h, typ: BodyBlock})
 		default:
 			maxGen = max(maxGen, ev.hdr.key)
 			s.replayTable(ev.hdr, ev.rec, ev.off, false)
@@ -235,7 +242,7 @@ func (s *Store) scanStore(bound int64, fn func(scanEvent) bool) error {
 // replayTable applies a table record met by a scan, salvaging what it can
 // of a damaged one.
 func (s *Store) replayTable(h recordHeader, rec []byte, off int64, damaged bool) {
-	t, problems, err := parseTable(rec[recordHeaderSize:], off, true)
+	t, problems, err := parseTable(h.payload(rec), off, true, s.axes)
 	if err != nil {
 		if !damaged {
 			s.report.add(SectionTable, off, err)
@@ -247,12 +254,12 @@ func (s *Store) replayTable(h recordHeader, rec []byte, off int64, damaged bool)
 		s.report.add(SectionTable, off, p)
 	}
 	if h.kind == RecordCheckpoint {
-		s.chunks, s.bodies = newIndex(len(t.entries)), newIndex(0)
+		s.chunks, s.bodies = newIndexAxes(len(t.entries), s.axes), newIndexAxes(0, s.axes)
 	}
 	kept := t.entries[:0]
 	for i, e := range t.entries {
 		if !e.deleted && e.typ != Empty && e.h.end() > off {
-			s.report.addPos(SectionTable, off+recordHeaderSize+tableHeaderSize+int64(i)*entrySize, e.pos,
+			s.report.addKey(SectionTable, off+recordHeaderSize+tableHeaderSize+int64(i*entrySizeOf(s.axes)), e.pos,
 				fmt.Errorf("%w: entry points ahead of its table to {%d, %d}", ErrCorrupt, e.h.Offset, e.h.Length))
 			continue
 		}
@@ -265,7 +272,8 @@ func (s *Store) replayTable(h recordHeader, rec []byte, off int64, damaged bool)
 type ScanRecord struct {
 	Handle     Handle     // the record, or the damaged bytes
 	Kind       RecordKind // zero when the damaged bytes have no readable header
-	Pos        Pos        // chunk and body records
+	Pos        Pos        // chunk and body records: the first two axes of Key
+	Key        Key        // chunk and body records, with the axes their key bytes give
 	Generation uint64     // journal segments and checkpoints: the generation that wrote them
 	Stored     uint32     // payload bytes in the file
 	Raw        uint32     // payload bytes decoded
@@ -312,7 +320,8 @@ func Scan(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
 					if ev.hdr.kind.isTable() {
 						r.Generation = ev.hdr.key
 					} else {
-						r.Pos = recordKeyPos(ev.hdr.key)
+						r.Key = ev.hdr.keyAny(ev.rec)
+						r.Pos = r.Key.Pos()
 					}
 				}
 				stop = !fn(r)

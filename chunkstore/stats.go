@@ -3,7 +3,6 @@ package chunkstore
 import (
 	"path/filepath"
 	"slices"
-	"unsafe"
 )
 
 // Stats describes a store at its committed generation.
@@ -50,7 +49,7 @@ func (s *Store) Stats() Stats {
 		TableBytes:      int64(s.ckpt.Length),
 		JournalSegments: len(s.chain),
 		JournalEntries:  s.journalEntries,
-		IndexBytes:      int64(len(s.chunks.slots)+len(s.bodies.slots)) * int64(unsafe.Sizeof(islot{})),
+		IndexBytes:      int64(s.chunks.bytes() + s.bodies.bytes()),
 	}
 	for _, n := range s.live {
 		st.RecordBytes += n
@@ -124,20 +123,23 @@ func (s *Store) DataFileNames() []string {
 // Entry is one entry of the index: a stored chunk, or the body block of a
 // chunk (Type BodyBlock).
 type Entry struct {
-	Pos    Pos
+	Pos    Pos // the first two axes of Key
+	Key    Key
 	Type   StorageType
 	Handle Handle // the record; zero for Empty chunks
 }
 
 // Entries calls fn for every index entry in page-table order, (y, x) with
-// a chunk before its body block, until fn returns false. It works on a
+// a chunk before its body block ((w, z, y, x) in a store of 4 axes), until
+// fn returns false. It works on a
 // copy taken at one generation, so fn may call the store.
 func (s *Store) Entries(fn func(Entry) bool) {
 	s.mu.RLock()
 	es := make([]Entry, 0, s.chunks.Len()+s.bodies.Len())
 	collect := func(ix *index) {
-		ix.each(func(key uint64, v ival) bool {
-			es = append(es, Entry{Pos: keyPos(key), Type: v.typ, Handle: v.h})
+		ix.each(func(key ikey, v ival) bool {
+			k := keyOf(key, s.axes)
+			es = append(es, Entry{Pos: k.Pos(), Key: k, Type: v.typ, Handle: v.h})
 			return true
 		})
 	}
@@ -145,7 +147,7 @@ func (s *Store) Entries(fn func(Entry) bool) {
 	collect(s.bodies)
 	s.mu.RUnlock()
 	slices.SortFunc(es, func(a, b Entry) int {
-		return compareEntries(tableEntry{pos: a.Pos, typ: a.Type}, tableEntry{pos: b.Pos, typ: b.Type})
+		return compareEntries(tableEntry{pos: a.Key, typ: a.Type}, tableEntry{pos: b.Key, typ: b.Type})
 	})
 	for _, e := range es {
 		if !fn(e) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/bits"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -22,6 +23,7 @@ type Store struct {
 	path string
 	cfg  Options
 	cc   chunkCodec
+	axes int // axes of a chunk key, fixed when the store was created
 
 	wmu sync.Mutex // serialises writers
 
@@ -32,6 +34,7 @@ type Store struct {
 	hdr    header
 	chunks *index
 	bodies *index
+	cells  rangeIndex       // for range queries, built by the first one
 	counts [3]int           // chunks by StorageType
 	live   map[uint32]int64 // bytes of records the index references, per file, shared ones once
 	ends   map[uint32]int64 // per file, the store offset where the last record the generation opened with ends
@@ -87,7 +90,7 @@ func Create(path string, o *Options) (*Store, error) {
 	h := header{
 		flags: flagLZ4, seed: cfg.Seed, created: now, modified: now,
 		chunkSize: cfg.ChunkSize, tileSize: cfg.TileSize, pixelSize: cfg.PixelSize,
-		genVersion: cfg.generatorVersion(),
+		genVersion: cfg.generatorVersion(), axes: uint8(cfg.Axes),
 	}
 	slots := make([]byte, dataStart)
 	hb := h.marshal()
@@ -109,12 +112,17 @@ func Create(path string, o *Options) (*Store, error) {
 }
 
 func newStore(path string, cfg Options, files *fileSet, h header) *Store {
-	s := &Store{path: path, cfg: cfg, files: files, hdr: h, chunks: newIndex(0), bodies: newIndex(0), dict: newDict(),
-		live: map[uint32]int64{}, ends: map[uint32]int64{}}
+	axes := h.keyAxes()
+	s := &Store{path: path, cfg: cfg, axes: axes, files: files, hdr: h, chunks: newIndexAxes(0, axes), bodies: newIndexAxes(0, axes),
+		dict: newDict(), live: map[uint32]int64{}, ends: map[uint32]int64{}}
+	s.cfg.Axes = axes
 	files.identify(h)
 	s.cc = chunkCodec{
 		npix: int(cfg.ChunkSize) * int(cfg.ChunkSize), mask: cfg.PersistMask, seed: cfg.Seed,
 		gen: cfg.Generator, threshold: cfg.DeltaThreshold, bases: newBaseCache(cfg.BaseCache),
+	}
+	if kg, ok := cfg.Generator.(KeyGenerator); ok && axes > 2 {
+		s.cc.kgen = kg
 	}
 	return s
 }
@@ -474,7 +482,8 @@ func (s *Store) loadChain(h header) (int64, error) {
 	type rec struct {
 		h    Handle
 		kind RecordKind
-		t    table
+		t    table  // a journal segment's entries
+		ckpt []byte // a checkpoint's payload, its entries applied from there
 	}
 	var recs []rec
 	next := h.generation + 1
@@ -493,45 +502,117 @@ func (s *Store) loadChain(h header) (int64, error) {
 			return 0, fmt.Errorf("%w: table record at %v: generation %d, expected below %d", ErrCorrupt, loc(off), hdr.key, next)
 		}
 		next = hdr.key
-		t, _, err := parseTable(rb[recordHeaderSize:], off, false)
+		if hdr.kind == RecordCheckpoint {
+			// The last record read: its buffer stays its own.
+			prev, err := checkTableHeader(hdr.payload(rb), off, s.axes)
+			if err != nil {
+				return 0, err
+			}
+			if prev != 0 {
+				return 0, fmt.Errorf("%w: checkpoint at %v has a previous record %v", ErrCorrupt, loc(off), loc(prev))
+			}
+			recs = append(recs, rec{h: Handle{off, hdr.length()}, kind: hdr.kind, ckpt: hdr.payload(rb)})
+			break
+		}
+		t, _, err := parseTable(hdr.payload(rb), off, false, s.axes)
 		if err != nil {
 			return 0, err
 		}
-		recs = append(recs, rec{Handle{off, hdr.length()}, hdr.kind, t})
-		if hdr.kind == RecordCheckpoint {
-			if t.prev != 0 {
-				return 0, fmt.Errorf("%w: checkpoint at %v has a previous record %v", ErrCorrupt, loc(off), loc(t.prev))
-			}
-			break
-		}
+		recs = append(recs, rec{h: Handle{off, hdr.length()}, kind: hdr.kind, t: t})
 		off = t.prev
 	}
-	for i := len(recs) - 1; i >= 0; i-- {
-		r := recs[i]
+	ahead := func(e tableEntry, r rec) error {
+		if !e.deleted && e.typ != Empty && e.h.end() > r.h.Offset {
+			return fmt.Errorf("%w: page-table entry for %v in the record at %v points ahead to {%d, %d}",
+				ErrCorrupt, e.pos, loc(r.h.Offset), e.h.Offset, e.h.Length)
+		}
+		return nil
+	}
+	for _, r := range recs {
 		for _, e := range r.t.entries {
-			if e.deleted || e.typ == Empty {
-				continue
-			}
-			if e.h.end() > r.h.Offset {
-				return 0, fmt.Errorf("%w: page-table entry for %v in the record at %v points ahead to {%d, %d}",
-					ErrCorrupt, e.pos, loc(r.h.Offset), e.h.Offset, e.h.Length)
+			if err := ahead(e, r); err != nil {
+				return 0, err
 			}
 		}
-	}
-	if n := len(recs[len(recs)-1].t.entries); n > s.chunks.Len() {
-		s.chunks = newIndex(n) // the oldest record is usually the checkpoint: size the index once
 	}
 	for i := len(recs) - 1; i >= 0; i-- {
 		r := recs[i]
 		if r.kind == RecordCheckpoint {
 			s.ckpt = r.h
-		} else {
-			s.chain = append(s.chain, segment{h: r.h, level: r.t.level, count: len(r.t.entries)})
-			s.journalEntries += len(r.t.entries)
+			if err := s.applyCheckpoint(r.ckpt, r.h.Offset, func(e tableEntry) error { return ahead(e, r) }); err != nil {
+				return 0, err
+			}
+			continue
 		}
+		s.chain = append(s.chain, segment{h: r.h, level: r.t.level, count: len(r.t.entries)})
+		s.journalEntries += len(r.t.entries)
 		s.applyLoaded(r.t.entries)
 	}
 	return h.root + int64(recs[0].h.Length), nil
+}
+
+// checkTableHeader checks the header of a table record's payload read at
+// off in a store of axes axes: its count against its length. It returns
+// the previous record's offset.
+func checkTableHeader(payload []byte, off int64, axes int) (int64, error) {
+	size := entrySizeOf(axes)
+	if len(payload) < tableHeaderSize || (len(payload)-tableHeaderSize)%size != 0 {
+		return 0, fmt.Errorf("%w: table record at %v: payload of %d bytes is not 16 + %dn", ErrCorrupt, loc(off), len(payload), size)
+	}
+	r := readBuf(payload)
+	prev := int64(r.uint64())
+	r.skip(4)
+	if count, n := int(r.uint32()), (len(payload)-tableHeaderSize)/size; count != n {
+		return 0, fmt.Errorf("%w: table record at %v: count %d, room for %d", ErrCorrupt, loc(off), count, n)
+	}
+	return prev, nil
+}
+
+// applyCheckpoint fills the index, empty before, from the entries of a
+// checkpoint's payload read at off, each checked (parseEntry, then check);
+// an error leaves the index half filled (the caller rebuilds). Entries are
+// in page-table order, their slots in the index at random: inserting them
+// as they come would miss the cache once per entry in a table of hundreds
+// of megabytes. So a first pass checks them and counts them per bucket of
+// the index (4,096 buckets, each a stretch of adjacent slots), a second
+// copies them into an array grouped by bucket, in file order within each
+// (the later entry for a position still wins), and the inserts then walk
+// the table bucket by bucket, each one small enough for the CPU's cache.
+// Every pass reads or writes memory in order.
+func (s *Store) applyCheckpoint(payload []byte, off int64, check func(tableEntry) error) error {
+	size := entrySizeOf(s.axes)
+	n := (len(payload) - tableHeaderSize) / size
+	if n > s.chunks.Len() {
+		s.chunks = newIndexAxes(n, s.axes) // the checkpoint is the oldest record: size the index once
+	}
+	ix := s.chunks
+	const bucketBits = 12
+	shift := max(0, bits.Len(uint(len(ix.slots)))-1-bucketBits)
+	count := make([]int, 1<<bucketBits+1)
+	base := off + recordHeaderSize + tableHeaderSize
+	at := func(i int) []byte { return payload[tableHeaderSize+i*size : tableHeaderSize+(i+1)*size] }
+	for i := range n {
+		e, err := parseEntry(at(i), base+int64(i*size), s.axes)
+		if err == nil {
+			err = check(e)
+		}
+		if err != nil {
+			return err
+		}
+		count[ix.home(e.pos.ik())>>shift+1]++
+	}
+	for b := 1; b < len(count); b++ {
+		count[b] += count[b-1]
+	}
+	sorted := make([]tableEntry, n)
+	for i := range n {
+		e, _ := parseEntry(at(i), 0, s.axes) // checked above
+		b := ix.home(e.pos.ik()) >> shift
+		sorted[count[b]] = e
+		count[b]++
+	}
+	s.applyLoaded(sorted)
+	return nil
 }
 
 // readTableRecord reads and checks the table record at off.
@@ -576,17 +657,17 @@ func (s *Store) applyLoaded(entries []tableEntry) {
 			ix = s.bodies
 		}
 		if e.deleted {
-			ix.del(e.pos.key())
+			ix.del(e.pos.ik())
 		} else {
-			ix.set(e.pos.key(), ival{h: e.h, typ: e.typ})
+			ix.set(e.pos.ik(), ival{h: e.h, typ: e.typ})
 		}
 	}
 }
 
 // dropDeltas removes every Delta chunk after a generator change.
 func (s *Store) dropDeltas(from, to uint32) {
-	var lost []uint64
-	s.chunks.each(func(k uint64, v ival) bool {
+	var lost []ikey
+	s.chunks.each(func(k ikey, v ival) bool {
 		if v.typ == Delta {
 			lost = append(lost, k)
 		}
@@ -594,7 +675,7 @@ func (s *Store) dropDeltas(from, to uint32) {
 	})
 	for _, k := range lost {
 		v, _ := s.chunks.del(k)
-		s.report.addPos(SectionChunk, v.h.Offset, keyPos(k),
+		s.report.addKey(SectionChunk, v.h.Offset, keyOf(k, s.axes),
 			fmt.Errorf("%w: delta chunk dropped: generator version %d, now %d", ErrGeneratorVersion, from, to))
 	}
 	if len(lost) > 0 || from != to {
@@ -604,53 +685,84 @@ func (s *Store) dropDeltas(from, to uint32) {
 
 // recount derives the counters, the live bytes and the dictionary's
 // reference counts from the index: a record that several entries share
-// is counted once, and the dictionary learns it.
+// is counted once, and the dictionary learns it. Its cost is linear in the
+// entries (a radix sort of their record offsets finds the shared ones), so
+// that opening costs the same per chunk at any size.
 func (s *Store) recount() {
 	s.counts = [3]int{}
 	s.live = map[uint32]int64{}
 	s.ends = map[uint32]int64{}
 	s.dict = newDict()
-	type ref struct {
-		h Handle
-		k tkey
-	}
-	var hs []ref
-	add := func(body bool) func(uint64, ival) bool {
-		return func(k uint64, v ival) bool {
+	offs := make([]uint64, 0, s.chunks.Len()+s.bodies.Len())
+	type fileSum struct{ live, end int64 }
+	var first [64]fileSum // the first data files, without a map access per entry
+	collect := func(body bool) func(ikey, ival) bool {
+		return func(_ ikey, v ival) bool {
+			if !body {
+				s.counts[v.typ]++
+			}
 			if !v.h.IsZero() {
-				hs = append(hs, ref{v.h, tkey{k, body}})
+				offs = append(offs, uint64(v.h.Offset))
+				if n := v.h.File(); n < uint32(len(first)) {
+					first[n].live += int64(v.h.Length)
+					first[n].end = max(first[n].end, v.h.end())
+				} else {
+					s.live[n] += int64(v.h.Length)
+					s.ends[n] = max(s.ends[n], v.h.end())
+				}
 			}
 			return true
 		}
 	}
-	s.chunks.each(func(k uint64, v ival) bool {
-		s.counts[v.typ]++
-		return add(false)(k, v)
-	})
-	s.bodies.each(add(true))
-	slices.SortFunc(hs, func(a, b ref) int { return cmp.Compare(a.h.Offset, b.h.Offset) })
-	var buf []byte
-	for i := 0; i < len(hs); {
-		j := i + 1
-		for j < len(hs) && hs[j].h.Offset == hs[i].h.Offset {
-			j++
+	s.chunks.each(collect(false))
+	s.bodies.each(collect(true))
+	for n, f := range first {
+		if f.live > 0 {
+			s.live[uint32(n)], s.ends[uint32(n)] = f.live, f.end
 		}
-		h := hs[i].h
-		s.live[h.File()] += int64(h.Length)
-		s.ends[h.File()] = max(s.ends[h.File()], h.end())
-		if j-i > 1 {
+	}
+	offs = radixSort(offs)
+	// Records several entries share: count them once, and track them.
+	shared := map[int64][]tkey{}
+	for i := 1; i < len(offs); i++ {
+		if offs[i] == offs[i-1] {
+			shared[int64(offs[i])] = nil
+		}
+	}
+	if len(shared) > 0 {
+		handles := map[int64]Handle{}
+		group := func(body bool) func(ikey, ival) bool {
+			return func(k ikey, v ival) bool {
+				if ks, ok := shared[v.h.Offset]; ok && !v.h.IsZero() {
+					shared[v.h.Offset] = append(ks, tkey{k, body})
+					handles[v.h.Offset] = v.h
+				}
+				return true
+			}
+		}
+		s.chunks.each(group(false))
+		s.bodies.each(group(true))
+		at := make([]int64, 0, len(shared))
+		for off := range shared {
+			at = append(at, off)
+		}
+		slices.Sort(at)
+		var buf []byte
+		for _, off := range at {
+			h, keys := handles[off], shared[off]
+			s.live[h.File()] -= int64(h.Length) * int64(len(keys)-1)
 			var hash uint64
 			if _, rec, err := s.read(h, buf); err == nil {
 				hash = s.dict.hash(rec)
 				buf = rec
 			}
-			keys := make([]tkey, 0, j-i)
-			for _, r := range hs[i:j] {
-				keys = append(keys, r.k)
-			}
 			s.dict.track(h, hash, keys, hash != 0)
 		}
-		i = j
+	}
+	for n, l := range s.live {
+		if l <= 0 {
+			delete(s.live, n)
+		}
 	}
 	for _, t := range append([]Handle{s.ckpt}, s.chainHandles()...) {
 		if !t.IsZero() {
@@ -658,6 +770,52 @@ func (s *Store) recount() {
 		}
 	}
 	s.hdr.chunkCount = uint32(s.chunks.Len())
+}
+
+// radixSort sorts v (in place or into a new slice, which it returns):
+// least significant 16 bits first, passes whose digit is the same in every
+// value skipped.
+func radixSort(v []uint64) []uint64 {
+	if len(v) < radixMin {
+		slices.Sort(v)
+		return v
+	}
+	return radixSortFrom(v, 0)
+}
+
+// radixMin is the length below which a comparison sort is faster.
+const radixMin = 1 << 14
+
+// radixSortFrom sorts v by its bits from bit from up (a multiple of 16),
+// stably: values equal there keep their order.
+func radixSortFrom(v []uint64, from uint) []uint64 {
+	if len(v) < radixMin {
+		slices.SortStableFunc(v, func(a, b uint64) int { return cmp.Compare(a>>from, b>>from) })
+		return v
+	}
+	tmp := make([]uint64, len(v))
+	count := make([]int, 1<<16)
+	for shift := from; shift < 64; shift += 16 {
+		clear(count)
+		for _, x := range v {
+			count[(x>>shift)&0xFFFF]++
+		}
+		if count[(v[0]>>shift)&0xFFFF] == len(v) {
+			continue // one digit: nothing to move
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for _, x := range v {
+			d := (x >> shift) & 0xFFFF
+			tmp[count[d]] = x
+			count[d]++
+		}
+		v, tmp = tmp, v
+	}
+	return v
 }
 
 func (s *Store) chainHandles() []Handle {
@@ -691,6 +849,10 @@ func (s *Store) Generation() uint64 {
 	defer s.mu.RUnlock()
 	return s.hdr.generation
 }
+
+// Axes returns the number of axes of the store's chunk keys: 2, 3 or 4,
+// as its header records them (see [Options.Axes]).
+func (s *Store) Axes() int { return s.axes }
 
 // Seed returns the world seed recorded in the file.
 func (s *Store) Seed() uint64 { return s.cfg.Seed }

@@ -68,29 +68,29 @@ func BenchmarkLookup_1000(b *testing.B) {
 		}
 		ix := newIndex(0)
 		for i := range n {
-			ix.set(Pos{int32(i % side), int32(i / side)}.key(), ival{h: Handle{int64(i) + dataStart, 100}, typ: Delta})
+			ix.set(Key2(int32(i%side), int32(i/side)).ik(), ival{h: Handle{int64(i) + dataStart, 100}, typ: Delta})
 		}
 		rng := rand.New(rand.NewPCG(2, 2))
-		random := make([]uint64, 1000)
+		random := make([]ikey, 1000)
 		for i := range random {
-			random[i] = Pos{int32(rng.IntN(side)), int32(rng.IntN(side))}.key()
+			random[i] = Key2(int32(rng.IntN(side)), int32(rng.IntN(side))).ik()
 		}
-		window := make([]uint64, 0, 1024)
+		window := make([]ikey, 0, 1024)
 		for y := range 32 {
 			for x := range 32 {
-				window = append(window, Pos{int32(side/2 + x), int32(side/2 + y)}.key())
+				window = append(window, Key2(int32(side/2+x), int32(side/2+y)).ik())
 			}
 		}
 		window = window[:1000]
 		// Cold: every round looks up 1,000 other positions, so the slots are
 		// rarely in cache (the first two variants repeat their keys).
-		cold := make([]uint64, max(n, 100_000))
+		cold := make([]ikey, max(n, 100_000))
 		for i := range cold {
-			cold[i] = Pos{int32(rng.IntN(side)), int32(rng.IntN(side))}.key()
+			cold[i] = Key2(int32(rng.IntN(side)), int32(rng.IntN(side))).ik()
 		}
 		for _, tc := range []struct {
 			name string
-			keys []uint64
+			keys []ikey
 		}{{"random", random}, {"window", window}, {"random-cold", cold}} {
 			b.Run(fmt.Sprintf("%s/%d", tc.name, n), func(b *testing.B) {
 				found, at := 0, 0
@@ -131,7 +131,7 @@ func bigStore(b *testing.B, n int) (*Store, string) {
 	}
 	s.chunks = newIndex(n)
 	for i := range n {
-		s.chunks.set(Pos{int32(i % side), int32(10 + i/side)}.key(), ival{typ: Empty})
+		s.chunks.set(Key2(int32(i%side), int32(10+i/side)).ik(), ival{typ: Empty})
 	}
 	s.recount()
 	s.needCheckpoint = true
@@ -262,7 +262,7 @@ func BenchmarkEncode_8Full(b *testing.B) {
 	for i := range items {
 		pix := make([]uint32, seedSize*seedSize)
 		seedGen.Generate(int32(i), 0, 7, pix)
-		items[i] = workItem{pos: Pos{int32(i), 0}, chunk: batchChunk{pix: modify(pix, 0.8, true, rng)}}
+		items[i] = workItem{pos: Key2(int32(i), 0), chunk: batchChunk{pix: modify(pix, 0.8, true, rng)}}
 	}
 	for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {

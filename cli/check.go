@@ -85,36 +85,6 @@ func printCheck(w io.Writer, path string, isDir bool, r *savetool.CheckReport) {
 	}
 }
 
-type problemJSON struct {
-	File   string    `json:"file"`
-	Offset *int64    `json:"offset,omitempty"`
-	Chunk  *[2]int32 `json:"chunk,omitempty"`
-	Error  string    `json:"error"`
-}
-
 func printCheckJSON(w io.Writer, path string, r *savetool.CheckReport) error {
-	out := struct {
-		Path       string        `json:"path"`
-		OK         bool          `json:"ok"`
-		Generation uint64        `json:"generation,omitempty"`
-		Problems   []problemJSON `json:"problems"`
-		Backups    int           `json:"backups_checked"`
-		Stores     int           `json:"store_generations_checked"`
-		Worlds     int           `json:"world_files_checked"`
-	}{Path: path, OK: r.OK(), Problems: []problemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds}
-	if r.Manifest != nil {
-		out.Generation = r.Manifest.Generation
-	}
-	for _, p := range r.Problems {
-		pj := problemJSON{File: p.File, Error: p.Err.Error()}
-		if p.Offset >= 0 {
-			off := p.Offset
-			pj.Offset = &off
-		}
-		if p.Pos != nil {
-			pj.Chunk = &[2]int32{p.Pos.X, p.Pos.Y}
-		}
-		out.Problems = append(out.Problems, pj)
-	}
-	return writeJSON(w, out)
+	return writeJSON(w, r.JSON(path))
 }

@@ -1,5 +1,5 @@
 // Package cli is the arksave command line: inspect, check, repair,
-// compact, restore, render, export, import, copy and migrate save
+// compact, restore, render, export, import, copy, migrate and serve save
 // directories and their files. Its Main is the arksave command's; a build
 // of the command that should also reach saves in NATS JetStream imports
 // the jetstream package beside it (github.com/arksave/arksave/jetstream/cmd/arksave).
@@ -21,6 +21,7 @@
 //	import [--out F|--into DIR] JSON the JSON of export back into a world file, or into a save
 //	copy [-q] SRC DST                copy a save with its backups to a new location (a directory or a JetStream world)
 //	migrate [--dry-run] DIR          upgrade older format versions to the current ones
+//	serve [--addr HOST:PORT] DIR     a live web map and inspector of the save, read-only (default 127.0.0.1:8080)
 //	version [--json]                 the module version and the format versions read and written
 //
 // DIR is a save's location: a save directory, or a location such as

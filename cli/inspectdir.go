@@ -105,6 +105,9 @@ func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {
 	}
 	fmt.Fprintf(tw, "  generation\t%d\n", st.Generation)
 	fmt.Fprintf(tw, "  game\tchunks of %d px, tiles of %d px, seed %d, generator version %d\n", st.ChunkSize, st.TileSize, st.Seed, st.GeneratorVersion)
+	if st.Axes > 2 {
+		fmt.Fprintf(tw, "  keys\t%d axes (%s)\n", st.Axes, []string{"", "", "", "x, y, z", "x, y, z, w"}[min(st.Axes, 4)])
+	}
 	fmt.Fprintf(tw, "  chunks\t%d stored: %d full, %d delta, %d empty\n", st.Chunks, st.Full, st.Delta, st.Empty)
 	fmt.Fprintf(tw, "  bodies\t%d in %d chunks\n", st.Bodies, st.BodyBlocks)
 	if st.Sections > 0 {

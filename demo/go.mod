@@ -9,6 +9,8 @@ replace github.com/arksave/arksave/jetstream => ../jetstream
 require (
 	github.com/arksave/arksave v0.0.0-00010101000000-000000000000
 	github.com/arksave/arksave/jetstream v0.0.0-00010101000000-000000000000
+	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
+	github.com/chromedp/chromedp v0.14.2
 	github.com/hajimehoshi/ebiten/v2 v2.8.8
 	github.com/mlange-42/ark v0.8.3
 	github.com/nats-io/nats-server/v2 v2.15.2
@@ -31,9 +33,14 @@ require (
 )
 
 require (
+	github.com/chromedp/sysutil v1.1.0 // indirect
 	github.com/ebitengine/gomobile v0.0.0-20240911145611-4856209ac325 // indirect
 	github.com/ebitengine/hideconsole v1.0.0 // indirect
 	github.com/ebitengine/purego v0.8.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20250725192818-e39067aee2d2 // indirect
+	github.com/gobwas/httphead v0.1.0 // indirect
+	github.com/gobwas/pool v0.2.1 // indirect
+	github.com/gobwas/ws v1.4.0 // indirect
 	github.com/jezek/xgb v1.1.1 // indirect
 	golang.org/x/sync v0.19.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect

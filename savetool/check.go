@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,6 +30,51 @@ type CheckReport struct {
 
 // OK reports whether no problem was found.
 func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
+
+// CheckJSON is a [CheckReport] as JSON: what arksave check --json prints.
+type CheckJSON struct {
+	Path       string        `json:"path"`
+	OK         bool          `json:"ok"`
+	Generation uint64        `json:"generation,omitempty"` // of the manifest, when there is one
+	Problems   []ProblemJSON `json:"problems"`
+	Backups    int           `json:"backups_checked"`
+	Stores     int           `json:"store_generations_checked"`
+	Worlds     int           `json:"world_files_checked"`
+}
+
+// ProblemJSON is one problem of a [CheckJSON].
+type ProblemJSON struct {
+	File   string    `json:"file"`
+	Offset *int64    `json:"offset,omitempty"`
+	Chunk  *[2]int32 `json:"chunk,omitempty"` // a chunk of a store of 2 axes: x, y
+	Key    []int32   `json:"key,omitempty"`   // a chunk of a store of 3 or 4 axes: x, y, z(, w)
+	Error  string    `json:"error"`
+}
+
+// JSON returns the report as JSON values, for the check of path.
+func (r *CheckReport) JSON(path string) CheckJSON {
+	out := CheckJSON{Path: path, OK: r.OK(), Problems: []ProblemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds}
+	if r.Manifest != nil {
+		out.Generation = r.Manifest.Generation
+	}
+	for _, p := range r.Problems {
+		pj := ProblemJSON{File: p.File, Error: p.Err.Error()}
+		if p.Offset >= 0 {
+			off := p.Offset
+			pj.Offset = &off
+		}
+		switch {
+		case p.Key != nil && p.Key.Axes() > 2:
+			for i := range p.Key.Axes() {
+				pj.Key = append(pj.Key, p.Key.Axis(i))
+			}
+		case p.Pos != nil:
+			pj.Chunk = &[2]int32{p.Pos.X, p.Pos.Y}
+		}
+		out.Problems = append(out.Problems, pj)
+	}
+	return out
+}
 
 func (r *CheckReport) add(file string, off int64, err error) {
 	r.Problems = append(r.Problems, chunkstore.Problem{File: file, Offset: off, Err: err})
@@ -97,8 +143,8 @@ func Check(path string, o Options) (*CheckReport, error) {
 			if rec.Err != nil {
 				p := chunkstore.Problem{File: name, Section: chunkstore.SectionRecord, Offset: rec.Handle.FileOffset(), Err: rec.Err}
 				if rec.Kind != 0 && rec.Kind != chunkstore.RecordJournal && rec.Kind != chunkstore.RecordCheckpoint {
-					pos := rec.Pos
-					p.Pos = &pos
+					pos, key := rec.Pos, rec.Key
+					p.Pos, p.Key = &pos, &key
 				}
 				r.Problems = append(r.Problems, p)
 			}
@@ -316,14 +362,14 @@ func checkSections(r *CheckReport, s *chunkstore.Store, m *autosave.Manifest) {
 		if e.Type != chunkstore.BodyBlock {
 			return true
 		}
-		blk, err := s.Entities(e.Pos)
+		blk, err := s.EntitiesKey(e.Key)
 		if err != nil {
 			return true // Check reported the block
 		}
 		for i, sec := range blk.Sections {
 			if _, err := archetype.ReadInfo(bytes.NewReader(sec)); err != nil {
-				pos := e.Pos
-				r.Problems = append(r.Problems, chunkstore.Problem{File: m.Chunks.Name, Section: chunkstore.SectionBodies, Offset: e.Handle.Offset, Pos: &pos,
+				pos, key := e.Pos, e.Key
+				r.Problems = append(r.Problems, chunkstore.Problem{File: m.Chunks.Name, Section: chunkstore.SectionBodies, Offset: e.Handle.Offset, Pos: &pos, Key: &key,
 					Err: fmt.Errorf("generation %d: entity section %d: %w", m.Generation, i, err)})
 			}
 		}
@@ -363,8 +409,11 @@ func checkPlayers(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, checked
 func dataFileProblems(d *autosave.Dir, m *autosave.Manifest, s *chunkstore.Store) []chunkstore.Problem {
 	var out []chunkstore.Problem
 	used := map[string]bool{}
+	// The store's files are named relative to its own directory: backups/
+	// for a backup's own store.
+	rel := func(n string) string { return path.Join(path.Dir(m.Chunks.Name), n) }
 	for _, f := range s.Files() {
-		used[f.Name] = true // the store's check reports these when missing or damaged
+		used[rel(f.Name)] = true // the store's check reports these when missing or damaged
 	}
 	for _, name := range m.Chunks.Data {
 		p, err := d.File(name)
@@ -382,7 +431,7 @@ func dataFileProblems(d *autosave.Dir, m *autosave.Manifest, s *chunkstore.Store
 		return out // it predates data files: all of the store's are kept
 	}
 	for _, f := range s.Files() {
-		if f.Number != 0 && !slices.Contains(m.Chunks.Data, f.Name) && f.Err == nil {
+		if f.Number != 0 && !slices.Contains(m.Chunks.Data, rel(f.Name)) && f.Err == nil {
 			out = append(out, chunkstore.Problem{File: autosave.ManifestName, Offset: -1,
 				Err: fmt.Errorf("%w: generation %d uses data file %s, which its manifest does not name", autosave.ErrCorrupt, m.Generation, f.Name)})
 		}

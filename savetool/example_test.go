@@ -13,6 +13,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/savetool"
 )
@@ -352,4 +353,72 @@ func ExampleImportInto() {
 	// Output:
 	// generation 4 committed; 3 is a backup now
 	// radius: 3
+}
+
+func ExampleOpenStore() {
+	dir, cleanup := exampleSave()
+	defer cleanup()
+	game, err := openGame(dir, true) // the game runs
+	if err != nil {
+		panic(err)
+	}
+	defer game.p.Close()
+
+	s, m, err := savetool.OpenStore(dir, 0, savetool.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	kinds := map[string]int{}
+	s.Entries(func(e chunkstore.Entry) bool {
+		kinds[e.Type.String()]++
+		return true
+	})
+	fmt.Println("generation", m.Generation, "stores", kinds)
+	bodies, _ := s.Bodies(chunkstore.Pos{X: 1, Y: 1})
+	fmt.Printf("%+v\n", savetool.NewBodyEntry(&bodies[0]))
+	// Output:
+	// generation 3 stores map[bodies:2 delta:3 empty:1 full:2]
+	// {ID:4294967297 X:40 Y:40 Rotation:0 VX:0 VY:0 AngularVelocity:0 Width:3 Height:3 OriginX:1 OriginY:1 Pixels:9 Extension:0}
+}
+
+func ExampleDrawBody() {
+	b := chunkstore.Body{X: 5, Y: 2, Width: 3, Height: 2, OriginX: 1, OriginY: 1,
+		Pixels: make([]uint32, 6), Shape: []bool{true, true, true, false, true, false}}
+	for i := range b.Pixels {
+		b.Pixels[i] = 1 // stone
+	}
+	region := image.Rect(0, 0, 8, 4)
+	img := image.NewRGBA(image.Rect(0, 0, region.Dx(), region.Dy()))
+	savetool.DrawBody(img, region, 1, &b, nil)
+	for y := range region.Dy() {
+		for x := range region.Dx() {
+			if img.RGBAAt(x, y).A != 0 {
+				fmt.Print("#")
+			} else {
+				fmt.Print(".")
+			}
+		}
+		fmt.Println()
+	}
+	fmt.Println(savetool.BodyBounds(&b))
+	// Output:
+	// ........
+	// ....###.
+	// .....#..
+	// ........
+	// (1,-2)-(10,7)
+}
+
+func ExampleCheckReport_JSON() {
+	dir, cleanup := exampleSave()
+	defer cleanup()
+	r, err := savetool.Check(dir, savetool.Options{})
+	if err != nil {
+		panic(err)
+	}
+	out, _ := json.Marshal(r.JSON("save"))
+	fmt.Println(string(out))
+	// Output:
+	// {"path":"save","ok":true,"generation":3,"problems":[],"backups_checked":2,"store_generations_checked":3,"world_files_checked":3}
 }

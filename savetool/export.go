@@ -56,6 +56,20 @@ type BodyEntry struct {
 	Extension       int     `json:"extension"` // bytes of game data
 }
 
+// NewBodyEntry describes a pixel body as the export lists it: its
+// transform, velocities and grid, without its pixels.
+func NewBodyEntry(b *chunkstore.Body) BodyEntry {
+	px := 0
+	for _, in := range b.Shape {
+		if in {
+			px++
+		}
+	}
+	return BodyEntry{ID: b.ID, X: b.X, Y: b.Y, Rotation: b.Rotation, VX: b.VX, VY: b.VY,
+		AngularVelocity: b.AngularVelocity, Width: b.Width, Height: b.Height, OriginX: b.OriginX, OriginY: b.OriginY,
+		Pixels: px, Extension: len(b.Extension)}
+}
+
 // IndexOf lists the chunks and bodies of an open store. Damaged records
 // are listed with their error.
 func IndexOf(s *chunkstore.Store, name string) *ChunkIndex {
@@ -74,16 +88,8 @@ func IndexOf(s *chunkstore.Store, name string) *ChunkIndex {
 			if err != nil {
 				c.Error = err.Error()
 			}
-			for _, b := range bodies {
-				px := 0
-				for _, in := range b.Shape {
-					if in {
-						px++
-					}
-				}
-				c.Bodies = append(c.Bodies, BodyEntry{ID: b.ID, X: b.X, Y: b.Y, Rotation: b.Rotation, VX: b.VX, VY: b.VY,
-					AngularVelocity: b.AngularVelocity, Width: b.Width, Height: b.Height, OriginX: b.OriginX, OriginY: b.OriginY,
-					Pixels: px, Extension: len(b.Extension)})
+			for i := range bodies {
+				c.Bodies = append(c.Bodies, NewBodyEntry(&bodies[i]))
 			}
 			return true
 		}

@@ -58,6 +58,7 @@ type StoreInfo struct {
 	TileSize         uint16  `json:"tile_size"`
 	Seed             uint64  `json:"seed"`
 	GeneratorVersion uint32  `json:"generator_version"`
+	Axes             int     `json:"axes"` // of a chunk key: 2 (x, y), 3 (x, y, z) or 4 (x, y, z, w)
 	Chunks           int     `json:"chunks"`
 	Empty            int     `json:"empty"`
 	Delta            int     `json:"delta"`
@@ -217,6 +218,7 @@ func describeStore(st *StoreInfo, s *chunkstore.Store) {
 	st.Generation = stats.Generation
 	st.FileBytes = stats.FileSize
 	st.ChunkSize, st.TileSize, st.Seed, st.GeneratorVersion = cfg.ChunkSize, cfg.TileSize, cfg.Seed, s.GeneratorVersion()
+	st.Axes = s.Axes()
 	st.Chunks, st.Empty, st.Delta, st.Full, st.BodyBlocks = stats.Chunks, stats.Empty, stats.Delta, stats.Full, stats.BodyBlocks
 	st.RecordBytes, st.TableBytes, st.DeadBytes = stats.RecordBytes, stats.TableBytes, stats.DeadBytes
 	if stats.FileSize > 0 {
@@ -236,7 +238,7 @@ func describeStore(st *StoreInfo, s *chunkstore.Store) {
 	var bad int
 	s.Entries(func(e chunkstore.Entry) bool {
 		if e.Type == chunkstore.BodyBlock {
-			blk, err := s.Entities(e.Pos)
+			blk, err := s.EntitiesKey(e.Key)
 			if err != nil {
 				bad++
 			}

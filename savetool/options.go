@@ -50,7 +50,7 @@ func newTracker(o Options) (*tracker, vfs.FS) {
 	if t.fn == nil {
 		return t, o.fs()
 	}
-	return t, &countingFS{FS: o.fs(), t: t}
+	return t, &vfs.Counting{FS: o.fs(), Count: func(n int64, _ bool) { t.add(n) }}
 }
 
 // begin starts a stage of about total units.
@@ -93,40 +93,6 @@ func (t *tracker) end() {
 	t.stage.Store(nil)
 }
 
-// countingFS counts the bytes read and written through its files.
-type countingFS struct {
-	vfs.FS
-	t *tracker
-}
-
-func (c *countingFS) wrap(f vfs.File, err error) (vfs.File, error) {
-	if err != nil {
-		return nil, err
-	}
-	return &countingFile{File: f, t: c.t}, nil
-}
-
-func (c *countingFS) Create(name string) (vfs.File, error) { return c.wrap(c.FS.Create(name)) }
-func (c *countingFS) Open(name string) (vfs.File, error)   { return c.wrap(c.FS.Open(name)) }
-func (c *countingFS) OpenRW(name string) (vfs.File, error) { return c.wrap(c.FS.OpenRW(name)) }
-
-type countingFile struct {
-	vfs.File
-	t *tracker
-}
-
-func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
-	n, err := f.File.ReadAt(p, off)
-	f.t.add(int64(n))
-	return n, err
-}
-
-func (f *countingFile) WriteAt(p []byte, off int64) (int, error) {
-	n, err := f.File.WriteAt(p, off)
-	f.t.add(int64(n))
-	return n, err
-}
-
 // fileSize returns the size of a file, 0 when it cannot be read.
 func fileSize(fsys vfs.FS, name string) int64 {
 	if st, err := fsys.Stat(name); err == nil {
@@ -167,6 +133,33 @@ func openGeneration(d *autosave.Dir, m *autosave.Manifest, o chunkstore.Options)
 	}
 	o.Root = root
 	return chunkstore.Open(p, &o)
+}
+
+// OpenStore opens the chunk store of generation gen (0: the committed
+// one; else a backup's) of the save directory at dir, read-only and for
+// inspection: every record as stored, no generator needed or checked
+// (Entries, ReadRaw, Bodies, RecordInfo and Stats work; Get of a Delta
+// chunk does not: apply the game's generator to ReadRaw's delta, as
+// [RenderStore] does). It returns the manifest of the generation with it.
+//
+// It takes no lock and changes nothing, so it works while a game saves
+// into the directory: should a commit move a file on before the store is
+// open, it opens the new generation instead (autosave.ReadConsistent). The
+// caller closes the store.
+func OpenStore(dir string, gen uint64, o Options) (*chunkstore.Store, *autosave.Manifest, error) {
+	_, fsys := newTracker(o)
+	var s *chunkstore.Store
+	var man *autosave.Manifest
+	err := readSave(fsys, dir, gen, func(d *autosave.Dir, m *autosave.Manifest) error {
+		var err error
+		s, err = openGeneration(d, m, *inspectOptions(fsys))
+		man = m
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, man, nil
 }
 
 // openSave opens the save directory at dir read-only, without its lock,

@@ -2,6 +2,7 @@ package savetool
 
 import (
 	"image/color"
+	"sync"
 )
 
 // Palette turns a pixel as stored (little-endian bytes: material, colour,
@@ -54,6 +55,14 @@ func DefaultPalette() *MaterialPalette {
 		},
 	}
 }
+
+// sharedPalette is one DefaultPalette, its lookup table built, for the
+// functions that take a nil palette.
+var sharedPalette = sync.OnceValue(func() *MaterialPalette {
+	p := DefaultPalette()
+	p.build()
+	return p
+})
 
 func rgb(r, g, b uint8) color.RGBA { return color.RGBA{R: r, G: g, B: b, A: 0xff} }
 

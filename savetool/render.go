@@ -6,7 +6,6 @@ import (
 	"image/color"
 	"math"
 
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 )
 
@@ -81,13 +80,7 @@ const (
 // read-only and takes no lock: it works while a game saves into the
 // directory, on one consistent generation.
 func RenderDir(dir string, o RenderOptions) (*image.RGBA, *RenderStats, error) {
-	_, fsys := newTracker(o.Options)
-	var s *chunkstore.Store
-	err := readSave(fsys, dir, o.Generation, func(d *autosave.Dir, m *autosave.Manifest) error {
-		var err error
-		s, err = openGeneration(d, m, *inspectOptions(fsys))
-		return err
-	})
+	s, _, err := OpenStore(dir, o.Generation, o.Options)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -95,10 +88,14 @@ func RenderDir(dir string, o RenderOptions) (*image.RGBA, *RenderStats, error) {
 	return RenderStore(s, o)
 }
 
-// RenderStore draws the chunks of an open store; see [RenderOptions]. The
+// RenderStore draws the chunks of an open store of 2 axes (it refuses one
+// of 3 or 4 with an error matching chunkstore.ErrAxes); see [RenderOptions]. The
 // store may be opened for inspection (read-only, without a generator):
 // RenderStore applies Delta chunks to o.Generator itself.
 func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStats, error) {
+	if n := s.Axes(); n != 2 {
+		return nil, nil, fmt.Errorf("render: %w: the store's chunk keys have %d axes; render draws stores of 2 axes (x, y) only (inspect and check read any)", chunkstore.ErrAxes, n)
+	}
 	t, _ := newTracker(o.Options)
 	cfg := s.Options()
 	size := int(cfg.ChunkSize)
@@ -106,17 +103,21 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 	stored := map[chunkstore.Pos]chunkstore.StorageType{}
 	bodies := map[chunkstore.Pos]bool{}
 	var bounds image.Rectangle
-	s.Entries(func(e chunkstore.Entry) bool {
-		if e.Type == chunkstore.BodyBlock {
-			bodies[e.Pos] = true
-		} else {
-			stored[e.Pos] = e.Type
-		}
-		r := image.Rect(int(e.Pos.X)*size, int(e.Pos.Y)*size, int(e.Pos.X+1)*size, int(e.Pos.Y+1)*size)
-		bounds = bounds.Union(r)
-		return true
-	})
 	region := o.Region.Canon()
+	// The index is listed only for what needs it: the bounds, the grid's
+	// frames, the body blocks. A tile of a map needs none of them.
+	if region.Empty() || o.Grid || !o.NoBodies {
+		s.Entries(func(e chunkstore.Entry) bool {
+			if e.Type == chunkstore.BodyBlock {
+				bodies[e.Pos] = true
+			} else {
+				stored[e.Pos] = e.Type
+			}
+			r := image.Rect(int(e.Pos.X)*size, int(e.Pos.Y)*size, int(e.Pos.X+1)*size, int(e.Pos.Y+1)*size)
+			bounds = bounds.Union(r)
+			return true
+		})
+	}
 	if region.Empty() {
 		if bounds.Empty() {
 			return nil, nil, ErrNothingToRender
@@ -174,7 +175,7 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 				continue
 			}
 			for i := range bs {
-				if drawBody(img, region, scale, &bs[i], pal) {
+				if DrawBody(img, region, scale, &bs[i], pal) {
 					st.Bodies++
 				}
 			}
@@ -371,22 +372,33 @@ func (a *accumulator) flush(wy int) {
 	}
 }
 
-// drawBody draws a body's pixels at its saved transform, mapping each world
-// pixel near it back into its grid (so a turned body has no holes), and
-// reports whether any fell within the region.
-func drawBody(img *image.RGBA, region image.Rectangle, scale int, b *chunkstore.Body, pal Palette) bool {
+// DrawBody draws a pixel body's pixels at its saved transform into img,
+// which shows the world pixels of region at one image pixel per scale×scale
+// world pixels (img's origin is region.Min), and reports whether any of
+// them fell within region. Each world pixel near the body is mapped back
+// into its grid, so a turned body has no holes. A body whose grid does not
+// match its pixels and shape, or whose transform is not finite, is not
+// drawn. A nil pal means [DefaultPalette]; a scale below 1 means 1.
+func DrawBody(img *image.RGBA, region image.Rectangle, scale int, b *chunkstore.Body, pal Palette) bool {
 	w, h := int(b.Width), int(b.Height)
 	if w*h == 0 || len(b.Shape) != w*h || len(b.Pixels) != w*h {
+		return false
+	}
+	if pal == nil {
+		pal = sharedPalette()
+	}
+	scale = max(scale, 1)
+	clip := BodyBounds(b).Intersect(region)
+	if clip.Empty() {
 		return false
 	}
 	drawn := false
 	ox, oy := float64(b.OriginX), float64(b.OriginY)
 	sin, cos := math.Sincos(float64(b.Rotation))
 	tx, ty := math.Floor(float64(b.X)+0.5), math.Floor(float64(b.Y)+0.5)
-	r := math.Ceil(math.Hypot(math.Max(ox, float64(w)-ox), math.Max(oy, float64(h)-oy))) + 1
-	for y := ty - r; y <= ty+r; y++ {
-		for x := tx - r; x <= tx+r; x++ {
-			dx, dy := x-tx+0.5, y-ty+0.5
+	for wy := clip.Min.Y; wy < clip.Max.Y; wy++ {
+		for wx := clip.Min.X; wx < clip.Max.X; wx++ {
+			dx, dy := float64(wx)-tx+0.5, float64(wy)-ty+0.5
 			lx, ly := cos*dx+sin*dy+ox, -sin*dx+cos*dy+oy
 			if lx < 0 || ly < 0 || lx >= float64(w) || ly >= float64(h) {
 				continue
@@ -395,15 +407,30 @@ func drawBody(img *image.RGBA, region image.Rectangle, scale int, b *chunkstore.
 			if !b.Shape[k] {
 				continue
 			}
-			wx, wy := int(x), int(y)
-			if !(image.Point{wx, wy}).In(region) {
-				continue
-			}
 			img.SetRGBA((wx-region.Min.X)/scale, (wy-region.Min.Y)/scale, pal.Color(b.Pixels[k]))
 			drawn = true
 		}
 	}
 	return drawn
+}
+
+// BodyBounds returns the world pixels a pixel body may cover at its saved
+// transform, whatever its rotation: the square around its position that
+// holds its grid turned any way. It is empty for a body without pixels or
+// with a transform that is not finite or lies beyond ±2^30.
+func BodyBounds(b *chunkstore.Body) image.Rectangle {
+	w, h := float64(b.Width), float64(b.Height)
+	if w*h == 0 {
+		return image.Rectangle{}
+	}
+	ox, oy := float64(b.OriginX), float64(b.OriginY)
+	tx, ty := math.Floor(float64(b.X)+0.5), math.Floor(float64(b.Y)+0.5)
+	r := math.Ceil(math.Hypot(math.Max(math.Abs(ox), math.Abs(w-ox)), math.Max(math.Abs(oy), math.Abs(h-oy)))) + 1
+	const limit = 1 << 30
+	if !(math.Abs(tx)+r < limit && math.Abs(ty)+r < limit) { // also false for NaN and Inf
+		return image.Rectangle{}
+	}
+	return image.Rect(int(tx-r), int(ty-r), int(tx+r)+1, int(ty+r)+1)
 }
 
 // drawGrid draws chunk borders.

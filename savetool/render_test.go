@@ -4,6 +4,9 @@ import (
 	"errors"
 	"image"
 	"image/color"
+	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
@@ -131,4 +134,59 @@ func TestPalette(t *testing.T) {
 	expect(t, a != b && a.A == 0xff, "unknown materials share a colour: %v %v", a, b)
 	f := savetool.PaletteFunc(func(uint32) color.RGBA { return color.RGBA{1, 2, 3, 4} })
 	expect(t, f.Color(9) == color.RGBA{1, 2, 3, 4}, "PaletteFunc")
+}
+
+// render draws stores of 2 axes only: one of 3 or 4 is refused with
+// chunkstore.ErrAxes, before anything is drawn.
+func TestRenderRefusesStoreOfMoreAxes(t *testing.T) {
+	for _, name := range []string{"axes-3", "axes-4"} {
+		mem := vfs.NewMem()
+		for _, f := range []string{"w.pxsw", "w-data-1.pxsd", "w-data-2.pxsd"} {
+			data, err := os.ReadFile(filepath.Join("..", "chunkstore", "testdata", "v3", name, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			file, err := mem.Create("/" + f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := file.WriteAt(data, 0); err != nil {
+				t.Fatal(err)
+			}
+			file.Close()
+		}
+		s, err := chunkstore.Open("/w.pxsw", &chunkstore.Options{FS: mem, ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, _, err := savetool.RenderStore(s, savetool.RenderOptions{})
+		if !errors.Is(err, chunkstore.ErrAxes) || img != nil {
+			t.Fatalf("%s: render: %v", name, err)
+		}
+		s.Close()
+	}
+}
+
+// A body whose stored transform is not finite (a hostile file can hold
+// one under a valid checksum) is left out; rendering ends.
+func TestRenderBodyNotFinite(t *testing.T) {
+	mem := vfs.NewMem()
+	s, err := chunkstore.Create("/bodies.pxsw", &chunkstore.Options{FS: mem, ChunkSize: 8, TileSize: 4})
+	must(t, err)
+	defer s.Close()
+	var bodies []chunkstore.Body
+	for i, xy := range [][2]float64{{math.Inf(1), 2}, {2, math.Inf(-1)}, {math.NaN(), 2}, {1 << 40, 2}, {3, 3}} {
+		bodies = append(bodies, chunkstore.Body{ID: uint64(i + 1), X: float32(xy[0]), Y: float32(xy[1]), Width: 2, Height: 2,
+			Pixels: []uint32{1, 1, 1, 1}, Shape: []bool{true, true, true, true}})
+	}
+	b := s.NewBatch()
+	b.PutBodies(chunkstore.Pos{}, bodies)
+	_, err = s.Commit(b)
+	must(t, err)
+	for _, body := range bodies[:4] {
+		expect(t, savetool.BodyBounds(&body).Empty(), "body at %v,%v has bounds %v", body.X, body.Y, savetool.BodyBounds(&body))
+	}
+	_, st, err := savetool.RenderStore(s, savetool.RenderOptions{Region: image.Rect(0, 0, 8, 8)})
+	must(t, err)
+	expect(t, st.Bodies == 1, "%d bodies drawn, want the finite one", st.Bodies)
 }

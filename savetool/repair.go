@@ -226,6 +226,10 @@ type repairer struct {
 	man     *autosave.Manifest
 	backups []*autosave.Manifest
 	newGen  uint64
+	// ownCopy holds the positions of the chunks in the copy of the
+	// committed generation's store made for its backup (the first fill
+	// source), when there is one: every one of them is the generation's.
+	ownCopy map[chunkstore.Pos]bool
 }
 
 func (r *repairer) note(format string, args ...any) {
@@ -286,7 +290,7 @@ func (r *repairer) repairCurrent() error {
 	if src != nil {
 		r.t.begin("writing "+name, 2*src.Stats().RecordBytes)
 		var filled []chunkstore.Filled
-		fixed, filled, err = src.CompactToFilling(p, loss.missing(), fills...)
+		fixed, filled, err = src.CompactToFilling(p, r.missing(loss), fills...)
 		r.t.end()
 		if err != nil {
 			_ = removeStore(r.d, name)
@@ -661,12 +665,28 @@ func sortedLosses(m map[lossKey]string) []Loss {
 	return out
 }
 
-// fillSources opens, read-only, the chunk store generation of every
-// backup, newest first, for a repair to take lost chunks from; a backup
-// whose generation does not open is left out.
+// fillSources opens, read-only, the copy of the committed generation's
+// chunk store made for its backup, when there is one, and the chunk store
+// generation of every backup, newest first, for a repair to take lost
+// chunks from; one that does not open is left out.
 func (r *repairer) fillSources() ([]*chunkstore.Store, []string) {
 	var stores []*chunkstore.Store
 	var names []string
+	if ref := r.d.PendingCopy(); ref != nil && r.man != nil {
+		// The copy of the committed generation's store made for its backup:
+		// the generation's own chunks, first.
+		if s, err := openGeneration(r.d, &autosave.Manifest{Generation: r.man.Generation, Chunks: *ref}, *inspectOptions(r.fsys)); err == nil {
+			r.ownCopy = map[chunkstore.Pos]bool{}
+			s.Entries(func(e chunkstore.Entry) bool {
+				if e.Type != chunkstore.BodyBlock {
+					r.ownCopy[e.Pos] = true
+				}
+				return true
+			})
+			stores = append(stores, s)
+			names = append(names, fmt.Sprintf("the copy of generation %d's (in %s)", r.man.Generation, ref.Name))
+		}
+	}
 	for _, b := range r.backups {
 		s, err := openGeneration(r.d, b, *inspectOptions(r.fsys))
 		if err != nil {
@@ -824,6 +844,19 @@ func (l *scanLoss) missing() func(chunkstore.Pos) bool {
 	return func(p chunkstore.Pos) bool { return cut == nil || comparePos(p, cut.pos) > 0 }
 }
 
+// missing says which chunks the store lacks that the repair takes from
+// the stores it fills from: those loss.missing accepts and, when records
+// of the generation were lost and the generation's own copy of its store
+// is there, every chunk that copy holds (each was the generation's).
+func (r *repairer) missing(loss *scanLoss) func(chunkstore.Pos) bool {
+	m := loss.missing()
+	if r.ownCopy == nil || loss == nil || loss.lostFrom < 0 {
+		return m
+	}
+	own := r.ownCopy
+	return func(p chunkstore.Pos) bool { return own[p] || m != nil && m(p) }
+}
+
 func comparePos(a, b chunkstore.Pos) int {
 	if c := cmp.Compare(a.Y, b.Y); c != 0 {
 		return c
@@ -870,7 +903,7 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Fi
 		}
 	}
 	if fixed == nil {
-		filled = wouldFill(src, fills, damaged, loss.missing())
+		filled = wouldFill(src, fills, damaged, r.missing(loss))
 	}
 	filledMissing := 0
 	for _, f := range filled {
@@ -914,14 +947,29 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Fi
 		if fixed != nil {
 			kept = fixed
 		}
+		has := map[lossKey]bool{}
 		kept.Entries(func(e chunkstore.Entry) bool {
 			k := lossKey{e.Pos, e.Type == chunkstore.BodyBlock}
+			has[k] = true
 			if !l.listed(k) && !(own && loss.after[k]) {
 				l.revert(k, fmt.Sprintf("the records of %s after %s are lost: this is its newest surviving version, %s, which may be older than the one saved",
 					r.rep.Store.File, r.where(chunkstore.Handle{Offset: loss.lostFrom}), since))
 			}
 			return true
 		})
+		// A body set none of whose records survived leaves no trace in the
+		// store (bodies are never taken from a backup); the newest store the
+		// repair fills from (the generation's own copy, else the newest
+		// backup's) names the chunks that had one, which may have been lost.
+		if len(fills) > 0 {
+			fills[0].Entries(func(e chunkstore.Entry) bool {
+				if k := (lossKey{e.Pos, true}); e.Type == chunkstore.BodyBlock && !has[k] {
+					l.drop(k, fmt.Sprintf("the records of %s after %s are lost, and no version of its bodies survived (%s store held some): they may be lost",
+						r.rep.Store.File, r.where(chunkstore.Handle{Offset: loss.lostFrom}), fillNames[0]))
+				}
+				return true
+			})
+		}
 	}
 	// The generation's header says how many chunks it stored.
 	if r.rep.Store.Root != nil {

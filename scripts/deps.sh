@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # Installs what `make demo` and `make test` need on Debian and is missing:
-# the headers Ebiten's cgo build links against, and xvfb for windowed tests.
+# the headers Ebiten's cgo build links against and xvfb for windowed tests
+# (required), and chromium for the browser test of `arksave serve` in
+# demo/internal/e2e (optional: without it that test is skipped, saying so).
 # As root it installs them with apt-get; otherwise it prints the command to run.
 set -euo pipefail
 
 packages=(gcc pkg-config libgl1-mesa-dev libxcursor-dev libxi-dev libxinerama-dev
   libxrandr-dev libxxf86vm-dev libasound2-dev xvfb xauth)
+optional=(chromium)
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 
 missing=()
 for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-    missing+=("$p")
-  fi
+  installed "$p" || missing+=("$p")
+done
+missing_optional=()
+for p in "${optional[@]}"; do
+  installed "$p" || command -v "$p" >/dev/null 2>&1 || missing_optional+=("$p")
 done
 
 if ! command -v go >/dev/null 2>&1; then
@@ -19,25 +26,42 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 
-[ ${#missing[@]} -eq 0 ] && exit 0
+[ ${#missing[@]} -eq 0 ] && [ ${#missing_optional[@]} -eq 0 ] && exit 0
+
+skip_optional() {
+  echo "deps: ${missing_optional[*]} is not installed ($1): the browser test of arksave serve will be skipped" >&2
+}
 
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "deps: missing packages: ${missing[*]}; this is not a Debian system, install their equivalents" >&2
-  exit 1
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "deps: missing packages: ${missing[*]}; this is not a Debian system, install their equivalents" >&2
+    exit 1
+  fi
+  skip_optional "this is not a Debian system"
+  exit 0
 fi
 
 sudo=""
 if [ "$(id -u)" != 0 ]; then
   if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
     sudo="sudo"
-  else
-    echo "deps: missing Debian packages: ${missing[*]}" >&2
-    echo "deps: run as root: apt-get update && apt-get install -y ${missing[*]}" >&2
+  elif [ ${#missing[@]} -gt 0 ]; then
+    echo "deps: missing Debian packages: ${missing[*]} ${missing_optional[*]}" >&2
+    echo "deps: run as root: apt-get update && apt-get install -y ${missing[*]} ${missing_optional[*]}" >&2
     exit 1
+  else
+    skip_optional "run as root: apt-get update && apt-get install -y ${missing_optional[*]}"
+    exit 0
   fi
 fi
 
-echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+echo "deps: installing ${missing[*]} ${missing_optional[*]}"
 $sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ ${#missing_optional[@]} -gt 0 ]; then
+  $sudo apt-get install -y -qq --no-install-recommends "${missing_optional[@]}" >/dev/null ||
+    skip_optional "apt-get could not install it"
+fi

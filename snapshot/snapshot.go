@@ -79,6 +79,8 @@ type Snapshot struct {
 	// World is the ECS world without chunk, regional and player entities,
 	// PECS-encoded.
 	World []byte
+	// WorldEntities is the number of entities World holds.
+	WorldEntities int
 	// Chunks are the dirty chunks, including chunks unloaded since the last
 	// save whose changes are not committed yet.
 	Chunks []Chunk

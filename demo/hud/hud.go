@@ -4,6 +4,7 @@ package hud
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/arksave/arksave/demo/sim"
@@ -41,6 +42,9 @@ func Lines(in Info) []string {
 		auto = fmt.Sprintf("autosave every %s (next in %s)", s.Autosave, max(s.Autosave-s.SinceLast, 0).Truncate(time.Second))
 	}
 	lines = append(lines, fmt.Sprintf("save    %s   generation %d   %s", s.Dir, s.Generation, auto))
+	if s.InProgress {
+		lines = append(lines, "saving  "+Bar(s.Progress, 30))
+	}
 	if r := s.Last; r != nil && r.Err == nil {
 		lines = append(lines, fmt.Sprintf("last    %s   %s   %d chunks  %d bodies   world file %s",
 			ms(r.Duration), Bytes(uint64(r.BytesWritten)), r.ChunksWritten, r.BodiesWritten, Bytes(uint64(r.WorldBytes))))
@@ -70,6 +74,15 @@ func clip(s string, n int) string {
 // Hint is the one line always shown at the bottom of the screen.
 func Hint(material string, radius int) string {
 	return fmt.Sprintf("%s  brush %d   [1-9] material  [ ] size  B body  F3 info", material, radius)
+}
+
+// Bar draws progress p (0 to 1) as a text bar of width cells and the
+// percentage: "[#######.......]  50%". A save's bar moves chunk by chunk and
+// byte by byte and is full only once the save has committed.
+func Bar(p float64, width int) string {
+	p = min(max(p, 0), 1)
+	n := int(p * float64(width))
+	return fmt.Sprintf("[%s%s] %3d%%", strings.Repeat("#", n), strings.Repeat(".", width-n), int(p*100))
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }

@@ -14,7 +14,7 @@ func TestLines(t *testing.T) {
 	lines := hud.Lines(hud.Info{
 		FPS: 59.9, TPS: 60, Tick: 42, WorldTick: 1042, Loaded: 12, ChunkSize: 512, CameraX: -10, CameraY: 600,
 		Save: sim.SaveStatus{
-			Dir: "/tmp/w", Generation: 7, Autosave: 2 * time.Second, SinceLast: 500 * time.Millisecond, DirtyChunks: 3,
+			Dir: "/tmp/w", Generation: 7, InProgress: true, Progress: 0.5, Autosave: 2 * time.Second, SinceLast: 500 * time.Millisecond, DirtyChunks: 3,
 			Saves: 5, Failed: 1, ChunksWritten: 20, BytesWritten: 5 << 20,
 			Last:          &arksave.Result{Generation: 7, Duration: 12 * time.Millisecond, BytesWritten: 3 << 20, ChunksWritten: 4, WorldBytes: 2048},
 			SnapshotStall: 400 * time.Microsecond, CopiedTiles: 7, SaveTick: 3100 * time.Microsecond,
@@ -24,13 +24,14 @@ func TestLines(t *testing.T) {
 	all := strings.Join(lines, "\n")
 	for _, want := range []string{"FPS  59.9", "TPS  60.0", "world 1042", "loaded 12", "dirty 3", "chunk -1,1", "generation 7",
 		"every 2s (next in 1s)", "12.0 ms", "3.0 MiB", "4 chunks", "2.0 KiB", "5 (1 failed)", "5.0 MiB written",
-		"saving 0.4 ms", "7 tiles copied", "while saving 3.1 ms", "no space left", "damage  1: chunk 1,2"} {
+		"saving 0.4 ms", "7 tiles copied", "while saving 3.1 ms", "no space left", "damage  1: chunk 1,2",
+		"saving  [###############...............]  50%"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("overlay lacks %q:\n%s", want, all)
 		}
 	}
 	lines = hud.Lines(hud.Info{ChunkSize: 512})
-	if all := strings.Join(lines, "\n"); !strings.Contains(all, "autosave off") || !strings.Contains(all, "no save yet") {
+	if all := strings.Join(lines, "\n"); !strings.Contains(all, "autosave off") || !strings.Contains(all, "no save yet") || strings.Contains(all, "saving  [") {
 		t.Errorf("a session before its first save:\n%s", all)
 	}
 }

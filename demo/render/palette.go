@@ -5,6 +5,7 @@ import (
 
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/sand"
+	"github.com/arksave/arksave/savetool"
 )
 
 // RGBA packs a colour the way a little-endian RGBA byte buffer holds it.
@@ -71,4 +72,19 @@ func (p *Palette) Color(px components.Pixel, bg uint32) uint32 {
 		return mix(charred, ember[(int(px.Color())+d)&3], 150)
 	}
 	return c
+}
+
+// MapSky is the flat sky behind air on maps of the demo's saves.
+var MapSky = color.RGBA{0x8e, 0xc0, 0xe6, 0xff}
+
+// MapPalette returns the demo's colours for maps of its saves
+// (savetool.RenderDir, arksave serve's mapserve): each pixel as the game
+// draws it, air as MapSky. It is safe for concurrent use.
+func MapPalette() savetool.PaletteFunc {
+	pal := NewPalette()
+	sky := RGBA(MapSky)
+	return func(p uint32) color.RGBA {
+		c := pal.Color(components.Pixel(p), sky)
+		return color.RGBA{uint8(c), uint8(c >> 8), uint8(c >> 16), 0xff}
+	}
 }

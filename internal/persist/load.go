@@ -5,11 +5,16 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
+	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 )
 
 // Load replaces the game's world with the last committed save in dir and
 // continues saving there. It waits for a running save to finish first.
+// When the committed generation is damaged, the newest intact backup is
+// loaded instead (autosave.Writer.ContinueIntact) and reported.
 //
 // The save is read and decoded into a scratch world before the live world
 // is touched, so a missing, damaged or incompatible save returns an error
@@ -28,14 +33,43 @@ func (r *Runtime) Load(dir string) error {
 	if res := r.writer.Wait(); res != nil {
 		r.apply(res)
 	}
-	data, err := r.writer.Continue(dir, func(world []byte) error {
+	data, fb, err := r.writer.ContinueIntact(dir, func(world []byte) error {
 		return r.cfg.WorldCodec.Validate(world, r.world)
 	})
 	if err != nil {
+		if log := r.cfg.Writer.Logger; log != nil {
+			log.Error("load failed", "dir", dir, "err", err)
+		}
 		return fmt.Errorf("load %s: %w", dir, err)
 	}
-	if err := r.replaceWorld(data); err != nil {
+	return r.Adopt(dir, data, fb)
+}
+
+// Adopt replaces the game's world with world, the world file of the
+// generation the writer has just opened in dir (Install's load), and notes
+// fb, when the committed generation was damaged and a backup was loaded
+// instead: AutosaveState.Fallback shows it and Problems reports it.
+func (r *Runtime) Adopt(dir string, world []byte, fb *autosave.Fallback) error {
+	if err := r.replaceWorld(world); err != nil {
 		return fmt.Errorf("load %s: %w", dir, err)
+	}
+	r.state.Fallback = fb
+	log := r.cfg.Writer.Logger
+	if fb != nil {
+		r.mu.Lock()
+		r.loadProblems = append([]chunkstore.Problem{fb.Problem()}, fb.Problems...)
+		r.mu.Unlock()
+		if log != nil {
+			log.Warn("damaged generation: loaded the newest intact backup", "dir", dir, "damaged", fb.Damaged,
+				"loaded", fb.Loaded, "generation", fb.Generation, "problems", len(fb.Problems), "first", fb.Problems[0].String())
+		}
+	}
+	if log != nil {
+		entities := 0
+		if h, err := archetype.ReadHeader(world); err == nil {
+			entities = int(h.Entities)
+		}
+		log.Info("save loaded", "dir", dir, "generation", r.writer.Generation(), "entities", entities, "world_bytes", len(world))
 	}
 	return nil
 }

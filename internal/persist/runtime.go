@@ -129,8 +129,9 @@ type Runtime struct {
 	waiting   []*Handle // handles of the next save
 	inflight  []*Handle // handles of the running save
 
-	mu       sync.Mutex
-	problems []problem
+	mu           sync.Mutex
+	problems     []problem
+	loadProblems []chunkstore.Problem // a load's fallback: what was damaged
 }
 
 // New starts the runtime of a world on a save directory the caller opened
@@ -211,15 +212,16 @@ func (r *Runtime) bindResources() error {
 // Writer returns the autosave writer.
 func (r *Runtime) Writer() *autosave.Writer { return r.writer }
 
-// Problems returns the damage found while loading chunks since the last
-// call, as problems of the chunk store file in use. Safe for concurrent
-// use.
+// Problems returns the damage found since the last call: a load that fell
+// back to a backup (the fallback first, then what was damaged), then
+// chunks whose records were damaged, as problems of the chunk store file
+// in use. Safe for concurrent use.
 func (r *Runtime) Problems() []chunkstore.Problem {
 	r.mu.Lock()
 	ps := r.problems
-	r.problems = nil
+	out := r.loadProblems
+	r.problems, r.loadProblems = nil, nil
 	r.mu.Unlock()
-	var out []chunkstore.Problem
 	file := ""
 	if m := r.writer.Manifest(); m != nil {
 		file = m.Chunks.Name

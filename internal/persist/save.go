@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/snapshot"
 )
@@ -74,7 +75,11 @@ func (r *Runtime) start() {
 		r.finishWithError(err)
 		return
 	}
-	job := autosave.Job{Snap: snap, MaxBackups: r.conf.MaxBackups, SaveTo: r.saveTo, RequestedAt: snap.TakenAt}
+	job := autosave.Job{Snap: snap, MaxBackups: r.conf.MaxBackups, SaveTo: r.saveTo, RequestedAt: snap.TakenAt,
+		BackupCopyEvery: max(r.conf.BackupCopyEvery, 0)}
+	if r.conf.BackupCopyEvery == 0 {
+		job.BackupCopyEvery = 1
+	}
 	if !r.writer.Submit(job) {
 		snap.Release() // cannot happen: start runs only when the writer is idle
 		return
@@ -189,6 +194,9 @@ func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
 		return nil, errors.Join(errors.New("systems: encode ECS world"), err)
 	}
 	snap.World = world
+	if h, err := archetype.ReadHeader(world); err == nil {
+		snap.WorldEntities = int(h.Entities)
+	}
 
 	q := r.chunks.Query()
 	for q.Next() {

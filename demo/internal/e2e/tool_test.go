@@ -21,7 +21,6 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/render"
 	"github.com/arksave/arksave/demo/terrain"
 	"github.com/arksave/arksave/internal/savetest"
@@ -251,15 +250,10 @@ func TestToolOnDamagedDemoSaves(t *testing.T) {
 // The demo's save drawn with the demo's own generator and colours: what
 // RenderDir gives a game. With -update-map it becomes assets/map.png.
 func TestRenderWithDemoGenerator(t *testing.T) {
-	pal := render.NewPalette()
-	sky := render.RGBA(color.RGBA{0x8e, 0xc0, 0xe6, 0xff})
 	img, stats, err := savetool.RenderDir(demoSave(t), savetool.RenderOptions{
 		Generator: terrain.Generator{},
-		Palette: savetool.PaletteFunc(func(p uint32) color.RGBA {
-			c := pal.Color(components.Pixel(p), sky)
-			return color.RGBA{uint8(c), uint8(c >> 8), uint8(c >> 16), 0xff}
-		}),
-		Grid: true,
+		Palette:   demoPalette(),
+		Grid:      true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -274,6 +268,16 @@ func TestRenderWithDemoGenerator(t *testing.T) {
 	must(t, png.Encode(f, img))
 	must(t, f.Close())
 	expectPicture(t, path)
+}
+
+// demoPalette is the demo's colours, with its sky behind air, for savetool.
+func demoPalette() savetool.Palette { return render.MapPalette() }
+
+func expect(t *testing.T, ok bool, format string, args ...any) {
+	t.Helper()
+	if !ok {
+		t.Fatalf(format, args...)
+	}
 }
 
 func must(t *testing.T, err error) {

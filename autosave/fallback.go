@@ -1,0 +1,290 @@
+package autosave
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/errs"
+)
+
+// Fallback describes a load that found the committed generation damaged
+// and loaded the newest intact backup instead: [Dir.LoadIntact] committed
+// that backup's contents as a new generation, the damaged generation
+// became a backup (its files were moved or left, none removed), and the
+// game continues from the new one.
+type Fallback struct {
+	// Damaged is the generation the manifest named, Loaded the generation
+	// loaded instead (a backup's, or Damaged itself when only its chunk
+	// store was damaged and the copy made for its backup is intact),
+	// Generation the generation committed with Loaded's contents.
+	Damaged, Loaded, Generation uint64
+	// Problems is the damage found in generation Damaged, each naming its
+	// file; every Err matches ErrCorrupt.
+	Problems []chunkstore.Problem
+}
+
+// String says what happened in one line.
+func (f *Fallback) String() string {
+	from := fmt.Sprintf("backup generation %d", f.Loaded)
+	if f.Loaded == f.Damaged {
+		from = fmt.Sprintf("generation %d from the copy of its chunk store", f.Loaded)
+	}
+	return fmt.Sprintf("generation %d is damaged (%s); loaded %s as generation %d",
+		f.Damaged, summarize(f.Problems), from, f.Generation)
+}
+
+// Problem returns the fallback as one Problem of the manifest, its Err
+// matching ErrCorrupt: the report a game shows.
+func (f *Fallback) Problem() chunkstore.Problem {
+	return chunkstore.Problem{File: ManifestName, Section: "generation", Offset: -1, Err: fmt.Errorf("%w: %s", ErrCorrupt, f)}
+}
+
+// summarize names up to three problems.
+func summarize(ps []chunkstore.Problem) string {
+	var parts []string
+	for i, p := range ps {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ps)-i))
+			break
+		}
+		parts = append(parts, p.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// damagesGeneration reports whether a problem a chunk store's check or
+// open found concerns what the generation uses: a data file it needs, its
+// page table, a live chunk or body record. A damaged header slot of
+// another generation, or damaged bytes no entry uses, do not.
+func damagesGeneration(p chunkstore.Problem) bool {
+	switch p.Section {
+	case chunkstore.SectionFile, chunkstore.SectionTable, chunkstore.SectionChunk, chunkstore.SectionBodies:
+		return true
+	}
+	return false
+}
+
+// VerifyGeneration reads generation m of the directory as a load uses it
+// and returns its world file and the damage found: the world file (size,
+// CRC32-C, then validate when not nil), the players index and every
+// player's record, and the chunk store generation, opened through its
+// root and read whole (chunkstore.Store.Check: every data file it uses,
+// its page table, every live record decoded). Each problem names its file.
+// The error is for what is not damage: validate's verdict on an intact
+// world file that does not match the game (archetype.ErrIncompatible),
+// say. Nothing is changed.
+func (d *Dir) VerifyGeneration(m *Manifest, validate func(world []byte) error) ([]byte, []chunkstore.Problem, error) {
+	var probs []chunkstore.Problem
+	bad := func(file, section string, err error) {
+		if !errors.Is(err, errs.Corrupt) {
+			err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		probs = append(probs, chunkstore.Problem{File: file, Section: section, Offset: -1, Err: err})
+	}
+	world, err := d.ReadWorld(m)
+	switch {
+	case err != nil:
+		bad(m.World.Name, "world file", err)
+	case validate != nil:
+		if err := validate(world); errors.Is(err, errs.Corrupt) {
+			bad(m.World.Name, "world file", err)
+		} else if err != nil {
+			return nil, nil, err
+		}
+	}
+	if m.Players != nil {
+		players, err := d.ReadPlayers(m)
+		if err != nil {
+			bad(m.Players.Index.Name, "players", err)
+		} else {
+			for _, id := range players.IDs() {
+				if _, err := d.ReadPlayer(players, id); err != nil {
+					bad(m.Players.Data, "players", err)
+				}
+			}
+		}
+	}
+	for _, p := range d.checkStore(m.Chunks) {
+		if damagesGeneration(p) {
+			probs = append(probs, p)
+		}
+	}
+	return world, probs, nil
+}
+
+// checkStore opens the chunk store generation ref names, read-only and
+// without the game's generator, and checks it: what opening it skipped and
+// what its check finds, each problem naming its file relative to the
+// directory.
+func (d *Dir) checkStore(ref StoreRef) []chunkstore.Problem {
+	s, err := d.openStoreRef(ref)
+	if err != nil {
+		return []chunkstore.Problem{{File: ref.Name, Section: chunkstore.SectionFile, Offset: -1, Err: err}}
+	}
+	defer s.Close()
+	probs := append(s.OpenReport().Problems, s.Check().Problems...)
+	dir := ""
+	if i := strings.LastIndexByte(ref.Name, '/'); i >= 0 {
+		dir = ref.Name[:i+1]
+	}
+	for i := range probs {
+		if probs[i].File == "" {
+			probs[i].File = ref.Name
+		} else if !strings.Contains(probs[i].File, "/") {
+			probs[i].File = dir + probs[i].File
+		}
+	}
+	return probs
+}
+
+// openStoreRef opens the chunk store generation ref names, read-only, for
+// inspection: through its root, or for a manifest of format 1 through the
+// header slot that holds its generation.
+func (d *Dir) openStoreRef(ref StoreRef) (*chunkstore.Store, error) {
+	p, err := d.file(ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.fs.Stat(p); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: chunk store %s named by the manifest is missing", ErrCorrupt, ref.Name)
+		}
+		return nil, err
+	}
+	o := chunkstore.Options{FS: d.fs, ReadOnly: true, Root: ref.Root}
+	if len(ref.Root) == 0 {
+		o.Generation = ref.Generation
+	}
+	s, err := chunkstore.Open(p, &o)
+	if err != nil && !errors.Is(err, errs.Corrupt) {
+		err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return s, err
+}
+
+// LoadIntact returns the world file of the newest intact generation, for a
+// load. The committed generation is verified first (VerifyGeneration).
+// When it is damaged, the committed generation with the copy of its chunk
+// store that the writer made for its backup (when there is one, and its
+// other files are intact), then the backups, newest first, are tried; the
+// first intact one becomes current again as a new generation: its chunk store is copied
+// into a new chunk store (chunks-<G>.pxsw, so that no backup's files are
+// ever written to), its world file and players named, and the damaged
+// generation is kept as a backup whatever happened to its files. Nothing is
+// removed: whether the damaged files go stays the user's choice (arksave
+// repair, or the backup rotation of later saves). The returned Fallback
+// says what happened; it is nil when the committed generation is intact.
+//
+// When no backup is intact, a generation whose world file is intact loads
+// as it is (its damaged chunks regenerate and its damaged records are
+// reported as they are read); one whose world file is damaged is an error
+// wrapping ErrCorrupt that lists the damage and names arksave repair, and
+// so is a damaged generation in a directory that cannot be written
+// (nothing can be committed). An error
+// of validate that is not damage is returned as it is.
+func (d *Dir) LoadIntact(validate func(world []byte) error) ([]byte, *Fallback, error) {
+	m := d.Manifest()
+	if m == nil {
+		return nil, nil, d.ManifestErr()
+	}
+	world, probs, err := d.VerifyGeneration(m, validate)
+	if err != nil || len(probs) == 0 {
+		return world, nil, err
+	}
+	damaged := func(why string) error {
+		return fmt.Errorf("%w: generation %d of %s is damaged (%s) and %s; nothing was changed: run arksave repair %s",
+			ErrCorrupt, m.Generation, d.path, summarize(probs), why, d.path)
+	}
+	candidates := d.Backups()
+	if c := d.pendingCopy(); c != nil {
+		// The copy of the store made for this very generation (which the
+		// next save would have given its backup): with it, the generation
+		// itself may be intact but for its store.
+		own := *m
+		own.Chunks = *c
+		candidates = append([]*Manifest{&own}, candidates...)
+	}
+	for _, b := range candidates {
+		if d.ReadOnly() != nil {
+			break // nothing can be committed
+		}
+		bw, bp, err := d.VerifyGeneration(b, validate)
+		if err != nil || len(bp) > 0 {
+			continue
+		}
+		gen, err := d.fallBackTo(b, bw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("autosave: fall back to backup generation %d: %w", b.Generation, err)
+		}
+		return bw, &Fallback{Damaged: m.Generation, Loaded: b.Generation, Generation: gen, Problems: probs}, nil
+	}
+	if !slices.ContainsFunc(probs, func(p chunkstore.Problem) bool { return p.File == m.World.Name }) {
+		// No backup is intact, but the world file is: the generation loads
+		// as it always did, each damaged chunk regenerated and each damaged
+		// record reported when it is read.
+		return world, nil, nil
+	}
+	if d.ReadOnly() != nil {
+		return nil, nil, damaged("the directory cannot be written to fall back to a backup")
+	}
+	return nil, nil, damaged("no backup is intact")
+}
+
+// fallBackTo commits backup b, whose world file is world, as a new
+// generation above every generation in the directory, its chunk store
+// copied into a new one, and keeps the generation it replaces as a backup.
+func (d *Dir) fallBackTo(b *Manifest, world []byte) (uint64, error) {
+	gen := d.HighestGeneration() + 1
+	ref, err := d.copyStore(b.Chunks, CompactedChunksName(gen))
+	if err != nil {
+		return 0, err
+	}
+	m, _, err := d.Commit(Commit{World: world, Chunks: ref, Players: b.Players, Generation: gen, keepDamaged: true})
+	if err != nil {
+		_ = d.removeStore(ref.Name)
+		return 0, err
+	}
+	return m.Generation, nil
+}
+
+// copyStore writes a compacted copy of the chunk store generation src
+// names to the store name (relative to the directory, a name no file has)
+// and returns its reference.
+func (d *Dir) copyStore(src StoreRef, name string) (StoreRef, error) {
+	p, err := d.file(name)
+	if err != nil {
+		return StoreRef{}, err
+	}
+	if _, err := d.fs.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+		return StoreRef{}, fmt.Errorf("autosave: copy chunk store to %s: the name is taken", name)
+	}
+	s, err := d.openStoreRef(src)
+	if err != nil {
+		return StoreRef{}, err
+	}
+	c, err := s.CompactTo(p)
+	s.Close()
+	if err != nil {
+		return StoreRef{}, fmt.Errorf("autosave: copy chunk store %s to %s: %w", src.Name, name, err)
+	}
+	defer c.Close()
+	return storeRefOf(name, c), nil
+}
+
+// storeRefOf returns the reference of store s, whose name (relative to
+// the directory) is name: its data files named as name's siblings.
+func storeRefOf(name string, s *chunkstore.Store) StoreRef {
+	ref := StoreRef{Name: name, Generation: s.Generation(), Root: s.Root()}
+	prefix := ""
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		prefix = name[:i+1]
+	}
+	for _, n := range s.DataFileNames() {
+		ref.Data = append(ref.Data, prefix+n)
+	}
+	return ref
+}

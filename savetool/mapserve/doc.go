@@ -1,0 +1,86 @@
+// Package mapserve serves a live web map and inspector of an arksave save
+// directory: what arksave serve runs, as a library, so that a game can
+// serve its saves with its own generator and colours.
+//
+// The page shows the saved pixel world as map tiles at several zoom levels,
+// pans and zooms with mouse and touch, draws the entities stored with the
+// chunks with their ids (pixel bodies by their bounds, other regional
+// entities as a marker at their position), and on a click shows a chunk's
+// record or an entity's components. A panel lists the generations and
+// backups, the chunk stores and the ECS world file, and the result of
+// [savetool.Check]. While a game autosaves into the directory the page
+// follows each new generation and redraws only what changed.
+//
+// # Outline
+//
+//   - [New] opens a save directory read-only and returns a [Server], an
+//     http.Handler; [Server.Close] stops it.
+//   - [Options]: the file system, the game's [chunkstore.Generator] and
+//     [savetool.Palette], how often the manifest is polled, the tile cache.
+//   - [Server.Refresh] reads the manifest once and moves to a new
+//     generation if there is one; the server does so every Options.Poll.
+//   - [Entity]: what the map draws over the pixels and selects on a click:
+//     a pixel body ([KindBody]), another regional entity ([KindEntity])
+//     or a player ([KindPlayer]),
+//     placed by Options.Position ([PositionFields]) or found as
+//     [Entity.Placed] says.
+//
+// # Regional entities
+//
+// An entity of any archetype with components.Regional is stored in an
+// entity section of the chunk it stands in. The map reads every section of
+// a generation's entity blocks without the game's types
+// (archetype.ExportSectionJSON) and lists each entity that is not a pixel
+// body by its stable id, with its components in the JSON export's view. A
+// section stores no position the map could know, so it asks
+// Options.Position; without an answer it takes the first component (in the
+// section's order) with number fields X and Y, or x and y; failing that it
+// draws the entity at the centre of its chunk and says so (PlacedChunk).
+//
+// Players (components.Player) are saved apart from the chunks, each as one
+// record of its entities. A player is on the map ([KindPlayer]) where an
+// entity of its record has a position found the same way (Options.Position,
+// else X and Y); a player without one is not.
+//
+// # Reading while a game saves
+//
+// The server never writes into the directory and never takes its lock: it
+// reads the manifest, opens the chunk store of the committed generation
+// read-only through the root the manifest keeps, and reads records that
+// the store only ever appends, so a game keeps saving undisturbed. Should a
+// commit move a file on while a generation opens, it opens the new one
+// (autosave.ReadConsistent). Every file it opens is one the manifest names,
+// checked by the save directory's rules; nothing a request says is ever
+// used as a file name.
+//
+// # HTTP interface
+//
+//	GET /                              the page (index.html, app.js, style.css, embedded)
+//	GET /api/world                     generation, chunk size, extent, stored chunks, warnings
+//	GET /api/tiles/{z}/{x}/{y}.png     a 256x256 tile: level z is 2^z world pixels a tile pixel
+//	GET /api/chunk?x=X&y=Y             a chunk's record: kind, sizes, version, bodies
+//	GET /api/entities                  every entity: kind, id, position, bounds
+//	GET /api/entity?kind=K&id=ID       one entity with its components (the JSON export's view):
+//	                                   kind "body" by body id, "entity" by stable id,
+//	                                   "player" by player id
+//	GET /api/generations               generations and backups, chunk stores, the world file
+//	GET /api/check[?fresh=1]           savetool.Check's result, as arksave check --json
+//	GET /api/events                    server-sent events: one "generation" event a commit
+//
+// Tiles carry an ETag made from the versions of the records drawn in them
+// and the save's identity, with Cache-Control: no-cache, so that a browser
+// revalidates and gets 304 Not Modified for a tile whose chunks did not
+// change. A record's version is the store file and place its content was
+// first read from: a store only appends, so a chunk saved anew is a new
+// version, while a compaction, which copies every record into a new file,
+// changes none. Rendered tiles are kept in a cache bounded in bytes, keyed
+// the same way. A request that names an unknown path, parameter, zoom
+// level, or coordinates outside the saved map gets a 4xx status and reads
+// nothing.
+//
+// Each new generation is an event for the pages with the world rectangles
+// to redraw: the chunks whose content changed, and the bodies of body
+// blocks that changed, where they were and where they are; it says when
+// the entities changed (a body, another regional entity or a player
+// added, moved or removed), so that pages read /api/entities again.
+package mapserve

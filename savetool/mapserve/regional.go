@@ -1,0 +1,253 @@
+package mapserve
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image"
+	"math"
+	"reflect"
+	"strconv"
+
+	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/components"
+)
+
+// KindEntity is the Entity.Kind of a regional entity that is not a pixel
+// body: an entity of any archetype with components.Regional, stored in an
+// entity section of the chunk it stands in. Its ID is its stable id
+// (Regional.ID) in decimal.
+const KindEntity = "entity"
+
+// How the map found where a regional entity stands (Entity.Placed).
+const (
+	// PlacedRegistered: Options.Position gave the position.
+	PlacedRegistered = "registered"
+	// PlacedFields: a component's fields X and Y (or x and y), numbers;
+	// Entity.PlacedBy names the component.
+	PlacedFields = "fields"
+	// PlacedChunk: neither; the entity is drawn at the centre of the chunk
+	// it is stored with.
+	PlacedChunk = "chunk"
+)
+
+// Components are a regional entity's components in the JSON export's view
+// (archetype.ExportSectionJSON), keyed by the type's full name
+// ("example.com/game.Crate"), as the map hands them to Options.Position.
+type Components map[string]json.RawMessage
+
+// PositionFields returns an Options.Position that reads the position from
+// fields x and y (numbers, world pixels) of the component with the full
+// type name component, as the JSON export names types and fields: for
+// type Crate struct{ X, Y float64 } of package example.com/game,
+// PositionFields("example.com/game.Crate", "X", "Y"). An entity without
+// that component, or whose fields are not finite numbers, is left to the
+// map's own guess.
+func PositionFields(component, x, y string) func(Components) (float64, float64, bool) {
+	return func(c Components) (float64, float64, bool) {
+		return fieldsXY(objectFields(c[component]), x, y)
+	}
+}
+
+// objectFields returns the fields of a struct's JSON; nil for anything
+// else.
+func objectFields(value json.RawMessage) map[string]json.RawMessage {
+	if len(value) == 0 || value[0] != '{' {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(value, &fields) != nil {
+		return nil
+	}
+	return fields
+}
+
+// fieldsXY reads fields x and y as finite numbers.
+func fieldsXY(fields map[string]json.RawMessage, x, y string) (float64, float64, bool) {
+	fx, okx := number(fields[x])
+	fy, oky := number(fields[y])
+	return fx, fy, okx && oky
+}
+
+// number parses a JSON number; the export writes NaN and infinities as
+// strings, which are not positions.
+func number(raw json.RawMessage) (float64, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+}
+
+// heuristicFields are the field pairs the map looks for when the game
+// registers no position, in order.
+var heuristicFields = [...][2]string{{"X", "Y"}, {"x", "y"}}
+
+// regional is a regional entity of a view that is not a pixel body.
+type regional struct {
+	Entity
+	stable uint64
+}
+
+// entityMark is how far from its position, in world pixels, a regional
+// entity's bounds reach: the page draws a marker of its own size there.
+const entityMark = 4
+
+// maxPosition bounds the positions the map takes from components (chunk
+// coordinates are int32); beyond it (or not finite) a regional entity is
+// placed at its chunk's centre.
+const maxPosition = 1 << 31
+
+// regionalName is the full type name of components.Regional, as a
+// section's type registry names it.
+var regionalName = func() string {
+	t := reflect.TypeFor[components.Regional]()
+	return t.PkgPath() + "." + t.Name()
+}()
+
+// sectionJSON is what the map reads of archetype.ExportSectionJSON.
+type sectionJSON struct {
+	Refs   json.RawMessage `json:"refs"`
+	Tables []struct {
+		Components []string                     `json:"components"`
+		Entities   []map[string]json.RawMessage `json:"entities"`
+	} `json:"tables"`
+}
+
+// sectionEntity is an entity of a section in the JSON export's view, with
+// its section's reference table.
+type sectionEntity struct {
+	components json.RawMessage
+	refs       json.RawMessage
+}
+
+// same reports whether two section entities read the same.
+func (a sectionEntity) same(b sectionEntity) bool {
+	return bytes.Equal(a.components, b.components) && bytes.Equal(a.refs, b.refs)
+}
+
+// eachEntity calls fn for every entity of an entity section, in the
+// section's order: its table's component names, its object in the JSON
+// export's view (raw, and by key) and the section's reference table.
+func eachEntity(sec []byte, fn func(names []string, raw json.RawMessage, e map[string]json.RawMessage, refs json.RawMessage)) error {
+	var buf bytes.Buffer
+	if err := archetype.ExportSectionJSON(&buf, sec); err != nil {
+		return err
+	}
+	var sj sectionJSON
+	if err := json.Unmarshal(buf.Bytes(), &sj); err != nil {
+		return err
+	}
+	var keys [][]byte
+	for _, t := range sj.Tables {
+		keys = keys[:0]
+		for _, name := range t.Components {
+			k, _ := json.Marshal(name)
+			keys = append(keys, k)
+		}
+		for _, e := range t.Entities {
+			// The entity's object again, in the export's order: "entity",
+			// then its components in its table's order.
+			raw := append([]byte(`{"entity": `), orNull(e["entity"])...)
+			for i, name := range t.Components {
+				raw = append(append(append(append(raw, ", "...), keys[i]...), ": "...), orNull(e[name])...)
+			}
+			fn(t.Components, append(raw, '}'), e, sj.Refs)
+		}
+	}
+	return nil
+}
+
+// orNull is v, or null when v is missing.
+func orNull(v json.RawMessage) json.RawMessage {
+	if v == nil {
+		return json.RawMessage("null")
+	}
+	return v
+}
+
+// regionalsOf returns the regional entities of the entity block at pos
+// that are not its pixel bodies, with their components and the reference
+// table of their section, in the order the sections list them, and the
+// entities of the bodies, by body id: a later section's copy of a stable
+// id replaces an earlier one (as a load does), and entities without a
+// Regional are left out. size is the chunk edge; place is
+// Options.Position.
+func regionalsOf(pos chunkPos, size int, blk *chunkstore.EntityBlock, place func(Components) (float64, float64, bool)) ([]*regional, map[uint64]sectionEntity, error) {
+	bodies := make(map[uint64]sectionEntity, len(blk.Bodies))
+	for i := range blk.Bodies {
+		bodies[blk.Bodies[i].ID] = sectionEntity{}
+	}
+	var out []*regional
+	index := map[uint64]int{}
+	for si, sec := range blk.Sections {
+		err := eachEntity(sec, func(names []string, raw json.RawMessage, e map[string]json.RawMessage, refs json.RawMessage) {
+			var reg components.Regional
+			if r, ok := e[regionalName]; !ok || json.Unmarshal(r, &reg) != nil {
+				return
+			}
+			if _, body := bodies[reg.ID]; body {
+				bodies[reg.ID] = sectionEntity{raw, refs}
+				return
+			}
+			r := &regional{stable: reg.ID, Entity: Entity{Kind: KindEntity, ID: strconv.FormatUint(reg.ID, 10),
+				Chunk: [2]int32{pos.X, pos.Y}, Components: raw, Refs: refs}}
+			var ok bool
+			if r.X, r.Y, r.Placed, r.PlacedBy, ok = locate(names, e, place); !ok {
+				r.X, r.Y, r.Placed = float64(int(pos.X)*size)+float64(size)/2, float64(int(pos.Y)*size)+float64(size)/2, PlacedChunk
+			}
+			r.Bounds = markBounds(r.X, r.Y)
+			if i, ok := index[reg.ID]; ok {
+				out[i] = r
+				return
+			}
+			index[reg.ID] = len(out)
+			out = append(out, r)
+		})
+		if err != nil {
+			return out, bodies, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
+		}
+	}
+	return out, bodies, nil
+}
+
+// locate finds where an entity stands from its components e (keyed as the
+// export keys them; "entity" is left out): by place, else by the first
+// component among names (in the section's order) with number fields X and
+// Y, or x and y.
+func locate(names []string, e map[string]json.RawMessage, place func(Components) (float64, float64, bool)) (x, y float64, placed, by string, ok bool) {
+	usable := func(x, y float64, ok bool) bool {
+		return ok && math.Abs(x) < maxPosition && math.Abs(y) < maxPosition
+	}
+	if place != nil {
+		comps := make(Components, len(e))
+		for k, v := range e {
+			if k != "entity" {
+				comps[k] = v
+			}
+		}
+		if x, y, ok := place(comps); usable(x, y, ok) {
+			return x, y, PlacedRegistered, "", true
+		}
+	}
+	for _, name := range names {
+		if name == regionalName {
+			continue // its one field is the stable id
+		}
+		fields := objectFields(e[name])
+		for _, f := range heuristicFields {
+			if x, y, ok := fieldsXY(fields, f[0], f[1]); usable(x, y, ok) {
+				return x, y, PlacedFields, name, true
+			}
+		}
+	}
+	return 0, 0, "", "", false
+}
+
+// markBounds are the bounds of a marker at (x, y).
+func markBounds(x, y float64) [4]int {
+	ix, iy := int(math.Floor(x)), int(math.Floor(y))
+	return rect4(image.Rect(ix-entityMark, iy-entityMark, ix+entityMark, iy+entityMark))
+}

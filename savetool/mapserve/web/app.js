@@ -1,0 +1,749 @@
+// The arksave map: tiles of the saved pixel world on a canvas, pan and zoom
+// with mouse and touch, entities with their ids, a click to inspect, and
+// server-sent events to follow each new generation. No framework, no build.
+'use strict';
+
+const TILE = 256;
+const MAX_SCALE = 32;
+const FRAMES = { full: '#ff9a1f', delta: '#2fe0f0', empty: '#ffffff', none: '#c678dd' };
+const ENTITY = '#ff4fd8';   // pixel bodies: their bounds
+const REGIONAL = '#7ee787'; // other regional entities: a diamond at their position
+const PLAYER = '#ffd166';   // players with a position: a circle there
+const MARK = 6;             // the diamond's half size, CSS pixels
+const SELECTED = '#ffb347';
+
+const canvas = document.getElementById('map');
+const ctx = canvas.getContext('2d');
+const $ = (id) => document.getElementById(id);
+
+// S is the page's state; window.arksaveMap exposes it (tests read it).
+const S = {
+  world: null,          // /api/world
+  generation: 0,        // the generation the map shows
+  cx: 0, cy: 0,         // world pixel at the canvas centre
+  scale: 1,             // CSS pixels per world pixel
+  tiles: new Map(),     // "z/x/y" -> tile
+  chunks: new Map(),    // "x,y" -> {kind, bodies}
+  entities: [],
+  selection: null,      // {type: 'chunk', x, y} or {type: 'entity', kind, id}
+  showGrid: true,
+  showEntities: true,
+  live: false,
+  frame: 0,
+  stats: { tileLoads: 0, refetched: [], events: [], selections: 0 },
+};
+window.arksaveMap = S;
+
+// parseJSON keeps integers beyond 2^53 (body ids, offsets) exact, as
+// strings, where the browser passes the source text to a reviver.
+function parseJSON(text) {
+  return JSON.parse(text, (key, value, ctx) =>
+    typeof value === 'number' && !Number.isSafeInteger(value) && Number.isInteger(value) && ctx && ctx.source ? ctx.source : value);
+}
+
+async function api(path) {
+  const r = await fetch(path, { cache: 'no-store' });
+  const body = parseJSON(await r.text());
+  if (!r.ok) throw new Error(body.error || r.statusText);
+  return body;
+}
+
+// el builds an element; strings become text, never markup.
+function el(tag, props, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (k === 'class') e.className = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const k of kids) if (k !== null && k !== undefined) e.append(k instanceof Node ? k : String(k));
+  return e;
+}
+
+function dl(rows) {
+  const d = el('dl');
+  for (const [k, v] of rows) if (v !== undefined && v !== null && v !== '') d.append(el('dt', null, k), el('dd', null, v));
+  return d;
+}
+
+function bytes(n) {
+  if (n >= 10 << 20) return (n / (1 << 20)).toFixed(1) + ' MiB';
+  if (n >= 10 << 10) return (n / (1 << 10)).toFixed(1) + ' KiB';
+  return n + ' B';
+}
+
+function when(t) { return new Date(t).toLocaleString(); }
+
+// --- view ----------------------------------------------------------------
+
+function size() { return [canvas.clientWidth, canvas.clientHeight]; }
+
+function toScreen(wx, wy) {
+  const [w, h] = size();
+  return [(wx - S.cx) * S.scale + w / 2, (wy - S.cy) * S.scale + h / 2];
+}
+
+function toWorld(sx, sy) {
+  const [w, h] = size();
+  return [(sx - w / 2) / S.scale + S.cx, (sy - h / 2) / S.scale + S.cy];
+}
+S.toScreen = toScreen;
+S.toWorld = toWorld;
+
+function minScale() { return Math.pow(2, -((S.world ? S.world.max_level : 8) + 1)); }
+
+function clampScale(s) { return Math.min(MAX_SCALE, Math.max(minScale(), s)); }
+
+// level is the tile level drawn: the finest whose pixels are no smaller
+// than half a screen pixel.
+function level() {
+  const z = Math.floor(-Math.log2(S.scale) + 1e-9);
+  return Math.max(0, Math.min(S.world.max_level, z));
+}
+
+function zoomAt(sx, sy, factor) {
+  const [wx, wy] = toWorld(sx, sy);
+  const [w, h] = size();
+  S.scale = clampScale(S.scale * factor);
+  S.cx = wx - (sx - w / 2) / S.scale;
+  S.cy = wy - (sy - h / 2) / S.scale;
+  viewChanged();
+}
+
+function fit() {
+  const [w, h] = size();
+  const e = S.world.extent;
+  S.scale = clampScale(Math.min(w / (e[2] - e[0]), h / (e[3] - e[1])) * 0.95);
+  S.cx = (e[0] + e[2]) / 2;
+  S.cy = (e[1] + e[3]) / 2;
+  viewChanged();
+}
+
+let hashTimer = 0;
+function viewChanged() {
+  requestDraw();
+  clearTimeout(hashTimer);
+  hashTimer = setTimeout(() => {
+    history.replaceState(null, '', `#x=${Math.round(S.cx)}&y=${Math.round(S.cy)}&scale=${+S.scale.toPrecision(6)}`);
+  }, 250);
+}
+
+// viewFromHash reads #x=..&y=..&scale=.. and reports whether it held a view.
+function viewFromHash() {
+  const p = new URLSearchParams(location.hash.slice(1));
+  const x = parseFloat(p.get('x')), y = parseFloat(p.get('y')), scale = parseFloat(p.get('scale'));
+  if (!Number.isFinite(x) || !Number.isFinite(y)) return false;
+  S.cx = x;
+  S.cy = y;
+  if (Number.isFinite(scale) && scale > 0) S.scale = clampScale(scale);
+  return true;
+}
+
+// --- tiles ----------------------------------------------------------------
+
+function tileRect(t) {
+  const span = TILE << t.z;
+  return [t.x * span, t.y * span, (t.x + 1) * span, (t.y + 1) * span];
+}
+
+function tileFor(z, x, y) {
+  const key = `${z}/${x}/${y}`;
+  let t = S.tiles.get(key);
+  if (!t) {
+    t = { key, z, x, y, img: null, ok: false, ver: S.generation, pending: null, used: 0 };
+    S.tiles.set(key, t);
+    loadTile(t);
+  }
+  t.used = S.frame;
+  return t;
+}
+
+// loadTile asks for a tile's current version; the image shown stays until
+// the new one has loaded.
+function loadTile(t) {
+  const img = new Image();
+  t.pending = img;
+  img.onload = () => {
+    if (t.pending !== img) return;
+    t.img = img;
+    t.ok = true;
+    t.pending = null;
+    requestDraw();
+  };
+  img.onerror = () => { if (t.pending === img) t.pending = null; };
+  img.src = `/api/tiles/${t.z}/${t.x}/${t.y}.png?g=${t.ver}`;
+  S.stats.tileLoads++;
+}
+
+S.pendingTiles = () => { let n = 0; for (const t of S.tiles.values()) if (t.pending) n++; return n; };
+
+function overlaps(a, b) { return a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3]; }
+
+// invalidate reloads the tiles a new generation changed: those on screen at
+// once, the others when they are next needed.
+function invalidate(generation, all, rects) {
+  for (const [key, t] of S.tiles) {
+    const r = tileRect(t);
+    if (!all && !rects.some((c) => overlaps(r, c))) continue;
+    t.ver = generation;
+    if (t.used === S.frame) {
+      loadTile(t);
+      S.stats.refetched.push({ key, generation, rect: r });
+      if (S.stats.refetched.length > 5000) S.stats.refetched.splice(0, 1000);
+    } else {
+      S.tiles.delete(key);
+    }
+  }
+}
+
+function evictTiles() {
+  if (S.tiles.size <= 600) return;
+  const old = [...S.tiles.values()].filter((t) => t.used !== S.frame).sort((a, b) => a.used - b.used);
+  for (const t of old.slice(0, S.tiles.size - 500)) S.tiles.delete(t.key);
+}
+
+// --- drawing ---------------------------------------------------------------
+
+let drawQueued = false;
+function requestDraw() {
+  if (!drawQueued) {
+    drawQueued = true;
+    requestAnimationFrame(draw);
+  }
+}
+
+function resize() {
+  const dpr = window.devicePixelRatio || 1;
+  const [w, h] = size();
+  canvas.width = Math.round(w * dpr);
+  canvas.height = Math.round(h * dpr);
+  requestDraw();
+}
+
+function draw() {
+  drawQueued = false;
+  const dpr = window.devicePixelRatio || 1;
+  const [w, h] = size();
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.fillStyle = '#2a2e35';
+  ctx.fillRect(0, 0, w, h);
+  if (!S.world) return;
+  S.frame++;
+  const z = level();
+  const span = TILE << z;
+  const [wx0, wy0] = toWorld(0, 0);
+  const [wx1, wy1] = toWorld(w, h);
+  const e = S.world.extent;
+  const x0 = Math.floor(Math.max(wx0, e[0]) / span), x1 = Math.floor((Math.min(wx1, e[2]) - 1) / span);
+  const y0 = Math.floor(Math.max(wy0, e[1]) / span), y1 = Math.floor((Math.min(wy1, e[3]) - 1) / span);
+  ctx.imageSmoothingEnabled = S.scale < 1;
+  for (let ty = y0; ty <= y1; ty++) {
+    for (let tx = x0; tx <= x1; tx++) {
+      const t = tileFor(z, tx, ty);
+      const [sx0, sy0] = toScreen(tx * span, ty * span).map(Math.round);
+      const [sx1, sy1] = toScreen((tx + 1) * span, (ty + 1) * span).map(Math.round);
+      if (t.ok) {
+        ctx.drawImage(t.img, sx0, sy0, sx1 - sx0, sy1 - sy0);
+        continue;
+      }
+      // Until it loads: the coarser tile's quarter, if at hand.
+      const p = S.tiles.get(`${z + 1}/${Math.floor(tx / 2)}/${Math.floor(ty / 2)}`);
+      if (p && p.ok) {
+        const half = TILE / 2;
+        ctx.drawImage(p.img, (tx - 2 * p.x) * half, (ty - 2 * p.y) * half, half, half, sx0, sy0, sx1 - sx0, sy1 - sy0);
+      }
+    }
+  }
+  const [ex0, ey0] = toScreen(e[0], e[1]);
+  const [ex1, ey1] = toScreen(e[2], e[3]);
+  ctx.strokeStyle = 'rgba(255,255,255,0.35)';
+  ctx.lineWidth = 1;
+  ctx.strokeRect(Math.round(ex0) - 0.5, Math.round(ey0) - 0.5, Math.round(ex1 - ex0) + 1, Math.round(ey1 - ey0) + 1);
+  if (S.showGrid) drawChunks(w, h);
+  if (S.showEntities) drawEntities(w, h);
+  drawSelection();
+  evictTiles();
+}
+
+function drawChunks(w, h) {
+  const cs = S.world.chunk_size;
+  if (cs * S.scale < 4) return;
+  const [wx0, wy0] = toWorld(0, 0);
+  const [wx1, wy1] = toWorld(w, h);
+  ctx.lineWidth = 1;
+  ctx.strokeStyle = 'rgba(0,0,0,0.25)';
+  ctx.beginPath();
+  for (let cx = Math.ceil(wx0 / cs); cx * cs <= wx1; cx++) {
+    const x = Math.round(toScreen(cx * cs, 0)[0]) + 0.5;
+    ctx.moveTo(x, 0);
+    ctx.lineTo(x, h);
+  }
+  for (let cy = Math.ceil(wy0 / cs); cy * cs <= wy1; cy++) {
+    const y = Math.round(toScreen(0, cy * cs)[1]) + 0.5;
+    ctx.moveTo(0, y);
+    ctx.lineTo(w, y);
+  }
+  ctx.stroke();
+  for (const [key, c] of S.chunks) {
+    const [x, y] = key.split(',').map(Number);
+    if ((x + 1) * cs < wx0 || x * cs > wx1 || (y + 1) * cs < wy0 || y * cs > wy1) continue;
+    const [sx0, sy0] = toScreen(x * cs, y * cs).map(Math.round);
+    const [sx1, sy1] = toScreen((x + 1) * cs, (y + 1) * cs).map(Math.round);
+    ctx.strokeStyle = FRAMES[c.kind] || '#ff7b72';
+    ctx.strokeRect(sx0 + 1.5, sy0 + 1.5, sx1 - sx0 - 3, sy1 - sy0 - 3);
+  }
+}
+
+function visibleEntities(w, h) {
+  const [wx0, wy0] = toWorld(0, 0);
+  const [wx1, wy1] = toWorld(w, h);
+  return S.entities.filter((e) => overlaps(e.bounds, [wx0, wy0, wx1, wy1]));
+}
+
+function drawEntities(w, h) {
+  const es = visibleEntities(w, h);
+  const labels = es.length <= 400;
+  ctx.font = '11px ui-monospace, monospace';
+  ctx.textBaseline = 'bottom';
+  for (const e of es) {
+    let lx, ly;
+    ctx.lineWidth = 1;
+    if (e.kind !== 'body') {
+      // A regional entity: a diamond at its position, dashed where the
+      // position is only its chunk's centre; a player: a circle.
+      const [sx, sy] = toScreen(e.x, e.y).map(Math.round);
+      ctx.strokeStyle = e.kind === 'player' ? PLAYER : REGIONAL;
+      ctx.setLineDash(e.placed === 'chunk' ? [3, 2] : []);
+      ctx.beginPath();
+      if (e.kind === 'player') {
+        ctx.arc(sx + 0.5, sy + 0.5, MARK, 0, 2 * Math.PI);
+      } else {
+        ctx.moveTo(sx + 0.5, sy - MARK + 0.5);
+        ctx.lineTo(sx + MARK + 0.5, sy + 0.5);
+        ctx.lineTo(sx + 0.5, sy + MARK + 0.5);
+        ctx.lineTo(sx - MARK + 0.5, sy + 0.5);
+        ctx.closePath();
+      }
+      ctx.stroke();
+      ctx.setLineDash([]);
+      [lx, ly] = [sx + MARK, sy - MARK + 2];
+    } else {
+      const [sx0, sy0] = toScreen(e.bounds[0], e.bounds[1]).map(Math.round);
+      const [sx1, sy1] = toScreen(e.bounds[2], e.bounds[3]).map(Math.round);
+      ctx.strokeStyle = ENTITY;
+      ctx.strokeRect(sx0 + 0.5, sy0 + 0.5, Math.max(sx1 - sx0, 3), Math.max(sy1 - sy0, 3));
+      [lx, ly] = [sx0, sy0];
+    }
+    if (!labels) continue;
+    const text = e.id;
+    const tw = ctx.measureText(text).width;
+    ctx.fillStyle = 'rgba(20,20,24,0.75)';
+    ctx.fillRect(lx, ly - 14, tw + 6, 14);
+    ctx.fillStyle = e.kind === 'entity' ? REGIONAL : e.kind === 'player' ? PLAYER : ENTITY;
+    ctx.fillText(text, lx + 3, ly - 1);
+  }
+}
+
+function drawSelection() {
+  const sel = S.selection;
+  if (!sel) return;
+  let r = null;
+  if (sel.type === 'chunk') {
+    const cs = S.world.chunk_size;
+    r = [sel.x * cs, sel.y * cs, (sel.x + 1) * cs, (sel.y + 1) * cs];
+  } else {
+    const e = S.entities.find((e) => e.kind === sel.kind && e.id === sel.id);
+    if (e && e.kind !== 'body') {
+      const [sx, sy] = toScreen(e.x, e.y).map(Math.round);
+      ctx.strokeStyle = SELECTED;
+      ctx.lineWidth = 2;
+      ctx.strokeRect(sx - MARK - 2, sy - MARK - 2, 2 * MARK + 4, 2 * MARK + 4);
+      return;
+    }
+    if (e) r = e.bounds;
+  }
+  if (!r) return;
+  const [sx0, sy0] = toScreen(r[0], r[1]).map(Math.round);
+  const [sx1, sy1] = toScreen(r[2], r[3]).map(Math.round);
+  ctx.strokeStyle = SELECTED;
+  ctx.lineWidth = 2;
+  ctx.strokeRect(sx0 + 1, sy0 + 1, Math.max(sx1 - sx0 - 2, 4), Math.max(sy1 - sy0 - 2, 4));
+}
+
+// --- input -------------------------------------------------------------------
+
+const pointers = new Map();
+let gesture = null;
+
+function startGesture(fromPinch) {
+  const p = [...pointers.values()];
+  if (p.length === 1) return { kind: 'pan', sx: p[0].x, sy: p[0].y, cx: S.cx, cy: S.cy, moved: fromPinch };
+  const [a, b] = p;
+  const [wx, wy] = toWorld((a.x + b.x) / 2, (a.y + b.y) / 2);
+  return { kind: 'pinch', d: Math.hypot(a.x - b.x, a.y - b.y) || 1, scale: S.scale, wx, wy };
+}
+
+canvas.addEventListener('pointerdown', (e) => {
+  canvas.setPointerCapture(e.pointerId);
+  pointers.set(e.pointerId, { x: e.offsetX, y: e.offsetY });
+  gesture = startGesture(gesture && gesture.kind === 'pinch');
+  canvas.classList.add('dragging');
+});
+
+canvas.addEventListener('pointermove', (e) => {
+  showCursor(e.offsetX, e.offsetY);
+  if (!pointers.has(e.pointerId) || !gesture) return;
+  pointers.set(e.pointerId, { x: e.offsetX, y: e.offsetY });
+  const [w, h] = size();
+  if (gesture.kind === 'pan') {
+    const p = pointers.values().next().value;
+    const dx = p.x - gesture.sx, dy = p.y - gesture.sy;
+    if (Math.hypot(dx, dy) > 4) gesture.moved = true;
+    if (!gesture.moved) return;
+    S.cx = gesture.cx - dx / S.scale;
+    S.cy = gesture.cy - dy / S.scale;
+  } else {
+    const [a, b] = [...pointers.values()];
+    S.scale = clampScale(gesture.scale * Math.hypot(a.x - b.x, a.y - b.y) / gesture.d);
+    S.cx = gesture.wx - ((a.x + b.x) / 2 - w / 2) / S.scale;
+    S.cy = gesture.wy - ((a.y + b.y) / 2 - h / 2) / S.scale;
+  }
+  viewChanged();
+});
+
+function pointerEnd(e) {
+  if (!pointers.has(e.pointerId)) return;
+  const g = gesture;
+  pointers.delete(e.pointerId);
+  if (e.type === 'pointerup' && g && g.kind === 'pan' && !g.moved) click(e.offsetX, e.offsetY);
+  gesture = pointers.size ? startGesture(true) : null;
+  if (!pointers.size) canvas.classList.remove('dragging');
+}
+canvas.addEventListener('pointerup', pointerEnd);
+canvas.addEventListener('pointercancel', pointerEnd);
+
+canvas.addEventListener('wheel', (e) => {
+  e.preventDefault();
+  const dy = e.deltaMode === 1 ? e.deltaY * 40 : e.deltaY;
+  zoomAt(e.offsetX, e.offsetY, Math.pow(2, -dy / 240));
+}, { passive: false });
+
+window.addEventListener('keydown', (e) => {
+  if (!S.world || e.target instanceof HTMLInputElement) return;
+  const [w, h] = size();
+  const step = 100 / S.scale;
+  switch (e.key) {
+    case '+': case '=': zoomAt(w / 2, h / 2, 2); break;
+    case '-': zoomAt(w / 2, h / 2, 0.5); break;
+    case '0': fit(); break;
+    case 'Escape': select(null); break;
+    case 'ArrowLeft': S.cx -= step; viewChanged(); break;
+    case 'ArrowRight': S.cx += step; viewChanged(); break;
+    case 'ArrowUp': S.cy -= step; viewChanged(); break;
+    case 'ArrowDown': S.cy += step; viewChanged(); break;
+    default: return;
+  }
+  e.preventDefault();
+});
+
+$('zoom-in').addEventListener('click', () => { const [w, h] = size(); zoomAt(w / 2, h / 2, 2); });
+$('zoom-out').addEventListener('click', () => { const [w, h] = size(); zoomAt(w / 2, h / 2, 0.5); });
+$('fit').addEventListener('click', fit);
+$('show-grid').addEventListener('change', (e) => { S.showGrid = e.target.checked; requestDraw(); });
+$('show-entities').addEventListener('change', (e) => { S.showEntities = e.target.checked; requestDraw(); });
+$('check-again').addEventListener('click', () => loadCheck(true));
+window.addEventListener('resize', resize);
+
+function showCursor(sx, sy) {
+  if (!S.world) return;
+  const [wx, wy] = toWorld(sx, sy).map(Math.floor);
+  const cs = S.world.chunk_size;
+  const zoom = S.scale >= 1 ? `${+S.scale.toPrecision(3)}:1` : `1:${+(1 / S.scale).toPrecision(3)}`;
+  $('cursor').textContent = `${wx}, ${wy} · chunk (${Math.floor(wx / cs)}, ${Math.floor(wy / cs)}) · ${zoom}`;
+}
+
+// click selects the entity under the pointer, else the chunk.
+function click(sx, sy) {
+  const [wx, wy] = toWorld(sx, sy);
+  if (S.showEntities) {
+    const m = 3 / S.scale;
+    let best = null, bestD = Infinity;
+    for (const e of S.entities) {
+      const d = Math.hypot(wx - e.x, wy - e.y);
+      if (e.kind !== 'body') {
+        // Its marker keeps its size on the screen.
+        if (d * S.scale > MARK + 3) continue;
+      } else {
+        const b = e.bounds;
+        if (wx < b[0] - m || wx >= b[2] + m || wy < b[1] - m || wy >= b[3] + m) continue;
+      }
+      if (d < bestD) { best = e; bestD = d; }
+    }
+    if (best) return select({ type: 'entity', kind: best.kind, id: best.id });
+  }
+  const cs = S.world.chunk_size;
+  select({ type: 'chunk', x: Math.floor(wx / cs), y: Math.floor(wy / cs) });
+}
+
+// --- panel -------------------------------------------------------------------
+
+function select(sel) {
+  S.selection = sel;
+  requestDraw();
+  if (sel) showSelection();
+  else $('selection').replaceChildren(el('p', { class: 'hint' }, 'Click a chunk or an entity on the map.'));
+}
+
+let selectionSeq = 0;
+async function showSelection() {
+  const sel = S.selection;
+  if (!sel) return;
+  const seq = ++selectionSeq;
+  const box = $('selection');
+  let node;
+  try {
+    if (sel.type === 'chunk') {
+      node = chunkInfo(await api(`/api/chunk?x=${sel.x}&y=${sel.y}`));
+    } else {
+      node = entityInfo(await api(`/api/entity?kind=${encodeURIComponent(sel.kind)}&id=${encodeURIComponent(sel.id)}`));
+    }
+  } catch (err) {
+    node = el('p', { class: 'error' }, err.message);
+  }
+  if (seq !== selectionSeq) return;
+  box.replaceChildren(node);
+  S.stats.selections++;
+}
+
+function record(r) {
+  if (!r) return undefined;
+  return `offset ${r.offset}, ${r.length} bytes (${r.stored} stored, ${r.raw} raw${r.compressed ? ', LZ4' : ''})`;
+}
+
+// entityLinks lists ids that select the entities of a kind on a click.
+function entityLinks(kind, ids) {
+  return ids ? el('span', null, ...ids.flatMap((id, i) => [i ? ', ' : '',
+    el('a', { href: '#', onclick: (e) => { e.preventDefault(); select({ type: 'entity', kind, id }); } }, id)])) : undefined;
+}
+
+function chunkInfo(c) {
+  const ids = entityLinks('body', c.body_ids);
+  return el('div', { 'data-chunk': `${c.x},${c.y}` },
+    el('h3', null, `chunk (${c.x}, ${c.y})`),
+    dl([
+      ['kind', c.kind],
+      ['drawn', c.drawn],
+      ['version', c.version],
+      ['record', record(c.record)],
+      ['changed pixels', c.changed_pixels],
+      ['changed in', c.changed_in ? `generation ${c.changed_in}` : undefined],
+      ['bodies', c.bodies],
+      ['body ids', ids],
+      ['entities', c.entities],
+      ['entity ids', entityLinks('entity', c.entity_ids)],
+      ['body record', record(c.body_record)],
+      ['generation', c.generation],
+    ]),
+    c.error ? el('p', { class: 'error' }, c.error) : null);
+}
+
+const PLACED = {
+  registered: 'as the game registers it',
+  fields: 'X and Y of',
+  chunk: 'not found: the centre of its chunk',
+};
+
+function entityInfo(e) {
+  const marker = e.kind !== 'body'; // a regional entity or a player, drawn as a marker
+  const title = { body: 'pixel body', entity: 'regional entity', player: 'player' }[e.kind] || e.kind;
+  return el('div', { 'data-entity': `${e.kind}:${e.id}` },
+    el('h3', null, `${title} ${e.id}`),
+    dl([
+      ['position', `${e.x.toFixed(1)}, ${e.y.toFixed(1)}`],
+      ['placed', marker ? `${PLACED[e.placed] || e.placed}${e.placed_by ? ' ' + shortType(e.placed_by) : ''}` : undefined],
+      ['chunk', `(${e.chunk[0]}, ${e.chunk[1]})`],
+      ['bounds', marker ? undefined : e.bounds.join(', ')],
+      ['generation', e.generation],
+    ]),
+    el('p', { class: 'hint' }, e.kind === 'player'
+      ? 'the entities of its record, as the JSON export lists them ("entity": an index in the record):'
+      : marker
+        ? 'components, as the JSON export lists them ("entity": its index in its chunk\'s section):'
+        : 'components, as arksave export --json lists them:'),
+    el('pre', null, JSON.stringify(e.components, null, 2)),
+    e.section ? el('p', { class: 'hint' }, 'its other components, its entity in the chunk\'s section:') : null,
+    e.section ? el('pre', null, JSON.stringify(e.section, null, 2)) : null,
+    e.refs && e.refs.length ? el('p', { class: 'hint' }, 'references: an entity value [r, 0] is entry r of',
+      el('pre', null, e.refs.map((r, i) => `${i + 1}: ${r[0]} ${JSON.stringify(r[1])}`).join('\n'))) : null);
+}
+
+// shortType drops the package path of a type's name.
+function shortType(name) {
+  const i = name.split('[')[0].lastIndexOf('/');
+  return i >= 0 ? name.slice(i + 1) : name;
+}
+
+function showHeader() {
+  const w = S.world;
+  document.title = `${w.save} · generation ${S.generation} · arksave map`;
+  $('save-name').textContent = w.save;
+  $('generation').textContent = S.generation;
+  $('modified').textContent = `saved ${when(w.modified)}`;
+  const err = $('world-error');
+  const msgs = [w.error, ...(w.warnings || [])].filter(Boolean);
+  err.hidden = msgs.length === 0;
+  err.textContent = msgs.join('; ');
+}
+
+// loadWorld reads what the map shows. The generation the page shows moves
+// on with the events only, each of which says what to redraw.
+async function loadWorld() {
+  const w = await api('/api/world');
+  if (S.world && w.generation < S.world.generation) return;
+  S.world = w;
+  if (!S.generation) S.generation = w.generation;
+  S.chunks = new Map(w.chunks.map((c) => [`${c.x},${c.y}`, c]));
+  showHeader();
+  requestDraw();
+}
+
+async function loadEntities() {
+  const r = await api('/api/entities');
+  if (r.generation < S.generation) return;
+  S.entities = r.entities;
+  requestDraw();
+}
+
+let generationsTimer = 0, generationsAt = 0;
+function loadGenerationsSoon() {
+  // At most one every two seconds while a game saves every second.
+  if (generationsTimer) return;
+  const wait = Math.max(0, generationsAt + 2000 - Date.now());
+  generationsTimer = setTimeout(() => { generationsTimer = 0; loadGenerations(); }, wait);
+}
+
+async function loadGenerations() {
+  generationsAt = Date.now();
+  let d;
+  try {
+    d = await api('/api/generations');
+  } catch (err) {
+    $('generations').replaceChildren(el('p', { class: 'error' }, err.message));
+    return;
+  }
+  const rows = d.generations.map((g) => el('tr', { class: g.current ? 'current' : '', title: `${g.world}, ${g.store} generation ${g.store_generation}` },
+    el('td', null, g.generation), el('td', null, g.current ? 'current' : 'backup'),
+    el('td', null, new Date(g.modified).toLocaleTimeString()), el('td', null, bytes(g.world_bytes)),
+    el('td', null, g.store_generation), el('td', null, g.chunks)));
+  $('generations').replaceChildren(
+    d.manifest_error ? el('p', { class: 'error' }, d.manifest_error) : '',
+    el('table', null, el('tr', null, ...['gen', '', 'saved', 'world', 'store gen', 'chunks'].map((h) => el('th', null, h))), ...rows),
+    el('p', { class: 'hint' }, `${bytes(d.bytes)} in the save directory`));
+  $('stores').replaceChildren(...d.stores.map((s) => el('div', null, el('h3', null, s.name), dl([
+    ['generation', s.generation],
+    ['game', `chunks of ${s.chunk_size} px, tiles of ${s.tile_size} px, seed ${s.seed}, generator version ${s.generator_version}`],
+    ['chunks', `${s.chunks} stored: ${s.full} full, ${s.delta} delta, ${s.empty} empty`],
+    ['bodies', `${s.bodies} in ${s.body_blocks} chunks`],
+    ['regional entities', `${s.entities} in ${s.sections} sections (bodies' own included)`],
+    ['file', `${bytes(s.file_bytes)}: records ${bytes(s.record_bytes)}, page table ${bytes(s.table_bytes)} (${s.journal_segments} journal segments), dead ${bytes(s.dead_bytes)} (${(100 * s.dead_ratio).toFixed(1)}%)`],
+  ]), s.error ? el('p', { class: 'error' }, s.error) : '')));
+  const wf = d.world;
+  if (!wf) {
+    $('world-file').replaceChildren(el('p', { class: 'error' }, d.world_error || 'no world file'));
+    return;
+  }
+  $('world-file').replaceChildren(el('h3', null, wf.file), dl([
+    ['format', wf.format],
+    ['written', when(wf.written)],
+    ['entities', `${wf.entities} in ${wf.archetypes} tables`],
+    ['types', wf.types],
+    ['resources', wf.resources.join(', ') || 'none'],
+    ['checksum', wf.checksum],
+  ]), el('table', null, el('tr', null, el('th', null, 'entities'), el('th', null, 'components'), el('th', null, 'bytes')),
+    ...wf.tables.map((t) => el('tr', null, el('td', null, t.entities), el('td', null, t.components.join(', ') || '(none)'), el('td', null, bytes(t.bytes))))),
+  wf.error ? el('p', { class: 'error' }, wf.error) : '');
+}
+
+async function loadCheck(fresh) {
+  const box = $('check');
+  box.replaceChildren(el('p', { class: 'hint' }, 'checking…'));
+  let c;
+  try {
+    c = await api(`/api/check${fresh ? '?fresh=1' : ''}`);
+  } catch (err) {
+    box.replaceChildren(el('p', { class: 'error' }, err.message));
+    return;
+  }
+  const what = `generation ${c.generation} and ${c.backups_checked} backups: ${c.world_files_checked} world files and ${c.store_generations_checked} chunk store generations checked`;
+  const head = c.ok ? el('p', { class: 'ok' }, `no problems found (${what})`)
+    : el('p', { class: 'error' }, `${c.problems.length} problem${c.problems.length === 1 ? '' : 's'} found (${what})`);
+  const list = el('ul', null, ...c.problems.map((p) => el('li', null,
+    `${p.file}${p.offset !== undefined ? ` at offset ${p.offset}` : ''}${p.chunk ? `, chunk (${p.chunk[0]}, ${p.chunk[1]})` : ''}: ${p.error}`)));
+  box.replaceChildren(head, c.problems.length ? list : '',
+    el('p', { class: 'hint' }, `checked ${when(c.checked)} in ${c.took_ms.toFixed(0)} ms`), el('p', { id: 'check-stale', class: 'hint' }));
+  checked = c.generation;
+  showCheckStale();
+}
+
+let checked = 0;
+function showCheckStale() {
+  const p = $('check-stale');
+  if (p) p.textContent = checked && checked !== S.generation ? `the map now shows generation ${S.generation}: check again to check it` : '';
+}
+
+// --- live ----------------------------------------------------------------------
+
+function setLive(on) {
+  S.live = on;
+  const l = $('live');
+  l.textContent = on ? 'live' : 'reconnecting';
+  l.className = on ? 'live-on' : 'live-off';
+}
+
+async function onGeneration(ev) {
+  S.stats.events.push(ev);
+  if (S.stats.events.length > 200) S.stats.events.shift();
+  if (ev.generation <= S.generation) return;
+  const all = ev.all || ev.previous !== S.generation;
+  S.generation = ev.generation;
+  invalidate(ev.generation, all, ev.changed || []);
+  $('generation').textContent = S.generation;
+  showCheckStale();
+  requestDraw();
+  await loadWorld();
+  if (ev.entities || all) await loadEntities();
+  showSelection();
+  loadGenerationsSoon();
+}
+
+function connect() {
+  const es = new EventSource('/api/events');
+  es.addEventListener('hello', (e) => {
+    setLive(true);
+    const g = JSON.parse(e.data).generation;
+    if (g !== S.generation) onGeneration({ generation: g, previous: -1, all: true, entities: true, changed: [] });
+  });
+  es.addEventListener('generation', (e) => onGeneration(parseJSON(e.data)));
+  es.addEventListener('error', () => setLive(false));
+}
+
+async function start() {
+  // A reload keeps the checkboxes as they were.
+  S.showGrid = $('show-grid').checked;
+  S.showEntities = $('show-entities').checked;
+  resize();
+  try {
+    await loadWorld();
+  } catch (err) {
+    $('world-error').hidden = false;
+    $('world-error').textContent = err.message;
+    return;
+  }
+  if (!viewFromHash()) fit();
+  requestDraw();
+  connect();
+  await Promise.all([loadEntities(), loadGenerations(), loadCheck(false)]);
+  S.ready = true;
+}
+
+start();

@@ -1,0 +1,48 @@
+package vfs
+
+// Counting is a file system that reports the bytes read from and written
+// to the files opened through it: a progress bar's source. Count is called
+// after every ReadAt and WriteAt of such a file with the bytes it moved (0
+// is not reported), possibly from several goroutines at once.
+type Counting struct {
+	FS
+	// Count receives the bytes of one read (write false) or write (true).
+	Count func(n int64, write bool)
+}
+
+func (c *Counting) wrap(f File, err error) (File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &countingFile{File: f, count: c.Count}, nil
+}
+
+// Create creates name through the wrapped file system; its file counts.
+func (c *Counting) Create(name string) (File, error) { return c.wrap(c.FS.Create(name)) }
+
+// Open opens name through the wrapped file system; its file counts.
+func (c *Counting) Open(name string) (File, error) { return c.wrap(c.FS.Open(name)) }
+
+// OpenRW opens name through the wrapped file system; its file counts.
+func (c *Counting) OpenRW(name string) (File, error) { return c.wrap(c.FS.OpenRW(name)) }
+
+type countingFile struct {
+	File
+	count func(n int64, write bool)
+}
+
+func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.File.ReadAt(p, off)
+	if n > 0 {
+		f.count(int64(n), false)
+	}
+	return n, err
+}
+
+func (f *countingFile) WriteAt(p []byte, off int64) (int, error) {
+	n, err := f.File.WriteAt(p, off)
+	if n > 0 {
+		f.count(int64(n), true)
+	}
+	return n, err
+}
