@@ -604,12 +604,12 @@ func (w *Writer) copyBackup(j Job, gen uint64) {
 	if j.MaxBackups <= 0 || j.BackupCopyEvery <= 0 {
 		return
 	}
+	w.use.Lock() // Switch and Continue reset the count under it
+	defer w.use.Unlock()
 	w.sinceCopy++
 	if w.sinceCopy < j.BackupCopyEvery {
 		return
 	}
-	w.use.Lock()
-	defer w.use.Unlock()
 	w.mu.RLock()
 	dir, store := w.dir, w.store
 	w.mu.RUnlock()
