@@ -604,7 +604,8 @@ func (w *Writer) copyBackup(j Job, gen uint64) {
 	if j.MaxBackups <= 0 || j.BackupCopyEvery <= 0 {
 		return
 	}
-	w.use.Lock() // Switch and Continue reset the count under it
+	// use guards the copy's counters too: Switch (a load) resets them.
+	w.use.Lock()
 	defer w.use.Unlock()
 	w.sinceCopy++
 	if w.sinceCopy < j.BackupCopyEvery {
