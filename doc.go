@@ -37,6 +37,11 @@
 //     [Persistence.DeletePlayer], [Persistence.Players];
 //     [Persistence.Resolve], [Persistence.Entity], [Persistence.MarkDirty],
 //     [Persistence.RegionStats]; errors [ErrNoPlayer], [ErrPlayerOnline].
+//   - Pixel layers and chunk data: [Plugin.Layers] registers the game's
+//     layers (saved or not, with defaults; components.DefaultLayers unless
+//     set); [Persistence.SetChunkData] and [Persistence.ChunkData], or
+//     [SetChunkValue] and [ChunkValue] for a value of the game's own type,
+//     keep the game's extra data with a chunk (error [ErrChunkNotLoaded]).
 //   - Components the game uses are in package components: Chunk, ChunkPos,
 //     ChunkState, PixelBody, Persistable, Regional, Player, Transient,
 //     Focus.

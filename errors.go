@@ -45,6 +45,10 @@ var (
 	// [Persistence.DeletePlayer] for such a player.
 	ErrPlayerOnline = persist.ErrPlayerOnline
 
+	// ErrChunkNotLoaded is returned by [Persistence.SetChunkData] and
+	// [Persistence.ChunkData] for a chunk that is not loaded.
+	ErrChunkNotLoaded = persist.ErrChunkNotLoaded
+
 	// ErrSaveExists is returned by [Plugin.Install] when the directory
 	// holds a save and the plugin was asked neither to load it nor to
 	// overwrite it.

@@ -386,6 +386,49 @@ func ExamplePersistence_LoadPlayer() {
 	// loaded: <nil> [map]
 }
 
+// A game keeps its own data with a chunk: the plugin saves it with the
+// chunk's pixels and brings it back when the chunk is loaded, here in a
+// fresh world that continues the save.
+func ExamplePersistence_SetChunkData() {
+	dir, _ := os.MkdirTemp("", "arksave-example-")
+	defer os.RemoveAll(dir)
+	type biome struct {
+		Name     string
+		Humidity float32
+	}
+	play := func(load bool) {
+		world := ecs.NewWorld()
+		systems, _ := arksave.Plugin{Dir: dir, ChunkSize: 64, Load: load}.Install(world)
+		persistence := ecs.GetResource[arksave.Persistence](world)
+		defer persistence.Close()
+		ecs.NewMap1[components.Focus](world).NewEntity(&components.Focus{Radius: 0})
+		home := components.ChunkPos{X: 0, Y: 0}
+		for range 1000 { // stream the chunk in
+			for _, s := range systems {
+				s.Update(world)
+			}
+			if _, ok := ecs.GetResource[components.ChunkIndex](world).Get(home); ok {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if !load {
+			// Opaque bytes (Persistence.SetChunkData), or a value of the
+			// game's own type, encoded with msgpack:
+			if err := arksave.SetChunkValue(persistence, home, biome{Name: "swamp", Humidity: 0.9}); err != nil {
+				fmt.Println(err)
+			}
+			persistence.SaveNow()
+			return
+		}
+		b, ok, err := arksave.ChunkValue[biome](persistence, home)
+		fmt.Println("home:", b.Name, b.Humidity, ok, err)
+	}
+	play(false)
+	play(true)
+	// Output: home: swamp 0.9 true <nil>
+}
+
 // A game's log of its saves: Plugin.Logger takes any log/slog logger. This
 // one writes text to a buffer, keeping the message and a few of the
 // attributes (the others, durations and sizes among them, vary from run to

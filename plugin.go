@@ -117,9 +117,24 @@ type Plugin struct {
 	// chunks as deltas against it, and a chunk whose saved record is
 	// damaged reads as generated. Nil means chunks start as air.
 	Generator chunkstore.Generator
-	// PersistMask selects the pixel bits that are saved
-	// (default components.PersistMask: material, colour, damage, body flag).
+	// Layers are the game's pixel layers (see chunkstore.Layer): which
+	// bits of a pixel each holds, whether it is saved, and the value it
+	// loads as where the save does not hold it (a layer the game added
+	// after the chunk was saved, or one it does not save). Nil means
+	// components.DefaultLayers: material, colour and damage saved, of the
+	// flags only the pixel-body flag, the simulation flags not (they load
+	// as 0). Heat is not a pixel layer (components.Chunk.Heat) and is never
+	// saved.
+	Layers []chunkstore.Layer
+	// PersistMask selects the pixel bits that are saved.
+	//
+	// Deprecated: register the game's layers with Layers. A non-zero
+	// PersistMask without Layers keeps working as before (what it does not
+	// select loads as 0); with Layers it must equal their persisted bits.
 	PersistMask uint32
+	// ChunkEncoding says how chunk records are chosen (default
+	// chunkstore.EncodeSmallest: the smallest of delta, palette and full).
+	ChunkEncoding chunkstore.Encoding
 
 	// Autosave is the initial AutosaveConfig resource; nil means
 	// autosave.DefaultConfig (every 300 s, one backup).
@@ -238,6 +253,10 @@ func (p Plugin) resolve() (settings, error) {
 		}
 		fsys, dir = loc.FS, loc.Path
 	}
+	layers := p.Layers
+	if layers == nil && p.PersistMask == 0 {
+		layers = components.DefaultLayers()
+	}
 	codec := newWorldCodec(p.WorldOptions)
 	return settings{
 		fs:    fsys,
@@ -253,7 +272,9 @@ func (p Plugin) resolve() (settings, error) {
 					PixelSize:    4,
 					Seed:         p.Seed,
 					Generator:    p.Generator,
-					PersistMask:  cmpOr(p.PersistMask, components.PersistMask),
+					Layers:       layers,
+					PersistMask:  p.PersistMask,
+					Encoding:     p.ChunkEncoding,
 					Workers:      p.CompressionWorkers,
 					DataFileSize: p.DataFileSize,
 				},

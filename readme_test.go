@@ -40,7 +40,7 @@ func TestFormatDocVersions(t *testing.T) {
 	for _, row := range []string{
 		fmt.Sprintf("| save directory manifest (JSON) | %d | %d to %d |", autosave.ManifestVersion, autosave.OldestManifestVersion, autosave.ManifestVersion),
 		fmt.Sprintf("| PECS world file | %d.%d | %d.0 and %d.%d |", archetype.VersionMajor, archetype.VersionMinor, archetype.OldestVersionMajor, archetype.VersionMajor, archetype.VersionMinor),
-		fmt.Sprintf("| PXSW chunk store | %d (%d: chunk keys of 3 or 4 axes) | %d to %d |", chunkstore.FormatVersion, chunkstore.FormatVersionAxes, chunkstore.OldestFormatVersion, chunkstore.FormatVersionAxes),
+		fmt.Sprintf("| PXSW chunk store | %d | %d to %d |", chunkstore.FormatVersion, chunkstore.OldestFormatVersion, chunkstore.FormatVersion),
 	} {
 		expect(t, strings.Contains(string(doc), row), "docs/format.md lacks the row %q", row)
 	}

@@ -103,7 +103,8 @@ func storedBlock(t testing.TB, fsys vfs.FS, dir string, pos chunkstore.Pos) chun
 }
 
 // openCommittedStore opens the committed generation's chunk store in dir
-// read-only and returns it with the directory's manifest.
+// read-only, with the test game's generator, and returns it with the
+// directory's manifest.
 func openCommittedStore(t testing.TB, fsys vfs.FS, dir string) (*chunkstore.Store, *autosave.Manifest) {
 	t.Helper()
 	d, err := autosave.OpenDirReadOnly(fsys, dir)
@@ -112,7 +113,7 @@ func openCommittedStore(t testing.TB, fsys vfs.FS, dir string) (*chunkstore.Stor
 	expect(t, m != nil, "no manifest in %s", dir)
 	p, err := d.File(m.Chunks.Name)
 	must(t, err)
-	s, err := chunkstore.Open(p, &chunkstore.Options{FS: fsys, ReadOnly: true, Root: m.Chunks.Root})
+	s, err := chunkstore.Open(p, &chunkstore.Options{FS: fsys, ReadOnly: true, Root: m.Chunks.Root, Generator: gen{}})
 	must(t, err)
 	return s, m
 }

@@ -344,13 +344,30 @@ func (w *Writer) Get(pos chunkstore.Pos, dst []uint32) (bool, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.store == nil {
-		clear(dst)
-		if g := w.opts.Store.Generator; g != nil {
-			g.Generate(pos.X, pos.Y, w.opts.Store.Seed, dst)
-		}
-		return false, errStoreDown
+		return w.getDown(pos, dst)
 	}
 	return w.store.Get(pos, dst)
+}
+
+// GetExtra is Get that also returns the extra data the game saved with the
+// chunk (nil for none); see [chunkstore.Store.GetExtra].
+func (w *Writer) GetExtra(pos chunkstore.Pos, dst []uint32) (bool, []byte, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.store == nil {
+		stored, err := w.getDown(pos, dst)
+		return stored, nil, err
+	}
+	return w.store.GetExtra(pos, dst)
+}
+
+// getDown generates chunk pos into dst while the store is unavailable.
+func (w *Writer) getDown(pos chunkstore.Pos, dst []uint32) (bool, error) {
+	clear(dst)
+	if g := w.opts.Store.Generator; g != nil {
+		g.Generate(pos.X, pos.Y, w.opts.Store.Seed, dst)
+	}
+	return false, errStoreDown
 }
 
 // errStoreDown is returned by reads while a failed save has left the chunk
@@ -814,6 +831,16 @@ func (p progressSource) ReadPixels(dst []uint32) error {
 	p.t.read.Add(1)
 	p.w.advance()
 	return err
+}
+
+// ChunkExtra passes on the extra data of a source that has some (a
+// snapshot's chunk does: chunkstore.ExtraSource), so that counting the
+// progress does not hide it from the store.
+func (p progressSource) ChunkExtra() []byte {
+	if x, ok := p.src.(chunkstore.ExtraSource); ok {
+		return x.ChunkExtra()
+	}
+	return nil
 }
 
 // run commits one save: the chunk store first (records, then its header

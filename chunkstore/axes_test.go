@@ -263,17 +263,7 @@ func TestAxesStore(t *testing.T) {
 			// record is live). What only the table held is lost: Empty
 			// chunks, and the keys other than its own of a record the
 			// dictionary shares; they regenerate.
-			files := storeFiles(t, mem)
-			lost := 0
-			must(t, chunkstore.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
-				if r.Kind == chunkstore.RecordJournal || r.Kind == chunkstore.RecordCheckpoint {
-					path, off := locate(storePath, r.Handle.Offset)
-					files[path][off+19] ^= 0xFF // the header's CRC-8
-					lost++
-				}
-				return true
-			}))
-			expect(t, lost > 0, "no table record to damage")
+			files, lost := loseTables(t, mem, n)
 			cfg = axesConfig(memWithFiles(t, files), 0)
 			s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
 			r := s.OpenReport()
@@ -392,7 +382,7 @@ func TestKeyString(t *testing.T) {
 }
 
 // The stores of 3 and 4 axes in testdata/v3 (format 3, written by
-// TestWriteAxesFixtures) open, with their KeyGenerator or for inspection,
+// TestWriteFixtures) open, with their KeyGenerator or for inspection,
 // and hold what was written: keys that differ only in z and w apart, the
 // deleted chunk gone.
 func TestAxesFixtures(t *testing.T) {
@@ -418,15 +408,17 @@ func TestAxesFixtures(t *testing.T) {
 			// Page-table order: the last axis first; in 4 axes w = -z.
 			want := []string{
 				fmt.Sprintf("%v full", key(0, 20, -1)), fmt.Sprintf("%v full", key(0, 20, 1)), fmt.Sprintf("%v bodies", key(0, 20, 1)),
-				fmt.Sprintf("%v delta", key(1, 20, 1)), fmt.Sprintf("%v delta", key(0, 20, 2)),
+				fmt.Sprintf("%v delta", key(1, 20, 1)), fmt.Sprintf("%v palette", key(2, 20, 1)), fmt.Sprintf("%v delta", key(0, 20, 2)),
 			}
 			if n == 4 {
-				want = []string{want[4], want[1], want[2], want[3], want[0]}
+				want = []string{want[5], want[1], want[2], want[3], want[4], want[0]}
 			}
 			expect(t, slices.Equal(got, want), "entries %v, want %v", got, want)
 			dst := make([]uint32, 64)
 			stored, err := s.GetKey(key(0, 20, 2), dst)
 			expect(t, err == nil && stored, "delta chunk: %v %v", stored, err)
+			stored, extra, err := s.GetExtraKey(key(2, 20, 1), dst)
+			expect(t, err == nil && stored && string(extra) == "sign", "palette chunk: %v %q %v", stored, extra, err)
 			blk := must2[chunkstore.EntityBlock](t)(s.EntitiesKey(key(0, 20, 1)))
 			expect(t, len(blk.Bodies) == 1 && string(blk.Bodies[0].Extension) == "ext", "bodies %+v", blk)
 			mustCheck(t, s)
@@ -590,4 +582,122 @@ func TestAxesCrashDuringCommit(t *testing.T) {
 		}
 		expectState(t, disk, state{oldGen, old}, state{oldGen + 1, next})
 	})
+}
+
+// Palette records, extra data and the game's layers work in stores of 3
+// and 4 axes as in stores of 2: chunks at keys that differ only in z (and
+// w) keep their own palette record and extra data through a reopen, and
+// through a page table lost and rebuilt by the forward scan from each
+// record's own bytes (flags saying where the layer mask, the extra data
+// and the key bytes are).
+func TestAxesPaletteExtraLayers(t *testing.T) {
+	for _, n := range []int{3, 4} {
+		t.Run(fmt.Sprint(n, " axes"), func(t *testing.T) {
+			mem := vfs.NewMem()
+			cfg := axesConfig(mem, n)
+			cfg.Layers = gameLayers(true, 0)
+			mask := chunkstore.LayerMask(cfg.Layers)
+			key := func(z int32) chunkstore.Key {
+				if n == 3 {
+					return chunkstore.Key3(2, 3, z)
+				}
+				return chunkstore.Key4(2, 3, z, -z)
+			}
+			// Two painted chunks (four colours at random, simulation
+			// flags the store drops) and one as generated: each with
+			// extra data.
+			rng := rand.New(rand.NewPCG(uint64(n), 6))
+			painted := func(a, b uint32) []uint32 {
+				pix := make([]uint32, npix)
+				for i := range pix {
+					pix[i] = a + uint32(rng.IntN(2))<<8 + uint32(rng.IntN(2))<<16
+					if rng.IntN(2) == 0 {
+						pix[i] = b
+					}
+					pix[i] |= uint32(i%2) << 25 // simulation flags: not persisted
+				}
+				return pix
+			}
+			want := map[chunkstore.Key]struct {
+				pix   []uint32
+				typ   chunkstore.StorageType
+				extra string
+			}{
+				key(1): {painted(0x0307, 0x0407), chunkstore.Palette, "sign: beware"},
+				key(2): {painted(0x0508, 0x0608), chunkstore.Palette, "chest: 3 coins"},
+				key(3): {keyGenerated(key(3)), chunkstore.Delta, "biome: desert"},
+			}
+			s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
+			b := s.NewBatch()
+			for k, c := range want {
+				b.PutChunkExtraKey(k, c.pix, []byte(c.extra))
+			}
+			st := commit(t, s, b)
+			expect(t, st.Palette == 2 && st.Delta == 1, "commit %+v", st)
+			must(t, s.Close())
+
+			expectAll := func(s *chunkstore.Store, when string) {
+				t.Helper()
+				dst := make([]uint32, npix)
+				for k, c := range want {
+					stored, extra, err := s.GetExtraKey(k, dst)
+					expect(t, err == nil && stored && string(extra) == c.extra, "%s: %v: stored %v, extra %q, %v", when, k, stored, extra, err)
+					for i, p := range c.pix {
+						if wantPix := p&mask | 5<<25; dst[i] != wantPix {
+							t.Fatalf("%s: %v: pixel %d is %08x, want %08x", when, k, i, dst[i], wantPix)
+						}
+					}
+					raw, ok, err := s.ReadRawKey(k)
+					expect(t, err == nil && ok && raw.Type == c.typ && raw.Key == k && raw.Layers == mask && string(raw.Extra) == c.extra,
+						"%s: raw %v: %v %v %v layers %08x extra %q", when, k, ok, err, raw.Type, raw.Layers, raw.Extra)
+				}
+				box := chunkstore.Box{Min: key(1), Max: key(3)}
+				if n == 4 {
+					box = chunkstore.Box{Min: chunkstore.Key4(2, 3, 1, -3), Max: chunkstore.Key4(2, 3, 3, -1)}
+				}
+				es, err := s.EntriesIn(box)
+				expect(t, err == nil && len(es) == 3, "%s: entries in the box: %v %v", when, es, err)
+			}
+			s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, ptr(axesConfig(mem, 0))))
+			expect(t, s.Axes() == n, "reopened with %d axes", s.Axes())
+			s.Close()
+			open := axesConfig(mem, 0)
+			open.Layers = cfg.Layers
+			s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &open))
+			expectAll(s, "reopened")
+			mustCheck(t, s)
+			must(t, s.Close())
+
+			// The page table lost: every table record's header damaged.
+			files, _ := loseTables(t, mem, n)
+			rebuilt := memWithFiles(t, files)
+			open.FS = rebuilt
+			s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &open))
+			expect(t, !s.OpenReport().OK(), "a lost page table not reported")
+			expectAll(s, "rebuilt by the forward scan")
+			must(t, s.Close())
+		})
+	}
+}
+
+// loseTables returns the files of the store in mem with the header of
+// every page-table record damaged (its CRC-8), and how many there were, so
+// that Open rebuilds the index by the forward scan. Every other record's
+// key, as the scan reads it from the record alone, must have n axes.
+func loseTables(t *testing.T, mem *vfs.Mem, n int) (map[string][]byte, int) {
+	t.Helper()
+	files := storeFiles(t, mem)
+	lost := 0
+	must(t, chunkstore.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
+		if r.Kind == chunkstore.RecordJournal || r.Kind == chunkstore.RecordCheckpoint {
+			path, off := locate(storePath, r.Handle.Offset)
+			files[path][off+19] ^= 0xFF // the header's CRC-8
+			lost++
+		} else {
+			expect(t, r.Key.Axes() == n, "the scan reads a key of %d axes from a %s: %v", n, r.Kind, r.Key)
+		}
+		return true
+	}))
+	expect(t, lost > 0, "no table record to damage")
+	return files, lost
 }

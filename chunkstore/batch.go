@@ -10,9 +10,10 @@ type Batch struct {
 }
 
 type batchChunk struct {
-	pix []uint32
-	src PixelSource // instead of pix
-	del bool
+	pix   []uint32
+	src   PixelSource // instead of pix
+	extra []byte
+	del   bool
 }
 
 // PixelSource supplies a chunk's pixels when Commit encodes that chunk,
@@ -41,6 +42,31 @@ func (b *Batch) PutChunk(pos Pos, pix []uint32) { b.PutChunkKey(pos.Key(), pix) 
 // PutChunkKey is PutChunk at a key of the store's axes (see
 // [Options.Axes]); Commit refuses a key of other axes with ErrAxes.
 func (b *Batch) PutChunkKey(k Key, pix []uint32) { b.chunks[k] = batchChunk{pix: pix} }
+
+// PutChunkExtra stores pix at pos as PutChunk does, with extra: the game's
+// own data for the chunk (tile entities, a heightmap, a biome; at most
+// [MaxExtra] bytes), saved in the chunk's record and returned by
+// [Store.GetExtra]. A chunk with extra data is stored even where its pixels
+// are as generated; nil or empty extra is PutChunk. The batch keeps the
+// slice.
+func (b *Batch) PutChunkExtra(pos Pos, pix []uint32, extra []byte) {
+	b.PutChunkExtraKey(pos.Key(), pix, extra)
+}
+
+// PutChunkExtraKey is PutChunkExtra at a key of the store's axes.
+func (b *Batch) PutChunkExtraKey(k Key, pix []uint32, extra []byte) {
+	b.chunks[k] = batchChunk{pix: pix, extra: extra}
+}
+
+// ExtraSource is a PixelSource that also supplies the chunk's extra data
+// (see [Batch.PutChunkExtra]); [Batch.PutChunkFrom] asks for it when the
+// source implements it.
+type ExtraSource interface {
+	PixelSource
+	// ChunkExtra returns the chunk's extra data, nil or empty for none.
+	// Commit calls it once, after ReadPixels, on the same goroutine.
+	ChunkExtra() []byte
+}
 
 // PutChunkFrom stores the pixels src supplies at pos, as PutChunk does; src
 // is read while Commit compresses, not before.

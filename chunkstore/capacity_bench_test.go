@@ -55,7 +55,7 @@ func bulkStore(tb testing.TB, path string, n, dug int) {
 	for i := 1; i < dug; i++ {
 		pix[rng.IntN(len(pix))] = rng.Uint32() | 1
 	}
-	res, err := s.cc.encode(&encoder{}, Key2(0, 0), pix)
+	res, err := s.cc.encode(&encoder{}, Key2(0, 0), pix, nil)
 	if err != nil || res.rec == nil {
 		tb.Fatalf("template record: %v", err)
 	}
@@ -63,7 +63,7 @@ func bulkStore(tb testing.TB, path string, n, dug int) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	payload := append([]byte(nil), tmpl.payload(res.rec)...)
+	payload := append([]byte(nil), sealedPayload(res.rec)...) // its layer mask and payload
 	side := gridSide(n)
 	cw := s.newWriter()
 	s.chunks = newIndex(n)
@@ -71,7 +71,7 @@ func bulkStore(tb testing.TB, path string, n, dug int) {
 	copy(rec[recordHeaderSize:], payload)
 	for i := range n {
 		k := Key2(int32(i%side), int32(i/side))
-		sealRecord(rec, tmpl.kind, tmpl.codec, k.recordKey(), tmpl.raw)
+		sealRecord(rec, tmpl.kind, tmpl.codec, tmpl.flags, k.recordKey(), tmpl.raw)
 		h := cw.append(rec)
 		s.chunks.set(k.ik(), ival{h: h, typ: res.typ})
 	}

@@ -119,7 +119,9 @@ func (s *Store) Check() Report {
 	checked := map[int64]bool{}
 	sc := &readScratch{}
 	dst := make([]uint32, s.cc.npix)
+	r.Types = map[StorageType]int{}
 	for _, e := range entries {
+		r.Types[e.Type]++
 		if e.Handle.IsZero() {
 			continue
 		}
@@ -201,16 +203,24 @@ func (s *Store) checkEntry(e Entry, sc *readScratch, dst []uint32) error {
 	if err != nil {
 		return err
 	}
-	if RecordKind(e.Type) != h.kind {
+	if h.kind.storageType() != e.Type {
 		return fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.Handle.Offset), e.Type)
 	}
 	switch e.Type {
 	case Full:
-		sc.raw, err = s.cc.decodeFull(h, rec, e.Handle.Offset, dst, sc.raw)
+		_, err = s.cc.decodeFull(h, rec, e.Handle.Offset, dst, sc)
 	case Delta:
 		var raw []byte
-		if raw, err = payloadOf(h, rec, e.Handle.Offset, s.cc.maxDeltaRaw(), sc.raw); err == nil {
-			_, err = s.cc.checkDelta(raw, e.Handle.Offset)
+		var x recordExt
+		if raw, x, err = payloadExt(h, rec, e.Handle.Offset, s.cc.maxDeltaRaw(), sc.raw); err == nil {
+			sc.keep(h, raw)
+			_, err = s.cc.checkDelta(raw, e.Handle.Offset, x.extra != nil)
+		}
+	case Palette:
+		var raw []byte
+		if raw, err = payloadOf(h, rec, e.Handle.Offset, s.cc.maxPaletteRaw(), sc.raw); err == nil {
+			sc.keep(h, raw)
+			_, err = s.cc.decodePalette(raw, e.Handle.Offset, dst)
 		}
 	case BodyBlock:
 		var payload []byte
@@ -236,7 +246,7 @@ func CheckFile(fsys vfs.FS, path string) Report {
 			r.Records++
 			if rec.Err != nil {
 				switch rec.Kind {
-				case RecordFull, RecordDelta, RecordBodies:
+				case RecordFull, RecordDelta, RecordPalette, RecordBodies:
 					r.addKey(SectionRecord, rec.Handle.Offset, rec.Key, rec.Err)
 				default:
 					r.add(SectionRecord, rec.Handle.Offset, rec.Err)

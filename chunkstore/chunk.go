@@ -59,14 +59,17 @@ type encoder struct {
 	gen  []uint32
 	raw  []byte
 	c    lz4.Compressor
-	recs []byte
+	recs []byte // the smallest record so far
+	alt  []byte // the record being tried
+	ext  []byte
+	pal  paletteScratch
 }
 
 // chunkResult is a chunk encoded for a commit.
 type chunkResult struct {
 	typ    StorageType
 	remove bool   // identical to the generator's chunk: not stored
-	rec    []byte // the sealed record for Delta and Full
+	rec    []byte // the sealed record for Delta, Full and Palette
 	diff   int    // pixels that differ from the generator's chunk
 }
 
@@ -79,6 +82,8 @@ type chunkCodec struct {
 	kgen      KeyGenerator // gen, in a store of 3 or 4 axes
 	threshold float64
 	bases     *baseCache // nil when disabled
+	layers    []Layer    // the game's registered layers; nil: PersistMask alone
+	deltaFull bool       // EncodeDeltaFull
 }
 
 // run has the generator fill dst with the chunk at pos, unmasked.
@@ -123,13 +128,22 @@ func (cc *chunkCodec) base(pos Key, scratch []uint32) []uint32 {
 	return b
 }
 
-// encode chooses how to store pix at pos and builds its record in e.recs
-// (reset first). Only pix&mask matters: a chunk identical to generation is
-// not stored, an all-zero one is Empty, one where fewer than threshold of
-// the pixels differ from generation is a Delta, anything else Full.
-func (cc *chunkCodec) encode(e *encoder, pos Key, pix []uint32) (chunkResult, error) {
+// encode chooses how to store pix at pos, with the game's extra data for
+// the chunk (nil for none), and builds its record in e.recs. Only pix&mask
+// matters: a chunk identical to generation without extra data is not
+// stored, an all-zero one without extra data is Empty; anything else is
+// stored in the smallest record, after compression, of the encodings that
+// apply: Delta (while fewer than threshold of the pixels differ from
+// generation), Palette (at most 65,536 distinct pixels) and Full.
+func (cc *chunkCodec) encode(e *encoder, pos Key, pix []uint32, extra []byte) (chunkResult, error) {
 	if len(pix) != cc.npix {
 		return chunkResult{}, fmt.Errorf("%w: chunk %v has %d pixels, want %d", ErrInvalidChunk, pos, len(pix), cc.npix)
+	}
+	if len(extra) > MaxExtra {
+		return chunkResult{}, fmt.Errorf("%w: chunk %v: %d bytes of extra data, at most %d", ErrInvalidChunk, pos, len(extra), MaxExtra)
+	}
+	if len(extra) == 0 {
+		extra = nil // none
 	}
 	mask := cc.mask
 	diff, nonzero := 0, 0
@@ -157,14 +171,62 @@ func (cc *chunkCodec) encode(e *encoder, pos Key, pix []uint32) (chunkResult, er
 		diff = nonzero
 	}
 	switch {
-	case diff == 0:
+	case diff == 0 && extra == nil:
 		return chunkResult{remove: true}, nil
-	case nonzero == 0:
+	case nonzero == 0 && extra == nil:
 		return chunkResult{typ: Empty, diff: diff}, nil
-	case gen != nil && float64(diff) < cc.threshold*float64(cc.npix):
-		return chunkResult{typ: Delta, rec: e.encodeDelta(pos, pix, gen, mask, diff), diff: diff}, nil
 	}
-	return chunkResult{typ: Full, rec: e.encodeFull(pos, pix, mask), diff: diff}, nil
+	e.setExt(cc, extra)
+	res := chunkResult{diff: diff}
+	fixed := recordHeaderSize + len(e.ext) + keyExtSize(int(pos.n)) // a record's bytes besides its payload
+	try := func(typ StorageType, rec []byte) {
+		if res.rec == nil || len(rec) < len(res.rec) {
+			res.typ, res.rec = typ, rec
+			e.recs, e.alt = e.alt, e.recs
+		}
+	}
+	if gen != nil && float64(diff) < cc.threshold*float64(cc.npix) {
+		try(Delta, e.encodeDelta(pos, pix, gen, mask, diff))
+		if cc.deltaFull || 256*(len(res.rec)-fixed) < cc.npix {
+			// LZ4 shrinks at most 255 to 1: a palette or full record of
+			// npix pixels cannot be smaller; skip the work.
+			return res, nil
+		}
+	}
+	if cc.deltaFull {
+		try(Full, e.encodeFull(pos, pix, mask))
+		return res, nil
+	}
+	if rec, ok := e.encodePalette(pos, pix, mask); ok {
+		try(Palette, rec)
+	}
+	if res.rec == nil || 256*(len(res.rec)-fixed) >= 4*cc.npix {
+		// (LZ4 shrinks at most 255 to 1: a smaller record cannot be beaten
+		// by 4 bytes a pixel.)
+		try(Full, e.encodeFull(pos, pix, mask))
+	}
+	return res, nil
+}
+
+// setExt builds the parts of a record that its flags announce: the layer
+// mask, and extra data when the chunk has any.
+func (e *encoder) setExt(cc *chunkCodec, extra []byte) {
+	e.ext = binary.LittleEndian.AppendUint32(e.ext[:0], cc.mask)
+	if extra != nil {
+		e.ext = binary.LittleEndian.AppendUint32(e.ext, uint32(len(extra)))
+		e.ext = append(e.ext, extra...)
+	}
+}
+
+// flags returns the record flags for e.ext, as setExt built it.
+func (e *encoder) flags() uint8 {
+	switch len(e.ext) {
+	case 0:
+		return 0
+	case layersSize:
+		return flagLayers
+	}
+	return flagLayers | flagExtra
 }
 
 func (e *encoder) encodeDelta(pos Key, pix, gen []uint32, mask uint32, diff int) []byte {
@@ -202,46 +264,102 @@ func (e *encoder) encodeFull(pos Key, pix []uint32, mask uint32) []byte {
 	return e.seal(RecordFull, pos, raw)
 }
 
-// seal compresses raw into a fresh record in e.recs.
+// seal compresses raw into a fresh record in e.alt, after the parts in
+// e.ext, with the key bytes of pos after it.
 func (e *encoder) seal(kind RecordKind, pos Key, raw []byte) []byte {
-	rec, codec := compressInto(e.recs[:0], &e.c, raw)
-	rec = sealKeyed(rec, kind, codec, pos, uint32(len(raw)))
-	e.recs = rec
+	rec, codec := compressInto(e.alt[:0], &e.c, e.ext, raw)
+	rec = sealKeyed(rec, kind, codec, e.flags(), pos, uint32(len(raw)))
+	e.alt = rec
 	return rec
 }
 
+// decodeChunk decodes the checked chunk record rec of storage type typ,
+// read at off for the chunk at pos, into dst, and returns the chunk's extra
+// data (in place in rec; nil for none). Layers the record does not hold get
+// their defaults.
+func (cc *chunkCodec) decodeChunk(pos Key, typ StorageType, h recordHeader, rec []byte, off int64, dst []uint32, sc *readScratch) ([]byte, error) {
+	var x recordExt
+	var err error
+	switch typ {
+	case Full:
+		x, err = cc.decodeFull(h, rec, off, dst, sc)
+	case Delta:
+		x, err = cc.decodeDelta(pos, h, rec, off, dst, sc)
+	case Palette:
+		var raw []byte
+		if raw, x, err = payloadExt(h, rec, off, cc.maxPaletteRaw(), sc.raw); err == nil {
+			sc.keep(h, raw)
+			_, err = cc.decodePalette(raw, off, dst)
+		}
+	default:
+		err = fmt.Errorf("%w: %s record at %v is not a chunk", ErrCorrupt, h.kind, loc(off))
+	}
+	if err != nil {
+		return nil, err
+	}
+	cc.fillLayers(dst, x)
+	return x.extra, nil
+}
+
+// keep holds on to raw, a payload decoded into sc.raw, for the next read.
+func (sc *readScratch) keep(h recordHeader, raw []byte) {
+	if h.codec == codecLZ4 {
+		sc.raw = raw
+	}
+}
+
 // decodeFull decodes a checked Full record into dst.
-func (cc *chunkCodec) decodeFull(h recordHeader, rec []byte, off int64, dst []uint32, scratch []byte) ([]byte, error) {
+func (cc *chunkCodec) decodeFull(h recordHeader, rec []byte, off int64, dst []uint32, sc *readScratch) (recordExt, error) {
 	want := 4 * cc.npix
 	if int(h.raw) != want {
-		return scratch, fmt.Errorf("%w: full chunk at %v: %d bytes, want %d", ErrCorrupt, loc(off), h.raw, want)
+		return recordExt{}, fmt.Errorf("%w: full chunk at %v: %d bytes, want %d", ErrCorrupt, loc(off), h.raw, want)
 	}
 	if nativeLE && h.codec == codecLZ4 {
-		if _, err := payloadOf(h, rec, off, want, pixelBytes(dst)); err != nil {
-			return scratch, err
+		_, x, err := payloadExt(h, rec, off, want, pixelBytes(dst))
+		if err != nil {
+			return x, err
 		}
 		maskPixels(dst, cc.mask)
-		return scratch, nil
+		return x, nil
 	}
-	raw, err := payloadOf(h, rec, off, want, scratch)
+	raw, x, err := payloadExt(h, rec, off, want, sc.raw)
 	if err != nil {
-		return scratch, err
+		return x, err
 	}
 	getPixels(dst, raw, cc.mask)
-	if h.codec == codecLZ4 {
-		scratch = raw
+	sc.keep(h, raw)
+	return x, nil
+}
+
+// decodeDelta applies the Delta record rec, read at off, to the generated
+// chunk at pos (the entry's position: the record may be shared with another
+// position, whose key it carries).
+func (cc *chunkCodec) decodeDelta(pos Key, h recordHeader, rec []byte, off int64, dst []uint32, sc *readScratch) (recordExt, error) {
+	if cc.gen == nil {
+		return recordExt{}, fmt.Errorf("%w: delta chunk at %v", ErrNoGenerator, loc(off))
 	}
-	return scratch, nil
+	raw, x, err := payloadExt(h, rec, off, cc.maxDeltaRaw(), sc.raw)
+	if err != nil {
+		return x, err
+	}
+	sc.keep(h, raw)
+	if _, err := cc.checkDelta(raw, off, x.extra != nil); err != nil {
+		return x, err
+	}
+	cc.generate(pos, dst)
+	cc.applyDelta(raw, dst)
+	return x, nil
 }
 
 // checkDelta checks a decoded delta payload read at off and returns its
-// entry count.
-func (cc *chunkCodec) checkDelta(raw []byte, off int64) (int, error) {
+// entry count. Only a record with extra data may have no entries (a chunk
+// as generated that carries extra data).
+func (cc *chunkCodec) checkDelta(raw []byte, off int64, mayBeEmpty bool) (int, error) {
 	if len(raw) < deltaCountSize {
 		return 0, fmt.Errorf("%w: delta chunk at %v: %d bytes", ErrCorrupt, loc(off), len(raw))
 	}
 	count := int(binary.LittleEndian.Uint32(raw))
-	if count == 0 || count > cc.npix || len(raw) != deltaCountSize+deltaEntrySize*count {
+	if (count == 0 && !mayBeEmpty) || count > cc.npix || len(raw) != deltaCountSize+deltaEntrySize*count {
 		return 0, fmt.Errorf("%w: delta chunk at %v: %d entries in %d bytes", ErrCorrupt, loc(off), count, len(raw))
 	}
 	for i, at := 0, deltaCountSize; i < count; i, at = i+1, at+deltaEntrySize {

@@ -24,6 +24,7 @@ type CommitStats struct {
 	Generation   uint64        // the generation the commit created
 	Full         int           // chunks written as Full records
 	Delta        int           // chunks written as Delta records
+	Palette      int           // chunks written as Palette records
 	Empty        int           // chunks stored as Empty (no record)
 	Shared       int           // Full chunks that reuse an identical record (chunk dictionary)
 	Reverted     int           // chunks identical to generation, removed or never stored
@@ -307,7 +308,7 @@ func (s *Store) finish(cw *commitWriter, muts []mutation, evict map[uint32]bool,
 	if plan != nil {
 		rec := make([]byte, recordHeaderSize, recordHeaderSize+tableHeaderSize+entrySizeOf(s.axes)*len(plan.entries))
 		rec = appendTable(rec, plan.prev, plan.level, plan.entries, s.axes)
-		sealRecord(rec, plan.kind, codecNone, h.generation, uint32(len(rec)-recordHeaderSize))
+		sealRecord(rec, plan.kind, codecNone, 0, h.generation, uint32(len(rec)-recordHeaderSize))
 		plan.h = cw.append(rec)
 		h.root = plan.h.Offset
 		st.TableBytes = int64(len(rec))
@@ -469,6 +470,9 @@ func (s *Store) place(it *workItem, cw *commitWriter, st *CommitStats) (mutation
 	case it.res.typ == Full:
 		st.Full++
 		m.v.typ = Full
+	case it.res.typ == Palette:
+		st.Palette++
+		m.v.typ = Palette
 	default:
 		st.Delta++
 		m.v.typ = Delta
@@ -568,7 +572,7 @@ func (s *Store) encodeItem(e *encoder, it *workItem) {
 			return
 		}
 		rec := e.appendBodyBlock(make([]byte, recordHeaderSize, 4096), it.bodies, it.secs, s.cc.mask)
-		it.rec = sealKeyed(rec, RecordBodies, codecNone, it.pos, uint32(len(rec)-recordHeaderSize))
+		it.rec = sealKeyed(rec, RecordBodies, codecNone, 0, it.pos, uint32(len(rec)-recordHeaderSize))
 		return
 	}
 	if it.chunk.del {
@@ -584,7 +588,11 @@ func (s *Store) encodeItem(e *encoder, it *workItem) {
 			return
 		}
 	}
-	it.res, it.err = s.cc.encode(e, it.pos, pix)
+	extra := it.chunk.extra
+	if x, ok := it.chunk.src.(ExtraSource); ok {
+		extra = x.ChunkExtra()
+	}
+	it.res, it.err = s.cc.encode(e, it.pos, pix, extra)
 	if it.res.rec != nil {
 		it.rec = slices.Clone(it.res.rec)
 		it.res.rec = nil

@@ -125,7 +125,7 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 		if !ok {
 			rh, rec, err := s.read(e.h, buf)
 			buf = rec
-			if err == nil && RecordKind(e.typ) != rh.kind {
+			if err == nil && rh.kind.storageType() != e.typ {
 				err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, rh.kind, loc(e.h.Offset), e.typ)
 			}
 			if err != nil {
@@ -503,7 +503,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 		}
 		h, rec, err := src.st.read(e.h, buf)
 		buf = rec
-		if err == nil && RecordKind(e.typ) != h.kind {
+		if err == nil && h.kind.storageType() != e.typ {
 			err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.h.Offset), e.typ)
 		}
 		if err != nil {
@@ -545,7 +545,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 	g := s.hdr.generation + 1
 	rec := make([]byte, recordHeaderSize, recordHeaderSize+tableHeaderSize+entrySizeOf(s.axes)*len(kept))
 	rec = appendTable(rec, 0, 0, kept, s.axes)
-	sealRecord(rec, RecordCheckpoint, codecNone, g, uint32(len(rec)-recordHeaderSize))
+	sealRecord(rec, RecordCheckpoint, codecNone, 0, g, uint32(len(rec)-recordHeaderSize))
 	ck := cw.append(rec)
 	if _, err := cw.sync(s.cfg.FS); err != nil {
 		return dropped, nil, err

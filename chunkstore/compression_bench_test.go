@@ -89,14 +89,23 @@ func modify(pix []uint32, frac float64, scattered bool, rng *rand.Rand) []uint32
 func TestDesignTables(t *testing.T) {
 	e := &encoder{}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n| Pattern | design | ours (record) | ratio | stored as |\n| --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(&b, "\n| Pattern | design | ours: full | ratio | ours: palette | stored as |\n| --- | --- | --- | --- | --- | --- |\n")
+	plain := &chunkCodec{npix: seedSize * seedSize, mask: ^uint32(0), threshold: DefaultDeltaThreshold}
 	for _, p := range patterns() {
-		rec := e.encodeFull(Key2(0, 0), p.pix, ^uint32(0))
-		stored := "Full"
-		if p.name == "Empty (air)" {
-			stored = "Empty: no record, entry only"
+		sizes := encodingSizes(e, plain, Key2(0, 0), p.pix)
+		res, err := plain.encode(e, Key2(0, 0), p.pix, nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %.1fx | %s |\n", p.name, p.seed, kb(len(rec)), float64(4*len(p.pix))/float64(len(rec)), stored)
+		stored := res.typ.String()
+		if res.typ == Empty {
+			stored = "empty: no record, entry only"
+		}
+		pal := "-"
+		if n, ok := sizes[Palette]; ok {
+			pal = kb(n)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %.1fx | %s | %s |\n", p.name, p.seed, kb(sizes[Full]), float64(4*len(p.pix))/float64(sizes[Full]), pal, stored)
 	}
 	cc := &chunkCodec{npix: seedSize * seedSize, mask: ^uint32(0), seed: 7, gen: oneChunk(terrainChunk()), threshold: DefaultDeltaThreshold}
 	base := terrainChunk()
@@ -107,18 +116,18 @@ func TestDesignTables(t *testing.T) {
 		if scattered {
 			name = "scattered (random pixels, random materials)"
 		}
-		fmt.Fprintf(&b, "\nDelta vs Full, terrain base, %s:\n\n| Modification | design: entries / delta / full | ours: entries | ours: delta | ours: full |\n| --- | --- | --- | --- | --- |\n", name)
+		fmt.Fprintf(&b, "\nDelta vs Full vs Palette, terrain base, %s:\n\n| Modification | design: entries / delta / full | ours: entries | ours: delta | ours: full | ours: palette | stored as |\n| --- | --- | --- | --- | --- | --- | --- |\n", name)
 		rng := rand.New(rand.NewPCG(9, 9))
 		for _, pct := range []int{1, 5, 10, 25, 50} {
 			pix := modify(base, float64(pct)/100, scattered, rng)
-			res, err := cc.encode(e, Key2(1, 0), pix)
-			if err != nil || res.typ != Delta {
-				t.Fatalf("%d%%: %v %v", pct, res.typ, err)
+			res, err := cc.encode(e, Key2(1, 0), pix, nil)
+			if err != nil {
+				t.Fatalf("%d%%: %v", pct, err)
 			}
-			delta := len(res.rec)
-			full := len(e.encodeFull(Key2(1, 0), pix, ^uint32(0)))
+			sizes := encodingSizes(e, cc, Key2(1, 0), pix)
 			sr := seedRows[pct]
-			fmt.Fprintf(&b, "| %d%% | %s / %s / %s | %d | %s | %s |\n", pct, sr[0], sr[1], sr[2], res.diff, kb(delta), kb(full))
+			fmt.Fprintf(&b, "| %d%% | %s / %s / %s | %d | %s | %s | %s | %s |\n", pct, sr[0], sr[1], sr[2], res.diff,
+				kb(sizes[Delta]), kb(sizes[Full]), kb(sizes[Palette]), res.typ)
 		}
 	}
 	t.Log(b.String())
@@ -129,3 +138,30 @@ type oneChunk []uint32
 
 func (oneChunk) Version() uint32                               { return 1 }
 func (c oneChunk) Generate(_, _ int32, _ uint64, dst []uint32) { copy(dst, c) }
+
+// encodingSizes returns the record size of pix at pos in every encoding that
+// applies to it (Delta with a generator and under the threshold, Palette up
+// to 65,536 distinct pixels, Full), for comparing with what encode chose.
+func encodingSizes(e *encoder, cc *chunkCodec, pos Key, pix []uint32) map[StorageType]int {
+	sizes := map[StorageType]int{}
+	e.setExt(cc, nil)
+	sizes[Full] = len(e.encodeFull(pos, pix, cc.mask))
+	if rec, ok := e.encodePalette(pos, pix, cc.mask); ok {
+		sizes[Palette] = len(rec)
+	}
+	if cc.gen != nil {
+		gen := make([]uint32, cc.npix)
+		cc.run(pos, gen)
+		maskPixels(gen, cc.mask)
+		diff := 0
+		for i, p := range pix {
+			if p&cc.mask != gen[i] {
+				diff++
+			}
+		}
+		if diff > 0 && float64(diff) < cc.threshold*float64(cc.npix) {
+			sizes[Delta] = len(e.encodeDelta(pos, pix, gen, cc.mask, diff))
+		}
+	}
+	return sizes
+}

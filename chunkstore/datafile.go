@@ -102,7 +102,7 @@ func ParseDataFileName(name string) (store string, n uint32, ok bool) {
 //
 //	off size field
 //	  0  4   magic "PXSD"
-//	  4  2   format version (2)
+//	  4  2   format version (3; 2 in data files of format 2)
 //	  6  2   flags (0)
 //	  8  4   data file number
 //	 12  4   CRC32-C of the header's other 60 bytes
@@ -119,7 +119,7 @@ func (d dataHeader) marshal() [dataHeaderSize]byte {
 	var out [dataHeaderSize]byte
 	w := writeBuf(out[:])
 	w.bytes([]byte(dataMagic))
-	w.uint16(dataFormatVersion)
+	w.uint16(formatVersion)
 	w.uint16(0)
 	w.uint32(d.n)
 	w.uint32(0) // checksum
@@ -147,8 +147,8 @@ func parseDataHeader(b []byte, n uint32, id *header) error {
 		return fmt.Errorf("%w: %s: magic %q, want %q", ErrCorrupt, where, b[:4], dataMagic)
 	}
 	r := readBuf(b[4:])
-	if v := r.uint16(); v < 2 || v > dataFormatVersion {
-		return fmt.Errorf("%w: %s: version %d, this package reads 2 to %d", ErrVersion, where, v, dataFormatVersion)
+	if v := r.uint16(); v < 2 || v > formatVersion {
+		return fmt.Errorf("%w: %s: version %d, this package reads 2 to %d", ErrVersion, where, v, formatVersion)
 	}
 	cr := readBuf(b[dataHeaderCRC:])
 	if c, stored := dataHeaderChecksum(b), cr.uint32(); c != stored {

@@ -62,12 +62,12 @@ func newDict() dict {
 func sharable(kind RecordKind) bool { return !kind.isTable() }
 
 // hash covers what makes two records interchangeable: raw size, kind,
-// codec and payload; not the position key.
+// codec, flags and what follows the header; not the position key.
 func (d *dict) hash(rec []byte) uint64 {
 	var h maphash.Hash
 	h.SetSeed(d.seed)
 	h.Write(rec[4:8])
-	h.Write(rec[16:18])
+	h.Write(rec[16 : recordFlagsOff+1])
 	h.Write(sealedPayload(rec))
 	return h.Sum64()
 }
@@ -161,12 +161,12 @@ func (d *dict) move(from, to Handle) {
 
 // samePayload reports whether two sealed records are interchangeable.
 func samePayload(a, b []byte) bool {
-	return len(a) == len(b) && bytes.Equal(a[4:8], b[4:8]) && bytes.Equal(a[16:18], b[16:18]) &&
+	return len(a) == len(b) && bytes.Equal(a[4:8], b[4:8]) && bytes.Equal(a[16:recordFlagsOff+1], b[16:recordFlagsOff+1]) &&
 		bytes.Equal(sealedPayload(a), sealedPayload(b))
 }
 
-// sealedPayload returns the payload of a sealed record: not the key bytes
-// after it.
+// sealedPayload returns what a sealed record holds after its header (the
+// parts its flags announce and its payload): not the key bytes after it.
 func sealedPayload(rec []byte) []byte {
 	return rec[recordHeaderSize : recordHeaderSize+int(binary.LittleEndian.Uint32(rec))]
 }

@@ -1,6 +1,8 @@
 // Package chunkstore is the chunk store of a pixel world (PXSW): chunks
-// the player changed, stored as deltas against the game's procedural
-// [Generator] where that pays, and the pixel bodies kept with each chunk,
+// the player changed, each in the smallest of three encodings (a delta
+// against the game's procedural [Generator], a palette of its distinct
+// pixels, or every pixel), with the game's own extra data for the chunk
+// and the pixel bodies kept with each chunk,
 // in a store file of two header slots and append-only data files of
 // bounded size, crash-safe, whose commits cost what changed, not what the
 // world holds, and whose compaction costs one data file, not the world.
@@ -8,8 +10,10 @@
 // # Outline
 //
 //   - [Create] makes a store and [Open] opens one, giving a [Store];
-//     [Options] carry the game's constants, its [Generator] and
-//     [Options.PersistMask], and choose what Open opens: the newest
+//     [Options] carry the game's constants, its [Generator] and its pixel
+//     [Layer]s ([Options.Layers]: which are kept, and the default of those
+//     a record does not hold; [Options.PersistMask] before them), how
+//     chunks are encoded ([Options.Encoding]), and choose what Open opens: the newest
 //     generation, a given one ([Options.Generation]), the one a root
 //     describes ([Options.Root]: the header slot a save directory's
 //     manifest keeps), read-only ([Options.ReadOnly]: without a Generator,
@@ -30,7 +34,9 @@
 //     the bodies alone; all are safe from any goroutine, also while a commit
 //     runs.
 //   - [Store.NewBatch] collects [Batch.PutChunk] (or [Batch.PutChunkFrom], a
-//     [PixelSource] read while Commit compresses), [Batch.DeleteChunk] and
+//     [PixelSource] read while Commit compresses; [Batch.PutChunkExtra] and
+//     an [ExtraSource] add the game's extra data for the chunk, which
+//     [Store.GetExtra] returns), [Batch.DeleteChunk] and
 //     [Batch.PutEntities] (or [Batch.PutBodies]); [Store.Commit] makes them durable as generation+1
 //     and returns [CommitStats].
 //   - [Store.CompactNext] and [Store.CompactFile] compact data file by
@@ -72,7 +78,7 @@
 //
 //	off size field
 //	  0  4   magic "PXSD"
-//	  4  2   format version (2)
+//	  4  2   format version (3; 2 in data files of format 2)
 //	  6  2   flags (0)
 //	  8  4   data file number
 //	 12  4   CRC32-C of the other 60 bytes
@@ -86,7 +92,7 @@
 //
 //	off size field
 //	  0  4   magic "PXSW" (the bytes; 0x50585357 read big-endian)
-//	  4  2   format version (2; 3 when keys have 3 or 4 axes; 1 in format 1)
+//	  4  2   format version (3; 2 and 1 in stores of those formats)
 //	  6  2   flags: bit 0 = records may be LZ4 (always set); format 3:
 //	         bits 1..2 = axes of a chunk key minus 2; others 0
 //	  8  8   world seed
@@ -112,29 +118,52 @@
 // Every record has a 24-byte header, so that a forward scan can check each
 // record and find the next:
 //
-//	┌─────────┬─────────┬──────────────┬──────┬───────┬─────┬──────┬─────────┬─────────┬───────────┐
-//	│ size u32│ raw u32 │ key u64      │ kind │ codec │ ext │ crc8 │ crc32c  │ payload │ key bytes │
-//	└─────────┴─────────┴──────────────┴──────┴───────┴─────┴──────┴─────────┴─────────┴───────────┘
-//	  0         4         8              16     17      18    19     20        24        24 + size
+//	┌─────────┬─────────┬──────────────┬──────┬───────┬──────┬──────┬─────────┬──────────┬─────────┬───────────┐
+//	│ size u32│ raw u32 │ key u64      │ kind │ codec │ flags│ crc8 │ crc32c  │ (flagged)│ payload │ key bytes │
+//	└─────────┴─────────┴──────────────┴──────┴───────┴──────┴──────┴─────────┴──────────┴─────────┴───────────┘
+//	  0         4         8              16     17      18     19     20        24                   24 + size
 //
-// size is the payload's length in the file, raw its decoded length; key is
-// the chunk position (x then y, int32 each) for chunk and body records and
-// the writing generation for page-table records; kind is a [RecordKind];
-// codec 0 stores the payload as is, 1 as one LZ4 block (only when that is
-// smaller); ext (format 3, else 0) counts the key bytes after the payload:
-// z, and w, int32 each, of a chunk or body record in a store of 3 or 4
-// axes. The CRC-8 (SMBUS) covers bytes 0..18 and lets a scan skip garbage
-// cheaply; the CRC32-C covers bytes 0..19, the payload and the key bytes.
-// A record is addressed by a [Handle]{Offset, Length}, Length counting the
-// header and the key bytes.
+// size is the length in the file of the flagged parts and the payload, raw
+// the payload's decoded length; key is the chunk position (x then y, int32
+// each) for chunk and body records and the writing generation for
+// page-table records; kind is a [RecordKind]; codec 0 stores the payload as
+// is, 1 as one LZ4 block (only when that is smaller). The CRC-8 (SMBUS)
+// covers bytes 0..18 and lets a scan skip garbage cheaply; the CRC32-C
+// covers bytes 0..19 and everything after the header. A record is
+// addressed by a [Handle]{Offset, Length}, Length counting the header and
+// the key bytes.
+//
+// flags (format 3; 0 before, and always 0 on table records) say what a
+// record holds besides its payload; bits 0 and 1 (chunk records only) come
+// between the header and the payload, never compressed, the key bytes
+// after the payload:
+//
+//	bit 0     [layers u32]         the persisted-layer mask the pixels were written with
+//	bit 1     [length u32][bytes]  the game's extra data for the chunk (at most MaxExtra)
+//	bits 2..3 [z i32] ([w i32])    the key's axes beyond two (0 to 2; 3 is damage): 4 key bytes each
+//
+// A store of format 3 writes bit 0 on every chunk record, so that a layer
+// the game registers later reads as its default in older records; a record
+// without it (format 1 and 2) holds the layers the reader persists. A
+// chunk or body record of a store of 3 or 4 axes carries its key's z (and
+// w) after its payload, so that a forward scan recovers the whole key from
+// the record alone; bits 2..3 must match the store's axes.
 //
 // Payloads by kind:
 //
 //   - Full (2): ChunkSize² pixels, little-endian uint32, row-major, masked.
 //   - Delta (1): [count u32][position u24][pixel u32]… with
 //     positions ascending: the pixels that differ from the Generator's
-//     chunk. Used while fewer than [Options.DeltaThreshold] of the pixels
-//     differ. Empty chunks (all zero under the mask) have no record.
+//     chunk. Possible while fewer than [Options.DeltaThreshold] of the
+//     pixels differ. A count of 0 only in a record with extra data (a
+//     chunk as generated that carries some).
+//   - Palette (6, format 3): [count u32][width u8][0 0 0], the palette
+//     (count pixels, u32 each), then one index per pixel, row-major: 8 bits
+//     when count <= 256, else 16 (little-endian), count at most 65,536.
+//   - A chunk is written in the smallest of the records that apply, after
+//     compression ([EncodeSmallest]; [EncodeDeltaFull] picks as format 2
+//     did). Empty chunks (all zero under the mask, no extra data) have no
+//     record.
 //   - Body block (3), a chunk's [EntityBlock]: [count u32][sections u32]
 //     then per body a 64-byte header, the pixels (LZ4 or raw), the shape
 //     mask (8 bools a byte, least significant bit first; LZ4 or raw) and the
@@ -154,7 +183,7 @@
 //	  4  4   chunk y (int32)
 //	  8  8   record: store offset (0 for Empty and deletions)
 //	 16  4   record length
-//	 20  1   storage type: 0 Empty, 1 Delta, 2 Full, 3 body block; +0x80 = deleted
+//	 20  1   storage type: 0 Empty, 1 Delta, 2 Full, 3 body block, 4 Palette; +0x80 = deleted
 //	 21  1   CRC-8 of the other 23 bytes
 //	 22  2   reserved (0)
 //

@@ -172,7 +172,7 @@ func ExampleStore_CompactNext() {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 40 {
 		for j := range pix {
-			pix[j] = rng.Uint32() & 0xFF
+			pix[j] = rng.Uint32()
 		}
 		b := s.NewBatch()
 		b.PutChunk(chunkstore.Pos{X: int32(i % 2)}, pix) // two chunks, saved over and over
@@ -191,10 +191,9 @@ func ExampleStore_CompactNext() {
 	}
 	fmt.Println("data files:", s.Stats().DataFiles, "needs compaction:", s.NeedsCompaction())
 	// Output:
-	// data files: 5 needs compaction: true
+	// data files: 6 needs compaction: true
 	// emptied data file [3] moving 0 bytes
-	// emptied data file [2] moving 0 bytes
-	// emptied data file [6] moving 17093 bytes
+	// emptied data file [13] moving 16412 bytes
 	// data files: 1 needs compaction: false
 }
 
@@ -337,6 +336,74 @@ func ExampleStore_Entities() {
 	blk, err := s.Entities(chunkstore.Pos{X: 3, Y: 0})
 	fmt.Println(err, len(blk.Bodies), string(blk.Sections[0]))
 	// Output: <nil> 1 an entity section
+}
+
+// A game's extra data for a chunk (here a sign's text) is saved in the
+// chunk's record, even where the pixels are as generated.
+func ExampleBatch_PutChunkExtra() {
+	s, _ := newExampleStore()
+	defer s.Close()
+	pos := chunkstore.Pos{X: 2, Y: 1}
+	pix := make([]uint32, 64*64)
+	s.Get(pos, pix) // as generated
+	b := s.NewBatch()
+	b.PutChunkExtra(pos, pix, []byte(`sign: "beware of sand"`))
+	st, _ := s.Commit(b)
+	stored, extra, _ := s.GetExtra(pos, pix)
+	fmt.Println("delta chunks:", st.Delta, "stored:", stored, "extra:", string(extra))
+	// Output: delta chunks: 1 stored: true extra: sign: "beware of sand"
+}
+
+// The game registers its pixel layers; a layer it adds later reads as its
+// default in the chunks saved before.
+func ExampleLayer() {
+	layers := []chunkstore.Layer{
+		{Name: "material", Offset: 0, Bits: 8, Persist: true},
+		{Name: "color", Offset: 8, Bits: 8, Persist: true},
+		{Name: "heat", Offset: 16, Bits: 8, Persist: false}, // rebuilt by the simulation: loads as 0
+	}
+	fsys := vfs.NewMem()
+	cfg := chunkstore.Options{ChunkSize: 64, TileSize: 16, Seed: 42, Generator: flatWorld{}, FS: fsys, Layers: layers}
+	s, _ := chunkstore.Create("/chunks.pxsw", &cfg)
+	pix := make([]uint32, 64*64)
+	pix[0] = 0x00330102 // heat 0x33, colour 1, material 2
+	b := s.NewBatch()
+	b.PutChunk(chunkstore.Pos{}, pix)
+	s.Commit(b)
+	s.Close()
+
+	// A later version of the game keeps a temperature in bits 24..31.
+	cfg.Layers = append(layers, chunkstore.Layer{Name: "temperature", Offset: 24, Bits: 8, Persist: true, Default: 20})
+	s, _ = chunkstore.Open("/chunks.pxsw", &cfg)
+	defer s.Close()
+	s.Get(chunkstore.Pos{}, pix)
+	fmt.Printf("pixel 0: %08x, kept: %08x\n", pix[0], chunkstore.LayerMask(cfg.Layers))
+	// Output: pixel 0: 14000102, kept: ff00ffff
+}
+
+// How a chunk is stored: the smallest record (here a palette of two
+// colours) or, for comparison, format 2's choice (a delta under 75%
+// changed, else every pixel).
+func ExampleEncoding() {
+	for _, enc := range []chunkstore.Encoding{chunkstore.EncodeSmallest, chunkstore.EncodeDeltaFull} {
+		cfg := chunkstore.Options{ChunkSize: 64, TileSize: 16, Seed: 42, Generator: flatWorld{}, FS: vfs.NewMem(), Encoding: enc}
+		s, _ := chunkstore.Create("/chunks.pxsw", &cfg)
+		pix := make([]uint32, 64*64)
+		for i := range pix {
+			pix[i] = 0x0307 + uint32(i*7919%5/4)<<8 // painted brick, two shades
+		}
+		b := s.NewBatch()
+		b.PutChunk(chunkstore.Pos{X: 1}, pix)
+		st, _ := s.Commit(b)
+		fmt.Printf("palette %d, delta %d, full %d: %d bytes\n", st.Palette, st.Delta, st.Full, st.RecordBytes)
+		fmt.Println(chunkstore.TypeCounts(s.Check().Types))
+		s.Close()
+	}
+	// Output:
+	// palette 1, delta 0, full 0: 90 bytes
+	// 1 palette
+	// palette 0, delta 0, full 1: 128 bytes
+	// 1 full
 }
 
 // voxelWorld is the generator of a 4-axis world: stone below w = 0, air

@@ -15,7 +15,7 @@ import (
 	"github.com/arksave/arksave/vfs"
 )
 
-var update = flag.Bool("update", false, "rewrite the corrupt fixtures of format 2 and the fuzz seeds in testdata")
+var update = flag.Bool("update", false, "rewrite the corrupt fixtures of format 3 and the fuzz seeds in testdata")
 
 // fixtureConfig is the configuration every fixture is written with
 // (fixtures_test.go opens them with the same).
@@ -26,7 +26,8 @@ func fixtureConfig(fsys vfs.FS) Options {
 // goodFixture writes the fixtures' base store: two commits with full,
 // delta (one pixel: its payload is stored uncompressed), empty chunks and
 // bodies at row y = 20, the first in data file 1, the second in data file
-// 2. It returns the store's files by base name.
+// 2, which also holds a palette chunk with extra data at (5, 20). It returns
+// the store's files by base name.
 func goodFixture(t *testing.T) map[string][]byte {
 	mem := vfs.NewMem()
 	cfg := fixtureConfig(mem)
@@ -63,6 +64,7 @@ func goodFixture(t *testing.T) map[string][]byte {
 	b = s.NewBatch()
 	b.PutChunk(Pos{3, 20}, random())
 	b.PutChunk(Pos{4, 20}, delta(Pos{4, 20}, 0x0405)) // not the same delta: the dictionary would share it
+	b.PutChunkExtra(Pos{5, 20}, paletteFixture(), []byte("chest at (3, 4)"))
 	if _, err := s.Commit(b); err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +117,36 @@ func reseal(data []byte, h Handle) {
 	binary.LittleEndian.PutUint32(rec[recordCRCOff:], recordCRC(rec))
 }
 
+// paletteFixture is the pixels of the fixtures' palette chunk: four
+// materials, scattered (so that LZ4 does not pay and the payload is stored
+// as is).
+func paletteFixture() []uint32 {
+	rng := rand.New(rand.NewPCG(4, 4))
+	var materials [16]uint32
+	for i := range materials {
+		materials[i] = rng.Uint32()
+	}
+	pix := make([]uint32, 64)
+	for i := range pix {
+		pix[i] = materials[rng.IntN(16)]
+	}
+	return pix
+}
+
+// payloadAt returns the offset in its file of the payload of the record at
+// h: after its header and the parts its flags announce.
+func payloadAt(data []byte, h Handle) int64 {
+	at := h.FileOffset() + recordHeaderSize
+	flags := data[h.FileOffset()+recordFlagsOff]
+	if flags&flagLayers != 0 {
+		at += layersSize
+	}
+	if flags&flagExtra != 0 {
+		at += extraLenSz + int64(binary.LittleEndian.Uint32(data[at:]))
+	}
+	return at
+}
+
 func clone(b []byte) []byte { return append([]byte(nil), b...) }
 
 // with returns a copy of the fixture's files with name replaced by data
@@ -129,12 +161,12 @@ func with(files map[string][]byte, name string, data []byte) map[string][]byte {
 	return out
 }
 
-// TestWriteFixtures rewrites testdata/v2/* and the fuzz seeds; run it with
+// TestWriteFixtures rewrites testdata/v3/* and the fuzz seeds; run it with
 // -update after a format change. Each fixture is a directory named after
 // its defect holding a store's files; fixtures_test.go says what each must
-// produce. testdata/v1 holds the same defects in stores written by the
-// code of format 1: never rewritten, they hold this version to reading
-// format 1.
+// produce. testdata/v1 and testdata/v2 hold the same defects in stores
+// written by the code of formats 1 and 2: never rewritten, they hold this
+// version to reading those formats.
 func TestWriteFixtures(t *testing.T) {
 	if !*update {
 		t.Skip("run with -update to rewrite testdata")
@@ -169,7 +201,7 @@ func TestWriteFixtures(t *testing.T) {
 		return b
 	})
 	fr := last(hs2, kinds2, RecordFull)
-	edit("bad-record-crc", d2, func(b []byte) []byte { b[fr.FileOffset()+recordHeaderSize+3] ^= 0x80; return b })
+	edit("bad-record-crc", d2, func(b []byte) []byte { b[payloadAt(b, fr)+3] ^= 0x80; return b })
 	br := last(hs1, kinds1, RecordBodies)
 	edit("bad-body-crc", d1, func(b []byte) []byte {
 		b[br.FileOffset()+recordHeaderSize+bodyBlockHeaderSize+8] ^= 1 // body X
@@ -178,9 +210,25 @@ func TestWriteFixtures(t *testing.T) {
 	})
 	dr := last(hs2, kinds2, RecordDelta)
 	edit("delta-out-of-range", d2, func(b []byte) []byte {
-		at := dr.FileOffset() + recordHeaderSize + deltaCountSize
+		at := payloadAt(b, dr) + deltaCountSize
 		b[at], b[at+1], b[at+2] = 0xFF, 0xFF, 0x00 // pixel 65535 of 64
 		reseal(b, dr)
+		return b
+	})
+	pr := last(hs2, kinds2, RecordPalette)
+	if pr.IsZero() || good[d2][pr.FileOffset()+recordHeaderSize-7] != codecNone {
+		t.Fatalf("the palette chunk is not a stored palette record: %v", pr)
+	}
+	edit("palette-index-out-of-range", d2, func(b []byte) []byte {
+		at := payloadAt(b, pr)
+		b[at+paletteHeadSize+4*16+9] = 16 // pixel 9's index: the palette holds 16
+		reseal(b, pr)
+		return b
+	})
+	edit("extra-too-long", d2, func(b []byte) []byte {
+		at := pr.FileOffset() + recordHeaderSize + layersSize
+		binary.LittleEndian.PutUint32(b[at:], 1<<20) // more than the record holds
+		reseal(b, pr)
 		return b
 	})
 	edit("truncated-pagetable", d2, func(b []byte) []byte { return b[:j.FileOffset()+int64(j.Length)/2] })
@@ -193,11 +241,11 @@ func TestWriteFixtures(t *testing.T) {
 		return b
 	})
 
-	if err := os.RemoveAll(filepath.Join("testdata", "v2")); err != nil {
+	if err := os.RemoveAll(filepath.Join("testdata", "v3")); err != nil {
 		t.Fatal(err)
 	}
 	for name, files := range out {
-		dir := filepath.Join("testdata", "v2", name)
+		dir := filepath.Join("testdata", "v3", name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -210,11 +258,16 @@ func TestWriteFixtures(t *testing.T) {
 	// Fuzz seeds: every fixture of both versions for FuzzOpen (the store
 	// file and data files 1 and 2), every record for FuzzRecord.
 	seed := func(target, name string, args ...[]byte) { writeSeed(t, target, name, args...) }
-	if err := os.RemoveAll(filepath.Join("testdata", "fuzz", "FuzzOpen")); err != nil {
-		t.Fatal(err)
-	}
 	for name, files := range out {
-		seed("FuzzOpen", "v2-"+name, files[main], files[d1], files[d2])
+		seed("FuzzOpen", "v3-"+name, files[main], files[d1], files[d2])
+	}
+	v2, _ := filepath.Glob(filepath.Join("testdata", "v2", "*"))
+	for _, dir := range v2 {
+		files := map[string][]byte{}
+		for _, f := range []string{main, d1, d2} {
+			files[f], _ = os.ReadFile(filepath.Join(dir, f))
+		}
+		seed("FuzzOpen", "v2-"+filepath.Base(dir), files[main], files[d1], files[d2])
 	}
 	v1, _ := filepath.Glob(filepath.Join("testdata", "v1", "*.pxsw"))
 	for _, p := range v1 {
@@ -227,11 +280,10 @@ func TestWriteFixtures(t *testing.T) {
 	for i, h := range append(hs1, hs2...) {
 		kinds := append(kinds1, kinds2...)
 		file := good[DataFileName(main, h.File())]
-		seed("FuzzRecord", fmt.Sprintf("%02d-%s", i, strings.ReplaceAll(kinds[i].String(), " ", "-")), file[h.FileOffset():h.FileOffset()+int64(h.Length)])
+		seed("FuzzRecord", fmt.Sprintf("v3-%02d-%s", i, strings.ReplaceAll(kinds[i].String(), " ", "-")), file[h.FileOffset():h.FileOffset()+int64(h.Length)])
 	}
+	writeAxesFixtures(t)
 }
-
-var updateAxes = flag.Bool("update-axes", false, "rewrite the stores of 3 and 4 axes in testdata/v3 and their fuzz seeds")
 
 // axesFixtureGen is the KeyGenerator of the fixtures of 3 and 4 axes
 // (fixtures_test.go opens them with the same): the terrain of another
@@ -243,7 +295,8 @@ func (g axesFixtureGen) GenerateKey(k Key, seed uint64, dst []uint32) {
 }
 
 // axesFixture writes a store of n axes: a Full, a Delta and an Empty
-// chunk and a body set at keys that differ only in z and w, a journal
+// chunk, a Palette chunk with extra data and a body set at keys that
+// differ only in z and w, a journal
 // segment, a deletion, then a checkpoint, across two data files.
 func axesFixture(t *testing.T, n int) map[string][]byte {
 	mem := vfs.NewMem()
@@ -279,6 +332,11 @@ func axesFixture(t *testing.T, n int) map[string][]byte {
 	b.PutChunkKey(key(0, 20, 1), random())
 	b.PutChunkKey(key(0, 20, 2), delta(key(0, 20, 2)))
 	b.PutChunkKey(key(0, 20, 3), make([]uint32, 64))
+	painted := make([]uint32, 64)
+	for i := range painted {
+		painted[i] = 0x0307 + uint32(rng.IntN(4))<<8 // four shades of brick
+	}
+	b.PutChunkExtraKey(key(2, 20, 1), painted, []byte("sign"))
 	b.PutEntitiesKey(key(0, 20, 1), EntityBlock{Bodies: []Body{body}})
 	if _, err := s.Commit(b); err != nil {
 		t.Fatal(err)
@@ -299,12 +357,9 @@ func axesFixture(t *testing.T, n int) map[string][]byte {
 	return fixtureFiles(t, s, mem)
 }
 
-// TestWriteAxesFixtures writes testdata/v3/axes-3 and axes-4, stores of
-// format 3, and their fuzz seeds; run it with -update-axes.
-func TestWriteAxesFixtures(t *testing.T) {
-	if !*updateAxes {
-		t.Skip("run with -update-axes to rewrite testdata/v3")
-	}
+// writeAxesFixtures writes testdata/v3/axes-3 and axes-4, stores of 3
+// and 4 axes, and their fuzz seeds (TestWriteFixtures calls it).
+func writeAxesFixtures(t *testing.T) {
 	for _, n := range []int{3, 4} {
 		files := axesFixture(t, n)
 		name := fmt.Sprintf("axes-%d", n)

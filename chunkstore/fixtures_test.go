@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ func fixtureConfig(fsys vfs.FS) chunkstore.Options {
 
 // loadFixture returns a disk holding fixture name of testdata: a store
 // file (format 1: v1/*.pxsw) at storePath, or a directory of a store's
-// files (format 2: v2/*) in the root.
+// files (format 2: v2/*, format 3: v3/*) in the root.
 func loadFixture(t testing.TB, name string) *vfs.Mem {
 	t.Helper()
 	p := filepath.Join("testdata", name)
@@ -91,22 +92,46 @@ func TestCorruptFixtures(t *testing.T) {
 		v2.file = "v2/" + f.file
 		fixtures = append(fixtures, v1, v2)
 	}
+	for _, f := range both {
+		// Format 3 has the same fixtures and a palette chunk with extra
+		// data at (5, 20).
+		v3 := f
+		v3.file = "v3/" + f.file
+		if f.file != "bad-newest-slot" && f.file != "truncated-record" { // (cut before it, or its generation)
+			v3.stored = append(slices.Clone(f.stored), chunkstore.Pos{X: 5, Y: 20})
+		}
+		fixtures = append(fixtures, v3)
+	}
 	fixtures = append(fixtures,
-		// Data file 1 is gone: the page table is rebuilt from data file 2,
-		// whose chunks are kept; those of data file 1 regenerate.
-		fixture{file: "v2/missing-data-file", report: chunkstore.ErrCorrupt, gen: 2, names: "w-data-1.pxsd",
-			stored: []chunkstore.Pos{{3, 20}, {4, 20}}},
-		// Data file 1 ends inside the body block: the records before the
-		// cut and data file 2 are kept.
-		// (The Empty chunk (2, 20) had only its entry in the first commit's
-		// journal segment, after the cut.)
-		fixture{file: "v2/truncated-data-file", report: io.ErrUnexpectedEOF, gen: 2, check: io.ErrUnexpectedEOF, names: "w-data-1.pxsd",
-			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {3, 20}, {4, 20}}},
-		// Data file 2 belongs to another store: it is not read; data file 1
-		// gives the first commit's chunks.
-		fixture{file: "v2/foreign-data-file", report: chunkstore.ErrCorrupt, gen: 2, names: "w-data-2.pxsd",
-			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}}},
+		// A palette index past the palette, and extra data longer than
+		// its record: the chunk regenerates, the others load.
+		fixture{file: "v3/palette-index-out-of-range", gen: 2, get: p(5), getErr: []error{chunkstore.ErrCorrupt}, check: chunkstore.ErrCorrupt,
+			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {3, 20}, {4, 20}}},
+		fixture{file: "v3/extra-too-long", gen: 2, get: p(5), getErr: []error{chunkstore.ErrCorrupt}, check: chunkstore.ErrCorrupt,
+			stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}, {3, 20}, {4, 20}}},
 	)
+	for _, v := range []string{"v2", "v3"} {
+		var palette []chunkstore.Pos // the palette chunk of format 3, in data file 2
+		if v == "v3" {
+			palette = []chunkstore.Pos{{5, 20}}
+		}
+		fixtures = append(fixtures,
+			// Data file 1 is gone: the page table is rebuilt from data file 2,
+			// whose chunks are kept; those of data file 1 regenerate.
+			fixture{file: v + "/missing-data-file", report: chunkstore.ErrCorrupt, gen: 2, names: "w-data-1.pxsd",
+				stored: append([]chunkstore.Pos{{3, 20}, {4, 20}}, palette...)},
+			// Data file 1 ends inside the body block: the records before the
+			// cut and data file 2 are kept.
+			// (The Empty chunk (2, 20) had only its entry in the first commit's
+			// journal segment, after the cut.)
+			fixture{file: v + "/truncated-data-file", report: io.ErrUnexpectedEOF, gen: 2, check: io.ErrUnexpectedEOF, names: "w-data-1.pxsd",
+				stored: append([]chunkstore.Pos{{0, 20}, {1, 20}, {3, 20}, {4, 20}}, palette...)},
+			// Data file 2 belongs to another store: it is not read; data file 1
+			// gives the first commit's chunks.
+			fixture{file: v + "/foreign-data-file", report: chunkstore.ErrCorrupt, gen: 2, names: "w-data-2.pxsd",
+				stored: []chunkstore.Pos{{0, 20}, {1, 20}, {2, 20}}},
+		)
+	}
 	for _, tc := range fixtures {
 		t.Run(tc.file, func(t *testing.T) {
 			cfg := fixtureConfig(loadFixture(t, tc.file))

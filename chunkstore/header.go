@@ -9,39 +9,25 @@ import (
 // Header slots. Their layout is part of the file format; see the package
 // documentation for the table.
 // FormatVersion is the version of the chunk store file format (PXSW) this
-// package writes for a store of 2-axis chunk keys, the default. It reads
-// every version from OldestFormatVersion to FormatVersionAxes. The version
-// is part of every header slot; docs/format.md has its history.
-const FormatVersion = 2
-
-// FormatVersionAxes is the version this package writes for a store whose
-// chunk keys have 3 or 4 axes ([Options.Axes]): format 2 with the axes in
-// the header's flags, page-table entries of 28 or 32 bytes and the extra
-// axes of a record's key after its payload. A store of 2 axes stays format
-// 2, byte for byte what earlier releases write and read; a reader of
-// format 2 refuses format 3 with its version error.
-const FormatVersionAxes = 3
-
-// axesFormatVersion is the format version of a store whose keys have n axes.
-func axesFormatVersion(n int) uint16 {
-	if n > 2 {
-		return FormatVersionAxes
-	}
-	return FormatVersion
-}
+// package writes: format 3, whatever the axes of the store's chunk keys
+// ([Options.Axes]; the axes in the header's flags, page-table entries of
+// 4N+16 bytes, a record's key bytes beyond two axes after its payload) and
+// whatever the format of the store it continues. It reads every version
+// from OldestFormatVersion on. It is part of every header slot and data
+// file header; docs/format.md has its history.
+const FormatVersion = 3
 
 // OldestFormatVersion is the oldest format version this package reads: 1,
 // a single file without data files.
 const OldestFormatVersion = 1
 
 const (
-	headerSize          = 64                // bytes in one header slot
-	slotCount           = 2                 // slots A (offset 0) and B (offset 64)
-	dataStart           = 128               // first byte after the slots: the data region
-	formatVersion       = FormatVersionAxes // the newest version this package reads and writes
-	dataFormatVersion   = 2                 // the version of a data file header (unchanged by format 3)
-	flagLZ4             = 1 << 0            // records may be LZ4 block compressed (always set)
-	flagAxesShift       = 1                 // format 3: bits 1..2 hold the key's axes minus 2
+	headerSize          = 64            // bytes in one header slot
+	slotCount           = 2             // slots A (offset 0) and B (offset 64)
+	dataStart           = 128           // first byte after the slots: the data region
+	formatVersion       = FormatVersion // the version this package writes and the newest it reads
+	flagLZ4             = 1 << 0        // records may be LZ4 block compressed (always set)
+	flagAxesShift       = 1             // format 3: bits 1..2 hold the key's axes minus 2
 	flagAxes            = 3 << flagAxesShift
 	knownFlags          = flagLZ4 // flags format 2 understands
 	knownFlags3         = flagLZ4 | flagAxes
@@ -79,7 +65,7 @@ type header struct {
 func (h *header) keyAxes() int { return max(MinAxes, int(h.axes)) }
 
 // currentVersion is the format version a commit writes for the store.
-func (h *header) currentVersion() uint16 { return axesFormatVersion(h.keyAxes()) }
+func (h *header) currentVersion() uint16 { return formatVersion }
 
 // slotOffset returns the file offset of the slot that holds generation g.
 func slotOffset(g uint64) int64 { return int64(g%slotCount) * headerSize }
@@ -161,7 +147,7 @@ func parseHeader(b []byte, i int) (header, error) {
 	h.flags = r.uint16()
 	known := uint16(knownFlags)
 	if v >= 3 {
-		known = knownFlags3
+		known = knownFlags3 // only format 3 has keys of more than 2 axes
 	}
 	if h.flags&^known != 0 {
 		return header{}, fmt.Errorf("%w: %s: unknown flags %#04x", ErrVersion, where, h.flags&^known)

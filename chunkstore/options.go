@@ -72,15 +72,36 @@ type Options struct {
 	// is not stored reads as zeros.
 	Generator Generator
 
-	// PersistMask selects the bits of each pixel that are stored (the
-	// game's persistent layers; pixel bytes are material, colour, damage,
-	// flags, little-endian). Only pixel&PersistMask is compared, written and
-	// returned, for chunks and body pixels alike. Zero means all bits.
+	// Layers are the game's pixel layers: which bits of a pixel each
+	// occupies, whether the store keeps it, and the value it reads as
+	// where a chunk's record does not hold it (see [Layer]). The store
+	// keeps the persisted layers only; every chunk record it writes notes
+	// which layers it holds, so that a layer the game registers later
+	// reads as its default in chunks saved before. Nil: PersistMask alone
+	// says what is kept, and what is not kept reads as zero. Pixel bodies'
+	// pixels keep the persisted layers too; the others read as zero there
+	// (body records do not note their layers).
+	Layers []Layer
+
+	// PersistMask selects the bits of each pixel that are stored (pixel
+	// bytes are material, colour, damage, flags, little-endian). Only
+	// pixel&PersistMask is compared, written and returned, for chunks and
+	// body pixels alike. Zero means all bits, or with Layers the bits of
+	// the persisted layers (a non-zero PersistMask must then equal them).
+	//
+	// Deprecated: register the game's layers with Layers, which also gives
+	// layers that are not stored their default value. PersistMask keeps
+	// working as before.
 	PersistMask uint32
 
-	// DeltaThreshold: a chunk is stored as a delta while fewer than this
-	// fraction of its pixels differ from the generator's. Zero means 0.75.
+	// DeltaThreshold: a chunk may be stored as a delta while fewer than
+	// this fraction of its pixels differ from the generator's. Zero means
+	// 0.75.
 	DeltaThreshold float64
+
+	// Encoding says how a chunk's pixels are stored. Zero is
+	// EncodeSmallest.
+	Encoding Encoding
 
 	// CompactionThreshold: NeedsCompaction reports true when the dead
 	// bytes of the data files exceed this fraction of their size (and 16
@@ -169,6 +190,23 @@ type Options struct {
 	Repair bool
 }
 
+// Encoding says how a store chooses a chunk's record.
+type Encoding uint8
+
+// Encodings.
+const (
+	// EncodeSmallest stores each chunk in the smallest record, after
+	// compression, of the encodings that apply: Delta (under
+	// DeltaThreshold), Palette (at most 65,536 distinct pixels) and Full.
+	// An encoding is not tried when the smallest record so far is below
+	// what LZ4 (at most 255 to 1) could make of it: a Delta record under
+	// 1/256 byte a pixel, a Palette record under 4/256.
+	EncodeSmallest Encoding = iota
+	// EncodeDeltaFull stores a Delta under DeltaThreshold and Full
+	// otherwise, as stores of format 2 did: for comparison.
+	EncodeDeltaFull
+)
+
 // Dictionary says which records the chunk dictionary shares: a record
 // whose payload equals one the store holds is not written again, its entry
 // points at the existing record.
@@ -195,6 +233,17 @@ func (c Options) withDefaults(creating bool) (Options, error) {
 	c.Generation, c.Root, c.Repair = 0, nil, false
 	if c.FS == nil {
 		c.FS = vfs.OS
+	}
+	if len(c.Layers) > 0 {
+		m, err := checkLayers(c.Layers)
+		if err != nil {
+			return c, err
+		}
+		if c.PersistMask != 0 && c.PersistMask != m {
+			return c, fmt.Errorf("%w: PersistMask %#08x, the persisted layers hold %#08x", ErrInvalidConfig, c.PersistMask, m)
+		}
+		c.PersistMask = m
+		c.Layers = append([]Layer(nil), c.Layers...)
 	}
 	if c.PersistMask == 0 {
 		c.PersistMask = ^uint32(0)
@@ -238,6 +287,8 @@ func (c Options) withDefaults(creating bool) (Options, error) {
 		return c, fmt.Errorf("%w: CheckpointRatio %v not positive", ErrInvalidConfig, c.CheckpointRatio)
 	case c.DataFileSize < minDataFileSize || c.DataFileSize >= maxDataFileSize:
 		return c, fmt.Errorf("%w: DataFileSize %d not in [%d, %d)", ErrInvalidConfig, c.DataFileSize, minDataFileSize, int64(maxDataFileSize))
+	case c.Encoding > EncodeDeltaFull:
+		return c, fmt.Errorf("%w: Encoding %d", ErrInvalidConfig, c.Encoding)
 	case c.Dictionary > DictionaryOff:
 		return c, fmt.Errorf("%w: Dictionary %d", ErrInvalidConfig, c.Dictionary)
 	case c.Axes != 0 && (c.Axes < MinAxes || c.Axes > MaxAxes):

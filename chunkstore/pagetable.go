@@ -50,9 +50,12 @@ const (
 	Full StorageType = 2
 	// BodyBlock: not a chunk but the pixel bodies kept with it.
 	BodyBlock StorageType = 3
+	// Palette: every pixel as an 8- or 16-bit index into the chunk's
+	// palette of distinct pixels (format 3).
+	Palette StorageType = 4
 )
 
-var typeNames = [...]string{"empty", "delta", "full", "bodies"}
+var typeNames = [...]string{"empty", "delta", "full", "bodies", "palette"}
 
 func (t StorageType) String() string {
 	if int(t) < len(typeNames) {
@@ -132,7 +135,7 @@ func parseEntry(b []byte, off int64, n int) (tableEntry, error) {
 	e.typ = StorageType(t &^ tombstone)
 	noRecord := e.deleted || e.typ == Empty
 	switch {
-	case e.typ > BodyBlock:
+	case e.typ > Palette:
 		return e, fmt.Errorf("%w: page-table entry at %v: storage type %d", ErrCorrupt, loc(off), t)
 	case reserved != 0:
 		return e, fmt.Errorf("%w: page-table entry at %v: reserved bytes %#04x", ErrCorrupt, loc(off), reserved)

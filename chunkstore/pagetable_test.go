@@ -140,7 +140,7 @@ func TestChunkDictionaryEveryKind(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	painted := make([]uint32, big*big)
 	for i := range painted {
-		painted[i] = uint32(rng.IntN(6)) // paint: poorly compressible, identical in every chunk
+		painted[i] = rng.Uint32() // noise: incompressible, stored Full, identical in every chunk
 	}
 	genAt := func(p chunkstore.Pos) []uint32 {
 		dst := make([]uint32, big*big)

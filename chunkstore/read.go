@@ -1,6 +1,7 @@
 package chunkstore
 
 import (
+	"encoding/binary"
 	"fmt"
 )
 
@@ -28,7 +29,7 @@ func (s *Store) lookup(ix func() *index, pos Key, sc *readScratch) (v ival, ok b
 	if rec != nil {
 		sc.rec = rec[:0:cap(rec)]
 	}
-	if err == nil && RecordKind(v.typ) != h.kind {
+	if err == nil && h.kind.storageType() != v.typ {
 		err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(v.h.Offset), v.typ)
 	}
 	return v, ok, h, rec, err
@@ -37,7 +38,8 @@ func (s *Store) lookup(ix func() *index, pos Key, sc *readScratch) (v ival, ok b
 // Get fills dst (ChunkSize*ChunkSize pixels, row-major) with the chunk at
 // pos and reports whether it is stored. It reads only that chunk's record.
 // A chunk that is not stored is generated (zeros without a Generator).
-// Bits outside PersistMask are zero.
+// Bits outside PersistMask are zero, or with Options.Layers their layer's
+// default.
 //
 // When the chunk's record is damaged, Get fills dst with the generated
 // chunk and returns false and an error matching ErrCorrupt that names the
@@ -51,57 +53,57 @@ func (s *Store) Get(pos Pos, dst []uint32) (stored bool, err error) {
 // GetKey is Get at a key of the store's axes (see [Options.Axes]); a key
 // of other axes returns ErrAxes.
 func (s *Store) GetKey(pos Key, dst []uint32) (stored bool, err error) {
+	stored, _, err = s.get(pos, dst, false)
+	return stored, err
+}
+
+// GetExtra is Get that also returns the extra data the game stored with
+// the chunk (see [ExtraSource] and [Batch.PutChunkExtra]): a copy, nil
+// when the chunk has none.
+func (s *Store) GetExtra(pos Pos, dst []uint32) (stored bool, extra []byte, err error) {
+	return s.GetExtraKey(pos.Key(), dst)
+}
+
+// GetExtraKey is GetExtra at a key of the store's axes; a key of other
+// axes returns ErrAxes.
+func (s *Store) GetExtraKey(pos Key, dst []uint32) (stored bool, extra []byte, err error) {
+	return s.get(pos, dst, true)
+}
+
+func (s *Store) get(pos Key, dst []uint32, wantExtra bool) (stored bool, extra []byte, err error) {
 	if err := checkAxes(pos, s.axes, "get"); err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if len(dst) != s.cc.npix {
-		return false, fmt.Errorf("%w: Get(%v): dst holds %d pixels, want %d", ErrInvalidChunk, pos, len(dst), s.cc.npix)
+		return false, nil, fmt.Errorf("%w: Get(%v): dst holds %d pixels, want %d", ErrInvalidChunk, pos, len(dst), s.cc.npix)
 	}
 	sc := s.scratch()
 	defer s.reads.Put(sc)
 	v, ok, h, rec, err := s.lookup(func() *index { return s.chunks }, pos, sc)
 	switch {
 	case err == ErrClosed:
-		return false, err
+		return false, nil, err
 	case err != nil:
 	case !ok:
 		s.cc.generate(pos, dst)
-		return false, nil
+		s.cc.fillLayers(dst, recordExt{})
+		return false, nil, nil
 	case v.typ == Empty:
 		clear(dst)
-		return true, nil
-	case v.typ == Full:
-		sc.raw, err = s.cc.decodeFull(h, rec, v.h.Offset, dst, sc.raw)
-	default: // Delta
-		err = s.applyDeltaRecord(pos, h, rec, v.h.Offset, dst, sc)
+		s.cc.fillLayers(dst, recordExt{})
+		return true, nil, nil
+	default:
+		extra, err = s.cc.decodeChunk(pos, v.typ, h, rec, v.h.Offset, dst, sc)
 	}
 	if err != nil {
 		s.cc.generate(pos, dst)
-		return false, fmt.Errorf("chunk %v: %w", pos, err)
+		s.cc.fillLayers(dst, recordExt{})
+		return false, nil, fmt.Errorf("chunk %v: %w", pos, err)
 	}
-	return true, nil
-}
-
-// applyDeltaRecord applies the Delta record rec, read at off, to the
-// generated chunk at pos (the entry's position: the record may be shared
-// with another position, whose key it carries).
-func (s *Store) applyDeltaRecord(pos Key, h recordHeader, rec []byte, off int64, dst []uint32, sc *readScratch) error {
-	if s.cc.gen == nil {
-		return fmt.Errorf("%w: delta chunk at %v", ErrNoGenerator, loc(off))
+	if !wantExtra || extra == nil {
+		return true, nil, nil
 	}
-	raw, err := payloadOf(h, rec, off, s.cc.maxDeltaRaw(), sc.raw)
-	if err != nil {
-		return err
-	}
-	if h.codec == codecLZ4 {
-		sc.raw = raw
-	}
-	if _, err := s.cc.checkDelta(raw, off); err != nil {
-		return err
-	}
-	s.cc.generate(pos, dst)
-	s.cc.applyDelta(raw, dst)
-	return nil
+	return true, append(make([]byte, 0, len(extra)), extra...), nil
 }
 
 // Bodies returns the pixel bodies kept with the chunk at pos (nil when
@@ -157,7 +159,14 @@ type RawChunk struct {
 	Type   StorageType
 	Handle Handle       // zero for Empty
 	Delta  []DeltaPixel // Type == Delta: the pixels that differ from generation
-	Pixels []uint32     // Type == Full: every pixel
+	Pixels []uint32     // Type == Full or Palette: every pixel
+	// Palette is the chunk's palette when Type == Palette: its distinct
+	// pixels, Pixels holding them by value.
+	Palette []uint32
+	// Layers is the persisted-layer mask the record was written with; 0 for
+	// records of format 1 and 2, which do not say.
+	Layers uint32
+	Extra  []byte // the game's extra data for the chunk, nil for none
 }
 
 // ReadRaw returns the stored form of the chunk at pos, and false when it is
@@ -176,15 +185,28 @@ func (s *Store) ReadRawKey(pos Key) (RawChunk, bool, error) {
 		return RawChunk{}, false, err
 	}
 	r := RawChunk{Pos: pos.Pos(), Key: pos, Type: v.typ, Handle: v.h}
+	var x recordExt
 	switch v.typ {
 	case Full:
 		r.Pixels = make([]uint32, s.cc.npix)
-		_, err = s.cc.decodeFull(h, rec, v.h.Offset, r.Pixels, nil)
+		x, err = s.cc.decodeFull(h, rec, v.h.Offset, r.Pixels, sc)
+	case Palette:
+		var raw []byte
+		if raw, x, err = payloadExt(h, rec, v.h.Offset, s.cc.maxPaletteRaw(), nil); err == nil {
+			r.Pixels = make([]uint32, s.cc.npix)
+			var count int
+			if count, err = s.cc.decodePalette(raw, v.h.Offset, r.Pixels); err == nil {
+				r.Palette = make([]uint32, count)
+				for i := range r.Palette {
+					r.Palette[i] = binary.LittleEndian.Uint32(raw[paletteHeadSize+4*i:]) & s.cc.mask
+				}
+			}
+		}
 	case Delta:
 		var raw []byte
-		if raw, err = payloadOf(h, rec, v.h.Offset, s.cc.maxDeltaRaw(), nil); err == nil {
+		if raw, x, err = payloadExt(h, rec, v.h.Offset, s.cc.maxDeltaRaw(), nil); err == nil {
 			var n int
-			if n, err = s.cc.checkDelta(raw, v.h.Offset); err == nil {
+			if n, err = s.cc.checkDelta(raw, v.h.Offset, x.extra != nil); err == nil {
 				r.Delta = make([]DeltaPixel, n)
 				for i := range r.Delta {
 					at := deltaCountSize + i*deltaEntrySize
@@ -196,6 +218,10 @@ func (s *Store) ReadRawKey(pos Key) (RawChunk, bool, error) {
 	}
 	if err != nil {
 		return RawChunk{}, true, fmt.Errorf("chunkstore: chunk %v: %w", pos, err)
+	}
+	r.Layers = x.layers
+	if x.extra != nil {
+		r.Extra = append([]byte{}, x.extra...)
 	}
 	return r, true, nil
 }
@@ -210,6 +236,8 @@ type RecordInfo struct {
 	Stored     uint32 // payload bytes in the file
 	Raw        uint32 // payload bytes decoded
 	Compressed bool
+	Layers     uint32 // chunk records of format 3: the persisted-layer mask they were written with
+	Extra      int    // chunk records: bytes of the game's extra data
 }
 
 // RecordInfo reads and checks the record at h and describes it.
@@ -224,6 +252,13 @@ func (s *Store) RecordInfo(h Handle) (RecordInfo, error) {
 		return RecordInfo{}, err
 	}
 	ri := RecordInfo{Kind: rh.kind, Stored: rh.size, Raw: rh.raw, Compressed: rh.codec == codecLZ4}
+	if rh.flags != 0 {
+		x, err := extOf(rh, rec, h.Offset)
+		if err != nil {
+			return RecordInfo{}, err
+		}
+		ri.Layers, ri.Extra = x.layers, len(x.extra)
+	}
 	if rh.kind.isTable() {
 		ri.Generation = rh.key
 	} else {

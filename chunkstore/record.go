@@ -1,6 +1,7 @@
 package chunkstore
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -15,7 +16,8 @@ import (
 // self-describing so that a forward scan can validate it and find the next.
 // The layout is part of the file format; see the package documentation.
 const (
-	recordHeaderSize = 24      // size, raw size, key, kind, codec, key extension, header CRC-8, CRC32-C
+	recordHeaderSize = 24      // size, raw size, key, kind, codec, flags, header CRC-8, CRC32-C
+	recordFlagsOff   = 18      // record flags (format 3; 0 before)
 	recordHCRCOff    = 19      // CRC-8 of bytes 0..18
 	recordCRCOff     = 20      // CRC32-C of bytes 0..19 and the payload
 	maxRecordPayload = 1 << 30 // no record payload is larger
@@ -23,6 +25,21 @@ const (
 	codecLZ4         = 1       // payload is one LZ4 block
 	lz4MaxRatio      = 256     // LZ4 never expands a block by more than this (255, rounded up)
 	lz4Slack         = 64      // plus a little for the final literals
+
+	// Record flags (byte 18), format 3 only. The parts bits 0 and 1
+	// announce (chunk records only) follow the header, before the payload,
+	// never compressed; the key bytes bits 2..3 count (chunk and body
+	// records of a store of 3 or 4 axes) follow the payload.
+	flagLayers    = 1 << 0                 // a u32: the persisted-layer mask the pixels were written with
+	flagExtra     = 1 << 1                 // a u32 length, then the game's extra data for the chunk
+	flagKeyShift  = 2                      // bits 2..3: the key's axes beyond two (0 to 2), an int32 each after the payload
+	flagKeyAxes   = 3 << flagKeyShift      // the bits of the key's extra axes
+	chunkFlags3   = flagLayers | flagExtra // the flags only chunk records carry
+	knownRecFlags = chunkFlags3 | flagKeyAxes
+	layersSize    = 4 // the layer mask
+	extraLenSz    = 4 // the extra data's length
+	// MaxExtra is the most extra data a chunk can carry (16 MiB).
+	MaxExtra = 16 << 20
 )
 
 // maxRecordLength is the length of the longest record: header, payload and
@@ -39,10 +56,11 @@ const (
 	RecordBodies     RecordKind = 3 // the body block of one chunk: see body.go
 	RecordJournal    RecordKind = 4 // a journal segment of the page table
 	RecordCheckpoint RecordKind = 5 // a full sorted page table
-	recordKindMax               = RecordCheckpoint
+	RecordPalette    RecordKind = 6 // a palette chunk (format 3): see chunk.go
+	recordKindMax               = RecordPalette
 )
 
-var recordKindNames = [...]string{"", "delta chunk", "full chunk", "body block", "journal segment", "checkpoint"}
+var recordKindNames = [...]string{"", "delta chunk", "full chunk", "body block", "journal segment", "checkpoint", "palette chunk"}
 
 // String names the kind.
 func (k RecordKind) String() string {
@@ -53,6 +71,17 @@ func (k RecordKind) String() string {
 }
 
 func (k RecordKind) isTable() bool { return k == RecordJournal || k == RecordCheckpoint }
+
+// isChunk reports whether records of kind hold a chunk's pixels.
+func (k RecordKind) isChunk() bool { return k == RecordDelta || k == RecordFull || k == RecordPalette }
+
+// storageType is the page-table storage type of a chunk or body record kind.
+func (k RecordKind) storageType() StorageType {
+	if k == RecordPalette {
+		return Palette
+	}
+	return StorageType(k)
+}
 
 // Handle addresses one record: its store offset and its length, header
 // included. A store offset names the file and the place in it: the high
@@ -89,15 +118,20 @@ type recordHeader struct {
 	key   uint64 // position (x low, y high) or generation
 	kind  RecordKind
 	codec uint8
-	ext   uint8 // key bytes after the payload: axes beyond two, 4 each
+	flags uint8 // flagLayers, flagExtra, the key's axes beyond two
+	ext   uint8 // key bytes after the payload: axes beyond two (flags bits 2..3), 4 each
 }
 
 func (h recordHeader) length() uint32 { return recordHeaderSize + h.size + uint32(h.ext) }
 
-// payload returns the payload of rec, a whole checked record.
+// payload returns the stored payload of rec, a whole checked record
+// without flagged parts before it (a page-table record).
 func (h recordHeader) payload(rec []byte) []byte {
 	return rec[recordHeaderSize : recordHeaderSize+h.size]
 }
+
+// axesFlags are the record flags of a key of n axes.
+func axesFlags(n int) uint8 { return uint8(n-2) << flagKeyShift }
 
 // keyIn returns the chunk key of a checked chunk or body record rec of a
 // store of n axes, read at off.
@@ -136,19 +170,20 @@ func (h recordHeader) keyAny(rec []byte) Key {
 	return k
 }
 
-// sealRecord fills the header rec[:24] for the payload rec[24:], which is
-// already in place, for a record that is not keyed by a chunk or keyed by
-// a 2-axis one.
-func sealRecord(rec []byte, kind RecordKind, codec uint8, key uint64, raw uint32) {
-	sealExt(rec, kind, codec, key, raw, 0)
+// sealRecord fills the header rec[:24] for what follows it (the parts
+// flags announce, then the payload), which is already in place, for a
+// record that is not keyed by a chunk or keyed by a 2-axis one.
+func sealRecord(rec []byte, kind RecordKind, codec, flags uint8, key uint64, raw uint32) {
+	sealExt(rec, kind, codec, flags, key, raw, 0)
 }
 
-// sealKeyed appends the axes of k beyond two to rec, whose payload
-// rec[24:] is in place, and seals it as a record of chunk key k.
-func sealKeyed(rec []byte, kind RecordKind, codec uint8, k Key, raw uint32) []byte {
+// sealKeyed appends the axes of k beyond two to rec, whose parts and
+// payload after rec[:24] are in place, and seals it as a record of chunk
+// key k.
+func sealKeyed(rec []byte, kind RecordKind, codec, flags uint8, k Key, raw uint32) []byte {
 	ext := keyExtSize(int(k.n))
 	if ext == 0 {
-		sealRecord(rec, kind, codec, k.recordKey(), raw)
+		sealRecord(rec, kind, codec, flags, k.recordKey(), raw)
 		return rec
 	}
 	n := len(rec)
@@ -157,18 +192,18 @@ func sealKeyed(rec []byte, kind RecordKind, codec uint8, k Key, raw uint32) []by
 	for i := 2; i < int(k.n); i++ {
 		w.uint32(uint32(k.c[i]))
 	}
-	sealExt(rec, kind, codec, k.recordKey(), raw, ext)
+	sealExt(rec, kind, codec, flags|axesFlags(int(k.n)), k.recordKey(), raw, ext)
 	return rec
 }
 
-func sealExt(rec []byte, kind RecordKind, codec uint8, key uint64, raw uint32, ext int) {
+func sealExt(rec []byte, kind RecordKind, codec, flags uint8, key uint64, raw uint32, ext int) {
 	w := writeBuf(rec[:recordHeaderSize])
 	w.uint32(uint32(len(rec) - recordHeaderSize - ext))
 	w.uint32(raw)
 	w.uint64(key)
 	w.uint8(uint8(kind))
 	w.uint8(codec)
-	w.uint8(uint8(ext))
+	w.uint8(flags)
 	w.uint8(crc8.Checksum(rec[:recordHCRCOff]))
 	w.uint32(recordCRC(rec))
 }
@@ -196,17 +231,20 @@ func parseRecordHeader(b []byte, off int64) (recordHeader, error) {
 	h.key = r.uint64()
 	h.kind = RecordKind(r.uint8())
 	h.codec = r.uint8()
-	h.ext = r.uint8()
+	h.flags = r.uint8()
+	h.ext = 4 * (h.flags & flagKeyAxes >> flagKeyShift)
 	switch {
 	case h.kind < 1 || h.kind > recordKindMax:
 		return h, fmt.Errorf("%w: record at %v: unknown kind %d", ErrCorrupt, loc(off), h.kind)
 	case h.codec > codecLZ4:
 		return h, fmt.Errorf("%w: record at %v: unknown codec %d", ErrCorrupt, loc(off), h.codec)
-	case h.ext != 0 && (h.kind.isTable() || h.ext > uint8(keyExtSize(MaxAxes)) || h.ext%4 != 0):
+	case h.flags&^knownRecFlags != 0 || (h.flags&chunkFlags3 != 0 && !h.kind.isChunk()):
+		return h, fmt.Errorf("%w: record at %v: flags %#02x on a %s", ErrCorrupt, loc(off), h.flags, h.kind)
+	case h.ext != 0 && (h.kind.isTable() || h.ext > uint8(keyExtSize(MaxAxes))):
 		return h, fmt.Errorf("%w: record at %v: %s with %d key bytes", ErrCorrupt, loc(off), h.kind, h.ext)
 	case h.size > maxRecordPayload:
 		return h, fmt.Errorf("%w: record at %v: payload of %d bytes", ErrCorrupt, loc(off), h.size)
-	case h.codec == codecNone && h.raw != h.size:
+	case h.codec == codecNone && (h.raw > h.size || h.flags&chunkFlags3 == 0 && h.raw != h.size):
 		return h, fmt.Errorf("%w: record at %v: stored payload of %d bytes claims %d", ErrCorrupt, loc(off), h.size, h.raw)
 	case h.codec == codecLZ4 && (h.size == 0 || uint64(h.raw) > uint64(h.size)*lz4MaxRatio+lz4Slack || h.raw > maxRecordPayload):
 		return h, fmt.Errorf("%w: record at %v: %d LZ4 bytes cannot hold %d", ErrCorrupt, loc(off), h.size, h.raw)
@@ -275,17 +313,66 @@ func readFull(f vfs.File, p []byte, off int64) error {
 	return fmt.Errorf("chunkstore: read at %v: %w", loc(off), err)
 }
 
+// recordExt is what the flags of a chunk record announce.
+type recordExt struct {
+	layers    uint32 // the persisted-layer mask the pixels were written with
+	hasLayers bool   // false: a record of format 1 or 2, written with the reader's mask
+	extra     []byte // the game's extra data, in place in the record; nil for none
+	size      int    // bytes between the header and the payload
+}
+
+// extOf decodes the parts between the header and the payload of a checked
+// record read at off.
+func extOf(h recordHeader, rec []byte, off int64) (recordExt, error) {
+	var x recordExt
+	b := rec[recordHeaderSize : recordHeaderSize+h.size]
+	if h.flags&flagLayers != 0 {
+		if len(b) < layersSize {
+			return x, fmt.Errorf("%w: %s at %v: layer mask at offset %d: %w", ErrCorrupt, h.kind, loc(off), recordHeaderSize, io.ErrUnexpectedEOF)
+		}
+		x.layers, x.hasLayers = binary.LittleEndian.Uint32(b), true
+		b, x.size = b[layersSize:], layersSize
+	}
+	if h.flags&flagExtra != 0 {
+		if len(b) < extraLenSz {
+			return x, fmt.Errorf("%w: %s at %v: extra data length at offset %d: %w", ErrCorrupt, h.kind, loc(off), recordHeaderSize+x.size, io.ErrUnexpectedEOF)
+		}
+		n := binary.LittleEndian.Uint32(b)
+		if n > MaxExtra || int64(n) > int64(len(b)-extraLenSz) {
+			return x, fmt.Errorf("%w: %s at %v: %d bytes of extra data at offset %d, %d remain", ErrCorrupt, h.kind, loc(off), n, recordHeaderSize+x.size, len(b)-extraLenSz)
+		}
+		x.extra = b[extraLenSz : extraLenSz+n : extraLenSz+n]
+		x.size += extraLenSz + int(n)
+	}
+	rest := int(h.size) - x.size
+	if (h.codec == codecNone && rest != int(h.raw)) || (h.codec == codecLZ4 && rest == 0) {
+		return x, fmt.Errorf("%w: %s at %v: payload of %d bytes at offset %d for %d decoded", ErrCorrupt, h.kind, loc(off), rest, recordHeaderSize+x.size, h.raw)
+	}
+	return x, nil
+}
+
 // payloadOf decodes the payload of a checked record into dst (grown as
 // needed) and returns it; a stored payload is returned in place. maxRaw
 // bounds what the caller accepts, so that a corrupt raw size never makes it
 // allocate more than it expects.
 func payloadOf(h recordHeader, rec []byte, off int64, maxRaw int, dst []byte) ([]byte, error) {
+	p, _, err := payloadExt(h, rec, off, maxRaw, dst)
+	return p, err
+}
+
+// payloadExt is payloadOf that also returns the parts the record's flags
+// announce.
+func payloadExt(h recordHeader, rec []byte, off int64, maxRaw int, dst []byte) ([]byte, recordExt, error) {
 	if int64(h.raw) > int64(maxRaw) {
-		return nil, fmt.Errorf("%w: %s at %v: %d bytes decoded, at most %d expected", ErrCorrupt, h.kind, loc(off), h.raw, maxRaw)
+		return nil, recordExt{}, fmt.Errorf("%w: %s at %v: %d bytes decoded, at most %d expected", ErrCorrupt, h.kind, loc(off), h.raw, maxRaw)
 	}
-	payload := h.payload(rec)
+	x, err := extOf(h, rec, off)
+	if err != nil {
+		return nil, x, err
+	}
+	payload := rec[recordHeaderSize+x.size : recordHeaderSize+h.size]
 	if h.codec == codecNone {
-		return payload, nil
+		return payload, x, nil
 	}
 	if cap(dst) < int(h.raw) {
 		dst = make([]byte, h.raw)
@@ -293,25 +380,27 @@ func payloadOf(h recordHeader, rec []byte, off int64, maxRaw int, dst []byte) ([
 	dst = dst[:h.raw]
 	n, err := lz4.UncompressBlock(payload, dst)
 	if err != nil || n != int(h.raw) {
-		return nil, fmt.Errorf("%w: %s at %v: LZ4 block decodes to %d of %d bytes: %w", ErrCorrupt, h.kind, loc(off), n, h.raw, err)
+		return nil, x, fmt.Errorf("%w: %s at %v: LZ4 block at offset %d decodes to %d of %d bytes: %w", ErrCorrupt, h.kind, loc(off), recordHeaderSize+x.size, n, h.raw, err)
 	}
-	return dst, nil
+	return dst, x, nil
 }
 
-// compressInto appends rec's payload to dst: src compressed with c when
-// that saves space, else as is. It returns the record (header space
-// reserved, not sealed) and the codec used.
-func compressInto(dst []byte, c *lz4.Compressor, src []byte) ([]byte, uint8) {
+// compressInto appends a record to dst: header space, ext as is, then src
+// compressed with c when that saves space, else as is. It returns the record
+// (not sealed) and the codec used.
+func compressInto(dst []byte, c *lz4.Compressor, ext, src []byte) ([]byte, uint8) {
 	start := len(dst)
+	pre := recordHeaderSize + len(ext)
 	bound := lz4.CompressBlockBound(len(src))
-	dst = grow(dst, recordHeaderSize+bound)
-	out := dst[start+recordHeaderSize : start+recordHeaderSize+bound]
+	dst = grow(dst, pre+bound)
+	copy(dst[start+recordHeaderSize:], ext)
+	out := dst[start+pre : start+pre+bound]
 	n, err := c.CompressBlock(src, out)
 	if err != nil || n == 0 || n >= len(src) {
 		copy(out, src)
-		return dst[:start+recordHeaderSize+len(src)], codecNone
+		return dst[:start+pre+len(src)], codecNone
 	}
-	return dst[:start+recordHeaderSize+n], codecLZ4
+	return dst[:start+pre+n], codecLZ4
 }
 
 // grow returns b extended by n bytes (contents of the new bytes undefined).

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/arksave/arksave/internal/crc8"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -123,16 +124,17 @@ func TestHeaderLayout(t *testing.T) {
 	}
 }
 
-// A store of 3 or 4 axes is format 3 and keeps its axes in flag bits 1-2;
-// format 2 knows no such flags, so an older reader refuses it with a
-// version error rather than misreading its 28- or 32-byte entries.
+// Every store is written as format 3; one of 3 or 4 axes keeps its axes
+// in flag bits 1-2. Format 2 knows no such flags, so a slot of format 2
+// that holds them is refused with a version error rather than its 28- or
+// 32-byte entries misread.
 func TestHeaderAxes(t *testing.T) {
 	for n := MinAxes; n <= MaxAxes; n++ {
 		h := header{flags: flagLZ4, chunkSize: 64, pixelSize: 4, generation: 1, axes: uint8(n)}
 		b := h.marshal()
-		wantVersion, wantFlags := uint16(2), uint16(flagLZ4)
+		wantVersion, wantFlags := uint16(3), uint16(flagLZ4)
 		if n > 2 {
-			wantVersion, wantFlags = 3, uint16(flagLZ4|(n-2)<<flagAxesShift)
+			wantFlags = uint16(flagLZ4 | (n-2)<<flagAxesShift)
 		}
 		if v, f := uint16(b[4])|uint16(b[5])<<8, uint16(b[6])|uint16(b[7])<<8; v != wantVersion || f != wantFlags {
 			t.Fatalf("%d axes: version %d flags %#x, want %d %#x", n, v, f, wantVersion, wantFlags)
@@ -176,10 +178,40 @@ func FuzzRecord(f *testing.F) {
 		[][]byte{[]byte("PECS section"), {}}, ^uint32(0))
 	f.Add(append([]byte{byte(RecordBodies - 1)}, blk...))
 	cc := &chunkCodec{npix: 64, mask: ^uint32(0)}
+	// Records of format 3: palette chunks of 8- and 16-bit indices, with the
+	// layer mask and extra data.
+	for _, distinct := range []int{1, 5, 64} {
+		e := &encoder{}
+		pix := make([]uint32, cc.npix)
+		for i := range pix {
+			pix[i] = uint32(i%distinct) * 0x01010101
+		}
+		e.setExt(cc, []byte("heightmap"))
+		rec, _ := e.encodePalette(Key2(1, 2), pix, cc.mask)
+		f.Add(rec)
+		e.setExt(cc, nil)
+		rec, _ = e.encodePalette(Key2(1, 2), pix, cc.mask)
+		f.Add(rec)
+		f.Add(e.encodeFull(Key2(1, 2), pix, cc.mask))
+	}
+	wide := &chunkCodec{npix: 300, mask: ^uint32(0)}
+	{
+		e := &encoder{}
+		pix := make([]uint32, wide.npix)
+		for i := range pix {
+			pix[i] = uint32(i * 7)
+		}
+		e.setExt(wide, []byte{})
+		rec, _ := e.encodePalette(Key2(0, 0), pix, wide.mask)
+		f.Add(rec)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const off = 4096
 		if h, err := checkRecord(data, off); err == nil {
 			decodeAny(t, cc, h, data, off)
+			if h.kind == RecordPalette {
+				decodeAny(t, wide, h, data, off)
+			}
 		}
 		// Payload decoders without the checksum in the way.
 		if len(data) > 0 {
@@ -197,7 +229,7 @@ func FuzzRecord(f *testing.F) {
 				codec = codecNone
 				rec = append(rec[:recordHeaderSize], data[1:]...)
 			}
-			sealRecord(rec, kind, codec, 0, uint32(len(data)-1))
+			sealRecord(rec, kind, codec, 0, 0, uint32(len(data)-1))
 			if h, err := checkRecord(rec, off); err == nil {
 				decodeAny(t, cc, h, rec, off)
 			}
@@ -209,15 +241,22 @@ func decodeAny(t *testing.T, cc *chunkCodec, h recordHeader, rec []byte, off int
 	switch h.kind {
 	case RecordFull:
 		dst := make([]uint32, cc.npix)
-		cc.decodeFull(h, rec, off, dst, nil)
+		if x, err := cc.decodeFull(h, rec, off, dst, &readScratch{}); err == nil {
+			reencode(t, cc, RecordFull, dst, x)
+		}
 	case RecordDelta:
-		raw, err := payloadOf(h, rec, off, cc.maxDeltaRaw(), nil)
+		raw, x, err := payloadExt(h, rec, off, cc.maxDeltaRaw(), nil)
 		if err != nil {
 			return
 		}
-		if _, err := cc.checkDelta(raw, off); err == nil {
+		if _, err := cc.checkDelta(raw, off, x.extra != nil); err == nil {
 			dst := make([]uint32, cc.npix)
 			cc.applyDelta(raw, dst)
+		}
+	case RecordPalette:
+		dst := make([]uint32, cc.npix)
+		if x, err := cc.decodeChunkExt(Palette, h, rec, off, dst); err == nil {
+			reencode(t, cc, RecordPalette, dst, x)
 		}
 	case RecordBodies:
 		raw, err := payloadOf(h, rec, off, maxRecordPayload, nil)
@@ -291,4 +330,106 @@ func pixBytes(p []uint32) []byte {
 		b.Write([]byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)})
 	}
 	return b.Bytes()
+}
+
+// decodeChunkExt decodes a Full or Palette record (no generator needed) and
+// returns what its flags announce.
+func (cc *chunkCodec) decodeChunkExt(typ StorageType, h recordHeader, rec []byte, off int64, dst []uint32) (recordExt, error) {
+	extra, err := cc.decodeChunk(Key2(0, 0), typ, h, rec, off, dst, &readScratch{})
+	if err != nil {
+		return recordExt{}, err
+	}
+	x, _ := extOf(h, rec, off)
+	x.extra = extra
+	return x, nil
+}
+
+// reencode encodes decoded pixels (with the record's extra data) again as
+// kind and checks that they decode to the same pixels and extra data.
+func reencode(t *testing.T, cc *chunkCodec, kind RecordKind, pix []uint32, x recordExt) {
+	t.Helper()
+	e := &encoder{}
+	e.setExt(cc, x.extra)
+	var rec []byte
+	switch kind {
+	case RecordPalette:
+		var ok bool
+		if rec, ok = e.encodePalette(Key2(0, 0), pix, cc.mask); !ok {
+			t.Fatalf("a decoded palette chunk does not encode as one")
+		}
+	default:
+		rec = e.encodeFull(Key2(0, 0), pix, cc.mask)
+	}
+	h, err := checkRecord(rec, 64)
+	if err != nil {
+		t.Fatalf("re-encoded %s does not check: %v", kind, err)
+	}
+	back := make([]uint32, cc.npix)
+	extra, err := cc.decodeChunk(Key2(0, 0), kind.storageType(), h, rec, 64, back, &readScratch{})
+	if err != nil {
+		t.Fatalf("re-encoded %s does not decode: %v", kind, err)
+	}
+	if !bytes.Equal(pixBytes(back), pixBytes(pix)) || !bytes.Equal(extra, x.extra) {
+		t.Fatalf("%s changed in a round trip", kind)
+	}
+}
+
+// Byte 18 of a record header holds the record flags: bit 0 the layer
+// mask, bit 1 extra data (both between the header and the payload), bits
+// 2..3 the key's axes beyond two, whose int32s follow the payload. A chunk
+// record of a store of 3 axes with extra data is thus self-describing: its
+// flags are 0b0111, its length is 24 + size + 4, and its key, layer mask
+// and extra data read back from its bytes alone. Axes bits of 3 are damage,
+// and so are key bytes on a table record.
+func TestRecordFlagsByte(t *testing.T) {
+	cc := &chunkCodec{npix: 64, mask: 0x00FFFFFF}
+	e := &encoder{}
+	e.setExt(cc, []byte("chest"))
+	pix := make([]uint32, 64)
+	for i := range pix {
+		pix[i] = uint32(i % 3)
+	}
+	k := Key3(5, -6, 7)
+	rec, ok := e.encodePalette(k, pix, cc.mask)
+	if !ok {
+		t.Fatal("no palette record")
+	}
+	if rec[recordFlagsOff] != flagLayers|flagExtra|1<<flagKeyShift {
+		t.Fatalf("flags %#02x", rec[recordFlagsOff])
+	}
+	h, err := checkRecord(rec, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int(h.length()) != len(rec) || h.ext != 4 || int(h.size) != len(rec)-recordHeaderSize-4 {
+		t.Fatalf("length %d, size %d, ext %d of a record of %d bytes", h.length(), h.size, h.ext, len(rec))
+	}
+	if got := h.keyAny(rec); got != k {
+		t.Fatalf("key %v, want %v", got, k)
+	}
+	if _, err := h.keyIn(rec, 4, 64); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a 3-axis record read in a store of 4 axes: %v", err)
+	}
+	back := make([]uint32, 64)
+	extra, err := cc.decodeChunk(k, Palette, h, rec, 64, back, &readScratch{})
+	if err != nil || string(extra) != "chest" || !bytes.Equal(pixBytes(back), pixBytes(pix)) {
+		t.Fatalf("decoded %q, %v", extra, err)
+	}
+	x, err := extOf(h, rec, 64)
+	if err != nil || !x.hasLayers || x.layers != cc.mask {
+		t.Fatalf("layer mask %08x (%v), %v", x.layers, x.hasLayers, err)
+	}
+
+	bad := bytes.Clone(rec)
+	bad[recordFlagsOff] |= flagKeyAxes // 3 axes beyond two
+	bad[recordHCRCOff] = crc8.Checksum(bad[:recordHCRCOff])
+	if _, err := parseRecordHeader(bad, 64); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("axes bits 3: %v", err)
+	}
+	tbl := make([]byte, recordHeaderSize, recordHeaderSize+tableHeaderSize)
+	tbl = appendTable(tbl, 0, 0, nil, 3)
+	sealRecord(tbl, RecordJournal, codecNone, 1<<flagKeyShift, 1, uint32(len(tbl)-recordHeaderSize))
+	if _, err := parseRecordHeader(tbl, 64); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("key bytes on a table record: %v", err)
+	}
 }

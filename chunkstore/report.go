@@ -87,6 +87,21 @@ type Report struct {
 	Tables  int // page-table records (checkpoint and journal segments) read
 	Entries int // index entries checked
 	Records int // records read (by a scan or through entries)
+	// Types counts the index entries checked by storage type: chunks by
+	// how they are stored (Empty, Delta, Full, Palette), and BodyBlock.
+	Types map[StorageType]int
+}
+
+// TypeCounts lists Types as "2 delta, 1 palette, ..." in storage type
+// order, or "" when no entry was checked.
+func TypeCounts(types map[StorageType]int) string {
+	var parts []string
+	for t := Empty; t <= Palette; t++ {
+		if n := types[t]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, t))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // OK reports whether no problem was found.

@@ -191,8 +191,8 @@ func (s *Store) rebuild(bound int64) error {
 			}
 		}
 		switch ev.hdr.kind {
-		case RecordFull, RecordDelta:
-			s.chunks.set(pos.ik(), ival{h: h, typ: StorageType(ev.hdr.kind)})
+		case RecordFull, RecordDelta, RecordPalette:
+			s.chunks.set(pos.ik(), ival{h: h, typ: ev.hdr.kind.storageType()})
 		case RecordBodies:
 			s.bodies.set(pos.ik(), ival{h: h, typ: BodyBlock})
 		default:

@@ -12,6 +12,7 @@ type Stats struct {
 	Empty           int   // chunks stored as Empty
 	Delta           int   // chunks stored as Delta
 	Full            int   // chunks stored as Full
+	Palette         int   // chunks stored as Palette
 	BodyBlocks      int   // chunks with pixel bodies
 	RecordBytes     int64 // live chunk and body records (shared records once)
 	TableBytes      int64 // live page table: checkpoint and journal segments
@@ -44,7 +45,7 @@ func (s *Store) Stats() Stats {
 	defer s.mu.RUnlock()
 	st := Stats{
 		Generation: s.hdr.generation,
-		Chunks:     s.chunks.Len(), Empty: s.counts[Empty], Delta: s.counts[Delta], Full: s.counts[Full],
+		Chunks:     s.chunks.Len(), Empty: s.counts[Empty], Delta: s.counts[Delta], Full: s.counts[Full], Palette: s.counts[Palette],
 		BodyBlocks:      s.bodies.Len(),
 		TableBytes:      int64(s.ckpt.Length),
 		JournalSegments: len(s.chain),

@@ -35,7 +35,7 @@ type Store struct {
 	chunks *index
 	bodies *index
 	cells  rangeIndex       // for range queries, built by the first one
-	counts [3]int           // chunks by StorageType
+	counts [Palette + 1]int // chunks by StorageType
 	live   map[uint32]int64 // bytes of records the index references, per file, shared ones once
 	ends   map[uint32]int64 // per file, the store offset where the last record the generation opened with ends
 	closed bool
@@ -119,7 +119,7 @@ func newStore(path string, cfg Options, files *fileSet, h header) *Store {
 	files.identify(h)
 	s.cc = chunkCodec{
 		npix: int(cfg.ChunkSize) * int(cfg.ChunkSize), mask: cfg.PersistMask, seed: cfg.Seed,
-		gen: cfg.Generator, threshold: cfg.DeltaThreshold, bases: newBaseCache(cfg.BaseCache),
+		gen: cfg.Generator, threshold: cfg.DeltaThreshold, bases: newBaseCache(cfg.BaseCache), layers: cfg.Layers, deltaFull: cfg.Encoding == EncodeDeltaFull,
 	}
 	if kg, ok := cfg.Generator.(KeyGenerator); ok && axes > 2 {
 		s.cc.kgen = kg
@@ -689,7 +689,7 @@ func (s *Store) dropDeltas(from, to uint32) {
 // entries (a radix sort of their record offsets finds the shared ones), so
 // that opening costs the same per chunk at any size.
 func (s *Store) recount() {
-	s.counts = [3]int{}
+	s.counts = [Palette + 1]int{}
 	s.live = map[uint32]int64{}
 	s.ends = map[uint32]int64{}
 	s.dict = newDict()

@@ -19,9 +19,12 @@ func seedConfig() Options {
 // store on disk: read the record, decompress, and for Delta generate the
 // chunk and apply the delta.
 func BenchmarkGet_Terrain512(b *testing.B) {
-	for _, kind := range []string{"delta5pct", "full"} {
+	for _, kind := range []string{"delta5pct", "full", "palette"} {
 		b.Run(kind, func(b *testing.B) {
 			cfg := seedConfig()
+			if kind != "palette" {
+				cfg.Encoding = EncodeDeltaFull // the records format 2 chose
+			}
 			s, err := Create(filepath.Join(b.TempDir(), "w.pxsw"), &cfg)
 			if err != nil {
 				b.Fatal(err)
@@ -34,7 +37,7 @@ func BenchmarkGet_Terrain512(b *testing.B) {
 				p := Pos{int32(i), 0}
 				pix := make([]uint32, seedSize*seedSize)
 				seedGen.Generate(p.X, p.Y, 7, pix)
-				if kind == "full" {
+				if kind != "delta5pct" {
 					pix = modify(pix, 0.8, true, rng)
 				} else {
 					pix = modify(pix, 0.05, false, rng)
@@ -43,7 +46,7 @@ func BenchmarkGet_Terrain512(b *testing.B) {
 				ps = append(ps, p)
 			}
 			st, err := s.Commit(batch)
-			if err != nil || (kind == "full") != (st.Full == 16) {
+			if err != nil || (kind == "full") != (st.Full == 16) || (kind == "palette") != (st.Palette == 16) {
 				b.Fatalf("%+v %v", st, err)
 			}
 			dst := make([]uint32, seedSize*seedSize)
@@ -253,9 +256,11 @@ func BenchmarkIndexMemory(b *testing.B) {
 	b.ReportMetric(perChunk, "heap-B/chunk")
 }
 
-// BenchmarkEncode_8Full encodes (generates, compares, compresses) 8 full
-// 512x512 chunks the way Commit does, with one compression worker and
-// with one per core; no I/O.
+// BenchmarkEncode_8Full encodes (generates, compares, compresses) 8
+// 512x512 chunks with 80% of their pixels changed the way Commit does, with
+// one compression worker and with one per core; no I/O. "deltafull" stores
+// them Full as format 2 did, "smallest" tries palette and full records and
+// keeps the smaller (what it costs the writer).
 func BenchmarkEncode_8Full(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	items := make([]workItem, 8)
@@ -264,21 +269,27 @@ func BenchmarkEncode_8Full(b *testing.B) {
 		seedGen.Generate(int32(i), 0, 7, pix)
 		items[i] = workItem{pos: Key2(int32(i), 0), chunk: batchChunk{pix: modify(pix, 0.8, true, rng)}}
 	}
-	for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			cfg, _ := seedConfig().withDefaults(true)
-			cfg.Workers = workers
-			s := newStore("", cfg, nil, header{})
-			b.SetBytes(int64(len(items) * seedSize * seedSize * 4))
-			b.ReportAllocs()
-			for b.Loop() {
-				s.encodeParallel(items)
-				for i := range items {
-					if items[i].err != nil || items[i].res.typ != Full {
-						b.Fatal(items[i].err)
-					}
-				}
+	for _, enc := range []Encoding{EncodeDeltaFull, EncodeSmallest} {
+		for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
+			b.Run(fmt.Sprintf("%s/workers=%d", map[Encoding]string{EncodeDeltaFull: "deltafull", EncodeSmallest: "smallest"}[enc], workers), func(b *testing.B) {
+				benchEncode(b, enc, workers, items)
+			})
+		}
+	}
+}
+
+func benchEncode(b *testing.B, enc Encoding, workers int, items []workItem) {
+	cfg, _ := seedConfig().withDefaults(true)
+	cfg.Workers, cfg.Encoding = workers, enc
+	s := newStore("", cfg, &fileSet{}, header{})
+	b.SetBytes(int64(len(items) * seedSize * seedSize * 4))
+	b.ReportAllocs()
+	for b.Loop() {
+		s.encodeParallel(items)
+		for i := range items {
+			if items[i].err != nil || (enc == EncodeDeltaFull && items[i].res.typ != Full) {
+				b.Fatal(items[i].err)
 			}
-		})
+		}
 	}
 }

@@ -112,7 +112,9 @@ func TestPersistMaskLayers(t *testing.T) {
 	}
 }
 
-// Delta is chosen while fewer than DeltaThreshold of the pixels differ.
+// Delta is chosen while fewer than DeltaThreshold of the pixels differ
+// (with EncodeDeltaFull; EncodeSmallest takes it as the delta's upper bound,
+// see TestSmallestEncoding).
 func TestDeltaThreshold(t *testing.T) {
 	for _, tc := range []struct {
 		threshold float64
@@ -128,6 +130,7 @@ func TestDeltaThreshold(t *testing.T) {
 	} {
 		cfg := testConfig(vfs.NewMem())
 		cfg.DeltaThreshold = tc.threshold
+		cfg.Encoding = chunkstore.EncodeDeltaFull
 		s := create(t, cfg)
 		p := chunkstore.Pos{X: 1, Y: 0}
 		pix := generated(p, small)

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/savetool"
 )
@@ -69,6 +70,9 @@ func printCheck(w io.Writer, path string, isDir bool, r *savetool.CheckReport) {
 		words.Count(r.Stores, "chunk store generation", "chunk store generations"))
 	if r.Manifest != nil {
 		checked = fmt.Sprintf("generation %d and %s: %s", r.Manifest.Generation, words.Count(r.Backups, "backup", "backups"), checked)
+	}
+	if types := chunkstore.TypeCounts(r.Types); types != "" {
+		checked += "; chunk store entries: " + types
 	}
 	if r.OK() {
 		fmt.Fprintf(w, "%s: no problems found (%s)\n", path, checked)

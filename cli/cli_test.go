@@ -17,7 +17,7 @@ func TestVersion(t *testing.T) {
 	expectContains(t, stdout, "arksave ", "github.com/arksave/arksave", "go1.",
 		"save directory manifest", "writes 3", "reads 1 to 3",
 		"PECS world file", "writes 2.0 (entity sections 2.1)", "reads 1.0 to 2.1",
-		"PXSW chunk store", "writes 2 (3: keys of 3 or 4 axes)", "reads 1 to 3")
+		"PXSW chunk store", "writes 3", "reads 1 to 3")
 	code, stdout, stderr = arksave("--version")
 	expectCode(t, 0, code, stderr)
 	expectContains(t, stdout, "PXSW chunk store")

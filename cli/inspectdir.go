@@ -108,7 +108,7 @@ func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {
 	if st.Axes > 2 {
 		fmt.Fprintf(tw, "  keys\t%d axes (%s)\n", st.Axes, []string{"", "", "", "x, y, z", "x, y, z, w"}[min(st.Axes, 4)])
 	}
-	fmt.Fprintf(tw, "  chunks\t%d stored: %d full, %d delta, %d empty\n", st.Chunks, st.Full, st.Delta, st.Empty)
+	fmt.Fprintf(tw, "  chunks\t%d stored: %d full, %d delta, %d empty, %d palette\n", st.Chunks, st.Full, st.Delta, st.Empty, st.Palette)
 	fmt.Fprintf(tw, "  bodies\t%d in %d chunks\n", st.Bodies, st.BodyBlocks)
 	if st.Sections > 0 {
 		fmt.Fprintf(tw, "  entities\t%d regional in %d entity sections\n", st.Entities, st.Sections)

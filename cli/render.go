@@ -36,7 +36,7 @@ func renderFlags(a *renderArgs) *flag.FlagSet {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	fs.StringVar(&a.out, "o", "", "write the image to `FILE.png`")
 	fs.StringVar(&a.region, "region", "", "draw world pixels `X0,Y0,X1,Y1`, X1 and Y1 excluded (default: every stored chunk)")
-	fs.BoolVar(&a.o.Grid, "grid", false, "draw chunk borders; stored chunks framed by type: full orange, delta cyan, empty white, damaged red")
+	fs.BoolVar(&a.o.Grid, "grid", false, "draw chunk borders; stored chunks framed by type: full orange, palette violet, delta cyan, empty white, damaged red")
 	fs.IntVar(&a.o.Scale, "scale", 0, "average `N`xN world pixels into one image pixel (default: 1, or what keeps the image within 4096 pixels)")
 	fs.IntVar(&a.o.Zoom, "zoom", 0, "draw each world pixel as `N`xN image pixels, for small chunks and close looks (default 1)")
 	fs.StringVar(&a.palette, "palette", "", "read colours by material id from `FILE.json`: {\"air\": \"#9cc8ec\", \"materials\": {\"1\": \"#8d8c93\", \"4\": [\"#c9a45c\", \"#f0d68c\"]}} (default: the demo's)")
@@ -98,8 +98,8 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 	} else if a.o.Zoom > 1 {
 		fmt.Fprintf(stdout, " at %d:1", a.o.Zoom)
 	}
-	fmt.Fprintf(stdout, "\n%d stored chunks (%d full, %d delta over a grey base, %d empty), %d unstored (hatched), %d bodies",
-		st.Full+st.Delta+st.Empty, st.Full, st.Delta, st.Empty, st.Unstored, st.Bodies)
+	fmt.Fprintf(stdout, "\n%d stored chunks (%d full, %d delta over a grey base, %d empty, %d palette), %d unstored (hatched), %d bodies",
+		st.Full+st.Palette+st.Delta+st.Empty, st.Full, st.Delta, st.Empty, st.Palette, st.Unstored, st.Bodies)
 	if st.Damaged > 0 {
 		fmt.Fprintf(stdout, ", %d damaged (red)", st.Damaged)
 	}

@@ -106,7 +106,7 @@ func printRepair(w io.Writer, dir string, r *savetool.RepairReport) {
 		fmt.Fprintln(w, line)
 	}
 	k := r.Kept
-	fmt.Fprintf(w, "kept: %s (%d full, %d delta, %d empty), %s in %s\n", words.Count(k.Chunks, "chunk", "chunks"), k.Full, k.Delta, k.Empty,
+	fmt.Fprintf(w, "kept: %s (%d full, %d delta, %d empty, %d palette), %s in %s\n", words.Count(k.Chunks, "chunk", "chunks"), k.Full, k.Delta, k.Empty, k.Palette,
 		words.Count(k.Bodies, "body", "bodies"), words.Count(k.BodyBlocks, "chunk", "chunks"))
 	for _, l := range r.Dropped {
 		fmt.Fprintf(w, "dropped: %v; %s\n", l, regenerates(l))

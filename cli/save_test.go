@@ -334,7 +334,7 @@ func TestMigrateV1Save(t *testing.T) {
 
 	code, stdout, stderr = arksave("migrate", dir)
 	expectCode(t, 0, code, stderr)
-	expectContains(t, stdout, "manifest format 1 -> 3: committed generation 4", "chunk store PXSW 1 -> 2", "backup manifests upgraded", "PXSW 2")
+	expectContains(t, stdout, "manifest format 1 -> 3: committed generation 4", "chunk store PXSW 1 -> 3", "backup manifests upgraded", "PXSW 3")
 
 	code, stdout, stderr = arksave("check", dir)
 	expectCode(t, 0, code, stderr)

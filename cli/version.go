@@ -59,8 +59,8 @@ func buildVersion() versionJSON {
 			Reads: fmt.Sprintf("%d to %d", autosave.OldestManifestVersion, autosave.ManifestVersion)},
 		{Name: "PECS world file", Writes: fmt.Sprintf("%d.%d (entity sections %d.%d)", archetype.VersionMajor, archetype.WorldVersionMinor, archetype.VersionMajor, archetype.VersionMinor),
 			Reads: fmt.Sprintf("%d.0 to %d.%d", archetype.OldestVersionMajor, archetype.VersionMajor, archetype.VersionMinor)},
-		{Name: "PXSW chunk store", Writes: fmt.Sprintf("%d (%d: keys of 3 or 4 axes)", chunkstore.FormatVersion, chunkstore.FormatVersionAxes),
-			Reads: fmt.Sprintf("%d to %d", chunkstore.OldestFormatVersion, chunkstore.FormatVersionAxes)},
+		{Name: "PXSW chunk store", Writes: fmt.Sprint(chunkstore.FormatVersion),
+			Reads: fmt.Sprintf("%d to %d", chunkstore.OldestFormatVersion, chunkstore.FormatVersion)},
 	}
 	return v
 }

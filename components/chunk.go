@@ -1,5 +1,7 @@
 package components
 
+import "bytes"
+
 // ChunkPos is the position of a chunk in chunk coordinates: chunk (X, Y)
 // covers world pixels [X*size, (X+1)*size) x [Y*size, (Y+1)*size).
 type ChunkPos struct {
@@ -48,6 +50,7 @@ type buffer struct {
 	hold   *SharedPixels // the newest share, nil before the first
 	active bool          // hold may still need tiles
 	spare  []*tile       // tiles copied for earlier shares, for the next copies
+	data   []byte        // the game's extra data for the chunk; never written in place
 }
 
 // NewChunk returns a chunk of size x size pixels, all zero (air), with a heat layer.
@@ -145,6 +148,41 @@ func (c *Chunk) Share() *SharedPixels {
 
 // At returns the pixel at (x, y) in chunk-local coordinates.
 func (c *Chunk) At(x, y int) Pixel { return c.buf.pix[y*c.Size+x] }
+
+// Data returns the game's own extra data for the chunk (tile entities, a
+// heightmap, a biome: bytes the plugin saves and loads with the chunk's
+// pixels without looking into them), nil for none. Do not modify the
+// slice: a save may hold it. Set it with [Chunk.SetData].
+func (c *Chunk) Data() []byte {
+	if c.buf == nil {
+		return nil
+	}
+	return c.buf.data
+}
+
+// SetData replaces the chunk's extra data with a copy of data (nil or
+// empty: none; at most 16 MiB, chunkstore.MaxExtra, or the save fails) and
+// reports whether it changed. Like [Chunk.Set] it does not mark the chunk
+// dirty: call [ChunkState.MarkDirty] when it reports true, or use
+// arksave's Persistence.SetChunkData, which does both. A chunk whose only
+// change is its extra data is saved; one as generated without extra data
+// is not.
+func (c *Chunk) SetData(data []byte) bool {
+	if c.buf == nil {
+		return false
+	}
+	if len(data) == 0 {
+		data = nil
+	}
+	if bytes.Equal(c.buf.data, data) { // (both nil when empty)
+		return false
+	}
+	if data != nil {
+		data = append(make([]byte, 0, len(data)), data...)
+	}
+	c.buf.data = data
+	return true
+}
 
 // Set writes p at (x, y) in chunk-local coordinates and reports whether the
 // pixel changed. Writing the value a pixel already has copies nothing; a

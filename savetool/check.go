@@ -26,6 +26,9 @@ type CheckReport struct {
 	Stores   int                  // chunk store generations checked
 	Worlds   int                  // world files checked
 	Players  int                  // players indexes checked (each with every record it names)
+	// Types counts the chunk store entries of the current generation (or
+	// of the store file checked) by storage type.
+	Types map[chunkstore.StorageType]int
 }
 
 // OK reports whether no problem was found.
@@ -40,6 +43,8 @@ type CheckJSON struct {
 	Backups    int           `json:"backups_checked"`
 	Stores     int           `json:"store_generations_checked"`
 	Worlds     int           `json:"world_files_checked"`
+	// Types counts the chunk store entries by storage type (CheckReport.Types).
+	Types map[string]int `json:"entries_by_type,omitempty"`
 }
 
 // ProblemJSON is one problem of a [CheckJSON].
@@ -54,6 +59,12 @@ type ProblemJSON struct {
 // JSON returns the report as JSON values, for the check of path.
 func (r *CheckReport) JSON(path string) CheckJSON {
 	out := CheckJSON{Path: path, OK: r.OK(), Problems: []ProblemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds}
+	for t, n := range r.Types {
+		if out.Types == nil {
+			out.Types = map[string]int{}
+		}
+		out.Types[t.String()] = n
+	}
 	if r.Manifest != nil {
 		out.Generation = r.Manifest.Generation
 	}
@@ -135,6 +146,7 @@ func Check(path string, o Options) (*CheckReport, error) {
 		rep := chunkstore.CheckFile(fsys, path)
 		if rep.Slots > 0 {
 			r.Stores++
+			r.Types = rep.Types
 		}
 		addStoreProblems(r, name, "", rep.Problems)
 	case strings.HasSuffix(path, ".pxsd"):
@@ -346,7 +358,9 @@ func checkGeneration(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, chec
 	}
 	defer s.Close()
 	r.Stores++
-	problems := s.Check().Problems
+	rep := s.Check()
+	r.Types = rep.Types
+	problems := rep.Problems
 	problems = append(problems, dataFileProblems(d, m, s)...)
 	if openErr != nil && !slices.ContainsFunc(problems, func(p chunkstore.Problem) bool { return p.Section == chunkstore.SectionTable }) {
 		r.add(m.Chunks.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, openErr))

@@ -178,14 +178,14 @@ func ExampleRenderDir() {
 		panic(err)
 	}
 	fmt.Println(img.Bounds().Size(), "pixels of world", st.Region)
-	fmt.Printf("%d full, %d delta, %d empty, %d generated chunks, %d bodies\n", st.Full, st.Delta, st.Empty, st.Generated, st.Bodies)
+	fmt.Printf("%d full, %d palette, %d delta, %d empty, %d generated chunks, %d bodies\n", st.Full, st.Palette, st.Delta, st.Empty, st.Generated, st.Bodies)
 
 	// A region of world pixels, every world pixel 4x4 image pixels.
 	img, _, _ = savetool.RenderDir(dir, savetool.RenderOptions{Region: image.Rect(0, 0, 64, 32), Zoom: 4})
 	fmt.Println(img.Bounds().Size())
 	// Output:
 	// (96,96) pixels of world (-32,-32)-(64,64)
-	// 2 full, 3 delta, 1 empty, 3 generated chunks, 2 bodies
+	// 3 full, 1 palette, 1 delta, 1 empty, 3 generated chunks, 2 bodies
 	// (256,128)
 }
 
@@ -237,12 +237,12 @@ func ExampleInspectDir() {
 		fmt.Println("generation", g.Generation, "current:", g.Current, "chunks:", g.Chunks)
 	}
 	st := info.Stores[0]
-	fmt.Printf("%s: %d full, %d delta, %d empty, %d bodies\n", st.Name, st.Full, st.Delta, st.Empty, st.Bodies)
+	fmt.Printf("%s: %d full, %d palette, %d delta, %d empty, %d bodies\n", st.Name, st.Full, st.Palette, st.Delta, st.Empty, st.Bodies)
 	// Output:
 	// generation 3 current: true chunks: 6
 	// generation 2 current: false chunks: 4
 	// generation 1 current: false chunks: 3
-	// chunks.pxsw: 2 full, 3 delta, 1 empty, 2 bodies
+	// chunks.pxsw: 3 full, 1 palette, 1 delta, 1 empty, 2 bodies
 }
 
 func ExampleExportJSON() {
@@ -263,11 +263,11 @@ func ExampleExportJSON() {
 		fmt.Println(c.X, c.Y, c.Type, len(c.Bodies))
 	}
 	// Output:
-	// -1 -1 full 0
-	// 0 0 delta 0
+	// -1 -1 palette 0
+	// 0 0 full 0
 	// 1 0 full 0
 	// -1 1 empty 1
-	// 0 1 delta 0
+	// 0 1 full 0
 	// 1 1 delta 1
 }
 
@@ -378,7 +378,7 @@ func ExampleOpenStore() {
 	bodies, _ := s.Bodies(chunkstore.Pos{X: 1, Y: 1})
 	fmt.Printf("%+v\n", savetool.NewBodyEntry(&bodies[0]))
 	// Output:
-	// generation 3 stores map[bodies:2 delta:3 empty:1 full:2]
+	// generation 3 stores map[bodies:2 delta:1 empty:1 full:3 palette:1]
 	// {ID:4294967297 X:40 Y:40 Rotation:0 VX:0 VY:0 AngularVelocity:0 Width:3 Height:3 OriginX:1 OriginY:1 Pixels:9 Extension:0}
 }
 
@@ -420,5 +420,5 @@ func ExampleCheckReport_JSON() {
 	out, _ := json.Marshal(r.JSON("save"))
 	fmt.Println(string(out))
 	// Output:
-	// {"path":"save","ok":true,"generation":3,"problems":[],"backups_checked":2,"store_generations_checked":3,"world_files_checked":3}
+	// {"path":"save","ok":true,"generation":3,"problems":[],"backups_checked":2,"store_generations_checked":3,"world_files_checked":3,"entries_by_type":{"bodies":1,"empty":1,"full":2}}
 }

@@ -28,13 +28,15 @@ type ChunkIndex struct {
 type ChunkEntry struct {
 	X          int32       `json:"x"`
 	Y          int32       `json:"y"`
-	Type       string      `json:"type"`             // "empty", "delta", "full"; "none" when only bodies are stored
+	Type       string      `json:"type"`             // "empty", "delta", "full", "palette"; "none" when only bodies are stored
 	Offset     int64       `json:"offset,omitempty"` // of its record in the store file
 	Length     uint32      `json:"length,omitempty"` // of its record, header included
 	Stored     uint32      `json:"stored,omitempty"` // payload bytes in the file
 	Raw        uint32      `json:"raw,omitempty"`    // payload bytes decoded
 	Compressed bool        `json:"compressed,omitempty"`
 	Changed    int         `json:"changed,omitempty"` // delta chunks: pixels that differ from the generator's
+	Palette    int         `json:"palette,omitempty"` // palette chunks: distinct pixels
+	Extra      int         `json:"extra,omitempty"`   // bytes of the game's extra data for the chunk
 	Bodies     []BodyEntry `json:"bodies,omitempty"`
 	Error      string      `json:"error,omitempty"` // the record or the body block does not read
 }
@@ -98,10 +100,10 @@ func IndexOf(s *chunkstore.Store, name string) *ChunkIndex {
 			if ri, err := s.RecordInfo(e.Handle); err != nil {
 				c.Error = err.Error()
 			} else {
-				c.Stored, c.Raw, c.Compressed = ri.Stored, ri.Raw, ri.Compressed
-				if e.Type == chunkstore.Delta {
+				c.Stored, c.Raw, c.Compressed, c.Extra = ri.Stored, ri.Raw, ri.Compressed, ri.Extra
+				if e.Type == chunkstore.Delta || e.Type == chunkstore.Palette {
 					if raw, _, err := s.ReadRaw(e.Pos); err == nil {
-						c.Changed = len(raw.Delta)
+						c.Changed, c.Palette = len(raw.Delta), len(raw.Palette)
 					} else {
 						c.Error = err.Error()
 					}

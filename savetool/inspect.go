@@ -63,6 +63,7 @@ type StoreInfo struct {
 	Empty            int     `json:"empty"`
 	Delta            int     `json:"delta"`
 	Full             int     `json:"full"`
+	Palette          int     `json:"palette"`
 	BodyBlocks       int     `json:"body_blocks"` // chunks with pixel bodies or regional entities
 	Bodies           int     `json:"bodies"`
 	Sections         int     `json:"sections"`     // entity sections of the chunks' regional entities
@@ -219,7 +220,7 @@ func describeStore(st *StoreInfo, s *chunkstore.Store) {
 	st.FileBytes = stats.FileSize
 	st.ChunkSize, st.TileSize, st.Seed, st.GeneratorVersion = cfg.ChunkSize, cfg.TileSize, cfg.Seed, s.GeneratorVersion()
 	st.Axes = s.Axes()
-	st.Chunks, st.Empty, st.Delta, st.Full, st.BodyBlocks = stats.Chunks, stats.Empty, stats.Delta, stats.Full, stats.BodyBlocks
+	st.Chunks, st.Empty, st.Delta, st.Full, st.Palette, st.BodyBlocks = stats.Chunks, stats.Empty, stats.Delta, stats.Full, stats.Palette, stats.BodyBlocks
 	st.RecordBytes, st.TableBytes, st.DeadBytes = stats.RecordBytes, stats.TableBytes, stats.DeadBytes
 	if stats.FileSize > 0 {
 		st.DeadRatio = float64(stats.DeadBytes) / float64(stats.FileSize)

@@ -33,8 +33,8 @@ type RenderOptions struct {
 	// for small chunks and close looks; 0 means 1.
 	Zoom int
 	// Grid draws chunk borders: dim lines between chunks, and around each
-	// stored chunk a border by its storage type (Full orange, Delta cyan,
-	// Empty white, damaged red).
+	// stored chunk a border by its storage type (Full orange, Palette
+	// violet, Delta cyan, Empty white, damaged red).
 	Grid bool
 	// NoBodies leaves the stored pixel bodies out; by default they are
 	// drawn over the chunks at their saved transform.
@@ -47,6 +47,7 @@ type RenderStats struct {
 	Scale     int             // world pixels per image pixel, on a side
 	Full      int             // stored chunks drawn, by type
 	Delta     int
+	Palette   int
 	Empty     int
 	Generated int // unstored chunks drawn from the Generator
 	Unstored  int // unstored chunks drawn hatched (no Generator)
@@ -64,7 +65,7 @@ var (
 	damagedB   = rgb(0x60, 0x10, 0x10)
 	gridColour = color.RGBA{0, 0, 0, 0x50}
 	borders    = map[chunkstore.StorageType]color.RGBA{
-		chunkstore.Full: rgb(0xff, 0x9a, 0x1f), chunkstore.Delta: rgb(0x2f, 0xe0, 0xf0), chunkstore.Empty: rgb(0xff, 0xff, 0xff),
+		chunkstore.Full: rgb(0xff, 0x9a, 0x1f), chunkstore.Palette: rgb(0xb0, 0x5c, 0xff), chunkstore.Delta: rgb(0x2f, 0xe0, 0xf0), chunkstore.Empty: rgb(0xff, 0xff, 0xff),
 	}
 )
 
@@ -231,6 +232,9 @@ func chunkPixels(s *chunkstore.Store, pos chunkstore.Pos, gen chunkstore.Generat
 		clear(pix)
 	case raw.Type == chunkstore.Full:
 		st.Full++
+		copy(pix, raw.Pixels)
+	case raw.Type == chunkstore.Palette:
+		st.Palette++
 		copy(pix, raw.Pixels)
 	default:
 		st.Delta++

@@ -84,8 +84,8 @@ type StoreSource struct {
 
 // Counts are what a chunk store generation holds.
 type Counts struct {
-	Chunks, Empty, Delta, Full int
-	BodyBlocks, Bodies         int
+	Chunks, Empty, Delta, Full, Palette int
+	BodyBlocks, Bodies                  int
 }
 
 // Loss is a chunk or body set a repair could not keep as saved.
@@ -771,7 +771,7 @@ func (r *repairer) scanLoss(src *chunkstore.Store) *scanLoss {
 		}
 		var k lossKey
 		switch rec.Kind {
-		case chunkstore.RecordFull, chunkstore.RecordDelta:
+		case chunkstore.RecordFull, chunkstore.RecordDelta, chunkstore.RecordPalette:
 			k = lossKey{rec.Pos, false}
 		case chunkstore.RecordBodies:
 			k = lossKey{rec.Pos, true}
@@ -1026,7 +1026,7 @@ func countPixels(ls []Loss) int {
 
 func countsOf(s *chunkstore.Store) Counts {
 	st := s.Stats()
-	c := Counts{Chunks: st.Chunks, Empty: st.Empty, Delta: st.Delta, Full: st.Full, BodyBlocks: st.BodyBlocks}
+	c := Counts{Chunks: st.Chunks, Empty: st.Empty, Delta: st.Delta, Full: st.Full, Palette: st.Palette, BodyBlocks: st.BodyBlocks}
 	s.Entries(func(e chunkstore.Entry) bool {
 		if e.Type == chunkstore.BodyBlock {
 			b, _ := s.Bodies(e.Pos)

@@ -35,7 +35,14 @@ type Chunk struct {
 	Pos     components.ChunkPos
 	Buf     *components.SharedPixels // the pixels at the snapshot, by reference
 	Version uint64                   // the chunk's ChunkState.Version when taken
+	// Data is the chunk's extra data when taken ([components.Chunk.Data]:
+	// replaced, never written in place, so held by reference), nil for none.
+	Data []byte
 }
+
+// ChunkExtra returns the chunk's extra data, as the chunk store's
+// [chunkstore.ExtraSource].
+func (c Chunk) ChunkExtra() []byte { return c.Data }
 
 // ReadPixels copies the chunk's pixels as they were at the snapshot into
 // dst, as the chunk store's [chunkstore.PixelSource]: the writer reads each

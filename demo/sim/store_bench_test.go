@@ -11,6 +11,7 @@ import (
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/sim"
 	"github.com/arksave/arksave/demo/terrain"
+	"github.com/arksave/arksave/internal/benchenc"
 )
 
 // demoSave runs the demo headless with its scripted player for ticks ticks
@@ -132,4 +133,52 @@ func TestDemoSaveNotMostlyDead(t *testing.T) {
 		t.Fatalf("the demo's store is %d of %d bytes dead; files %+v", dead, size, s.Files())
 	}
 	t.Logf("%d of %d bytes dead (%.1f%%)", dead, size, 100*float64(dead)/float64(size))
+}
+
+// BenchmarkPalette_DemoTerrain stores chunks of the demo's terrain in two
+// stores, one choosing records as stores of format 2 did (a delta under
+// 75% changed, else full) and one the smallest of delta, palette and full,
+// and loads them at random, alternating between the stores so that both
+// see the same machine load: bytes per chunk, load time and their ratios.
+// "save": the chunks of the demo's save after 30 s of its scripted player;
+// "terrain-whole": demo terrain kept whole (a store without the
+// generator); "painted": demo terrain chunks a player painted.
+func BenchmarkPalette_DemoTerrain(b *testing.B) {
+	const size = 512
+	cfg := chunkstore.Options{ChunkSize: size, TileSize: 32, Seed: 1, Generator: terrain.Generator{}, Layers: components.DefaultLayers()}
+	demoChunks := func(paint bool) []benchenc.Chunk {
+		var chunks []benchenc.Chunk
+		for i := range 8 {
+			p := chunkstore.Pos{X: int32(i - 4), Y: int32(i % 3)}
+			pix := make([]uint32, size*size)
+			terrain.Generator{}.Generate(p.X, p.Y, 1, pix)
+			if paint {
+				benchenc.Paint(pix, size, uint64(i))
+			}
+			chunks = append(chunks, benchenc.Chunk{Pos: p, Pix: pix})
+		}
+		return chunks
+	}
+	b.Run("save", func(b *testing.B) {
+		src := storeOf(b, demoSave(b, 1800))
+		defer src.Close()
+		var chunks []benchenc.Chunk
+		src.Entries(func(e chunkstore.Entry) bool {
+			if e.Type != chunkstore.BodyBlock && e.Type != chunkstore.Empty {
+				pix := make([]uint32, size*size)
+				if _, err := src.Get(e.Pos, pix); err != nil {
+					b.Fatal(err)
+				}
+				chunks = append(chunks, benchenc.Chunk{Pos: e.Pos, Pix: pix})
+			}
+			return true
+		})
+		benchenc.Compare(b, cfg, chunks)
+	})
+	b.Run("terrain-whole", func(b *testing.B) {
+		whole := cfg
+		whole.Generator = nil
+		benchenc.Compare(b, whole, demoChunks(false))
+	})
+	b.Run("painted", func(b *testing.B) { benchenc.Compare(b, cfg, demoChunks(true)) })
 }

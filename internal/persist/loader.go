@@ -14,6 +14,7 @@ type loadResult struct {
 	epoch    uint64
 	pos      components.ChunkPos
 	pix      []uint32
+	data     []byte // the chunk's extra data
 	stored   bool
 	block    chunkstore.EntityBlock // bodies and entity sections
 	chunkErr error                  // the stored record was damaged; pix was generated instead
@@ -140,7 +141,8 @@ func (l *loader) run() {
 func (l *loader) read(pos components.ChunkPos) loadResult {
 	r := loadResult{pos: pos, pix: make([]uint32, l.size*l.size)}
 	sp := snapshot.StorePos(pos)
-	stored, err := l.writer.Get(sp, r.pix)
+	stored, data, err := l.writer.GetExtra(sp, r.pix)
+	r.data = data
 	if err != nil {
 		r.chunkErr = err
 		stored = false

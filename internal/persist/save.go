@@ -202,11 +202,11 @@ func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
 	for q.Next() {
 		pos, ch, st := q.Get()
 		if st.IsDirty() {
-			snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: *pos, Buf: ch.Share(), Version: st.Version})
+			snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: *pos, Buf: ch.Share(), Version: st.Version, Data: ch.Data()})
 		}
 	}
 	for pos, p := range r.pendingChunks {
-		snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: p.chunk.Share(), Version: p.version})
+		snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: p.chunk.Share(), Version: p.version, Data: p.chunk.Data()})
 	}
 	if snap.Entities, err = r.entitySets(r.flush); err != nil {
 		return nil, err

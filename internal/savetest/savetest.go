@@ -66,6 +66,9 @@ func Open(dir string, load bool) (*Game, error) {
 		// made before backups had stores of their own, which the tools'
 		// tests read; backups with stores of their own are tested apart.
 		Autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: MaxBackups, BackupCopyEvery: -1},
+		// Delta and Full records where Build says so, as format 2 chose
+		// them: the damage tests flip bytes of each kind.
+		ChunkEncoding: chunkstore.EncodeDeltaFull,
 	}.Install(w)
 	if err != nil {
 		return nil, err

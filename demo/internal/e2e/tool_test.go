@@ -179,7 +179,7 @@ var damages = []struct {
 		s := openStore(t, dir)
 		var h chunkstore.Handle
 		s.Entries(func(e chunkstore.Entry) bool {
-			if e.Type == chunkstore.Delta || e.Type == chunkstore.Full {
+			if e.Type == chunkstore.Delta || e.Type == chunkstore.Full || e.Type == chunkstore.Palette {
 				h = e.Handle
 			}
 			return h.IsZero()
@@ -359,7 +359,7 @@ func contents(t *testing.T, dir string) map[chunkstore.Pos]string {
 		raw, ok, err := s.ReadRaw(p)
 		must(t, err)
 		if ok {
-			fmt.Fprint(h, raw.Type, raw.Delta, raw.Pixels)
+			fmt.Fprint(h, raw.Type, raw.Delta, raw.Pixels, raw.Extra)
 		}
 		bodies, err := s.Bodies(p)
 		must(t, err)

@@ -1,0 +1,41 @@
+package persist
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/components"
+)
+
+// ErrChunkNotLoaded is returned by SetChunkData and ChunkData for a chunk
+// that is not loaded.
+var ErrChunkNotLoaded = errors.New("arksave: the chunk is not loaded")
+
+// SetChunkData replaces the extra data of the loaded chunk at pos with a
+// copy of data, and marks the chunk dirty when that changed it.
+func (r *Runtime) SetChunkData(pos components.ChunkPos, data []byte) error {
+	if len(data) > chunkstore.MaxExtra {
+		return fmt.Errorf("arksave: SetChunkData(%v): %d bytes, at most %d", pos, len(data), chunkstore.MaxExtra)
+	}
+	e, ok := r.index.Get(pos)
+	if !ok || !r.chunkMap.HasAll(e) {
+		return fmt.Errorf("%w: SetChunkData(%v)", ErrChunkNotLoaded, pos)
+	}
+	_, ch, st := r.chunkMap.Get(e)
+	if ch.SetData(data) {
+		st.MarkDirty()
+	}
+	return nil
+}
+
+// ChunkData returns the extra data of the loaded chunk at pos (nil for
+// none); the slice is the chunk's, not to be modified.
+func (r *Runtime) ChunkData(pos components.ChunkPos) ([]byte, error) {
+	e, ok := r.index.Get(pos)
+	if !ok || !r.chunkMap.HasAll(e) {
+		return nil, fmt.Errorf("%w: ChunkData(%v)", ErrChunkNotLoaded, pos)
+	}
+	_, ch, _ := r.chunkMap.Get(e)
+	return ch.Data(), nil
+}
