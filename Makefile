@@ -7,7 +7,7 @@ GO       ?= go
 # (go.dev/issue/75804). 20,000 inputs take 2-3 s per target here.
 FUZZTIME ?= 20000x
 BENCH    ?= .
-PKGS      = ./... ./demo/... ./bench/... ./arktools/...
+PKGS      = ./... ./demo/... ./bench/... ./arktools/... ./jetstream/...
 
 .PHONY: all deps demo test fmt vet core unit fuzz fuzz-long bench bench-capacity clean
 

@@ -1,7 +1,6 @@
 package arksave_test
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/killtest"
 	"github.com/arksave/arksave/savetool"
 	"github.com/arksave/arksave/vfs"
 )
@@ -41,19 +40,14 @@ func TestKillChild(t *testing.T) {
 	_, err := os.Stat(filepath.Join(dir, autosave.ManifestName))
 	g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: err == nil, radius: 1, prepare: registerPlayers})
 	g.settle(t)
-	fmt.Println("ready")
-	for {
+	killtest.Child(func() (uint64, uint64) {
 		gen := g.pers.Generation() + 1
 		g.mutate(t, gen)
-		d := g.digest(t)
-		fmt.Printf("begin %d %x\n", gen, d)
-		res := g.pers.SaveNow()
-		if res.Err != nil || res.Generation != gen {
-			fmt.Printf("error generation %d: %v\n", res.Generation, res.Err)
-			os.Exit(1)
-		}
-		fmt.Printf("done %d %x\n", gen, d)
-	}
+		return gen, g.digest(t)
+	}, func() (uint64, error) {
+		r := g.pers.SaveNow()
+		return r.Generation, r.Err
+	})
 }
 
 // mutate changes the world in a way that depends on the generation: the
@@ -184,74 +178,31 @@ func TestKillDuringSaves(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "save")
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	var lastGen, lastDigest uint64
+	var acked killtest.Acked
 	midSave := 0
 	for i := 0; i < kills; i++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), killEnv+"="+dir)
-		out, err := cmd.StdoutPipe()
-		must(t, err)
 		cmd.Stderr = os.Stderr
-		must(t, cmd.Start())
-		lines := make(chan string, 1024)
-		go func() {
-			sc := bufio.NewScanner(out)
-			for sc.Scan() {
-				lines <- sc.Text()
-			}
-			close(lines)
-		}()
-		// Wait until the child runs, then kill it at a random instant.
-		if l, ok := <-lines; !ok || l != "ready" {
-			cmd.Wait()
-			t.Fatalf("kill %d: child did not start: %q", i, l)
-		}
-		time.Sleep(time.Duration(rng.IntN(40000)) * time.Microsecond)
-		must(t, cmd.Process.Kill())
-
-		begun, done := map[uint64]uint64{}, uint64(0)
-		var last string
-		for l := range lines {
-			last = l
-			f := strings.Fields(l)
-			if len(f) != 3 {
-				t.Fatalf("kill %d: child said %q", i, l)
-			}
-			g, _ := strconv.ParseUint(f[1], 10, 64)
-			d, _ := strconv.ParseUint(f[2], 16, 64)
-			switch f[0] {
-			case "begin":
-				begun[g] = d
-			case "done":
-				done = g
-				lastGen, lastDigest = g, d
-			}
-		}
-		// Only now: Wait closes the pipe, and lines still unread would be lost.
-		cmd.Wait()
-		if strings.HasPrefix(last, "begin") {
+		said := killtest.Kill(t, cmd, time.Duration(rng.IntN(40000))*time.Microsecond)
+		if said.MidSave {
 			midSave++
 		}
+		acked.Heard(said)
 
 		// The directory is intact and loads a generation that is the last one
 		// that returned, or the one being saved at the kill.
-		if r, err := savetool.Check(dir, savetool.Options{}); (err != nil || !r.OK()) && lastGen > 0 {
+		if r, err := savetool.Check(dir, savetool.Options{}); (err != nil || !r.OK()) && acked.Gen > 0 {
 			t.Fatalf("kill %d: checker: %v %v", i, err, r)
 		}
 		g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: true, create: true, radius: 1, prepare: registerPlayers})
 		g.settle(t)
 		gen, d := g.pers.Generation(), g.digest(t)
 		g.pers.Close()
-		switch {
-		case gen == 0 && lastGen == 0: // killed before the first save returned or began
-		case gen == lastGen && d == lastDigest:
-		case begun[gen] != 0 && gen == lastGen+1 && d == begun[gen]:
-			lastGen, lastDigest = gen, d // the save completed just before the kill
-		default:
-			t.Fatalf("kill %d: loaded generation %d (digest %x); last returned %d (%x), %d was begun (%x); done this run: %d",
-				i, gen, d, lastGen, lastDigest, gen, begun[gen], done)
+		if err := acked.Judge(said, gen, d); err != nil {
+			t.Fatalf("kill %d: %v", i, err)
 		}
 	}
-	t.Logf("%d kills, %d of them during a save; %d generations committed", kills, midSave, lastGen)
+	t.Logf("%d kills, %d of them during a save; %d generations committed", kills, midSave, acked.Gen)
 	expect(t, midSave > kills/4, "only %d of %d kills hit a save in progress", midSave, kills)
 }

@@ -1,9 +1,12 @@
 package arksave
 
 import (
+	"errors"
+
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave/internal/persist"
+	"github.com/arksave/arksave/vfs"
 )
 
 // Persistence is the resource through which a game saves and loads on
@@ -11,7 +14,8 @@ import (
 // [Plugin.Install]. Call its methods from the game loop's goroutine,
 // between ticks (not while a query is being iterated).
 type Persistence struct {
-	rt *persist.Runtime
+	rt  *persist.Runtime
+	loc *vfs.Location // the location Plugin.Dir opened (a connection), closed with the Persistence
 }
 
 // Save asks for a save at the next tick and returns its handle; the game
@@ -162,9 +166,12 @@ func (p *Persistence) RegionStats() RegionStats { return p.rt.RegionStats() }
 
 // Close waits for a running save (and the copy of the chunk store that
 // follows it for its backup, AutosaveConfig.BackupCopyEvery) and releases
-// the save directory. It does not save: call SaveNow first if the game
-// wants a final save.
-func (p *Persistence) Close() error { return p.rt.Close() }
+// the save directory (and the connection its location opened). It does
+// not save: call SaveNow first if the game wants a final save.
+func (p *Persistence) Close() error {
+	err := p.rt.Close()
+	return errors.Join(err, p.loc.Close())
+}
 
 // SaveHandle tracks one requested save. Several requests made while a save
 // is running share the next save and its handle.

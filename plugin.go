@@ -73,10 +73,14 @@ const (
 // [Persistence.SaveNow] (after a scheduler's run too) and then calls
 // [Persistence.Close].
 type Plugin struct {
-	// Dir is the save directory. Required. The plugin holds it (a lock
-	// file, see autosave.LockName) from Install to Persistence.Close: a
-	// second Install on it, in this process or another, fails with
-	// ErrLocked.
+	// Dir is the save's location. Required. A path is a save directory; a
+	// location with a scheme is a save kept by the backend registered for
+	// it (see vfs.Register): "nats://host:4222/<world>" is a world in NATS
+	// JetStream once the program imports github.com/arksave/arksave/jetstream.
+	// The plugin holds the save (a lock file, see autosave.LockName; a
+	// lease on JetStream) from Install to Persistence.Close: a second
+	// Install on it, in this process or another, fails with ErrLocked.
+	// With FS set, Dir is a path in FS.
 	Dir string
 	// Load continues the save in Dir: Install loads it. A Dir that does
 	// not exist or holds no save is an error matching ErrNoSave (a
@@ -204,6 +208,8 @@ type Plugin struct {
 // checked, in the one value Install passes down.
 type settings struct {
 	fs    vfs.FS
+	dir   string        // Dir as a path in fs
+	loc   *vfs.Location // what resolving Dir opened; nil with Plugin.FS
 	codec *worldCodec
 	rt    persist.Config
 }
@@ -238,9 +244,14 @@ func (p Plugin) resolve() (settings, error) {
 		}
 		locs = append(locs, pos.locator())
 	}
-	fsys := p.FS
+	fsys, dir := p.FS, p.Dir
+	var loc *vfs.Location
 	if fsys == nil {
-		fsys = vfs.OS
+		var err error
+		if loc, err = vfs.OpenLocation(p.Dir); err != nil {
+			return settings{}, fmt.Errorf("arksave: Plugin.Dir: %w", err)
+		}
+		fsys, dir = loc.FS, loc.Path
 	}
 	layers := p.Layers
 	if layers == nil && p.PersistMask == 0 {
@@ -249,6 +260,8 @@ func (p Plugin) resolve() (settings, error) {
 	codec := newWorldCodec(p.WorldOptions)
 	return settings{
 		fs:    fsys,
+		dir:   dir,
+		loc:   loc,
 		codec: codec,
 		rt: persist.Config{
 			Writer: autosave.Options{
@@ -322,6 +335,16 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 	if err != nil {
 		return nil, err
 	}
+	systems, err := p.install(w, s)
+	if err != nil {
+		s.loc.Close()
+		return nil, err
+	}
+	return systems, nil
+}
+
+func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
+	p.Dir = s.dir
 	load := p.Load || p.LoadOrCreate
 	if p.Load && !p.LoadOrCreate {
 		// Look before creating or locking anything: a mistyped directory
@@ -385,7 +408,7 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 	if err != nil {
 		return nil, err
 	}
-	addResource(w, &Persistence{rt: rt})
+	addResource(w, &Persistence{rt: rt, loc: s.loc})
 	if hasSave && load {
 		if err := rt.Adopt(p.Dir, world, fb); err != nil {
 			rt.Close()

@@ -273,7 +273,8 @@ func (d *Dir) Stale() bool {
 	m, err := d.readManifest()
 	cur := d.man.Load()
 	if err != nil || cur == nil {
-		return (err == nil) != (cur == nil)
+		// Stale unless the manifest was unusable then and is now.
+		return err == nil || cur != nil
 	}
 	return !bytes.Equal(m.encode(), cur.encode())
 }
@@ -608,14 +609,20 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		return nil, written, fmt.Errorf("autosave: sync save directory: %w", err)
 	}
 	if err := d.rename(tmp, ManifestName); err != nil {
-		return nil, written, fmt.Errorf("autosave: commit manifest: %w", err)
+		// On a file system over a network a rename whose answer was lost may
+		// still have happened: read the manifest back before calling it failed.
+		if cur, rerr := d.readManifest(); rerr != nil || bytes.Equal(cur.encode(), mdata) {
+			d.reload()
+			return nil, written, &uncertainError{fmt.Errorf("autosave: commit manifest: %w", err)}
+		}
+		return nil, written, d.lockLost(fmt.Errorf("autosave: commit manifest: %w", err))
 	}
 	if err := d.fs.SyncDir(d.path); err != nil {
 		// The rename may or may not be durable: the outcome is unknown until
 		// the directory is read again, so report failure. The caller's next
 		// save writes generation gen+1 over whichever is current.
 		d.reload()
-		return nil, written, &uncertainError{fmt.Errorf("autosave: sync save directory after commit: %w", err)}
+		return nil, written, &uncertainError{d.lockLost(fmt.Errorf("autosave: sync save directory after commit: %w", err))}
 	}
 	prev := d.man.Swap(m)
 	d.manErr = nil

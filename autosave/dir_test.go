@@ -180,6 +180,37 @@ func TestManifestCorruptionDetected(t *testing.T) {
 	}
 }
 
+// A reader's Dir is stale when the manifest changed since it opened: a new
+// generation, a manifest that appeared (or became readable), one that went
+// away; not while it stays unreadable.
+func TestStale(t *testing.T) {
+	mem := vfs.NewMem()
+	d, err := autosave.OpenDir(mem, "/save")
+	must(t, err)
+	must(t, commit(d, 1, 0))
+	good, err := vfs.ReadFile(mem, "/save/manifest")
+	must(t, err)
+	ro, err := autosave.OpenDirReadOnly(mem, "/save")
+	must(t, err)
+	expect(t, !ro.Stale(), "a reader is stale with nothing changed")
+	must(t, commit(d, 2, 0))
+	expect(t, ro.Stale(), "a reader of generation 1 is not stale at generation 2")
+
+	must(t, vfs.WriteFileAtomic(mem, "/save/manifest", good[:len(good)/2]))
+	ro, err = autosave.OpenDirReadOnly(mem, "/save")
+	must(t, err)
+	expect(t, ro.Manifest() == nil, "a torn manifest was read")
+	expect(t, !ro.Stale(), "a reader is stale while the manifest stays torn")
+	must(t, vfs.WriteFileAtomic(mem, "/save/manifest", good))
+	expect(t, ro.Stale(), "a reader of a torn manifest is not stale once it is whole again")
+
+	ro, err = autosave.OpenDirReadOnly(mem, "/save")
+	must(t, err)
+	must(t, mem.Remove("/save/manifest"))
+	expect(t, ro.Stale(), "a reader is not stale once the manifest went away")
+	must(t, d.Close())
+}
+
 func TestWorldCorruptionDetected(t *testing.T) {
 	mem := vfs.NewMem()
 	d, err := autosave.OpenDir(mem, "/save")

@@ -39,13 +39,43 @@ func (h Holder) String() string {
 
 // LockedError is the error of a save directory another holder has locked.
 // It matches [ErrLocked] with errors.Is.
+//
+// On a backend whose lock is a lease (NATS JetStream), a writer can lose
+// the lock while it runs: paused or cut off until its lease expired, after
+// which another program took the save over. Every later change of the
+// writer then fails with a LockedError whose Lost is set, naming the new
+// holder (nil when nobody took it yet), and wrapping the file system's
+// error: the writer never commits again until it opens the save anew.
 type LockedError struct {
 	Dir    string
 	Holder *Holder // nil when the lock file does not say (yet)
+	Lost   bool    // this writer held the lock and lost it
+	Err    error   // the file system's error, for a lost lock
 }
 
 func (e *LockedError) Error() string {
+	if e.Lost {
+		who := e.Who()
+		if e.Holder == nil {
+			who = "nobody yet (the lock expired while this program could not renew it)"
+		}
+		return fmt.Sprintf("autosave: this program lost the lock of save %s, now held by %s: it can no longer save there; open the save again to continue from its newest generation", e.Dir, who)
+	}
 	return fmt.Sprintf("autosave: save directory %s is in use by %s; close that first or use another directory (arksave inspect, check, render and export read it while it runs)", e.Dir, e.Who())
+}
+
+// Unwrap returns the file system's error of a lost lock.
+func (e *LockedError) Unwrap() error { return e.Err }
+
+// lockLost turns the error of a change the file system refused because
+// another holder has the lock now (vfs.ErrLocked from a write: a lease
+// that was taken over) into a *LockedError naming that holder.
+func (d *Dir) lockLost(err error) error {
+	var le *LockedError
+	if err == nil || !errors.Is(err, vfs.ErrLocked) || errors.As(err, &le) {
+		return err
+	}
+	return &LockedError{Dir: d.path, Holder: readHolder(d.fs, filepath.Join(d.path, LockName)), Lost: true, Err: err}
 }
 
 // Who describes the holder: "demo (pid 4242 on host box, since ...)", and
@@ -56,7 +86,7 @@ func (e *LockedError) Who() string {
 		return "another program (its lock file does not name it)"
 	}
 	who := h.String()
-	if host, _ := os.Hostname(); h.PID == os.Getpid() && h.Host == host {
+	if host, _ := os.Hostname(); h.PID == os.Getpid() && h.Host == host && !e.Lost {
 		who += ", this process: the save directory is already open in it (a second Plugin.Install, or a Persistence not closed)"
 	}
 	return who

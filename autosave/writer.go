@@ -69,6 +69,8 @@ type Writer struct {
 	players *Players // the committed players index; nil without players
 	name    string   // the store's file name within dir
 	fresh   bool     // store is a new world's that no commit has named yet
+	// storeErr is why store is nil: a failed save could not reopen it.
+	storeErr error
 
 	// use is held while the writer goroutine uses the store between saves
 	// (a compaction step), so that Switch and Continue wait for it.
@@ -865,6 +867,10 @@ func (w *Writer) run(j Job) (res *Result) {
 	var markp *chunkstore.Mark // set once the store is marked: a panic after it reverts the store too
 	committing := false        // set once the manifest may be replaced
 	defer func() {
+		// A change refused because the lock was lost names the new holder.
+		res.Err = dir.lockLost(res.Err)
+	}()
+	defer func() {
 		if p := recover(); p != nil {
 			if committing {
 				// The manifest may have been renamed into place: read what
@@ -887,7 +893,10 @@ func (w *Writer) run(j Job) (res *Result) {
 		store = w.store
 		w.mu.RUnlock()
 		if store == nil {
-			res.Err = fmt.Errorf("autosave: chunk store %s in %s cannot be reopened after an earlier failure", name, dir.Path())
+			w.mu.RLock()
+			why := w.storeErr
+			w.mu.RUnlock()
+			res.Err = fmt.Errorf("autosave: chunk store %s in %s cannot be reopened after an earlier failure: %w", name, dir.Path(), why)
 			return res
 		}
 	}
@@ -1161,10 +1170,10 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 	if err != nil {
 		// The disk refuses even that; keep the closed store's place with a
 		// store that reopens on the next save attempt.
-		w.store = nil
+		w.store, w.storeErr = nil, err
 		return
 	}
-	w.store, w.name = s, name
+	w.store, w.name, w.storeErr = s, name, nil
 }
 
 func countBodies(sets []snapshot.EntitySet) int {

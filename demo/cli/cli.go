@@ -19,11 +19,16 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/demo/sim"
+	"github.com/arksave/arksave/vfs"
+
+	// -save nats://host:4222/<world> keeps the world in NATS JetStream.
+	_ "github.com/arksave/arksave/jetstream"
 )
 
 // Options are the demo's command-line flags.
 type Options struct {
-	Save        string        // save directory
+	Save        string        // save directory, or a world in NATS JetStream (nats://host:4222/<world>)
+	Wait        time.Duration // how long to wait for another program that holds the save to let go
 	Seed        uint64        // world seed
 	Autosave    time.Duration // autosave interval; 0 turns it off
 	Headless    bool          // no window: scripted player, JSON stats
@@ -47,7 +52,8 @@ func Parse(args []string, stderr io.Writer) (Options, error) {
 	var o Options
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.Save, "save", DefaultSaveDir(), "save directory")
+	fs.StringVar(&o.Save, "save", DefaultSaveDir(), "save directory, or a world in NATS JetStream: nats://[user:password@]host:4222/<world>[?lease=10s&creds=file&tls_ca=file]")
+	fs.DurationVar(&o.Wait, "wait", 0, "wait up to this long for the program that plays the world in -save to let go of it (with -load: take the world over once a killed one's lease expires)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "world seed")
 	fs.DurationVar(&o.Autosave, "autosave", 30*time.Second, "autosave interval (0 turns autosave off)")
 	fs.BoolVar(&o.Headless, "headless", false, "run without a window: scripted player, one JSON line of stats at the end (without a display: go run ./demo/headless)")
@@ -73,8 +79,8 @@ func Parse(args []string, stderr io.Writer) (Options, error) {
 	if o.Chunk < 64 || o.Chunk > 2048 || o.Chunk%64 != 0 {
 		return o, fmt.Errorf("demo: -chunk %d: must be a multiple of 64 between 64 and 2048", o.Chunk)
 	}
-	if o.Autosave < 0 || o.Backups < 0 {
-		return o, fmt.Errorf("demo: -autosave and -backups must not be negative")
+	if o.Autosave < 0 || o.Backups < 0 || o.Wait < 0 {
+		return o, fmt.Errorf("demo: -autosave, -backups and -wait must not be negative")
 	}
 	if o.Zoom < 1 || o.Zoom > 8 {
 		return o, fmt.Errorf("demo: -zoom %d: must be 1..8", o.Zoom)
@@ -116,7 +122,7 @@ func (o Options) Config(viewW, viewH int) sim.Config {
 		Seed: o.Seed, ChunkSize: o.Chunk, ViewW: viewW, ViewH: viewH,
 		Save: sim.SaveConfig{
 			Dir: o.Save, Load: o.Load, Autosave: o.Autosave,
-			MaxBackups: o.Backups, PauseDuringSave: o.PauseSaving,
+			MaxBackups: o.Backups, PauseDuringSave: o.PauseSaving, LockTimeout: o.Wait,
 		},
 	}
 }
@@ -128,6 +134,7 @@ func (o Options) Config(viewW, viewH int) sim.Config {
 func Headless(o Options, stdout, stderr io.Writer) int {
 	stop, release := OnSignal(stderr)
 	defer release()
+	Waiting(stderr, o)
 	_, err := sim.RunHeadless(sim.HeadlessOptions{
 		Config: o.Config(640, 360), Ticks: o.Ticks, Out: stdout, Stop: stop,
 		Started: func(s *sim.Sim) { Ready(stderr, s) },
@@ -142,7 +149,19 @@ func Headless(o Options, stdout, stderr io.Writer) int {
 // Ready tells on w that the world runs and where it saves: the line a
 // person (or a test) waits for before interrupting the demo.
 func Ready(w io.Writer, s *sim.Sim) {
-	fmt.Fprintf(w, "demo: playing; saving to %s (generation %d); Ctrl-C saves and exits, -load continues this world next time\n", s.Persistence.Dir(), s.Persistence.Generation())
+	where := s.Persistence.Dir()
+	if vfs.Scheme(s.Config.Save.Dir) != "" {
+		where = vfs.Redact(s.Config.Save.Dir) // the world's location, not its name on the server
+	}
+	fmt.Fprintf(w, "demo: playing; saving to %s (generation %d); Ctrl-C saves and exits, -load continues this world next time\n", where, s.Persistence.Generation())
+}
+
+// Waiting tells on w, with -wait, that the demo may wait for another
+// program to let go of the world before it plays.
+func Waiting(w io.Writer, o Options) {
+	if o.Wait > 0 {
+		fmt.Fprintf(w, "demo: opening %s; if another program plays it, waiting up to %v for it to let go\n", vfs.Redact(o.Save), o.Wait)
+	}
 }
 
 // OnSignal returns a channel that is closed at the first SIGINT (Ctrl-C)

@@ -29,7 +29,7 @@ func TestParseDefaults(t *testing.T) {
 }
 
 func TestParseRejects(t *testing.T) {
-	for _, args := range [][]string{{"-chunk", "100"}, {"-chunk", "4096"}, {"-zoom", "0"}, {"-autosave", "-1s"}, {"-backups", "-1"}, {"extra"}, {"-nosuchflag"}} {
+	for _, args := range [][]string{{"-chunk", "100"}, {"-chunk", "4096"}, {"-zoom", "0"}, {"-autosave", "-1s"}, {"-backups", "-1"}, {"-wait", "-1s"}, {"extra"}, {"-nosuchflag"}} {
 		if _, err := cli.Parse(args, io.Discard); err == nil {
 			t.Errorf("%v: want an error", args)
 		}
@@ -41,13 +41,13 @@ func TestParseRejects(t *testing.T) {
 
 // The run's configuration carries the save settings to arksave.
 func TestConfig(t *testing.T) {
-	o, err := cli.Parse([]string{"-save", "/w", "-load", "-autosave", "2s", "-backups", "3", "-pause-saving", "-seed", "9", "-chunk", "256"}, io.Discard)
+	o, err := cli.Parse([]string{"-save", "/w", "-load", "-autosave", "2s", "-backups", "3", "-pause-saving", "-seed", "9", "-chunk", "256", "-wait", "1m"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := o.Config(640, 360)
 	s := c.Save
-	if s.Dir != "/w" || !s.Load || s.Autosave != 2*time.Second || s.MaxBackups != 3 || !s.PauseDuringSave || c.Seed != 9 || c.ChunkSize != 256 {
+	if s.Dir != "/w" || !s.Load || s.Autosave != 2*time.Second || s.MaxBackups != 3 || !s.PauseDuringSave || c.Seed != 9 || c.ChunkSize != 256 || s.LockTimeout != time.Minute {
 		t.Fatalf("config from the flags: %+v", c)
 	}
 	o, _ = cli.Parse([]string{"-autosave", "0"}, io.Discard)

@@ -81,6 +81,7 @@ func New(o cli.Options, s *sim.Sim, log io.Writer) *Game {
 // Run builds the world (a new one in -save, or its last save with -load),
 // opens the window and plays until it is closed; closing saves once more.
 func Run(o cli.Options) error {
+	cli.Waiting(os.Stderr, o)
 	s, err := sim.New(o.Config(ScreenW, ScreenH))
 	if err != nil {
 		return err

@@ -10,9 +10,11 @@ import (
 
 // SaveConfig is how a world is saved: the cli builds it from the flags.
 type SaveConfig struct {
-	// Dir is the save directory. Without Load a new world starts there (a
-	// save it holds becomes a backup); with Load the world continues from
-	// its last save, which must exist.
+	// Dir is the save directory, or a location with a scheme that a
+	// backend the program imports registered ("nats://host:4222/<world>").
+	// Without Load a new world starts there (a save it holds becomes a
+	// backup); with Load the world continues from its last save, which
+	// must exist.
 	Dir  string
 	Load bool
 	// Autosave is the autosave interval in game time; 0 turns autosave off.
@@ -22,6 +24,11 @@ type SaveConfig struct {
 	// PauseDuringSave stops sand and bodies while a save is written
 	// (arksave's SimulationState); the camera and the tools keep working.
 	PauseDuringSave bool
+	// LockTimeout is how long to wait for another program that holds the
+	// save to let go of it (arksave's Plugin.LockTimeout): a second demo
+	// takes a world over once the first one closes it, or once a killed
+	// one's lease expires on JetStream. Zero fails at once with ErrLocked.
+	LockTimeout time.Duration
 	// FS is the file system saves go through; nil is the real one. Tests
 	// inject faults with it.
 	FS vfs.FS

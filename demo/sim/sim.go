@@ -161,13 +161,14 @@ func install(w *ecs.World, cfg Config, loaded func(*ecs.World, ecs.Entity)) (*ar
 		return nil, nil, errors.New("sim: no save directory")
 	}
 	systems, err := arksave.Plugin{
-		Dir:       sc.Dir,
-		Load:      sc.Load,
-		Overwrite: !sc.Load, // without -load the demo starts a new world there
-		ChunkSize: cfg.ChunkSize,
-		TileSize:  sand.TileSize,
-		Seed:      cfg.Seed,
-		Generator: terrain.Generator{},
+		Dir:         sc.Dir,
+		Load:        sc.Load,
+		Overwrite:   !sc.Load, // without -load the demo starts a new world there
+		LockTimeout: sc.LockTimeout,
+		ChunkSize:   cfg.ChunkSize,
+		TileSize:    sand.TileSize,
+		Seed:        cfg.Seed,
+		Generator:   terrain.Generator{},
 		Autosave: &arksave.AutosaveConfig{
 			Interval:        sc.Autosave,
 			Enabled:         sc.Autosave > 0,

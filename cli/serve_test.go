@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"testing"
+)
+
+// serve prints where it serves the map, serves it, and stops when its
+// context is done (Ctrl-C).
+func TestServe(t *testing.T) {
+	dir := fresh(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", dir}, pw, io.Discard)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	must(t, err)
+	go io.Copy(io.Discard, pr)
+	m := regexp.MustCompile(`^serving the map of .* \(generation 3\) at (http://127\.0\.0\.1:\d+/)\n$`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("serve says %q", line)
+	}
+	res, err := http.Get(m[1] + "api/world")
+	must(t, err)
+	var w struct{ Generation uint64 }
+	must(t, json.NewDecoder(res.Body).Decode(&w))
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || w.Generation != 3 {
+		t.Fatalf("/api/world: %d, generation %d", res.StatusCode, w.Generation)
+	}
+	res, err = http.Get(m[1])
+	must(t, err)
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	expectContains(t, string(page), "<title>arksave map</title>", "/app.js")
+	cancel()
+	must(t, <-done)
+}
+
+func TestServeErrors(t *testing.T) {
+	code, _, stderr := arksave("serve")
+	expectCode(t, 2, code, stderr)
+	expectContains(t, stderr, "no save directory given")
+	code, _, stderr = arksave("serve", "--poll", "0", base)
+	expectCode(t, 2, code, stderr)
+	code, _, stderr = arksave("serve", t.TempDir())
+	expectCode(t, 1, code, stderr)
+	expectContains(t, stderr, "is not a save")
+	code, _, stderr = arksave("serve", "--addr", "127.0.0.1:99999", base)
+	expectCode(t, 1, code, stderr)
+	expectContains(t, stderr, "arksave serve:")
+}
