@@ -46,6 +46,10 @@ func RunHeadless(o HeadlessOptions) (Stats, error) {
 		default:
 		}
 	}
+	// The stats describe the world once the chunks the camera asked for
+	// have arrived (with the bodies they hold), however busy the machine
+	// was: the loader works in the background while ticks run.
+	s.Warm(10 * time.Second)
 	if o.Finished != nil {
 		o.Finished(s)
 	}
