@@ -12,14 +12,20 @@ import (
 	"github.com/arksave/arksave/savetool"
 )
 
-// inspectDir describes a save directory.
-func inspectDir(path string, asJSON bool, stdout, stderr io.Writer) error {
-	loc, err := openLocation(path)
+// inspectLocation opens the save at location (a directory or a registered
+// scheme) and describes it.
+func inspectLocation(location string) (*savetool.DirInfo, error) {
+	loc, err := openLocation(location)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer loc.Close()
-	d, err := savetool.InspectDir(loc.Path, savetool.Options{FS: loc.FS})
+	return savetool.InspectDir(loc.Path, savetool.Options{FS: loc.FS})
+}
+
+// inspectDir describes a save directory.
+func inspectDir(path string, asJSON bool, stdout, stderr io.Writer) error {
+	d, err := inspectLocation(path)
 	if err != nil {
 		return err
 	}

@@ -33,12 +33,7 @@ func runMigrate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if dry {
-		loc, err := openLocation(dir)
-		if err != nil {
-			return err
-		}
-		defer loc.Close()
-		d, err := savetool.InspectDir(loc.Path, savetool.Options{FS: loc.FS})
+		d, err := inspectLocation(dir)
 		if err != nil {
 			return err
 		}
