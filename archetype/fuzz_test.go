@@ -65,8 +65,11 @@ func FuzzDecode(f *testing.F) {
 		if err := archetype.Encode(&again, w, opts...); err != nil {
 			t.Fatalf("re-encoding: %v", err)
 		}
-		if !bytes.Equal(data, again.Bytes()) {
-			t.Fatalf("re-encoded %d bytes differ from the %d decoded", again.Len(), len(data))
+		// Decode reads one file from a stream: bytes after the header's file
+		// size are not the file's (a caller's next data), so they are not compared.
+		file := data[:min(uint64(len(data)), info.Header.FileSize)]
+		if !bytes.Equal(file, again.Bytes()) {
+			t.Fatalf("re-encoded %d bytes differ from the %d decoded", again.Len(), len(file))
 		}
 	})
 }
