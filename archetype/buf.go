@@ -2,7 +2,6 @@ package archetype
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -119,6 +118,7 @@ type streamWriter struct {
 	w   io.Writer     // the destination, or nil when appending to b
 	bw  *bufio.Writer // non-nil when w is buffered
 	b   []byte        // the destination of AppendEncode, with room for the whole file
+	nt  bool          // b is large: copy into it with non-temporal stores (streamCopy)
 	off int64
 	crc uint32
 	err error
@@ -132,13 +132,11 @@ type grower interface {
 	Grow(n int)
 }
 
-// newStreamWriter writes a file of size bytes to w. A bytes.Buffer or another writer that can
-// grow is grown once to hold the whole file and written to without a buffer between.
+// newStreamWriter writes a file of size bytes to w. A writer that can grow is grown once to hold
+// the whole file and written to without a buffer between. (A bytes.Buffer does not come here:
+// [Encode] fills its memory in place, through fillBuffer.)
 func newStreamWriter(w io.Writer, size int) *streamWriter {
 	switch g := w.(type) {
-	case *bytes.Buffer:
-		reserve(g, size)
-		return &streamWriter{w: w}
 	case grower:
 		g.Grow(size)
 		return &streamWriter{w: w}
@@ -149,8 +147,13 @@ func newStreamWriter(w io.Writer, size int) *streamWriter {
 
 // newAppendWriter appends a file of size bytes to dst, which is reallocated at most once.
 func newAppendWriter(dst []byte, size int) *streamWriter {
-	return &streamWriter{b: growRaw(dst, size)}
+	return &streamWriter{b: growRaw(dst, size), nt: size >= streamMin}
 }
+
+// streamMin is the file size from which writes into memory bypass the CPU's cache: a file of
+// megabytes does not stay in the cache anyway, and an ordinary copy would first read every
+// destination cache line from memory. Smaller files are left in the cache for their reader.
+const streamMin = 1 << 20
 
 // write writes p and adds it to the running CRC.
 func (s *streamWriter) write(p []byte) {
@@ -176,14 +179,22 @@ func (s *streamWriter) writeKnown(p []byte, crc uint32) {
 // that the copy finds the bytes in the CPU's cache.
 const sumChunk = 16 << 10
 
-// writeSum writes p, adds it to the running CRC and returns its own CRC32C. Into memory, each
-// chunk of p is checksummed and then copied while it is in the cache, which spares a pass over
-// memory; through a buffer, the whole of p is checksummed first so that the buffer passes it
-// on in one write.
+// writeSum writes p, adds it to the running CRC and returns its own CRC32C. Into a large file in
+// memory, p is checksummed and copied in one pass that bypasses the cache (crcCopy). Into other
+// memory, each chunk of p is checksummed and then copied while it is in the cache, which spares
+// a pass over memory; through a buffer, the whole of p is checksummed first so that the buffer
+// passes it on in one write.
 func (s *streamWriter) writeSum(p []byte) uint32 {
 	if s.bw != nil || len(p) == 0 {
 		c := crcOf(p)
 		s.writeKnown(p, c)
+		return c
+	}
+	if n := len(s.b); s.w == nil && s.nt && s.err == nil && cap(s.b)-n >= len(p) {
+		s.b = s.b[:n+len(p)]
+		c := crcCopy(s.b[n:], p, 0)
+		s.off += int64(len(p))
+		s.crc = crcCombine(s.crc, c, int64(len(p)))
 		return c
 	}
 	var c uint32
@@ -203,7 +214,12 @@ func (s *streamWriter) put(p []byte) {
 		return
 	}
 	if s.w == nil {
-		s.b = append(s.b, p...)
+		if n := len(s.b); s.nt && len(p) >= 1<<10 && cap(s.b)-n >= len(p) {
+			s.b = s.b[:n+len(p)]
+			streamCopy(s.b[n:], p)
+		} else {
+			s.b = append(s.b, p...)
+		}
 		s.off += int64(len(p))
 		return
 	}

@@ -1,6 +1,9 @@
 package archetype
 
-import "hash/crc32"
+import (
+	"hash/crc32"
+	"sync"
+)
 
 // Every byte of a file is covered twice: by the CRC of its section or column blob and by the
 // footer's CRC of the whole file. Computing both over the same bytes would read them twice, so the
@@ -56,3 +59,42 @@ func crcCombine(crc1, crc2 uint32, n int64) uint32 {
 
 // crcOf is the CRC32C of p.
 func crcOf(p []byte) uint32 { return crc32.Checksum(p, castagnoli) }
+
+// crcBlock is the length of each of the three interleaved blocks crcCopy checksums at once
+// (a power of two, so that its shift operator is one of zeroOps).
+const crcBlock = 8 << 10
+
+// A shiftTable advances a raw CRC-32C over a fixed number of zero bytes, one table per byte of
+// the CRC: the operator is linear, so the four lookups XOR to the result.
+type shiftTable [4][256]uint32
+
+func (t *shiftTable) apply(crc uint32) uint32 {
+	return t[0][byte(crc)] ^ t[1][byte(crc>>8)] ^ t[2][byte(crc>>16)] ^ t[3][crc>>24]
+}
+
+func newShiftTable(op *[32]uint32) *shiftTable {
+	t := new(shiftTable)
+	for k := range t {
+		for b := range 256 {
+			t[k][b] = matTimes(op, uint32(b)<<(8*k))
+		}
+	}
+	return t
+}
+
+// blockShifts returns the operators over one and two of crcCopy's blocks, built on first use.
+var blockShifts = sync.OnceValues(func() (one, two *shiftTable) {
+	const _ = uint(crcBlock - 1<<13) // crcBlock is 2^13 bytes
+	return newShiftTable(&zeroOps[13]), newShiftTable(&zeroOps[14])
+})
+
+// crcCopyPortable copies src to the start of dst with streamCopy and returns
+// crc32.Update(crc, castagnoli, src), checksumming each piece just before it is copied.
+func crcCopyPortable(dst, src []byte, crc uint32) uint32 {
+	for i := 0; i < len(src); i += sumChunk {
+		p := src[i:min(len(src), i+sumChunk)]
+		crc = crc32.Update(crc, castagnoli, p)
+		streamCopy(dst[i:], p)
+	}
+	return crc
+}

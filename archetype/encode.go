@@ -41,14 +41,51 @@ func Encode(w io.Writer, world *ecs.World, opts ...Option) error {
 	if err != nil {
 		return err
 	}
+	if b, ok := w.(*bytes.Buffer); ok {
+		return fillBuffer(b, e, size)
+	}
 	sw := newStreamWriter(w, size)
 	if err := e.write(sw); err != nil {
-		if b, ok := w.(*bytes.Buffer); ok {
-			clear(b.AvailableBuffer()[:b.Available()]) // no byte of new memory stays unwritten
-		}
 		return err
 	}
 	return sw.flush()
+}
+
+// fillBuffer writes the file of size bytes into buf's own memory, as AppendEncode writes into
+// a slice: buf grows once, and the file is encoded straight into its spare capacity through
+// ReadFrom, the one way a bytes.Buffer lets a writer fill its memory in place. Writing through
+// buf.Write instead would copy every byte a second time.
+func fillBuffer(buf *bytes.Buffer, e *plan, size int) error {
+	reserve(buf, max(size, bytes.MinRead)) // ReadFrom asks for MinRead bytes of room
+	f := &filler{e: e, size: size}
+	if _, err := buf.ReadFrom(f); err != nil {
+		clear(buf.AvailableBuffer()[:buf.Available()]) // no byte of new memory stays unwritten
+		return err
+	}
+	return nil
+}
+
+// filler is the reader through which fillBuffer encodes a file into a bytes.Buffer's memory:
+// its first Read writes the whole file into the slice it is given.
+type filler struct {
+	e    *plan
+	size int
+	done bool
+}
+
+func (f *filler) Read(p []byte) (int, error) {
+	if f.done {
+		return 0, io.EOF
+	}
+	f.done = true
+	if len(p) < f.size { // reserve gave room for the file: a bytes.Buffer that does otherwise is not the standard library's
+		return 0, fmt.Errorf("archetype: bytes.Buffer offered %d bytes for a file of %d", len(p), f.size)
+	}
+	sw := newAppendWriter(p[:0], f.size)
+	if err := f.e.write(sw); err != nil {
+		return 0, err
+	}
+	return len(sw.b), io.EOF
 }
 
 // AppendEncode appends the PECS file of the world to dst and returns the extended slice, as

@@ -15,15 +15,33 @@ type plainWriter struct{ b []byte }
 func (w *plainWriter) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
 
 // Every destination gets the same file: a plain writer, a bytes.Buffer (empty, holding bytes,
-// partly read), a strings.Builder, and AppendEncode's slice (nil, with a prefix, with room).
+// partly read), a strings.Builder, and AppendEncode's slice (nil, with a prefix, with room). A
+// world of megabytes takes the path that copies around the CPU's cache into memory.
 func TestEncodeDestinationsAgree(t *testing.T) {
-	w := richWorld()
-	want := encode(t, w)
-	ts := archetype.Timestamp(testTime)
+	for _, c := range []struct {
+		name  string
+		world *ecs.World
+	}{{"small", richWorld()}, {"large", largeWorld(80_000)}} {
+		t.Run(c.name, func(t *testing.T) { checkDestinations(t, c.world) })
+	}
+}
 
+// largeWorld is richWorld with n more entities of Position and Velocity.
+func largeWorld(n int) *ecs.World {
+	w := richWorld()
+	ecs.NewMap2[Position, Velocity](w).NewBatchFn(n, func(e ecs.Entity, p *Position, v *Velocity) {
+		*p = Position{float64(e.ID()), -1}
+		*v = Velocity{0.5, float64(e.ID() % 7)}
+	})
+	return w
+}
+
+func checkDestinations(t *testing.T, w *ecs.World) {
+	ts := archetype.Timestamp(testTime)
 	var plain plainWriter
 	expectNoError(t, archetype.Encode(&plain, w, ts), "Encode into a plain writer")
-	expectBytes(t, want, plain.b, "plain writer")
+	want := plain.b
+	decode(t, want)
 
 	var empty bytes.Buffer
 	expectNoError(t, archetype.Encode(&empty, w, ts), "Encode into a bytes.Buffer")
@@ -34,6 +52,11 @@ func TestEncodeDestinationsAgree(t *testing.T) {
 	held.Next(2) // read "ab"
 	expectNoError(t, archetype.Encode(held, w, ts), "Encode into a bytes.Buffer holding bytes")
 	expectBytes(t, append([]byte("cdef"), want...), held.Bytes(), "bytes.Buffer holding unread bytes")
+
+	drained := bytes.NewBufferString("xy")
+	drained.Next(2) // read all: the buffer is empty but not reset
+	expectNoError(t, archetype.Encode(drained, w, ts), "Encode into a drained bytes.Buffer")
+	expectBytes(t, want, drained.Bytes(), "drained bytes.Buffer")
 
 	var sb strings.Builder
 	expectNoError(t, archetype.Encode(&sb, w, ts), "Encode into a strings.Builder")
