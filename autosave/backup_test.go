@@ -3,7 +3,9 @@ package autosave_test
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/vfs"
@@ -143,4 +145,48 @@ func TestBackupCopyFails(t *testing.T) {
 		must(t, b.w.Close())
 		expectGeneration(t, mem, 3)
 	}
+}
+
+// TestWaitIdle: WaitIdle returns the save's result like Wait, but only once
+// the copy of the chunk store that follows the save has ended; with nothing
+// submitted it returns nil at once.
+func TestWaitIdle(t *testing.T) {
+	gate := make(chan struct{})
+	var once sync.Once
+	blocked := make(chan struct{})
+	fsys := &vfs.Faulty{FS: vfs.NewMem(), Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
+		if strings.Contains(name, autosave.BackupDir+"/chunks-") {
+			once.Do(func() { close(blocked) })
+			<-gate // the copy waits for the test
+		}
+		return nil
+	})}
+	b := &backupSaver{t: t, fsys: fsys, every: 1, max: 1}
+	b.open()
+	release := sync.OnceFunc(func() { close(gate) })
+	defer b.w.Close()
+	defer release() // before Close, which waits for the copy, should the test fail
+	expect(t, b.w.WaitIdle() == nil, "WaitIdle with nothing submitted")
+	expect(t, b.w.Submit(autosave.Job{Snap: snapAt(1), MaxBackups: b.max, BackupCopyEvery: b.every}), "busy")
+	r := b.w.Wait()
+	expect(t, r != nil && r.Err == nil && r.Generation == 1, "save 1: result %+v", r)
+	<-blocked // the copy has started and waits
+
+	idle := make(chan *autosave.Result)
+	go func() { idle <- b.w.WaitIdle() }()
+	select {
+	case <-idle:
+		t.Fatal("WaitIdle returned while the backup copy was still running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	expect(t, <-idle == nil, "WaitIdle after Wait took the result")
+	_, err := fsys.FS.Stat("/save/" + autosave.CopiedChunksName(1))
+	must(t, err)
+
+	expect(t, b.w.Submit(autosave.Job{Snap: snapAt(2), MaxBackups: b.max, BackupCopyEvery: b.every}), "busy")
+	r = b.w.WaitIdle()
+	expect(t, r != nil && r.Err == nil && r.Generation == 2, "save 2: WaitIdle's result %+v", r)
+	_, err = fsys.FS.Stat("/save/" + autosave.CopiedChunksName(2))
+	must(t, err)
 }

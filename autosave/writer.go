@@ -99,6 +99,12 @@ type Writer struct {
 	log    *slog.Logger // never nil: a silent one when Options.Logger is
 	closed bool
 	done   chan struct{}
+
+	// after counts the jobs submitted whose work after the save (the backup
+	// copy, compaction steps) has not ended; WaitIdle waits for it to be 0.
+	afterMu   sync.Mutex
+	afterDone *sync.Cond
+	after     int
 }
 
 // OpenWriter opens the save directory at dir for writing (OpenDir: taking
@@ -127,6 +133,7 @@ func NewWriter(d *Dir, opts Options) (*Writer, error) {
 	// channel: Submit never blocks the game loop.
 	w := &Writer{jobs: make(chan Job, 1), results: make(chan *Result, 1), done: make(chan struct{}), recordEstimate: defaultRecordEstimate,
 		log: logger(opts.Logger)}
+	w.afterDone = sync.NewCond(&w.afterMu)
 	opts.Store.FS = &vfs.Counting{FS: opts.FS, Count: w.countBytes}
 	w.opts = opts
 	store, name, err := w.openStoreOf(d, opts.Fresh)
@@ -257,8 +264,25 @@ func (w *Writer) Submit(j Job) bool {
 	w.pmu.Lock()
 	w.progress.Store(0)
 	w.pmu.Unlock()
+	w.afterMu.Lock()
+	w.after++
+	w.afterMu.Unlock()
 	w.jobs <- j
 	return true
+}
+
+// WaitIdle waits, as Wait does, for a running save and takes its result,
+// then also for the work the writer goroutine does after it: the copy of the
+// chunk store for the backup (Job.BackupCopyEvery) and compaction steps.
+// Once it returns, the writer uses no CPU or disk until the next Submit.
+func (w *Writer) WaitIdle() *Result {
+	r := w.Wait()
+	w.afterMu.Lock()
+	for w.after > 0 {
+		w.afterDone.Wait()
+	}
+	w.afterMu.Unlock()
+	return r
 }
 
 // Seed returns the world seed of the chunk store in use.
@@ -575,6 +599,10 @@ func (w *Writer) loop() {
 			w.copyBackup(j, r.Generation)
 		}
 		w.compact()
+		w.afterMu.Lock()
+		w.after--
+		w.afterDone.Broadcast()
+		w.afterMu.Unlock()
 	}
 }
 

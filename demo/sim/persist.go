@@ -123,9 +123,11 @@ func (p *Persistence) account() {
 
 // WaitIdle lets a running save finish and accounts for it, without
 // ticking the world and without starting another save, however short the
-// autosave interval.
+// autosave interval; it also waits for the writer's work after the save
+// (the backup copy, compaction), so that nothing of the save runs once it
+// returns.
 func (p *Persistence) WaitIdle() {
-	p.p.Wait()
+	p.p.WaitIdle()
 	p.account()
 }
 

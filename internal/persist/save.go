@@ -155,6 +155,16 @@ func (r *Runtime) WaitSave() *autosave.Result {
 	return res
 }
 
+// WaitIdle is WaitSave, and then it also waits for the writer's work after
+// the save (the backup copy of the chunk store, compaction steps).
+func (r *Runtime) WaitIdle() *autosave.Result {
+	res := r.writer.WaitIdle()
+	if res != nil {
+		r.apply(res)
+	}
+	return res
+}
+
 // SaveNow saves synchronously on the calling goroutine, which must be the
 // game loop's, between ticks: it waits for a running save, takes a
 // snapshot and waits for its commit. Use it for a final save on exit; in
