@@ -79,7 +79,11 @@ type commitWriter struct {
 }
 
 func newCommitWriter(files *fileSet, id header, limit, at int64) *commitWriter {
-	return &commitWriter{files: files, id: id, limit: limit, flushed: at, dictAdds: map[uint64]Handle{}}
+	cw := &commitWriter{files: files, id: id, limit: limit, flushed: at, dictAdds: map[uint64]Handle{}}
+	if b, ok := commitBufs.Get().(*[]byte); ok {
+		cw.buf = *b
+	}
+	return cw
 }
 
 func (cw *commitWriter) end() int64 { return cw.flushed + int64(len(cw.buf)) }
@@ -108,10 +112,21 @@ func (cw *commitWriter) append(rec []byte) Handle {
 		return Handle{}
 	}
 	h := Handle{cw.end(), uint32(len(rec))}
-	cw.buf = append(cw.buf, rec...)
-	if len(cw.buf) >= commitFlushBytes {
+	if len(cw.buf)+len(rec) > commitFlushBytes {
+		// Write what the buffer holds first, so that it never grows past
+		// commitFlushBytes, and a record as large bypasses it.
 		cw.flush()
+		if len(rec) >= commitFlushBytes {
+			cw.writeThrough(rec)
+			return h
+		}
 	}
+	if n := len(cw.buf) + len(rec); n > cap(cw.buf) {
+		// Grow by doubling as append does, but never past commitFlushBytes,
+		// so that release keeps the buffer.
+		cw.buf = append(make([]byte, 0, min(commitFlushBytes, max(n, 2*cap(cw.buf)))), cw.buf...)
+	}
+	cw.buf = append(cw.buf, rec...)
 	return h
 }
 
@@ -170,6 +185,15 @@ func (cw *commitWriter) seal(end int64) {
 	if err != nil {
 		cw.err = err
 	}
+}
+
+// writeThrough writes rec, which the buffer does not hold, at the end of
+// what is written; the buffer must be empty.
+func (cw *commitWriter) writeThrough(rec []byte) {
+	saved := cw.buf
+	cw.buf = rec
+	cw.flush()
+	cw.buf = saved[:0]
 }
 
 func (cw *commitWriter) flush() {
@@ -278,6 +302,7 @@ func (s *Store) begin() (Mark, error) {
 
 func (s *Store) commit(b *Batch, st CommitStats, start time.Time) (CommitStats, error) {
 	cw := s.newWriter()
+	defer cw.release()
 	muts, err := s.writeRecords(b, cw, &st)
 	if err != nil {
 		return st, err
@@ -288,6 +313,19 @@ func (s *Store) commit(b *Batch, st CommitStats, start time.Time) (CommitStats, 
 // newWriter returns a writer that appends where the next commit goes.
 func (s *Store) newWriter() *commitWriter {
 	return newCommitWriter(s.files, s.hdr, s.cfg.DataFileSize, s.w)
+}
+
+// commitBufs holds the write buffers of finished commits and compactions
+// for the next: a save then does not allocate one again, garbage that a
+// game pays for in collections while it plays.
+var commitBufs sync.Pool // *[]byte
+
+// release gives cw's buffer back to commitBufs once cw is done.
+func (cw *commitWriter) release() {
+	if b := cw.buf[:0]; cap(b) > 0 && cap(b) <= commitFlushBytes {
+		commitBufs.Put(&b)
+	}
+	cw.buf = nil
 }
 
 // finish completes a commit whose records cw holds: it appends the

@@ -106,6 +106,7 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 		return st, fmt.Errorf("chunkstore: compact: %w", err)
 	}
 	cw := s.newWriter()
+	defer cw.release()
 	if n := fileOf(cw.flushed); fresh || evict[n] {
 		// The newest file is emptied too: start the next one.
 		cw.flushed = storeOffset(n+1, dataHeaderSize)
@@ -486,6 +487,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 	}()
 	id := s.hdr
 	cw := newCommitWriter(files, id, s.cfg.DataFileSize, storeOffset(1, dataHeaderSize))
+	defer cw.release()
 	type at struct {
 		st  *Store
 		off int64

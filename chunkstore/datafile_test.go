@@ -557,3 +557,43 @@ func TestFaultsDuringCompactFile(t *testing.T) {
 		expectOneOf(t, disk.Crash(0, nil), cfg, next).Close()
 	})
 }
+
+// A commit writes its records through a buffer of at most 4 MiB that the
+// next commit reuses: records that fill it past that (1 MiB each, half
+// random) are written in pieces, and a record larger than the buffer (a
+// random 1024x1024 chunk, 4 MiB) is written past it; all read back
+// exactly, over two commits and a reopen.
+func TestCommitBufferAndLargeRecords(t *testing.T) {
+	const size = 1024
+	mem := vfs.NewMem()
+	cfg := testConfig(mem)
+	cfg.ChunkSize, cfg.TileSize, cfg.DataFileSize = size, 32, 0
+	s := create(t, cfg)
+	m := newModel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 2 {
+		b := s.NewBatch()
+		for i := range 9 {
+			pix := make([]uint32, size*size)
+			n := len(pix) / 4 // about 1 MiB of random pixels
+			if i%4 == 3 {
+				n = len(pix) // the whole chunk: a record over 4 MiB
+			}
+			for j := range n {
+				pix[j] = rng.Uint32()
+			}
+			m.putChunk(b, chunkstore.Pos{X: int32(i), Y: int32(round)}, pix)
+		}
+		st := commit(t, s, b)
+		expect(t, st.RecordBytes > 10<<20, "round %d: %d record bytes", round, st.RecordBytes)
+		if d := m.diff(s, size, ^uint32(0)); d != "" {
+			t.Fatalf("round %d: %s", round, d)
+		}
+	}
+	s = reopen(t, s, cfg)
+	defer s.Close()
+	if d := m.diff(s, size, ^uint32(0)); d != "" {
+		t.Fatalf("after reopening: %s", d)
+	}
+	mustCheck(t, s)
+}
