@@ -31,9 +31,12 @@ fmt:
 vet:
 	$(GO) vet $(PKGS)
 
-## core: the library module on its own, as a game's CI builds it: no go.work, no cgo, no X11 headers.
+## core: the library module on its own, as a game's CI builds it: no go.work, no cgo, no X11 headers;
+## also for 32-bit x86 and for arm64 (the code without amd64 assembly).
 core:
 	GOWORK=off CGO_ENABLED=0 $(GO) vet ./...
+	GOWORK=off CGO_ENABLED=0 GOARCH=386 $(GO) vet ./...
+	GOWORK=off CGO_ENABLED=0 GOARCH=arm64 $(GO) vet ./...
 
 unit:
 	$(GO) test -race -timeout 20m $(PKGS)

@@ -38,6 +38,9 @@ type AllKinds struct {
 	In  Target
 }
 
+// Values wider than 32 bits for int and uint fields: a 32-bit host keeps their low bits.
+var wideI, wideU = int64(-5 << 33), uint64(1 << 60)
+
 // swapWorld is the rich world plus entities of every plain-old-data kind.
 func swapWorld() *ecs.World {
 	w := richWorld()
@@ -46,8 +49,8 @@ func swapWorld() *ecs.World {
 	parent := m.NewEntity(&AllKinds{}, &Position{})
 	for i := range 9 {
 		k := AllKinds{
-			B: i%2 == 1, I8: -int8(i), I16: -300 * int16(i), I32: -70000 * int32(i), I64: -1 << (40 + i), I: -5 << 33,
-			U8: uint8(200 + i), U16: 0xBEEF, U32: 0xDEADBEEF - uint32(i), U64: 0x0123456789ABCDEF, U: 1 << 60, P: 0xABCD,
+			B: i%2 == 1, I8: -int8(i), I16: -300 * int16(i), I32: -70000 * int32(i), I64: -1 << (40 + i), I: int(wideI),
+			U8: uint8(200 + i), U16: 0xBEEF, U32: 0xDEADBEEF - uint32(i), U64: 0x0123456789ABCDEF, U: uint(wideU), P: 0xABCD,
 			F32: 1.5 + float32(i), F64: -2.25e100, C64: complex(3, -float32(i)), C128: complex(1e-300, 7),
 			E: parent, Mat: [2][2]int16{{1, -2}, {0x1234, int16(i)}}, In: Target{E: parent, W: 0.125},
 		}

@@ -10,7 +10,7 @@ import (
 func TestMsgpackSize(t *testing.T) {
 	long := strings.Repeat("x", 70000)
 	values := []any{
-		nil, true, false, 0, 127, -1, -33, 200, 70000, 1 << 40, -1 << 40, float32(1.5), 2.5,
+		nil, true, false, 0, 127, -1, -33, 200, 70000, int64(1 << 40), int64(-1 << 40), float32(1.5), 2.5,
 		"", "short", strings.Repeat("y", 40), strings.Repeat("z", 300), long,
 		[]byte{}, []byte("bin"), bytes.Repeat([]byte{1}, 300), bytes.Repeat([]byte{2}, 70000),
 		[]int{1, 2, 3}, make([]int, 20), make([]int, 70000),

@@ -169,7 +169,7 @@ func resolveNameDepth(name string, depth int) (reflect.Type, bool) {
 			return nil, false
 		}
 		e, ok := resolveNameDepth(name[end+1:], depth+1)
-		if !ok || e.Size() != 0 && uintptr(n) > (1<<32)/e.Size() {
+		if !ok || e.Size() != 0 && uint64(n) > (1<<32)/uint64(e.Size()) {
 			return nil, false
 		}
 		return reflect.ArrayOf(n, e), true

@@ -90,7 +90,7 @@ func appendSchema(b []byte, t reflect.Type, depth int) ([]byte, bool) {
 	}
 	switch t.Kind() {
 	case reflect.Array:
-		if t.Len() > math.MaxUint32 {
+		if uint64(t.Len()) > math.MaxUint32 {
 			return b, false
 		}
 		w.u8(kindArray)

@@ -3,6 +3,7 @@ package chunkstore
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -561,7 +562,10 @@ func (s *Store) put(rec []byte, cw *commitWriter, st *CommitStats) (Handle, bool
 	return h, false
 }
 
-// encodeParallel encodes items on up to Options.Workers goroutines.
+// encodeParallel encodes items on up to Options.Workers goroutines. After
+// each item a worker yields the processor: on a machine of few cores, a game
+// goroutine waiting for one (its tick preempted) then gets it within one
+// chunk's compression, not after the scheduler's 10 ms time slice.
 func (s *Store) encodeParallel(items []workItem) {
 	workers := min(s.cfg.Workers, len(items))
 	for len(s.encoders) < workers {
@@ -570,6 +574,7 @@ func (s *Store) encodeParallel(items []workItem) {
 	if workers <= 1 {
 		for i := range items {
 			s.encodeItem(s.encoders[0], &items[i])
+			runtime.Gosched()
 		}
 		return
 	}
@@ -593,6 +598,7 @@ func (s *Store) encodeParallel(items []workItem) {
 					return
 				}
 				s.encodeItem(e, &items[i])
+				runtime.Gosched()
 			}
 		}(s.encoders[w])
 	}

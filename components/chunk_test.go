@@ -22,7 +22,7 @@ func expect(t *testing.T, ok bool, format string, args ...any) {
 func pattern(size int) []components.Pixel {
 	pix := make([]components.Pixel, size*size)
 	for i := range pix {
-		pix[i] = components.Pixel(i*2654435761 + 1)
+		pix[i] = components.Pixel(uint32(i)*2654435761 + 1)
 	}
 	return pix
 }
