@@ -192,7 +192,10 @@
 //
 // Encode gathers everything before the first byte, so it knows the file's size: a writer in
 // memory (a bytes.Buffer or any writer with a Grow method) and [AppendEncode]'s slice grow once,
-// to exactly that size; other writers get the file through a buffer. Encode keeps in memory
+// to exactly that size; other writers get the file through a buffer. A bytes.Buffer is filled
+// in place, through its ReadFrom. Into a file of 1 MiB or more in memory, on amd64, each column
+// is checksummed and copied in one pass with non-temporal stores, which do not read the new
+// memory into the cache before overwriting it. Encode keeps in memory
 // only the msgpack-encoded columns and resources (and with [LZ4] the compressed blobs), because
 // the archetype table gives every column's size before the data. Decode reads front to back
 // through a buffer; raw columns go straight into the world's memory, other columns pass through
