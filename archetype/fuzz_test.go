@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -68,6 +69,21 @@ func FuzzDecode(f *testing.F) {
 		// Decode reads one file from a stream: bytes after the header's file
 		// size are not the file's (a caller's next data), so they are not compared.
 		file := data[:min(uint64(len(data)), info.Header.FileSize)]
+		if strconv.IntSize != 64 {
+			// The seeds come from 64-bit hosts, whose type registry records other
+			// sizes for types with strings, slices or ints. Here the file written
+			// must read back to itself.
+			w2 := ecs.NewWorld()
+			registerAll(w2)
+			if err := archetype.Decode(bytes.NewReader(again.Bytes()), w2); err != nil {
+				t.Fatalf("decoding the re-encoded file: %v", err)
+			}
+			file = again.Bytes()
+			again.Reset()
+			if err := archetype.Encode(&again, w2, opts...); err != nil {
+				t.Fatalf("re-encoding again: %v", err)
+			}
+		}
 		if !bytes.Equal(file, again.Bytes()) {
 			t.Fatalf("re-encoded %d bytes differ from the %d decoded", again.Len(), len(file))
 		}

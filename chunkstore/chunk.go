@@ -359,7 +359,8 @@ func (cc *chunkCodec) checkDelta(raw []byte, off int64, mayBeEmpty bool) (int, e
 		return 0, fmt.Errorf("%w: delta chunk at %v: %d bytes", ErrCorrupt, loc(off), len(raw))
 	}
 	count := int(binary.LittleEndian.Uint32(raw))
-	if (count == 0 && !mayBeEmpty) || count > cc.npix || len(raw) != deltaCountSize+deltaEntrySize*count {
+	// count < 0: a 32-bit host reads a count over 2^31-1 as negative.
+	if count < 0 || (count == 0 && !mayBeEmpty) || count > cc.npix || len(raw) != deltaCountSize+deltaEntrySize*count {
 		return 0, fmt.Errorf("%w: delta chunk at %v: %d entries in %d bytes", ErrCorrupt, loc(off), count, len(raw))
 	}
 	for i, at := 0, deltaCountSize; i < count; i, at = i+1, at+deltaEntrySize {

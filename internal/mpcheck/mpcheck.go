@@ -21,7 +21,7 @@ func Size(b []byte, n, maxDepth int) (int, error) {
 	be := binary.BigEndian
 	stack := []int{n} // values left to read at each level
 	pos := 0
-	need := func(k int) bool { return k >= 0 && k <= len(b)-pos }
+	need := func(k int64) bool { return k >= 0 && k <= int64(len(b)-pos) }
 	for len(stack) > 0 {
 		top := len(stack) - 1
 		if stack[top] == 0 {
@@ -34,15 +34,15 @@ func Size(b []byte, n, maxDepth int) (int, error) {
 		}
 		c := b[pos]
 		pos++
-		skip, items := 0, 0
+		var skip, items int64 // 64 bits: a 32-bit length must not wrap on a 32-bit host
 		switch {
 		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
 		case c&0xf0 == 0x80:
-			items = 2 * int(c&0x0f)
+			items = 2 * int64(c&0x0f)
 		case c&0xf0 == 0x90:
-			items = int(c & 0x0f)
+			items = int64(c & 0x0f)
 		case c&0xe0 == 0xa0:
-			skip = int(c & 0x1f)
+			skip = int64(c & 0x1f)
 		case c == 0xca, c == 0xce, c == 0xd2:
 			skip = 4
 		case c == 0xcb, c == 0xcf, c == 0xd3:
@@ -57,28 +57,28 @@ func Size(b []byte, n, maxDepth int) (int, error) {
 			if !need(1) {
 				return 0, ErrMalformed
 			}
-			skip = 1 + int(b[pos])
+			skip = 1 + int64(b[pos])
 		case c == 0xc5 || c == 0xda || c == 0xc8: // bin16, str16, ext16
 			if !need(2) {
 				return 0, ErrMalformed
 			}
-			skip = 2 + int(be.Uint16(b[pos:]))
+			skip = 2 + int64(be.Uint16(b[pos:]))
 		case c == 0xc6 || c == 0xdb || c == 0xc9: // bin32, str32, ext32
 			if !need(4) {
 				return 0, ErrMalformed
 			}
-			skip = 4 + int(be.Uint32(b[pos:]))
+			skip = 4 + int64(be.Uint32(b[pos:]))
 		case c == 0xdc || c == 0xde: // array16, map16
 			if !need(2) {
 				return 0, ErrMalformed
 			}
-			items = int(be.Uint16(b[pos:]))
+			items = int64(be.Uint16(b[pos:]))
 			skip = 2
 		case c == 0xdd || c == 0xdf: // array32, map32
 			if !need(4) {
 				return 0, ErrMalformed
 			}
-			items = int(be.Uint32(b[pos:]))
+			items = int64(be.Uint32(b[pos:]))
 			skip = 4
 		default: // 0xc1, never used
 			return 0, ErrMalformed
@@ -92,12 +92,12 @@ func Size(b []byte, n, maxDepth int) (int, error) {
 		if !need(skip) {
 			return 0, ErrMalformed
 		}
-		pos += skip
+		pos += int(skip)
 		if items > 0 {
-			if items > len(b)-pos || len(stack) > maxDepth {
+			if items > int64(len(b)-pos) || len(stack) > maxDepth {
 				return 0, ErrMalformed
 			}
-			stack = append(stack, items)
+			stack = append(stack, int(items))
 		}
 	}
 	return pos, nil
