@@ -102,11 +102,12 @@ func Decode(r io.Reader, world *ecs.World, opts ...Option) error {
 
 // How a stored type's data gets into the world.
 const (
-	modeNone    = iota // no data: zero-sized or transient, or dropped
-	modeRaw            // raw column memory, copied as it is
-	modeMsgpack        // msgpack values of format 1.0, decoded by msgpack's reflection
-	modeValue          // msgpack values of format 2.0, decoded by the type's plan
-	modeMigrate        // old values read by name and passed to a migration
+	modeNone     = iota // no data: zero-sized or transient, or dropped
+	modeRaw             // raw column memory, copied as it is
+	modeMsgpack         // msgpack values of format 1.0, decoded by msgpack's reflection
+	modeValue           // msgpack values of format 2.0, decoded by the type's plan
+	modeMigrate         // old values read by name and passed to a migration
+	modeRelayout        // raw values of another host's layout, copied field by field (relayoutRuns)
 )
 
 // binding ties a stored type to the target world.
@@ -119,6 +120,8 @@ type binding struct {
 	mode    int
 	plan    *vplan // modeValue
 	migrate migration
+	runs    []copyRun // modeRelayout
+	stored  uint32    // modeRelayout: the stored value's size
 }
 
 // bindTypes finds each stored type in the target world and decides how its data is read.
@@ -210,12 +213,17 @@ func bindTypes(world *ecs.World, types []fileType, o *options) ([]binding, error
 					"register archetype.Migrate[%s](%d, ...)", ErrVersion, i, kind, ft.name, ft.version, current, b.typ, ft.version)
 			}
 			b.mode, b.migrate = modeMigrate, m
-		case ft.is(TypeRaw):
-			if !b.info.raw || !schemaEqual(b.info.schema, ft.schema) {
-				return nil, fmt.Errorf("%w: type registry entry %d: the memory layout of %q differs from the stored one at the same type version %d; "+
-					"raise the type version (PECSVersion or archetype.TypeVersion) and register a migration", ErrVersion, i, ft.name, ft.version)
-			}
+		case ft.is(TypeRaw) && b.info.raw && schemaEqual(b.info.schema, ft.schema):
 			b.mode = modeRaw
+		case ft.is(TypeRaw):
+			if runs, ok := relayout(ft, b); ok {
+				b.mode, b.runs, b.stored = modeRelayout, runs, ft.size
+				break
+			}
+			return nil, fmt.Errorf("%w: type registry entry %d: the memory layout of %q differs from the stored one at the same type version %d "+
+				"(stored: %d bytes, %s; here: %d bytes, %s); "+
+				"raise the type version (PECSVersion or archetype.TypeVersion) and register a migration", ErrVersion, i, ft.name, ft.version,
+				ft.size, describeSchema(ft.node), b.typ.Size(), describeLocal(b))
 		case ft.vs == nil:
 			b.mode = modeMsgpack // format 1.0
 		default:
@@ -408,6 +416,17 @@ func (d *decoder) table(i int) error {
 			continue
 		}
 		base := d.u.Get(first, b.id)
+		if b.mode == modeRelayout {
+			data, err := f.readBlob(section, c.raw, c.stored, nil)
+			if err != nil {
+				return err
+			}
+			relayoutRows(data, b.stored, base, b.typ.Size(), int(e.count), b.runs)
+			if hostBigEndian {
+				swapColumn(unsafe.Slice((*byte)(base), uintptr(e.count)*b.typ.Size()), b.info.swaps, b.typ.Size())
+			}
+			continue
+		}
 		if b.mode == modeRaw {
 			mem := unsafe.Slice((*byte)(base), c.raw)
 			if _, err := f.readBlob(section, c.raw, c.stored, mem); err != nil {
@@ -556,4 +575,37 @@ func valueError2(section string, row, off int, t reflect.Type, err error) error 
 		msg: fmt.Sprintf("archetype: %s row %d at value offset %d, field %s: %s", section, row, off, pathOf(err, t), strings.TrimPrefix(err.Error(), "archetype: ")),
 		err: err,
 	}
+}
+
+// relayout returns the runs that copy values stored as ft into the bound Go type, when the two
+// differ only in offsets and padding (relayoutRuns).
+func relayout(ft *fileType, b *binding) ([]copyRun, bool) {
+	if !b.info.raw || ft.node == nil {
+		return nil, false
+	}
+	local, err := parseSchema(b.info.schema, uint32(b.typ.Size()))
+	if err != nil {
+		return nil, false
+	}
+	return relayoutRuns(ft.node, local)
+}
+
+// describeSchema is a short description of a layout for an error message.
+func describeSchema(n *schemaNode) string {
+	if n == nil {
+		return "no layout"
+	}
+	return n.String()
+}
+
+// describeLocal describes the layout of the bound Go type.
+func describeLocal(b *binding) string {
+	if !b.info.raw {
+		return "not plain-old-data"
+	}
+	n, err := parseSchema(b.info.schema, uint32(b.typ.Size()))
+	if err != nil {
+		return "no layout"
+	}
+	return describeSchema(n)
 }

@@ -142,10 +142,14 @@
 // field by field after the Go type's layout (offsets and sizes from reflect; nested arrays and
 // structs, complex numbers as two floats, ecs.Entity as two uint32; padding untouched). The
 // entity pool is handled the same way, and values stored as msgpack never depend on the host.
-// So a file opens on any host, whichever wrote it. The schema pins the layout: Decode refuses a
-// raw column whose stored schema differs from the registered type's at the same type version
-// ([ErrVersion]); a host whose Go layout differs (a 32-bit int, another alignment) gets that
-// error for the types concerned.
+// So a file opens on any host, whichever wrote it. The schema pins the layout. When the stored
+// schema has the same fields, in the same order, of the same kinds and array lengths as the
+// registered type's, and differs only in offsets and padding (another alignment: a 64-bit host's
+// file read on a 32-bit one, where a float64 after an int32 sits at 4, not 8), Decode copies
+// each value field by field into the host's layout. Any other difference at the same type
+// version is refused ([ErrVersion], naming both layouts); an int, uint or uintptr field, whose
+// size follows the host, is such a difference between 32-bit and 64-bit hosts: use fixed-size
+// integers in components meant to move between them.
 //
 // # msgpack values
 //

@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"unsafe"
 )
 
 // A schema describes the memory layout of a plain-old-data type, so that a raw column can be
@@ -312,4 +313,84 @@ func rawFieldKey(name string, i int) string {
 		return "_" + strconv.Itoa(i)
 	}
 	return name
+}
+
+// A copyRun copies n bytes of one value from offset src in the stored layout to offset dst in
+// the host's.
+type copyRun struct{ src, dst, n uint32 }
+
+// relayoutRuns returns how to copy a value stored as s into a value laid out as l, when both
+// have the same fields (names and order), scalar kinds and array lengths and only offsets,
+// padding and sizes differ: a file written on a host of other alignment, such as a 64-bit
+// host's file read on a 32-bit host, where a float64 after an int32 sits at offset 4, not 8.
+// It reports false when the two differ in more. Adjacent bytes that stay adjacent merge into
+// one run.
+func relayoutRuns(s, l *schemaNode) ([]copyRun, bool) {
+	var runs []copyRun
+	if !relayoutNode(s, l, 0, 0, &runs) {
+		return nil, false
+	}
+	return runs, true
+}
+
+func relayoutNode(s, l *schemaNode, so, lo uint32, runs *[]copyRun) bool {
+	if s.kind != l.kind {
+		return false
+	}
+	switch s.kind {
+	case kindArray:
+		if s.length != l.length || s.length == 0 {
+			return s.length == l.length
+		}
+		// The runs of one element, apart: merged into the run before it, they would be
+		// lost for the others.
+		var elem []copyRun
+		if !relayoutNode(s.elem, l.elem, so, lo, &elem) {
+			return false
+		}
+		for i := range s.length {
+			for _, r := range elem {
+				addRun(runs, copyRun{r.src + i*s.elem.size, r.dst + i*l.elem.size, r.n})
+			}
+		}
+	case kindStruct:
+		if len(s.fields) != len(l.fields) {
+			return false
+		}
+		for i, sf := range s.fields {
+			lf := l.fields[i]
+			if sf.name != lf.name || !relayoutNode(sf.node, lf.node, so+sf.offset, lo+lf.offset, runs) {
+				return false
+			}
+		}
+	default:
+		addRun(runs, copyRun{so, lo, s.size})
+	}
+	return true
+}
+
+// addRun appends r to runs, or extends the last run when r continues it on both sides.
+func addRun(runs *[]copyRun, r copyRun) {
+	if r.n == 0 {
+		return
+	}
+	if k := len(*runs) - 1; k >= 0 {
+		if last := &(*runs)[k]; last.src+last.n == r.src && last.dst+last.n == r.dst {
+			last.n += r.n
+			return
+		}
+	}
+	*runs = append(*runs, r)
+}
+
+// relayoutRows copies count values stored back to back in data (stored bytes each) into
+// consecutive values of local bytes each starting at base, through runs.
+func relayoutRows(data []byte, stored uint32, base unsafe.Pointer, local uintptr, count int, runs []copyRun) {
+	for row := range count {
+		src := data[uint64(row)*uint64(stored):]
+		dst := unsafe.Slice((*byte)(unsafe.Add(base, uintptr(row)*local)), local)
+		for _, r := range runs {
+			copy(dst[r.dst:r.dst+r.n], src[r.src:r.src+r.n])
+		}
+	}
 }

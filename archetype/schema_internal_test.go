@@ -155,3 +155,71 @@ func TestParseSchemaRejects(t *testing.T) {
 		t.Errorf("size mismatch: got %v", err)
 	}
 }
+
+// relayoutRuns copies between layouts of the same fields and refuses any other difference:
+// a kind, a name, a field more, an array's length.
+func TestRelayoutRuns(t *testing.T) {
+	node := func(typ reflect.Type) *schemaNode {
+		t.Helper()
+		b, ok := appendSchema(nil, typ, 0)
+		n, err := parseSchema(b, uint32(typ.Size()))
+		if !ok || err != nil {
+			t.Fatalf("%v: schema %v, %v", typ, ok, err)
+		}
+		return n
+	}
+	type (
+		wide struct {
+			A int32
+			_ [4]byte
+			B float64
+		}
+		plain struct {
+			A int32
+			B float64
+		}
+		renamed struct {
+			A int32
+			C float64
+		}
+		narrow struct {
+			A int32
+			B float32
+		}
+		arr3 struct{ V [3]plain }
+		arr2 struct{ V [2]plain }
+	)
+	same := []copyRun{{0, 0, 4}, {8, 8, 12}, {24, 24, 12}, {40, 40, 8}} // the fields without padding, adjacent ones merged
+	if unsafe.Offsetof(plain{}.B) == 4 {
+		same = []copyRun{{0, 0, 36}} // a 32-bit host's: no padding
+	}
+	if runs, ok := relayoutRuns(node(reflect.TypeFor[arr3]()), node(reflect.TypeFor[arr3]())); !ok || !reflect.DeepEqual(runs, same) {
+		t.Errorf("the same layout: %v %v, want %v", runs, ok, same)
+	}
+	for _, c := range []struct{ a, b reflect.Type }{
+		{reflect.TypeFor[wide](), reflect.TypeFor[plain]()},
+		{reflect.TypeFor[plain](), reflect.TypeFor[renamed]()},
+		{reflect.TypeFor[plain](), reflect.TypeFor[narrow]()},
+		{reflect.TypeFor[arr3](), reflect.TypeFor[arr2]()},
+	} {
+		if runs, ok := relayoutRuns(node(c.a), node(c.b)); ok {
+			t.Errorf("%v into %v: runs %v, want refused", c.a, c.b, runs)
+		}
+	}
+	// A stored layout of a host that packs B right after A (at 4, as a 32-bit host does):
+	// rows of 12 bytes.
+	stored := &schemaNode{kind: kindStruct, size: 12, fields: []schemaField{
+		{name: "A", offset: 0, node: &schemaNode{kind: kindInt32, size: 4}},
+		{name: "B", offset: 4, node: &schemaNode{kind: kindFloat64, size: 8}},
+	}}
+	runs, ok := relayoutRuns(stored, node(reflect.TypeFor[plain]()))
+	if !ok {
+		t.Fatalf("packed layout refused")
+	}
+	data := []byte{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0x40}
+	got := make([]plain, 2)
+	relayoutRows(data, 12, unsafe.Pointer(&got[0]), unsafe.Sizeof(plain{}), 2, runs)
+	if got[0] != (plain{1, 1.5}) || got[1] != (plain{2, 2.5}) {
+		t.Errorf("relaid rows: %+v", got)
+	}
+}

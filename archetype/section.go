@@ -630,14 +630,20 @@ func (s *sectionDecoder) table(i int) error {
 		}
 		ft := &f.types[c.comp]
 		switch b.mode {
-		case modeRaw:
+		case modeRaw, modeRelayout:
 			size := uint64(ft.size)
 			offs := entityOffsets(b.typ)
 			for row, ent := range rows {
-				dst := unsafe.Slice((*byte)(d.u.Get(ent, b.id)), size)
-				copy(dst, data[uint64(row)*size:])
+				var dst []byte
+				if b.mode == modeRelayout {
+					relayoutRows(data[uint64(row)*size:], b.stored, d.u.Get(ent, b.id), b.typ.Size(), 1, b.runs)
+					dst = unsafe.Slice((*byte)(d.u.Get(ent, b.id)), b.typ.Size())
+				} else {
+					dst = unsafe.Slice((*byte)(d.u.Get(ent, b.id)), size)
+					copy(dst, data[uint64(row)*size:])
+				}
 				if hostBigEndian {
-					swapColumn(dst, b.info.swaps, uintptr(size))
+					swapColumn(dst, b.info.swaps, uintptr(len(dst)))
 				}
 				for _, off := range offs {
 					p := (*ecs.Entity)(unsafe.Pointer(&dst[off]))
