@@ -45,6 +45,8 @@ unit:
 	$(GO) test -run 'TestRandomTypesRoundTripOrAreRefused' ./archetype
 	@# The codec without its link to Ark's batch creation (build tag arksave_nolinkname).
 	$(GO) test -tags arksave_nolinkname ./archetype
+	@# The codecs as a 32-bit program (other int size and alignment).
+	@GO=$(GO) bash scripts/test386.sh
 
 fuzz:
 	@FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
