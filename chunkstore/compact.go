@@ -108,7 +108,13 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 	cw := s.newWriter()
 	defer cw.release()
 	if n := fileOf(cw.flushed); fresh || evict[n] {
-		// The newest file is emptied too: start the next one.
+		// The newest file is emptied too: start the next one, sealing this
+		// one at the append point first. A save that did not commit may have
+		// left bytes after it, and a file that is not the newest must end at
+		// its last record: reopened at an older generation that still uses
+		// this file (a save directory whose manifest names one), the store
+		// appends to the next file and this one is read to its end.
+		cw.seal(cw.flushed)
 		cw.flushed = storeOffset(n+1, dataHeaderSize)
 	}
 	var entries []tableEntry
