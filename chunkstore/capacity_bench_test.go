@@ -125,7 +125,7 @@ func TestBulkStore(t *testing.T) {
 
 // BenchmarkCapacity measures a store of 10,000,000 chunks beside one of
 // 1,000,000, both built once per run by bulkStore in the benchmark's temp
-// dir (a record of 35 bytes a chunk: about 0.6 GB for both with their
+// dir (a record of 39 bytes a chunk: about 0.7 GB for both with their
 // checkpoints; a minute or two to build), and reports each figure at both
 // sizes and their ratio, from the same run: opening (per chunk), the heap
 // the open store holds (per chunk), random chunk reads (10,000 a round),
@@ -141,7 +141,7 @@ func BenchmarkCapacity(b *testing.B) {
 	type store struct {
 		label string
 		n     int
-		dug   int // pixels per record: 1 makes 35-byte records, 48 about 350
+		dug   int // pixels per record: 1 makes 39-byte records, 48 about 350
 		path  string
 	}
 	all := []*store{{label: "1M", n: 1_000_000, dug: 1}, {label: "10M", n: 10_000_000, dug: 1}, {label: "1M-wide", n: 1_000_000, dug: 48}}
