@@ -25,11 +25,9 @@ type Padded struct {
 }
 
 // relayoutWorld is the world of the relayout fixtures: entities of Padded and Position, a few
-// of them removed, and the same entities in an entity section.
+// of them removed, and some of them for an entity section.
 func relayoutWorld() (*ecs.World, []ecs.Entity) {
-	w := ecs.NewWorld()
-	ecs.ComponentID[Padded](w)
-	ecs.ComponentID[Position](w)
+	w := fuzzWorld() // every test type, so that the fixtures serve FuzzDecode as seeds
 	m := ecs.NewMap2[Padded, Position](w)
 	var es []ecs.Entity
 	for i := range 40 {
@@ -76,16 +74,12 @@ func TestRelayoutAcrossHosts(t *testing.T) {
 	want, section := relayoutWorld()
 	data, err := os.ReadFile(relayoutFixture(other))
 	expectNoError(t, err, "fixture")
-	got := ecs.NewWorld()
-	ecs.ComponentID[Padded](got)
-	ecs.ComponentID[Position](got)
+	got := fuzzWorld()
 	expectNoError(t, archetype.Decode(bytes.NewReader(data), got), "Decode of "+other+"'s file")
 	expectSameWorld(t, want, got)
 
 	// The world written here is the one written there, but for the type sizes.
-	again := ecs.NewWorld()
-	ecs.ComponentID[Padded](again)
-	ecs.ComponentID[Position](again)
+	again := fuzzWorld()
 	var buf bytes.Buffer
 	expectNoError(t, archetype.Encode(&buf, got, archetype.Timestamp(testTime)), "Encode")
 	expectNoError(t, archetype.Decode(&buf, again), "Decode")
@@ -93,9 +87,7 @@ func TestRelayoutAcrossHosts(t *testing.T) {
 
 	sec, err := os.ReadFile(relayoutSection(other))
 	expectNoError(t, err, "section fixture")
-	into := ecs.NewWorld()
-	ecs.ComponentID[Padded](into)
-	ecs.ComponentID[Position](into)
+	into := fuzzWorld()
 	created, err := archetype.DecodeEntities(sec, into)
 	expectNoError(t, err, "DecodeEntities of "+other+"'s section")
 	expectEqual(t, len(section), len(created), "entities of the section")

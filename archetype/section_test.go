@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -399,6 +400,11 @@ func FuzzDecodeEntities(f *testing.F) {
 	w := ecs.NewWorld()
 	empty, _ := archetype.AppendEntities(nil, w, nil)
 	f.Add(empty)
+	for _, arch := range []string{"amd64", "386"} { // sections of either host: one is laid out anew
+		if sec, err := os.ReadFile(relayoutSection(arch)); err == nil {
+			f.Add(sec)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = archetype.ReadInfo(bytes.NewReader(data))
 		var js bytes.Buffer
@@ -406,8 +412,7 @@ func FuzzDecodeEntities(f *testing.F) {
 		if exportErr == nil && !json.Valid(js.Bytes()) {
 			t.Fatalf("ExportSectionJSON wrote invalid JSON: %s", js.Bytes())
 		}
-		dst := ecs.NewWorld()
-		registerAll(dst)
+		dst := fuzzWorld()
 		own := ecs.NewMap1[Name](dst).NewEntity(&Name{"own"})
 		refs := archetype.StableRefs(func(e ecs.Entity) (uint64, bool) { return 0, false },
 			func(uint64) ecs.Entity { return own })
