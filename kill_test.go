@@ -193,14 +193,14 @@ func TestKillDuringSaves(t *testing.T) {
 		// The directory is intact and loads a generation that is the last one
 		// that returned, or the one being saved at the kill.
 		if r, err := savetool.Check(dir, savetool.Options{}); (err != nil || !r.OK()) && acked.Gen > 0 {
-			t.Fatalf("kill %d: checker: %v %v", i, err, r)
+			t.Fatalf("kill %d: checker: %v %v %s", i, err, r, killtest.Keep(dir))
 		}
 		g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: true, create: true, radius: 1, prepare: registerPlayers})
 		g.settle(t)
 		gen, d := g.pers.Generation(), g.digest(t)
 		g.pers.Close()
 		if err := acked.Judge(said, gen, d); err != nil {
-			t.Fatalf("kill %d: %v", i, err)
+			t.Fatalf("kill %d: %v %s", i, err, killtest.Keep(dir))
 		}
 	}
 	t.Logf("%d kills, %d of them during a save; %d generations committed", kills, midSave, acked.Gen)

@@ -13,8 +13,10 @@ package killtest
 import (
 	"bufio"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -120,4 +122,40 @@ func (a *Acked) Judge(s Said, gen, digest uint64) error {
 			gen, digest, a.Gen, a.Digest, gen, s.Begun[gen])
 	}
 	return nil
+}
+
+// Keep copies the save directory dir (its regular files, in its
+// subdirectories too) to a new directory under the system's temp dir and
+// returns a sentence naming it, for the message of a failed check: the test's
+// own directory is removed when the test ends, and a failure seen once in a
+// hundred runs is worth its evidence.
+func Keep(dir string) string {
+	to, err := os.MkdirTemp("", "arksave-kill-")
+	if err != nil {
+		return "(the directory could not be kept: " + err.Error() + ")"
+	}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(to, rel), data, 0o644)
+		}
+		return nil // a link or anything else is not followed
+	})
+	if err != nil {
+		return "(the directory was kept in part at " + to + ": " + err.Error() + ")"
+	}
+	return "(the directory is kept at " + to + ")"
 }
