@@ -216,14 +216,21 @@ func bindTypes(world *ecs.World, types []fileType, o *options) ([]binding, error
 		case ft.is(TypeRaw) && b.info.raw && schemaEqual(b.info.schema, ft.schema):
 			b.mode = modeRaw
 		case ft.is(TypeRaw):
-			if runs, ok := relayout(ft, b); ok {
-				b.mode, b.runs, b.stored = modeRelayout, runs, ft.size
-				break
+			local := localSchema(b)
+			if ft.node != nil && local != nil {
+				if runs, ok := relayoutRuns(ft.node, local); ok {
+					b.mode, b.runs, b.stored = modeRelayout, runs, ft.size
+					break
+				}
+			}
+			here := "not plain-old-data"
+			if b.info.raw {
+				here = describeSchema(local)
 			}
 			return nil, fmt.Errorf("%w: type registry entry %d: the memory layout of %q differs from the stored one at the same type version %d "+
 				"(stored: %d bytes, %s; here: %d bytes, %s); "+
 				"raise the type version (PECSVersion or archetype.TypeVersion) and register a migration", ErrVersion, i, ft.name, ft.version,
-				ft.size, describeSchema(ft.node), b.typ.Size(), describeLocal(b))
+				ft.size, describeSchema(ft.node), b.typ.Size(), here)
 		case ft.vs == nil:
 			b.mode = modeMsgpack // format 1.0
 		default:
@@ -577,17 +584,16 @@ func valueError2(section string, row, off int, t reflect.Type, err error) error 
 	}
 }
 
-// relayout returns the runs that copy values stored as ft into the bound Go type, when the two
-// differ only in offsets and padding (relayoutRuns).
-func relayout(ft *fileType, b *binding) ([]copyRun, bool) {
-	if !b.info.raw || ft.node == nil {
-		return nil, false
+// localSchema returns the parsed layout of the bound Go type; nil when it is not plain-old-data.
+func localSchema(b *binding) *schemaNode {
+	if !b.info.raw {
+		return nil
 	}
-	local, err := parseSchema(b.info.schema, uint32(b.typ.Size()))
+	n, err := parseSchema(b.info.schema, uint32(b.typ.Size()))
 	if err != nil {
-		return nil, false
+		return nil
 	}
-	return relayoutRuns(ft.node, local)
+	return n
 }
 
 // describeSchema is a short description of a layout for an error message.
@@ -596,16 +602,4 @@ func describeSchema(n *schemaNode) string {
 		return "no layout"
 	}
 	return n.String()
-}
-
-// describeLocal describes the layout of the bound Go type.
-func describeLocal(b *binding) string {
-	if !b.info.raw {
-		return "not plain-old-data"
-	}
-	n, err := parseSchema(b.info.schema, uint32(b.typ.Size()))
-	if err != nil {
-		return "no layout"
-	}
-	return describeSchema(n)
 }

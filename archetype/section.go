@@ -634,12 +634,11 @@ func (s *sectionDecoder) table(i int) error {
 			size := uint64(ft.size)
 			offs := entityOffsets(b.typ)
 			for row, ent := range rows {
-				var dst []byte
+				at := d.u.Get(ent, b.id)
+				dst := unsafe.Slice((*byte)(at), b.typ.Size())
 				if b.mode == modeRelayout {
-					relayoutRows(data[uint64(row)*size:], b.stored, d.u.Get(ent, b.id), b.typ.Size(), 1, b.runs)
-					dst = unsafe.Slice((*byte)(d.u.Get(ent, b.id)), b.typ.Size())
+					relayoutRows(data[uint64(row)*size:], b.stored, at, b.typ.Size(), 1, b.runs)
 				} else {
-					dst = unsafe.Slice((*byte)(d.u.Get(ent, b.id)), size)
 					copy(dst, data[uint64(row)*size:])
 				}
 				if hostBigEndian {

@@ -30,9 +30,7 @@ import (
 // filters are dropped, as Ark's Reset does. Call it between ticks, never
 // while a query is being iterated.
 func (r *Runtime) Load(dir string) error {
-	if res := r.writer.Wait(); res != nil {
-		r.apply(res)
-	}
+	r.WaitSave()
 	data, fb, err := r.writer.ContinueIntact(dir, func(world []byte) error {
 		return r.cfg.WorldCodec.Validate(world, r.world)
 	})

@@ -147,18 +147,14 @@ func (r *Runtime) apply(res *autosave.Result) {
 
 // WaitSave waits for the running save to finish, if one runs, and applies
 // its result; it never starts a save. It returns nil when none was running.
-func (r *Runtime) WaitSave() *autosave.Result {
-	res := r.writer.Wait()
-	if res != nil {
-		r.apply(res)
-	}
-	return res
-}
+func (r *Runtime) WaitSave() *autosave.Result { return r.applied(r.writer.Wait()) }
 
 // WaitIdle is WaitSave, and then it also waits for the writer's work after
 // the save (the backup copy of the chunk store, compaction steps).
-func (r *Runtime) WaitIdle() *autosave.Result {
-	res := r.writer.WaitIdle()
+func (r *Runtime) WaitIdle() *autosave.Result { return r.applied(r.writer.WaitIdle()) }
+
+// applied applies res, when there is one, and returns it.
+func (r *Runtime) applied(res *autosave.Result) *autosave.Result {
 	if res != nil {
 		r.apply(res)
 	}
@@ -171,15 +167,11 @@ func (r *Runtime) WaitIdle() *autosave.Result {
 // play, prefer [Runtime.RequestSave], which never stalls.
 func (r *Runtime) SaveNow() *autosave.Result {
 	r.tickStall = r.copyCost()
-	if res := r.writer.Wait(); res != nil {
-		r.apply(res)
-	}
+	r.WaitSave()
 	r.requested = true
 	r.start()
 	r.state.LongestStall = max(r.state.LongestStall, r.tickStall)
-	if res := r.writer.Wait(); res != nil {
-		r.apply(res)
-	}
+	r.WaitSave()
 	return r.state.LastResult
 }
 
