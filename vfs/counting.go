@@ -1,5 +1,10 @@
 package vfs
 
+import (
+	"io"
+	"io/fs"
+)
+
 // Counting is a file system that reports the bytes read from and written
 // to the files opened through it: a progress bar's source. Count is called
 // after every ReadAt and WriteAt of such a file with the bytes it moved (0
@@ -26,6 +31,9 @@ func (c *Counting) Open(name string) (File, error) { return c.wrap(c.FS.Open(nam
 // OpenRW opens name through the wrapped file system; its file counts.
 func (c *Counting) OpenRW(name string) (File, error) { return c.wrap(c.FS.OpenRW(name)) }
 
+// LockDir locks dir through the wrapped file system (see [LockDir]).
+func (c *Counting) LockDir(dir string) (io.Closer, error) { return LockDir(c.FS, dir) }
+
 type countingFile struct {
 	File
 	count func(n int64, write bool)
@@ -46,3 +54,6 @@ func (f *countingFile) WriteAt(p []byte, off int64) (int, error) {
 	}
 	return n, err
 }
+
+// Stat describes the open file, when the wrapped one can.
+func (f *countingFile) Stat() (fs.FileInfo, error) { return statOpen(f.File) }

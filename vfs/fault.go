@@ -31,10 +31,11 @@ const (
 	OpStat
 	OpLstat
 	OpLock
+	OpLockDir
 )
 
 var opNames = [...]string{"create", "open", "open-rw", "read", "write", "sync", "truncate",
-	"size", "close", "rename", "remove", "remove-all", "mkdir-all", "read-dir", "sync-dir", "stat", "lstat", "lock"}
+	"size", "close", "rename", "remove", "remove-all", "mkdir-all", "read-dir", "sync-dir", "stat", "lstat", "lock", "lock-dir"}
 
 // String returns the call's name.
 func (o Op) String() string {
@@ -186,6 +187,15 @@ func (f *Faulty) Lock(name string) (File, error) {
 	return f.wrap(f.FS.Lock(name))
 }
 
+// LockDir implements [DirLocker] when FS does (see [LockDir]). Locking a
+// directory changes nothing on disk: OpLockDir is not a mutating call.
+func (f *Faulty) LockDir(dir string) (io.Closer, error) {
+	if err := f.inject(OpLockDir, dir); err != nil {
+		return nil, err
+	}
+	return LockDir(f.FS, dir)
+}
+
 type faultyFile struct {
 	f *Faulty
 	File
@@ -231,6 +241,14 @@ func (ff *faultyFile) Size() (int64, error) {
 		return 0, err
 	}
 	return ff.File.Size()
+}
+
+// Stat describes the open file (OpStat), when the wrapped one can.
+func (ff *faultyFile) Stat() (fs.FileInfo, error) {
+	if err := ff.f.inject(OpStat, ff.Name()); err != nil {
+		return nil, err
+	}
+	return statOpen(ff.File)
 }
 
 func (ff *faultyFile) Close() error {

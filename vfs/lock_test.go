@@ -136,3 +136,84 @@ func ExampleReadOnly() {
 	fmt.Printf("%s; create: %v, read-only: %v\n", data, err, vfs.IsReadOnly(err))
 	// Output: kept; create: create /other: read-only file system, read-only: true
 }
+
+// A lock belongs to the file, not its name: once the lock file is removed
+// or renamed over, its name locks again (what flock does) and SameFile
+// tells its holder; the lock of the directory itself holds through all of
+// it, until its holder lets go. Every wrapper passes both on.
+func TestLockDirOutlivesTheLockFile(t *testing.T) {
+	onEachFS(t, func(t *testing.T, fsys vfs.FS, root string) {
+		for _, w := range []struct {
+			name string
+			fsys vfs.FS
+		}{
+			{"plain", fsys},
+			{"faulty", &vfs.Faulty{FS: fsys}},
+			{"counting", &vfs.Counting{FS: fsys, Count: func(int64, bool) {}}},
+		} {
+			t.Run(w.name, func(t *testing.T) { lockDirScript(t, w.fsys, filepath.Join(root, w.name)) })
+		}
+	})
+}
+
+func lockDirScript(t *testing.T, fsys vfs.FS, dir string) {
+	must(t, fsys.MkdirAll(dir))
+	name := filepath.Join(dir, "lock")
+	d, err := vfs.LockDir(fsys, dir)
+	must(t, err)
+	f, err := fsys.Lock(name)
+	must(t, err)
+	same, err := vfs.SameFile(fsys, f, name)
+	expect(t, err == nil && same, "the lock file just locked: %v %v", same, err)
+
+	_, err = vfs.LockDir(fsys, dir)
+	expect(t, errors.Is(err, vfs.ErrLocked), "second directory lock while held: %v", err)
+
+	// Removed: the name locks again, the directory does not.
+	must(t, fsys.Remove(name))
+	same, err = vfs.SameFile(fsys, f, name)
+	expect(t, err == nil && !same, "removed lock file: same=%v %v", same, err)
+	g, err := fsys.Lock(name)
+	must(t, err)
+	must(t, g.Close())
+	_, err = vfs.LockDir(fsys, dir)
+	expect(t, errors.Is(err, vfs.ErrLocked), "directory lock after the lock file went: %v", err)
+
+	// Replaced by a rename: the holder sees another file.
+	must(t, vfs.WriteFileAtomic(fsys, filepath.Join(dir, "other"), []byte("x")))
+	must(t, fsys.Rename(filepath.Join(dir, "other"), name))
+	same, err = vfs.SameFile(fsys, f, name)
+	expect(t, err == nil && !same, "replaced lock file: same=%v %v", same, err)
+	g, err = fsys.Lock(name)
+	must(t, err)
+	same, err = vfs.SameFile(fsys, g, name)
+	expect(t, err == nil && same, "the new lock file: %v %v", same, err)
+	must(t, g.Close())
+
+	must(t, f.Close())
+	must(t, d.Close())
+	d, err = vfs.LockDir(fsys, dir)
+	must(t, err)
+	must(t, d.Close())
+	_, err = vfs.LockDir(fsys, filepath.Join(dir, "missing"))
+	expect(t, errors.Is(err, fs.ErrNotExist), "lock of a missing directory: %v", err)
+}
+
+// Where the file system cannot lock a directory or describe an open file,
+// LockDir and SameFile say so with errors.ErrUnsupported; ReadOnly refuses
+// the directory's lock as it refuses a file's.
+func TestLockDirUnsupported(t *testing.T) {
+	m := vfs.NewMem()
+	must(t, m.MkdirAll("/d"))
+	bare := struct{ vfs.FS }{m} // only the methods of FS
+	_, err := vfs.LockDir(bare, "/d")
+	expect(t, errors.Is(err, errors.ErrUnsupported), "LockDir without DirLocker: %v", err)
+	f, err := m.Lock("/d/lock")
+	must(t, err)
+	defer f.Close()
+	_, err = vfs.SameFile(m, struct{ vfs.File }{f}, "/d/lock")
+	expect(t, errors.Is(err, errors.ErrUnsupported), "SameFile of a file without Stat: %v", err)
+	_, err = vfs.LockDir(vfs.ReadOnly(m), "/d")
+	expect(t, errors.Is(err, syscall.EROFS), "LockDir through ReadOnly: %v", err)
+	expect(t, !vfs.OpLockDir.Mutating() && vfs.OpLockDir.String() == "lock-dir", "OpLockDir: %v", vfs.OpLockDir)
+}

@@ -23,10 +23,15 @@ import (
 // Mem is safe for concurrent use. The zero Mem is not usable; call [NewMem].
 type Mem struct {
 	mu      sync.Mutex
-	cur     namespace       // what the running process sees
-	dur     namespace       // what a crash keeps, before pending operations
-	pending []nsOp          // namespace operations not yet durable, oldest first
-	locks   map[string]bool // names locked by Lock: process state, not kept by Crash
+	cur     namespace // what the running process sees
+	dur     namespace // what a crash keeps, before pending operations
+	pending []nsOp    // namespace operations not yet durable, oldest first
+	// locks holds the files locked by Lock and dirLocks the directories
+	// locked by LockDir: process state, not kept by Crash. A file's lock
+	// belongs to the file, not its name, as flock's does: removing or
+	// replacing the name leaves the old file locked and the new one free.
+	locks    map[*memNode]bool
+	dirLocks map[string]bool
 }
 
 type namespace struct {
@@ -314,13 +319,15 @@ func (m *Mem) Lstat(name string) (fs.FileInfo, error) { return m.Stat(name) }
 
 // Lock implements [FS]: it creates the file if it is missing (a creation
 // that becomes durable like any other) and refuses a second holder until
-// the first closes its file. A Mem returned by Crash holds no locks, as a
-// restarted machine holds none.
+// the first closes its file. The lock belongs to the file, as flock's
+// does: once its name is removed or renamed over, a Lock of the name locks
+// the file the name leads to now. A Mem returned by Crash holds no locks,
+// as a restarted machine holds none.
 func (m *Mem) Lock(name string) (File, error) {
 	name = clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.locks[name] {
+	if n, ok := m.cur.files[name]; ok && m.locks[n] {
 		return nil, pathErr("lock", name, ErrLocked)
 	}
 	if m.cur.dirs[name] {
@@ -336,10 +343,48 @@ func (m *Mem) Lock(name string) (File, error) {
 		m.pending = append(m.pending, nsOp{kind: nsCreate, name: name, node: n})
 	}
 	if m.locks == nil {
-		m.locks = map[string]bool{}
+		m.locks = map[*memNode]bool{}
 	}
-	m.locks[name] = true
+	m.locks[n] = true
 	return &memFile{m: m, n: n, name: name, lock: true}, nil
+}
+
+// LockDir implements [DirLocker]: it refuses a second holder of the
+// directory dir until the first closes what LockDir returned. (Mem cannot
+// rename directories, so a directory's lock belongs to its name.)
+func (m *Mem) LockDir(dir string) (io.Closer, error) {
+	dir = clean(dir)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.cur.dirExists(dir) {
+		if _, ok := m.cur.files[dir]; ok {
+			return nil, pathErr("lockdir", dir, fmt.Errorf("not a directory"))
+		}
+		return nil, pathErr("lockdir", dir, fs.ErrNotExist)
+	}
+	if m.dirLocks[dir] {
+		return nil, pathErr("lockdir", dir, ErrLocked)
+	}
+	if m.dirLocks == nil {
+		m.dirLocks = map[string]bool{}
+	}
+	m.dirLocks[dir] = true
+	return &memDirLock{m: m, dir: dir}, nil
+}
+
+type memDirLock struct {
+	m    *Mem
+	dir  string
+	once sync.Once
+}
+
+func (l *memDirLock) Close() error {
+	l.once.Do(func() {
+		l.m.mu.Lock()
+		delete(l.m.dirLocks, l.dir)
+		l.m.mu.Unlock()
+	})
+	return nil
 }
 
 // Stat implements [FS].
@@ -348,7 +393,7 @@ func (m *Mem) Stat(name string) (fs.FileInfo, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if n, ok := m.cur.files[name]; ok {
-		return memInfo{name: filepath.Base(name), size: int64(len(n.data)), mod: n.modTime}, nil
+		return n.info(name), nil
 	}
 	if m.cur.dirExists(name) {
 		return memInfo{name: filepath.Base(name), dir: true}, nil
@@ -551,9 +596,23 @@ func (f *memFile) Close() error {
 	}
 	f.closed = true
 	if f.lock {
-		delete(f.m.locks, f.name)
+		delete(f.m.locks, f.n)
 	}
 	return nil
+}
+
+// Stat describes the open file, whatever its name leads to now.
+func (f *memFile) Stat() (fs.FileInfo, error) {
+	f.m.mu.Lock()
+	defer f.m.mu.Unlock()
+	if err := f.check("stat", false); err != nil {
+		return nil, err
+	}
+	return f.n.info(f.name), nil
+}
+
+func (n *memNode) info(name string) memInfo {
+	return memInfo{name: filepath.Base(name), size: int64(len(n.data)), mod: n.modTime, node: n}
 }
 
 type memInfo struct {
@@ -561,6 +620,7 @@ type memInfo struct {
 	size int64
 	dir  bool
 	mod  time.Time
+	node *memNode // the file described (nil for a directory): its identity
 }
 
 func (i memInfo) Name() string       { return i.name }

@@ -3,6 +3,8 @@
 package vfs
 
 import (
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -44,4 +46,36 @@ func (osFS) Lock(name string) (File, error) {
 		return nil, err
 	}
 	return &lockedFile{osFile: osFile{f}, key: key}, nil
+}
+
+// dirKey is the key of a directory's lock in held: apart from a file's.
+func dirKey(abs string) string { return "dir\x00" + abs }
+
+type dirLock struct {
+	key  string
+	once sync.Once
+}
+
+func (l *dirLock) Close() error {
+	l.once.Do(func() { held.Delete(l.key) })
+	return nil
+}
+
+// LockDir excludes other holders of the directory within this process;
+// on this platform it does not exclude other processes.
+func (osFS) LockDir(dir string) (io.Closer, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return nil, err
+	} else if !fi.IsDir() {
+		return nil, &fs.PathError{Op: "lockdir", Path: dir, Err: fmt.Errorf("not a directory")}
+	}
+	key := dirKey(abs)
+	if _, taken := held.LoadOrStore(key, struct{}{}); taken {
+		return nil, &fs.PathError{Op: "lockdir", Path: dir, Err: ErrLocked}
+	}
+	return &dirLock{key: key}, nil
 }

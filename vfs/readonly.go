@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"syscall"
 )
@@ -27,6 +28,7 @@ func erofs(op, name string) error { return &fs.PathError{Op: op, Path: name, Err
 func (r readOnlyFS) Create(name string) (File, error)      { return nil, erofs("create", name) }
 func (r readOnlyFS) OpenRW(name string) (File, error)      { return nil, erofs("open", name) }
 func (r readOnlyFS) Lock(name string) (File, error)        { return nil, erofs("lock", name) }
+func (r readOnlyFS) LockDir(dir string) (io.Closer, error) { return nil, erofs("lockdir", dir) }
 func (r readOnlyFS) Rename(oldname, newname string) error  { return erofs("rename", oldname) }
 func (r readOnlyFS) Remove(name string) error              { return erofs("remove", name) }
 func (r readOnlyFS) RemoveAll(name string) error           { return erofs("removeall", name) }
@@ -51,3 +53,4 @@ type readOnlyFile struct{ File }
 
 func (f readOnlyFile) WriteAt(p []byte, off int64) (int, error) { return 0, erofs("write", f.Name()) }
 func (f readOnlyFile) Truncate(size int64) error                { return erofs("truncate", f.Name()) }
+func (f readOnlyFile) Stat() (fs.FileInfo, error)               { return statOpen(f.File) }
