@@ -55,7 +55,7 @@ type Dir struct {
 	path   string
 	man    atomic.Pointer[Manifest] // the committed manifest; never modified once stored
 	manErr error                    // why man is nil: ErrNoSave, or a damaged manifest (OpenDirForRepair)
-	lock   vfs.File                 // the directory's lock while held
+	lock   *heldLock                // the directory's lock while held
 	roErr  error                    // why changes are refused; nil while the lock is held
 }
 
@@ -608,6 +608,12 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 	if err := d.fs.SyncDir(d.path); err != nil {
 		return nil, written, fmt.Errorf("autosave: sync save directory: %w", err)
 	}
+	// The last moment before the commit point: a writer whose lock file
+	// was removed or replaced meanwhile commits only if it still holds the
+	// directory (see checkLock).
+	if err := d.checkLock(); err != nil {
+		return nil, written, err
+	}
 	if err := d.rename(tmp, ManifestName); err != nil {
 		// On a file system over a network a rename whose answer was lost may
 		// still have happened: read the manifest back before calling it failed.
@@ -1008,7 +1014,7 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 // nor a backup uses. A repair calls it after its commit. It needs the
 // directory's lock and a manifest; without one it removes nothing.
 func (d *Dir) Cleanup() error {
-	if err := d.writable(); err != nil {
+	if err := d.checkLock(); err != nil {
 		return err
 	}
 	return d.cleanup()

@@ -40,6 +40,13 @@
 // dies with its process, so a killed game never leaves its directory
 // locked. Readers take no lock and change nothing.
 //
+// Where the file system can (flock on the directory on Unix, see
+// vfs.DirLocker), the directory itself is locked too, so that a lock file
+// removed or replaced while its holder runs lets nobody in; the holder
+// checks its lock file before each commit and takes it anew. Where the
+// directory cannot be locked, a holder whose lock file was removed or
+// replaced commits nothing more (a [*LockedError] with Lost set).
+//
 // # Walls
 //
 // Every name a manifest holds must have its field's form: world-<G>.pecs,

@@ -1,6 +1,7 @@
 package autosave_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -84,7 +85,7 @@ func TestLockTimeout(t *testing.T) {
 	tried := make(chan struct{})
 	var once bool
 	fsys := &vfs.Faulty{FS: mem, Injector: vfs.InjectorFunc(func(op vfs.Op, _ string) error {
-		if op == vfs.OpLock && !once {
+		if (op == vfs.OpLockDir || op == vfs.OpLock) && !once { // the first try
 			once = true
 			close(tried)
 		}
@@ -154,5 +155,99 @@ func expectSameFiles(t *testing.T, before, after map[string]fileState) {
 	for n := range after {
 		_, ok := before[n]
 		expect(t, ok, "%s appeared", n)
+	}
+}
+
+// tamperings are what a person or a program may do to the lock file of a
+// save while its writer runs: remove it, or rename another file over it.
+var tamperings = []struct {
+	name string
+	do   func(fsys vfs.FS, dir string) error
+}{
+	{"removed", func(fsys vfs.FS, dir string) error { return fsys.Remove(filepath.Join(dir, autosave.LockName)) }},
+	{"replaced", func(fsys vfs.FS, dir string) error {
+		other := filepath.Join(dir, "other")
+		if err := vfs.WriteFileAtomic(fsys, other, []byte("not a lock\n")); err != nil {
+			return err
+		}
+		return fsys.Rename(other, filepath.Join(dir, autosave.LockName))
+	}},
+}
+
+// A writer holds its save directory whatever happens to the lock file: with
+// the lock file removed or replaced, a second OpenDir, OpenDirForRepair or
+// OpenWriter is still refused (the directory itself is locked), and the
+// writer's next commit takes the lock file anew, naming itself, so that the
+// next refusal names it again. Every generation it committed loads.
+func TestLockFileTamperedWhileHeld(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fsys vfs.FS
+		dir  string
+	}{
+		{"mem", vfs.NewMem(), "/save"},
+		{"os", vfs.OS, filepath.Join(t.TempDir(), "save")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first, err := autosave.OpenDir(tc.fsys, tc.dir)
+			must(t, err)
+			defer first.Close()
+			must(t, commit(first, 1, 1))
+			for i, tamper := range tamperings {
+				must(t, tamper.do(tc.fsys, tc.dir))
+				_, err = autosave.OpenDir(tc.fsys, tc.dir)
+				expect(t, errors.Is(err, autosave.ErrLocked), "%s: a second OpenDir got in: %v", tamper.name, err)
+				_, err = autosave.OpenDirForRepair(tc.fsys, tc.dir)
+				expect(t, errors.Is(err, autosave.ErrLocked), "%s: OpenDirForRepair got in: %v", tamper.name, err)
+				_, err = autosave.OpenWriter(tc.dir, autosave.Options{FS: tc.fsys, Store: storeConfig()})
+				expect(t, errors.Is(err, autosave.ErrLocked), "%s: OpenWriter got in: %v", tamper.name, err)
+
+				must(t, commit(first, 2+i, 1))
+				_, err = autosave.OpenDir(tc.fsys, tc.dir)
+				expectLockedByUs(t, err, tc.dir)
+			}
+			must(t, first.Close())
+			d, err := autosave.OpenDir(tc.fsys, tc.dir)
+			must(t, err)
+			expect(t, d.Generation() == uint64(1+len(tamperings)), "generation %d after the writer closed", d.Generation())
+			w, err := d.ReadWorld(nil)
+			must(t, err)
+			expect(t, bytes.Equal(w, world(int(d.Generation()))), "the last generation's world differs")
+			must(t, d.Close())
+		})
+	}
+}
+
+// dirLockless hides vfs.DirLocker: a file system (over a network, say) on
+// which a directory cannot be locked.
+type dirLockless struct{ vfs.FS }
+
+// Where the directory itself cannot be locked, a writer whose lock file
+// was removed or replaced cannot keep a second writer out; it commits
+// nothing more then: its commit fails with ErrLocked (Lost), and so does
+// every later change, so that the second writer's commits stay.
+func TestLockFileTamperedWithoutDirectoryLock(t *testing.T) {
+	for _, tamper := range tamperings {
+		t.Run(tamper.name, func(t *testing.T) {
+			fsys := dirLockless{vfs.NewMem()}
+			first, err := autosave.OpenDir(fsys, "/save")
+			must(t, err)
+			defer first.Close()
+			must(t, commit(first, 1, 1))
+			must(t, tamper.do(fsys, "/save"))
+
+			second, err := autosave.OpenDir(fsys, "/save")
+			must(t, err)
+			must(t, commit(second, 2, 1))
+
+			err = commit(first, 2, 1)
+			var le *autosave.LockedError
+			expect(t, errors.Is(err, autosave.ErrLocked) && errors.As(err, &le) && le.Lost, "the first writer committed after losing its lock file: %v", err)
+			expect(t, strings.Contains(err.Error(), "removed or replaced") && strings.Contains(err.Error(), "open the save again"), "message: %v", err)
+			err = first.Cleanup()
+			expect(t, errors.Is(err, autosave.ErrLocked), "the first writer cleaned up after losing its lock: %v", err)
+			must(t, second.Close())
+			expect(t, loaded(t, fsys) == 2, "the second writer's generation was lost")
+		})
 	}
 }

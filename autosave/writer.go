@@ -740,8 +740,10 @@ func (w *Writer) compact() {
 	w.mu.RLock()
 	dir, store, closing := w.dir, w.store, w.closed
 	w.mu.RUnlock()
-	if store == nil || dir.ReadOnly() != nil || closing {
-		return // no save would commit the steps of a writer that closes
+	if store == nil || closing || dir.checkLock() != nil {
+		// No save would commit the steps of a writer that closes, or of
+		// one that no longer holds the directory.
+		return
 	}
 	for step := range maxCompactionSteps {
 		if step > 0 && len(w.jobs) > 0 {
@@ -910,7 +912,7 @@ func (w *Writer) run(j Job) (res *Result) {
 			w.recover(dir, store, name, saveAs, markp)
 		}
 	}()
-	if err := dir.ReadOnly(); err != nil && !saveAs {
+	if err := dir.checkLock(); err != nil && !saveAs {
 		res.Err = fmt.Errorf("autosave: save to %s: %w", dir.Path(), err)
 		return res
 	}
