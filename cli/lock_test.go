@@ -1,15 +1,20 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savetest"
+	"github.com/arksave/arksave/internal/terrain"
 )
 
 // While a game holds the save directory, repair, compact, restore and
@@ -106,4 +111,142 @@ func TestCommandsRefuseNamesOutside(t *testing.T) {
 			}
 		})
 	}
+}
+
+// acked is a save the game was told committed, and the pixel it painted
+// into it.
+type acked struct {
+	gen uint64
+	px  components.Pixel
+}
+
+// playAndSave paints one pixel and saves, again and again, until stop is
+// closed, as a game does; it counts the acknowledged saves in n and
+// returns them.
+func playAndSave(g *savetest.Game, stop <-chan struct{}, n *atomic.Int64) ([]acked, error) {
+	var acks []acked
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return acks, nil
+		default:
+		}
+		px := components.MakePixel(terrain.Water, uint8(i), 0, 0)
+		if err := g.Paint(0, 0, 3, 3, px); err != nil {
+			return acks, err
+		}
+		g.Tick()
+		r := g.Pers.SaveNow()
+		if r.Err != nil {
+			return acks, fmt.Errorf("save %d: %w", i, r.Err)
+		}
+		acks = append(acks, acked{r.Generation, px})
+		n.Add(1)
+	}
+}
+
+// tamperLock removes the lock file of dir (even rounds) or renames another
+// file over it (odd ones).
+func tamperLock(dir string, round int) error {
+	lock := filepath.Join(dir, autosave.LockName)
+	if round%2 == 0 {
+		return os.Remove(lock)
+	}
+	other := filepath.Join(dir, "other")
+	if err := os.WriteFile(other, []byte("not a lock\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(other, lock)
+}
+
+// Whatever happens to the lock file while a game saves (removed, or another
+// file renamed over it), a second game, compact, restore, repair and
+// migrate are refused; every save the game was told committed stays
+// committed: the last one is the save's generation with the pixel it
+// painted, the ones before it are its backups, and check finds nothing
+// wrong.
+func TestLockTamperingLosesNoCommit(t *testing.T) {
+	dir := fresh(t)
+	g, err := savetest.Open(dir, true)
+	must(t, err)
+	defer g.Close()
+	must(t, g.Settle())
+
+	stop := make(chan struct{})
+	var saves atomic.Int64
+	type played struct {
+		acks []acked
+		err  error
+	}
+	done := make(chan played, 1)
+	go func() {
+		acks, err := playAndSave(g, stop, &saves)
+		done <- played{acks, err}
+	}()
+	const rounds = 6
+	for round := range rounds {
+		for seen := saves.Load(); saves.Load() == seen; {
+			select {
+			case p := <-done:
+				t.Fatalf("round %d: the game stopped saving after %d saves: %v", round, len(p.acks), p.err)
+			default:
+				time.Sleep(time.Millisecond) // let the game save once more
+			}
+		}
+		if err := tamperLock(dir, round); err != nil {
+			close(stop)
+			t.Fatal(err)
+		}
+		if second, err := savetest.Open(dir, true); !errors.Is(err, autosave.ErrLocked) {
+			if err == nil {
+				second.Close()
+			}
+			t.Errorf("round %d: a second game opened the save: %v", round, err)
+		}
+		restore := fmt.Sprint(backupGeneration(t, dir))
+		for _, cmd := range [][]string{{"compact"}, {"restore", "--generation", restore}, {"repair"}, {"migrate"}} {
+			code, stdout, stderr := arksave(append(cmd, dir)...)
+			if code != 1 || !strings.Contains(stderr, "in use") {
+				t.Errorf("round %d: arksave %s while the game saves: exit %d\n%s%s", round, cmd[0], code, stdout, stderr)
+			}
+		}
+	}
+	close(stop)
+	p := <-done
+	must(t, p.err)
+	acks := p.acks
+	last := acks[len(acks)-1]
+
+	d, err := autosave.OpenDirReadOnly(nil, dir)
+	must(t, err)
+	if d.Generation() != last.gen {
+		t.Fatalf("the save is at generation %d, the game's last acknowledged save was %d", d.Generation(), last.gen)
+	}
+	for _, a := range acks {
+		if a.gen+savetest.MaxBackups >= last.gen && a.gen != last.gen {
+			if _, err := d.Backup(a.gen); err != nil {
+				t.Errorf("acknowledged generation %d is lost: %v", a.gen, err)
+			}
+		}
+	}
+	c, err := savetest.Read(dir)
+	must(t, err)
+	if got := c.Chunks[chunkstore.Pos{X: 0, Y: 0}][3*savetest.ChunkSize+3]; got != uint32(last.px) {
+		t.Errorf("the committed pixel is %08x, the last save painted %08x", got, uint32(last.px))
+	}
+	code, stdout, stderr := arksave("check", dir)
+	expectCode(t, 0, code, stdout+stderr)
+}
+
+// backupGeneration returns the oldest backed-up generation of the save in
+// dir, for a restore to ask for.
+func backupGeneration(t *testing.T, dir string) uint64 {
+	t.Helper()
+	d, err := autosave.OpenDirReadOnly(nil, dir)
+	must(t, err)
+	b := d.Backups()
+	if len(b) == 0 {
+		t.Fatal("the save has no backup")
+	}
+	return b[len(b)-1].Generation
 }
