@@ -31,6 +31,21 @@ var (
 	// checks for it to offer "new game" instead of "continue".
 	ErrNoSave = autosave.ErrNoSave
 
+	// ErrClosed is returned at once by every call of a [Persistence] that
+	// can fail after its Close (Close again included): Save and SaveAs
+	// return a handle that is complete already with this error, SaveNow,
+	// Wait and WaitIdle a Result that holds it. Saves asked for before
+	// Close that had not started complete with it too. The save directory
+	// was released: install the plugin again to save there.
+	ErrClosed = autosave.ErrClosed
+
+	// ErrInstalled is returned by [Plugin.Install] into a world the plugin
+	// is installed in already, while that installation's Persistence is
+	// open: one world saves to one directory. The first installation
+	// keeps its directory and goes on saving; Close it first, or switch
+	// saves with [Persistence.Load] or [Persistence.SaveAs].
+	ErrInstalled = errors.New("arksave: the plugin is installed in this world already")
+
 	// ErrReadOnly is the error of every save into a directory that cannot
 	// be written (a read-only medium): the save loads, saves report it.
 	ErrReadOnly = autosave.ErrReadOnly

@@ -175,7 +175,14 @@ func (p *Persistence) RegionStats() RegionStats { return p.rt.RegionStats() }
 // Close waits for a running save (and the copy of the chunk store that
 // follows it for its backup, AutosaveConfig.BackupCopyEvery) and releases
 // the save directory (and the connection its location opened). It does
-// not save: call SaveNow first if the game wants a final save.
+// not save: call SaveNow first if the game wants a final save. Saves asked
+// for that had not started complete with an error matching ErrClosed.
+//
+// After Close, every method that can fail does so at once with an error
+// matching ErrClosed (Close again included; Save and SaveAs return a
+// complete handle holding it; SaveNow, Wait and WaitIdle a Result holding
+// it), and the plugin's systems do nothing. Dir, Generation, Seed and the
+// other queries still answer from what the game last held.
 func (p *Persistence) Close() error {
 	err := p.rt.Close()
 	return errors.Join(err, p.loc.Close())

@@ -327,10 +327,21 @@ func cmpOr[T comparable](v, def T) T {
 // A save directory on a medium that cannot be written loads read-only:
 // every save then fails with an error matching ErrReadOnly.
 //
+// A world holds one installation: a second Install into it while the
+// first's Persistence is open fails with ErrInstalled, before it opens or
+// locks anything. Once that Persistence is closed, Install may install the
+// plugin in the world again.
+//
 // The resources Install adds: [AutosaveConfig], [AutosaveState],
 // [SimulationState], [Persistence], components.ChunkIndex and
 // components.BodyIDs.
 func (p Plugin) Install(w *ecs.World) ([]System, error) {
+	if old := ecs.GetResource[Persistence](w); old != nil && old.rt != nil && !old.rt.Closed() {
+		// Checked before anything is opened or locked: the first
+		// installation keeps its directory and the runtime the systems use.
+		return nil, fmt.Errorf("%w, saving to %s: close its Persistence first (Persistence.Close), or switch saves with Persistence.Load or Persistence.SaveAs",
+			ErrInstalled, old.Dir())
+	}
 	s, err := p.resolve()
 	if err != nil {
 		return nil, err

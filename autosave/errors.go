@@ -60,6 +60,10 @@ func (e *PanicError) Unwrap() []error {
 // that names the holder.
 var ErrLocked = errors.New("autosave: save directory is in use")
 
+// ErrClosed is returned by a writer, and by everything a game asks of its
+// save, after it was closed: it holds the save directory no more.
+var ErrClosed = errors.New("autosave: the save is closed")
+
 // ErrReadOnly is returned by every change to a save directory opened
 // read-only: with OpenDirReadOnly, or on a medium that cannot be written
 // (then the error also wraps the file system's).

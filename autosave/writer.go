@@ -252,10 +252,11 @@ func (w *Writer) freshStoreName(d *Dir) (string, error) {
 }
 
 // Submit hands a job to the writer. It returns false, and takes nothing,
-// when a save is still running or its result has not been polled: saves
-// never overlap. On true the writer owns the snapshot and releases it.
+// when a save is still running or its result has not been polled (saves
+// never overlap), or when the writer is closed. On true the writer owns
+// the snapshot and releases it.
 func (w *Writer) Submit(j Job) bool {
-	if !w.busy.CompareAndSwap(false, true) {
+	if w.isClosed() || !w.busy.CompareAndSwap(false, true) {
 		return false
 	}
 	if j.RequestedAt.IsZero() {
@@ -479,6 +480,9 @@ func (w *Writer) ContinueIntact(dir string, validate func(world []byte) error) (
 }
 
 func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, error)) ([]byte, error) {
+	if w.isClosed() {
+		return nil, fmt.Errorf("%w: the writer of %s was closed; open a writer on %s instead", ErrClosed, w.Dir(), dir)
+	}
 	if w.Busy() {
 		return nil, errors.New("autosave: Switch while a save is pending; Wait for it first")
 	}
@@ -556,10 +560,18 @@ func samePath(a, b string) bool {
 	return filepath.Clean(a) == filepath.Clean(b)
 }
 
+// isClosed reports whether Close was called.
+func (w *Writer) isClosed() bool {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.closed
+}
+
 // Close waits for a running save (and the copy of the chunk store for
 // its backup that follows it, see Job.BackupCopyEvery), stops the writer
 // and releases the save directory. The last result, if not polled, is
-// dropped.
+// dropped. Afterwards Submit takes no job and Switch, Continue and
+// ContinueIntact return an error matching ErrClosed.
 func (w *Writer) Close() error {
 	w.Wait()
 	w.mu.Lock()

@@ -2,6 +2,7 @@ package autosave_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -391,4 +392,22 @@ func expectRandomGeneration(t *testing.T, fsys vfs.FS, want int) {
 		must(t, err)
 		expect(t, slicesEqual(got, chunkPixels(t, c)), "chunk %v is not generation %d's", c.Pos, want)
 	}
+}
+
+// A closed writer takes no job (Submit returns false instead of sending on
+// its closed queue) and refuses to switch directories with ErrClosed.
+func TestWriterAfterClose(t *testing.T) {
+	mem := vfs.NewMem()
+	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	must(t, err)
+	must(t, w.Close())
+	expect(t, !w.Submit(autosave.Job{Snap: snapAt(1)}), "a closed writer took a job")
+	expect(t, w.Wait() == nil, "a closed writer has a save pending")
+	err = w.Switch("/other", true)
+	expect(t, errors.Is(err, autosave.ErrClosed), "Switch after Close: %v", err)
+	_, err = w.Continue("/save", nil)
+	expect(t, errors.Is(err, autosave.ErrClosed), "Continue after Close: %v", err)
+	d, err := autosave.OpenDir(mem, "/save")
+	must(t, err)
+	must(t, d.Close())
 }

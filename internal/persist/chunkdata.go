@@ -15,6 +15,9 @@ var ErrChunkNotLoaded = errors.New("arksave: the chunk is not loaded")
 // SetChunkData replaces the extra data of the loaded chunk at pos with a
 // copy of data, and marks the chunk dirty when that changed it.
 func (r *Runtime) SetChunkData(pos components.ChunkPos, data []byte) error {
+	if r.closed {
+		return r.closedErr("SetChunkData")
+	}
 	if len(data) > chunkstore.MaxExtra {
 		return fmt.Errorf("arksave: SetChunkData(%v): %d bytes, at most %d", pos, len(data), chunkstore.MaxExtra)
 	}
@@ -32,6 +35,9 @@ func (r *Runtime) SetChunkData(pos components.ChunkPos, data []byte) error {
 // ChunkData returns the extra data of the loaded chunk at pos (nil for
 // none); the slice is the chunk's, not to be modified.
 func (r *Runtime) ChunkData(pos components.ChunkPos) ([]byte, error) {
+	if r.closed {
+		return nil, r.closedErr("ChunkData")
+	}
 	e, ok := r.index.Get(pos)
 	if !ok || !r.chunkMap.HasAll(e) {
 		return nil, fmt.Errorf("%w: ChunkData(%v)", ErrChunkNotLoaded, pos)

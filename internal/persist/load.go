@@ -30,6 +30,9 @@ import (
 // filters are dropped, as Ark's Reset does. Call it between ticks, never
 // while a query is being iterated.
 func (r *Runtime) Load(dir string) error {
+	if r.closed {
+		return r.closedErr("Load")
+	}
 	r.WaitSave()
 	data, fb, err := r.writer.ContinueIntact(dir, func(world []byte) error {
 		return r.cfg.WorldCodec.Validate(world, r.world)

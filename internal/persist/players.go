@@ -149,6 +149,9 @@ func checkPlayerID(id string) error {
 // it asks for: the game may remove the player's entities at once (a player
 // leaves). It fails with ErrNoPlayer when no entity has that player id.
 func (r *Runtime) SavePlayer(id string) (*Handle, error) {
+	if r.closed {
+		return nil, r.closedErr("SavePlayer")
+	}
 	if err := checkPlayerID(id); err != nil {
 		return nil, err
 	}
@@ -167,6 +170,9 @@ func (r *Runtime) SavePlayer(id string) (*Handle, error) {
 // DeletePlayer removes player id's record at the next save, which it asks
 // for. The player must not be in the world.
 func (r *Runtime) DeletePlayer(id string) (*Handle, error) {
+	if r.closed {
+		return nil, r.closedErr("DeletePlayer")
+	}
 	if err := checkPlayerID(id); err != nil {
 		return nil, err
 	}
@@ -183,6 +189,9 @@ func (r *Runtime) DeletePlayer(id string) (*Handle, error) {
 // ErrPlayerOnline; one without a record ErrNoPlayer; a damaged record an
 // error matching ErrCorrupt (nothing is spawned).
 func (r *Runtime) LoadPlayer(id string) ([]ecs.Entity, error) {
+	if r.closed {
+		return nil, r.closedErr("LoadPlayer")
+	}
 	if err := checkPlayerID(id); err != nil {
 		return nil, err
 	}

@@ -804,6 +804,9 @@ func (r *Runtime) Entity(id uint64) (ecs.Entity, bool) {
 // MarkDirty marks the chunk of a regional entity as changed, for changes
 // of its components that a checkpoint would find only later.
 func (r *Runtime) MarkDirty(e ecs.Entity) error {
+	if r.closed {
+		return r.closedErr("MarkDirty")
+	}
 	g := r.reg
 	if !r.world.Alive(e) || !g.regs.Has(e) {
 		return errors.New("arksave: MarkDirty: not an alive regional entity")

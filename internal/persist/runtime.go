@@ -123,6 +123,7 @@ type Runtime struct {
 	heldSpent time.Duration              // time spent copying them, counted already
 	tickStall time.Duration              // the game loop's saving this tick: copies and snapshot
 
+	closed    bool // Close was called: every later call is refused (see closedErr)
 	requested bool
 	flush     bool // the snapshot being taken looks at every loaded chunk's regional entities
 	saveTo    string
@@ -270,9 +271,42 @@ func (r *Runtime) DirtyChunks() int {
 	return n
 }
 
-// Close waits for a running save, stops the loader and the writer. It does
-// not save; call [Runtime.SaveNow] first for a final save.
+// Close waits for a running save (its handles complete with its result),
+// stops the loader and the writer, and completes the handles of saves
+// asked for that did not start with an error matching
+// [autosave.ErrClosed]. It does not save; call [Runtime.SaveNow] first for
+// a final save. Every later call of the Runtime that can fail returns an
+// error matching autosave.ErrClosed at once, Close included; the systems
+// do nothing.
 func (r *Runtime) Close() error {
+	if r.closed {
+		return r.closedErr("Close")
+	}
+	r.WaitSave()
+	r.closed = true
 	r.loader.close()
-	return r.writer.Close()
+	err := r.writer.Close()
+	if len(r.waiting) > 0 {
+		res := r.closedResult("Save")
+		for _, h := range r.waiting {
+			h.complete(res)
+		}
+	}
+	r.waiting, r.requested, r.saveTo = nil, false, ""
+	return err
+}
+
+// Closed reports whether Close was called.
+func (r *Runtime) Closed() bool { return r.closed }
+
+// closedErr is the error of call after Close: it names the call and the
+// save it no longer holds, and what to do instead.
+func (r *Runtime) closedErr(call string) error {
+	return fmt.Errorf("arksave: Persistence.%s after Persistence.Close: %w: %s is released; install the plugin again (on a new world) to save there", call, autosave.ErrClosed, r.writer.Dir())
+}
+
+// closedResult is the result of a save asked for after Close, or asked
+// for before it and never started.
+func (r *Runtime) closedResult(call string) *autosave.Result {
+	return &autosave.Result{Err: r.closedErr(call), Generation: r.writer.Generation(), Dir: r.writer.Dir()}
 }

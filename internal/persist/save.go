@@ -10,10 +10,19 @@ import (
 )
 
 // RequestSave asks for a save at the next [Runtime.UpdateSave]. A request
-// made while a save runs is coalesced into the next one.
-func (r *Runtime) RequestSave() *Handle {
-	r.requested = true
+// made while a save runs is coalesced into the next one. After Close the
+// handle is complete at once, with an error matching autosave.ErrClosed.
+func (r *Runtime) RequestSave() *Handle { return r.request("Save") }
+
+// request adds a handle to the next save; call names the Persistence
+// method in the error of a request after Close.
+func (r *Runtime) request(call string) *Handle {
 	h := r.newHandle()
+	if r.closed {
+		h.complete(r.closedResult(call))
+		return h
+	}
+	r.requested = true
 	r.waiting = append(r.waiting, h)
 	return h
 }
@@ -22,11 +31,16 @@ func (r *Runtime) RequestSave() *Handle {
 // then continues to use ("Save As"). A later RequestSaveTo before the save
 // starts replaces the target.
 func (r *Runtime) RequestSaveTo(dir string) *Handle {
-	r.saveTo = dir
-	return r.RequestSave()
+	if !r.closed {
+		r.saveTo = dir
+	}
+	return r.request("SaveAs")
 }
 
 func (r *Runtime) tickSave() {
+	if r.closed {
+		return
+	}
 	// What the game loop spent on saving this tick: copying tiles for the
 	// running save, and the snapshot if one is taken below.
 	r.tickStall = r.copyCost()
@@ -146,12 +160,23 @@ func (r *Runtime) apply(res *autosave.Result) {
 }
 
 // WaitSave waits for the running save to finish, if one runs, and applies
-// its result; it never starts a save. It returns nil when none was running.
-func (r *Runtime) WaitSave() *autosave.Result { return r.applied(r.writer.Wait()) }
+// its result; it never starts a save. It returns nil when none was running,
+// and a result with an error matching autosave.ErrClosed after Close.
+func (r *Runtime) WaitSave() *autosave.Result {
+	if r.closed {
+		return r.closedResult("Wait")
+	}
+	return r.applied(r.writer.Wait())
+}
 
 // WaitIdle is WaitSave, and then it also waits for the writer's work after
 // the save (the backup copy of the chunk store, compaction steps).
-func (r *Runtime) WaitIdle() *autosave.Result { return r.applied(r.writer.WaitIdle()) }
+func (r *Runtime) WaitIdle() *autosave.Result {
+	if r.closed {
+		return r.closedResult("WaitIdle")
+	}
+	return r.applied(r.writer.WaitIdle())
+}
 
 // applied applies res, when there is one, and returns it.
 func (r *Runtime) applied(res *autosave.Result) *autosave.Result {
@@ -166,6 +191,9 @@ func (r *Runtime) applied(res *autosave.Result) *autosave.Result {
 // snapshot and waits for its commit. Use it for a final save on exit; in
 // play, prefer [Runtime.RequestSave], which never stalls.
 func (r *Runtime) SaveNow() *autosave.Result {
+	if r.closed {
+		return r.closedResult("SaveNow")
+	}
 	r.tickStall = r.copyCost()
 	r.WaitSave()
 	r.requested = true

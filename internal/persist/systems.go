@@ -2,7 +2,11 @@ package persist
 
 // UpdateStream runs the streaming system's tick: chunks around every focus
 // are requested and spawned, far ones unloaded.
-func (r *Runtime) UpdateStream() { r.tickStream() }
+func (r *Runtime) UpdateStream() {
+	if !r.closed {
+		r.tickStream()
+	}
+}
 
 // UpdateSave runs the save system's tick: a finished save is applied, the
 // autosave timer advances, and a save that is due starts.

@@ -1,0 +1,151 @@
+package arksave_test
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/vfs"
+)
+
+// callSafely runs a call that must not panic and returns its error (a panic
+// becomes one).
+func callSafely(call func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panicked: %v", p)
+		}
+	}()
+	return call()
+}
+
+// resultErr is the error of a Result, which must be there.
+func resultErr(r *arksave.Result) error {
+	if r == nil {
+		return errors.New("no result")
+	}
+	return r.Err
+}
+
+// handleErr is the error of a handle, which must be complete at once.
+func handleErr(h *arksave.SaveHandle) error {
+	if !h.IsComplete() {
+		return errors.New("the handle is not complete")
+	}
+	<-h.Done()
+	if h.Wait() != h.Err() || h.Result() == nil {
+		return errors.New("Wait, Err and Result disagree")
+	}
+	return h.Err()
+}
+
+// After Close, every method of Persistence that can fail returns an error
+// matching ErrClosed at once, naming the call: a Save or SaveAs handle is
+// complete already, SaveNow, Wait and WaitIdle return a Result holding it;
+// a save asked for before Close that had not started completes with it;
+// the queries answer without panicking, the systems do nothing, and the
+// directory is free for the next game.
+func TestEveryCallAfterClose(t *testing.T) {
+	mem := vfs.NewMem()
+	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 1})
+	g.settle(t)
+	must(t, g.waitSave(t, g.pers.Save()).Err)
+	gen := g.pers.Generation()
+	pending := g.pers.Save() // asked for, never started: no tick runs before Close
+	p := g.pers
+	must(t, p.Close())
+	expect(t, pending.IsComplete() && errors.Is(pending.Err(), arksave.ErrClosed), "a save asked for before Close: complete %v, %v", pending.IsComplete(), pending.Err())
+
+	pos := components.ChunkPos{}
+	for _, c := range []struct {
+		name string
+		call func() error
+	}{
+		{"Save", func() error { return handleErr(p.Save()) }},
+		{"SaveAs", func() error { return handleErr(p.SaveAs("/elsewhere")) }},
+		{"SaveTo", func() error { return handleErr(p.SaveTo("/elsewhere")) }},
+		{"SaveNow", func() error { return resultErr(p.SaveNow()) }},
+		{"Wait", func() error { return resultErr(p.Wait()) }},
+		{"WaitIdle", func() error { return resultErr(p.WaitIdle()) }},
+		{"Load", func() error { return p.Load("/save") }},
+		{"SavePlayer", func() error { _, err := p.SavePlayer("ada"); return err }},
+		{"LoadPlayer", func() error { _, err := p.LoadPlayer("ada"); return err }},
+		{"DeletePlayer", func() error { _, err := p.DeletePlayer("bob"); return err }},
+		{"MarkDirty", func() error { return p.MarkDirty(g.player) }},
+		{"SetChunkData", func() error { return p.SetChunkData(pos, []byte("x")) }},
+		{"ChunkData", func() error { _, err := p.ChunkData(pos); return err }},
+		{"SetChunkValue", func() error { return arksave.SetChunkValue(p, pos, 1) }},
+		{"ChunkValue", func() error { _, _, err := arksave.ChunkValue[int](p, pos); return err }},
+		{"Close", p.Close},
+	} {
+		err := callSafely(c.call)
+		expect(t, errors.Is(err, arksave.ErrClosed) && errors.Is(err, autosave.ErrClosed), "%s after Close: %v", c.name, err)
+		expect(t, containsAll(err.Error(), "Close", "/save"), "%s after Close: the error does not say what and where: %v", c.name, err)
+	}
+
+	must(t, callSafely(func() error {
+		expect(t, p.Dir() == "/save" && p.Generation() == gen, "Dir %q, Generation %d after Close", p.Dir(), p.Generation())
+		_ = p.Seed()
+		_ = p.DirtyChunks()
+		_ = p.Problems()
+		_ = p.Players()
+		_, _ = p.Resolve(g.player)
+		_, _ = p.Entity(1)
+		_ = p.RegionStats()
+		for range 3 {
+			g.tick()
+		}
+		return nil
+	}))
+	expect(t, p.Generation() == gen, "a save committed after Close: generation %d, was %d", p.Generation(), gen)
+	next := newGame(t, gameOpts{fs: mem, dir: "/save", load: true})
+	expect(t, next.pers.Generation() == gen, "the next game loads generation %d, want %d", next.pers.Generation(), gen)
+}
+
+// A second Install into a world whose plugin is installed is ErrInstalled,
+// before anything is opened or locked: the other directory stays as it
+// was and free, the first installation keeps its directory and saves on.
+// Once its Persistence is closed, the world takes the plugin again.
+func TestSecondInstallIntoOneWorld(t *testing.T) {
+	mem := vfs.NewMem()
+	g := newGame(t, gameOpts{fs: mem, dir: "/a", radius: 1})
+	g.settle(t)
+	must(t, g.waitSave(t, g.pers.Save()).Err)
+	for _, dir := range []string{"/b", "/a"} {
+		_, err := arksave.Plugin{Dir: dir, FS: mem, ChunkSize: testChunk, TileSize: 8, Generator: gen{}, LoadOrCreate: true}.Install(g.w)
+		expect(t, errors.Is(err, arksave.ErrInstalled) && containsAll(err.Error(), "/a", "Persistence.Close"), "a second Install into %s: %v", dir, err)
+	}
+	_, err := mem.Stat("/b")
+	expect(t, errors.Is(err, fs.ErrNotExist), "the second Install created its directory: %v", err)
+	expect(t, ecs.GetResource[arksave.Persistence](g.w) == g.pers && g.pers.Dir() == "/a", "the world's Persistence changed")
+
+	res := g.waitSave(t, g.pers.Save())
+	must(t, res.Err)
+	expect(t, res.Dir == "/a", "the first installation saved to %s", res.Dir)
+	must(t, g.pers.Close())
+
+	b, err := autosave.OpenDir(mem, "/b")
+	must(t, err)
+	must(t, b.Close())
+	systems, err := arksave.Plugin{Dir: "/a", FS: mem, ChunkSize: testChunk, TileSize: 8, Generator: gen{}, Load: true}.Install(g.w)
+	must(t, err)
+	expect(t, len(systems) > 0 && g.pers.Generation() == res.Generation, "installed again: generation %d, want %d", g.pers.Generation(), res.Generation)
+	must(t, g.pers.Close())
+}
+
+// containsAll reports whether s contains every part.
+func containsAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
