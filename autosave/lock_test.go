@@ -18,14 +18,7 @@ import (
 // OpenWriter fails with ErrLocked naming the holder until the first
 // closes; a reader opens it meanwhile and changes nothing.
 func TestSecondWriterIsLocked(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		fsys vfs.FS
-		dir  string
-	}{
-		{"mem", vfs.NewMem(), "/save"},
-		{"os", vfs.OS, filepath.Join(t.TempDir(), "save")},
-	} {
+	for _, tc := range memAndOS(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			first, err := autosave.OpenDir(tc.fsys, tc.dir)
 			must(t, err)
@@ -55,6 +48,18 @@ func TestSecondWriterIsLocked(t *testing.T) {
 			expect(t, errors.Is(err, autosave.ErrReadOnly), "a closed Dir committed: %v", err)
 		})
 	}
+}
+
+// saveOn is a save directory on a file system.
+type saveOn struct {
+	name string
+	fsys vfs.FS
+	dir  string
+}
+
+// memAndOS returns a save directory in memory and one on disk.
+func memAndOS(t *testing.T) []saveOn {
+	return []saveOn{{"mem", vfs.NewMem(), "/save"}, {"os", vfs.OS, filepath.Join(t.TempDir(), "save")}}
 }
 
 // expectLockedByUs checks an ErrLocked that names this process as the
@@ -180,14 +185,7 @@ var tamperings = []struct {
 // writer's next commit takes the lock file anew, naming itself, so that the
 // next refusal names it again. Every generation it committed loads.
 func TestLockFileTamperedWhileHeld(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		fsys vfs.FS
-		dir  string
-	}{
-		{"mem", vfs.NewMem(), "/save"},
-		{"os", vfs.OS, filepath.Join(t.TempDir(), "save")},
-	} {
+	for _, tc := range memAndOS(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			first, err := autosave.OpenDir(tc.fsys, tc.dir)
 			must(t, err)
