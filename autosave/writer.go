@@ -880,6 +880,9 @@ func (p progressSource) ChunkExtra() []byte {
 // [*PanicError] and is handled like an error: the game keeps running.
 func (w *Writer) run(j Job) (res *Result) {
 	defer j.Snap.Release()
+	// Every path that starts writing the world file waits for it before
+	// returning: its memory is free for the next snapshot then.
+	defer j.Snap.ReleaseWorld()
 	res = &Result{Stall: j.Snap.Stall}
 	res.Chunks, res.Entities, res.Players = j.Snap.Committed()
 	defer func() { res.Duration = time.Since(j.RequestedAt) }()

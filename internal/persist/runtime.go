@@ -63,9 +63,10 @@ type Config struct {
 // WorldCodec encodes the ECS world (without chunk, regional and player
 // entities) for a snapshot and decodes it on load.
 type WorldCodec interface {
-	// Encode encodes the world's entities, except chunks, bodies and
-	// transient ones, and its resources, except the plugin's own.
-	Encode(w *ecs.World) ([]byte, error)
+	// Encode appends the file of the world's entities, except chunks,
+	// bodies and transient ones, and of its resources, except the plugin's
+	// own, to dst (a buffer of an earlier save, reused; nil at first).
+	Encode(dst []byte, w *ecs.World) ([]byte, error)
 	// Validate decodes data into a scratch world with w's types and reports
 	// whether Decode into w would succeed. It does not touch w.
 	Validate(data []byte, w *ecs.World) error
@@ -123,6 +124,11 @@ type Runtime struct {
 	heldSpent time.Duration              // time spent copying them, counted already
 	tickStall time.Duration              // the game loop's saving this tick: copies and snapshot
 
+	// spareWorld holds the memory of the last world file the writer is
+	// done with (see snapshot.Snapshot.ReuseWorld): the next snapshot
+	// encodes into it.
+	spareWorld chan []byte
+
 	requested bool
 	flush     bool // the snapshot being taken looks at every loaded chunk's regional entities
 	saveTo    string
@@ -169,6 +175,7 @@ func New(w *ecs.World, d *autosave.Dir, cfg Config) (*Runtime, error) {
 		reg:           newRegional(w, cfg.Positions, cfg.SectionOptions),
 		pl:            newPlayers(w, cfg.SectionOptions),
 		pendingChunks: map[components.ChunkPos]pendingChunk{},
+		spareWorld:    make(chan []byte, 1),
 		loading:       map[components.ChunkPos]bool{},
 	}
 	ecs.ComponentID[components.Transient](w)
