@@ -963,16 +963,11 @@ func (w *Writer) run(j Job) (res *Result) {
 		batch.PutChunkFrom(snapshot.StorePos(c.Pos), progressSource{src: c, t: tr, w: w})
 	}
 	for _, es := range j.Snap.Entities {
-		blk := chunkstore.EntityBlock{Bodies: make([]chunkstore.Body, len(es.Bodies)), Sections: es.Sections}
-		for i := range es.Bodies {
-			blk.Bodies[i] = snapshot.ToStore(&es.Bodies[i])
-		}
-		if es.Merge {
-			// A damaged stored block is unreadable either way: the merge
-			// replaces it with the entities that are known.
-			stored, _ := store.Entities(snapshot.StorePos(es.Pos))
-			blk.Bodies = snapshot.MergeByID(stored.Bodies, blk.Bodies, func(b *chunkstore.Body) uint64 { return b.ID })
-			blk.Sections = append(append([][]byte(nil), stored.Sections...), es.Sections...)
+		blk, err := entityBlock(store, es)
+		if err != nil {
+			res.Err = fmt.Errorf("autosave: save to %s: %w", dir.Path(), err)
+			w.recover(dir, store, name, saveAs, &mark)
+			return res
 		}
 		batch.PutEntities(snapshot.StorePos(es.Pos), blk)
 	}
@@ -1202,6 +1197,29 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 		return
 	}
 	w.store, w.name, w.storeErr = s, name, nil
+}
+
+// entityBlock returns the block a save writes for an entity set: the set
+// itself, or with Merge the set added to what the store holds. A stored
+// block proven damaged (chunkstore.ErrCorrupt) is unreadable either way:
+// the merge replaces it with the entities that are known. Any other read
+// error fails the save, which would otherwise write the set over stored
+// entities it could not read.
+func entityBlock(store *chunkstore.Store, es snapshot.EntitySet) (chunkstore.EntityBlock, error) {
+	blk := chunkstore.EntityBlock{Bodies: make([]chunkstore.Body, len(es.Bodies)), Sections: es.Sections}
+	for i := range es.Bodies {
+		blk.Bodies[i] = snapshot.ToStore(&es.Bodies[i])
+	}
+	if !es.Merge {
+		return blk, nil
+	}
+	stored, err := store.Entities(snapshot.StorePos(es.Pos))
+	if err != nil && !errors.Is(err, chunkstore.ErrCorrupt) {
+		return chunkstore.EntityBlock{}, fmt.Errorf("read the stored entities of chunk %v to add to them: %w", es.Pos, err)
+	}
+	blk.Bodies = snapshot.MergeByID(stored.Bodies, blk.Bodies, func(b *chunkstore.Body) uint64 { return b.ID })
+	blk.Sections = append(append([][]byte(nil), stored.Sections...), es.Sections...)
+	return blk, nil
 }
 
 func countBodies(sets []snapshot.EntitySet) int {
