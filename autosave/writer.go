@@ -362,7 +362,9 @@ func (w *Writer) ReadWorld() ([]byte, error) {
 // Get reads chunk pos from the committed store into dst, or generates it;
 // see [chunkstore.Store.Get]: when the chunk's record is damaged, or the
 // store is unavailable after a failed save, dst holds the generated chunk
-// and the error says why. Safe to call from a loader goroutine while a save
+// and the error says why. Only damage matches chunkstore.ErrCorrupt: a
+// chunk read with any other error is still stored, and must not be taken
+// for the generated one. Safe to call from a loader goroutine while a save
 // runs.
 func (w *Writer) Get(pos chunkstore.Pos, dst []uint32) (bool, error) {
 	w.mu.RLock()
@@ -391,12 +393,24 @@ func (w *Writer) getDown(pos chunkstore.Pos, dst []uint32) (bool, error) {
 	if g := w.opts.Store.Generator; g != nil {
 		g.Generate(pos.X, pos.Y, w.opts.Store.Seed, dst)
 	}
-	return false, errStoreDown
+	return false, w.storeDown()
 }
 
 // errStoreDown is returned by reads while a failed save has left the chunk
-// store closed; the next save reopens it.
+// store closed; the next save reopens it. It is not damage: the chunks are
+// where they were.
 var errStoreDown = errors.New("autosave: chunk store unavailable after a failed save")
+
+// storeDown returns errStoreDown with the reason the store could not be
+// reopened, as text only: that reason may match chunkstore.ErrCorrupt (the
+// reopen found damage), and a reader must not take the chunk it wanted
+// for damaged. Called with w.mu held.
+func (w *Writer) storeDown() error {
+	if w.storeErr == nil {
+		return errStoreDown
+	}
+	return fmt.Errorf("%w (the next save reopens it; it failed with: %v)", errStoreDown, w.storeErr)
+}
 
 // Bodies returns the bodies stored with chunk pos. Safe to call from a
 // loader goroutine while a save runs.
@@ -412,7 +426,7 @@ func (w *Writer) Entities(pos chunkstore.Pos) (chunkstore.EntityBlock, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.store == nil {
-		return chunkstore.EntityBlock{}, errStoreDown
+		return chunkstore.EntityBlock{}, w.storeDown()
 	}
 	return w.store.Entities(pos)
 }
