@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"sort"
 	"sync/atomic"
@@ -147,7 +148,9 @@ func buildStoredWorld(t testing.TB, g *game) storedWorld {
 func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 	mem := vfs.NewMem()
 	faults := &readFaults{}
-	g := regionalGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: faults}, dir: "/save", radius: 1, autosave: noBackupCopy()})
+	logs := &records{}
+	g := regionalGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: faults}, dir: "/save", radius: 1, autosave: noBackupCopy(),
+		plugin: func(p *arksave.Plugin) { p.Logger = slog.New(logs) }})
 	want := buildStoredWorld(t, g)
 	g.pers.Problems()
 
@@ -166,7 +169,9 @@ func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 	expect(t, len(crates) == 0 && countBodies(g) == 0, "entities spawned without their chunk: %v, %d bodies", crates, countBodies(g))
 	expect(t, faults.failed.Load() <= int64(len(around())*ticks/4), "%d failed reads in %d ticks: retried without a backoff", faults.failed.Load(), ticks)
 	probs := g.pers.Problems()
-	expect(t, len(probs) > 0, "the failed reads are not reported")
+	expect(t, len(probs) == len(around()), "%d problems for %d chunks that could not be read, once each: %v", len(probs), len(around()), probs)
+	attrs, ok := logs.find(slog.LevelWarn, "chunk read failed: not loaded, read again later")
+	expect(t, ok && errors.Is(attrs["err"].Any().(error), syscall.EIO), "the failed read is not logged: %v", logs.messages())
 	for _, p := range probs {
 		expect(t, errors.Is(p.Err, syscall.EIO) && !errors.Is(p.Err, arksave.ErrCorrupt) && p.Pos != nil,
 			"a problem that is not the read error, or reads as damage: %v", p)
@@ -183,6 +188,8 @@ func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 
 	faults.on.Store(false)
 	g.settle(t)
+	_, ok = logs.find(slog.LevelInfo, "chunk read after failed reads")
+	expect(t, ok, "the chunks read after failures are not logged: %v", logs.messages())
 	got := g.storedWorld(t)
 	expect(t, got.diff(want) == "[]", "after the disk healed: %s", got.diff(want))
 	for _, p := range g.pers.Problems() {
