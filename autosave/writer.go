@@ -362,7 +362,9 @@ func (w *Writer) ReadWorld() ([]byte, error) {
 // Get reads chunk pos from the committed store into dst, or generates it;
 // see [chunkstore.Store.Get]: when the chunk's record is damaged, or the
 // store is unavailable after a failed save, dst holds the generated chunk
-// and the error says why. Safe to call from a loader goroutine while a save
+// and the error says why. Only damage matches chunkstore.ErrCorrupt: a
+// chunk read with any other error is still stored, and must not be taken
+// for the generated one. Safe to call from a loader goroutine while a save
 // runs.
 func (w *Writer) Get(pos chunkstore.Pos, dst []uint32) (bool, error) {
 	w.mu.RLock()
@@ -391,12 +393,24 @@ func (w *Writer) getDown(pos chunkstore.Pos, dst []uint32) (bool, error) {
 	if g := w.opts.Store.Generator; g != nil {
 		g.Generate(pos.X, pos.Y, w.opts.Store.Seed, dst)
 	}
-	return false, errStoreDown
+	return false, w.storeDown()
 }
 
 // errStoreDown is returned by reads while a failed save has left the chunk
-// store closed; the next save reopens it.
+// store closed; the next save reopens it. It is not damage: the chunks are
+// where they were.
 var errStoreDown = errors.New("autosave: chunk store unavailable after a failed save")
+
+// storeDown returns errStoreDown with the reason the store could not be
+// reopened, as text only: that reason may match chunkstore.ErrCorrupt (the
+// reopen found damage), and a reader must not take the chunk it wanted
+// for damaged. Called with w.mu held.
+func (w *Writer) storeDown() error {
+	if w.storeErr == nil {
+		return errStoreDown
+	}
+	return fmt.Errorf("%w (the next save reopens it; it failed with: %v)", errStoreDown, w.storeErr)
+}
 
 // Bodies returns the bodies stored with chunk pos. Safe to call from a
 // loader goroutine while a save runs.
@@ -412,7 +426,7 @@ func (w *Writer) Entities(pos chunkstore.Pos) (chunkstore.EntityBlock, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.store == nil {
-		return chunkstore.EntityBlock{}, errStoreDown
+		return chunkstore.EntityBlock{}, w.storeDown()
 	}
 	return w.store.Entities(pos)
 }
@@ -966,16 +980,11 @@ func (w *Writer) run(j Job) (res *Result) {
 		batch.PutChunkFrom(snapshot.StorePos(c.Pos), progressSource{src: c, t: tr, w: w})
 	}
 	for _, es := range j.Snap.Entities {
-		blk := chunkstore.EntityBlock{Bodies: make([]chunkstore.Body, len(es.Bodies)), Sections: es.Sections}
-		for i := range es.Bodies {
-			blk.Bodies[i] = snapshot.ToStore(&es.Bodies[i])
-		}
-		if es.Merge {
-			// A damaged stored block is unreadable either way: the merge
-			// replaces it with the entities that are known.
-			stored, _ := store.Entities(snapshot.StorePos(es.Pos))
-			blk.Bodies = snapshot.MergeByID(stored.Bodies, blk.Bodies, func(b *chunkstore.Body) uint64 { return b.ID })
-			blk.Sections = append(append([][]byte(nil), stored.Sections...), es.Sections...)
+		blk, err := entityBlock(store, es)
+		if err != nil {
+			res.Err = fmt.Errorf("autosave: save to %s: %w", dir.Path(), err)
+			w.recover(dir, store, name, saveAs, &mark)
+			return res
 		}
 		batch.PutEntities(snapshot.StorePos(es.Pos), blk)
 	}
@@ -1205,6 +1214,29 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 		return
 	}
 	w.store, w.name, w.storeErr = s, name, nil
+}
+
+// entityBlock returns the block a save writes for an entity set: the set
+// itself, or with Merge the set added to what the store holds. A stored
+// block proven damaged (chunkstore.ErrCorrupt) is unreadable either way:
+// the merge replaces it with the entities that are known. Any other read
+// error fails the save, which would otherwise write the set over stored
+// entities it could not read.
+func entityBlock(store *chunkstore.Store, es snapshot.EntitySet) (chunkstore.EntityBlock, error) {
+	blk := chunkstore.EntityBlock{Bodies: make([]chunkstore.Body, len(es.Bodies)), Sections: es.Sections}
+	for i := range es.Bodies {
+		blk.Bodies[i] = snapshot.ToStore(&es.Bodies[i])
+	}
+	if !es.Merge {
+		return blk, nil
+	}
+	stored, err := store.Entities(snapshot.StorePos(es.Pos))
+	if err != nil && !errors.Is(err, chunkstore.ErrCorrupt) {
+		return chunkstore.EntityBlock{}, fmt.Errorf("read the stored entities of chunk %v to add to them: %w", es.Pos, err)
+	}
+	blk.Bodies = snapshot.MergeByID(stored.Bodies, blk.Bodies, func(b *chunkstore.Body) uint64 { return b.ID })
+	blk.Sections = append(append([][]byte(nil), stored.Sections...), es.Sections...)
+	return blk, nil
 }
 
 func countBodies(sets []snapshot.EntitySet) int {

@@ -215,7 +215,9 @@ func (fset *fileSet) main() vfs.File {
 
 // get returns open file n, opening it and checking its header the first
 // time. A missing or damaged data file is an error wrapping ErrCorrupt that
-// names it; the error is remembered.
+// names it; the error is remembered. Any other error (the file could not
+// be opened or read: I/O) is not damage and is not remembered: the next
+// call tries again.
 func (fset *fileSet) get(n uint32) (vfs.File, error) {
 	fset.mu.Lock()
 	defer fset.mu.Unlock()
@@ -227,7 +229,9 @@ func (fset *fileSet) get(n uint32) (vfs.File, error) {
 	}
 	f, err := fset.openLocked(n)
 	if err != nil {
-		fset.bad[n] = err
+		if errors.Is(err, ErrCorrupt) {
+			fset.bad[n] = err
+		}
 		return nil, err
 	}
 	fset.open[n] = f
@@ -258,8 +262,10 @@ func (fset *fileSet) openLocked(n uint32) (vfs.File, error) {
 	}
 	var b [dataHeaderSize]byte
 	if rerr := readFull(f, b[:], 0); rerr != nil {
+		// A file too short for its header is damaged (readFull says so);
+		// one that could not be read is not.
 		f.Close()
-		return nil, fmt.Errorf("%w: %s: header: %w", ErrCorrupt, base, rerr)
+		return nil, fmt.Errorf("chunkstore: %s: header: %w", base, rerr)
 	}
 	var id *header
 	if fset.known {

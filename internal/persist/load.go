@@ -106,6 +106,7 @@ func (r *Runtime) forgetChunks() {
 	r.loader.reset()
 	clear(r.pendingChunks)
 	clear(r.loading)
+	clear(r.retry)
 	r.reg.reset()
 	clear(r.pl.state)
 	var all []components.ChunkPos

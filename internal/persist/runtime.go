@@ -84,8 +84,9 @@ type pendingChunk struct {
 	committed bool
 }
 
-// problem is damage found while loading: a chunk or its bodies could not
-// be read and were regenerated or dropped.
+// problem is damage found while loading (a chunk or its bodies were
+// damaged and were regenerated or dropped), or a chunk that could not be
+// read and stays unloaded until a later read succeeds.
 type problem struct {
 	section string
 	pos     components.ChunkPos
@@ -118,6 +119,8 @@ type Runtime struct {
 
 	pendingChunks map[components.ChunkPos]pendingChunk
 	loading       map[components.ChunkPos]bool
+	retry         map[components.ChunkPos]*readRetry // chunks whose last reads failed (not damage)
+	ticks         uint64                             // streaming ticks run, the clock of retry
 
 	held      []*components.SharedPixels // the running save's chunks, for what copy-on-write costs
 	heldTiles int                        // tiles copied for them, counted already
@@ -177,6 +180,7 @@ func New(w *ecs.World, d *autosave.Dir, cfg Config) (*Runtime, error) {
 		pendingChunks: map[components.ChunkPos]pendingChunk{},
 		spareWorld:    make(chan []byte, 1),
 		loading:       map[components.ChunkPos]bool{},
+		retry:         map[components.ChunkPos]*readRetry{},
 	}
 	ecs.ComponentID[components.Transient](w)
 	if err := r.bindResources(); err != nil {
@@ -221,8 +225,10 @@ func (r *Runtime) Writer() *autosave.Writer { return r.writer }
 
 // Problems returns the damage found since the last call: a load that fell
 // back to a backup (the fallback first, then what was damaged), then
-// chunks whose records were damaged, as problems of the chunk store file
-// in use. Safe for concurrent use.
+// chunks whose records were damaged, and chunks that could not be read (an
+// error that is not damage: they stay unloaded and are read again later;
+// reported once per run of failed reads), as problems of the chunk store
+// file in use. Safe for concurrent use.
 func (r *Runtime) Problems() []chunkstore.Problem {
 	r.mu.Lock()
 	ps := r.problems

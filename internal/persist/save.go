@@ -127,6 +127,7 @@ func (r *Runtime) apply(res *autosave.Result) {
 		}
 		r.confirmEntities(res.Entities)
 		r.confirmPlayers(res.Players)
+		r.retryNow()
 	}
 	r.tickStall += r.copyCost() // copies since the last count (none when called from tickSave)
 	clear(r.held)
