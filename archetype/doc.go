@@ -59,7 +59,10 @@
 // Decode checks the types a file records against the program's before the world changes: fields
 // are matched by name, a new field stays zero, a dropped one is skipped, and a field whose kind
 // changed (a string where the file has an int) is [ErrIncompatible], naming the type and field,
-// as is a stored number too large for its field. A damaged file is [ErrCorrupt] instead.
+// as is a stored number that its field cannot hold exactly, naming the value too: an integer
+// too large for it, or, in a float64 field that became a float32, a value that a float32 would
+// round (0.1) or overflow (1e300); NaN and the infinities convert. Integers and floats do not
+// convert into each other. A damaged file is [ErrCorrupt] instead.
 //
 // # What survives
 //

@@ -53,9 +53,10 @@ var ErrCycle = fmt.Errorf("%w: pointer cycle", ErrUnsupportedType)
 
 // ErrIncompatible is returned by [Decode] when an intact file holds values that the game's types
 // cannot take: a field whose stored type differs from the Go field's (a string where the game has
-// an int), a number too large for its field, a value behind an interface whose type the program
-// has not registered or that does not implement the interface. The message names the type and
-// the field. Unlike [ErrCorrupt], the file is fine: the program's types changed, and a
+// an int), a number that its field cannot hold exactly (too large for an integer field, or a
+// float64 that a float32 field would round or overflow), a value behind an interface whose type
+// the program has not registered or that does not implement the interface. The message names the
+// type and the field, and the value when a value is to blame. Unlike [ErrCorrupt], the file is fine: the program's types changed, and a
 // [TypeVersion] with a [Migrate] function, or registering the type, lets the file load.
 var ErrIncompatible = errors.New("archetype: stored types do not match the program's")
 
