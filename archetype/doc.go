@@ -150,9 +150,13 @@
 // registered type's, and differs only in offsets and padding (another alignment: a 64-bit host's
 // file read on a 32-bit one, where a float64 after an int32 sits at 4, not 8), Decode copies
 // each value field by field into the host's layout. Any other difference at the same type
-// version is refused ([ErrVersion], naming both layouts); an int, uint or uintptr field, whose
-// size follows the host, is such a difference between 32-bit and 64-bit hosts: use fixed-size
-// integers in components meant to move between them.
+// version is refused: a field of the same name whose type changed (an int64 that became an
+// int32, a float32 or a string, an array of another length) is [ErrIncompatible], naming the
+// type, the field path and both types; fields added, dropped, renamed or reordered are
+// [ErrVersion], naming both layouts. An int, uint or uintptr field, whose size follows the host,
+// is such a changed field between 32-bit and 64-bit hosts: use fixed-size integers in
+// components meant to move between them. Raw values are not converted as msgpack values are: a
+// migration ([TypeVersion], [Migrate]) converts them.
 //
 // # msgpack values
 //

@@ -18,7 +18,9 @@ var ErrCorrupt = errs.New("archetype: corrupt file", errs.Corrupt)
 
 // ErrVersion is returned when a file was written by a newer, incompatible version of the format,
 // or when a stored component or resource type has a different type version or memory layout than
-// the type registered in the target world and no [Migrate] function bridges the two.
+// the type registered in the target world and no [Migrate] function bridges the two. A stored
+// plain-old-data type one of whose fields changed type is [ErrIncompatible] instead, naming the
+// field; ErrVersion is for fields added, dropped, renamed or moved.
 var ErrVersion = errors.New("archetype: unsupported version")
 
 // ErrUnknownType is returned when a file holds a component or resource type that the target world

@@ -90,7 +90,6 @@ func TestNarrowedFloatLoadsOnlyExactValues(t *testing.T) {
 			t.Errorf("%v: want ErrIncompatible, got %v", tc.v, err)
 			continue
 		}
-		t.Log(err)
 		for _, want := range []string{tc.path, tc.text, "float32"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%v: error lacks %q: %v", tc.v, want, err)
@@ -106,4 +105,65 @@ func sameFloat(a, b float64) bool {
 		return math.IsNaN(a) && math.IsNaN(b)
 	}
 	return a == b && math.Signbit(a) == math.Signbit(b)
+}
+
+// Plain-old-data types, stored as raw memory, whose fields changed type.
+type (
+	CounterV1 struct {
+		N    int64
+		Seen uint8
+	}
+	CounterV2 struct { // N became a string: no longer plain-old-data
+		N    string
+		Seen uint8
+	}
+	CounterV3 struct { // N became an int32: still plain-old-data
+		N    int32
+		Seen uint8
+	}
+	BodyV1 struct {
+		Pos   struct{ X, Y float64 }
+		Cells [4]uint16
+	}
+	BodyV2 struct {
+		Pos   struct{ X, Y float32 }
+		Cells [4]uint16
+	}
+	BodyV3 struct {
+		Pos   struct{ X, Y float64 }
+		Cells [4]int16
+	}
+	BodyV4 struct {
+		Pos   struct{ X, Y float64 }
+		Cells [5]uint16
+	}
+)
+
+// A plain-old-data type whose field changed type is ErrIncompatible naming the type, the field
+// and both types, whether the new type is still plain-old-data or not, as for types stored as
+// msgpack; the world stays untouched.
+func TestRawFieldTypeChangeNamesTheField(t *testing.T) {
+	cases := []struct {
+		load       func() (*ecs.World, error)
+		path, kind string
+	}{
+		{func() (*ecs.World, error) { return changeType(t, CounterV1{N: 7}, ecs.C[CounterV2]()) }, "CounterV2.N", "string"},
+		{func() (*ecs.World, error) { return changeType(t, CounterV1{N: 7}, ecs.C[CounterV3]()) }, "CounterV3.N", "int32"},
+		{func() (*ecs.World, error) { return changeType(t, BodyV1{}, ecs.C[BodyV2]()) }, "BodyV2.Pos.X", "float32"},
+		{func() (*ecs.World, error) { return changeType(t, BodyV1{}, ecs.C[BodyV3]()) }, "BodyV3.Cells[]", "int16"},
+		{func() (*ecs.World, error) { return changeType(t, BodyV1{}, ecs.C[BodyV4]()) }, "BodyV4.Cells", "[5]uint16"},
+	}
+	for _, tc := range cases {
+		got, err := tc.load()
+		if !errors.Is(err, archetype.ErrIncompatible) || errors.Is(err, archetype.ErrVersion) || errors.Is(err, archetype.ErrCorrupt) {
+			t.Errorf("%s: want ErrIncompatible alone, got %v", tc.path, err)
+			continue
+		}
+		for _, want := range []string{tc.path + " (", tc.kind, "archetype.Migrate"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error lacks %q: %v", tc.path, want, err)
+			}
+		}
+		expectEqual(t, 0, got.Stats().Entities.Total, tc.path+": entities after a refused load")
+	}
 }
