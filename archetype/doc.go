@@ -46,7 +46,17 @@
 //     program has it (UTC, Local, or a location time.LoadLocation finds with the same zone; else a
 //     fixed zone). The monotonic clock reading is not saved, as encoding/gob does not save it.
 //   - Refused: channels, functions and unsafe.Pointer anywhere inside a type, and map keys that
-//     hold pointers (they would not find their entries after loading). At Encode: a value behind
+//     hold pointers (they would not find their entries after loading).
+//   - Refused too: values that must not be copied (go vet's copylocks), anywhere inside a type,
+//     behind pointers included: sync.Mutex, RWMutex, WaitGroup, Once, Cond, Map and Pool, any
+//     other type whose pointer has Lock and Unlock methods (a game's own lock), and structs that
+//     hold a zero-sized such type as a noCopy marker. Saved, a mutex held while saving would load
+//     held and a WaitGroup with a pending Add would load pending, and the loaded game would
+//     deadlock; loading them as zero values instead would hide that the type was never saved.
+//     Keep locks outside the components and resources that are saved (in a system, or a resource
+//     left out), or mark the type transient; a type with its own encoding (below) may hold one.
+//     The types of sync/atomic (atomic.Int64, atomic.Bool...) are plain data, read and written
+//     whole: they are saved with their values. At Encode: a value behind
 //     an interface whose type Decode could not find, a pointer cycle ([ErrCycle]: n.Next = n) and
 //     values nested more than a thousand levels deep (a long linked list: save it as a slice).
 //   - Pointers are followed and restored as new values: two places sharing a pointer get one copy
@@ -138,7 +148,7 @@
 // # Plain-old-data columns and endianness
 //
 // A component type without pointers, strings, slices, maps, interfaces, channels or functions
-// anywhere inside is written as the raw memory of its Ark column, copied in one piece; Decode
+// anywhere inside, and without a lock (see above, refused), is written as the raw memory of its Ark column, copied in one piece; Decode
 // reads it straight back into the new column. On a little-endian host memory is the file's
 // byte order. A big-endian host swaps the bytes of every multi-byte scalar on the way: Encode
 // writes a swapped copy of each raw column, Decode swaps each column in place after reading it,

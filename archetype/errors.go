@@ -42,8 +42,9 @@ var errEntityExt = errors.New("archetype: entity extension must hold 8 bytes")
 
 // ErrUnsupportedType is returned by [Check], [Encode] and the arksave plugin's Install when a
 // component or resource type, or a value behind an interface, cannot be saved so that it comes
-// back exactly: a channel, a function or an unsafe.Pointer anywhere inside it, a map key that
-// holds a pointer, a concrete type behind an interface that Decode could not find by name (see
+// back exactly: a channel, a function or an unsafe.Pointer anywhere inside it, a value that must
+// not be copied (a sync.Mutex, RWMutex, WaitGroup, Once, Cond, Map or Pool, a type with Lock and
+// Unlock methods: it would load locked or waiting), a map key that holds a pointer, a concrete type behind an interface that Decode could not find by name (see
 // [Register]), or a value nested deeper than a thousand levels. The message names the type, the
 // field path (Enemy.AI.target), why, and the ways out.
 var ErrUnsupportedType = errors.New("archetype: type cannot be saved")
