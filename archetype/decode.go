@@ -593,6 +593,8 @@ func rawMismatch(i int, kind string, ft *fileType, b *binding, local *schemaNode
 	here := "not plain-old-data"
 	if b.info.raw {
 		here = describeSchema(local)
+	} else if _, terr := planOf(b.typ); terr != nil {
+		here = "not plain-old-data, and it cannot be saved: field " + terr.describe(b.typ)
 	}
 	return fmt.Errorf("%w: type registry entry %d: the memory layout of %q differs from the stored one at the same type version %d "+
 		"(stored: %d bytes, %s; here: %d bytes, %s); "+

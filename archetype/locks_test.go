@@ -153,3 +153,18 @@ func TestAtomicValuesRoundTrip(t *testing.T) {
 	}
 	expectEqual(t, 1, n, "entities")
 }
+
+// A raw type stored in a file that the program now declares with a lock inside (as a file
+// written before locks were refused holds it) is refused naming the field to blame, not only
+// "not plain-old-data".
+func TestStoredTypeNowRefusedNamesTheField(t *testing.T) {
+	type Plain struct{ A, B int32 }
+	type Guarded struct {
+		A  int32
+		mu sync.Mutex
+	}
+	_, err := changeType(t, Plain{1, 2}, ecs.C[Guarded]())
+	if err == nil || !strings.Contains(err.Error(), "Guarded.mu (sync.Mutex)") || !strings.Contains(err.Error(), "must not be copied") {
+		t.Errorf("want an error naming Guarded.mu, got %v", err)
+	}
+}
