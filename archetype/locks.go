@@ -20,7 +20,7 @@ func copyLock(t reflect.Type) string {
 		return ""
 	}
 	const keep = "; keep it outside the components and resources that are saved (in a system, or in a resource left out " +
-		"with archetype.SkipResources), hold a lock only inside a function, or mark the type transient"
+		"with archetype.SkipResources), or hold a lock only inside a function"
 	switch {
 	case t.PkgPath() == "sync":
 		return fmt.Sprintf("a %v must not be copied: saved while in use, it would load in use (a lock held, a WaitGroup "+
