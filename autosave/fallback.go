@@ -31,7 +31,7 @@ type Fallback struct {
 func (f *Fallback) String() string {
 	from := fmt.Sprintf("backup generation %d", f.Loaded)
 	if f.Loaded == f.Damaged {
-		from = fmt.Sprintf("generation %d from the copy of its chunk store", f.Loaded)
+		from = fmt.Sprintf("generation %d from the copies made for its backup (chunk store, players)", f.Loaded)
 	}
 	return fmt.Sprintf("generation %d is damaged (%s); loaded %s as generation %d",
 		f.Damaged, summarize(f.Problems), from, f.Generation)
@@ -200,13 +200,8 @@ func (d *Dir) LoadIntact(validate func(world []byte) error) ([]byte, *Fallback, 
 			ErrCorrupt, m.Generation, d.path, summarize(probs), why, d.path)
 	}
 	candidates := d.Backups()
-	if c := d.pendingCopy(); c != nil {
-		// The copy of the store made for this very generation (which the
-		// next save would have given its backup): with it, the generation
-		// itself may be intact but for its store.
-		own := *m
-		own.Chunks = *c
-		candidates = append([]*Manifest{&own}, candidates...)
+	if own := d.withOwnCopies(m); own != nil {
+		candidates = append([]*Manifest{own}, candidates...)
 	}
 	for _, b := range candidates {
 		if d.ReadOnly() != nil {
@@ -234,18 +229,48 @@ func (d *Dir) LoadIntact(validate func(world []byte) error) ([]byte, *Fallback, 
 	return nil, nil, damaged("no backup is intact")
 }
 
+// withOwnCopies returns generation m with the copies made for its backup
+// (which the next save would have given that backup) in place of the
+// files it shares: the chunk store copy (CopiedChunksName) and the players
+// copy (CopiedPlayersName), each when there is one. With them the
+// generation itself may be intact but for a shared file. It returns nil
+// when there is no copy.
+func (d *Dir) withOwnCopies(m *Manifest) *Manifest {
+	c, p := d.pendingCopy(), d.pendingPlayers()
+	if c == nil && (p == nil || m.Players == nil) {
+		return nil
+	}
+	own := *m
+	if c != nil {
+		own.Chunks = *c
+	}
+	if p != nil && m.Players != nil {
+		own.Players = p
+	}
+	return &own
+}
+
 // fallBackTo commits backup b, whose world file is world, as a new
 // generation above every generation in the directory, its chunk store
-// copied into a new one, and keeps the generation it replaces as a backup.
+// copied into a new one (and its players, when they are a backup's own
+// copy), and keeps the generation it replaces as a backup.
 func (d *Dir) fallBackTo(b *Manifest, world []byte) (uint64, error) {
 	gen := d.HighestGeneration() + 1
 	ref, err := d.copyStore(b.Chunks, CompactedChunksName(gen))
 	if err != nil {
 		return 0, err
 	}
-	m, _, err := d.Commit(Commit{World: world, Chunks: ref, Players: b.Players, Generation: gen, keepDamaged: true})
+	players, err := d.adoptPlayers(b, gen)
 	if err != nil {
 		_ = d.removeStore(ref.Name)
+		return 0, err
+	}
+	m, _, err := d.Commit(Commit{World: world, Chunks: ref, Players: players, Generation: gen, keepDamaged: true})
+	if err != nil {
+		_ = d.removeStore(ref.Name)
+		if players != b.Players {
+			_ = d.removePlayersFiles(players.Index.Name, players.Data)
+		}
 		return 0, err
 	}
 	return m.Generation, nil

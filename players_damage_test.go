@@ -1,0 +1,179 @@
+package arksave_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/savetool"
+	"github.com/arksave/arksave/vfs"
+)
+
+// threePlayerGenerations saves three generations with players ada and bob
+// in memory, one player changing in each, with two backups kept (each with
+// its own copy of the chunk store and of the players, the default). It
+// returns the file system and the players as generation 3 holds them.
+func threePlayerGenerations(t *testing.T) (*vfs.Mem, map[string]string) {
+	t.Helper()
+	mem := vfs.NewMem()
+	g := playerGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 2}})
+	g.settle(t)
+	g.spawnPlayer("ada", 10, 10, 5, "sword", "rope")
+	g.spawnPlayer("bob", 20, 20, 1, "map")
+	for gen := 1; gen <= 3; gen++ {
+		q := ecs.NewFilter2[components.Player, Inventory](g.w).Query()
+		for q.Next() {
+			if p, inv := q.Get(); (p.ID == "bob") == (gen%2 == 0) {
+				inv.Gold += 10 * gen
+			}
+		}
+		res := g.pers.SaveNow()
+		must(t, res.Err)
+		expect(t, res.Generation == uint64(gen), "save %d committed generation %d", gen, res.Generation)
+	}
+	want := map[string]string{"ada": g.inventory(t, "ada"), "bob": g.inventory(t, "bob")}
+	must(t, g.pers.Close())
+	return mem, want
+}
+
+// playersDamage are the ways the committed generation's players files get
+// lost or damaged; each returns the file it damaged.
+var playersDamage = []struct {
+	name   string
+	damage func(t *testing.T, fsys vfs.FS, m *autosave.Manifest, p *autosave.Players) string
+}{
+	{"players data removed", func(t *testing.T, fsys vfs.FS, m *autosave.Manifest, _ *autosave.Players) string {
+		must(t, fsys.Remove("/save/"+m.Players.Data))
+		return m.Players.Data
+	}},
+	{"players data truncated", func(t *testing.T, fsys vfs.FS, m *autosave.Manifest, p *autosave.Players) string {
+		// Cut inside the last record generation 3 uses.
+		last := p.Entries[0]
+		for _, e := range p.Entries {
+			if e.Offset > last.Offset {
+				last = e
+			}
+		}
+		f, err := fsys.OpenRW("/save/" + m.Players.Data)
+		must(t, err)
+		must(t, f.Truncate(last.Offset+int64(last.Length)/2))
+		must(t, f.Close())
+		return m.Players.Data
+	}},
+	{"players data byte flipped", func(t *testing.T, fsys vfs.FS, m *autosave.Manifest, p *autosave.Players) string {
+		e, ok := p.Find("ada")
+		expect(t, ok, "generation 3 has no ada")
+		flipAt(t, fsys, "/save/"+m.Players.Data, e.Offset+int64(e.Length)/2)
+		return m.Players.Data
+	}},
+	{"players index removed", func(t *testing.T, fsys vfs.FS, m *autosave.Manifest, _ *autosave.Players) string {
+		must(t, fsys.Remove("/save/"+m.Players.Index.Name))
+		return m.Players.Index.Name
+	}},
+}
+
+// damagePlayers damages generation 3's players in one of the ways, after
+// checking that they are the files of the top level the generation names.
+func damagePlayers(t *testing.T, mem vfs.FS, damage func(*testing.T, vfs.FS, *autosave.Manifest, *autosave.Players) string) string {
+	t.Helper()
+	d, err := autosave.OpenDirReadOnly(mem, "/save")
+	must(t, err)
+	m := d.Manifest()
+	expect(t, m.Generation == 3 && m.Players != nil, "manifest %+v", m)
+	p, err := d.ReadPlayers(m)
+	must(t, err)
+	expect(t, slices.Equal(p.IDs(), []string{"ada", "bob"}), "players %v", p.IDs())
+	return damage(t, mem, m, p)
+}
+
+// loadsPlayers loads the save at /save through the plugin and checks that
+// ada and bob come back as want holds them; it returns the game.
+func loadsPlayers(t *testing.T, mem vfs.FS, want map[string]string) *game {
+	t.Helper()
+	h := playerGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
+	h.settle(t)
+	for _, id := range []string{"ada", "bob"} {
+		_, err := h.pers.LoadPlayer(id)
+		must(t, err)
+		expect(t, h.inventory(t, id) == want[id], "%s: %q, want %q", id, h.inventory(t, id), want[id])
+	}
+	return h
+}
+
+// intactBackups returns the backed-up generations of /save whose every
+// file verifies (what a load could fall back to).
+func intactBackups(t *testing.T, fsys vfs.FS) []uint64 {
+	t.Helper()
+	d, err := autosave.OpenDirReadOnly(fsys, "/save")
+	must(t, err)
+	var out []uint64
+	for _, b := range d.Backups() {
+		if _, probs, err := d.VerifyGeneration(b, nil); err == nil && len(probs) == 0 {
+			out = append(out, b.Generation)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// No single lost or damaged players file makes a world unloadable: each
+// kept generation has a copy of the players of its own (backups/), a load
+// falls back to the newest intact players and reports it, and a repair
+// keeps every intact backup, its repaired generation loading the same
+// players.
+func TestPlayersFileLostOrDamaged(t *testing.T) {
+	for _, tc := range playersDamage {
+		t.Run(tc.name+"/load", func(t *testing.T) {
+			mem, want := threePlayerGenerations(t)
+			d, err := autosave.OpenDirReadOnly(mem, "/save")
+			must(t, err)
+			for _, b := range d.Backups() {
+				expect(t, b.Players != nil && b.Players.Index.Name == autosave.CopiedPlayersName(b.Generation) &&
+					b.Players.Data == autosave.CopiedPlayersDataName(b.Generation), "backup %d names players %+v", b.Generation, b.Players)
+			}
+			file := damagePlayers(t, mem, tc.damage)
+
+			h := loadsPlayers(t, mem, want)
+			fb := h.state().Fallback
+			expect(t, fb != nil && fb.Damaged == 3 && fb.Loaded == 3 && fb.Generation == 4, "fallback %+v", fb)
+			probs := h.pers.Problems()
+			expect(t, len(probs) >= 2 && probs[0].File == autosave.ManifestName && errors.Is(probs[0].Err, arksave.ErrCorrupt) &&
+				strings.Contains(probs[0].Err.Error(), "players"), "problems %v", probs)
+			named := false
+			for _, p := range probs[1:] {
+				named = named || p.File == file
+			}
+			expect(t, named, "no problem names %s: %v", file, probs)
+
+			// The game goes on from the players it fell back to.
+			res := h.pers.SaveNow()
+			must(t, res.Err)
+			must(t, h.pers.Close())
+			loadsPlayers(t, mem, want)
+		})
+		t.Run(tc.name+"/repair", func(t *testing.T) {
+			mem, want := threePlayerGenerations(t)
+			damagePlayers(t, mem, tc.damage)
+			before := intactBackups(t, mem)
+			expect(t, slices.Equal(before, []uint64{1, 2}), "intact backups before the repair: %v", before)
+
+			rep, err := savetool.Repair("/save", savetool.RepairOptions{Options: savetool.Options{FS: mem}})
+			must(t, err)
+			expect(t, len(rep.BackupsDropped) == 0, "the repair dropped %v", rep.BackupsDropped)
+			expect(t, rep.After != nil && rep.After.OK(), "the repaired directory does not check clean: %+v", rep.After)
+			after := intactBackups(t, mem)
+			for _, g := range before {
+				expect(t, slices.Contains(after, g), "intact backup %d is gone after the repair (before %v, after %v)", g, before, after)
+			}
+			h := loadsPlayers(t, mem, want)
+			expect(t, h.state().Fallback == nil, "the repaired save fell back: %+v", h.state().Fallback)
+		})
+	}
+}
