@@ -1,6 +1,7 @@
 package arksave_test
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"strings"
@@ -17,16 +18,26 @@ import (
 )
 
 // threePlayerGenerations saves three generations with players ada and bob
-// in memory, one player changing in each, with two backups kept (each with
-// its own copy of the chunk store and of the players, the default). It
-// returns the file system and the players as generation 3 holds them.
+// in memory, one player changing in each (ada in 1 and 3, bob in 2), with
+// two backups kept (each with its own copy of the chunk store and of the
+// players, the default). It returns the file system and the players as
+// generation 3 holds them.
 func threePlayerGenerations(t *testing.T) (*vfs.Mem, map[string]string) {
 	t.Helper()
+	mem, want := playerGenerations(t, &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 2})
+	return mem, want[3]
+}
+
+// playerGenerations is threePlayerGenerations with the autosave
+// configuration conf, returning the players of each generation.
+func playerGenerations(t *testing.T, conf *arksave.AutosaveConfig) (*vfs.Mem, map[int]map[string]string) {
+	t.Helper()
 	mem := vfs.NewMem()
-	g := playerGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 2}})
+	g := playerGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: conf})
 	g.settle(t)
 	g.spawnPlayer("ada", 10, 10, 5, "sword", "rope")
 	g.spawnPlayer("bob", 20, 20, 1, "map")
+	want := map[int]map[string]string{}
 	for gen := 1; gen <= 3; gen++ {
 		q := ecs.NewFilter2[components.Player, Inventory](g.w).Query()
 		for q.Next() {
@@ -37,8 +48,8 @@ func threePlayerGenerations(t *testing.T) (*vfs.Mem, map[string]string) {
 		res := g.pers.SaveNow()
 		must(t, res.Err)
 		expect(t, res.Generation == uint64(gen), "save %d committed generation %d", gen, res.Generation)
+		want[gen] = map[string]string{"ada": g.inventory(t, "ada"), "bob": g.inventory(t, "bob")}
 	}
-	want := map[string]string{"ada": g.inventory(t, "ada"), "bob": g.inventory(t, "bob")}
 	must(t, g.pers.Close())
 	return mem, want
 }
@@ -134,10 +145,7 @@ func TestPlayersFileLostOrDamaged(t *testing.T) {
 			mem, want := threePlayerGenerations(t)
 			d, err := autosave.OpenDirReadOnly(mem, "/save")
 			must(t, err)
-			for _, b := range d.Backups() {
-				expect(t, b.Players != nil && b.Players.Index.Name == autosave.CopiedPlayersName(b.Generation) &&
-					b.Players.Data == autosave.CopiedPlayersDataName(b.Generation), "backup %d names players %+v", b.Generation, b.Players)
-			}
+			backups := d.Backups()
 			file := damagePlayers(t, mem, tc.damage)
 
 			h := loadsPlayers(t, mem, want)
@@ -157,6 +165,13 @@ func TestPlayersFileLostOrDamaged(t *testing.T) {
 			must(t, res.Err)
 			must(t, h.pers.Close())
 			loadsPlayers(t, mem, want)
+
+			// The players of every backup were a copy of their own.
+			expect(t, len(backups) == 2, "%d backups", len(backups))
+			for _, b := range backups {
+				expect(t, b.Players != nil && b.Players.Index.Name == autosave.CopiedPlayersName(b.Generation) &&
+					b.Players.Data == autosave.CopiedPlayersDataName(b.Generation), "backup %d names players %+v", b.Generation, b.Players)
+			}
 		})
 		t.Run(tc.name+"/repair", func(t *testing.T) {
 			mem, want := threePlayerGenerations(t)
@@ -176,4 +191,70 @@ func TestPlayersFileLostOrDamaged(t *testing.T) {
 			expect(t, h.state().Fallback == nil, "the repaired save fell back: %+v", h.state().Fallback)
 		})
 	}
+}
+
+// Backups without a players copy of their own (written before copies, or
+// with AutosaveConfig.BackupCopyEvery < 0) share the players data file,
+// which only grows: when a save's records at its end are cut off, a load
+// falls back to the newest backup whose players are intact, and a repair
+// keeps every backup whose players read intact, taking the lost record
+// from the newest players index that holds one.
+func TestPlayersDataTruncatedWithoutCopies(t *testing.T) {
+	conf := func() *arksave.AutosaveConfig {
+		return &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 2, BackupCopyEvery: -1}
+	}
+	for _, how := range []string{"load", "repair"} {
+		t.Run(how, func(t *testing.T) {
+			mem, want := playerGenerations(t, conf())
+			d, err := autosave.OpenDirReadOnly(mem, "/save")
+			must(t, err)
+			for _, b := range d.Backups() {
+				expect(t, b.Players != nil && b.Players.Data == autosave.PlayersDataName, "backup %d names players %+v", b.Generation, b.Players)
+			}
+			damagePlayers(t, mem, playersDamage[1].damage) // ada's record of generation 3 cut
+			if how == "load" {
+				h := loadsPlayers(t, mem, want[2])
+				fb := h.state().Fallback
+				expect(t, fb != nil && fb.Damaged == 3 && fb.Loaded == 2 && fb.Generation == 4, "fallback %+v", fb)
+				return
+			}
+			before := intactBackups(t, mem)
+			expect(t, slices.Equal(before, []uint64{1, 2}), "intact backups before the repair: %v", before)
+			rep, err := savetool.Repair("/save", savetool.RepairOptions{Options: savetool.Options{FS: mem}})
+			must(t, err)
+			expect(t, len(rep.BackupsDropped) == 0, "the repair dropped %v", rep.BackupsDropped)
+			expect(t, rep.After != nil && rep.After.OK(), "the repaired directory does not check clean: %+v", rep.After)
+			after := intactBackups(t, mem)
+			expect(t, slices.Equal(after, before), "intact backups %v after the repair, %v before", after, before)
+			// Ada's record of generation 3 is lost: hers of generation 1
+			// (the newest index that holds her intact, generation 2's)
+			// comes back, and bob's of generation 2 and 3.
+			loadsPlayers(t, mem, map[string]string{"ada": want[2]["ada"], "bob": want[3]["bob"]})
+			expect(t, slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, `player "ada": taken from players-2.pxpl`) }),
+				"notes %v", rep.Notes)
+		})
+	}
+}
+
+// Without backups there is no copy to fall back to: a lost players index
+// fails the load with an error naming arksave repair, changing nothing,
+// and the repaired save loads.
+func TestPlayersIndexLostWithoutBackups(t *testing.T) {
+	mem, _ := playerGenerations(t, &arksave.AutosaveConfig{Interval: time.Hour})
+	damagePlayers(t, mem, playersDamage[3].damage)
+	before := snapshotMem(t, mem, "/save")
+	_, err := installGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1, prepare: registerPlayers})
+	expect(t, errors.Is(err, arksave.ErrCorrupt) && strings.Contains(err.Error(), "arksave repair") &&
+		strings.Contains(err.Error(), autosave.PlayersName(3)), "Install: %v", err)
+	after := snapshotMem(t, mem, "/save")
+	expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
+	for name, raw := range before {
+		expect(t, bytes.Equal(after[name], raw), "%s changed", name)
+	}
+
+	_, err = savetool.Repair("/save", savetool.RepairOptions{Options: savetool.Options{FS: mem}})
+	must(t, err)
+	h := playerGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
+	h.settle(t)
+	expect(t, h.state().Fallback == nil, "the repaired save fell back: %+v", h.state().Fallback)
 }

@@ -19,7 +19,8 @@ import (
 type Fallback struct {
 	// Damaged is the generation the manifest named, Loaded the generation
 	// loaded instead (a backup's, or Damaged itself when only its chunk
-	// store was damaged and the copy made for its backup is intact),
+	// store or its players were damaged and the copies made for its backup
+	// are intact),
 	// Generation the generation committed with Loaded's contents.
 	Damaged, Loaded, Generation uint64
 	// Problems is the damage found in generation Damaged, each naming its
@@ -168,21 +169,24 @@ func (d *Dir) openStoreRef(ref StoreRef) (*chunkstore.Store, error) {
 
 // LoadIntact returns the world file of the newest intact generation, for a
 // load. The committed generation is verified first (VerifyGeneration).
-// When it is damaged, the committed generation with the copy of its chunk
-// store that the writer made for its backup (when there is one, and its
-// other files are intact), then the backups, newest first, are tried; the
-// first intact one becomes current again as a new generation: its chunk store is copied
-// into a new chunk store (chunks-<G>.pxsw, so that no backup's files are
-// ever written to), its world file and players named, and the damaged
+// When it is damaged, the committed generation with the copies of its
+// chunk store and of its players that the writer made for its backup (when
+// there are, and its other files are intact), then the backups, newest
+// first, are tried; the first intact one becomes current again as a new
+// generation: its chunk store is copied into a new chunk store
+// (chunks-<G>.pxsw, so that no backup's files are ever written to), its
+// world file written, its players named (or, when they are a backup's own
+// copy, copied into players-<G>.pxpd and players-<G>.pxpl), and the damaged
 // generation is kept as a backup whatever happened to its files. Nothing is
 // removed: whether the damaged files go stays the user's choice (arksave
 // repair, or the backup rotation of later saves). The returned Fallback
 // says what happened; it is nil when the committed generation is intact.
 //
-// When no backup is intact, a generation whose world file is intact loads
-// as it is (its damaged chunks regenerate and its damaged records are
-// reported as they are read); one whose world file is damaged is an error
-// wrapping ErrCorrupt that lists the damage and names arksave repair, and
+// When no backup is intact, a generation whose world file and players
+// index are intact loads as it is (its damaged chunks regenerate and its
+// damaged records are reported as they are read); one whose world file or
+// players index is damaged is an error wrapping ErrCorrupt that lists the
+// damage and names arksave repair, and
 // so is a damaged generation in a directory that cannot be written
 // (nothing can be committed). An error
 // of validate that is not damage is returned as it is.
@@ -217,10 +221,13 @@ func (d *Dir) LoadIntact(validate func(world []byte) error) ([]byte, *Fallback, 
 		}
 		return bw, &Fallback{Damaged: m.Generation, Loaded: b.Generation, Generation: gen, Problems: probs}, nil
 	}
-	if !slices.ContainsFunc(probs, func(p chunkstore.Problem) bool { return p.File == m.World.Name }) {
-		// No backup is intact, but the world file is: the generation loads
-		// as it always did, each damaged chunk regenerated and each damaged
-		// record reported when it is read.
+	if !slices.ContainsFunc(probs, func(p chunkstore.Problem) bool {
+		return p.File == m.World.Name || m.Players != nil && p.File == m.Players.Index.Name
+	}) {
+		// No backup is intact, but the world file (and the players index)
+		// is: the generation loads as it always did, each damaged chunk
+		// regenerated and each damaged record (a chunk's, a player's)
+		// reported when it is read.
 		return world, nil, nil
 	}
 	if d.ReadOnly() != nil {

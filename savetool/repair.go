@@ -455,10 +455,7 @@ func (r *repairer) readPlayer(srcs []*playersSource, id string) ([]byte, *player
 		if _, ok := s.p.Find(id); !ok {
 			continue
 		}
-		sec, err := r.d.ReadPlayer(s.p, id)
-		if err == nil {
-			_, err = archetype.ReadInfo(bytes.NewReader(sec))
-		}
+		sec, err := r.intactPlayer(s.p, id)
 		if err == nil {
 			return sec, s, nil
 		}
@@ -1118,8 +1115,10 @@ func (r *repairer) repairBackups() error {
 			if err := r.dropBackup(b, "its world file is damaged"); err != nil {
 				return err
 			}
-		case b.Players != nil && (r.damaged[b.Players.Index.Name] || r.damaged[b.Players.Data]):
-			if err := r.dropBackup(b, "its players files are damaged"); err != nil {
+		case b.Players != nil && (r.damaged[b.Players.Index.Name] || r.damaged[b.Players.Data]) && r.playersDamaged(b) != nil:
+			// A players data file is shared by the generations that append
+			// to it: only a backup whose own players are damaged goes.
+			if err := r.dropBackup(b, fmt.Sprintf("its players are damaged: %v", r.playersDamaged(b))); err != nil {
 				return err
 			}
 		case !r.damaged[b.Chunks.Name]:
@@ -1131,6 +1130,32 @@ func (r *repairer) repairBackups() error {
 		}
 	}
 	return nil
+}
+
+// playersDamaged returns why the players generation m names are damaged:
+// its index, or the first record of them that does not read as an intact
+// entity section; nil when they are intact.
+func (r *repairer) playersDamaged(m *autosave.Manifest) error {
+	p, err := r.d.ReadPlayers(m)
+	if err != nil {
+		return err
+	}
+	for _, e := range p.Entries {
+		if _, err := r.intactPlayer(p, e.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// intactPlayer returns the entity section of player id in p when its
+// record is intact and reads as one.
+func (r *repairer) intactPlayer(p *autosave.Players, id string) ([]byte, error) {
+	sec, err := r.d.ReadPlayer(p, id)
+	if err == nil {
+		_, err = archetype.ReadInfo(bytes.NewReader(sec))
+	}
+	return sec, err
 }
 
 func (r *repairer) dropBackup(b *autosave.Manifest, why string) error {
