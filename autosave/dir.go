@@ -29,7 +29,8 @@ import (
 //	  players-<g>.pxpl    the players index the manifest names (g <= G), see players.go
 //	  players.pxpd        the players' records (players-<g>.pxpd after a compaction at g)
 //	  backups/            manifest-<g> and world-<g>.pecs of older generations, and
-//	                      chunks-<g>.pxsw (with its data files) for a backup with a store of its own
+//	                      chunks-<g>.pxsw (with its data files) for a backup with a store of its own,
+//	                      players-<g>.pxpl and players-<g>.pxpd for one with players files of its own
 //	  lock                held by the one writer (see LockName)
 //
 // Files newer than the manifest (from a save that did not commit) and data

@@ -48,9 +48,9 @@ type Job struct {
 	// RequestedAt is when the save was asked for; Result.Duration counts from it.
 	RequestedAt time.Time
 	// BackupCopyEvery is after every how many committed saves the writer
-	// copies the chunk store for the generation just committed into
-	// backups/, so that its backup shares no file with the generations
-	// after it (Config.BackupCopyEvery); 0 or negative: never.
+	// copies the chunk store and the players for the generation just
+	// committed into backups/, so that its backup shares no file with the
+	// generations after it (Config.BackupCopyEvery); 0 or negative: never.
 	BackupCopyEvery int
 }
 
@@ -643,10 +643,12 @@ type backupCopy struct {
 }
 
 // copyBackup copies the chunk store, at generation gen that a save just
-// committed, to backups/ (CopiedChunksName), when the job asks for one
-// after this save: the next save's commit makes it the store of gen's
-// backup, which then shares no file with the current generation. It runs
-// between saves, like compaction: a save submitted meanwhile waits for it.
+// committed, to backups/ (CopiedChunksName), and the players of gen
+// (CopiedPlayersName), when the job asks for one after this save: the next
+// save's commit makes them the store and players of gen's backup, which
+// then shares no file with the current generation. It runs between saves,
+// like compaction: a save submitted meanwhile waits for it. When either
+// copy fails, neither stays.
 func (w *Writer) copyBackup(j Job, gen uint64) {
 	if j.MaxBackups <= 0 || j.BackupCopyEvery <= 0 {
 		return
