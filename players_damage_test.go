@@ -134,6 +134,22 @@ func intactBackups(t *testing.T, fsys vfs.FS) []uint64 {
 	return out
 }
 
+// repairKeepsIntactBackups repairs /save, whose backups 1 and 2 are
+// intact, and checks that it drops no backup, that both are intact after
+// it, and that the repaired directory checks clean.
+func repairKeepsIntactBackups(t *testing.T, mem vfs.FS) *savetool.RepairReport {
+	t.Helper()
+	before := intactBackups(t, mem)
+	expect(t, slices.Equal(before, []uint64{1, 2}), "intact backups before the repair: %v", before)
+	rep, err := savetool.Repair("/save", savetool.RepairOptions{Options: savetool.Options{FS: mem}})
+	must(t, err)
+	expect(t, len(rep.BackupsDropped) == 0, "the repair dropped %v", rep.BackupsDropped)
+	expect(t, rep.After != nil && rep.After.OK(), "the repaired directory does not check clean: %+v", rep.After)
+	after := intactBackups(t, mem)
+	expect(t, slices.Equal(after, before), "intact backups %v after the repair, %v before", after, before)
+	return rep
+}
+
 // No single lost or damaged players file makes a world unloadable: each
 // kept generation has a copy of the players of its own (backups/), a load
 // falls back to the newest intact players and reports it, and a repair
@@ -176,17 +192,7 @@ func TestPlayersFileLostOrDamaged(t *testing.T) {
 		t.Run(tc.name+"/repair", func(t *testing.T) {
 			mem, want := threePlayerGenerations(t)
 			damagePlayers(t, mem, tc.damage)
-			before := intactBackups(t, mem)
-			expect(t, slices.Equal(before, []uint64{1, 2}), "intact backups before the repair: %v", before)
-
-			rep, err := savetool.Repair("/save", savetool.RepairOptions{Options: savetool.Options{FS: mem}})
-			must(t, err)
-			expect(t, len(rep.BackupsDropped) == 0, "the repair dropped %v", rep.BackupsDropped)
-			expect(t, rep.After != nil && rep.After.OK(), "the repaired directory does not check clean: %+v", rep.After)
-			after := intactBackups(t, mem)
-			for _, g := range before {
-				expect(t, slices.Contains(after, g), "intact backup %d is gone after the repair (before %v, after %v)", g, before, after)
-			}
+			repairKeepsIntactBackups(t, mem)
 			h := loadsPlayers(t, mem, want)
 			expect(t, h.state().Fallback == nil, "the repaired save fell back: %+v", h.state().Fallback)
 		})
@@ -218,14 +224,7 @@ func TestPlayersDataTruncatedWithoutCopies(t *testing.T) {
 				expect(t, fb != nil && fb.Damaged == 3 && fb.Loaded == 2 && fb.Generation == 4, "fallback %+v", fb)
 				return
 			}
-			before := intactBackups(t, mem)
-			expect(t, slices.Equal(before, []uint64{1, 2}), "intact backups before the repair: %v", before)
-			rep, err := savetool.Repair("/save", savetool.RepairOptions{Options: savetool.Options{FS: mem}})
-			must(t, err)
-			expect(t, len(rep.BackupsDropped) == 0, "the repair dropped %v", rep.BackupsDropped)
-			expect(t, rep.After != nil && rep.After.OK(), "the repaired directory does not check clean: %+v", rep.After)
-			after := intactBackups(t, mem)
-			expect(t, slices.Equal(after, before), "intact backups %v after the repair, %v before", after, before)
+			rep := repairKeepsIntactBackups(t, mem)
 			// Ada's record of generation 3 is lost: hers of generation 1
 			// (the newest index that holds her intact, generation 2's)
 			// comes back, and bob's of generation 2 and 3.
