@@ -110,12 +110,19 @@ func loadsPlayers(t *testing.T, mem vfs.FS, want map[string]string) *game {
 	t.Helper()
 	h := playerGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
 	h.settle(t)
+	h.hasPlayers(t, want)
+	return h
+}
+
+// hasPlayers loads ada and bob into the game and checks that they are as
+// want holds them.
+func (h *game) hasPlayers(t *testing.T, want map[string]string) {
+	t.Helper()
 	for _, id := range []string{"ada", "bob"} {
 		_, err := h.pers.LoadPlayer(id)
 		must(t, err)
 		expect(t, h.inventory(t, id) == want[id], "%s: %q, want %q", id, h.inventory(t, id), want[id])
 	}
-	return h
 }
 
 // intactBackups returns the backed-up generations of /save whose every
@@ -154,41 +161,13 @@ func repairKeepsIntactBackups(t *testing.T, mem vfs.FS) *savetool.RepairReport {
 // kept generation has a copy of the players of its own (backups/), a load
 // falls back to the newest intact players and reports it, and a repair
 // keeps every intact backup, its repaired generation loading the same
-// players.
+// players. Both ways of loading fall back: Install with Load, and
+// Persistence.Load of a running game.
 func TestPlayersFileLostOrDamaged(t *testing.T) {
 	for _, tc := range playersDamage {
-		t.Run(tc.name+"/load", func(t *testing.T) {
-			mem, want := threePlayerGenerations(t)
-			d, err := autosave.OpenDirReadOnly(mem, "/save")
-			must(t, err)
-			backups := d.Backups()
-			file := damagePlayers(t, mem, tc.damage)
-
-			h := loadsPlayers(t, mem, want)
-			fb := h.state().Fallback
-			expect(t, fb != nil && fb.Damaged == 3 && fb.Loaded == 3 && fb.Generation == 4, "fallback %+v", fb)
-			probs := h.pers.Problems()
-			expect(t, len(probs) >= 2 && probs[0].File == autosave.ManifestName && errors.Is(probs[0].Err, arksave.ErrCorrupt) &&
-				strings.Contains(probs[0].Err.Error(), "players"), "problems %v", probs)
-			named := false
-			for _, p := range probs[1:] {
-				named = named || p.File == file
-			}
-			expect(t, named, "no problem names %s: %v", file, probs)
-
-			// The game goes on from the players it fell back to.
-			res := h.pers.SaveNow()
-			must(t, res.Err)
-			must(t, h.pers.Close())
-			loadsPlayers(t, mem, want)
-
-			// The players of every backup were a copy of their own.
-			expect(t, len(backups) == 2, "%d backups", len(backups))
-			for _, b := range backups {
-				expect(t, b.Players != nil && b.Players.Index.Name == autosave.CopiedPlayersName(b.Generation) &&
-					b.Players.Data == autosave.CopiedPlayersDataName(b.Generation), "backup %d names players %+v", b.Generation, b.Players)
-			}
-		})
+		for _, how := range []string{"install", "reload"} {
+			t.Run(tc.name+"/"+how, func(t *testing.T) { playersFallBack(t, tc.damage, how) })
+		}
 		t.Run(tc.name+"/repair", func(t *testing.T) {
 			mem, want := threePlayerGenerations(t)
 			damagePlayers(t, mem, tc.damage)
@@ -196,6 +175,53 @@ func TestPlayersFileLostOrDamaged(t *testing.T) {
 			h := loadsPlayers(t, mem, want)
 			expect(t, h.state().Fallback == nil, "the repaired save fell back: %+v", h.state().Fallback)
 		})
+	}
+}
+
+// playersFallBack damages generation 3's players of a save with copies
+// and loads it (how: "install" or "reload"): the players of generation 3
+// come back from the copies, and the fallback is reported.
+func playersFallBack(t *testing.T, damage func(*testing.T, vfs.FS, *autosave.Manifest, *autosave.Players) string, how string) {
+	mem, want := threePlayerGenerations(t)
+	d, err := autosave.OpenDirReadOnly(mem, "/save")
+	must(t, err)
+	backups := d.Backups()
+	var h *game
+	if how == "reload" {
+		h = playerGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
+		h.settle(t)
+		expect(t, h.state().Fallback == nil, "an intact save loaded with a fallback")
+	}
+	file := damagePlayers(t, mem, damage)
+	if how == "reload" {
+		must(t, h.pers.Load("/save"))
+		h.settle(t)
+		h.hasPlayers(t, want)
+	} else {
+		h = loadsPlayers(t, mem, want)
+	}
+	fb := h.state().Fallback
+	expect(t, fb != nil && fb.Damaged == 3 && fb.Loaded == 3 && fb.Generation == 4, "fallback %+v", fb)
+	probs := h.pers.Problems()
+	expect(t, len(probs) >= 2 && probs[0].File == autosave.ManifestName && errors.Is(probs[0].Err, arksave.ErrCorrupt) &&
+		strings.Contains(probs[0].Err.Error(), "players"), "problems %v", probs)
+	named := false
+	for _, p := range probs[1:] {
+		named = named || p.File == file
+	}
+	expect(t, named, "no problem names %s: %v", file, probs)
+
+	// The game goes on from the players it fell back to.
+	res := h.pers.SaveNow()
+	must(t, res.Err)
+	must(t, h.pers.Close())
+	loadsPlayers(t, mem, want)
+
+	// The players of every backup were a copy of their own.
+	expect(t, len(backups) == 2, "%d backups", len(backups))
+	for _, b := range backups {
+		expect(t, b.Players != nil && b.Players.Index.Name == autosave.CopiedPlayersName(b.Generation) &&
+			b.Players.Data == autosave.CopiedPlayersDataName(b.Generation), "backup %d names players %+v", b.Generation, b.Players)
 	}
 }
 
