@@ -29,7 +29,8 @@ import (
 //	  players-<g>.pxpl    the players index the manifest names (g <= G), see players.go
 //	  players.pxpd        the players' records (players-<g>.pxpd after a compaction at g)
 //	  backups/            manifest-<g> and world-<g>.pecs of older generations, and
-//	                      chunks-<g>.pxsw (with its data files) for a backup with a store of its own
+//	                      chunks-<g>.pxsw (with its data files) for a backup with a store of its own,
+//	                      players-<g>.pxpl and players-<g>.pxpd for one with players files of its own
 //	  lock                held by the one writer (see LockName)
 //
 // Files newer than the manifest (from a save that did not commit) and data
@@ -525,6 +526,9 @@ type Commit struct {
 	// chunk store (CopiedChunksName): its backup manifest names it instead
 	// of the store the new generation goes on using.
 	backupChunks *StoreRef
+	// backupPlayers, when set, is the previous generation's own copy of
+	// its players (CopiedPlayersName): its backup manifest names it.
+	backupPlayers *PlayersRef
 	// keepDamaged retires the previous generation as a backup whatever
 	// happened to its world file, and keeps every backup: a load that
 	// found it damaged falls back without removing a file.
@@ -575,7 +579,7 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		Chunks:     c.Chunks,
 		Players:    c.Players,
 	}
-	if err := checkPlayersRef(m); err != nil {
+	if err := checkPlayersRef(m, false); err != nil {
 		return nil, 0, fmt.Errorf("autosave: commit generation %d: %w", gen, err)
 	}
 	if prev := d.man.Load(); prev != nil {
@@ -636,7 +640,7 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		d.retireDamaged(prev)
 		return d.Manifest(), written, nil
 	}
-	d.retire(prev, c.MaxBackups, c.backupChunks)
+	d.retire(prev, c.MaxBackups, c.backupChunks, c.backupPlayers)
 	return d.Manifest(), written, nil
 }
 
@@ -779,11 +783,12 @@ func (d *Dir) pendingCopy() *StoreRef {
 }
 
 // removeCopy removes backed-up generation g's own chunk store
-// (CopiedChunksName) and its data files: what a copy that failed, or that
-// no commit came to name, left.
+// (CopiedChunksName) and its data files, and its own players files
+// (CopiedPlayersName): what a copy that failed, or that no commit came to
+// name, left.
 func (d *Dir) removeCopy(g uint64) error {
 	name := CopiedChunksName(g)
-	var first error
+	first := d.removePlayersFiles(CopiedPlayersName(g), CopiedPlayersDataName(g))
 	names, _ := d.fs.ReadDir(filepath.Join(d.path, BackupDir))
 	for _, n := range names {
 		rel := path.Join(BackupDir, n)
@@ -799,8 +804,9 @@ func (d *Dir) removeCopy(g uint64) error {
 // retire moves the previous generation's world file and manifest into
 // backups/ and prunes backups beyond max. When the previous generation has
 // its own copy of the chunk store (copy, made after it committed), its
-// backup manifest names that copy. Failures are left for cleanup.
-func (d *Dir) retire(prev *Manifest, max int, copy *StoreRef) {
+// backup manifest names that copy, and its own copy of the players
+// (players) likewise. Failures are left for cleanup.
+func (d *Dir) retire(prev *Manifest, max int, copy *StoreRef, players *PlayersRef) {
 	if prev != nil && max > 0 && d.checkBackupDir() == nil {
 		if err := d.fs.MkdirAll(filepath.Join(d.path, BackupDir)); err == nil {
 			b := *prev
@@ -808,6 +814,10 @@ func (d *Dir) retire(prev *Manifest, max int, copy *StoreRef) {
 			if copy != nil && copy.Name == CopiedChunksName(prev.Generation) {
 				b.Chunks = *copy
 				b.Version = ManifestVersion // names data files
+			}
+			if prev.Players != nil && players != nil && players.Index.Name == CopiedPlayersName(prev.Generation) {
+				b.Players = players
+				b.Version = ManifestVersion
 			}
 			if d.rename(prev.World.Name, b.World.Name) == nil {
 				_ = d.writeAtomic(backupManifestName(prev.Generation), b.encode())
@@ -947,7 +957,8 @@ func (d *Dir) Backup(g uint64) (*Manifest, error) {
 // its world file is copied into the new generation and the manifest names
 // the chunk store generation g used (through its root, which stays valid
 // because the store file is append-only and kept while a backup needs it),
-// or, when g has a chunk store of its own in backups/, a copy of it.
+// or, when g has a chunk store of its own in backups/, a copy of it (and
+// of its own players files likewise).
 // The generation that was current becomes a backup like after any commit.
 func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 	if err := d.writable(); err != nil {
@@ -981,6 +992,12 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 			return nil, fmt.Errorf("autosave: restore generation %d: %w", g, err)
 		}
 	}
+	// The backup's own players copy stays the backup's, like its store:
+	// the generation made current gets a copy.
+	players, err := d.adoptPlayers(b, d.Generation()+1)
+	if err != nil {
+		return nil, fmt.Errorf("autosave: restore generation %d: %w", g, err)
+	}
 	if b.Version < manifestVersionData {
 		// It does not name its data files: the store does.
 		s, err := chunkstore.Open(store, &chunkstore.Options{FS: d.fs, ReadOnly: true, Root: b.Chunks.Root})
@@ -999,7 +1016,7 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 		}
 		b.Chunks = ref
 	}
-	m, _, err := d.Commit(Commit{World: world, Chunks: b.Chunks, Players: b.Players, MaxBackups: max(maxBackups, 1)})
+	m, _, err := d.Commit(Commit{World: world, Chunks: b.Chunks, Players: players, MaxBackups: max(maxBackups, 1)})
 	return m, err
 }
 
@@ -1079,6 +1096,9 @@ func (d *Dir) cleanupWith(max int) error {
 	// next commit to name it in that generation's backup.
 	pending := CopiedChunksName(cur.Generation)
 	keep[pending] = true
+	// So does the copy of its players.
+	keep[CopiedPlayersName(cur.Generation)] = true
+	keep[CopiedPlayersDataName(cur.Generation)] = true
 	for _, b := range backups {
 		keep[b.World.Name] = true
 		keepStore(b)
@@ -1090,7 +1110,9 @@ func (d *Dir) cleanupWith(max int) error {
 			keep[p.File] = true
 			keep[path.Join(BackupDir, WorldName(g))] = true
 			// Which players files it names is unknown: keep every one up to
-			// its generation, for a repair to decide.
+			// its generation, and its own copy, for a repair to decide.
+			keep[CopiedPlayersName(g)] = true
+			keep[CopiedPlayersDataName(g)] = true
 			names, _ := d.fs.ReadDir(d.path)
 			for _, n := range names {
 				if pg, ok := playersGeneration(n); ok && pg <= g {

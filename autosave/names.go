@@ -124,6 +124,34 @@ func copiedStoreGeneration(rel string) (uint64, bool) {
 	return generationIn(sub, "chunks-", ".pxsw")
 }
 
+// CopiedPlayersName returns the name, relative to the save directory, of
+// the players index that backed-up generation g has to itself:
+// backups/players-<g>.pxpl, whose entries point into
+// CopiedPlayersDataName(g). The writer copies the players there together
+// with the chunk store (see Config.BackupCopyEvery), so that the backup
+// shares no players file with the current generation either. Only the
+// backup manifest of generation g may name it.
+func CopiedPlayersName(g uint64) string { return BackupDir + "/" + PlayersName(g) }
+
+// CopiedPlayersDataName returns the name, relative to the save directory,
+// of the players data file that backed-up generation g has to itself,
+// backups/players-<g>.pxpd: the live records of g's players, compacted.
+func CopiedPlayersDataName(g uint64) string { return BackupDir + "/" + PlayersDataNameAt(g) }
+
+// copiedPlayersGeneration returns g of a backup's own players index or
+// data file, "backups/players-<g>.pxpl" or "backups/players-<g>.pxpd", and
+// whether rel is one.
+func copiedPlayersGeneration(rel string) (uint64, bool) {
+	sub, ok := strings.CutPrefix(rel, BackupDir+"/")
+	if !ok {
+		return 0, false
+	}
+	if g, ok := generationIn(sub, "players-", ".pxpl"); ok {
+		return g, true
+	}
+	return generationIn(sub, "players-", ".pxpd")
+}
+
 // isCopiedStore reports whether rel names a backup's own chunk store.
 func isCopiedStore(rel string) bool {
 	_, ok := copiedStoreGeneration(rel)
@@ -202,8 +230,8 @@ func checkDataNames(m *Manifest) error {
 // directory, is one the save format uses: the manifest, the lock file, a
 // world file, a chunk store or one of its data files, a players index or
 // data file, a backup's manifest, world file or own chunk store and its
-// data files, or the ".tmp" of any of
-// them but the lock file.
+// data files and players files, or the ".tmp" of any of them but the
+// lock file.
 func formName(rel string) bool {
 	if rel == LockName {
 		return true
@@ -213,7 +241,8 @@ func formName(rel string) bool {
 		_, isManifest := backupManifestGeneration(sub)
 		_, isWorld := worldGeneration(sub)
 		_, _, isCopyData := dataFileOf(rel)
-		return isManifest || isWorld || isCopiedStore(rel) || isCopyData
+		_, isCopyPlayers := copiedPlayersGeneration(rel)
+		return isManifest || isWorld || isCopiedStore(rel) || isCopyData || isCopyPlayers
 	}
 	_, isWorld := worldGeneration(rel)
 	_, isPlayers := playersGeneration(rel)
@@ -228,7 +257,8 @@ func formName(rel string) bool {
 // backups/chunks-<G>.pxsw, and its data files) and, with players, a players index
 // players-<g>.pxpl and data file players.pxpd or players-<g>.pxpd (g no
 // later than G: an index is named again by the generations after the one
-// that wrote it until a player changes). Anything else, a path above or outside the
+// that wrote it until a player changes; a backup's may name its own copy
+// of them, backups/players-<G>.pxpl and backups/players-<G>.pxpd). Anything else, a path above or outside the
 // directory included, is ErrCorrupt naming the field.
 func checkManifestNames(m *Manifest, backup bool) error {
 	if m.Generation < 1 || m.Generation > MaxGeneration {
@@ -257,7 +287,7 @@ func checkManifestNames(m *Manifest, backup bool) error {
 	if err := checkDataNames(m); err != nil {
 		return err
 	}
-	return checkPlayersRef(m)
+	return checkPlayersRef(m, backup)
 }
 
 // file returns the path of rel, a slash-separated name relative to the

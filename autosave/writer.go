@@ -48,9 +48,9 @@ type Job struct {
 	// RequestedAt is when the save was asked for; Result.Duration counts from it.
 	RequestedAt time.Time
 	// BackupCopyEvery is after every how many committed saves the writer
-	// copies the chunk store for the generation just committed into
-	// backups/, so that its backup shares no file with the generations
-	// after it (Config.BackupCopyEvery); 0 or negative: never.
+	// copies the chunk store and the players for the generation just
+	// committed into backups/, so that its backup shares no file with the
+	// generations after it (Config.BackupCopyEvery); 0 or negative: never.
 	BackupCopyEvery int
 }
 
@@ -78,11 +78,13 @@ type Writer struct {
 	compacted compaction // compaction steps since the last commit, for the next Result
 
 	// The chunk store copied for the committed generation (CopiedChunksName),
-	// which its backup manifest names once the next save commits; nil when
-	// there is none. Only the writer goroutine and Switch touch them.
-	copied    *StoreRef
-	copyStats backupCopy // the last copy, for the next Result
-	sinceCopy int        // committed saves since the last copy
+	// and its players (CopiedPlayersName), which its backup manifest names
+	// once the next save commits; nil when there is none. Only the writer
+	// goroutine and Switch touch them.
+	copied        *StoreRef
+	copiedPlayers *PlayersRef
+	copyStats     backupCopy // the last copy, for the next Result
+	sinceCopy     int        // committed saves since the last copy
 
 	jobs      chan Job
 	results   chan *Result
@@ -149,7 +151,7 @@ func NewWriter(d *Dir, opts Options) (*Writer, error) {
 	}
 	w.dir, w.store, w.name, w.fresh, w.players = d, store, name, store.Generation() == 0, players
 	if !opts.Fresh {
-		w.copied = d.pendingCopy() // made after the last save of an earlier session
+		w.copied, w.copiedPlayers = d.pendingCopy(), d.pendingPlayers() // made after the last save of an earlier session
 	}
 	go w.loop()
 	return w, nil
@@ -545,9 +547,9 @@ func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, erro
 	w.mu.Lock()
 	old := w.store
 	w.dir, w.store, w.name, w.fresh, w.players = d, s, name, s.Generation() == 0, players
-	w.copied, w.sinceCopy = nil, 0 // a copy is for the generation it was made at
+	w.copied, w.copiedPlayers, w.sinceCopy = nil, nil, 0 // a copy is for the generation it was made at
 	if !fresh {
-		w.copied = d.pendingCopy()
+		w.copied, w.copiedPlayers = d.pendingCopy(), d.pendingPlayers()
 	}
 	w.mu.Unlock()
 	if !same {
@@ -655,10 +657,12 @@ type backupCopy struct {
 }
 
 // copyBackup copies the chunk store, at generation gen that a save just
-// committed, to backups/ (CopiedChunksName), when the job asks for one
-// after this save: the next save's commit makes it the store of gen's
-// backup, which then shares no file with the current generation. It runs
-// between saves, like compaction: a save submitted meanwhile waits for it.
+// committed, to backups/ (CopiedChunksName), and the players of gen
+// (CopiedPlayersName), when the job asks for one after this save: the next
+// save's commit makes them the store and players of gen's backup, which
+// then shares no file with the current generation. It runs between saves,
+// like compaction: a save submitted meanwhile waits for it. When either
+// copy fails, neither stays.
 func (w *Writer) copyBackup(j Job, gen uint64) {
 	if j.MaxBackups <= 0 || j.BackupCopyEvery <= 0 {
 		return
@@ -671,7 +675,7 @@ func (w *Writer) copyBackup(j Job, gen uint64) {
 		return
 	}
 	w.mu.RLock()
-	dir, store := w.dir, w.store
+	dir, store, players := w.dir, w.store, w.players
 	w.mu.RUnlock()
 	// A writer that closes copies too: the next session's first save
 	// gives the copy to this generation's backup (Dir.pendingCopy), so
@@ -708,7 +712,18 @@ func (w *Writer) copyBackup(j Job, gen uint64) {
 	}
 	ref := storeRefOf(name, c)
 	c.Close()
-	w.copied, w.sinceCopy = &ref, 0
+	var pref *PlayersRef
+	if players != nil {
+		var n int64
+		pref, n, err = dir.copyPlayersForBackup(players, gen)
+		st.bytes += n
+		if err != nil {
+			_ = dir.removeCopy(gen)
+			st.err, st.name = fmt.Errorf("autosave: copy players to %s: %w", CopiedPlayersName(gen), err), ""
+			return
+		}
+	}
+	w.copied, w.copiedPlayers, w.sinceCopy = &ref, pref, 0
 }
 
 // compactTo is store.CompactTo with a panic returned as an error.
@@ -726,6 +741,14 @@ func (w *Writer) compactTo(store *chunkstore.Store, p string) (c *chunkstore.Sto
 func (w *Writer) copyOf(prev uint64) *StoreRef {
 	if c := w.copied; c != nil && c.Name == CopiedChunksName(prev) {
 		return c
+	}
+	return nil
+}
+
+// playersCopyOf returns the players copied for generation prev, or nil.
+func (w *Writer) playersCopyOf(prev uint64) *PlayersRef {
+	if p := w.copiedPlayers; p != nil && p.Index.Name == CopiedPlayersName(prev) {
+		return p
 	}
 	return nil
 }
@@ -1061,12 +1084,14 @@ func (w *Writer) run(j Job) (res *Result) {
 	// must not take the store back.
 	markp, committing = nil, true
 	var backupChunks *StoreRef
+	var backupPlayers *PlayersRef
 	if !saveAs {
-		backupChunks = w.copyOf(dir.Generation())
+		backupChunks, backupPlayers = w.copyOf(dir.Generation()), w.playersCopyOf(dir.Generation())
 	}
 	man, n, err := dir.Commit(Commit{
-		backupChunks: backupChunks,
-		WorldRef:     &wd.ref,
+		backupChunks:  backupChunks,
+		backupPlayers: backupPlayers,
+		WorldRef:      &wd.ref,
 		Chunks: StoreRef{Name: commitName, Generation: commitStore.Generation(), Root: commitStore.Root(),
 			Data: commitStore.DataFileNames()},
 		Players:    playersRef,
@@ -1098,7 +1123,7 @@ func (w *Writer) run(j Job) (res *Result) {
 		if backupChunks != nil {
 			res.BackupChunks = backupChunks.Name
 		}
-		w.copied = nil
+		w.copied, w.copiedPlayers = nil, nil
 		res.BackupCopyBytes, res.BackupCopyDuration, res.BackupCopyErr = w.copyStats.bytes, w.copyStats.duration, w.copyStats.err
 		w.copyStats = backupCopy{}
 	}
@@ -1113,7 +1138,7 @@ func (w *Writer) run(j Job) (res *Result) {
 		oldStore, oldDir := w.store, w.dir
 		w.dir, w.store, w.name = dir, commitStore, commitName
 		w.compacted = compaction{}
-		w.copied, w.sinceCopy = nil, 0
+		w.copied, w.copiedPlayers, w.sinceCopy = nil, nil, 0
 		w.mu.Unlock()
 		if oldStore != commitStore {
 			oldStore.Close()

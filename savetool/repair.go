@@ -16,6 +16,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -352,60 +353,117 @@ func (r *repairer) commitKeptStore(world []byte) error {
 	return nil
 }
 
-// pickPlayers returns the players the repaired generation names: the
-// committed generation's, or (its manifest lost or its players index
-// damaged) the newest intact players index of the directory; players whose
-// record is damaged are left out (a new index is written without them),
-// and said so.
+// pickPlayers returns the players the repaired generation names. The
+// players are those of the first index that reads, among the committed
+// generation's, the copy of it made for its backup, the players index
+// files of the directory (newest first) and the backups' (newest first);
+// each player's record is taken from the first of them that holds it
+// intact (the same generation's copy first, so that nothing reverts while
+// a copy is intact), and said so when that is not the index's own.
+// Players whose record is intact nowhere are left out, and said so. When
+// anything differs from the committed players, the players are written
+// into files of the repaired generation's own.
 func (r *repairer) pickPlayers() (*autosave.PlayersRef, error) {
-	var p *autosave.Players
-	if r.man != nil && r.man.Players != nil {
-		if mp, err := r.d.ReadPlayers(r.man); err == nil {
-			p = mp
-		}
-	}
-	if p == nil {
-		for _, name := range r.d.PlayersFiles() {
-			if fp, err := r.d.ReadPlayersFile(name); err == nil {
-				p = fp
-				if r.man == nil || r.man.Players == nil || r.man.Players.Index.Name != name {
-					r.note("players: from %s (%s)", name, fp.Ref.Data)
-				}
-				break
-			}
-		}
-	}
-	if p == nil {
+	srcs := r.playersSources()
+	if len(srcs) == 0 {
 		if r.man != nil && r.man.Players != nil || len(r.d.PlayersFiles()) > 0 {
 			r.note("players: no intact players index is left; the repaired save holds no player")
 		}
 		return nil, nil
 	}
-	kept := p.Entries[:0:0]
-	for _, e := range p.Entries {
-		sec, err := r.d.ReadPlayer(p, e.ID)
-		if err == nil {
-			_, err = archetype.ReadInfo(bytes.NewReader(sec))
-		}
-		if err != nil {
-			r.note("player %q dropped: its record is damaged (%v)", e.ID, err)
-			continue
-		}
-		kept = append(kept, e)
+	base := srcs[0]
+	if r.man == nil || r.man.Players == nil || base.p.Ref != *r.man.Players {
+		r.note("players: from %s", base.label)
 	}
-	if len(kept) == len(p.Entries) && r.man != nil && r.man.Players != nil && p.Ref == *r.man.Players {
-		ref := p.Ref
+	var recs []snapshot.PlayerRecord
+	same := r.man != nil && r.man.Players != nil && base.p.Ref == *r.man.Players
+	for _, e := range base.p.Entries {
+		sec, from, err := r.readPlayer(srcs, e.ID)
+		switch {
+		case err != nil:
+			r.note("player %q dropped: its record is damaged (%v) and no copy holds it intact", e.ID, err)
+			same = false
+			continue
+		case from != base:
+			r.note("player %q: taken from %s: its record in %s is damaged", e.ID, from.label, base.label)
+			same = false
+		}
+		recs = append(recs, snapshot.PlayerRecord{ID: e.ID, Section: sec})
+	}
+	if same {
+		ref := *r.man.Players
 		return &ref, nil
 	}
 	if r.o.DryRun {
 		return nil, nil
 	}
-	p.Entries = kept
-	ref, err := r.d.WritePlayersIndex(r.newGen, p)
+	ref, err := r.d.WritePlayersFiles(r.newGen, recs)
 	if err != nil {
-		return nil, fmt.Errorf("repair: write the players index: %w", err)
+		return nil, fmt.Errorf("repair: write the players: %w", err)
 	}
 	return &ref, nil
+}
+
+// playersSource is a players index a repair can take players from.
+type playersSource struct {
+	p     *autosave.Players
+	label string
+}
+
+// playersSources returns the players indexes that read, in the order a
+// repair trusts them: the committed generation's, the copy of them made
+// for its backup, the directory's players index files (newest first, none
+// newer than the manifest), the backups' (newest first).
+func (r *repairer) playersSources() []*playersSource {
+	var out []*playersSource
+	seen := map[string]bool{}
+	add := func(m *autosave.Manifest, label string) {
+		if m.Players == nil || seen[m.Players.Index.Name] {
+			return
+		}
+		if p, err := r.d.ReadPlayers(m); err == nil {
+			seen[m.Players.Index.Name] = true
+			out = append(out, &playersSource{p: p, label: fmt.Sprintf("%s (%s)", label, m.Players.Index.Name)})
+		}
+	}
+	if r.man != nil {
+		add(r.man, fmt.Sprintf("generation %d's players", r.man.Generation))
+		if ref := r.d.PendingPlayers(); ref != nil && r.man.Players != nil {
+			add(&autosave.Manifest{Generation: r.man.Generation, Players: ref}, fmt.Sprintf("the copy of generation %d's players", r.man.Generation))
+		}
+	}
+	for _, name := range r.d.PlayersFiles() {
+		if g, _ := autosave.PlayersGeneration(name); seen[name] || r.man != nil && g > r.man.Generation {
+			continue
+		}
+		if p, err := r.d.ReadPlayersFile(name); err == nil {
+			seen[name] = true
+			out = append(out, &playersSource{p: p, label: fmt.Sprintf("%s (%s)", name, p.Ref.Data)})
+		}
+	}
+	for _, b := range r.backups {
+		add(b, fmt.Sprintf("backup %d's players", b.Generation))
+	}
+	return out
+}
+
+// readPlayer returns the entity section of player id from the first
+// source that holds it intact, and that source.
+func (r *repairer) readPlayer(srcs []*playersSource, id string) ([]byte, *playersSource, error) {
+	var first error
+	for _, s := range srcs {
+		if _, ok := s.p.Find(id); !ok {
+			continue
+		}
+		sec, err := r.intactPlayer(s.p, id)
+		if err == nil {
+			return sec, s, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return nil, nil, first
 }
 
 // pickWorld returns the newest intact ECS world file.
@@ -1057,8 +1115,10 @@ func (r *repairer) repairBackups() error {
 			if err := r.dropBackup(b, "its world file is damaged"); err != nil {
 				return err
 			}
-		case b.Players != nil && (r.damaged[b.Players.Index.Name] || r.damaged[b.Players.Data]):
-			if err := r.dropBackup(b, "its players files are damaged"); err != nil {
+		case b.Players != nil && (r.damaged[b.Players.Index.Name] || r.damaged[b.Players.Data]) && r.playersDamaged(b) != nil:
+			// A players data file is shared by the generations that append
+			// to it: only a backup whose own players are damaged goes.
+			if err := r.dropBackup(b, fmt.Sprintf("its players are damaged: %v", r.playersDamaged(b))); err != nil {
 				return err
 			}
 		case !r.damaged[b.Chunks.Name]:
@@ -1070,6 +1130,32 @@ func (r *repairer) repairBackups() error {
 		}
 	}
 	return nil
+}
+
+// playersDamaged returns why the players generation m names are damaged:
+// its index, or the first record of them that does not read as an intact
+// entity section; nil when they are intact.
+func (r *repairer) playersDamaged(m *autosave.Manifest) error {
+	p, err := r.d.ReadPlayers(m)
+	if err != nil {
+		return err
+	}
+	for _, e := range p.Entries {
+		if _, err := r.intactPlayer(p, e.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// intactPlayer returns the entity section of player id in p when its
+// record is intact and reads as one.
+func (r *repairer) intactPlayer(p *autosave.Players, id string) ([]byte, error) {
+	sec, err := r.d.ReadPlayer(p, id)
+	if err == nil {
+		_, err = archetype.ReadInfo(bytes.NewReader(sec))
+	}
+	return sec, err
 }
 
 func (r *repairer) dropBackup(b *autosave.Manifest, why string) error {
