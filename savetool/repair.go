@@ -16,6 +16,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/fsguard"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -184,6 +185,7 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	case len(rep.Before.Problems) == 1 && errors.Is(rep.Before.Problems[0].Err, ErrNotASave):
 		return nil, rep.Before.Problems[0].Err
 	}
+	noteRefused(d, fsys, rep)
 	damaged := map[string]bool{}
 	for _, p := range rep.Before.Problems {
 		damaged[p.File] = true
@@ -214,6 +216,20 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	rep.After = checkDir(fsys, dir)
 	t.end()
 	return rep, nil
+}
+
+// noteRefused says, for each file of the save format in the directory that
+// is not a regular file, that the repair refused it: a symbolic link is not
+// followed, a named pipe or a device not opened; what it should hold counts
+// as lost.
+func noteRefused(d *autosave.Dir, fsys vfs.FS, rep *RepairReport) {
+	for _, p := range d.Refused() {
+		kind := "not a regular file"
+		if fi, err := fsys.Lstat(filepath.Join(d.Path(), filepath.FromSlash(p.File))); err == nil {
+			kind = fsguard.Describe(fi.Mode()) + ", not a regular file"
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("refused %s: it is %s; it was neither followed nor opened, and what it should hold counts as lost (it is left in place)", p.File, kind))
+	}
 }
 
 type repairer struct {
