@@ -189,7 +189,7 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	damaged := map[string]bool{}
 	for _, p := range rep.Before.Problems {
 		damaged[p.File] = true
-		if store, _, ok := autosave.DataFileOf(p.File); ok {
+		if store, ok := storeOfDataFile(p.File); ok {
 			damaged[store] = true // a data file's damage is its store's
 		}
 	}
@@ -205,6 +205,9 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	if err := r.repairBackups(); err != nil {
 		return rep, err
 	}
+	if err := r.repairCopy(); err != nil {
+		return rep, err
+	}
 	if o.DryRun {
 		return rep, nil
 	}
@@ -216,6 +219,19 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	rep.After = checkDir(fsys, dir)
 	t.end()
 	return rep, nil
+}
+
+// storeOfDataFile returns the chunk store (relative to the save
+// directory) that the data file rel belongs to, in the same directory
+// (backups/ for a backup's own store), and whether rel is a data file's
+// name.
+func storeOfDataFile(rel string) (string, bool) {
+	base := path.Base(rel)
+	store, n, ok := chunkstore.ParseDataFileName(base)
+	if !ok || chunkstore.DataFileName(store, n) != base {
+		return "", false
+	}
+	return path.Join(path.Dir(rel), store), true
 }
 
 // noteRefused says, for each file of the save format in the directory that
@@ -530,6 +546,12 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 		how  string
 	}
 	var fromManifests, fromDisk []cand
+	if c := r.intactCopy(); c != nil {
+		// What a load falls back to first: the generation's chunks as
+		// committed, bodies included, none lost.
+		fromManifests = append(fromManifests, cand{c.Name, c.Root, c.Generation,
+			fmt.Sprintf("the root of the copy of generation %d's store made for its backup (what a load falls back to)", r.man.Generation)})
+	}
 	if r.man != nil {
 		fromManifests = append(fromManifests, cand{r.man.Chunks.Name, r.man.Chunks.Root, r.man.Chunks.Generation, "the manifest's root"})
 	}
@@ -608,6 +630,74 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 	}
 	r.note("no chunk store could be read: the repaired save stores no chunks, every chunk regenerates")
 	return nil, nil
+}
+
+// intactCopy returns the copy of the committed generation's chunk store
+// that the writer made for its backup, when there is one and the check
+// found it intact: a load falls back to it first when the generation's own
+// store is damaged, so a repair reads the chunks from it.
+func (r *repairer) intactCopy() *autosave.StoreRef {
+	if r.man == nil {
+		return nil
+	}
+	ref := r.d.PendingCopy()
+	if ref == nil || r.damaged[ref.Name] {
+		return nil
+	}
+	return ref
+}
+
+// repairCopy makes again, or drops, the copy of the committed generation's
+// chunk store made for its backup when the check found it damaged, and
+// says which: made again from the generation's store when the repair kept
+// that generation (its store is intact); dropped with the generation when
+// the repair committed a new one.
+func (r *repairer) repairCopy() error {
+	if r.man == nil {
+		return nil
+	}
+	name := autosave.CopiedChunksName(r.man.Generation)
+	if !r.damaged[name] {
+		return nil
+	}
+	kept := r.newGen == 0 // the committed generation stays, intact
+	switch {
+	case !kept:
+		r.note("dropped %s, the damaged copy of generation %d's chunk store made for its backup: the repair replaced generation %d", name, r.man.Generation, r.man.Generation)
+		return nil // the cleanup after the commit removes it
+	case r.o.DryRun:
+		r.note("%s, the copy of generation %d's chunk store made for its backup, is damaged: a repair makes it again from that store", name, r.man.Generation)
+		return nil
+	}
+	if err := r.d.DropCopy(); err != nil {
+		return fmt.Errorf("repair: %w", err)
+	}
+	if err := r.copyStore(name); err != nil {
+		_ = r.d.DropCopy()
+		r.note("dropped %s, the damaged copy of generation %d's chunk store made for its backup; making it again failed (%v): the next save's backup of generation %d shares the current store",
+			name, r.man.Generation, err, r.man.Generation)
+		return nil
+	}
+	r.note("made %s again from generation %d's chunk store: the copy made for its backup was damaged", name, r.man.Generation)
+	return nil
+}
+
+// copyStore copies the committed generation's chunk store to name.
+func (r *repairer) copyStore(name string) error {
+	s, err := openGeneration(r.d, r.man, *inspectOptions(r.fsys))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	p, err := r.d.File(name)
+	if err != nil {
+		return err
+	}
+	c, err := s.CompactTo(p)
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }
 
 // emptyStore creates a store with no chunks, for EmptyChunks.
