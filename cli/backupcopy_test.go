@@ -11,19 +11,9 @@ import (
 
 // freshWithCopies returns a copy of a save whose backups have chunk stores
 // of their own, and whose committed generation's copy waits in backups/.
-func freshWithCopies(t *testing.T) string {
-	t.Helper()
-	dir, err := savetest.WithCopies(base)
-	must(t, err)
-	return savetest.Fresh(t, dir)
-}
+func freshWithCopies(t *testing.T) string { return savetest.FreshWithCopies(t, base) }
 
-func flipMiddle(t *testing.T, path string) {
-	t.Helper()
-	st, err := os.Stat(path)
-	must(t, err)
-	must(t, savetest.Flip(path, st.Size()/2))
-}
+func flipMiddle(t *testing.T, path string) { must(t, savetest.FlipMiddle(path)) }
 
 // renderPNG renders the save in dir with arksave render over the chunks the
 // test game loads, and returns the PNG.

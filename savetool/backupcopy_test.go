@@ -18,20 +18,10 @@ import (
 
 // freshWithCopies returns a copy of a save whose backups have chunk stores
 // of their own, and whose committed generation's copy waits in backups/.
-func freshWithCopies(t *testing.T) string {
-	t.Helper()
-	dir, err := savetest.WithCopies(base)
-	must(t, err)
-	return savetest.Fresh(t, dir)
-}
+func freshWithCopies(t *testing.T) string { return savetest.FreshWithCopies(t, base) }
 
 // flipMiddle flips a byte in the middle of the file rel of dir.
-func flipMiddle(t *testing.T, dir, rel string) {
-	t.Helper()
-	st, err := os.Stat(filepath.Join(dir, rel))
-	must(t, err)
-	must(t, savetest.Flip(filepath.Join(dir, rel), st.Size()/2))
-}
+func flipMiddle(t *testing.T, dir, rel string) { must(t, savetest.FlipMiddle(filepath.Join(dir, rel))) }
 
 // Check verifies every file a load or its fallback may read: the copy of
 // the committed generation's chunk store made for its backup (which no
@@ -125,13 +115,7 @@ func TestRepairKeepsWhatALoadKeeps(t *testing.T) {
 	intactContents, err := savetest.Read(intact)
 	must(t, err)
 	flip := func(rel string) func(string, *savetest.Layout) error {
-		return func(dir string, _ *savetest.Layout) error {
-			st, err := os.Stat(filepath.Join(dir, rel))
-			if err != nil {
-				return err
-			}
-			return savetest.Flip(filepath.Join(dir, rel), st.Size()/2)
-		}
+		return func(dir string, _ *savetest.Layout) error { return savetest.FlipMiddle(filepath.Join(dir, rel)) }
 	}
 	remove := func(rel string) func(string, *savetest.Layout) error {
 		return func(dir string, _ *savetest.Layout) error { return os.Remove(filepath.Join(dir, rel)) }

@@ -303,6 +303,17 @@ func WithCopies(base string) (string, error) {
 	return copies.dir, copies.err
 }
 
+// FreshWithCopies copies the save WithCopies returns into a temporary
+// directory of the test.
+func FreshWithCopies(t testing.TB, base string) string {
+	t.Helper()
+	dir, err := WithCopies(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Fresh(t, dir)
+}
+
 // Fresh copies the save at base into a temporary directory of the test.
 func Fresh(t testing.TB, base string) string {
 	t.Helper()
