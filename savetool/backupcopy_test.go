@@ -147,6 +147,14 @@ func TestRepairKeepsWhatALoadKeeps(t *testing.T) {
 			return savetest.Flip(filepath.Join(dir, "backups/chunks-3.pxsw"), 12)
 		}, says: "backups/chunks-3.pxsw"},
 		{name: "flipped-backup-copy", apply: flip("backups/chunks-2-data-1.pxsd"), says: "backup 2"},
+		{name: "deleted-backup-copy-data-file", apply: remove("backups/chunks-2-data-1.pxsd"), says: "backup 2"},
+		{name: "deleted-backup-copy", apply: remove("backups/chunks-1.pxsw"), says: "backup 1"},
+		{name: "flipped-world-and-copy", apply: func(dir string, l *savetest.Layout) error {
+			if err := damageByName(t, "flipped-world")(dir, l); err != nil {
+				return err
+			}
+			return flip("backups/chunks-3-data-1.pxsd")(dir, l)
+		}, newer: "chunks", says: "backups/chunks-3.pxsw"},
 		{name: "deleted-store-flipped-copy", apply: func(dir string, l *savetest.Layout) error {
 			if err := remove("chunks.pxsw")(dir, l); err != nil {
 				return err
