@@ -199,6 +199,7 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	playersDamaged := man != nil && man.Players != nil && (damaged[man.Players.Index.Name] || damaged[man.Players.Data])
 	if man != nil && !damaged[man.World.Name] && !damaged[man.Chunks.Name] && !playersDamaged {
 		rep.Manifest = fmt.Sprintf("kept: generation %d is intact", man.Generation)
+		_, _ = r.keepCurrent() // for the report only
 	} else if err := r.repairCurrent(); err != nil {
 		return nil, err
 	}
@@ -359,16 +360,26 @@ func (r *repairer) repairCurrent() error {
 	return nil
 }
 
-// commitKeptStore commits the repaired world with the committed chunk
-// store generation, which is intact.
-func (r *repairer) commitKeptStore(world []byte) error {
+// keepCurrent reports the committed generation's chunk store, intact, as
+// what the repair keeps, and returns its reference: it stays as it is.
+func (r *repairer) keepCurrent() (autosave.StoreRef, error) {
 	ref, s, err := keptStoreRef(r.d, r.man, r.fsys)
 	if err != nil {
-		return fmt.Errorf("repair: %w", err)
+		return ref, fmt.Errorf("repair: %w", err)
 	}
 	defer s.Close()
 	r.rep.Store = StoreSource{File: ref.Name, How: "kept as it was: it is intact", Generation: ref.Generation}
 	r.rep.Kept = countsOf(s)
+	return ref, nil
+}
+
+// commitKeptStore commits the repaired world with the committed chunk
+// store generation, which is intact.
+func (r *repairer) commitKeptStore(world []byte) error {
+	ref, err := r.keepCurrent()
+	if err != nil {
+		return err
+	}
 	if r.o.DryRun {
 		return nil
 	}

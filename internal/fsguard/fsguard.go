@@ -38,12 +38,17 @@ func Describe(m fs.FileMode) string {
 // Regular returns nil when the file at p is a regular file or does not
 // exist (a missing file is for the caller to find), described without
 // following a symbolic link; else an error wrapping corrupt that names the
-// file as name and says what it is: "<name> is a named pipe (FIFO), not a
-// regular file: not followed".
+// file as name and says what it is: "<name> is a symbolic link, not a
+// regular file: not followed", "<name> is a named pipe (FIFO), not a
+// regular file: not opened".
 func Regular(fsys vfs.FS, p, name string, corrupt error) error {
 	fi, err := fsys.Lstat(p)
 	if err != nil || fi.Mode().IsRegular() {
 		return nil
 	}
-	return fmt.Errorf("%w: %s is %s, not a regular file: not followed", corrupt, name, Describe(fi.Mode()))
+	refused := "not opened"
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		refused = "not followed"
+	}
+	return fmt.Errorf("%w: %s is %s, not a regular file: %s", corrupt, name, Describe(fi.Mode()), refused)
 }
