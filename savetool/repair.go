@@ -206,9 +206,7 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	if err := r.repairBackups(); err != nil {
 		return rep, err
 	}
-	if err := r.repairCopy(); err != nil {
-		return rep, err
-	}
+	r.repairCopy()
 	if o.DryRun {
 		return rep, nil
 	}
@@ -663,34 +661,35 @@ func (r *repairer) intactCopy() *autosave.StoreRef {
 // says which: made again from the generation's store when the repair kept
 // that generation (its store is intact); dropped with the generation when
 // the repair committed a new one.
-func (r *repairer) repairCopy() error {
+func (r *repairer) repairCopy() {
 	if r.man == nil {
-		return nil
+		return
 	}
 	name := autosave.CopiedChunksName(r.man.Generation)
 	if !r.damaged[name] {
-		return nil
+		return
 	}
 	kept := r.newGen == 0 // the committed generation stays, intact
 	switch {
 	case !kept:
-		r.note("dropped %s, the damaged copy of generation %d's chunk store made for its backup: the repair replaced generation %d", name, r.man.Generation, r.man.Generation)
-		return nil // the cleanup after the commit removes it
+		r.note("dropped %s, the damaged copy of generation %d's chunk store made for its backup: it goes with generation %d, which the repair replaces", name, r.man.Generation, r.man.Generation)
+		return // the cleanup after the commit removes it
 	case r.o.DryRun:
 		r.note("%s, the copy of generation %d's chunk store made for its backup, is damaged: a repair makes it again from that store", name, r.man.Generation)
-		return nil
+		return
 	}
 	if err := r.d.DropCopy(); err != nil {
-		return fmt.Errorf("repair: %w", err)
+		// A copy that is not a regular file is neither opened nor removed.
+		r.note("%s, the copy of generation %d's chunk store made for its backup, is damaged and could not be removed (%v): remove it by hand", name, r.man.Generation, err)
+		return
 	}
 	if err := r.copyStore(name); err != nil {
 		_ = r.d.DropCopy()
 		r.note("dropped %s, the damaged copy of generation %d's chunk store made for its backup; making it again failed (%v): the next save's backup of generation %d shares the current store",
 			name, r.man.Generation, err, r.man.Generation)
-		return nil
+		return
 	}
 	r.note("made %s again from generation %d's chunk store: the copy made for its backup was damaged", name, r.man.Generation)
-	return nil
 }
 
 // copyStore copies the committed generation's chunk store to name.
