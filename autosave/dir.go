@@ -782,6 +782,20 @@ func (d *Dir) pendingCopy() *StoreRef {
 	return &ref
 }
 
+// DropCopy removes the copy of the committed generation's chunk store made
+// for its backup (backups/chunks-<G>.pxsw and its data files), for a repair
+// that found it damaged: the next save's backup of that generation then
+// names the store the generation uses, as without a copy.
+func (d *Dir) DropCopy() error {
+	if err := d.writable(); err != nil {
+		return err
+	}
+	if err := d.removeCopy(d.Generation()); err != nil {
+		return fmt.Errorf("autosave: drop %s: %w", CopiedChunksName(d.Generation()), err)
+	}
+	return d.fs.SyncDir(filepath.Join(d.path, BackupDir))
+}
+
 // removeCopy removes backed-up generation g's own chunk store
 // (CopiedChunksName) and its data files, and its own players files
 // (CopiedPlayersName): what a copy that failed, or that no commit came to

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/arksave/arksave/internal/fsguard"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -108,7 +109,7 @@ const maxLockFile = 4 << 10
 func lockDir(fsys vfs.FS, dir string, timeout time.Duration) (vfs.File, error) {
 	name := filepath.Join(dir, LockName)
 	if fi, err := fsys.Lstat(name); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s/%s is %s, not a regular file: not followed (remove it)", ErrCorrupt, dir, LockName, describeMode(fi.Mode()))
+		return nil, fmt.Errorf("%w: %s/%s is %s, not a regular file: not followed (remove it)", ErrCorrupt, dir, LockName, fsguard.Describe(fi.Mode()))
 	}
 	deadline := time.Now().Add(timeout)
 	for {

@@ -2,7 +2,6 @@ package autosave
 
 import (
 	"fmt"
-	"io/fs"
 	"path"
 	"path/filepath"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/fsguard"
 )
 
 // MaxGeneration is the highest generation a save directory can reach. A
@@ -314,12 +314,33 @@ func (d *Dir) file(rel string) (string, error) {
 }
 
 // checkRegular refuses a path that exists as anything but a regular file.
-func (d *Dir) checkRegular(rel, p string) error {
-	fi, err := d.fs.Lstat(p)
-	if err != nil || fi.Mode().IsRegular() {
-		return nil // a missing file is for the caller to find
+func (d *Dir) checkRegular(rel, p string) error { return fsguard.Regular(d.fs, p, rel, ErrCorrupt) }
+
+// Refused lists the files of the directory (its top level and backups/)
+// that bear a name of the save format but are not regular files: symbolic
+// links, named pipes, devices, directories. No operation of a Dir opens or
+// follows one (see File); each is a Problem naming it relative to the
+// directory, its Err (wrapping ErrCorrupt) saying what it is, for a tool
+// to say what it refused.
+func (d *Dir) Refused() []chunkstore.Problem {
+	var out []chunkstore.Problem
+	subs := []string{"."}
+	if d.checkBackupDir() == nil {
+		subs = append(subs, BackupDir)
 	}
-	return fmt.Errorf("%w: %s is %s, not a regular file: not followed", ErrCorrupt, rel, describeMode(fi.Mode()))
+	for _, sub := range subs {
+		names, _ := d.fs.ReadDir(filepath.Join(d.path, sub))
+		for _, n := range names {
+			rel := path.Join(sub, n)
+			if !formName(rel) {
+				continue
+			}
+			if err := d.checkRegular(rel, filepath.Join(d.path, filepath.FromSlash(rel))); err != nil {
+				out = append(out, chunkstore.Problem{File: rel, Section: chunkstore.SectionFile, Offset: -1, Err: err})
+			}
+		}
+	}
+	return out
 }
 
 // checkBackupDir refuses a backups/ that exists as anything but a plain
@@ -330,17 +351,5 @@ func (d *Dir) checkBackupDir() error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s/ is %s, not a directory: not followed (move it away; arksave check lists the rest)",
-		ErrCorrupt, BackupDir, describeMode(fi.Mode()))
-}
-
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "a special file"
+		ErrCorrupt, BackupDir, fsguard.Describe(fi.Mode()))
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/arksave/arksave/internal/fsguard"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -244,15 +245,9 @@ func (fset *fileSet) openLocked(n uint32) (vfs.File, error) {
 	if n > MaxDataFiles {
 		return nil, fmt.Errorf("%w: data file %d is beyond the last (%d)", ErrCorrupt, n, MaxDataFiles)
 	}
-	var f vfs.File
-	var err error
-	if fi, lerr := fset.fsys.Lstat(p); lerr == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file: not followed", ErrCorrupt, base)
-	}
-	if fset.rw {
-		f, err = fset.fsys.OpenRW(p)
-	} else {
-		f, err = fset.fsys.Open(p)
+	f, err := openRegular(fset.fsys, p, fset.rw)
+	if errors.Is(err, ErrCorrupt) {
+		return nil, err
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s is missing", ErrCorrupt, base)
@@ -278,6 +273,20 @@ func (fset *fileSet) openLocked(n uint32) (vfs.File, error) {
 	return f, nil
 }
 
+// openRegular opens the file at p, read-write when rw is set, unless it
+// is something other than a regular file: a symbolic link is never
+// followed, a named pipe, device, socket or directory never opened (an
+// error wrapping ErrCorrupt that names the file and says what it is).
+func openRegular(fsys vfs.FS, p string, rw bool) (vfs.File, error) {
+	if err := fsguard.Regular(fsys, p, filepath.Base(p), ErrCorrupt); err != nil {
+		return nil, err
+	}
+	if rw {
+		return fsys.OpenRW(p)
+	}
+	return fsys.Open(p)
+}
+
 // create makes data file n anew (truncating a leftover of that name),
 // writes its header and keeps it open. The caller syncs it and the
 // directory.
@@ -290,8 +299,8 @@ func (fset *fileSet) create(n uint32, h header) (vfs.File, error) {
 	}
 	delete(fset.bad, n)
 	p := fset.name(n)
-	if fi, err := fset.fsys.Lstat(p); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file: not replaced", ErrCorrupt, filepath.Base(p))
+	if err := fsguard.Regular(fset.fsys, p, filepath.Base(p), ErrCorrupt); err != nil {
+		return nil, fmt.Errorf("%w; not replaced", err)
 	}
 	f, err := fset.fsys.Create(p)
 	if err != nil {

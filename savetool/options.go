@@ -93,9 +93,11 @@ func (t *tracker) end() {
 	t.stage.Store(nil)
 }
 
-// fileSize returns the size of a file, 0 when it cannot be read.
+// fileSize returns the size of a regular file, 0 when it is missing or
+// anything else: a symbolic link is not followed, and a named pipe or a
+// device holds nothing a save wrote.
 func fileSize(fsys vfs.FS, name string) int64 {
-	if st, err := fsys.Stat(name); err == nil {
+	if st, err := fsys.Lstat(name); err == nil && st.Mode().IsRegular() {
 		return st.Size()
 	}
 	return 0

@@ -16,6 +16,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/fsguard"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -185,10 +186,11 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	case len(rep.Before.Problems) == 1 && errors.Is(rep.Before.Problems[0].Err, ErrNotASave):
 		return nil, rep.Before.Problems[0].Err
 	}
+	noteRefused(d, fsys, rep)
 	damaged := map[string]bool{}
 	for _, p := range rep.Before.Problems {
 		damaged[p.File] = true
-		if store, _, ok := autosave.DataFileOf(p.File); ok {
+		if store, ok := storeOfDataFile(p.File); ok {
 			damaged[store] = true // a data file's damage is its store's
 		}
 	}
@@ -198,12 +200,14 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	playersDamaged := man != nil && man.Players != nil && (damaged[man.Players.Index.Name] || damaged[man.Players.Data])
 	if man != nil && !damaged[man.World.Name] && !damaged[man.Chunks.Name] && !playersDamaged {
 		rep.Manifest = fmt.Sprintf("kept: generation %d is intact", man.Generation)
+		_, _ = r.keepCurrent() // for the report only
 	} else if err := r.repairCurrent(); err != nil {
 		return nil, err
 	}
 	if err := r.repairBackups(); err != nil {
 		return rep, err
 	}
+	r.repairCopy()
 	if o.DryRun {
 		return rep, nil
 	}
@@ -215,6 +219,33 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	rep.After = checkDir(fsys, dir)
 	t.end()
 	return rep, nil
+}
+
+// storeOfDataFile returns the chunk store (relative to the save
+// directory) that the data file rel belongs to, in the same directory
+// (backups/ for a backup's own store), and whether rel is a data file's
+// name.
+func storeOfDataFile(rel string) (string, bool) {
+	base := path.Base(rel)
+	store, n, ok := chunkstore.ParseDataFileName(base)
+	if !ok || chunkstore.DataFileName(store, n) != base {
+		return "", false
+	}
+	return path.Join(path.Dir(rel), store), true
+}
+
+// noteRefused says, for each file of the save format in the directory that
+// is not a regular file, that the repair refused it: a symbolic link is not
+// followed, a named pipe or a device not opened; what it should hold counts
+// as lost.
+func noteRefused(d *autosave.Dir, fsys vfs.FS, rep *RepairReport) {
+	for _, p := range d.Refused() {
+		kind := "not a regular file"
+		if fi, err := fsys.Lstat(filepath.Join(d.Path(), filepath.FromSlash(p.File))); err == nil {
+			kind = fsguard.Describe(fi.Mode()) + ", not a regular file"
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("refused %s: it is %s; it was neither followed nor opened, and what it should hold counts as lost (it is left in place)", p.File, kind))
+	}
 }
 
 type repairer struct {
@@ -328,16 +359,26 @@ func (r *repairer) repairCurrent() error {
 	return nil
 }
 
-// commitKeptStore commits the repaired world with the committed chunk
-// store generation, which is intact.
-func (r *repairer) commitKeptStore(world []byte) error {
+// keepCurrent reports the committed generation's chunk store, intact, as
+// what the repair keeps, and returns its reference: it stays as it is.
+func (r *repairer) keepCurrent() (autosave.StoreRef, error) {
 	ref, s, err := keptStoreRef(r.d, r.man, r.fsys)
 	if err != nil {
-		return fmt.Errorf("repair: %w", err)
+		return ref, fmt.Errorf("repair: %w", err)
 	}
 	defer s.Close()
 	r.rep.Store = StoreSource{File: ref.Name, How: "kept as it was: it is intact", Generation: ref.Generation}
 	r.rep.Kept = countsOf(s)
+	return ref, nil
+}
+
+// commitKeptStore commits the repaired world with the committed chunk
+// store generation, which is intact.
+func (r *repairer) commitKeptStore(world []byte) error {
+	ref, err := r.keepCurrent()
+	if err != nil {
+		return err
+	}
 	if r.o.DryRun {
 		return nil
 	}
@@ -572,6 +613,12 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 		how  string
 	}
 	var fromManifests, fromDisk []cand
+	if c := r.intactCopy(); c != nil {
+		// What a load falls back to first: the generation's chunks as
+		// committed, bodies included, none lost.
+		fromManifests = append(fromManifests, cand{c.Name, c.Root, c.Generation,
+			fmt.Sprintf("the root of the copy of generation %d's store made for its backup (what a load falls back to)", r.man.Generation)})
+	}
 	if r.man != nil {
 		fromManifests = append(fromManifests, cand{r.man.Chunks.Name, r.man.Chunks.Root, r.man.Chunks.Generation, "the manifest's root"})
 	}
@@ -650,6 +697,75 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 	}
 	r.note("no chunk store could be read: the repaired save stores no chunks, every chunk regenerates")
 	return nil, nil
+}
+
+// intactCopy returns the copy of the committed generation's chunk store
+// that the writer made for its backup, when there is one and the check
+// found it intact: a load falls back to it first when the generation's own
+// store is damaged, so a repair reads the chunks from it.
+func (r *repairer) intactCopy() *autosave.StoreRef {
+	if r.man == nil {
+		return nil
+	}
+	ref := r.d.PendingCopy()
+	if ref == nil || r.damaged[ref.Name] {
+		return nil
+	}
+	return ref
+}
+
+// repairCopy makes again, or drops, the copy of the committed generation's
+// chunk store made for its backup when the check found it damaged, and
+// says which: made again from the generation's store when the repair kept
+// that generation (its store is intact); dropped with the generation when
+// the repair committed a new one.
+func (r *repairer) repairCopy() {
+	if r.man == nil {
+		return
+	}
+	name := autosave.CopiedChunksName(r.man.Generation)
+	if !r.damaged[name] {
+		return
+	}
+	kept := r.newGen == 0 // the committed generation stays, intact
+	switch {
+	case !kept:
+		r.note("dropped %s, the damaged copy of generation %d's chunk store made for its backup: it goes with generation %d, which the repair replaces", name, r.man.Generation, r.man.Generation)
+		return // the cleanup after the commit removes it
+	case r.o.DryRun:
+		r.note("%s, the copy of generation %d's chunk store made for its backup, is damaged: a repair makes it again from that store", name, r.man.Generation)
+		return
+	}
+	if err := r.d.DropCopy(); err != nil {
+		// A copy that is not a regular file is neither opened nor removed.
+		r.note("%s, the copy of generation %d's chunk store made for its backup, is damaged and could not be removed (%v): remove it by hand", name, r.man.Generation, err)
+		return
+	}
+	if err := r.copyStore(name); err != nil {
+		_ = r.d.DropCopy()
+		r.note("dropped %s, the damaged copy of generation %d's chunk store made for its backup; making it again failed (%v): the next save's backup of generation %d shares the current store",
+			name, r.man.Generation, err, r.man.Generation)
+		return
+	}
+	r.note("made %s again from generation %d's chunk store: the copy made for its backup was damaged", name, r.man.Generation)
+}
+
+// copyStore copies the committed generation's chunk store to name.
+func (r *repairer) copyStore(name string) error {
+	s, err := openGeneration(r.d, r.man, *inspectOptions(r.fsys))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	p, err := r.d.File(name)
+	if err != nil {
+		return err
+	}
+	c, err := s.CompactTo(p)
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }
 
 // emptyStore creates a store with no chunks, for EmptyChunks.
