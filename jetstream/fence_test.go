@@ -2,6 +2,7 @@ package jetstream_test
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"slices"
 	"testing"
@@ -120,4 +121,85 @@ func TestLateChangeNeverStored(t *testing.T) {
 	got, err := vfs.ReadFile(connectFS(t, s.ClientURL(), jetstream.Options{}), "w/a")
 	must(t, err)
 	expect(t, string(got) == "hello", "w/a holds %q", got)
+}
+
+// waitLeaseGone waits until the world's lease has expired on the server
+// (its lock file is gone for a reader).
+func waitLeaseGone(t *testing.T, reader vfs.FS, world string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := reader.Stat(world + "/lock")
+		if errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lease of %s did not expire in 30 s: %v", world, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the server's state
+	}
+}
+
+// A holder cut off until its lease expired, while nobody took the world,
+// takes the lease back when it can reach the server again: saving resumes
+// at the next generation (a save that was under way may fail; none says
+// the lock is lost) and the world holds every acknowledged generation.
+func TestLapsedLeaseTakenBack(t *testing.T) {
+	s := startServer(t)
+	p := startProxy(t, s.Addr().String())
+	a := connectFS(t, p.URL(), jetstream.Options{LeaseTTL: time.Second, Timeout: 500 * time.Millisecond})
+	reader := connectFS(t, s.ClientURL(), jetstream.Options{})
+
+	wa := openWriter(t, a, "world", 0)
+	defer wa.Close()
+	for g := 1; g <= 2; g++ {
+		must(t, saveGen(wa, g).Err)
+	}
+	p.pause()
+	waitLeaseGone(t, reader, "world")
+	p.resume()
+
+	g := 3
+	for attempt := 0; ; attempt++ {
+		r := saveGen(wa, g)
+		expect(t, !errors.Is(r.Err, autosave.ErrLocked), "save %d after the lease lapsed: %v", attempt, r.Err)
+		if r.Err == nil {
+			break
+		}
+		expect(t, attempt < 5, "saving did not resume after the lease lapsed: %v", r.Err)
+	}
+	must(t, saveGen(wa, g+1).Err)
+	_, err := autosave.OpenDir(connectFS(t, s.ClientURL(), jetstream.Options{}), "world")
+	expect(t, errors.Is(err, autosave.ErrLocked), "the lease was not taken back: another program opens the world: %v", err)
+	must(t, wa.Close())
+	contract.ExpectGeneration(t, reader, "world", g+1)
+}
+
+// A holder whose lease expired while it was cut off never takes it back
+// once another program took the world over, even when that one has let go
+// of it since (the lease is unheld again): the other one committed, and
+// the first one's saves fail with ErrLocked for good.
+func TestLapsedLeaseNotRetakenAfterTakeover(t *testing.T) {
+	s := startServer(t)
+	p := startProxy(t, s.Addr().String())
+	a := connectFS(t, p.URL(), jetstream.Options{LeaseTTL: time.Second, Timeout: 500 * time.Millisecond})
+	b := connectFS(t, s.ClientURL(), jetstream.Options{LeaseTTL: time.Second})
+
+	wa := openWriter(t, a, "world", 0)
+	defer wa.Close()
+	for g := 1; g <= 2; g++ {
+		must(t, saveGen(wa, g).Err)
+	}
+	p.pause()
+	wb := openWriter(t, b, "world", 20*time.Second) // waits until A's lease has expired
+	must(t, saveGen(wb, 3).Err)
+	must(t, wb.Close()) // B lets go: the lease is unheld
+	p.resume()
+
+	for i := 0; i < 3; i++ {
+		r := saveGen(wa, 3)
+		var le *autosave.LockedError
+		expect(t, errors.As(r.Err, &le) && le.Lost, "A's save %d after B took the world over and let go: %v", i, r.Err)
+	}
+	contract.ExpectGeneration(t, connectFS(t, s.ClientURL(), jetstream.Options{}), "world", 3)
 }
