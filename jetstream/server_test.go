@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,17 +137,21 @@ func startCluster(t testing.TB, n int) *cluster {
 // waitPlacement waits until the cluster places a stream on every server:
 // until the meta leader has heard from each, it refuses ("no suitable
 // peers for placement").
-func (c *cluster) waitPlacement() {
-	c.t.Helper()
-	nc, err := nats.Connect(c.urls()[0])
-	must(c.t, err)
+func (c *cluster) waitPlacement() { waitPlacement(c.t, c.urls(), len(c.servers)) }
+
+// waitPlacement waits until the cluster of n servers at urls places a
+// stream on every server.
+func waitPlacement(t testing.TB, urls []string, n int) {
+	t.Helper()
+	nc, err := nats.Connect(strings.Join(urls, ","))
+	must(t, err)
 	defer nc.Close()
 	js, err := natsjs.New(nc)
-	must(c.t, err)
-	deadline := time.Now().Add(20 * time.Second)
+	must(t, err)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err := js.CreateStream(ctx, natsjs.StreamConfig{Name: "PLACEMENT", Subjects: []string{"placement"}, Replicas: len(c.servers), Storage: natsjs.MemoryStorage})
+		_, err := js.CreateStream(ctx, natsjs.StreamConfig{Name: "PLACEMENT", Subjects: []string{"placement"}, Replicas: n, Storage: natsjs.MemoryStorage})
 		if err == nil {
 			err = js.DeleteStream(ctx, "PLACEMENT")
 		}
@@ -155,7 +160,7 @@ func (c *cluster) waitPlacement() {
 			return
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("the cluster cannot place a stream on %d servers: %v", len(c.servers), err)
+			t.Fatalf("the cluster cannot place a stream on %d servers: %v", n, err)
 		}
 		time.Sleep(20 * time.Millisecond) // polling the cluster's state
 	}
