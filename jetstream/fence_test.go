@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/arksave/arksave/autosave"
@@ -23,6 +24,22 @@ func openWriter(t *testing.T, fsys vfs.FS, world string, wait time.Duration) *au
 	return w
 }
 
+// holderBehindProxy starts a server and a writer that reaches it through a
+// proxy, holds the world "world" with a lease of 1 s and has committed
+// generations 1 and 2.
+func holderBehindProxy(t *testing.T) (*server.Server, *proxy, *autosave.Writer) {
+	t.Helper()
+	s := startServer(t)
+	p := startProxy(t, s.Addr().String())
+	a := connectFS(t, p.URL(), jetstream.Options{LeaseTTL: time.Second, Timeout: 500 * time.Millisecond})
+	wa := openWriter(t, a, "world", 0)
+	t.Cleanup(func() { wa.Close() })
+	for g := 1; g <= 2; g++ {
+		must(t, saveGen(wa, g).Err)
+	}
+	return s, p, wa
+}
+
 func saveGen(w *autosave.Writer, g int) *autosave.Result {
 	if !w.Submit(autosave.Job{Snap: contract.Snapshot(g), MaxBackups: 2}) {
 		return &autosave.Result{Err: errors.New("writer busy")}
@@ -35,16 +52,8 @@ func saveGen(w *autosave.Writer, g int) *autosave.Result {
 // over and commits; A comes back and its save fails with ErrLocked naming
 // B, and B's generations are intact.
 func TestFencing(t *testing.T) {
-	s := startServer(t)
-	p := startProxy(t, s.Addr().String())
-	a := connectFS(t, p.URL(), jetstream.Options{LeaseTTL: time.Second, Timeout: 500 * time.Millisecond})
+	s, p, wa := holderBehindProxy(t)
 	b := connectFS(t, s.ClientURL(), jetstream.Options{LeaseTTL: time.Second})
-
-	wa := openWriter(t, a, "world", 0)
-	defer wa.Close()
-	for g := 1; g <= 2; g++ {
-		must(t, saveGen(wa, g).Err)
-	}
 	_, err := autosave.OpenDir(b, "world")
 	expect(t, errors.Is(err, autosave.ErrLocked), "B opens the world while A holds it: %v", err)
 
@@ -145,16 +154,8 @@ func waitLeaseGone(t *testing.T, reader vfs.FS, world string) {
 // at the next generation (a save that was under way may fail; none says
 // the lock is lost) and the world holds every acknowledged generation.
 func TestLapsedLeaseTakenBack(t *testing.T) {
-	s := startServer(t)
-	p := startProxy(t, s.Addr().String())
-	a := connectFS(t, p.URL(), jetstream.Options{LeaseTTL: time.Second, Timeout: 500 * time.Millisecond})
+	s, p, wa := holderBehindProxy(t)
 	reader := connectFS(t, s.ClientURL(), jetstream.Options{})
-
-	wa := openWriter(t, a, "world", 0)
-	defer wa.Close()
-	for g := 1; g <= 2; g++ {
-		must(t, saveGen(wa, g).Err)
-	}
 	p.pause()
 	waitLeaseGone(t, reader, "world")
 	p.resume()
@@ -180,16 +181,8 @@ func TestLapsedLeaseTakenBack(t *testing.T) {
 // of it since (the lease is unheld again): the other one committed, and
 // the first one's saves fail with ErrLocked for good.
 func TestLapsedLeaseNotRetakenAfterTakeover(t *testing.T) {
-	s := startServer(t)
-	p := startProxy(t, s.Addr().String())
-	a := connectFS(t, p.URL(), jetstream.Options{LeaseTTL: time.Second, Timeout: 500 * time.Millisecond})
+	s, p, wa := holderBehindProxy(t)
 	b := connectFS(t, s.ClientURL(), jetstream.Options{LeaseTTL: time.Second})
-
-	wa := openWriter(t, a, "world", 0)
-	defer wa.Close()
-	for g := 1; g <= 2; g++ {
-		must(t, saveGen(wa, g).Err)
-	}
 	p.pause()
 	wb := openWriter(t, b, "world", 20*time.Second) // waits until A's lease has expired
 	must(t, saveGen(wb, 3).Err)

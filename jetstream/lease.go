@@ -402,14 +402,7 @@ func (w *world) fence(h *holder) (last, leaseSeq uint64, err error) {
 			w.mu.Unlock()
 			return last, leaseSeq, nil
 		}
-		h.mu.Lock()
-		payload := h.payload
-		h.mu.Unlock()
-		msg := &nats.Msg{Subject: w.leaseSubject(), Data: payload, Header: nats.Header{hdrToken: []string{h.token}}}
-		ctx, cancel := w.fs.ctx()
-		_, err = w.fs.js.PublishMsg(ctx, msg, w.fs.retries(jetstream.WithMsgTTL(h.ttl),
-			jetstream.WithExpectLastSequence(last), jetstream.WithExpectLastSequencePerSubject(leaseSeq))...)
-		cancel()
+		err = w.publishLease(h, jetstream.WithExpectLastSequence(last), jetstream.WithExpectLastSequencePerSubject(leaseSeq))
 		if err != nil && !isWrongSeq(err) {
 			return 0, 0, w.fs.explain(err)
 		}
@@ -475,18 +468,25 @@ func (w *world) retake(h *holder, st jetstream.Stream, sent uint64) error {
 		// Something this holder never sent was stored: not its world any more.
 		return w.lose(h, nil)
 	}
+	err = w.publishLease(h, jetstream.WithExpectLastSequence(last), jetstream.WithExpectLastSequenceForSubject(h.ownerSeq, w.ownerSubject()))
+	if err != nil && !isWrongSeq(err) {
+		return w.fs.explain(err)
+	}
+	return nil
+}
+
+// publishLease publishes h's lease with its full time to live outside the
+// holder's pipeline and waits for the answer; opts are what the stream
+// must hold for the server to store it.
+func (w *world) publishLease(h *holder, opts ...jetstream.PublishOpt) error {
 	h.mu.Lock()
 	payload := h.payload
 	h.mu.Unlock()
 	msg := &nats.Msg{Subject: w.leaseSubject(), Data: payload, Header: nats.Header{hdrToken: []string{h.token}}}
 	ctx, cancel := w.fs.ctx()
-	_, err = w.fs.js.PublishMsg(ctx, msg, w.fs.retries(jetstream.WithMsgTTL(h.ttl),
-		jetstream.WithExpectLastSequence(last), jetstream.WithExpectLastSequenceForSubject(h.ownerSeq, w.ownerSubject()))...)
-	cancel()
-	if err != nil && !isWrongSeq(err) {
-		return w.fs.explain(err)
-	}
-	return nil
+	defer cancel()
+	_, err := w.fs.js.PublishMsg(ctx, msg, w.fs.retries(append(opts, jetstream.WithMsgTTL(h.ttl))...)...)
+	return err
 }
 
 // renew publishes the lease again with its full time to live; a failure
