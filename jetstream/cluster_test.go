@@ -127,6 +127,7 @@ func TestClusterLeaderShutdown(t *testing.T) {
 
 // seeded returns a random source seeded from the clock, and logs the seed.
 func seeded(t *testing.T, stream uint64) *rand.Rand {
+	t.Helper()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	return rand.New(rand.NewPCG(seed, stream))
@@ -258,6 +259,7 @@ func TestClusterLeaderKilled(t *testing.T) {
 	sv := startSaving(t, w)
 	defer sv.halt() // before the writer closes
 	rng := seeded(t, 7)
+	var resume time.Duration
 	sv.waitPast(0, "first save")
 	for k := 0; k < leaderKills; k++ {
 		leader := c.waitHealthy(js, "ARKSAVE_"+world)
@@ -265,7 +267,9 @@ func TestClusterLeaderKilled(t *testing.T) {
 		time.Sleep(time.Duration(rng.IntN(20_000)) * time.Microsecond) // a random moment of the next save
 		c.kill(leader)
 
+		killed := time.Now()
 		sv.waitPast(sv.newest(), fmt.Sprintf("kill %d: after the leader was killed", k))
+		resume = max(resume, time.Since(killed))
 		// A remaining node loads the world at an acknowledged generation or
 		// a newer one.
 		reader, hangUp := dial(t, urls[(leader+1)%len(urls)], jetstream.Options{Timeout: 10 * time.Second})
@@ -284,7 +288,7 @@ func TestClusterLeaderKilled(t *testing.T) {
 	defer hangUp()
 	g := contract.ExpectReadable(t, reader, world)
 	expect(t, g == final, "the world is at generation %d, the last acknowledged was %d", g, final)
-	t.Logf("%d leader kills, %d generations committed, %d saves failed", leaderKills, final, failed)
+	t.Logf("%d leader kills, %d generations committed, %d saves failed, saving resumed within %v", leaderKills, final, failed, resume)
 }
 
 // dial connects an FS to url; hangUp closes both.
