@@ -63,15 +63,15 @@ func describeHolder(data []byte) string {
 
 // holder is the state of a world while this FS holds its lock.
 type holder struct {
-	token string
-	ttl   time.Duration
+	token    string
+	ttl      time.Duration
+	ownerSeq uint64 // the sequence of the owner message stored when this holder took the lease
 
 	mu        sync.Mutex // guards the fields below it, and usable's reads
 	lost      error
 	uncertain error
 	deadline  time.Time // the lease counts as lapsed after it, until a resync
 	leaseSeq  uint64    // the sequence of the lease's newest message
-	ownerSeq  uint64    // the sequence of the owner message this holder stored when it took the lease
 	payload   []byte    // the lock file's content: who holds it
 
 	// Guarded by world.mu.
