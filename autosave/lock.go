@@ -45,8 +45,12 @@ func (h Holder) String() string {
 // the lock while it runs: paused or cut off until its lease expired, after
 // which another program took the save over. Every later change of the
 // writer then fails with a LockedError whose Lost is set, naming the new
-// holder (nil when nobody took it yet), and wrapping the file system's
-// error: the writer never commits again until it opens the save anew.
+// holder (nil when that program has let go of the save since), and
+// wrapping the file system's error: the writer never commits again until
+// it opens the save anew, since the other program may have committed. A
+// lease that expired while nobody else took the save (a cluster electing
+// a new leader for longer than the lease) is not lost: the backend takes
+// it back at the writer's next change, and saving resumes.
 type LockedError struct {
 	Dir    string
 	Holder *Holder // nil when the lock file does not say (yet)
@@ -58,7 +62,7 @@ func (e *LockedError) Error() string {
 	if e.Lost {
 		who := e.Who()
 		if e.Holder == nil {
-			who = "nobody yet (the lock expired while this program could not renew it)"
+			who = "nobody now (another program took it over after this program's lease expired, and has let go of it since)"
 		}
 		return fmt.Sprintf("autosave: this program lost the lock of save %s, now held by %s: it can no longer save there; open the save again to continue from its newest generation", e.Dir, who)
 	}

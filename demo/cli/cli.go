@@ -135,8 +135,10 @@ func Headless(o Options, stdout, stderr io.Writer) int {
 	stop, release := OnSignal(stderr)
 	defer release()
 	Waiting(stderr, o)
+	conf := o.Config(640, 360)
+	conf.Save.OnSaving = func(line string) { fmt.Fprintf(stderr, "demo: %s\n", line) }
 	_, err := sim.RunHeadless(sim.HeadlessOptions{
-		Config: o.Config(640, 360), Ticks: o.Ticks, Out: stdout, Stop: stop,
+		Config: conf, Ticks: o.Ticks, Out: stdout, Stop: stop,
 		Started: func(s *sim.Sim) { Ready(stderr, s) },
 	})
 	if err != nil {
