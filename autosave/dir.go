@@ -553,7 +553,7 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		gen = c.Generation
 	}
 	if gen > MaxGeneration {
-		return nil, 0, fmt.Errorf("autosave: commit generation %d: the last generation a save can have is %d", gen, uint64(MaxGeneration))
+		return nil, 0, d.exhausted(gen)
 	}
 	if len(c.Chunks.Root) == 0 {
 		return nil, 0, fmt.Errorf("autosave: commit generation %d: the chunk store reference has no root", gen)
@@ -664,7 +664,28 @@ func (d *Dir) WriteWorld(data []byte) (FileRef, error) {
 	if err := d.writable(); err != nil {
 		return FileRef{}, err
 	}
+	if err := d.nextGeneration(); err != nil {
+		return FileRef{}, err
+	}
 	return d.writeWorld(d.Generation()+1, data)
+}
+
+// nextGeneration returns an error matching ErrExhausted when the committed
+// generation is MaxGeneration: no later one can be numbered, so no save
+// can commit in the directory. It is nil otherwise.
+func (d *Dir) nextGeneration() error {
+	if d.Generation() >= MaxGeneration {
+		return d.exhausted(d.Generation() + 1)
+	}
+	return nil
+}
+
+// exhausted is the error for a commit of generation gen beyond
+// MaxGeneration.
+func (d *Dir) exhausted(gen uint64) error {
+	return fmt.Errorf("%w: %s is at generation %d, the last generation a save directory can have, so generation %d cannot commit and no save goes there any more (nothing was changed); "+
+		"save the world into a new directory (Persistence.SaveAs), whose generations start again at 1 (arksave copy keeps the generation numbers, so a copy is exhausted too)",
+		ErrExhausted, d.path, d.Generation(), gen)
 }
 
 func (d *Dir) writeWorld(gen uint64, data []byte) (FileRef, error) {

@@ -914,6 +914,10 @@ func (w *Writer) run(j Job) (res *Result) {
 		res.Err = fmt.Errorf("autosave: save to %s: %w", dir.Path(), err)
 		return res
 	}
+	if err := dir.nextGeneration(); err != nil && !saveAs {
+		res.Err = err // before the store is touched
+		return res
+	}
 	if store == nil {
 		// A failed save could not reopen the store; try again now.
 		w.recover(dir, nil, name, false, nil)
