@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/savetool"
 )
 
@@ -115,7 +116,7 @@ func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {
 		fmt.Fprintf(tw, "  keys\t%d axes (%s)\n", st.Axes, []string{"", "", "", "x, y, z", "x, y, z, w"}[min(st.Axes, 4)])
 	}
 	fmt.Fprintf(tw, "  chunks\t%d stored: %d full, %d delta, %d empty, %d palette\n", st.Chunks, st.Full, st.Delta, st.Empty, st.Palette)
-	fmt.Fprintf(tw, "  bodies\t%d in %d chunks\n", st.Bodies, st.BodyBlocks)
+	fmt.Fprintf(tw, "  bodies\t%s\n", bodiesStr(st))
 	if st.Sections > 0 {
 		fmt.Fprintf(tw, "  entities\t%d regional in %d entity sections\n", st.Entities, st.Sections)
 	}
@@ -185,4 +186,14 @@ func bytesStr(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// bodiesStr says how many pixel bodies a store holds and in how many
+// chunks: "none" when it holds none (its entity blocks may hold regional
+// entities only).
+func bodiesStr(st *savetool.StoreInfo) string {
+	if st.Bodies == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d in %s", st.Bodies, words.Count(st.BodyChunks, "chunk", "chunks"))
 }

@@ -66,6 +66,7 @@ type StoreInfo struct {
 	Palette          int     `json:"palette"`
 	BodyBlocks       int     `json:"body_blocks"` // chunks with pixel bodies or regional entities
 	Bodies           int     `json:"bodies"`
+	BodyChunks       int     `json:"body_chunks"`  // chunks with pixel bodies
 	Sections         int     `json:"sections"`     // entity sections of the chunks' regional entities
 	Entities         int     `json:"entities"`     // regional entities in them
 	RecordBytes      int64   `json:"record_bytes"` // live chunk and body records
@@ -244,6 +245,9 @@ func describeStore(st *StoreInfo, s *chunkstore.Store) {
 				bad++
 			}
 			st.Bodies += len(blk.Bodies)
+			if len(blk.Bodies) > 0 {
+				st.BodyChunks++
+			}
 			st.Sections += len(blk.Sections)
 			for _, sec := range blk.Sections {
 				if info, err := archetype.ReadInfo(bytes.NewReader(sec)); err == nil {
