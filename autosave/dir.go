@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -120,6 +121,8 @@ func OpenDir(fsys vfs.FS, dir string, opts ...DirOption) (*Dir, error) {
 	}
 	if d.manErr != nil {
 		switch {
+		case errors.Is(d.manErr, fs.ErrPermission):
+			return fail(fmt.Errorf("%w; nothing was changed: %s", d.manErr, errs.DeniedHint(d.manErr)))
 		case !errors.Is(d.manErr, ErrNoSave):
 			return fail(fmt.Errorf("%w; nothing was changed: run arksave repair %s to rebuild it", d.manErr, dir))
 		default:
@@ -175,10 +178,19 @@ func OpenDirReadOnly(fsys vfs.FS, dir string) (*Dir, error) {
 	return d, nil
 }
 
+// missingDir is the error for a save directory that does not exist: it
+// matches ErrNoSave and fs.ErrNotExist, so that a game can tell it from a
+// directory that holds no save.
+type missingDir string
+
+func (e missingDir) Error() string { return fmt.Sprintf("%v: %s does not exist", ErrNoSave, string(e)) }
+
+func (e missingDir) Is(target error) bool { return target == ErrNoSave || target == fs.ErrNotExist }
+
 func isDir(fsys vfs.FS, dir string) error {
 	st, err := fsys.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %s does not exist", ErrNoSave, dir)
+		return missingDir(dir)
 	}
 	if err != nil {
 		return fmt.Errorf("autosave: %w", err)
@@ -961,7 +973,23 @@ func (d *Dir) Backup(g uint64) (*Manifest, error) {
 			return m, nil
 		}
 	}
-	return nil, fmt.Errorf("autosave: generation %d is not among the backups of %s", g, d.path)
+	return nil, d.noGeneration(g)
+}
+
+// noGeneration is the error for a generation g the directory does not
+// hold: it lists the generations it does.
+func (d *Dir) noGeneration(g uint64) error {
+	var there []string
+	if m := d.Manifest(); m != nil {
+		there = append(there, fmt.Sprintf("%d (committed)", m.Generation))
+	}
+	for _, b := range d.Backups() {
+		there = append(there, fmt.Sprint(b.Generation))
+	}
+	if len(there) == 0 {
+		return fmt.Errorf("%w: %s holds no generation %d, nor any other", ErrNoGeneration, d.path, g)
+	}
+	return fmt.Errorf("%w: %s holds no generation %d; the generations there are %s: give one of those", ErrNoGeneration, d.path, g, strings.Join(there, ", "))
 }
 
 // Restore makes backed-up generation g current again, as a new generation:

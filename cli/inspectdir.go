@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/savetool"
 )
@@ -53,7 +55,12 @@ func inspectDir(path string, asJSON bool, stdout, stderr io.Writer) error {
 	for _, st := range d.Stores {
 		damaged = damaged || st.Error != ""
 	}
-	if damaged {
+	switch {
+	case d.Denied != "":
+		fmt.Fprintf(stderr, "arksave inspect: %s cannot be read whole: permission denied on %s\n%s\n", path, d.Denied,
+			errs.DeniedHint(&fs.PathError{Op: "open", Path: d.Denied, Err: fs.ErrPermission}))
+		return errReported
+	case damaged:
 		fmt.Fprintf(stderr, "arksave inspect: %s is damaged; arksave check %s lists what, arksave repair %s mends it\n", path, path, path)
 		return errReported
 	}

@@ -1,11 +1,19 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/internal/savetest"
+	"github.com/arksave/arksave/savetool"
+	"github.com/arksave/arksave/vfs"
 )
 
 // inspect counts pixel bodies in the chunks that hold them: a store whose
@@ -33,4 +41,102 @@ func TestInspectBodiesCount(t *testing.T) {
 	if m := regexp.MustCompile(`(?m)^\s*bodies\s+(.*)$`).FindStringSubmatch(stdout); m == nil || m[1] != "1 in 1 chunk" {
 		t.Errorf("one body among regional entities: bodies line %q:\n%s", m, stdout)
 	}
+}
+
+// denyingLocation registers a location scheme that opens dir through a
+// file system refusing, for want of permission, every read of the file
+// named denied: a save on a disk the user may not read, which a
+// test running as root cannot make with chmod.
+func denyingLocation(t *testing.T, scheme, dir, denied string) string {
+	t.Helper()
+	vfs.Register(scheme, func(string) (vfs.FS, string, io.Closer, error) {
+		return &vfs.Faulty{FS: vfs.OS, Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
+			if filepath.Base(name) == denied && (op == vfs.OpOpen || op == vfs.OpOpenRW || op == vfs.OpReadDir) {
+				return &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+			}
+			return nil
+		})}, dir, nil, nil
+	})
+	return scheme + "://save"
+}
+
+// A file of a save the user may not read is a permission problem on that
+// path, not damage: copy, inspect, check and export say so and name
+// neither arksave repair nor damage.
+func TestPermissionIsNotDamage(t *testing.T) {
+	for i, file := range []string{"manifest", "world-3.pecs", "chunks.pxsw", "chunks-data-1.pxsd"} {
+		dir := fresh(t)
+		loc := denyingLocation(t, fmt.Sprintf("denied%d", i), dir, file)
+		denied := filepath.Join(dir, file)
+		for _, args := range [][]string{
+			{"copy", loc, filepath.Join(t.TempDir(), "copy")},
+			{"inspect", loc},
+			{"check", loc},
+			{"export", "--json", loc},
+		} {
+			code, stdout, stderr := arksave(args...)
+			out := stdout + stderr
+			if code != 1 || !strings.Contains(out, "permission problem on "+denied) || !strings.Contains(out, "not damage") {
+				t.Errorf("%s unreadable: arksave %s: exit status %d, want 1 and a permission problem on it:\n%s", file, args[0], code, out)
+			}
+			for _, wrong := range []string{"arksave repair", "is damaged", "lists the damage"} {
+				if strings.Contains(out, wrong) {
+					t.Errorf("%s unreadable: arksave %s says %q:\n%s", file, args[0], wrong, out)
+				}
+			}
+		}
+	}
+}
+
+// export of a directory that holds no save, or of a generation the save
+// does not have, says so (listing the generations there are), and neither
+// that the JSON is incomplete nor that anything is damaged.
+func TestExportNoSaveNoGeneration(t *testing.T) {
+	dir := fresh(t)
+	empty := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"export", "--json", empty}, []string{empty + " is not a save", "holds no manifest"}},
+		{[]string{"export", "--json", filepath.Join(empty, "nothing")}, []string{"nothing is not a save", "does not exist"}},
+		{[]string{"export", "--json", "--generation", "7", dir}, []string{"holds no generation 7", "3 (committed), 2, 1"}},
+	} {
+		code, stdout, stderr := arksave(c.args...)
+		expectCode(t, 1, code, stderr)
+		expectContains(t, stderr, c.want...)
+		if stdout != "" {
+			t.Errorf("%v: wrote %q", c.args, stdout)
+		}
+		for _, wrong := range []string{"incomplete", "damage", "repair"} {
+			if strings.Contains(stderr, wrong) {
+				t.Errorf("%v says %q:\n%s", c.args, wrong, stderr)
+			}
+		}
+	}
+	err := savetool.ExportJSON(io.Discard, dir, 7, savetool.Options{})
+	if !errors.Is(err, autosave.ErrNoGeneration) {
+		t.Errorf("ExportJSON of a generation the save lacks: %v, want ErrNoGeneration", err)
+	}
+}
+
+// export takes a save directory or a world file: a bare chunk store is
+// refused as not a save, naming the directory to give instead, not
+// reported as a damaged world file.
+func TestExportBareChunkStore(t *testing.T) {
+	dir := fresh(t)
+	code, stdout, stderr := arksave("export", "--json", filepath.Join(dir, "chunks.pxsw"))
+	expectCode(t, 1, code, stderr)
+	expectContains(t, stderr, "chunks.pxsw is not a save", "chunk store", "arksave export --json "+dir)
+	for _, wrong := range []string{"damaged", "restore it from a backup", "incomplete"} {
+		if strings.Contains(stderr, wrong) {
+			t.Errorf("a bare chunk store is called %q:\n%s", wrong, stderr)
+		}
+	}
+	if stdout != "" {
+		t.Errorf("wrote %q", stdout)
+	}
+	// The directory it names exports.
+	code, _, stderr = arksave("export", "--json", dir)
+	expectCode(t, 0, code, stderr)
 }
