@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -139,4 +142,36 @@ func TestExportBareChunkStore(t *testing.T) {
 	// The directory it names exports.
 	code, _, stderr = arksave("export", "--json", dir)
 	expectCode(t, 0, code, stderr)
+}
+
+// serve starts on a save whose current data file was cut short, and says
+// on its way in that the store is damaged, naming arksave repair.
+func TestServeTruncatedDataFile(t *testing.T) {
+	dir := fresh(t)
+	data := filepath.Join(dir, "chunks-data-1.pxsd")
+	st, err := os.Stat(data)
+	must(t, err)
+	must(t, os.Truncate(data, st.Size()/2))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", dir}, pw, io.Discard)
+		pw.Close()
+	}()
+	r := bufio.NewReader(pr)
+	var lines []string
+	for len(lines) < 2 {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("serve stopped: %v; said %q; %v", err, lines, <-done)
+		}
+		lines = append(lines, line)
+	}
+	go io.Copy(io.Discard, pr)
+	expectContains(t, lines[0], "serving the map of "+dir+" (generation 3)")
+	expectContains(t, lines[1], "warning: ", "is damaged", "arksave repair "+dir)
+	cancel()
+	must(t, <-done)
 }

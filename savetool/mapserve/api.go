@@ -252,6 +252,9 @@ func (v *view) listing() []storedJSON {
 
 // kind names what is stored at a position, as the export does.
 func (c *chunkRec) kind() string {
+	if !c.hasChunk && c.damaged != nil {
+		return "damaged"
+	}
 	if !c.hasChunk {
 		return "none"
 	}
@@ -385,6 +388,10 @@ func (s *Server) describeChunk(v *view, pos chunkPos) chunkJSON {
 		return &recordJSON{Offset: h.Offset, Length: h.Length, Stored: ri.Stored, Raw: ri.Raw, Compressed: ri.Compressed}, nil
 	}
 	var errs []string
+	if c.damaged != nil {
+		out.Kind, out.Drawn = "damaged", "hatched red: the record does not read"
+		errs = append(errs, c.damaged.Error())
+	}
 	if c.hasChunk {
 		out.Kind, out.ChangedIn = c.typ.String(), c.changedIn
 		switch c.typ {
