@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -154,22 +153,7 @@ func TestServeTruncatedDataFile(t *testing.T) {
 	must(t, os.Truncate(data, st.Size()/2))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", dir}, pw, io.Discard)
-		pw.Close()
-	}()
-	r := bufio.NewReader(pr)
-	var lines []string
-	for len(lines) < 2 {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("serve stopped: %v; said %q; %v", err, lines, <-done)
-		}
-		lines = append(lines, line)
-	}
-	go io.Copy(io.Discard, pr)
+	lines, done := startServe(t, ctx, dir, 2)
 	expectContains(t, lines[0], "serving the map of "+dir+" (generation 3)")
 	expectContains(t, lines[1], "warning: ", "is damaged", "arksave repair "+dir)
 	cancel()
