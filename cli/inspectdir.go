@@ -71,7 +71,7 @@ func printDirInfo(w io.Writer, d *savetool.DirInfo) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "save\t%s (%s)\n", d.Path, bytesStr(d.Bytes))
 	if d.ManifestError != "" {
-		fmt.Fprintf(tw, "manifest\tDAMAGED: %s\n", d.ManifestError)
+		fmt.Fprintf(tw, "manifest\t%s: %s\n", state(d.ManifestError), d.ManifestError)
 	}
 	tw.Flush()
 	if len(d.Generations) > 0 {
@@ -94,7 +94,7 @@ func printDirInfo(w io.Writer, d *savetool.DirInfo) {
 	}
 	switch {
 	case d.PlayersError != "":
-		fmt.Fprintf(w, "\nplayers %s: DAMAGED: %s\n", d.PlayersIndex, d.PlayersError)
+		fmt.Fprintf(w, "\nplayers %s: %s: %s\n", d.PlayersIndex, state(d.PlayersError), d.PlayersError)
 	case d.PlayersIndex != "":
 		fmt.Fprintf(w, "\nplayers %s (records in %s): %d: %s\n", d.PlayersIndex, d.PlayersData, len(d.Players), strings.Join(d.Players, ", "))
 	}
@@ -106,14 +106,14 @@ func printDirInfo(w io.Writer, d *savetool.DirInfo) {
 		}
 		printInfo(&indent{w: w, bol: true}, filepath.Join(d.Path, d.WorldFile), d.Generations[0].WorldBytes, d.World, err)
 	} else if d.WorldError != "" {
-		fmt.Fprintf(w, "\nECS world %s: DAMAGED: %s\n", d.WorldFile, d.WorldError)
+		fmt.Fprintf(w, "\nECS world %s: %s: %s\n", d.WorldFile, state(d.WorldError), d.WorldError)
 	}
 }
 
 func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if st.Error != "" && st.FileBytes == 0 {
-		fmt.Fprintf(tw, "  DAMAGED\t%s\n", st.Error)
+		fmt.Fprintf(tw, "  %s\t%s\n", state(st.Error), st.Error)
 		tw.Flush()
 		return
 	}
@@ -134,7 +134,7 @@ func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {
 		for _, f := range st.DataFiles {
 			part := fmt.Sprintf("%s %s (%s dead)", f.Name, bytesStr(f.Bytes), bytesStr(f.Dead))
 			if f.Error != "" {
-				part = fmt.Sprintf("%s DAMAGED: %s", f.Name, f.Error)
+				part = fmt.Sprintf("%s %s: %s", f.Name, state(f.Error), f.Error)
 			}
 			parts = append(parts, part)
 		}
@@ -144,7 +144,7 @@ func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {
 		fmt.Fprintf(tw, "  format\tPXSW %d; arksave migrate rewrites it in format %d\n", st.FormatVersion, chunkstore.FormatVersion)
 	}
 	if st.Error != "" {
-		fmt.Fprintf(tw, "  DAMAGED\t%s\n", st.Error)
+		fmt.Fprintf(tw, "  %s\t%s\n", state(st.Error), st.Error)
 	}
 	tw.Flush()
 }
@@ -203,4 +203,14 @@ func bodiesStr(st *savetool.StoreInfo) string {
 		return "none"
 	}
 	return fmt.Sprintf("%d in %s", st.Bodies, words.Count(st.BodyChunks, "chunk", "chunks"))
+}
+
+// state labels a part of the save that does not read: UNREADABLE when the
+// file system refused permission (a problem of the user's rights, not of
+// the save), else DAMAGED.
+func state(msg string) string {
+	if strings.Contains(msg, fs.ErrPermission.Error()) {
+		return "UNREADABLE"
+	}
+	return "DAMAGED"
 }
