@@ -890,6 +890,10 @@ func (d *Dir) backups() ([]*Manifest, []chunkstore.Problem) {
 		return nil, []chunkstore.Problem{{File: BackupDir, Offset: -1, Err: err}}
 	}
 	names, err := d.fs.ReadDir(filepath.Join(d.path, BackupDir))
+	if errors.Is(err, fs.ErrPermission) {
+		// Backups that cannot be listed are not "none": say why.
+		return nil, []chunkstore.Problem{{File: BackupDir, Offset: -1, Err: fmt.Errorf("autosave: list %s: %w", BackupDir, err)}}
+	}
 	if err != nil {
 		return nil, nil
 	}

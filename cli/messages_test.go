@@ -159,3 +159,23 @@ func TestServeTruncatedDataFile(t *testing.T) {
 	cancel()
 	must(t, <-done)
 }
+
+// A backups/ the user may not list is no reason to copy a save without its
+// backups: copy fails naming the permission problem, and check lists it.
+func TestCopyUnreadableBackups(t *testing.T) {
+	dir := fresh(t)
+	loc := denyingLocation(t, "deniedbackups", dir, "backups")
+	dst := filepath.Join(t.TempDir(), "copy")
+	code, stdout, stderr := arksave("copy", loc, dst)
+	expectCode(t, 1, code, stderr)
+	expectContains(t, stderr, "backups cannot be read", "permission problem on "+filepath.Join(dir, "backups"))
+	if stdout != "" {
+		t.Errorf("copy says %q", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dst, "manifest")); err == nil {
+		t.Errorf("a copy without the backups was committed in %s", dst)
+	}
+	code, stdout, _ = arksave("check", loc)
+	expectCode(t, 1, code, stdout)
+	expectContains(t, stdout, "backups: autosave: list backups", "permission problem on "+filepath.Join(dir, "backups"))
+}
