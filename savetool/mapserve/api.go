@@ -252,7 +252,7 @@ func (v *view) listing() []storedJSON {
 
 // kind names what is stored at a position, as the export does.
 func (c *chunkRec) kind() string {
-	if !c.hasChunk && c.damaged != nil {
+	if c.damaged != nil {
 		return "damaged"
 	}
 	if !c.hasChunk {
@@ -388,10 +388,6 @@ func (s *Server) describeChunk(v *view, pos chunkPos) chunkJSON {
 		return &recordJSON{Offset: h.Offset, Length: h.Length, Stored: ri.Stored, Raw: ri.Raw, Compressed: ri.Compressed}, nil
 	}
 	var errs []string
-	if c.damaged != nil {
-		out.Kind, out.Drawn = "damaged", "hatched red: the record does not read"
-		errs = append(errs, c.damaged.Error())
-	}
 	if c.hasChunk {
 		out.Kind, out.ChangedIn = c.typ.String(), c.changedIn
 		switch c.typ {
@@ -420,6 +416,12 @@ func (s *Server) describeChunk(v *view, pos chunkPos) chunkJSON {
 				errs = append(errs, err.Error())
 			}
 		}
+	}
+	if c.damaged != nil {
+		// Its newest record was cut: whatever older one still reads is
+		// not the generation's.
+		out.Kind, out.Drawn = "damaged", "hatched red: the record does not read"
+		errs = append(errs, c.damaged.Error())
 	}
 	if !c.bodyBlock.IsZero() {
 		out.Bodies = len(c.bodies)

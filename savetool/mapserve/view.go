@@ -409,9 +409,14 @@ func (v *view) markDamaged(dir string, rep *chunkstore.Report, rec func(chunksto
 	if len(rep.Problems) > 0 {
 		first = fmt.Sprintf(", first: %s", rep.Problems[0])
 	}
+	lost := ""
+	if ri, err := chunkstore.ParseRoot(v.man.Chunks.Root); err == nil && int(ri.Chunks) > len(v.order) {
+		// Records past the cut leave no trace but the count.
+		lost = fmt.Sprintf(" (the generation stored %d chunks; %d of them are not found at all and show as not stored)", ri.Chunks, int(ri.Chunks)-len(v.order))
+	}
 	v.warnings = append(v.warnings, fmt.Sprintf("the chunk store %s of generation %d is damaged (%s%s): the map shows what still reads, "+
-		"damaged chunks hatched red, and chunks whose records were lost with them as not stored; arksave check %s lists the damage, arksave repair %s recovers what is intact",
-		v.man.Chunks.Name, v.man.Generation, words.Count(len(rep.Problems), "problem", "problems"), first, dir, dir))
+		"damaged chunks hatched red%s; arksave check %s lists the damage, arksave repair %s recovers what is intact",
+		v.man.Chunks.Name, v.man.Generation, words.Count(len(rep.Problems), "problem", "problems"), first, lost, dir, dir))
 }
 
 // isDamaged reports whether the chunk at pos lost its record in a damaged
