@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -121,6 +122,8 @@ func OpenDir(fsys vfs.FS, dir string, opts ...DirOption) (*Dir, error) {
 	}
 	if d.manErr != nil {
 		switch {
+		case errors.Is(d.manErr, fs.ErrPermission):
+			return fail(fmt.Errorf("%w; nothing was changed: %s", d.manErr, errs.DeniedHint(d.manErr)))
 		case !errors.Is(d.manErr, ErrNoSave):
 			return fail(fmt.Errorf("%w; nothing was changed: run arksave repair %s to rebuild it", d.manErr, dir))
 		default:
@@ -176,10 +179,19 @@ func OpenDirReadOnly(fsys vfs.FS, dir string) (*Dir, error) {
 	return d, nil
 }
 
+// missingDir is the error for a save directory that does not exist: it
+// matches ErrNoSave and fs.ErrNotExist, so that a game can tell it from a
+// directory that holds no save.
+type missingDir string
+
+func (e missingDir) Error() string { return fmt.Sprintf("%v: %s does not exist", ErrNoSave, string(e)) }
+
+func (e missingDir) Is(target error) bool { return target == ErrNoSave || target == fs.ErrNotExist }
+
 func isDir(fsys vfs.FS, dir string) error {
 	st, err := fsys.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %s does not exist", ErrNoSave, dir)
+		return missingDir(dir)
 	}
 	if err != nil {
 		return fmt.Errorf("autosave: %w", err)
@@ -557,7 +569,7 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		gen = c.Generation
 	}
 	if gen > MaxGeneration {
-		return nil, 0, fmt.Errorf("autosave: commit generation %d: the last generation a save can have is %d", gen, uint64(MaxGeneration))
+		return nil, 0, d.exhausted(gen)
 	}
 	if len(c.Chunks.Root) == 0 {
 		return nil, 0, fmt.Errorf("autosave: commit generation %d: the chunk store reference has no root", gen)
@@ -668,7 +680,28 @@ func (d *Dir) WriteWorld(data []byte) (FileRef, error) {
 	if err := d.writable(); err != nil {
 		return FileRef{}, err
 	}
+	if err := d.nextGeneration(); err != nil {
+		return FileRef{}, err
+	}
 	return d.writeWorld(d.Generation()+1, data)
+}
+
+// nextGeneration returns an error matching ErrExhausted when the committed
+// generation is MaxGeneration: no later one can be numbered, so no save
+// can commit in the directory. It is nil otherwise.
+func (d *Dir) nextGeneration() error {
+	if d.Generation() >= MaxGeneration {
+		return d.exhausted(d.Generation() + 1)
+	}
+	return nil
+}
+
+// exhausted is the error for a commit of generation gen beyond
+// MaxGeneration.
+func (d *Dir) exhausted(gen uint64) error {
+	return fmt.Errorf("%w: %s is at generation %d, the last generation a save directory can have, so generation %d cannot commit and no save goes there any more (nothing was changed); "+
+		"save the world into a new directory (Persistence.SaveAs), whose generations start again at 1 (arksave copy keeps the generation numbers, so a copy is exhausted too)",
+		ErrExhausted, d.path, d.Generation(), gen)
 }
 
 func (d *Dir) writeWorld(gen uint64, data []byte) (FileRef, error) {
@@ -881,6 +914,10 @@ func (d *Dir) backups() ([]*Manifest, []chunkstore.Problem) {
 		return nil, []chunkstore.Problem{{File: BackupDir, Offset: -1, Err: err}}
 	}
 	names, err := d.fs.ReadDir(filepath.Join(d.path, BackupDir))
+	if errors.Is(err, fs.ErrPermission) {
+		// Backups that cannot be listed are not "none": say why.
+		return nil, []chunkstore.Problem{{File: BackupDir, Offset: -1, Err: fmt.Errorf("autosave: list %s: %w", BackupDir, err)}}
+	}
 	if err != nil {
 		return nil, nil
 	}
@@ -964,7 +1001,23 @@ func (d *Dir) Backup(g uint64) (*Manifest, error) {
 			return m, nil
 		}
 	}
-	return nil, fmt.Errorf("autosave: generation %d is not among the backups of %s", g, d.path)
+	return nil, d.noGeneration(g)
+}
+
+// noGeneration is the error for a generation g the directory does not
+// hold: it lists the generations it does.
+func (d *Dir) noGeneration(g uint64) error {
+	var there []string
+	if m := d.Manifest(); m != nil {
+		there = append(there, fmt.Sprintf("%d (committed)", m.Generation))
+	}
+	for _, b := range d.Backups() {
+		there = append(there, fmt.Sprint(b.Generation))
+	}
+	if len(there) == 0 {
+		return fmt.Errorf("%w: %s holds no generation %d, nor any other", ErrNoGeneration, d.path, g)
+	}
+	return fmt.Errorf("%w: %s holds no generation %d; the generations there are %s: give one of those", ErrNoGeneration, d.path, g, strings.Join(there, ", "))
 }
 
 // Restore makes backed-up generation g current again, as a new generation:

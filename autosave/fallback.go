@@ -34,8 +34,8 @@ func (f *Fallback) String() string {
 	if f.Loaded == f.Damaged {
 		from = fmt.Sprintf("generation %d from the copies made for its backup (chunk store, players)", f.Loaded)
 	}
-	return fmt.Sprintf("generation %d is damaged (%s); loaded %s as generation %d",
-		f.Damaged, summarize(f.Problems), from, f.Generation)
+	return fmt.Sprintf("generation %d is damaged (%s); loaded %s as generation %d; the damaged generation %d is kept as a backup, its files as they were",
+		f.Damaged, summarize(f.Problems), from, f.Generation, f.Damaged)
 }
 
 // Problem returns the fallback as one Problem of the manifest, its Err

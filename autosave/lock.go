@@ -56,6 +56,10 @@ type LockedError struct {
 	Holder *Holder // nil when the lock file does not say (yet)
 	Lost   bool    // this writer held the lock and lost it
 	Err    error   // the file system's error, for a lost lock
+	// What and Advice, when the file system says (a *vfs.HeldError), are
+	// what the save is called there and how to get it while it is held;
+	// empty for a save directory.
+	What, Advice string
 }
 
 func (e *LockedError) Error() string {
@@ -66,7 +70,14 @@ func (e *LockedError) Error() string {
 		}
 		return fmt.Sprintf("autosave: this program lost the lock of save %s, now held by %s: it can no longer save there; open the save again to continue from its newest generation", e.Dir, who)
 	}
-	return fmt.Sprintf("autosave: save directory %s is in use by %s; close that first or use another directory (arksave inspect, check, render and export read it while it runs)", e.Dir, e.Who())
+	what, advice := "save directory "+e.Dir, "close that first or use another directory"
+	if e.What != "" {
+		what = e.What
+	}
+	if e.Advice != "" {
+		advice = e.Advice
+	}
+	return fmt.Sprintf("autosave: %s is in use by %s; %s (arksave inspect, check, render and export read it while it runs)", what, e.Who(), advice)
 }
 
 // Unwrap returns the file system's error of a lost lock.
@@ -129,7 +140,11 @@ func lockDir(fsys vfs.FS, dir string, timeout time.Duration) (vfs.File, error) {
 			return nil, err
 		}
 		if !time.Now().Before(deadline) {
-			return nil, &LockedError{Dir: dir, Holder: readHolder(fsys, name)}
+			le := &LockedError{Dir: dir, Holder: readHolder(fsys, name)}
+			if held := (*vfs.HeldError)(nil); errors.As(err, &held) {
+				le.What, le.Advice = held.What, held.Advice
+			}
+			return nil, le
 		}
 		time.Sleep(min(lockPoll, time.Until(deadline)))
 	}

@@ -950,8 +950,8 @@ func (w *Writer) run(j Job) (res *Result) {
 			w.recover(dir, store, name, saveAs, markp)
 		}
 	}()
-	if err := dir.ReadOnly(); err != nil && !saveAs {
-		res.Err = fmt.Errorf("autosave: save to %s: %w", dir.Path(), err)
+	if err := canSaveTo(dir, saveAs); err != nil {
+		res.Err = err // before the store is touched
 		return res
 	}
 	if store == nil {
@@ -1148,6 +1148,19 @@ func (w *Writer) run(j Job) (res *Result) {
 		}
 	}
 	return res
+}
+
+// canSaveTo returns why a save into dir cannot commit there: a read-only
+// directory, or one at the last generation (ErrExhausted). A Save As goes
+// to another directory, which prepareSaveAs checks.
+func canSaveTo(dir *Dir, saveAs bool) error {
+	if saveAs {
+		return nil
+	}
+	if err := dir.ReadOnly(); err != nil {
+		return fmt.Errorf("autosave: save to %s: %w", dir.Path(), err)
+	}
+	return dir.nextGeneration()
 }
 
 // prepareSaveAs opens the target directory for a Save As, taking its lock,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -210,6 +211,9 @@ func pickGeneration(d *autosave.Dir, dir string, gen uint64) (*autosave.Manifest
 	m := d.Manifest()
 	if m == nil {
 		err := d.ManifestErr()
+		if _, denied := errs.Denied(err); denied {
+			return nil, fmt.Errorf("%w; %s", err, errs.DeniedHint(err))
+		}
 		if errors.Is(err, autosave.ErrNoSave) {
 			return nil, fmt.Errorf("%w; arksave check %s lists what is there, arksave repair %s rebuilds it", err, dir, dir)
 		}
