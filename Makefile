@@ -9,7 +9,7 @@ FUZZTIME ?= 20000x
 BENCH    ?= .
 PKGS      = ./... ./demo/... ./bench/... ./arktools/... ./jetstream/...
 
-.PHONY: all deps demo test fmt vet core unit fuzz fuzz-long bench bench-capacity clean
+.PHONY: all deps demo test fmt vet core unit fuzz fuzz-long bench bench-compare bench-capacity clean
 
 all: test
 
@@ -58,6 +58,12 @@ fuzz-long:
 ## bench: every benchmark of every module, with allocations.
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 60m $(PKGS)
+
+## bench-compare: the headline benchmarks (commit latency, save stall, encode and decode against
+## ark-serde, the demo's tick ratio, tile rendering) of REF and of the working tree, interleaved,
+## as one benchstat table: make bench-compare REF=<commit> [ROUNDS=5] [ONLY=commit|stall|...]
+bench-compare:
+	@REF=$(REF) ROUNDS=$(ROUNDS) ONLY=$(ONLY) GO=$(GO) bash scripts/bench-compare.sh
 
 ## bench-capacity: a chunk store of 10,000,000 chunks beside one of 1,000,000 (open, memory, reads,
 ## 5-chunk commits, with ratios); builds both (about 1 GB in the temp dir) first: a few minutes.

@@ -58,10 +58,11 @@ func newWorldCodec(extra []archetype.Option) *worldCodec {
 	return &worldCodec{opts: append(opts, extra...)}
 }
 
-func (c *worldCodec) Encode(w *ecs.World) ([]byte, error) {
-	// The bytes go to the writer with the snapshot, so they cannot be
-	// reused; AppendEncode allocates them once, at the file's size.
-	return archetype.AppendEncode(nil, w, c.opts...)
+// Encode appends the world's file to dst: the memory of the last save's
+// world file once the writer is done with it (the runtime hands it back),
+// so that a save in play allocates no new buffer the size of the world.
+func (c *worldCodec) Encode(dst []byte, w *ecs.World) ([]byte, error) {
+	return archetype.AppendEncode(dst, w, c.opts...)
 }
 
 func (c *worldCodec) Decode(data []byte, w *ecs.World) error {

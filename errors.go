@@ -50,6 +50,13 @@ var (
 	// be written (a read-only medium): the save loads, saves report it.
 	ErrReadOnly = autosave.ErrReadOnly
 
+	// ErrExhausted is the error of every save into a directory whose
+	// committed generation is the last one a save directory can have
+	// (autosave.MaxGeneration): the game keeps running and the save stays
+	// loadable; a [Persistence.SaveAs] into a new directory starts its
+	// generations again at 1.
+	ErrExhausted = autosave.ErrExhausted
+
 	// ErrNoPlayer is returned by [Persistence.LoadPlayer] for a player the
 	// save holds no record of (a new player), and by
 	// [Persistence.SavePlayer] for one without entities in the world.

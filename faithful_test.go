@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -126,6 +127,34 @@ func TestInstallRefusesTypesThatCannotBeSaved(t *testing.T) {
 	// The ways out: leave the type out.
 	sys, err := arksave.Plugin{Dir: t.TempDir(), ChunkSize: testChunk,
 		WorldOptions: []archetype.Option{archetype.Transient(ecs.C[Enemy]())}}.Install(w)
+	must(t, err)
+	expect(t, len(sys) == 2, "systems")
+	must(t, ecs.GetResource[arksave.Persistence](w).Close())
+}
+
+// Install refuses a game type holding a lock, naming the field and the ways out: a mutex held
+// while saving would load held, and the loaded game would deadlock.
+func TestInstallRefusesLocks(t *testing.T) {
+	type Inventory struct {
+		mu    sync.Mutex // plain-old-data with it: copied as raw memory if allowed
+		Count int64
+	}
+	type Jobs struct {
+		Name    string
+		pending sync.WaitGroup
+	}
+	w := ecs.NewWorld()
+	ecs.ComponentID[Inventory](w)
+	ecs.AddResource(w, &Jobs{Name: "jobs"})
+	_, err := arksave.Plugin{Dir: t.TempDir(), ChunkSize: testChunk}.Install(w)
+	for _, want := range []string{"Inventory.mu (sync.Mutex)", "Jobs.pending (sync.WaitGroup)", "must not be copied", "archetype.Transient"} {
+		expect(t, errors.Is(err, archetype.ErrUnsupportedType) && strings.Contains(err.Error(), want),
+			"want ErrUnsupportedType naming %q, got %v", want, err)
+	}
+
+	// The ways out: leave the types out.
+	sys, err := arksave.Plugin{Dir: t.TempDir(), ChunkSize: testChunk,
+		WorldOptions: []archetype.Option{archetype.Transient(ecs.C[Inventory]()), archetype.SkipResources(ecs.C[Jobs]())}}.Install(w)
 	must(t, err)
 	expect(t, len(sys) == 2, "systems")
 	must(t, ecs.GetResource[arksave.Persistence](w).Close())

@@ -107,7 +107,12 @@ func (p *Persistence) DirtyChunks() int { return p.rt.DirtyChunks() + p.rt.Pendi
 // last load fell back to a backup, that fallback (a Problem of the
 // manifest naming the generations) and what was damaged in the committed
 // generation; then each chunk whose record was damaged while loading it
-// (regenerated, or its bodies dropped).
+// (regenerated, or its bodies dropped: its Err matches ErrCorrupt), and
+// each chunk that could not be read for another reason (an I/O error, the
+// chunk store unavailable after a failed save): such a chunk stays
+// unloaded, nothing of it is regenerated or dropped, and it is read again
+// after a backoff (from 100 ms of game time, doubling, to 5 s; at once
+// after a save commits), reported once until a read succeeds.
 func (p *Persistence) Problems() []Problem { return p.rt.Problems() }
 
 // SavePlayer sets aside the record of player id (every entity with

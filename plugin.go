@@ -14,6 +14,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/persist"
 	"github.com/arksave/arksave/systems"
 	"github.com/arksave/arksave/vfs"
@@ -434,6 +435,9 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 // manifest is left to OpenDir, which names the repair.
 func (p Plugin) expectSave(fsys vfs.FS) error {
 	d, err := autosave.OpenDirReadOnly(fsys, p.Dir)
+	if hint := errs.DeniedHint(err); hint != "" {
+		return fmt.Errorf("arksave: load: %w; %s", err, hint)
+	}
 	if err != nil {
 		return fmt.Errorf("arksave: load: %w; set Plugin.LoadOrCreate to start a new world there", err)
 	}

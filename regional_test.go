@@ -480,10 +480,11 @@ func TestEmptyWorldRoundTrip(t *testing.T) {
 
 // Seed checklist: a corrupted record is detected and surfaced: a damaged
 // entity block is reported (its entities are dropped, the chunk loads), a
-// damaged player record fails LoadPlayer with ErrCorrupt.
+// damaged player record fails LoadPlayer with ErrCorrupt. (Without the
+// copies for backups: with them, the load falls back to the copies.)
 func TestCorruptedRecordsSurface(t *testing.T) {
 	mem := vfs.NewMem()
-	g := regionalGame(t, gameOpts{fs: mem, dir: "/save", radius: 1})
+	g := regionalGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: noBackupCopy()})
 	g.settle(t)
 	g.spawnCrate(40, 45, 300, 1)
 	ecs.NewMap2[components.Player, Crate](g.w).NewEntity(&components.Player{ID: "ada"}, &Crate{HP: 9})

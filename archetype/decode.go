@@ -223,14 +223,7 @@ func bindTypes(world *ecs.World, types []fileType, o *options) ([]binding, error
 					break
 				}
 			}
-			here := "not plain-old-data"
-			if b.info.raw {
-				here = describeSchema(local)
-			}
-			return nil, fmt.Errorf("%w: type registry entry %d: the memory layout of %q differs from the stored one at the same type version %d "+
-				"(stored: %d bytes, %s; here: %d bytes, %s); "+
-				"raise the type version (PECSVersion or archetype.TypeVersion) and register a migration", ErrVersion, i, ft.name, ft.version,
-				ft.size, describeSchema(ft.node), b.typ.Size(), here)
+			return nil, rawMismatch(i, kind, ft, b, local)
 		case ft.vs == nil:
 			b.mode = modeMsgpack // format 1.0
 		default:
@@ -582,6 +575,31 @@ func valueError2(section string, row, off int, t reflect.Type, err error) error 
 		msg: fmt.Sprintf("archetype: %s row %d at value offset %d, field %s: %s", section, row, off, pathOf(err, t), strings.TrimPrefix(err.Error(), "archetype: ")),
 		err: err,
 	}
+}
+
+// rawMismatch is the error for a type stored as raw memory that Decode cannot copy into the
+// registered type at the same type version: [ErrIncompatible] naming the field when a field of
+// the same name changed type (an int64 that became a string or an int32), else [ErrVersion]
+// naming both layouts (fields added, dropped, renamed or moved).
+func rawMismatch(i int, kind string, ft *fileType, b *binding, local *schemaNode) error {
+	if ft.node != nil {
+		if terr := rawFieldChange(ft.node, b.typ); terr != nil {
+			return fmt.Errorf("%w: type registry entry %d: %s %q: field %s; the file holds its values as raw memory, which is copied "+
+				"only into the same fields of the same types: give the field its stored type back, or raise the type version "+
+				"(PECSVersion or archetype.TypeVersion) and convert the values in archetype.Migrate[%s](%d, ...)",
+				ErrIncompatible, i, kind, ft.name, terr.describe(b.typ), b.typ, ft.version)
+		}
+	}
+	here := "not plain-old-data"
+	if b.info.raw {
+		here = describeSchema(local)
+	} else if _, terr := planOf(b.typ); terr != nil {
+		here = "not plain-old-data, and it cannot be saved: field " + terr.describe(b.typ)
+	}
+	return fmt.Errorf("%w: type registry entry %d: the memory layout of %q differs from the stored one at the same type version %d "+
+		"(stored: %d bytes, %s; here: %d bytes, %s); "+
+		"raise the type version (PECSVersion or archetype.TypeVersion) and register a migration", ErrVersion, i, ft.name, ft.version,
+		ft.size, describeSchema(ft.node), b.typ.Size(), here)
 }
 
 // localSchema returns the parsed layout of the bound Go type; nil when it is not plain-old-data.

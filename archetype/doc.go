@@ -46,7 +46,17 @@
 //     program has it (UTC, Local, or a location time.LoadLocation finds with the same zone; else a
 //     fixed zone). The monotonic clock reading is not saved, as encoding/gob does not save it.
 //   - Refused: channels, functions and unsafe.Pointer anywhere inside a type, and map keys that
-//     hold pointers (they would not find their entries after loading). At Encode: a value behind
+//     hold pointers (they would not find their entries after loading).
+//   - Refused too: values that must not be copied (go vet's copylocks), anywhere inside a type,
+//     behind pointers included: sync.Mutex, RWMutex, WaitGroup, Once, Cond, Map and Pool, any
+//     other type whose pointer has Lock and Unlock methods (a game's own lock), and structs that
+//     hold a zero-sized such type as a noCopy marker. Saved, a mutex held while saving would load
+//     held and a WaitGroup with a pending Add would load pending, and the loaded game would
+//     deadlock; loading them as zero values instead would hide that the type was never saved.
+//     Keep locks outside the components and resources that are saved (in a system, or a resource
+//     left out), or mark the type transient; a type with its own encoding (below) may hold one.
+//     The types of sync/atomic (atomic.Int64, atomic.Bool...) are plain data, read and written
+//     whole: they are saved with their values. At Encode: a value behind
 //     an interface whose type Decode could not find, a pointer cycle ([ErrCycle]: n.Next = n) and
 //     values nested more than a thousand levels deep (a long linked list: save it as a slice).
 //   - Pointers are followed and restored as new values: two places sharing a pointer get one copy
@@ -59,7 +69,10 @@
 // Decode checks the types a file records against the program's before the world changes: fields
 // are matched by name, a new field stays zero, a dropped one is skipped, and a field whose kind
 // changed (a string where the file has an int) is [ErrIncompatible], naming the type and field,
-// as is a stored number too large for its field. A damaged file is [ErrCorrupt] instead.
+// as is a stored number that its field cannot hold exactly, naming the value too: an integer
+// too large for it, or, in a float64 field that became a float32, a value that a float32 would
+// round (0.1) or overflow (1e300); NaN and the infinities convert. Integers and floats do not
+// convert into each other. A damaged file is [ErrCorrupt] instead.
 //
 // # What survives
 //
@@ -135,7 +148,7 @@
 // # Plain-old-data columns and endianness
 //
 // A component type without pointers, strings, slices, maps, interfaces, channels or functions
-// anywhere inside is written as the raw memory of its Ark column, copied in one piece; Decode
+// anywhere inside, and without a lock (see above, refused), is written as the raw memory of its Ark column, copied in one piece; Decode
 // reads it straight back into the new column. On a little-endian host memory is the file's
 // byte order. A big-endian host swaps the bytes of every multi-byte scalar on the way: Encode
 // writes a swapped copy of each raw column, Decode swaps each column in place after reading it,
@@ -147,9 +160,13 @@
 // registered type's, and differs only in offsets and padding (another alignment: a 64-bit host's
 // file read on a 32-bit one, where a float64 after an int32 sits at 4, not 8), Decode copies
 // each value field by field into the host's layout. Any other difference at the same type
-// version is refused ([ErrVersion], naming both layouts); an int, uint or uintptr field, whose
-// size follows the host, is such a difference between 32-bit and 64-bit hosts: use fixed-size
-// integers in components meant to move between them.
+// version is refused: a field of the same name whose type changed (an int64 that became an
+// int32, a float32 or a string, an array of another length) is [ErrIncompatible], naming the
+// type, the field path and both types; fields added, dropped, renamed or reordered are
+// [ErrVersion], naming both layouts. An int, uint or uintptr field, whose size follows the host,
+// is such a changed field between 32-bit and 64-bit hosts: use fixed-size integers in
+// components meant to move between them. Raw values are not converted as msgpack values are: a
+// migration ([TypeVersion], [Migrate]) converts them.
 //
 // # msgpack values
 //

@@ -291,10 +291,12 @@ func TestOptionMigrate(t *testing.T) {
 	expectErrorIs(t, err, boom, "failing migration")
 }
 
-// A raw layout that changed without a new type version is refused.
+// A raw layout that changed without a new type version is refused: a field that changed type is
+// ErrIncompatible naming it, other changes of layout (a field added) ErrVersion.
 type (
 	Wide   struct{ X, Y float64 }
 	Narrow struct{ X, Y float32 }
+	Deep   struct{ X, Y, Z float64 }
 )
 
 func TestLayoutChangeNeedsVersion(t *testing.T) {
@@ -304,7 +306,12 @@ func TestLayoutChangeNeedsVersion(t *testing.T) {
 	got := ecs.NewWorld()
 	ecs.ComponentID[Narrow](got)
 	err := archetype.Decode(bytes.NewReader(data), got, archetype.Alias(pkg+"Wide", ecs.C[Narrow]()))
-	expectErrorIs(t, err, archetype.ErrVersion, "changed layout")
+	expectErrorIs(t, err, archetype.ErrIncompatible, "changed field types")
+	expectEqual(t, 0, got.Stats().Entities.Total, "world untouched")
+	got = ecs.NewWorld()
+	ecs.ComponentID[Deep](got)
+	err = archetype.Decode(bytes.NewReader(data), got, archetype.Alias(pkg+"Wide", ecs.C[Deep]()))
+	expectErrorIs(t, err, archetype.ErrVersion, "a field added")
 	expectEqual(t, 0, got.Stats().Entities.Total, "world untouched")
 
 	// TypeVersion on Decode says the registered type is newer; a migration then bridges.

@@ -369,6 +369,55 @@ func relayoutNode(s, l *schemaNode, so, lo uint32, runs *[]copyRun) bool {
 	return true
 }
 
+// rawFieldChange finds a field that the stored layout s and the Go type t both have, by name,
+// with different types: a scalar of another kind (an int64 that became an int32 or a string), an
+// array of another length, a struct that became something else. The error names the path below
+// t and both types; nil when every field both have has the same type.
+func rawFieldChange(s *schemaNode, t reflect.Type) *typeError {
+	differ := func() *typeError {
+		return &typeError{typ: t, why: fmt.Sprintf("stored as %s, the program's type is %v", describeSchema(s), t)}
+	}
+	switch {
+	case s.kind == kindEntity || t == entityType:
+		if s.kind != kindEntity || t != entityType {
+			return differ()
+		}
+	case s.kind == kindStruct:
+		if t.Kind() != reflect.Struct {
+			return differ()
+		}
+		return rawStructChange(s, t)
+	case s.kind == kindArray:
+		if t.Kind() != reflect.Array || uint64(t.Len()) != uint64(s.length) {
+			return differ()
+		}
+		if terr := rawFieldChange(s.elem, t.Elem()); terr != nil {
+			return terr.at("[]")
+		}
+	case scalarKind(t) != s.kind:
+		return differ()
+	}
+	return nil
+}
+
+// rawStructChange is rawFieldChange for the fields of a struct; blank fields are not compared.
+func rawStructChange(s *schemaNode, t reflect.Type) *typeError {
+	for _, f := range s.fields {
+		if f.name == "_" {
+			continue
+		}
+		for i := range t.NumField() {
+			if lf := t.Field(i); lf.Name == f.name {
+				if terr := rawFieldChange(f.node, lf.Type); terr != nil {
+					return terr.at("." + f.name)
+				}
+				break
+			}
+		}
+	}
+	return nil
+}
+
 // addRun appends r to runs, or extends the last run when r continues it on both sides.
 func addRun(runs *[]copyRun, r copyRun) {
 	if r.n == 0 {

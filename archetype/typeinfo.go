@@ -50,7 +50,7 @@ func infoOf(t reflect.Type) *typeInfo {
 	info.id = typeID(info.name)
 	if t.Size() <= math.MaxUint32 {
 		info.size = uint32(t.Size())
-		if !info.zero && isPOD(t) {
+		if !info.zero && isPOD(t) && !holdsLock(t) {
 			// A type whose schema a reader would refuse is written through msgpack.
 			if schema, ok := appendSchema(nil, t, 0); ok && len(schema) <= maxSchemaLen {
 				if _, err := parseSchema(schema, info.size); err == nil {

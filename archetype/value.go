@@ -265,6 +265,9 @@ func (c *planCompiler) compile(t reflect.Type) (*vplan, *typeError) {
 		p.kind, p.keyOK = k, !hasPointers(t) && t.Comparable()
 		return p, nil
 	}
+	if why := copyLock(t); why != "" {
+		return refuse(why)
+	}
 	switch t.Kind() {
 	case reflect.Bool:
 		p.kind = vBool
@@ -333,26 +336,8 @@ func (c *planCompiler) compile(t reflect.Type) (*vplan, *typeError) {
 		if t.NumField() > 1<<15 {
 			return refuse("more than 32768 fields")
 		}
-		p.kind = vStruct
-		p.byName = make(map[string]int, t.NumField())
-		for i := range t.NumField() {
-			f := t.Field(i)
-			fp, err := c.compile(f.Type)
-			if err != nil {
-				return nil, err.at("." + f.Name)
-			}
-			name := f.Name
-			if name == "_" {
-				name = "_" + strconv.Itoa(i)
-			}
-			p.fields = append(p.fields, vfield{name: name, key: appendStr(nil, name), offset: f.Offset, plan: fp})
-			p.byName[name] = i
-			p.keyOK = p.keyOK && fp.keyOK
-		}
-		p.header = appendMapLen(nil, len(p.fields))
-		p.flat = true
-		for i := range p.fields {
-			p.flat = p.flat && p.fields[i].plan.kind.scalar()
+		if err := c.compileStruct(p); err != nil {
+			return nil, err
 		}
 	case reflect.Interface:
 		p.kind = vInterface // keyOK: checked per value
@@ -366,6 +351,34 @@ func (c *planCompiler) compile(t reflect.Type) (*vplan, *typeError) {
 		return refuse("its kind cannot be saved")
 	}
 	return p, nil
+}
+
+// compileStruct compiles the fields of the struct plan p, every field, exported or not; blank
+// fields are named "_" and their index.
+func (c *planCompiler) compileStruct(p *vplan) *typeError {
+	t := p.typ
+	p.kind = vStruct
+	p.byName = make(map[string]int, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		fp, err := c.compile(f.Type)
+		if err != nil {
+			return err.at("." + f.Name)
+		}
+		name := f.Name
+		if name == "_" {
+			name = "_" + strconv.Itoa(i)
+		}
+		p.fields = append(p.fields, vfield{name: name, key: appendStr(nil, name), offset: f.Offset, plan: fp})
+		p.byName[name] = i
+		p.keyOK = p.keyOK && fp.keyOK
+	}
+	p.header = appendMapLen(nil, len(p.fields))
+	p.flat = true
+	for i := range p.fields {
+		p.flat = p.flat && p.fields[i].plan.kind.scalar()
+	}
+	return nil
 }
 
 // hasPointers reports whether a value of type t holds any kind of pointer.

@@ -198,8 +198,11 @@ func (d *vdec) float() (float64, error) {
 	return 0, d.corrupt("float expected, found msgpack code %#02x", c)
 }
 
-// float32At reads a float into a float32, keeping the bits of a stored float 32.
-func (d *vdec) float32At(ptr unsafe.Pointer) error {
+// float32At reads a float into a float32 of a value of type t, keeping the bits of a stored
+// float 32. A stored float 64 must convert exactly (NaN stays NaN, infinities stay infinite):
+// 1e300 would become +Inf and 0.1 another number, so they are [ErrIncompatible], as an
+// integer too large for its field is.
+func (d *vdec) float32At(ptr unsafe.Pointer, t reflect.Type) error {
 	if c, _ := d.peek(); c == 0xca {
 		p, err := d.take(5)
 		if err != nil {
@@ -209,9 +212,20 @@ func (d *vdec) float32At(ptr unsafe.Pointer) error {
 		return nil
 	}
 	f, err := d.float()
-	*(*float32)(ptr) = float32(f)
-	return err
+	if err != nil {
+		return err
+	}
+	if f32 := float32(f); float64(f32) == f || math.IsNaN(f) {
+		*(*float32)(ptr) = f32
+		return nil
+	}
+	return fmt.Errorf("%w: stored value %s does not fit in %v: a float32 cannot hold it exactly; %s",
+		ErrIncompatible, strconv.FormatFloat(f, 'g', -1, 64), t, narrowedWayOut)
 }
+
+// narrowedWayOut ends the error for a stored number that a narrowed field cannot hold.
+const narrowedWayOut = "give the field its wider type back, or raise the type version (PECSVersion or archetype.TypeVersion) " +
+	"and convert the value in an archetype.Migrate function"
 
 // boolean reads a bool.
 func (d *vdec) boolean() (bool, error) {
@@ -257,7 +271,7 @@ func (d *vdec) intAt(p *vplan, ptr unsafe.Pointer) error {
 		if neg {
 			v = strconv.FormatInt(int64(u), 10)
 		}
-		return fmt.Errorf("%w: stored value %s does not fit in %v", ErrIncompatible, v, p.typ)
+		return fmt.Errorf("%w: stored value %s does not fit in %v; %s", ErrIncompatible, v, p.typ, narrowedWayOut)
 	}
 	if kind == vUint64 {
 		if neg {
@@ -293,7 +307,7 @@ func (d *vdec) value(p *vplan, ptr unsafe.Pointer) error {
 	case vInt8, vInt16, vInt32, vInt64, vInt, vUint8, vUint16, vUint32, vUint64, vUint:
 		return d.intAt(p, ptr)
 	case vFloat32:
-		return d.float32At(ptr)
+		return d.float32At(ptr, p.typ)
 	case vFloat64:
 		f, err := d.float()
 		*(*float64)(ptr) = f
@@ -303,10 +317,10 @@ func (d *vdec) value(p *vplan, ptr unsafe.Pointer) error {
 			return errOr(err, d.corrupt("complex number: array of %d", n))
 		}
 		if p.kind == vComplex64 {
-			if err := d.float32At(ptr); err != nil {
+			if err := d.float32At(ptr, p.typ); err != nil {
 				return err
 			}
-			return d.float32At(unsafe.Add(ptr, 4))
+			return d.float32At(unsafe.Add(ptr, 4), p.typ)
 		}
 		re, err := d.float()
 		if err != nil {

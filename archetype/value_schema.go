@@ -29,7 +29,9 @@ import (
 // Decode checks the stored schema against the program's type before the world changes: fields
 // are matched by name; a field only the file has is skipped, one only the program has stays
 // zero; matched fields must have the same kind, where any integer kind takes any other (each
-// value is checked to fit), either float either float, and either complex either complex.
+// value is checked to fit), either float either float, and either complex either complex (a
+// float32 takes a stored float64 only when the value converts exactly: NaN and the infinities
+// do, 0.1 and 1e300 do not).
 
 type vschema struct {
 	nodes []vnode

@@ -22,10 +22,11 @@ type Config struct {
 	MaxBackups int
 	// BackupCopyEvery is after every how many committed saves the writer
 	// copies the chunk store into backups/ (backups/chunks-<G>.pxsw and its
-	// data files), for the generation G just committed: when the next save
-	// commits, G's backup names that copy, so it shares no file with the
-	// current generation and a load falls back to it when the current
-	// generation is damaged. 0 or 1 copies after every save, n after every
+	// data files), and the players (backups/players-<G>.pxpl and
+	// backups/players-<G>.pxpd, the live records only), for the
+	// generation G just committed: when the next save commits, G's backup
+	// names these copies, so it shares no file with the current generation
+	// and a load falls back to it when the current generation is damaged. 0 or 1 copies after every save, n after every
 	// nth, a negative value never; without MaxBackups there is no copy.
 	// The copy is a compacted one of the whole store, written by the
 	// writer between saves (the game loop never waits for it; a save
@@ -123,9 +124,10 @@ type Result struct {
 	// shares the current store.
 	BackupChunks string
 	// BackupCopyBytes and BackupCopyDuration are what the last copy of the
-	// chunk store into backups/, between the previous save and this one,
-	// wrote and took; BackupCopyErr why it failed (the backup then shares
-	// the current store, and the writer copies again after the next save).
+	// chunk store (and the players) into backups/, between the previous
+	// save and this one, wrote and took; BackupCopyErr why it failed (the
+	// backup then shares the current store and players files, and the
+	// writer copies again after the next save).
 	BackupCopyBytes    int64
 	BackupCopyDuration time.Duration
 	BackupCopyErr      error

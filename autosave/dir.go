@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -29,7 +30,8 @@ import (
 //	  players-<g>.pxpl    the players index the manifest names (g <= G), see players.go
 //	  players.pxpd        the players' records (players-<g>.pxpd after a compaction at g)
 //	  backups/            manifest-<g> and world-<g>.pecs of older generations, and
-//	                      chunks-<g>.pxsw (with its data files) for a backup with a store of its own
+//	                      chunks-<g>.pxsw (with its data files) for a backup with a store of its own,
+//	                      players-<g>.pxpl and players-<g>.pxpd for one with players files of its own
 //	  lock                held by the one writer (see LockName)
 //
 // Files newer than the manifest (from a save that did not commit) and data
@@ -120,6 +122,8 @@ func OpenDir(fsys vfs.FS, dir string, opts ...DirOption) (*Dir, error) {
 	}
 	if d.manErr != nil {
 		switch {
+		case errors.Is(d.manErr, fs.ErrPermission):
+			return fail(fmt.Errorf("%w; nothing was changed: %s", d.manErr, errs.DeniedHint(d.manErr)))
 		case !errors.Is(d.manErr, ErrNoSave):
 			return fail(fmt.Errorf("%w; nothing was changed: run arksave repair %s to rebuild it", d.manErr, dir))
 		default:
@@ -175,10 +179,19 @@ func OpenDirReadOnly(fsys vfs.FS, dir string) (*Dir, error) {
 	return d, nil
 }
 
+// missingDir is the error for a save directory that does not exist: it
+// matches ErrNoSave and fs.ErrNotExist, so that a game can tell it from a
+// directory that holds no save.
+type missingDir string
+
+func (e missingDir) Error() string { return fmt.Sprintf("%v: %s does not exist", ErrNoSave, string(e)) }
+
+func (e missingDir) Is(target error) bool { return target == ErrNoSave || target == fs.ErrNotExist }
+
 func isDir(fsys vfs.FS, dir string) error {
 	st, err := fsys.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %s does not exist", ErrNoSave, dir)
+		return missingDir(dir)
 	}
 	if err != nil {
 		return fmt.Errorf("autosave: %w", err)
@@ -525,6 +538,9 @@ type Commit struct {
 	// chunk store (CopiedChunksName): its backup manifest names it instead
 	// of the store the new generation goes on using.
 	backupChunks *StoreRef
+	// backupPlayers, when set, is the previous generation's own copy of
+	// its players (CopiedPlayersName): its backup manifest names it.
+	backupPlayers *PlayersRef
 	// keepDamaged retires the previous generation as a backup whatever
 	// happened to its world file, and keeps every backup: a load that
 	// found it damaged falls back without removing a file.
@@ -553,7 +569,7 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		gen = c.Generation
 	}
 	if gen > MaxGeneration {
-		return nil, 0, fmt.Errorf("autosave: commit generation %d: the last generation a save can have is %d", gen, uint64(MaxGeneration))
+		return nil, 0, d.exhausted(gen)
 	}
 	if len(c.Chunks.Root) == 0 {
 		return nil, 0, fmt.Errorf("autosave: commit generation %d: the chunk store reference has no root", gen)
@@ -575,7 +591,7 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		Chunks:     c.Chunks,
 		Players:    c.Players,
 	}
-	if err := checkPlayersRef(m); err != nil {
+	if err := checkPlayersRef(m, false); err != nil {
 		return nil, 0, fmt.Errorf("autosave: commit generation %d: %w", gen, err)
 	}
 	if prev := d.man.Load(); prev != nil {
@@ -642,7 +658,7 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		d.retireDamaged(prev)
 		return d.Manifest(), written, nil
 	}
-	d.retire(prev, c.MaxBackups, c.backupChunks)
+	d.retire(prev, c.MaxBackups, c.backupChunks, c.backupPlayers)
 	return d.Manifest(), written, nil
 }
 
@@ -670,7 +686,28 @@ func (d *Dir) WriteWorld(data []byte) (FileRef, error) {
 	if err := d.writable(); err != nil {
 		return FileRef{}, err
 	}
+	if err := d.nextGeneration(); err != nil {
+		return FileRef{}, err
+	}
 	return d.writeWorld(d.Generation()+1, data)
+}
+
+// nextGeneration returns an error matching ErrExhausted when the committed
+// generation is MaxGeneration: no later one can be numbered, so no save
+// can commit in the directory. It is nil otherwise.
+func (d *Dir) nextGeneration() error {
+	if d.Generation() >= MaxGeneration {
+		return d.exhausted(d.Generation() + 1)
+	}
+	return nil
+}
+
+// exhausted is the error for a commit of generation gen beyond
+// MaxGeneration.
+func (d *Dir) exhausted(gen uint64) error {
+	return fmt.Errorf("%w: %s is at generation %d, the last generation a save directory can have, so generation %d cannot commit and no save goes there any more (nothing was changed); "+
+		"save the world into a new directory (Persistence.SaveAs), whose generations start again at 1 (arksave copy keeps the generation numbers, so a copy is exhausted too)",
+		ErrExhausted, d.path, d.Generation(), gen)
 }
 
 func (d *Dir) writeWorld(gen uint64, data []byte) (FileRef, error) {
@@ -784,12 +821,27 @@ func (d *Dir) pendingCopy() *StoreRef {
 	return &ref
 }
 
+// DropCopy removes the copy of the committed generation's chunk store made
+// for its backup (backups/chunks-<G>.pxsw and its data files), for a repair
+// that found it damaged: the next save's backup of that generation then
+// names the store the generation uses, as without a copy.
+func (d *Dir) DropCopy() error {
+	if err := d.writable(); err != nil {
+		return err
+	}
+	if err := d.removeCopy(d.Generation()); err != nil {
+		return fmt.Errorf("autosave: drop %s: %w", CopiedChunksName(d.Generation()), err)
+	}
+	return d.fs.SyncDir(filepath.Join(d.path, BackupDir))
+}
+
 // removeCopy removes backed-up generation g's own chunk store
-// (CopiedChunksName) and its data files: what a copy that failed, or that
-// no commit came to name, left.
+// (CopiedChunksName) and its data files, and its own players files
+// (CopiedPlayersName): what a copy that failed, or that no commit came to
+// name, left.
 func (d *Dir) removeCopy(g uint64) error {
 	name := CopiedChunksName(g)
-	var first error
+	first := d.removePlayersFiles(CopiedPlayersName(g), CopiedPlayersDataName(g))
 	names, _ := d.fs.ReadDir(filepath.Join(d.path, BackupDir))
 	for _, n := range names {
 		rel := path.Join(BackupDir, n)
@@ -805,8 +857,9 @@ func (d *Dir) removeCopy(g uint64) error {
 // retire moves the previous generation's world file and manifest into
 // backups/ and prunes backups beyond max. When the previous generation has
 // its own copy of the chunk store (copy, made after it committed), its
-// backup manifest names that copy. Failures are left for cleanup.
-func (d *Dir) retire(prev *Manifest, max int, copy *StoreRef) {
+// backup manifest names that copy, and its own copy of the players
+// (players) likewise. Failures are left for cleanup.
+func (d *Dir) retire(prev *Manifest, max int, copy *StoreRef, players *PlayersRef) {
 	if prev != nil && max > 0 && d.checkBackupDir() == nil {
 		if err := d.fs.MkdirAll(filepath.Join(d.path, BackupDir)); err == nil {
 			b := *prev
@@ -814,6 +867,10 @@ func (d *Dir) retire(prev *Manifest, max int, copy *StoreRef) {
 			if copy != nil && copy.Name == CopiedChunksName(prev.Generation) {
 				b.Chunks = *copy
 				b.Version = ManifestVersion // names data files
+			}
+			if prev.Players != nil && players != nil && players.Index.Name == CopiedPlayersName(prev.Generation) {
+				b.Players = players
+				b.Version = ManifestVersion
 			}
 			if d.rename(prev.World.Name, b.World.Name) == nil {
 				_ = d.writeAtomic(backupManifestName(prev.Generation), b.encode())
@@ -863,6 +920,10 @@ func (d *Dir) backups() ([]*Manifest, []chunkstore.Problem) {
 		return nil, []chunkstore.Problem{{File: BackupDir, Offset: -1, Err: err}}
 	}
 	names, err := d.fs.ReadDir(filepath.Join(d.path, BackupDir))
+	if errors.Is(err, fs.ErrPermission) {
+		// Backups that cannot be listed are not "none": say why.
+		return nil, []chunkstore.Problem{{File: BackupDir, Offset: -1, Err: fmt.Errorf("autosave: list %s: %w", BackupDir, err)}}
+	}
 	if err != nil {
 		return nil, nil
 	}
@@ -946,14 +1007,31 @@ func (d *Dir) Backup(g uint64) (*Manifest, error) {
 			return m, nil
 		}
 	}
-	return nil, fmt.Errorf("autosave: generation %d is not among the backups of %s", g, d.path)
+	return nil, d.noGeneration(g)
+}
+
+// noGeneration is the error for a generation g the directory does not
+// hold: it lists the generations it does.
+func (d *Dir) noGeneration(g uint64) error {
+	var there []string
+	if m := d.Manifest(); m != nil {
+		there = append(there, fmt.Sprintf("%d (committed)", m.Generation))
+	}
+	for _, b := range d.Backups() {
+		there = append(there, fmt.Sprint(b.Generation))
+	}
+	if len(there) == 0 {
+		return fmt.Errorf("%w: %s holds no generation %d, nor any other", ErrNoGeneration, d.path, g)
+	}
+	return fmt.Errorf("%w: %s holds no generation %d; the generations there are %s: give one of those", ErrNoGeneration, d.path, g, strings.Join(there, ", "))
 }
 
 // Restore makes backed-up generation g current again, as a new generation:
 // its world file is copied into the new generation and the manifest names
 // the chunk store generation g used (through its root, which stays valid
 // because the store file is append-only and kept while a backup needs it),
-// or, when g has a chunk store of its own in backups/, a copy of it.
+// or, when g has a chunk store of its own in backups/, a copy of it (and
+// of its own players files likewise).
 // The generation that was current becomes a backup like after any commit.
 func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 	if err := d.writable(); err != nil {
@@ -987,6 +1065,12 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 			return nil, fmt.Errorf("autosave: restore generation %d: %w", g, err)
 		}
 	}
+	// The backup's own players copy stays the backup's, like its store:
+	// the generation made current gets a copy.
+	players, err := d.adoptPlayers(b, d.Generation()+1)
+	if err != nil {
+		return nil, fmt.Errorf("autosave: restore generation %d: %w", g, err)
+	}
 	if b.Version < manifestVersionData {
 		// It does not name its data files: the store does.
 		s, err := chunkstore.Open(store, &chunkstore.Options{FS: d.fs, ReadOnly: true, Root: b.Chunks.Root})
@@ -1005,7 +1089,7 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 		}
 		b.Chunks = ref
 	}
-	m, _, err := d.Commit(Commit{World: world, Chunks: b.Chunks, Players: b.Players, MaxBackups: max(maxBackups, 1)})
+	m, _, err := d.Commit(Commit{World: world, Chunks: b.Chunks, Players: players, MaxBackups: max(maxBackups, 1)})
 	return m, err
 }
 
@@ -1085,6 +1169,9 @@ func (d *Dir) cleanupWith(max int) error {
 	// next commit to name it in that generation's backup.
 	pending := CopiedChunksName(cur.Generation)
 	keep[pending] = true
+	// So does the copy of its players.
+	keep[CopiedPlayersName(cur.Generation)] = true
+	keep[CopiedPlayersDataName(cur.Generation)] = true
 	for _, b := range backups {
 		keep[b.World.Name] = true
 		keepStore(b)
@@ -1096,7 +1183,9 @@ func (d *Dir) cleanupWith(max int) error {
 			keep[p.File] = true
 			keep[path.Join(BackupDir, WorldName(g))] = true
 			// Which players files it names is unknown: keep every one up to
-			// its generation, for a repair to decide.
+			// its generation, and its own copy, for a repair to decide.
+			keep[CopiedPlayersName(g)] = true
+			keep[CopiedPlayersDataName(g)] = true
 			names, _ := d.fs.ReadDir(d.path)
 			for _, n := range names {
 				if pg, ok := playersGeneration(n); ok && pg <= g {

@@ -8,8 +8,9 @@
 //     for readers, without the lock, while a game may be saving
 //     ([ReadConsistent], [Dir.Stale]). [Dir.Commit] makes a generation
 //     current (world file, then the manifest); older ones go to backups/,
-//     with a chunk store of their own when the writer copied one
-//     ([CopiedChunksName], [Config.BackupCopyEvery]).
+//     with a chunk store and players files of their own when the writer
+//     copied them ([CopiedChunksName], [CopiedPlayersName],
+//     [Config.BackupCopyEvery]).
 //   - Loading: [Dir.VerifyGeneration] reads a generation as a load uses
 //     it; [Dir.LoadIntact] (and [Writer.ContinueIntact]) fall back to the
 //     newest intact backup when the committed generation is damaged and

@@ -64,6 +64,17 @@ var ErrLocked = errors.New("autosave: save directory is in use")
 // save, after it was closed: it holds the save directory no more.
 var ErrClosed = errors.New("autosave: the save is closed")
 
+// ErrNoGeneration is returned when a generation asked for (a backup to
+// read or restore) is neither the committed one nor a backup of the save
+// directory. The error lists the generations the directory holds.
+var ErrNoGeneration = errors.New("autosave: no such generation")
+
+// ErrExhausted is returned by a save into a directory whose committed
+// generation is MaxGeneration: no later generation can be numbered, so
+// nothing more can commit there. The error says so and names the way out:
+// a Save As into a new directory, whose generations start again at 1.
+var ErrExhausted = errors.New("autosave: the save directory's generation counter is exhausted")
+
 // ErrReadOnly is returned by every change to a save directory opened
 // read-only: with OpenDirReadOnly, or on a medium that cannot be written
 // (then the error also wraps the file system's).

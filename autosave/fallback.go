@@ -19,7 +19,8 @@ import (
 type Fallback struct {
 	// Damaged is the generation the manifest named, Loaded the generation
 	// loaded instead (a backup's, or Damaged itself when only its chunk
-	// store was damaged and the copy made for its backup is intact),
+	// store or its players were damaged and the copies made for its backup
+	// are intact),
 	// Generation the generation committed with Loaded's contents.
 	Damaged, Loaded, Generation uint64
 	// Problems is the damage found in generation Damaged, each naming its
@@ -31,10 +32,10 @@ type Fallback struct {
 func (f *Fallback) String() string {
 	from := fmt.Sprintf("backup generation %d", f.Loaded)
 	if f.Loaded == f.Damaged {
-		from = fmt.Sprintf("generation %d from the copy of its chunk store", f.Loaded)
+		from = fmt.Sprintf("generation %d from the copies made for its backup (chunk store, players)", f.Loaded)
 	}
-	return fmt.Sprintf("generation %d is damaged (%s); loaded %s as generation %d",
-		f.Damaged, summarize(f.Problems), from, f.Generation)
+	return fmt.Sprintf("generation %d is damaged (%s); loaded %s as generation %d; the damaged generation %d is kept as a backup, its files as they were",
+		f.Damaged, summarize(f.Problems), from, f.Generation, f.Damaged)
 }
 
 // Problem returns the fallback as one Problem of the manifest, its Err
@@ -168,21 +169,24 @@ func (d *Dir) openStoreRef(ref StoreRef) (*chunkstore.Store, error) {
 
 // LoadIntact returns the world file of the newest intact generation, for a
 // load. The committed generation is verified first (VerifyGeneration).
-// When it is damaged, the committed generation with the copy of its chunk
-// store that the writer made for its backup (when there is one, and its
-// other files are intact), then the backups, newest first, are tried; the
-// first intact one becomes current again as a new generation: its chunk store is copied
-// into a new chunk store (chunks-<G>.pxsw, so that no backup's files are
-// ever written to), its world file and players named, and the damaged
+// When it is damaged, the committed generation with the copies of its
+// chunk store and of its players that the writer made for its backup (when
+// there are, and its other files are intact), then the backups, newest
+// first, are tried; the first intact one becomes current again as a new
+// generation: its chunk store is copied into a new chunk store
+// (chunks-<G>.pxsw, so that no backup's files are ever written to), its
+// world file written, its players named (or, when they are a backup's own
+// copy, copied into players-<G>.pxpd and players-<G>.pxpl), and the damaged
 // generation is kept as a backup whatever happened to its files. Nothing is
 // removed: whether the damaged files go stays the user's choice (arksave
 // repair, or the backup rotation of later saves). The returned Fallback
 // says what happened; it is nil when the committed generation is intact.
 //
-// When no backup is intact, a generation whose world file is intact loads
-// as it is (its damaged chunks regenerate and its damaged records are
-// reported as they are read); one whose world file is damaged is an error
-// wrapping ErrCorrupt that lists the damage and names arksave repair, and
+// When no backup is intact, a generation whose world file and players
+// index are intact loads as it is (its damaged chunks regenerate and its
+// damaged records are reported as they are read); one whose world file or
+// players index is damaged is an error wrapping ErrCorrupt that lists the
+// damage and names arksave repair, and
 // so is a damaged generation in a directory that cannot be written
 // (nothing can be committed). An error
 // of validate that is not damage is returned as it is.
@@ -200,13 +204,8 @@ func (d *Dir) LoadIntact(validate func(world []byte) error) ([]byte, *Fallback, 
 			ErrCorrupt, m.Generation, d.path, summarize(probs), why, d.path)
 	}
 	candidates := d.Backups()
-	if c := d.pendingCopy(); c != nil {
-		// The copy of the store made for this very generation (which the
-		// next save would have given its backup): with it, the generation
-		// itself may be intact but for its store.
-		own := *m
-		own.Chunks = *c
-		candidates = append([]*Manifest{&own}, candidates...)
+	if own := d.withOwnCopies(m); own != nil {
+		candidates = append([]*Manifest{own}, candidates...)
 	}
 	for _, b := range candidates {
 		if d.ReadOnly() != nil {
@@ -222,10 +221,13 @@ func (d *Dir) LoadIntact(validate func(world []byte) error) ([]byte, *Fallback, 
 		}
 		return bw, &Fallback{Damaged: m.Generation, Loaded: b.Generation, Generation: gen, Problems: probs}, nil
 	}
-	if !slices.ContainsFunc(probs, func(p chunkstore.Problem) bool { return p.File == m.World.Name }) {
-		// No backup is intact, but the world file is: the generation loads
-		// as it always did, each damaged chunk regenerated and each damaged
-		// record reported when it is read.
+	if !slices.ContainsFunc(probs, func(p chunkstore.Problem) bool {
+		return p.File == m.World.Name || m.Players != nil && p.File == m.Players.Index.Name
+	}) {
+		// No backup is intact, but the world file (and the players index)
+		// is: the generation loads as it always did, each damaged chunk
+		// regenerated and each damaged record (a chunk's, a player's)
+		// reported when it is read.
 		return world, nil, nil
 	}
 	if d.ReadOnly() != nil {
@@ -234,18 +236,48 @@ func (d *Dir) LoadIntact(validate func(world []byte) error) ([]byte, *Fallback, 
 	return nil, nil, damaged("no backup is intact")
 }
 
+// withOwnCopies returns generation m with the copies made for its backup
+// (which the next save would have given that backup) in place of the
+// files it shares: the chunk store copy (CopiedChunksName) and the players
+// copy (CopiedPlayersName), each when there is one. With them the
+// generation itself may be intact but for a shared file. It returns nil
+// when there is no copy.
+func (d *Dir) withOwnCopies(m *Manifest) *Manifest {
+	c, p := d.pendingCopy(), d.pendingPlayers()
+	if c == nil && (p == nil || m.Players == nil) {
+		return nil
+	}
+	own := *m
+	if c != nil {
+		own.Chunks = *c
+	}
+	if p != nil && m.Players != nil {
+		own.Players = p
+	}
+	return &own
+}
+
 // fallBackTo commits backup b, whose world file is world, as a new
 // generation above every generation in the directory, its chunk store
-// copied into a new one, and keeps the generation it replaces as a backup.
+// copied into a new one (and its players, when they are a backup's own
+// copy), and keeps the generation it replaces as a backup.
 func (d *Dir) fallBackTo(b *Manifest, world []byte) (uint64, error) {
 	gen := d.HighestGeneration() + 1
 	ref, err := d.copyStore(b.Chunks, CompactedChunksName(gen))
 	if err != nil {
 		return 0, err
 	}
-	m, _, err := d.Commit(Commit{World: world, Chunks: ref, Players: b.Players, Generation: gen, keepDamaged: true})
+	players, err := d.adoptPlayers(b, gen)
 	if err != nil {
 		_ = d.removeStore(ref.Name)
+		return 0, err
+	}
+	m, _, err := d.Commit(Commit{World: world, Chunks: ref, Players: players, Generation: gen, keepDamaged: true})
+	if err != nil {
+		_ = d.removeStore(ref.Name)
+		if players != b.Players {
+			_ = d.removePlayersFiles(players.Index.Name, players.Data)
+		}
 		return 0, err
 	}
 	return m.Generation, nil

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/arksave/arksave/internal/fsguard"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -52,13 +53,21 @@ func (h Holder) String() string {
 // the lock while it runs: paused or cut off until its lease expired, after
 // which another program took the save over. Every later change of the
 // writer then fails with a LockedError whose Lost is set, naming the new
-// holder (nil when nobody took it yet), and wrapping the file system's
-// error: the writer never commits again until it opens the save anew.
+// holder (nil when that program has let go of the save since), and
+// wrapping the file system's error: the writer never commits again until
+// it opens the save anew, since the other program may have committed. A
+// lease that expired while nobody else took the save (a cluster electing
+// a new leader for longer than the lease) is not lost: the backend takes
+// it back at the writer's next change, and saving resumes.
 type LockedError struct {
 	Dir    string
 	Holder *Holder // nil when the lock file does not say (yet)
 	Lost   bool    // this writer held the lock and lost it
 	Err    error   // the file system's error, for a lost lock
+	// What and Advice, when the file system says (a *vfs.HeldError), are
+	// what the save is called there and how to get it while it is held;
+	// empty for a save directory.
+	What, Advice string
 }
 
 func (e *LockedError) Error() string {
@@ -68,11 +77,18 @@ func (e *LockedError) Error() string {
 	if e.Lost {
 		who := e.Who()
 		if e.Holder == nil {
-			who = "nobody yet (the lock expired while this program could not renew it)"
+			who = "nobody now (another program took it over after this program's lease expired, and has let go of it since)"
 		}
 		return fmt.Sprintf("autosave: this program lost the lock of save %s, now held by %s: it can no longer save there; open the save again to continue from its newest generation", e.Dir, who)
 	}
-	return fmt.Sprintf("autosave: save directory %s is in use by %s; close that first or use another directory (arksave inspect, check, render and export read it while it runs)", e.Dir, e.Who())
+	what, advice := "save directory "+e.Dir, "close that first or use another directory"
+	if e.What != "" {
+		what = e.What
+	}
+	if e.Advice != "" {
+		advice = e.Advice
+	}
+	return fmt.Sprintf("autosave: %s is in use by %s; %s (arksave inspect, check, render and export read it while it runs)", what, e.Who(), advice)
 }
 
 // Unwrap returns the file system's error of a lost lock.
@@ -151,7 +167,11 @@ func lockDir(fsys vfs.FS, dir string, timeout time.Duration) (*heldLock, error) 
 			return nil, err
 		}
 		if !time.Now().Before(deadline) {
-			return nil, &LockedError{Dir: dir, Holder: readHolder(fsys, name)}
+			le := &LockedError{Dir: dir, Holder: readHolder(fsys, name)}
+			if held := (*vfs.HeldError)(nil); errors.As(err, &held) {
+				le.What, le.Advice = held.What, held.Advice
+			}
+			return nil, le
 		}
 		time.Sleep(min(lockPoll, time.Until(deadline)))
 	}
@@ -161,7 +181,7 @@ func lockDir(fsys vfs.FS, dir string, timeout time.Duration) (*heldLock, error) 
 // followed.
 func checkLockFile(fsys vfs.FS, dir string) error {
 	if fi, err := fsys.Lstat(filepath.Join(dir, LockName)); err == nil && !fi.Mode().IsRegular() {
-		return fmt.Errorf("%w: %s/%s is %s, not a regular file: not followed (remove it)", ErrCorrupt, dir, LockName, describeMode(fi.Mode()))
+		return fmt.Errorf("%w: %s/%s is %s, not a regular file: not followed (remove it)", ErrCorrupt, dir, LockName, fsguard.Describe(fi.Mode()))
 	}
 	return nil
 }

@@ -34,6 +34,20 @@ func FuzzDecodeManifest(f *testing.F) {
 		Data: []string{"backups/chunks-7-data-1.pxsd"}}
 	f.Add(own.encode(), true)
 	f.Add(own.encode(), false) // a current manifest never names a backup's own store
+	ownPlayers := own
+	ownPlayers.Players = &PlayersRef{Index: FileRef{Name: CopiedPlayersName(7), Size: 44, CRC32C: 9}, Data: CopiedPlayersDataName(7)}
+	f.Add(ownPlayers.encode(), true)
+	f.Add(ownPlayers.encode(), false) // nor a backup's own players
+	for _, bad := range []*PlayersRef{
+		{Index: FileRef{Name: CopiedPlayersName(6)}, Data: CopiedPlayersDataName(6)},
+		{Index: FileRef{Name: CopiedPlayersName(7)}, Data: PlayersDataName},
+		{Index: FileRef{Name: PlayersName(7)}, Data: CopiedPlayersDataName(7)},
+		{Index: FileRef{Name: "backups/../" + PlayersName(7)}, Data: CopiedPlayersDataName(7)},
+	} {
+		m := ownPlayers
+		m.Players = bad
+		f.Add(m.encode(), true)
+	}
 	for _, bad := range []func(m *Manifest){
 		func(m *Manifest) { m.Chunks.Name = CopiedChunksName(6) },
 		func(m *Manifest) { m.Chunks.Data = []string{"chunks-7-data-1.pxsd"} },
@@ -88,6 +102,12 @@ func FuzzDecodeManifest(f *testing.F) {
 		}
 		if p := m.Players; p != nil {
 			g, ok := playersGeneration(p.Index.Name)
+			if cg, copied := copiedPlayersGeneration(p.Index.Name); copied {
+				if !backup || cg != m.Generation || p.Data != CopiedPlayersDataName(cg) {
+					t.Fatalf("accepted the own players %q, %q of backup %d in manifest %d (backup %v)", p.Index.Name, p.Data, cg, m.Generation, backup)
+				}
+				g, ok = cg, true
+			}
 			if !ok || g > m.Generation || !formName(p.Index.Name) || !formName(p.Data) {
 				t.Fatalf("accepted players names %q, %q at generation %d", p.Index.Name, p.Data, m.Generation)
 			}
@@ -110,7 +130,9 @@ func TestNameForms(t *testing.T) {
 		"chunks-3-backup-2-2.pxsw": true, "chunks-3-backup-2-1.pxsw": false, "chunks-3-other-2.pxsw": false, "chunks-.pxsw": false,
 		"backups/manifest-4": true, "backups/world-4.pecs": true, "backups/chunks.pxsw": false, "backups/../world-1.pecs": false,
 		"../world-1.pecs": false, "/world-1.pecs": false, "world-1.pecs/../x": false, "backups": false, "notes.txt": false, "": false,
-		"players-3.pxpl": true, "players-3.pxpl.tmp": true, "players-0.pxpl": false, "players-.pxpl": false, "backups/players-3.pxpl": false,
+		"players-3.pxpl": true, "players-3.pxpl.tmp": true, "players-0.pxpl": false, "players-.pxpl": false, "backups/players-3.pxpl": true,
+		"backups/players-3.pxpd": true, "backups/players-3.pxpl.tmp": true, "backups/players.pxpd": false, "backups/players-03.pxpl": false,
+		"backups/players-0.pxpd": false, "backups/x/players-3.pxpl": false,
 		"players.pxpd": true, "players-4.pxpd": true, "players-04.pxpd": false, "players.pxpl": false, "../players.pxpd": false,
 		"chunks-data-1.pxsd": true, "chunks-3-data-12.pxsd": true, "chunks-3-backup-2-data-1.pxsd": true, "chunks-data-0.pxsd": false,
 		"chunks-data-01.pxsd": false, "chunks-data-4194304.pxsd": false, "other-data-1.pxsd": false, "backups/chunks-data-1.pxsd": false,

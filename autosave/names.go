@@ -2,7 +2,6 @@ package autosave
 
 import (
 	"fmt"
-	"io/fs"
 	"path"
 	"path/filepath"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/fsguard"
 )
 
 // MaxGeneration is the highest generation a save directory can reach. A
@@ -124,6 +124,34 @@ func copiedStoreGeneration(rel string) (uint64, bool) {
 	return generationIn(sub, "chunks-", ".pxsw")
 }
 
+// CopiedPlayersName returns the name, relative to the save directory, of
+// the players index that backed-up generation g has to itself:
+// backups/players-<g>.pxpl, whose entries point into
+// CopiedPlayersDataName(g). The writer copies the players there together
+// with the chunk store (see Config.BackupCopyEvery), so that the backup
+// shares no players file with the current generation either. Only the
+// backup manifest of generation g may name it.
+func CopiedPlayersName(g uint64) string { return BackupDir + "/" + PlayersName(g) }
+
+// CopiedPlayersDataName returns the name, relative to the save directory,
+// of the players data file that backed-up generation g has to itself,
+// backups/players-<g>.pxpd: the live records of g's players, compacted.
+func CopiedPlayersDataName(g uint64) string { return BackupDir + "/" + PlayersDataNameAt(g) }
+
+// copiedPlayersGeneration returns g of a backup's own players index or
+// data file, "backups/players-<g>.pxpl" or "backups/players-<g>.pxpd", and
+// whether rel is one.
+func copiedPlayersGeneration(rel string) (uint64, bool) {
+	sub, ok := strings.CutPrefix(rel, BackupDir+"/")
+	if !ok {
+		return 0, false
+	}
+	if g, ok := generationIn(sub, "players-", ".pxpl"); ok {
+		return g, true
+	}
+	return generationIn(sub, "players-", ".pxpd")
+}
+
 // isCopiedStore reports whether rel names a backup's own chunk store.
 func isCopiedStore(rel string) bool {
 	_, ok := copiedStoreGeneration(rel)
@@ -202,8 +230,8 @@ func checkDataNames(m *Manifest) error {
 // directory, is one the save format uses: the manifest, the lock file, a
 // world file, a chunk store or one of its data files, a players index or
 // data file, a backup's manifest, world file or own chunk store and its
-// data files, or the ".tmp" of any of
-// them but the lock file.
+// data files and players files, or the ".tmp" of any of them but the
+// lock file.
 func formName(rel string) bool {
 	if rel == LockName {
 		return true
@@ -213,7 +241,8 @@ func formName(rel string) bool {
 		_, isManifest := backupManifestGeneration(sub)
 		_, isWorld := worldGeneration(sub)
 		_, _, isCopyData := dataFileOf(rel)
-		return isManifest || isWorld || isCopiedStore(rel) || isCopyData
+		_, isCopyPlayers := copiedPlayersGeneration(rel)
+		return isManifest || isWorld || isCopiedStore(rel) || isCopyData || isCopyPlayers
 	}
 	_, isWorld := worldGeneration(rel)
 	_, isPlayers := playersGeneration(rel)
@@ -228,7 +257,8 @@ func formName(rel string) bool {
 // backups/chunks-<G>.pxsw, and its data files) and, with players, a players index
 // players-<g>.pxpl and data file players.pxpd or players-<g>.pxpd (g no
 // later than G: an index is named again by the generations after the one
-// that wrote it until a player changes). Anything else, a path above or outside the
+// that wrote it until a player changes; a backup's may name its own copy
+// of them, backups/players-<G>.pxpl and backups/players-<G>.pxpd). Anything else, a path above or outside the
 // directory included, is ErrCorrupt naming the field.
 func checkManifestNames(m *Manifest, backup bool) error {
 	if m.Generation < 1 || m.Generation > MaxGeneration {
@@ -257,7 +287,7 @@ func checkManifestNames(m *Manifest, backup bool) error {
 	if err := checkDataNames(m); err != nil {
 		return err
 	}
-	return checkPlayersRef(m)
+	return checkPlayersRef(m, backup)
 }
 
 // file returns the path of rel, a slash-separated name relative to the
@@ -284,12 +314,33 @@ func (d *Dir) file(rel string) (string, error) {
 }
 
 // checkRegular refuses a path that exists as anything but a regular file.
-func (d *Dir) checkRegular(rel, p string) error {
-	fi, err := d.fs.Lstat(p)
-	if err != nil || fi.Mode().IsRegular() {
-		return nil // a missing file is for the caller to find
+func (d *Dir) checkRegular(rel, p string) error { return fsguard.Regular(d.fs, p, rel, ErrCorrupt) }
+
+// Refused lists the files of the directory (its top level and backups/)
+// that bear a name of the save format but are not regular files: symbolic
+// links, named pipes, devices, directories. No operation of a Dir opens or
+// follows one (see File); each is a Problem naming it relative to the
+// directory, its Err (wrapping ErrCorrupt) saying what it is, for a tool
+// to say what it refused.
+func (d *Dir) Refused() []chunkstore.Problem {
+	var out []chunkstore.Problem
+	subs := []string{"."}
+	if d.checkBackupDir() == nil {
+		subs = append(subs, BackupDir)
 	}
-	return fmt.Errorf("%w: %s is %s, not a regular file: not followed", ErrCorrupt, rel, describeMode(fi.Mode()))
+	for _, sub := range subs {
+		names, _ := d.fs.ReadDir(filepath.Join(d.path, sub))
+		for _, n := range names {
+			rel := path.Join(sub, n)
+			if !formName(rel) {
+				continue
+			}
+			if err := d.checkRegular(rel, filepath.Join(d.path, filepath.FromSlash(rel))); err != nil {
+				out = append(out, chunkstore.Problem{File: rel, Section: chunkstore.SectionFile, Offset: -1, Err: err})
+			}
+		}
+	}
+	return out
 }
 
 // checkBackupDir refuses a backups/ that exists as anything but a plain
@@ -300,17 +351,5 @@ func (d *Dir) checkBackupDir() error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s/ is %s, not a directory: not followed (move it away; arksave check lists the rest)",
-		ErrCorrupt, BackupDir, describeMode(fi.Mode()))
-}
-
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "a special file"
+		ErrCorrupt, BackupDir, fsguard.Describe(fi.Mode()))
 }

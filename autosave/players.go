@@ -605,6 +605,14 @@ func copyPlayers(d *Dir, src *Players, target *Dir, gen uint64) (*Players, error
 	if err != nil {
 		return nil, err
 	}
+	return copyPlayerRecords(d, src, target, name, gen)
+}
+
+// copyPlayerRecords writes every live record of src (read through d),
+// compacted, into the players data file name of target, synced, and
+// returns the players of generation gen with their entries pointing there
+// (no index is written).
+func copyPlayerRecords(d *Dir, src *Players, target *Dir, name string, gen uint64) (*Players, error) {
 	out := playersDataHeader()
 	entries := slices.Clone(src.Entries)
 	for i := range entries {
@@ -620,6 +628,155 @@ func copyPlayers(d *Dir, src *Players, target *Dir, gen uint64) (*Players, error
 		return nil, err
 	}
 	return &Players{Ref: PlayersRef{Data: name}, Generation: gen, Entries: entries}, nil
+}
+
+// copyPlayersAs writes the players src into files of their own, each
+// record read and verified first (ReadPlayer): see writePlayersFiles.
+func (d *Dir) copyPlayersAs(src *Players, index, data string, gen uint64) (*PlayersRef, int64, error) {
+	recs := make([]snapshot.PlayerRecord, 0, len(src.Entries))
+	for _, e := range src.Entries {
+		sec, err := d.ReadPlayer(src, e.ID)
+		if err != nil {
+			return nil, 0, err
+		}
+		recs = append(recs, snapshot.PlayerRecord{ID: e.ID, Section: sec})
+	}
+	return d.writePlayersFiles(index, data, gen, recs)
+}
+
+// WritePlayersFiles writes the players recs (each an id and its entity
+// section; a nil section leaves the player out) into players files of
+// their own for generation gen, players-<gen>.pxpd and players-<gen>.pxpl,
+// and returns their reference for the Commit of gen: for a repair that
+// gathers its players from several files. No file may have those names
+// yet: gen is above the HighestGeneration the repair started from.
+func (d *Dir) WritePlayersFiles(gen uint64, recs []snapshot.PlayerRecord) (PlayersRef, error) {
+	if err := d.writable(); err != nil {
+		return PlayersRef{}, err
+	}
+	for _, name := range []string{PlayersName(gen), PlayersDataNameAt(gen)} {
+		p, err := d.file(name)
+		if err != nil {
+			return PlayersRef{}, err
+		}
+		if _, err := d.fs.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			return PlayersRef{}, fmt.Errorf("autosave: write players files of generation %d: %s exists", gen, name)
+		}
+	}
+	ref, _, err := d.writePlayersFiles(PlayersName(gen), PlayersDataNameAt(gen), gen, recs)
+	if err != nil {
+		_ = d.removePlayersFiles(PlayersName(gen), PlayersDataNameAt(gen))
+		return PlayersRef{}, err
+	}
+	return *ref, nil
+}
+
+// writePlayersFiles writes the players recs into a players data file of
+// their own, data, synced, then the index of generation gen naming them
+// into index, through index.tmp (synced, renamed, the directory synced).
+// It returns the reference a manifest names them by and the bytes
+// written. On error, what it wrote is left for the caller to remove.
+func (d *Dir) writePlayersFiles(index, data string, gen uint64, recs []snapshot.PlayerRecord) (*PlayersRef, int64, error) {
+	recs = slices.DeleteFunc(slices.Clone(recs), func(r snapshot.PlayerRecord) bool { return r.Section == nil })
+	slices.SortFunc(recs, func(a, b snapshot.PlayerRecord) int { return strings.Compare(a.ID, b.ID) })
+	out := playersDataHeader()
+	entries := make([]PlayerEntry, 0, len(recs))
+	for i, r := range recs {
+		if err := checkPlayerID(r.ID); err != nil {
+			return nil, 0, err
+		}
+		if i > 0 && recs[i-1].ID == r.ID {
+			return nil, 0, fmt.Errorf("autosave: write %s: player %q twice", data, r.ID)
+		}
+		start := len(out)
+		out = AppendPlayerRecord(out, r.ID, r.Section)
+		rec := out[start:]
+		entries = append(entries, PlayerEntry{ID: r.ID, Offset: int64(start), Length: uint32(len(rec)),
+			CRC32C: binary.LittleEndian.Uint32(rec[len(rec)-4:])})
+	}
+	if err := d.writeSynced(data, out); err != nil {
+		return nil, 0, err
+	}
+	idx := EncodePlayersIndex(gen, entries)
+	if err := d.writeAtomic(index, idx); err != nil {
+		return nil, 0, fmt.Errorf("autosave: write %s: %w", index, err)
+	}
+	ref := &PlayersRef{Index: FileRef{Name: index, Size: int64(len(idx)), CRC32C: crc32.Checksum(idx, castagnoli)}, Data: data}
+	return ref, int64(len(out)) + ref.Index.Size, nil
+}
+
+// copyPlayersForBackup copies the players p of the committed generation g
+// into the backup's own players files (CopiedPlayersName,
+// CopiedPlayersDataName), for the backup g becomes at the next commit.
+func (d *Dir) copyPlayersForBackup(p *Players, g uint64) (*PlayersRef, int64, error) {
+	return d.copyPlayersAs(p, CopiedPlayersName(g), CopiedPlayersDataName(g), g)
+}
+
+// adoptPlayers returns the players that m names as the new generation gen
+// may name them: as they are, or, when they are a backup's own copy
+// (which no current manifest may name, and which nothing ever writes to),
+// copied into players-<gen>.pxpd and players-<gen>.pxpl. The names must be
+// free: gen is above every generation of the directory.
+func (d *Dir) adoptPlayers(m *Manifest, gen uint64) (*PlayersRef, error) {
+	if !isCopiedPlayers(m.Players) {
+		return m.Players, nil
+	}
+	p, err := d.ReadPlayers(m)
+	if err != nil {
+		return nil, err
+	}
+	ref, _, err := d.copyPlayersAs(p, PlayersName(gen), PlayersDataNameAt(gen), gen)
+	if err != nil {
+		_ = d.removePlayersFiles(PlayersName(gen), PlayersDataNameAt(gen))
+		return nil, fmt.Errorf("autosave: copy the players of backup %d: %w", m.Generation, err)
+	}
+	return ref, nil
+}
+
+// removePlayersFiles removes players files that no manifest names (and
+// their temp files), for a copy that failed; files already gone are fine.
+func (d *Dir) removePlayersFiles(names ...string) error {
+	var first error
+	for _, n := range names {
+		for _, rel := range []string{n, n + ".tmp"} {
+			if err := d.remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// PendingPlayers returns the reference of the copy of the players that the
+// writer made for the committed generation's backup
+// (backups/players-<G>.pxpl), which no manifest names until the next commit
+// retires that generation, or nil when there is none whose index reads. A
+// repair reads the players of the committed generation from it.
+func (d *Dir) PendingPlayers() *PlayersRef { return d.pendingPlayers() }
+
+// pendingPlayers returns the reference of the copy of the players made for
+// the committed generation's backup (CopiedPlayersName), which the next
+// commit's backup of that generation names, or nil when there is none
+// whose index reads. Its records are verified by whoever uses it
+// (VerifyGeneration).
+func (d *Dir) pendingPlayers() *PlayersRef {
+	g := d.Generation()
+	if g == 0 || d.checkBackupDir() != nil {
+		return nil
+	}
+	name := CopiedPlayersName(g)
+	p, err := d.file(name)
+	if err != nil {
+		return nil
+	}
+	data, err := readBounded(d.fs, p, maxPlayersIndexSize)
+	if err != nil {
+		return nil
+	}
+	if _, _, err := ParsePlayersIndex(data); err != nil {
+		return nil
+	}
+	return &PlayersRef{Index: FileRef{Name: name, Size: int64(len(data)), CRC32C: crc32.Checksum(data, castagnoli)}, Data: CopiedPlayersDataName(g)}
 }
 
 // playersGeneration returns G of a players index's name, "players-<G>.pxpl".
@@ -643,22 +800,42 @@ func playersDataGeneration(name string) (uint64, bool) {
 
 // checkPlayersRef checks the names of a manifest's players against their
 // forms: an index players-<g>.pxpl and a data file players.pxpd or
-// players-<g>.pxpd, each of a generation no later than the manifest's.
-func checkPlayersRef(m *Manifest) error {
+// players-<g>.pxpd, each of a generation no later than the manifest's; or,
+// in a backup's manifest (backup set), the backup's own copy of them,
+// backups/players-<G>.pxpl and backups/players-<G>.pxpd of its generation G.
+func checkPlayersRef(m *Manifest, backup bool) error {
 	p := m.Players
 	if p == nil {
+		return nil
+	}
+	if p.Index.Size < 0 {
+		return fmt.Errorf("%w: manifest of generation %d: players.index.size %d", ErrCorrupt, m.Generation, p.Index.Size)
+	}
+	gi, copiedIndex := copiedPlayersGeneration(p.Index.Name)
+	gd, copiedData := copiedPlayersGeneration(p.Data)
+	if copiedIndex || copiedData {
+		if !backup || gi != m.Generation || p.Index.Name != CopiedPlayersName(m.Generation) || gd != m.Generation || p.Data != CopiedPlayersDataName(m.Generation) {
+			return fmt.Errorf("%w: manifest of generation %d: players %q and %q: only the backup of generation %d may name its own players copy, %s and %s",
+				ErrCorrupt, m.Generation, p.Index.Name, p.Data, m.Generation, CopiedPlayersName(m.Generation), CopiedPlayersDataName(m.Generation))
+		}
 		return nil
 	}
 	if g, ok := playersGeneration(p.Index.Name); !ok || g > m.Generation {
 		return fmt.Errorf("%w: manifest of generation %d: players.index.name %q is not a players index of generation 1 to %d (players-<generation>.pxpl)",
 			ErrCorrupt, m.Generation, p.Index.Name, m.Generation)
 	}
-	if p.Index.Size < 0 {
-		return fmt.Errorf("%w: manifest of generation %d: players.index.size %d", ErrCorrupt, m.Generation, p.Index.Size)
-	}
 	if g, ok := playersDataGeneration(p.Data); !ok || g > m.Generation {
 		return fmt.Errorf("%w: manifest of generation %d: players.data %q is not a players data file (players.pxpd or players-<generation>.pxpd)",
 			ErrCorrupt, m.Generation, p.Data)
 	}
 	return nil
+}
+
+// isCopiedPlayers reports whether p names a backup's own players copy.
+func isCopiedPlayers(p *PlayersRef) bool {
+	if p == nil {
+		return false
+	}
+	_, ok := copiedPlayersGeneration(p.Index.Name)
+	return ok
 }

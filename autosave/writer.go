@@ -48,9 +48,9 @@ type Job struct {
 	// RequestedAt is when the save was asked for; Result.Duration counts from it.
 	RequestedAt time.Time
 	// BackupCopyEvery is after every how many committed saves the writer
-	// copies the chunk store for the generation just committed into
-	// backups/, so that its backup shares no file with the generations
-	// after it (Config.BackupCopyEvery); 0 or negative: never.
+	// copies the chunk store and the players for the generation just
+	// committed into backups/, so that its backup shares no file with the
+	// generations after it (Config.BackupCopyEvery); 0 or negative: never.
 	BackupCopyEvery int
 }
 
@@ -78,11 +78,13 @@ type Writer struct {
 	compacted compaction // compaction steps since the last commit, for the next Result
 
 	// The chunk store copied for the committed generation (CopiedChunksName),
-	// which its backup manifest names once the next save commits; nil when
-	// there is none. Only the writer goroutine and Switch touch them.
-	copied    *StoreRef
-	copyStats backupCopy // the last copy, for the next Result
-	sinceCopy int        // committed saves since the last copy
+	// and its players (CopiedPlayersName), which its backup manifest names
+	// once the next save commits; nil when there is none. Only the writer
+	// goroutine and Switch touch them.
+	copied        *StoreRef
+	copiedPlayers *PlayersRef
+	copyStats     backupCopy // the last copy, for the next Result
+	sinceCopy     int        // committed saves since the last copy
 
 	jobs      chan Job
 	results   chan *Result
@@ -149,7 +151,7 @@ func NewWriter(d *Dir, opts Options) (*Writer, error) {
 	}
 	w.dir, w.store, w.name, w.fresh, w.players = d, store, name, store.Generation() == 0, players
 	if !opts.Fresh {
-		w.copied = d.pendingCopy() // made after the last save of an earlier session
+		w.copied, w.copiedPlayers = d.pendingCopy(), d.pendingPlayers() // made after the last save of an earlier session
 	}
 	go w.loop()
 	return w, nil
@@ -363,7 +365,9 @@ func (w *Writer) ReadWorld() ([]byte, error) {
 // Get reads chunk pos from the committed store into dst, or generates it;
 // see [chunkstore.Store.Get]: when the chunk's record is damaged, or the
 // store is unavailable after a failed save, dst holds the generated chunk
-// and the error says why. Safe to call from a loader goroutine while a save
+// and the error says why. Only damage matches chunkstore.ErrCorrupt: a
+// chunk read with any other error is still stored, and must not be taken
+// for the generated one. Safe to call from a loader goroutine while a save
 // runs.
 func (w *Writer) Get(pos chunkstore.Pos, dst []uint32) (bool, error) {
 	w.mu.RLock()
@@ -392,12 +396,24 @@ func (w *Writer) getDown(pos chunkstore.Pos, dst []uint32) (bool, error) {
 	if g := w.opts.Store.Generator; g != nil {
 		g.Generate(pos.X, pos.Y, w.opts.Store.Seed, dst)
 	}
-	return false, errStoreDown
+	return false, w.storeDown()
 }
 
 // errStoreDown is returned by reads while a failed save has left the chunk
-// store closed; the next save reopens it.
+// store closed; the next save reopens it. It is not damage: the chunks are
+// where they were.
 var errStoreDown = errors.New("autosave: chunk store unavailable after a failed save")
+
+// storeDown returns errStoreDown with the reason the store could not be
+// reopened, as text only: that reason may match chunkstore.ErrCorrupt (the
+// reopen found damage), and a reader must not take the chunk it wanted
+// for damaged. Called with w.mu held.
+func (w *Writer) storeDown() error {
+	if w.storeErr == nil {
+		return errStoreDown
+	}
+	return fmt.Errorf("%w (the next save reopens it; it failed with: %v)", errStoreDown, w.storeErr)
+}
 
 // Bodies returns the bodies stored with chunk pos. Safe to call from a
 // loader goroutine while a save runs.
@@ -413,7 +429,7 @@ func (w *Writer) Entities(pos chunkstore.Pos) (chunkstore.EntityBlock, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.store == nil {
-		return chunkstore.EntityBlock{}, errStoreDown
+		return chunkstore.EntityBlock{}, w.storeDown()
 	}
 	return w.store.Entities(pos)
 }
@@ -535,9 +551,9 @@ func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, erro
 	w.mu.Lock()
 	old := w.store
 	w.dir, w.store, w.name, w.fresh, w.players = d, s, name, s.Generation() == 0, players
-	w.copied, w.sinceCopy = nil, 0 // a copy is for the generation it was made at
+	w.copied, w.copiedPlayers, w.sinceCopy = nil, nil, 0 // a copy is for the generation it was made at
 	if !fresh {
-		w.copied = d.pendingCopy()
+		w.copied, w.copiedPlayers = d.pendingCopy(), d.pendingPlayers()
 	}
 	w.mu.Unlock()
 	if !same {
@@ -653,10 +669,12 @@ type backupCopy struct {
 }
 
 // copyBackup copies the chunk store, at generation gen that a save just
-// committed, to backups/ (CopiedChunksName), when the job asks for one
-// after this save: the next save's commit makes it the store of gen's
-// backup, which then shares no file with the current generation. It runs
-// between saves, like compaction: a save submitted meanwhile waits for it.
+// committed, to backups/ (CopiedChunksName), and the players of gen
+// (CopiedPlayersName), when the job asks for one after this save: the next
+// save's commit makes them the store and players of gen's backup, which
+// then shares no file with the current generation. It runs between saves,
+// like compaction: a save submitted meanwhile waits for it. When either
+// copy fails, neither stays.
 func (w *Writer) copyBackup(j Job, gen uint64) {
 	if j.MaxBackups <= 0 || j.BackupCopyEvery <= 0 {
 		return
@@ -669,7 +687,7 @@ func (w *Writer) copyBackup(j Job, gen uint64) {
 		return
 	}
 	w.mu.RLock()
-	dir, store := w.dir, w.store
+	dir, store, players := w.dir, w.store, w.players
 	w.mu.RUnlock()
 	// A writer that closes copies too: the next session's first save
 	// gives the copy to this generation's backup (Dir.pendingCopy), so
@@ -706,7 +724,18 @@ func (w *Writer) copyBackup(j Job, gen uint64) {
 	}
 	ref := storeRefOf(name, c)
 	c.Close()
-	w.copied, w.sinceCopy = &ref, 0
+	var pref *PlayersRef
+	if players != nil {
+		var n int64
+		pref, n, err = dir.copyPlayersForBackup(players, gen)
+		st.bytes += n
+		if err != nil {
+			_ = dir.removeCopy(gen)
+			st.err, st.name = fmt.Errorf("autosave: copy players to %s: %w", CopiedPlayersName(gen), err), ""
+			return
+		}
+	}
+	w.copied, w.copiedPlayers, w.sinceCopy = &ref, pref, 0
 }
 
 // compactTo is store.CompactTo with a panic returned as an error.
@@ -724,6 +753,14 @@ func (w *Writer) compactTo(store *chunkstore.Store, p string) (c *chunkstore.Sto
 func (w *Writer) copyOf(prev uint64) *StoreRef {
 	if c := w.copied; c != nil && c.Name == CopiedChunksName(prev) {
 		return c
+	}
+	return nil
+}
+
+// playersCopyOf returns the players copied for generation prev, or nil.
+func (w *Writer) playersCopyOf(prev uint64) *PlayersRef {
+	if p := w.copiedPlayers; p != nil && p.Index.Name == CopiedPlayersName(prev) {
+		return p
 	}
 	return nil
 }
@@ -894,6 +931,9 @@ func (p progressSource) ChunkExtra() []byte {
 // [*PanicError] and is handled like an error: the game keeps running.
 func (w *Writer) run(j Job) (res *Result) {
 	defer j.Snap.Release()
+	// Every path that starts writing the world file waits for it before
+	// returning: its memory is free for the next snapshot then.
+	defer j.Snap.ReleaseWorld()
 	res = &Result{Stall: j.Snap.Stall}
 	res.Chunks, res.Entities, res.Players = j.Snap.Committed()
 	defer func() { res.Duration = time.Since(j.RequestedAt) }()
@@ -924,8 +964,8 @@ func (w *Writer) run(j Job) (res *Result) {
 			w.recover(dir, store, name, saveAs, markp)
 		}
 	}()
-	if err := dir.checkLock(); err != nil && !saveAs {
-		res.Err = fmt.Errorf("autosave: save to %s: %w", dir.Path(), err)
+	if err := canSaveTo(dir, saveAs); err != nil {
+		res.Err = err // before the store is touched
 		return res
 	}
 	if store == nil {
@@ -977,16 +1017,11 @@ func (w *Writer) run(j Job) (res *Result) {
 		batch.PutChunkFrom(snapshot.StorePos(c.Pos), progressSource{src: c, t: tr, w: w})
 	}
 	for _, es := range j.Snap.Entities {
-		blk := chunkstore.EntityBlock{Bodies: make([]chunkstore.Body, len(es.Bodies)), Sections: es.Sections}
-		for i := range es.Bodies {
-			blk.Bodies[i] = snapshot.ToStore(&es.Bodies[i])
-		}
-		if es.Merge {
-			// A damaged stored block is unreadable either way: the merge
-			// replaces it with the entities that are known.
-			stored, _ := store.Entities(snapshot.StorePos(es.Pos))
-			blk.Bodies = snapshot.MergeByID(stored.Bodies, blk.Bodies, func(b *chunkstore.Body) uint64 { return b.ID })
-			blk.Sections = append(append([][]byte(nil), stored.Sections...), es.Sections...)
+		blk, err := entityBlock(store, es)
+		if err != nil {
+			res.Err = fmt.Errorf("autosave: save to %s: %w", dir.Path(), err)
+			w.recover(dir, store, name, saveAs, &mark)
+			return res
 		}
 		batch.PutEntities(snapshot.StorePos(es.Pos), blk)
 	}
@@ -1063,12 +1098,14 @@ func (w *Writer) run(j Job) (res *Result) {
 	// must not take the store back.
 	markp, committing = nil, true
 	var backupChunks *StoreRef
+	var backupPlayers *PlayersRef
 	if !saveAs {
-		backupChunks = w.copyOf(dir.Generation())
+		backupChunks, backupPlayers = w.copyOf(dir.Generation()), w.playersCopyOf(dir.Generation())
 	}
 	man, n, err := dir.Commit(Commit{
-		backupChunks: backupChunks,
-		WorldRef:     &wd.ref,
+		backupChunks:  backupChunks,
+		backupPlayers: backupPlayers,
+		WorldRef:      &wd.ref,
 		Chunks: StoreRef{Name: commitName, Generation: commitStore.Generation(), Root: commitStore.Root(),
 			Data: commitStore.DataFileNames()},
 		Players:    playersRef,
@@ -1100,7 +1137,7 @@ func (w *Writer) run(j Job) (res *Result) {
 		if backupChunks != nil {
 			res.BackupChunks = backupChunks.Name
 		}
-		w.copied = nil
+		w.copied, w.copiedPlayers = nil, nil
 		res.BackupCopyBytes, res.BackupCopyDuration, res.BackupCopyErr = w.copyStats.bytes, w.copyStats.duration, w.copyStats.err
 		w.copyStats = backupCopy{}
 	}
@@ -1115,7 +1152,7 @@ func (w *Writer) run(j Job) (res *Result) {
 		oldStore, oldDir := w.store, w.dir
 		w.dir, w.store, w.name = dir, commitStore, commitName
 		w.compacted = compaction{}
-		w.copied, w.sinceCopy = nil, 0
+		w.copied, w.copiedPlayers, w.sinceCopy = nil, nil, 0
 		w.mu.Unlock()
 		if oldStore != commitStore {
 			oldStore.Close()
@@ -1125,6 +1162,22 @@ func (w *Writer) run(j Job) (res *Result) {
 		}
 	}
 	return res
+}
+
+// canSaveTo returns why a save into dir cannot commit there: a read-only
+// directory, one whose lock this writer lost, or one at the last
+// generation (ErrExhausted). A Save As goes
+// to another directory, which prepareSaveAs checks.
+func canSaveTo(dir *Dir, saveAs bool) error {
+	if saveAs {
+		return nil
+	}
+	// A writer whose lock file was removed or replaced takes it anew, or
+	// saves nothing more (see Dir.checkLock).
+	if err := dir.checkLock(); err != nil {
+		return fmt.Errorf("autosave: save to %s: %w", dir.Path(), err)
+	}
+	return dir.nextGeneration()
 }
 
 // prepareSaveAs opens the target directory for a Save As, taking its lock,
@@ -1216,6 +1269,29 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 		return
 	}
 	w.store, w.name, w.storeErr = s, name, nil
+}
+
+// entityBlock returns the block a save writes for an entity set: the set
+// itself, or with Merge the set added to what the store holds. A stored
+// block proven damaged (chunkstore.ErrCorrupt) is unreadable either way:
+// the merge replaces it with the entities that are known. Any other read
+// error fails the save, which would otherwise write the set over stored
+// entities it could not read.
+func entityBlock(store *chunkstore.Store, es snapshot.EntitySet) (chunkstore.EntityBlock, error) {
+	blk := chunkstore.EntityBlock{Bodies: make([]chunkstore.Body, len(es.Bodies)), Sections: es.Sections}
+	for i := range es.Bodies {
+		blk.Bodies[i] = snapshot.ToStore(&es.Bodies[i])
+	}
+	if !es.Merge {
+		return blk, nil
+	}
+	stored, err := store.Entities(snapshot.StorePos(es.Pos))
+	if err != nil && !errors.Is(err, chunkstore.ErrCorrupt) {
+		return chunkstore.EntityBlock{}, fmt.Errorf("read the stored entities of chunk %v to add to them: %w", es.Pos, err)
+	}
+	blk.Bodies = snapshot.MergeByID(stored.Bodies, blk.Bodies, func(b *chunkstore.Body) uint64 { return b.ID })
+	blk.Sections = append(append([][]byte(nil), stored.Sections...), es.Sections...)
+	return blk, nil
 }
 
 func countBodies(sets []snapshot.EntitySet) int {

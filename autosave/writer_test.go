@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/arksave/arksave/autosave"
@@ -410,4 +412,41 @@ func TestWriterAfterClose(t *testing.T) {
 	d, err := autosave.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, d.Close())
+}
+
+// TestWriterHandsWorldBack: the writer hands a snapshot's world file back
+// through ReuseWorld once it has written it, and once when the save fails,
+// never while the world file may still be written.
+func TestWriterHandsWorldBack(t *testing.T) {
+	mem := vfs.NewMem()
+	var failWorld atomic.Bool
+	fsys := &vfs.Faulty{FS: mem, Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
+		if failWorld.Load() && op == vfs.OpWrite && strings.Contains(name, "world-") {
+			return errors.New("disk full")
+		}
+		return nil
+	})}
+	w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: storeConfig()})
+	must(t, err)
+	defer w.Close()
+	var got [][]byte
+	snap := snapAt(1)
+	world := snap.World
+	snap.ReuseWorld = func(b []byte) { got = append(got, b) }
+	expect(t, w.Submit(autosave.Job{Snap: snap, MaxBackups: 1}), "writer busy")
+	must(t, w.Wait().Err)
+	expect(t, len(got) == 1 && &got[0][0] == &world[0], "handed back %d buffers, want the world file's once", len(got))
+	data, err := vfs.ReadFile(mem, "/save/"+autosave.WorldName(1))
+	must(t, err)
+	expect(t, bytes.Equal(data, world), "world file %q, want %q", data, world)
+
+	// A save whose world file cannot be written hands the memory back too,
+	// once the write has ended.
+	failWorld.Store(true)
+	got = nil
+	snap = snapAt(2)
+	snap.ReuseWorld = func(b []byte) { got = append(got, b) }
+	expect(t, w.Submit(autosave.Job{Snap: snap, MaxBackups: 1}), "writer busy")
+	expect(t, w.Wait().Err != nil, "a save whose world file failed succeeded")
+	expect(t, len(got) == 1, "a failed save handed back %d buffers, want 1", len(got))
 }

@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/internal/persist"
+	"github.com/arksave/arksave/vfs"
 	arkserde "github.com/mlange-42/ark-serde"
 	"github.com/mlange-42/ark/ecs"
 )
@@ -131,6 +134,34 @@ func BenchmarkAcceptanceRatios(b *testing.B) {
 	} {
 		b.Run(dst.name+"_vs_Discard", func(b *testing.B) { runPair(b, dst.encode, discard) })
 	}
+	// The plugin's real save path against the floor (every component column copied once):
+	// the snapshot the game loop takes, whose world file is encoded into the memory the last
+	// save handed back (the plugin's world holds the same entities as w); and, for scale,
+	// Encode into a new bytes.Buffer.
+	cols := columns(w)
+	floorDst := make([]byte, componentBytes(w))
+	floor := func() error {
+		off := 0
+		for _, c := range cols {
+			off += copy(floorDst[off:], c)
+		}
+		return nil
+	}
+	b.Run("PluginSnapshot_vs_Floor", func(b *testing.B) {
+		rt := pluginRuntime(b, newWorld(acceptanceN)) // a world of its own: the plugin adds resources
+		runPair(b, func() error {
+			snap, err := rt.Snapshot()
+			if err != nil {
+				return err
+			}
+			snap.Release()
+			snap.ReleaseWorld()
+			return nil
+		}, floor)
+	})
+	b.Run("NewBuffer_vs_Floor", func(b *testing.B) {
+		runPair(b, func() error { return archetype.Encode(new(bytes.Buffer), w) }, floor)
+	})
 	b.Run("Decode_ArkSerde_vs_PECS", func(b *testing.B) {
 		runPair(b, func() error { return arkserde.Deserialize(js, prepare()) },
 			func() error { return archetype.Decode(bytes.NewReader(data), prepare()) })
@@ -156,4 +187,21 @@ func runPair(bm *testing.B, a, b func() error) {
 	bm.ReportMetric(float64(ta.Nanoseconds())/float64(bm.N)/float64(acceptanceN), "a-us/1k-entities")
 	bm.ReportMetric(float64(tb.Nanoseconds())/float64(bm.N)/float64(acceptanceN), "b-us/1k-entities")
 	bm.ReportMetric(0, "ns/op")
+}
+
+// flat is a generator of empty chunks, for a plugin that saves no chunks.
+type flat struct{}
+
+func (flat) Version() uint32                             { return 1 }
+func (flat) Generate(_, _ int32, _ uint64, dst []uint32) { clear(dst) }
+
+// pluginRuntime installs the plugin on w (a save in memory, autosave off) and returns its
+// runtime, whose Snapshot is what the game loop pays for a save.
+func pluginRuntime(b *testing.B, w *ecs.World) *persist.Runtime {
+	if _, err := (arksave.Plugin{Dir: "/save", FS: vfs.NewMem(), ChunkSize: 16, TileSize: 8, Generator: flat{},
+		Autosave: &arksave.AutosaveConfig{Interval: time.Hour}}).Install(w); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ecs.GetResource[arksave.Persistence](w).Close() })
+	return persist.Of(w)
 }

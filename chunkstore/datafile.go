@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/arksave/arksave/internal/fsguard"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -215,7 +216,9 @@ func (fset *fileSet) main() vfs.File {
 
 // get returns open file n, opening it and checking its header the first
 // time. A missing or damaged data file is an error wrapping ErrCorrupt that
-// names it; the error is remembered.
+// names it; the error is remembered. Any other error (the file could not
+// be opened or read: I/O) is not damage and is not remembered: the next
+// call tries again.
 func (fset *fileSet) get(n uint32) (vfs.File, error) {
 	fset.mu.Lock()
 	defer fset.mu.Unlock()
@@ -227,7 +230,9 @@ func (fset *fileSet) get(n uint32) (vfs.File, error) {
 	}
 	f, err := fset.openLocked(n)
 	if err != nil {
-		fset.bad[n] = err
+		if errors.Is(err, ErrCorrupt) {
+			fset.bad[n] = err
+		}
 		return nil, err
 	}
 	fset.open[n] = f
@@ -240,15 +245,9 @@ func (fset *fileSet) openLocked(n uint32) (vfs.File, error) {
 	if n > MaxDataFiles {
 		return nil, fmt.Errorf("%w: data file %d is beyond the last (%d)", ErrCorrupt, n, MaxDataFiles)
 	}
-	var f vfs.File
-	var err error
-	if fi, lerr := fset.fsys.Lstat(p); lerr == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file: not followed", ErrCorrupt, base)
-	}
-	if fset.rw {
-		f, err = fset.fsys.OpenRW(p)
-	} else {
-		f, err = fset.fsys.Open(p)
+	f, err := openRegular(fset.fsys, p, fset.rw)
+	if errors.Is(err, ErrCorrupt) {
+		return nil, err
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s is missing", ErrCorrupt, base)
@@ -258,8 +257,10 @@ func (fset *fileSet) openLocked(n uint32) (vfs.File, error) {
 	}
 	var b [dataHeaderSize]byte
 	if rerr := readFull(f, b[:], 0); rerr != nil {
+		// A file too short for its header is damaged (readFull says so);
+		// one that could not be read is not.
 		f.Close()
-		return nil, fmt.Errorf("%w: %s: header: %w", ErrCorrupt, base, rerr)
+		return nil, fmt.Errorf("chunkstore: %s: header: %w", base, rerr)
 	}
 	var id *header
 	if fset.known {
@@ -270,6 +271,20 @@ func (fset *fileSet) openLocked(n uint32) (vfs.File, error) {
 		return nil, fmt.Errorf("%s: %w", base, herr)
 	}
 	return f, nil
+}
+
+// openRegular opens the file at p, read-write when rw is set, unless it
+// is something other than a regular file: a symbolic link is never
+// followed, a named pipe, device, socket or directory never opened (an
+// error wrapping ErrCorrupt that names the file and says what it is).
+func openRegular(fsys vfs.FS, p string, rw bool) (vfs.File, error) {
+	if err := fsguard.Regular(fsys, p, filepath.Base(p), ErrCorrupt); err != nil {
+		return nil, err
+	}
+	if rw {
+		return fsys.OpenRW(p)
+	}
+	return fsys.Open(p)
 }
 
 // create makes data file n anew (truncating a leftover of that name),
@@ -284,8 +299,8 @@ func (fset *fileSet) create(n uint32, h header) (vfs.File, error) {
 	}
 	delete(fset.bad, n)
 	p := fset.name(n)
-	if fi, err := fset.fsys.Lstat(p); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file: not replaced", ErrCorrupt, filepath.Base(p))
+	if err := fsguard.Regular(fset.fsys, p, filepath.Base(p), ErrCorrupt); err != nil {
+		return nil, fmt.Errorf("%w; not replaced", err)
 	}
 	f, err := fset.fsys.Create(p)
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
+	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -144,4 +146,66 @@ func TestFaultsDuringCompactTo(t *testing.T) {
 		}
 		mustCheck(t, c)
 	})
+}
+
+// TestReadFaultsAreNotDamage: a data file that cannot be opened or read (an
+// I/O error) is not damage. Open fails with the I/O error (it neither
+// reports the page table damaged nor rebuilds the index without the
+// file's records); reads return it; none matches ErrCorrupt, nothing of
+// it is remembered, and once the disk heals the store reads every chunk
+// and body as committed.
+func TestReadFaultsAreNotDamage(t *testing.T) {
+	cfg := testConfig(nil)
+	base, gens := history(t, cfg, 4)
+	want := gens[len(gens)-1].m
+	notDamage := func(t *testing.T, err error, what string) {
+		t.Helper()
+		expect(t, errors.Is(err, syscall.EIO) && !errors.Is(err, chunkstore.ErrCorrupt), "%s: %v", what, err)
+	}
+	for _, op := range []vfs.Op{vfs.OpOpen, vfs.OpRead} {
+		sw := &switchable{}
+		fault := func(o vfs.Op, name string) error {
+			if _, _, ok := chunkstore.ParseDataFileName(filepath.Base(name)); !ok || o != op {
+				return nil
+			}
+			return &fs.PathError{Op: o.String(), Path: name, Err: syscall.EIO}
+		}
+		sw.in = vfs.InjectorFunc(fault)
+		o := cfg
+		o.FS = &vfs.Faulty{FS: base.Crash(1, nil), Injector: sw}
+		o.ReadOnly = true
+		t.Run(op.String()+" at open", func(t *testing.T) {
+			sw.on = true
+			_, err := chunkstore.Open(storePath, &o)
+			notDamage(t, err, "open")
+			sw.on = false
+			s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &o))
+			defer s.Close()
+			expect(t, s.OpenReport().OK(), "damage after the disk healed: %v", s.OpenReport())
+			if d := want.diff(s, small, ^uint32(0)); d != "" {
+				t.Fatal(d)
+			}
+		})
+		if op != vfs.OpRead {
+			continue // the store's data files are open
+		}
+		t.Run(op.String()+" after open", func(t *testing.T) {
+			s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &o))
+			defer s.Close()
+			sw.on = true
+			dst := make([]uint32, small*small)
+			failed := 0
+			for p := range want.chunks {
+				if _, err := s.Get(p, dst); err != nil { // an empty chunk has no record to read
+					notDamage(t, err, fmt.Sprint("chunk ", p))
+					failed++
+				}
+			}
+			expect(t, failed > 0, "no read failed")
+			sw.on = false
+			if d := want.diff(s, small, ^uint32(0)); d != "" {
+				t.Fatalf("after the disk healed: %s", d)
+			}
+		})
+	}
 }

@@ -119,7 +119,7 @@ func NewestGeneration(fsys vfs.FS, path string) (uint64, error) {
 	if fsys == nil {
 		fsys = vfs.OS
 	}
-	f, err := fsys.Open(path)
+	f, err := openRegular(fsys, path, false)
 	if err != nil {
 		return 0, err
 	}

@@ -288,6 +288,12 @@ type ScanRecord struct {
 // files found next to it, in number order. Given a data file's path, it
 // walks that file only. Handles are store offsets (see Handle). It is what
 // a repair tool uses to see a store whose page table is lost.
+//
+// No file is opened that is not a regular file: a data file that is a
+// symbolic link, a named pipe, a device or a directory is reported as one
+// damaged stretch of no length at its start (Kind zero, Err wrapping
+// ErrCorrupt and naming it) and the scan goes on with the next one; such a
+// store file is an error.
 func Scan(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
 	if fsys == nil {
 		fsys = vfs.OS
@@ -307,7 +313,15 @@ func Scan(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
 	}
 	stop := false
 	for _, pt := range parts {
-		f, err := fsys.Open(pt.path)
+		f, err := openRegular(fsys, pt.path, false)
+		if err != nil && pt.n != 0 && errors.Is(err, ErrCorrupt) {
+			// A data file refused unopened (a symbolic link, a pipe): its
+			// records are lost, as when it is missing; the others are read.
+			if !fn(ScanRecord{Handle: Handle{Offset: storeOffset(pt.n, 0)}, Err: err}) {
+				return nil
+			}
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("chunkstore: scan %s: %w", pt.path, err)
 		}

@@ -232,12 +232,7 @@ func openStoreRoot(path string, cfg Options, mode openMode, gen uint64, root *he
 		return nil, err
 	}
 	ro := cfg.ReadOnly || mode == openRepair || mode == openRootRepair
-	var f vfs.File
-	if ro {
-		f, err = cfg.FS.Open(path)
-	} else {
-		f, err = cfg.FS.OpenRW(path)
-	}
+	f, err := openRegular(cfg.FS, path, !ro)
 	if err != nil {
 		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
 	}

@@ -31,7 +31,7 @@ func TestInspectAndCheckStoreOfMoreAxes(t *testing.T) {
 		path := copyStore(t, tc.name)
 		code, stdout, stderr := arksave("inspect", path)
 		expectCode(t, 0, code, stderr)
-		expectContains(t, stdout, "keys", tc.axes, "5 stored: 2 full, 2 delta, 0 empty, 1 palette", "bodies      1 in 1 chunks")
+		expectContains(t, stdout, "keys", tc.axes, "5 stored: 2 full, 2 delta, 0 empty, 1 palette", "bodies      1 in 1 chunk")
 		code, stdout, stderr = arksave("inspect", "--json", path)
 		expectCode(t, 0, code, stderr)
 		expectContains(t, stdout, `"axes": `+tc.axes[:1])

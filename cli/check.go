@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/savetool"
 )
@@ -82,6 +85,9 @@ func printCheck(w io.Writer, path string, isDir bool, r *savetool.CheckReport) {
 		return
 	}
 	fmt.Fprintf(w, "%s found (%s)\n", words.Count(len(r.Problems), "problem", "problems"), checked)
+	if deniedOnly(w, r.Problems) {
+		return // nothing to repair
+	}
 	if isDir {
 		fmt.Fprintf(w, "arksave repair %s recovers what is intact into a new generation (--dry-run shows what it would keep and drop)\n", path)
 	} else {
@@ -91,4 +97,19 @@ func printCheck(w io.Writer, path string, isDir bool, r *savetool.CheckReport) {
 
 func printCheckJSON(w io.Writer, path string, r *savetool.CheckReport) error {
 	return writeJSON(w, r.JSON(path))
+}
+
+// deniedOnly names the first problem that is a refused permission, not
+// damage, with what to do, and reports whether every problem is one.
+func deniedOnly(w io.Writer, problems []chunkstore.Problem) bool {
+	denied := 0
+	for _, p := range problems {
+		if errors.Is(p.Err, fs.ErrPermission) {
+			if denied == 0 {
+				fmt.Fprintln(w, errs.DeniedHint(p.Err))
+			}
+			denied++
+		}
+	}
+	return denied == len(problems)
 }

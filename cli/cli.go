@@ -45,6 +45,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/arksave/arksave/internal/errs"
 )
 
 // A command is one subcommand. Each lives in its own file and registers itself in init.
@@ -120,6 +122,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	default:
 		fmt.Fprintf(stderr, "arksave %s: %v\n", c.name, err)
+		if hint := errs.DeniedHint(err); hint != "" && !strings.Contains(err.Error(), hint) {
+			fmt.Fprintln(stderr, hint)
+		}
 		return 1
 	}
 }

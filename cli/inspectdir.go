@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/errs"
+	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/savetool"
 )
 
@@ -52,7 +55,12 @@ func inspectDir(path string, asJSON bool, stdout, stderr io.Writer) error {
 	for _, st := range d.Stores {
 		damaged = damaged || st.Error != ""
 	}
-	if damaged {
+	switch {
+	case d.Denied != "":
+		fmt.Fprintf(stderr, "arksave inspect: %s cannot be read whole: permission denied on %s\n%s\n", path, d.Denied,
+			errs.DeniedHint(&fs.PathError{Op: "open", Path: d.Denied, Err: fs.ErrPermission}))
+		return errReported
+	case damaged:
 		fmt.Fprintf(stderr, "arksave inspect: %s is damaged; arksave check %s lists what, arksave repair %s mends it\n", path, path, path)
 		return errReported
 	}
@@ -63,7 +71,7 @@ func printDirInfo(w io.Writer, d *savetool.DirInfo) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "save\t%s (%s)\n", d.Path, bytesStr(d.Bytes))
 	if d.ManifestError != "" {
-		fmt.Fprintf(tw, "manifest\tDAMAGED: %s\n", d.ManifestError)
+		fmt.Fprintf(tw, "manifest\t%s: %s\n", state(d.ManifestError), d.ManifestError)
 	}
 	tw.Flush()
 	if len(d.Generations) > 0 {
@@ -86,7 +94,7 @@ func printDirInfo(w io.Writer, d *savetool.DirInfo) {
 	}
 	switch {
 	case d.PlayersError != "":
-		fmt.Fprintf(w, "\nplayers %s: DAMAGED: %s\n", d.PlayersIndex, d.PlayersError)
+		fmt.Fprintf(w, "\nplayers %s: %s: %s\n", d.PlayersIndex, state(d.PlayersError), d.PlayersError)
 	case d.PlayersIndex != "":
 		fmt.Fprintf(w, "\nplayers %s (records in %s): %d: %s\n", d.PlayersIndex, d.PlayersData, len(d.Players), strings.Join(d.Players, ", "))
 	}
@@ -98,14 +106,14 @@ func printDirInfo(w io.Writer, d *savetool.DirInfo) {
 		}
 		printInfo(&indent{w: w, bol: true}, filepath.Join(d.Path, d.WorldFile), d.Generations[0].WorldBytes, d.World, err)
 	} else if d.WorldError != "" {
-		fmt.Fprintf(w, "\nECS world %s: DAMAGED: %s\n", d.WorldFile, d.WorldError)
+		fmt.Fprintf(w, "\nECS world %s: %s: %s\n", d.WorldFile, state(d.WorldError), d.WorldError)
 	}
 }
 
 func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if st.Error != "" && st.FileBytes == 0 {
-		fmt.Fprintf(tw, "  DAMAGED\t%s\n", st.Error)
+		fmt.Fprintf(tw, "  %s\t%s\n", state(st.Error), st.Error)
 		tw.Flush()
 		return
 	}
@@ -115,7 +123,7 @@ func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {
 		fmt.Fprintf(tw, "  keys\t%d axes (%s)\n", st.Axes, []string{"", "", "", "x, y, z", "x, y, z, w"}[min(st.Axes, 4)])
 	}
 	fmt.Fprintf(tw, "  chunks\t%d stored: %d full, %d delta, %d empty, %d palette\n", st.Chunks, st.Full, st.Delta, st.Empty, st.Palette)
-	fmt.Fprintf(tw, "  bodies\t%d in %d chunks\n", st.Bodies, st.BodyBlocks)
+	fmt.Fprintf(tw, "  bodies\t%s\n", bodiesStr(st))
 	if st.Sections > 0 {
 		fmt.Fprintf(tw, "  entities\t%d regional in %d entity sections\n", st.Entities, st.Sections)
 	}
@@ -126,7 +134,7 @@ func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {
 		for _, f := range st.DataFiles {
 			part := fmt.Sprintf("%s %s (%s dead)", f.Name, bytesStr(f.Bytes), bytesStr(f.Dead))
 			if f.Error != "" {
-				part = fmt.Sprintf("%s DAMAGED: %s", f.Name, f.Error)
+				part = fmt.Sprintf("%s %s: %s", f.Name, state(f.Error), f.Error)
 			}
 			parts = append(parts, part)
 		}
@@ -136,7 +144,7 @@ func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {
 		fmt.Fprintf(tw, "  format\tPXSW %d; arksave migrate rewrites it in format %d\n", st.FormatVersion, chunkstore.FormatVersion)
 	}
 	if st.Error != "" {
-		fmt.Fprintf(tw, "  DAMAGED\t%s\n", st.Error)
+		fmt.Fprintf(tw, "  %s\t%s\n", state(st.Error), st.Error)
 	}
 	tw.Flush()
 }
@@ -185,4 +193,24 @@ func bytesStr(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// bodiesStr says how many pixel bodies a store holds and in how many
+// chunks: "none" when it holds none (its entity blocks may hold regional
+// entities only).
+func bodiesStr(st *savetool.StoreInfo) string {
+	if st.Bodies == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d in %s", st.Bodies, words.Count(st.BodyChunks, "chunk", "chunks"))
+}
+
+// state labels a part of the save that does not read: UNREADABLE when the
+// file system refused permission (a problem of the user's rights, not of
+// the save), else DAMAGED.
+func state(msg string) string {
+	if strings.Contains(msg, fs.ErrPermission.Error()) {
+		return "UNREADABLE"
+	}
+	return "DAMAGED"
 }

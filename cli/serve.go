@@ -84,6 +84,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "serving the map of %s (generation %d) at http://%s/\n", vfs.Redact(dir), m.Generation(), ln.Addr())
+	for _, w := range m.Warnings() {
+		fmt.Fprintf(stdout, "warning: %s\n", w)
+	}
 	if host, _, _ := net.SplitHostPort(a.addr); !isLoopback(host) {
 		fmt.Fprintln(stdout, "note: other machines can reach it; it only ever reads the save")
 	}

@@ -16,15 +16,8 @@ func TestServe(t *testing.T) {
 	dir := fresh(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", dir}, pw, io.Discard)
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	must(t, err)
-	go io.Copy(io.Discard, pr)
+	lines, done := startServe(t, ctx, dir, 1)
+	line := lines[0]
 	m := regexp.MustCompile(`^serving the map of .* \(generation 3\) at (http://127\.0\.0\.1:\d+/)\n$`).FindStringSubmatch(line)
 	if m == nil {
 		t.Fatalf("serve says %q", line)
@@ -58,4 +51,27 @@ func TestServeErrors(t *testing.T) {
 	code, _, stderr = arksave("serve", "--addr", "127.0.0.1:99999", base)
 	expectCode(t, 1, code, stderr)
 	expectContains(t, stderr, "arksave serve:")
+}
+
+// startServe runs serve on dir on a free port until ctx is done, and
+// returns the first n lines it prints and the channel of its result.
+func startServe(t *testing.T, ctx context.Context, dir string, n int) ([]string, <-chan error) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", dir}, pw, io.Discard)
+		pw.Close()
+	}()
+	r := bufio.NewReader(pr)
+	var lines []string
+	for len(lines) < n {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("serve stopped: %v; said %q; %v", err, lines, <-done)
+		}
+		lines = append(lines, line)
+	}
+	go io.Copy(io.Discard, pr)
+	return lines, done
 }

@@ -1,6 +1,8 @@
 package jetstream_test
 
 import (
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -8,7 +10,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/internal/contract"
 	"github.com/arksave/arksave/jetstream"
 )
@@ -79,61 +83,20 @@ func TestClusterLeaderShutdown(t *testing.T) {
 	w := openWriter(t, fsys, "world", 0)
 	defer w.Close()
 
-	var mu sync.Mutex
-	acked, failed := 0, 0 // the newest acknowledged generation, failed saves
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			r := saveGen(w, int(w.Generation())+1)
-			mu.Lock()
-			if r.Err == nil {
-				if int(r.Generation) <= acked {
-					t.Errorf("generation %d committed after %d", r.Generation, acked)
-				}
-				acked = int(r.Generation)
-			} else {
-				failed++
-			}
-			mu.Unlock()
-		}
-	}()
-	newest := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return acked
-	}
-	// waitSaves waits until a save commits past generation g.
-	waitSaves := func(g int, why string) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for newest() <= g {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: no save committed past generation %d in 30 s", why, g)
-			}
-			time.Sleep(2 * time.Millisecond) // polling a counter the saving goroutine advances
-		}
-	}
-	seed := uint64(time.Now().UnixNano())
-	rng := rand.New(rand.NewPCG(seed, 16))
-	t.Logf("seed %d", seed)
-	waitSaves(0, "first save")
+	sv := startSaving(t, w)
+	defer sv.halt() // before the writer closes
+	rng := seeded(t, 16)
+	sv.waitPast(0, "first save")
 	var resume time.Duration
 	for k := 0; k < kills; k++ {
 		leader := c.waitHealthy("world")
-		waitSaves(newest(), "before the shutdown")
+		sv.waitPast(sv.newest(), "before the shutdown")
 		time.Sleep(time.Duration(rng.IntN(20_000)) * time.Microsecond) // a random moment of the next save
 		c.servers[leader].Shutdown()
 		c.servers[leader].WaitForShutdown()
 
 		down := time.Now()
-		waitSaves(newest(), "after the leader went down")
+		sv.waitPast(sv.newest(), "after the leader went down")
 		resume = max(resume, time.Since(down))
 		// Every remaining node loads the world at an acknowledged generation
 		// or a newer one.
@@ -144,7 +107,7 @@ func TestClusterLeaderShutdown(t *testing.T) {
 			func() {
 				reader, hangUp := dial(t, s.ClientURL(), jetstream.Options{Timeout: 10 * time.Second})
 				defer hangUp()
-				want := newest()
+				want := sv.newest()
 				g := contract.ExpectReadable(t, reader, "world")
 				expect(t, g >= want, "shutdown %d: server %d loads generation %d, %d was acknowledged", k, i, g, want)
 			}()
@@ -152,17 +115,180 @@ func TestClusterLeaderShutdown(t *testing.T) {
 		c.restart(leader)
 	}
 	c.waitHealthy("world")
-	waitSaves(newest(), "at the end")
-	close(stop)
-	<-done
+	sv.waitPast(sv.newest(), "at the end")
+	sv.halt()
 	must(t, w.Close())
-	final := newest()
+	final, failed := sv.counts()
 	reader := connectFS(t, c.urls()[0], jetstream.Options{})
 	g := contract.ExpectReadable(t, reader, "world")
 	expect(t, g == final, "the world is at generation %d, the last acknowledged was %d", g, final)
-	mu.Lock()
 	t.Logf("%d leader shutdowns, %d generations committed, %d saves failed, saving resumed within %v", kills, final, failed, resume)
-	mu.Unlock()
+}
+
+// seeded returns a random source seeded from the clock, and logs the seed.
+func seeded(t *testing.T, stream uint64) *rand.Rand {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	return rand.New(rand.NewPCG(seed, stream))
+}
+
+// saver saves on its own goroutine, one generation after another, and
+// keeps count of what the saves returned.
+type saver struct {
+	t    *testing.T
+	w    *autosave.Writer
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+
+	mu     sync.Mutex
+	acked  int   // the newest acknowledged generation
+	failed int   // saves that failed
+	lost   error // the first save that failed because the lock was lost
+}
+
+// startSaving starts saving with w until halt or the test's end.
+func startSaving(t *testing.T, w *autosave.Writer) *saver {
+	s := &saver{t: t, w: w, stop: make(chan struct{}), done: make(chan struct{})}
+	go s.run()
+	t.Cleanup(s.halt)
+	return s
+}
+
+func (s *saver) run() {
+	defer close(s.done)
+	for {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		r := saveGen(s.w, int(s.w.Generation())+1)
+		s.mu.Lock()
+		switch {
+		case r.Err == nil:
+			if int(r.Generation) <= s.acked {
+				s.t.Errorf("generation %d committed after %d", r.Generation, s.acked)
+			}
+			s.acked = int(r.Generation)
+		case errors.Is(r.Err, autosave.ErrLocked) && s.lost == nil:
+			s.lost = r.Err
+			s.failed++
+		default:
+			s.failed++
+		}
+		s.mu.Unlock()
+	}
+}
+
+// halt stops saving and waits for the save under way.
+func (s *saver) halt() {
+	s.once.Do(func() {
+		close(s.stop)
+		<-s.done
+	})
+}
+
+// newest returns the newest acknowledged generation.
+func (s *saver) newest() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.acked
+}
+
+// counts returns the newest acknowledged generation and how many saves failed.
+func (s *saver) counts() (acked, failed int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.acked, s.failed
+}
+
+// waitPast waits until a save commits past generation g; it fails the
+// test after 90 s, or as soon as a save failed because the lock was lost.
+func (s *saver) waitPast(g int, why string) {
+	s.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		s.mu.Lock()
+		acked, lost := s.acked, s.lost
+		s.mu.Unlock()
+		if lost != nil {
+			s.t.Fatalf("%s: a save failed because the lock was lost: %v", why, lost)
+		}
+		if acked > g {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s: no save committed past generation %d in 90 s", why, g)
+		}
+		time.Sleep(5 * time.Millisecond) // polling a counter the saving goroutine advances
+	}
+}
+
+// leaderKills is how often the stream's leader is killed in one run.
+const leaderKills = 10
+
+// The README's example location on a cluster of three processes,
+// replication 3 and a lease of 5 s: a writer saves continuously while
+// the stream leader's process is killed with SIGKILL at random moments of
+// the saves, 10 times. The election outlasts the lease, which lapses
+// while nobody holds it: the writer takes it back and saving resumes
+// every time; no save fails because the lock was lost, and no
+// acknowledged generation is lost: each time, a remaining node loads a
+// generation at least as new as the newest one acknowledged, and the last
+// acknowledged generation is the world's at the end.
+func TestClusterLeaderKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a cluster node's process 10 times, each followed by an election of 4 to 9 s")
+	}
+	c := startProcCluster(t, 3)
+	urls := c.urls()
+	location := urls[0] + "/world?replicas=3&lease=5s&servers=" + strings.Join(urls[1:], ",")
+	fsys, world, err := jetstream.Open(location)
+	must(t, err)
+	defer fsys.Close()
+	w := openWriter(t, fsys, world, 0)
+	defer w.Close()
+	watch, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	must(t, err)
+	defer watch.Close()
+	js, err := natsjs.New(watch)
+	must(t, err)
+
+	sv := startSaving(t, w)
+	defer sv.halt() // before the writer closes
+	rng := seeded(t, 7)
+	var resume time.Duration
+	sv.waitPast(0, "first save")
+	for k := 0; k < leaderKills; k++ {
+		leader := c.waitHealthy(js, "ARKSAVE_"+world)
+		sv.waitPast(sv.newest(), fmt.Sprintf("kill %d: before the kill", k))
+		time.Sleep(time.Duration(rng.IntN(20_000)) * time.Microsecond) // a random moment of the next save
+		c.kill(leader)
+
+		killed := time.Now()
+		sv.waitPast(sv.newest(), fmt.Sprintf("kill %d: after the leader was killed", k))
+		resume = max(resume, time.Since(killed))
+		// A remaining node loads the world at an acknowledged generation or
+		// a newer one.
+		reader, hangUp := dial(t, urls[(leader+1)%len(urls)], jetstream.Options{Timeout: 10 * time.Second})
+		want := sv.newest()
+		g := contract.ExpectReadable(t, reader, world)
+		hangUp()
+		expect(t, g >= want, "kill %d: generation %d loads, %d was acknowledged", k, g, want)
+		c.start(leader)
+	}
+	c.waitHealthy(js, "ARKSAVE_"+world)
+	sv.waitPast(sv.newest(), "at the end")
+	sv.halt()
+	must(t, w.Close())
+	final, failed := sv.counts()
+	reader, hangUp := dial(t, urls[0], jetstream.Options{Timeout: 10 * time.Second})
+	defer hangUp()
+	g := contract.ExpectReadable(t, reader, world)
+	expect(t, g == final, "the world is at generation %d, the last acknowledged was %d", g, final)
+	t.Logf("%d leader kills, %d generations committed, %d saves failed, saving resumed within %v", leaderKills, final, failed, resume)
 }
 
 // dial connects an FS to url; hangUp closes both.

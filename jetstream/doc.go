@@ -36,6 +36,8 @@
 //	│                         metadata: arksave-format 1, arksave-block <bytes>
 //	├─ arksave.<world>.lease            the lock: who holds the world (the lock file's JSON),
 //	│                                   header Arksave-Lease = the holder's token, Nats-TTL = the lease
+//	├─ arksave.<world>.owner            the last program to take the lease: the same JSON and
+//	│                                   token, stored before its lease, never expires
 //	├─ arksave.<world>.n.<name>         a name: {"ino": id} for a file, {"dir": true} for a
 //	│                                   directory; header Arksave-Op: del once removed
 //	│    n.manifest                     the commit point: its file's id
@@ -63,10 +65,24 @@
 // only if nothing else was stored since. Taking the lease (a new holder)
 // stores a message, so a holder that lost its lease (paused, cut off, or
 // its lease expired and another took the world) has every later change
-// refused, and learns it as a [LostError] naming the new holder. Before a
-// holder that lost an answer goes on, it publishes the lease again until
-// the stream's last sequence passes every sequence its earlier messages
-// expected, so that a message still on its way can never be stored later.
+// refused, and learns it as a [LostError] naming the new holder.
+//
+// A lease can also lapse while nobody else takes the world: its holder
+// could not renew it while the stream's leader was being elected (a
+// killed leader's successor is elected after Raft's 4 to 9 s, longer than
+// a lease of 5 s) or while it was cut off. The holder then takes it back
+// at its next change and saving resumes: it publishes the lease again on
+// two compare-and-sets the server checks together, that the owner message
+// is still the one it stored when it took the world and that the stream's
+// last sequence is its own. Taking a world stores the owner message
+// before the lease, so a holder never takes a lease back once another
+// program took the world, even one that has let go of it since and may
+// have committed: it stays lost.
+//
+// Before a holder that lost an answer goes on, it publishes the lease
+// again until the stream's last sequence passes every sequence its earlier
+// messages expected, so that a message still on its way can never be
+// stored later.
 //
 // The chunk store keeps its own design: its append-only record logs (the
 // data files) are their files' blocks, a record's offset maps to a block

@@ -2,11 +2,13 @@ package jetstream_test
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/arksave/arksave/autosave"
@@ -22,6 +24,22 @@ func openWriter(t *testing.T, fsys vfs.FS, world string, wait time.Duration) *au
 	return w
 }
 
+// holderBehindProxy starts a server and a writer that reaches it through a
+// proxy, holds the world "world" with a lease of 1 s and has committed
+// generations 1 and 2.
+func holderBehindProxy(t *testing.T) (*server.Server, *proxy, *autosave.Writer) {
+	t.Helper()
+	s := startServer(t)
+	p := startProxy(t, s.Addr().String())
+	a := connectFS(t, p.URL(), jetstream.Options{LeaseTTL: time.Second, Timeout: 500 * time.Millisecond})
+	wa := openWriter(t, a, "world", 0)
+	t.Cleanup(func() { wa.Close() })
+	for g := 1; g <= 2; g++ {
+		must(t, saveGen(wa, g).Err)
+	}
+	return s, p, wa
+}
+
 func saveGen(w *autosave.Writer, g int) *autosave.Result {
 	if !w.Submit(autosave.Job{Snap: contract.Snapshot(g), MaxBackups: 2}) {
 		return &autosave.Result{Err: errors.New("writer busy")}
@@ -34,16 +52,8 @@ func saveGen(w *autosave.Writer, g int) *autosave.Result {
 // over and commits; A comes back and its save fails with ErrLocked naming
 // B, and B's generations are intact.
 func TestFencing(t *testing.T) {
-	s := startServer(t)
-	p := startProxy(t, s.Addr().String())
-	a := connectFS(t, p.URL(), jetstream.Options{LeaseTTL: time.Second, Timeout: 500 * time.Millisecond})
+	s, p, wa := holderBehindProxy(t)
 	b := connectFS(t, s.ClientURL(), jetstream.Options{LeaseTTL: time.Second})
-
-	wa := openWriter(t, a, "world", 0)
-	defer wa.Close()
-	for g := 1; g <= 2; g++ {
-		must(t, saveGen(wa, g).Err)
-	}
 	_, err := autosave.OpenDir(b, "world")
 	expect(t, errors.Is(err, autosave.ErrLocked), "B opens the world while A holds it: %v", err)
 
@@ -120,4 +130,69 @@ func TestLateChangeNeverStored(t *testing.T) {
 	got, err := vfs.ReadFile(connectFS(t, s.ClientURL(), jetstream.Options{}), "w/a")
 	must(t, err)
 	expect(t, string(got) == "hello", "w/a holds %q", got)
+}
+
+// waitLeaseGone waits until the world's lease has expired on the server
+// (its lock file is gone for a reader).
+func waitLeaseGone(t *testing.T, reader vfs.FS, world string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := reader.Stat(world + "/lock")
+		if errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lease of %s did not expire in 30 s: %v", world, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the server's state
+	}
+}
+
+// A holder cut off until its lease expired, while nobody took the world,
+// takes the lease back when it can reach the server again: saving resumes
+// at the next generation (a save that was under way may fail; none says
+// the lock is lost) and the world holds every acknowledged generation.
+func TestLapsedLeaseTakenBack(t *testing.T) {
+	s, p, wa := holderBehindProxy(t)
+	reader := connectFS(t, s.ClientURL(), jetstream.Options{})
+	p.pause()
+	waitLeaseGone(t, reader, "world")
+	p.resume()
+
+	g := 3
+	for attempt := 0; ; attempt++ {
+		r := saveGen(wa, g)
+		expect(t, !errors.Is(r.Err, autosave.ErrLocked), "save %d after the lease lapsed: %v", attempt, r.Err)
+		if r.Err == nil {
+			break
+		}
+		expect(t, attempt < 5, "saving did not resume after the lease lapsed: %v", r.Err)
+	}
+	must(t, saveGen(wa, g+1).Err)
+	_, err := autosave.OpenDir(connectFS(t, s.ClientURL(), jetstream.Options{}), "world")
+	expect(t, errors.Is(err, autosave.ErrLocked), "the lease was not taken back: another program opens the world: %v", err)
+	must(t, wa.Close())
+	contract.ExpectGeneration(t, reader, "world", g+1)
+}
+
+// A holder whose lease expired while it was cut off never takes it back
+// once another program took the world over, even when that one has let go
+// of it since (the lease is unheld again): the other one committed, and
+// the first one's saves fail with ErrLocked for good.
+func TestLapsedLeaseNotRetakenAfterTakeover(t *testing.T) {
+	s, p, wa := holderBehindProxy(t)
+	b := connectFS(t, s.ClientURL(), jetstream.Options{LeaseTTL: time.Second})
+	p.pause()
+	wb := openWriter(t, b, "world", 20*time.Second) // waits until A's lease has expired
+	must(t, saveGen(wb, 3).Err)
+	must(t, wb.Close()) // B lets go: the lease is unheld
+	p.resume()
+
+	for i := 0; i < 3; i++ {
+		r := saveGen(wa, 3)
+		var le *autosave.LockedError
+		expect(t, errors.As(r.Err, &le) && le.Lost, "A's save %d after B took the world over and let go: %v", i, r.Err)
+	}
+	contract.ExpectGeneration(t, connectFS(t, s.ClientURL(), jetstream.Options{}), "world", 3)
 }

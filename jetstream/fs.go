@@ -404,6 +404,12 @@ func (f *FS) Lock(name string) (vfs.File, error) {
 		return nil, &fs.PathError{Op: "lock", Path: name, Err: syscall.EISDIR}
 	}
 	file, err := w.lock(name)
+	if errors.Is(err, vfs.ErrLocked) {
+		err = &vfs.HeldError{What: fmt.Sprintf("world %s in NATS JetStream", w.name), Advice: fmt.Sprintf(
+			"wait for it to let go (the demo's -wait, Plugin.LockTimeout; the lease of a holder that died expires %v after its last renewal), "+
+				"or, once that holder is known to be dead, take the world over at once with steal=true in its location (nats://host:4222/%s?steal=true; Options.Steal)",
+			f.opts.LeaseTTL, w.name)}
+	}
 	return file, pathErr("lock", name, err)
 }
 

@@ -23,18 +23,22 @@ import (
 
 // LostError is the error of every change to a world after its holder lost
 // its lock: another program took the world over (its lease expired while
-// this one was paused or cut off, or it was stolen), or the lease expired.
-// The changes that were not stored before stay unstored, and none after
-// it is ever made: the new holder's generations are safe. It matches
-// [vfs.ErrLocked]; Holder is the lock's value now (the new holder, as its
-// lock file says), nil when nobody holds it.
+// this one was paused or cut off, or it was stolen). The changes that were
+// not stored before stay unstored, and none after it is ever made: the
+// new holder's generations are safe. It matches [vfs.ErrLocked]; Holder is
+// the lock's value now (the new holder, as its lock file says), nil when
+// nobody holds it any more (the one that took it over let go since).
+//
+// A lease that expired while nobody else took the world (its holder could
+// not renew it during a stream leader's election, or while cut off) is no
+// loss: the holder takes it back at its next change.
 type LostError struct {
 	World  string
 	Holder []byte
 }
 
 func (e *LostError) Error() string {
-	who := "nobody holds it now: its lease expired"
+	who := "another program took it over after its lease expired, and has let go of it since"
 	if len(e.Holder) > 0 {
 		who = "it is held by " + describeHolder(e.Holder)
 	}
@@ -59,8 +63,9 @@ func describeHolder(data []byte) string {
 
 // holder is the state of a world while this FS holds its lock.
 type holder struct {
-	token string
-	ttl   time.Duration
+	token    string
+	ttl      time.Duration
+	ownerSeq uint64 // the sequence of the owner message stored when this holder took the lease
 
 	mu        sync.Mutex // guards the fields below it, and usable's reads
 	lost      error
@@ -374,41 +379,114 @@ func (w *world) fence(h *holder) (last, leaseSeq uint64, err error) {
 		if err != nil {
 			return 0, 0, err
 		}
-		if m == nil || m.Header.Get(hdrToken) != h.token {
-			var value []byte
-			if m != nil {
-				value = m.Data
+		if m == nil {
+			// The lease lapsed: take it back if nobody else took it since.
+			if err := w.retake(h, st, sent); err != nil {
+				return 0, 0, err
 			}
-			lost := &LostError{World: w.name, Holder: value}
-			h.mu.Lock()
-			h.lost = lost
-			h.mu.Unlock()
-			return 0, 0, lost
+			continue
 		}
-		var info *jetstream.StreamInfo
-		err = w.fs.read(func(ctx context.Context) (err error) {
-			info, err = st.Info(ctx)
-			return err
-		})
+		if m.Header.Get(hdrToken) != h.token {
+			return 0, 0, w.lose(h, m.Data)
+		}
+		last, err = w.lastSeq(st)
 		if err != nil {
-			return 0, 0, w.fs.explain(err)
+			return 0, 0, err
 		}
-		last, leaseSeq = info.State.LastSeq, m.Sequence
+		leaseSeq = m.Sequence
 		if last >= sent {
+			// The lease messages published here count as sent: a later
+			// retake expects the stream to end at them.
+			w.mu.Lock()
+			h.sent = max(h.sent, last)
+			w.mu.Unlock()
 			return last, leaseSeq, nil
 		}
-		h.mu.Lock()
-		payload := h.payload
-		h.mu.Unlock()
-		msg := &nats.Msg{Subject: w.leaseSubject(), Data: payload, Header: nats.Header{hdrToken: []string{h.token}}}
-		ctx, cancel := w.fs.ctx()
-		_, err = w.fs.js.PublishMsg(ctx, msg, w.fs.retries(jetstream.WithMsgTTL(h.ttl),
-			jetstream.WithExpectLastSequence(last), jetstream.WithExpectLastSequencePerSubject(leaseSeq))...)
-		cancel()
+		err = w.publishLease(h, jetstream.WithExpectLastSequence(last), jetstream.WithExpectLastSequencePerSubject(leaseSeq))
 		if err != nil && !isWrongSeq(err) {
 			return 0, 0, w.fs.explain(err)
 		}
 	}
+}
+
+// lose marks the holder lost for good: another program took the world over
+// (holder is its lock's value, nil when it let go since).
+func (w *world) lose(h *holder, holder []byte) error {
+	lost := &LostError{World: w.name, Holder: holder}
+	h.mu.Lock()
+	if h.lost == nil {
+		h.lost = lost
+	}
+	h.mu.Unlock()
+	return lost
+}
+
+// lastSeq reads the stream's last sequence.
+func (w *world) lastSeq(st jetstream.Stream) (uint64, error) {
+	var info *jetstream.StreamInfo
+	err := w.fs.read(func(ctx context.Context) (err error) {
+		info, err = st.Info(ctx)
+		return err
+	})
+	if err != nil {
+		return 0, w.fs.explain(err)
+	}
+	return info.State.LastSeq, nil
+}
+
+// retake takes back a lease that lapsed while nobody else took the world:
+// its holder could not renew it in time (the stream's leader was being
+// elected, or the holder was cut off for longer than the lease). Every
+// program that takes a world stores the owner message before its lease
+// (see lock), so the owner message is still the one this holder stored
+// exactly when nobody took the world since. The lease is published again
+// on two compare-and-sets the server checks together: the owner message's
+// sequence (the lease's last revision is still this holder's) and the
+// stream's last sequence (nothing but this holder's own messages since).
+// When another program took the world, even one that let go of it since,
+// the holder is lost for good: that program may have committed. sent is
+// the highest sequence the holder's messages ever expected, less one.
+//
+// retake returns nil when the lease was published again or the
+// compare-and-set failed for a reason the caller's next look settles, a
+// LostError when the world is another program's now, or the error of a
+// request the cluster did not answer (the holder stays uncertain and
+// tries again at its next change).
+func (w *world) retake(h *holder, st jetstream.Stream, sent uint64) error {
+	own, err := w.get(w.ownerSubject())
+	if err != nil {
+		return err
+	}
+	if own == nil || own.Sequence != h.ownerSeq || own.Header.Get(hdrToken) != h.token {
+		return w.lose(h, nil)
+	}
+	last, err := w.lastSeq(st)
+	if err != nil {
+		return err
+	}
+	if last > sent {
+		// Something this holder never sent was stored: not its world any more.
+		return w.lose(h, nil)
+	}
+	err = w.publishLease(h, jetstream.WithExpectLastSequence(last), jetstream.WithExpectLastSequenceForSubject(h.ownerSeq, w.ownerSubject()))
+	if err != nil && !isWrongSeq(err) {
+		return w.fs.explain(err)
+	}
+	return nil
+}
+
+// publishLease publishes h's lease with its full time to live outside the
+// holder's pipeline and waits for the answer; opts are what the stream
+// must hold for the server to store it.
+func (w *world) publishLease(h *holder, opts ...jetstream.PublishOpt) error {
+	h.mu.Lock()
+	payload := h.payload
+	h.mu.Unlock()
+	msg := &nats.Msg{Subject: w.leaseSubject(), Data: payload, Header: nats.Header{hdrToken: []string{h.token}}}
+	ctx, cancel := w.fs.ctx()
+	defer cancel()
+	_, err := w.fs.js.PublishMsg(ctx, msg, w.fs.retries(append(opts, jetstream.WithMsgTTL(h.ttl))...)...)
+	return err
 }
 
 // renew publishes the lease again with its full time to live; a failure
@@ -483,14 +561,12 @@ func (w *world) lock(name string) (vfs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []jetstream.PublishOpt{jetstream.WithMsgTTL(w.fs.opts.LeaseTTL)}
+	var curSeq uint64 // the lease's message to replace, 0 when unheld
 	if cur != nil {
 		if !w.fs.opts.Steal {
 			return nil, vfs.ErrLocked
 		}
-		opts = append(opts, jetstream.WithExpectLastSequencePerSubject(cur.Sequence))
-	} else {
-		opts = append(opts, jetstream.WithExpectLastSequencePerSubject(0))
+		curSeq = cur.Sequence
 	}
 	h := &holder{
 		token:   nuid.Next(),
@@ -501,16 +577,20 @@ func (w *world) lock(name string) (vfs.File, error) {
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
-	msg := &nats.Msg{Subject: w.leaseSubject(), Data: h.payload, Header: nats.Header{hdrToken: []string{h.token}}}
-	sent := time.Now()
-	ctx, cancel := w.fs.ctx()
-	ack, err := w.fs.js.PublishMsg(ctx, msg, w.fs.retries(opts...)...)
-	cancel()
+	// The owner message first, then the lease: a holder whose lease lapsed
+	// takes it back only while the owner message is still its own (see
+	// retake). Both are stored only while the lease is as read.
+	msg := &nats.Msg{Subject: w.ownerSubject(), Data: h.payload, Header: nats.Header{hdrToken: []string{h.token}}}
+	ack, err := w.publishTake(msg, jetstream.WithExpectLastSequenceForSubject(curSeq, w.leaseSubject()))
 	if err != nil {
-		if isWrongSeq(err) {
-			return nil, vfs.ErrLocked
-		}
-		return nil, w.fs.explain(err)
+		return nil, err
+	}
+	h.ownerSeq = ack.Sequence
+	msg = &nats.Msg{Subject: w.leaseSubject(), Data: h.payload, Header: nats.Header{hdrToken: []string{h.token}}}
+	sent := time.Now()
+	ack, err = w.publishTake(msg, jetstream.WithMsgTTL(w.fs.opts.LeaseTTL), jetstream.WithExpectLastSequencePerSubject(curSeq))
+	if err != nil {
+		return nil, err
 	}
 	h.leaseSeq, h.lastSeq, h.sent, h.deadline = ack.Sequence, ack.Sequence, ack.Sequence, sent.Add(h.ttl)
 	names, markers, err := w.loadNames()
@@ -531,6 +611,22 @@ func (w *world) lock(name string) (vfs.File, error) {
 		w.purge(markers, orphans)
 	}()
 	return &leaseFile{w: w, h: h, name: name}, nil
+}
+
+// publishTake publishes one of the messages that take a world's lease:
+// vfs.ErrLocked when its compare-and-set fails (another program took the
+// world first).
+func (w *world) publishTake(msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	ctx, cancel := w.fs.ctx()
+	defer cancel()
+	ack, err := w.fs.js.PublishMsg(ctx, msg, w.fs.retries(opts...)...)
+	if isWrongSeq(err) {
+		return nil, vfs.ErrLocked
+	}
+	if err != nil {
+		return nil, w.fs.explain(err)
+	}
+	return ack, nil
 }
 
 // orphans lists the inodes that have blocks but no name: what a holder that

@@ -60,6 +60,7 @@ func newWorld(f *FS, name string) *world {
 }
 
 func (w *world) leaseSubject() string          { return w.prefix + ".lease" }
+func (w *world) ownerSubject() string          { return w.prefix + ".owner" }
 func (w *world) nameSubject(rel string) string { return w.prefix + ".n." + escapeName(rel) }
 func (w *world) dataSubject(ino string, k int64) string {
 	return w.prefix + ".d." + ino + "." + strconv.FormatInt(k, 10)

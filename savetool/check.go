@@ -225,6 +225,9 @@ func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *autosave.Dir) {
 		r.Backups++
 		checkGeneration(r, d, b, checked)
 	}
+	if m := d.Manifest(); m != nil {
+		checkCopy(r, d, m, checked)
+	}
 	r.Problems = append(r.Problems, d.DamagedBackups()...)
 	if r.Manifest == nil {
 		err := d.ManifestErr()
@@ -453,6 +456,25 @@ func dataFileProblems(d *autosave.Dir, m *autosave.Manifest, s *chunkstore.Store
 	return out
 }
 
+// checkCopy checks the copy of the committed generation m's chunk store
+// that the writer made for its backup (autosave.CopiedChunksName), when
+// there is one: no manifest names it until the next save retires m, but it
+// is the first thing a load falls back to when m's store is damaged.
+func checkCopy(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, checked map[string]bool) {
+	name := autosave.CopiedChunksName(m.Generation)
+	if checked[name] {
+		return
+	}
+	p, err := d.File(name)
+	if err == nil {
+		if _, err := d.FS().Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			return // none was made
+		}
+	}
+	checked[name] = true
+	checkStoreFile(r, d, name)
+}
+
 // checkStoreFile checks a chunk store that no manifest names, at its
 // newest generation, or scans it when no header slot is valid.
 func checkStoreFile(r *CheckReport, d *autosave.Dir, name string) {
@@ -468,12 +490,17 @@ func checkStoreFile(r *CheckReport, d *autosave.Dir, name string) {
 	addStoreProblems(r, name, "", rep.Problems)
 }
 
-// addStoreProblems adds the problems of the chunk store file: a problem
-// of one of its data files keeps that file's name.
+// addStoreProblems adds the problems of the chunk store file (named
+// relative to the save directory): a problem of one of its data files
+// names that file, in the store's directory (backups/ for a backup's own
+// store).
 func addStoreProblems(r *CheckReport, file, prefix string, ps []chunkstore.Problem) {
 	for _, p := range ps {
-		if p.File == "" {
+		switch {
+		case p.File == "":
 			p.File = file
+		case !strings.Contains(p.File, "/"):
+			p.File = path.Join(path.Dir(file), p.File)
 		}
 		if prefix != "" {
 			p.Err = fmt.Errorf("%s%w", prefix, p.Err)

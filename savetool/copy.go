@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
 	"path/filepath"
 
@@ -72,6 +73,11 @@ func Copy(src, dst string, o CopyOptions) (*CopyReport, error) {
 			return fmt.Errorf("savetool: copy %s: %w", src, d.ManifestErr())
 		}
 		backups := d.Backups()
+		for _, p := range d.DamagedBackups() {
+			if errors.Is(p.Err, fs.ErrPermission) {
+				return fmt.Errorf("savetool: copy %s: its backups cannot be read: %w", src, p.Err)
+			}
+		}
 		names := generationFiles(m)
 		for _, b := range backups {
 			names = append(names, path.Join(autosave.BackupDir, fmt.Sprintf("manifest-%d", b.Generation)))

@@ -19,9 +19,10 @@ import (
 	"github.com/arksave/arksave/snapshot"
 )
 
-// A repair takes the chunks a damaged store lost from the copy of the
-// committed generation's store that the writer made for its backup, and
-// names what it took from there and the body sets that may be lost.
+// A repair of a damaged store reads the chunks from the copy of the
+// committed generation's store that the writer made for its backup, when
+// that copy is intact, as a load does: every chunk and body set as
+// committed, none lost, and the report says where the chunks came from.
 func TestRepairTakesTheGenerationsCopy(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "save")
 	cfg := chunkstore.Options{ChunkSize: 16, TileSize: 8, PixelSize: 4, Seed: 3}
@@ -61,16 +62,9 @@ func TestRepairTakesTheGenerationsCopy(t *testing.T) {
 
 	rep, err := savetool.Repair(dir, savetool.RepairOptions{})
 	must(t, err)
-	took, bodies := false, false
-	for _, l := range append(rep.Reverted, rep.Dropped...) {
-		if l.Pos == (chunkstore.Pos{X: 2}) && !l.Bodies && strings.Contains(l.Reason, "the copy of generation 2's") {
-			took = true
-		}
-		if l.Pos == (chunkstore.Pos{X: 2}) && l.Bodies {
-			bodies = true
-		}
-	}
-	expect(t, took && bodies, "repair: reverted %v, dropped %v", rep.Reverted, rep.Dropped)
+	expect(t, rep.Store.File == autosave.CopiedChunksName(2) && strings.Contains(rep.Store.How, "the copy of generation 2's store"),
+		"the chunks come from %s through %s", rep.Store.File, rep.Store.How)
+	expect(t, len(rep.Reverted)+len(rep.Dropped) == 0, "repair: reverted %v, dropped %v", rep.Reverted, rep.Dropped)
 
 	d, err = autosave.OpenDirReadOnly(nil, dir)
 	must(t, err)
@@ -88,6 +82,9 @@ func TestRepairTakesTheGenerationsCopy(t *testing.T) {
 		must(t, err)
 		expect(t, ok && slices.Equal(got, pix), "chunk %v after the repair differs from the one saved", pos)
 	}
+	b, err := s.Bodies(chunkstore.Pos{X: 2})
+	must(t, err)
+	expect(t, len(b) == 1 && b[0].ID == 9, "the body of chunk (2, 0) after the repair: %v", b)
 	r, err := savetool.Check(dir, savetool.Options{})
 	must(t, err)
 	expect(t, r.OK(), "check after the repair: %v", r.Problems)

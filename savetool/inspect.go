@@ -2,6 +2,7 @@ package savetool
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/vfs"
 )
@@ -34,6 +36,19 @@ type DirInfo struct {
 	PlayersIndex string   `json:"players_index,omitempty"`
 	PlayersData  string   `json:"players_data,omitempty"`
 	PlayersError string   `json:"players_error,omitempty"`
+	// Denied names a path that could not be read for want of permission
+	// (the first met): the errors it caused are a permission problem, not
+	// damage.
+	Denied string `json:"denied,omitempty"`
+}
+
+// note returns err's message for a field of the description, and keeps
+// the path of a refused permission in Denied.
+func (info *DirInfo) note(err error) string {
+	if p, ok := errs.Denied(err); ok && info.Denied == "" {
+		info.Denied = cmp.Or(p, info.Path)
+	}
+	return err.Error()
 }
 
 // GenerationInfo is one committed or backed-up generation.
@@ -66,6 +81,7 @@ type StoreInfo struct {
 	Palette          int     `json:"palette"`
 	BodyBlocks       int     `json:"body_blocks"` // chunks with pixel bodies or regional entities
 	Bodies           int     `json:"bodies"`
+	BodyChunks       int     `json:"body_chunks"`  // chunks with pixel bodies
 	Sections         int     `json:"sections"`     // entity sections of the chunks' regional entities
 	Entities         int     `json:"entities"`     // regional entities in them
 	RecordBytes      int64   `json:"record_bytes"` // live chunk and body records
@@ -134,7 +150,7 @@ func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 	if m := d.Manifest(); m != nil {
 		gens = append([]*autosave.Manifest{m}, gens...)
 	} else {
-		info.ManifestError = d.ManifestErr().Error()
+		info.ManifestError = info.note(d.ManifestErr())
 	}
 	seen := map[string]bool{}
 	for i, m := range gens {
@@ -158,7 +174,7 @@ func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 				}
 			}
 			if s, err := openGeneration(d, m, *inspectOptions(fsys)); err != nil {
-				st.Error = err.Error()
+				st.Error = info.note(err)
 			} else {
 				describeStore(&st, s)
 				s.Close()
@@ -169,7 +185,7 @@ func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 	if m := d.Manifest(); m != nil && m.Players != nil {
 		info.PlayersIndex, info.PlayersData = m.Players.Index.Name, m.Players.Data
 		if p, err := d.ReadPlayers(m); err != nil {
-			info.PlayersError = err.Error()
+			info.PlayersError = info.note(err)
 		} else {
 			info.Players = p.IDs()
 		}
@@ -184,7 +200,7 @@ func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 			if p, perr := d.File(m.World.Name); perr == nil {
 				data, _ = vfs.ReadFile(fsys, p)
 			}
-			info.WorldError = err.Error()
+			info.WorldError = info.note(err)
 		}
 		if data != nil {
 			wi, err := archetype.ReadInfo(bytes.NewReader(data))
@@ -244,6 +260,9 @@ func describeStore(st *StoreInfo, s *chunkstore.Store) {
 				bad++
 			}
 			st.Bodies += len(blk.Bodies)
+			if len(blk.Bodies) > 0 {
+				st.BodyChunks++
+			}
 			st.Sections += len(blk.Sections)
 			for _, sec := range blk.Sections {
 				if info, err := archetype.ReadInfo(bytes.NewReader(sec)); err == nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -93,9 +94,11 @@ func (t *tracker) end() {
 	t.stage.Store(nil)
 }
 
-// fileSize returns the size of a file, 0 when it cannot be read.
+// fileSize returns the size of a regular file, 0 when it is missing or
+// anything else: a symbolic link is not followed, and a named pipe or a
+// device holds nothing a save wrote.
 func fileSize(fsys vfs.FS, name string) int64 {
-	if st, err := fsys.Stat(name); err == nil {
+	if st, err := fsys.Lstat(name); err == nil && st.Mode().IsRegular() {
 		return st.Size()
 	}
 	return 0
@@ -208,6 +211,9 @@ func pickGeneration(d *autosave.Dir, dir string, gen uint64) (*autosave.Manifest
 	m := d.Manifest()
 	if m == nil {
 		err := d.ManifestErr()
+		if _, denied := errs.Denied(err); denied {
+			return nil, fmt.Errorf("%w; %s", err, errs.DeniedHint(err))
+		}
 		if errors.Is(err, autosave.ErrNoSave) {
 			return nil, fmt.Errorf("%w; arksave check %s lists what is there, arksave repair %s rebuilds it", err, dir, dir)
 		}

@@ -76,41 +76,63 @@ func loadPlayer(t *testing.T, dir, id string) (int, error) {
 }
 
 // Check reads the players a generation names, every record; a damaged
-// record is found, and repair drops that player and keeps the others.
+// record is found, and repair takes that player from the copy of the
+// players made for the generation's backup, or, with no copy holding it
+// intact, drops that player and keeps the others.
 func TestCheckAndRepairPlayers(t *testing.T) {
-	dir := playerSave(t)
-	r, err := savetool.Check(dir, savetool.Options{})
-	must(t, err)
-	expect(t, r.OK() && r.Players >= 2, "check of an intact save: %v, %d players indexes", r.Problems, r.Players)
+	for _, copies := range []bool{true, false} {
+		t.Run(map[bool]string{true: "with copies", false: "without copies"}[copies], func(t *testing.T) {
+			dir := playerSave(t)
+			r, err := savetool.Check(dir, savetool.Options{})
+			must(t, err)
+			expect(t, r.OK() && r.Players >= 2, "check of an intact save: %v, %d players indexes", r.Problems, r.Players)
 
-	d, err := autosave.OpenDirReadOnly(nil, dir)
-	must(t, err)
-	m := d.Manifest()
-	p, err := d.ReadPlayers(m)
-	must(t, err)
-	bob, ok := p.Find("bob")
-	expect(t, ok, "bob is not in the index")
-	must(t, savetest.Flip(filepath.Join(dir, m.Players.Data), bob.Offset+int64(bob.Length)/2))
+			d, err := autosave.OpenDirReadOnly(nil, dir)
+			must(t, err)
+			m := d.Manifest()
+			p, err := d.ReadPlayers(m)
+			must(t, err)
+			bob, ok := p.Find("bob")
+			expect(t, ok, "bob is not in the index")
+			must(t, savetest.Flip(filepath.Join(dir, m.Players.Data), bob.Offset+int64(bob.Length)/2))
+			if !copies {
+				copied, err := filepath.Glob(filepath.Join(dir, autosave.BackupDir, "players-*"))
+				must(t, err)
+				expect(t, len(copied) > 0, "no players copy in backups/")
+				for _, c := range copied {
+					must(t, os.Remove(c))
+				}
+			}
 
-	r, err = savetool.Check(dir, savetool.Options{})
-	must(t, err)
-	found := false
-	for _, pr := range r.Problems {
-		if pr.File == m.Players.Data && strings.Contains(pr.Err.Error(), `"bob"`) && errors.Is(pr.Err, arksave.ErrCorrupt) {
-			found = true
-		}
+			r, err = savetool.Check(dir, savetool.Options{})
+			must(t, err)
+			found := false
+			for _, pr := range r.Problems {
+				if pr.File == m.Players.Data && strings.Contains(pr.Err.Error(), `"bob"`) && errors.Is(pr.Err, arksave.ErrCorrupt) {
+					found = true
+				}
+			}
+			expect(t, found, "the damaged record of bob is not reported: %v", r.Problems)
+
+			rep, err := savetool.Repair(dir, savetool.RepairOptions{})
+			must(t, err)
+			expect(t, rep.After != nil && rep.After.OK(), "check after the repair: %v", rep.After)
+			gold, err := loadPlayer(t, dir, "ada")
+			must(t, err)
+			expect(t, gold == 1, "ada's gold %d", gold)
+			notes := strings.Join(rep.Notes, "\n")
+			if copies {
+				expect(t, strings.Contains(notes, `player "bob": taken from the copy of generation 2's players`), "notes: %v", rep.Notes)
+				gold, err = loadPlayer(t, dir, "bob")
+				must(t, err)
+				expect(t, gold == 2, "bob's gold %d", gold)
+				return
+			}
+			expect(t, strings.Contains(notes, `player "bob" dropped`), "notes: %v", rep.Notes)
+			_, err = loadPlayer(t, dir, "bob")
+			expect(t, errors.Is(err, arksave.ErrNoPlayer), "bob after the repair: %v", err)
+		})
 	}
-	expect(t, found, "the damaged record of bob is not reported: %v", r.Problems)
-
-	rep, err := savetool.Repair(dir, savetool.RepairOptions{})
-	must(t, err)
-	expect(t, rep.After != nil && rep.After.OK(), "check after the repair: %v", rep.After)
-	expect(t, strings.Contains(strings.Join(rep.Notes, "\n"), `player "bob" dropped`), "notes: %v", rep.Notes)
-	gold, err := loadPlayer(t, dir, "ada")
-	must(t, err)
-	expect(t, gold == 1, "ada's gold %d", gold)
-	_, err = loadPlayer(t, dir, "bob")
-	expect(t, errors.Is(err, arksave.ErrNoPlayer), "bob after the repair: %v", err)
 }
 
 // A repair that rebuilds a lost manifest keeps the players: the newest

@@ -39,6 +39,10 @@ type RenderOptions struct {
 	// NoBodies leaves the stored pixel bodies out; by default they are
 	// drawn over the chunks at their saved transform.
 	NoBodies bool
+	// Damaged, when set, names chunks to draw as damaged (hatched red)
+	// whatever the store holds for them: those a store opened with
+	// chunkstore's Repair lost with their records.
+	Damaged func(chunkstore.Pos) bool
 }
 
 // RenderStats says what [RenderDir] or [RenderStore] drew.
@@ -159,7 +163,12 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 	for cy := cy0; cy <= cy1; cy++ {
 		for cx := cx0; cx <= cx1; cx++ {
 			pos := chunkstore.Pos{X: int32(cx), Y: int32(cy)}
-			kind := chunkPixels(s, pos, o.Generator, pix, st)
+			kind := drawDamaged
+			if o.Damaged != nil && o.Damaged(pos) {
+				st.Damaged++
+			} else {
+				kind = chunkPixels(s, pos, o.Generator, pix, st)
+			}
 			if kind == drawDamaged {
 				damaged[pos] = true
 			}

@@ -16,6 +16,8 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/fsguard"
+	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -184,10 +186,11 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	case len(rep.Before.Problems) == 1 && errors.Is(rep.Before.Problems[0].Err, ErrNotASave):
 		return nil, rep.Before.Problems[0].Err
 	}
+	noteRefused(d, fsys, rep)
 	damaged := map[string]bool{}
 	for _, p := range rep.Before.Problems {
 		damaged[p.File] = true
-		if store, _, ok := autosave.DataFileOf(p.File); ok {
+		if store, ok := storeOfDataFile(p.File); ok {
 			damaged[store] = true // a data file's damage is its store's
 		}
 	}
@@ -197,12 +200,14 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	playersDamaged := man != nil && man.Players != nil && (damaged[man.Players.Index.Name] || damaged[man.Players.Data])
 	if man != nil && !damaged[man.World.Name] && !damaged[man.Chunks.Name] && !playersDamaged {
 		rep.Manifest = fmt.Sprintf("kept: generation %d is intact", man.Generation)
+		_, _ = r.keepCurrent() // for the report only
 	} else if err := r.repairCurrent(); err != nil {
 		return nil, err
 	}
 	if err := r.repairBackups(); err != nil {
 		return rep, err
 	}
+	r.repairCopy()
 	if o.DryRun {
 		return rep, nil
 	}
@@ -214,6 +219,33 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	rep.After = checkDir(fsys, dir)
 	t.end()
 	return rep, nil
+}
+
+// storeOfDataFile returns the chunk store (relative to the save
+// directory) that the data file rel belongs to, in the same directory
+// (backups/ for a backup's own store), and whether rel is a data file's
+// name.
+func storeOfDataFile(rel string) (string, bool) {
+	base := path.Base(rel)
+	store, n, ok := chunkstore.ParseDataFileName(base)
+	if !ok || chunkstore.DataFileName(store, n) != base {
+		return "", false
+	}
+	return path.Join(path.Dir(rel), store), true
+}
+
+// noteRefused says, for each file of the save format in the directory that
+// is not a regular file, that the repair refused it: a symbolic link is not
+// followed, a named pipe or a device not opened; what it should hold counts
+// as lost.
+func noteRefused(d *autosave.Dir, fsys vfs.FS, rep *RepairReport) {
+	for _, p := range d.Refused() {
+		kind := "not a regular file"
+		if fi, err := fsys.Lstat(filepath.Join(d.Path(), filepath.FromSlash(p.File))); err == nil {
+			kind = fsguard.Describe(fi.Mode()) + ", not a regular file"
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("refused %s: it is %s; it was neither followed nor opened, and what it should hold counts as lost (it is left in place)", p.File, kind))
+	}
 }
 
 type repairer struct {
@@ -327,16 +359,26 @@ func (r *repairer) repairCurrent() error {
 	return nil
 }
 
-// commitKeptStore commits the repaired world with the committed chunk
-// store generation, which is intact.
-func (r *repairer) commitKeptStore(world []byte) error {
+// keepCurrent reports the committed generation's chunk store, intact, as
+// what the repair keeps, and returns its reference: it stays as it is.
+func (r *repairer) keepCurrent() (autosave.StoreRef, error) {
 	ref, s, err := keptStoreRef(r.d, r.man, r.fsys)
 	if err != nil {
-		return fmt.Errorf("repair: %w", err)
+		return ref, fmt.Errorf("repair: %w", err)
 	}
 	defer s.Close()
 	r.rep.Store = StoreSource{File: ref.Name, How: "kept as it was: it is intact", Generation: ref.Generation}
 	r.rep.Kept = countsOf(s)
+	return ref, nil
+}
+
+// commitKeptStore commits the repaired world with the committed chunk
+// store generation, which is intact.
+func (r *repairer) commitKeptStore(world []byte) error {
+	ref, err := r.keepCurrent()
+	if err != nil {
+		return err
+	}
 	if r.o.DryRun {
 		return nil
 	}
@@ -352,60 +394,117 @@ func (r *repairer) commitKeptStore(world []byte) error {
 	return nil
 }
 
-// pickPlayers returns the players the repaired generation names: the
-// committed generation's, or (its manifest lost or its players index
-// damaged) the newest intact players index of the directory; players whose
-// record is damaged are left out (a new index is written without them),
-// and said so.
+// pickPlayers returns the players the repaired generation names. The
+// players are those of the first index that reads, among the committed
+// generation's, the copy of it made for its backup, the players index
+// files of the directory (newest first) and the backups' (newest first);
+// each player's record is taken from the first of them that holds it
+// intact (the same generation's copy first, so that nothing reverts while
+// a copy is intact), and said so when that is not the index's own.
+// Players whose record is intact nowhere are left out, and said so. When
+// anything differs from the committed players, the players are written
+// into files of the repaired generation's own.
 func (r *repairer) pickPlayers() (*autosave.PlayersRef, error) {
-	var p *autosave.Players
-	if r.man != nil && r.man.Players != nil {
-		if mp, err := r.d.ReadPlayers(r.man); err == nil {
-			p = mp
-		}
-	}
-	if p == nil {
-		for _, name := range r.d.PlayersFiles() {
-			if fp, err := r.d.ReadPlayersFile(name); err == nil {
-				p = fp
-				if r.man == nil || r.man.Players == nil || r.man.Players.Index.Name != name {
-					r.note("players: from %s (%s)", name, fp.Ref.Data)
-				}
-				break
-			}
-		}
-	}
-	if p == nil {
+	srcs := r.playersSources()
+	if len(srcs) == 0 {
 		if r.man != nil && r.man.Players != nil || len(r.d.PlayersFiles()) > 0 {
 			r.note("players: no intact players index is left; the repaired save holds no player")
 		}
 		return nil, nil
 	}
-	kept := p.Entries[:0:0]
-	for _, e := range p.Entries {
-		sec, err := r.d.ReadPlayer(p, e.ID)
-		if err == nil {
-			_, err = archetype.ReadInfo(bytes.NewReader(sec))
-		}
-		if err != nil {
-			r.note("player %q dropped: its record is damaged (%v)", e.ID, err)
-			continue
-		}
-		kept = append(kept, e)
+	base := srcs[0]
+	if r.man == nil || r.man.Players == nil || base.p.Ref != *r.man.Players {
+		r.note("players: from %s", base.label)
 	}
-	if len(kept) == len(p.Entries) && r.man != nil && r.man.Players != nil && p.Ref == *r.man.Players {
-		ref := p.Ref
+	var recs []snapshot.PlayerRecord
+	same := r.man != nil && r.man.Players != nil && base.p.Ref == *r.man.Players
+	for _, e := range base.p.Entries {
+		sec, from, err := r.readPlayer(srcs, e.ID)
+		switch {
+		case err != nil:
+			r.note("player %q dropped: its record is damaged (%v) and no copy holds it intact", e.ID, err)
+			same = false
+			continue
+		case from != base:
+			r.note("player %q: taken from %s: its record in %s is damaged", e.ID, from.label, base.label)
+			same = false
+		}
+		recs = append(recs, snapshot.PlayerRecord{ID: e.ID, Section: sec})
+	}
+	if same {
+		ref := *r.man.Players
 		return &ref, nil
 	}
 	if r.o.DryRun {
 		return nil, nil
 	}
-	p.Entries = kept
-	ref, err := r.d.WritePlayersIndex(r.newGen, p)
+	ref, err := r.d.WritePlayersFiles(r.newGen, recs)
 	if err != nil {
-		return nil, fmt.Errorf("repair: write the players index: %w", err)
+		return nil, fmt.Errorf("repair: write the players: %w", err)
 	}
 	return &ref, nil
+}
+
+// playersSource is a players index a repair can take players from.
+type playersSource struct {
+	p     *autosave.Players
+	label string
+}
+
+// playersSources returns the players indexes that read, in the order a
+// repair trusts them: the committed generation's, the copy of them made
+// for its backup, the directory's players index files (newest first, none
+// newer than the manifest), the backups' (newest first).
+func (r *repairer) playersSources() []*playersSource {
+	var out []*playersSource
+	seen := map[string]bool{}
+	add := func(m *autosave.Manifest, label string) {
+		if m.Players == nil || seen[m.Players.Index.Name] {
+			return
+		}
+		if p, err := r.d.ReadPlayers(m); err == nil {
+			seen[m.Players.Index.Name] = true
+			out = append(out, &playersSource{p: p, label: fmt.Sprintf("%s (%s)", label, m.Players.Index.Name)})
+		}
+	}
+	if r.man != nil {
+		add(r.man, fmt.Sprintf("generation %d's players", r.man.Generation))
+		if ref := r.d.PendingPlayers(); ref != nil && r.man.Players != nil {
+			add(&autosave.Manifest{Generation: r.man.Generation, Players: ref}, fmt.Sprintf("the copy of generation %d's players", r.man.Generation))
+		}
+	}
+	for _, name := range r.d.PlayersFiles() {
+		if g, _ := autosave.PlayersGeneration(name); seen[name] || r.man != nil && g > r.man.Generation {
+			continue
+		}
+		if p, err := r.d.ReadPlayersFile(name); err == nil {
+			seen[name] = true
+			out = append(out, &playersSource{p: p, label: fmt.Sprintf("%s (%s)", name, p.Ref.Data)})
+		}
+	}
+	for _, b := range r.backups {
+		add(b, fmt.Sprintf("backup %d's players", b.Generation))
+	}
+	return out
+}
+
+// readPlayer returns the entity section of player id from the first
+// source that holds it intact, and that source.
+func (r *repairer) readPlayer(srcs []*playersSource, id string) ([]byte, *playersSource, error) {
+	var first error
+	for _, s := range srcs {
+		if _, ok := s.p.Find(id); !ok {
+			continue
+		}
+		sec, err := r.intactPlayer(s.p, id)
+		if err == nil {
+			return sec, s, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return nil, nil, first
 }
 
 // pickWorld returns the newest intact ECS world file.
@@ -514,6 +613,12 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 		how  string
 	}
 	var fromManifests, fromDisk []cand
+	if c := r.intactCopy(); c != nil {
+		// What a load falls back to first: the generation's chunks as
+		// committed, bodies included, none lost.
+		fromManifests = append(fromManifests, cand{c.Name, c.Root, c.Generation,
+			fmt.Sprintf("the root of the copy of generation %d's store made for its backup (what a load falls back to)", r.man.Generation)})
+	}
 	if r.man != nil {
 		fromManifests = append(fromManifests, cand{r.man.Chunks.Name, r.man.Chunks.Root, r.man.Chunks.Generation, "the manifest's root"})
 	}
@@ -592,6 +697,75 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 	}
 	r.note("no chunk store could be read: the repaired save stores no chunks, every chunk regenerates")
 	return nil, nil
+}
+
+// intactCopy returns the copy of the committed generation's chunk store
+// that the writer made for its backup, when there is one and the check
+// found it intact: a load falls back to it first when the generation's own
+// store is damaged, so a repair reads the chunks from it.
+func (r *repairer) intactCopy() *autosave.StoreRef {
+	if r.man == nil {
+		return nil
+	}
+	ref := r.d.PendingCopy()
+	if ref == nil || r.damaged[ref.Name] {
+		return nil
+	}
+	return ref
+}
+
+// repairCopy makes again, or drops, the copy of the committed generation's
+// chunk store made for its backup when the check found it damaged, and
+// says which: made again from the generation's store when the repair kept
+// that generation (its store is intact); dropped with the generation when
+// the repair committed a new one.
+func (r *repairer) repairCopy() {
+	if r.man == nil {
+		return
+	}
+	name := autosave.CopiedChunksName(r.man.Generation)
+	if !r.damaged[name] {
+		return
+	}
+	kept := r.newGen == 0 // the committed generation stays, intact
+	switch {
+	case !kept:
+		r.note("dropped %s, the damaged copy of generation %d's chunk store made for its backup: it goes with generation %d, which the repair replaces", name, r.man.Generation, r.man.Generation)
+		return // the cleanup after the commit removes it
+	case r.o.DryRun:
+		r.note("%s, the copy of generation %d's chunk store made for its backup, is damaged: a repair makes it again from that store", name, r.man.Generation)
+		return
+	}
+	if err := r.d.DropCopy(); err != nil {
+		// A copy that is not a regular file is neither opened nor removed.
+		r.note("%s, the copy of generation %d's chunk store made for its backup, is damaged and could not be removed (%v): remove it by hand", name, r.man.Generation, err)
+		return
+	}
+	if err := r.copyStore(name); err != nil {
+		_ = r.d.DropCopy()
+		r.note("dropped %s, the damaged copy of generation %d's chunk store made for its backup; making it again failed (%v): the next save's backup of generation %d shares the current store",
+			name, r.man.Generation, err, r.man.Generation)
+		return
+	}
+	r.note("made %s again from generation %d's chunk store: the copy made for its backup was damaged", name, r.man.Generation)
+}
+
+// copyStore copies the committed generation's chunk store to name.
+func (r *repairer) copyStore(name string) error {
+	s, err := openGeneration(r.d, r.man, *inspectOptions(r.fsys))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	p, err := r.d.File(name)
+	if err != nil {
+		return err
+	}
+	c, err := s.CompactTo(p)
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }
 
 // emptyStore creates a store with no chunks, for EmptyChunks.
@@ -1057,8 +1231,10 @@ func (r *repairer) repairBackups() error {
 			if err := r.dropBackup(b, "its world file is damaged"); err != nil {
 				return err
 			}
-		case b.Players != nil && (r.damaged[b.Players.Index.Name] || r.damaged[b.Players.Data]):
-			if err := r.dropBackup(b, "its players files are damaged"); err != nil {
+		case b.Players != nil && (r.damaged[b.Players.Index.Name] || r.damaged[b.Players.Data]) && r.playersDamaged(b) != nil:
+			// A players data file is shared by the generations that append
+			// to it: only a backup whose own players are damaged goes.
+			if err := r.dropBackup(b, fmt.Sprintf("its players are damaged: %v", r.playersDamaged(b))); err != nil {
 				return err
 			}
 		case !r.damaged[b.Chunks.Name]:
@@ -1070,6 +1246,32 @@ func (r *repairer) repairBackups() error {
 		}
 	}
 	return nil
+}
+
+// playersDamaged returns why the players generation m names are damaged:
+// its index, or the first record of them that does not read as an intact
+// entity section; nil when they are intact.
+func (r *repairer) playersDamaged(m *autosave.Manifest) error {
+	p, err := r.d.ReadPlayers(m)
+	if err != nil {
+		return err
+	}
+	for _, e := range p.Entries {
+		if _, err := r.intactPlayer(p, e.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// intactPlayer returns the entity section of player id in p when its
+// record is intact and reads as one.
+func (r *repairer) intactPlayer(p *autosave.Players, id string) ([]byte, error) {
+	sec, err := r.d.ReadPlayer(p, id)
+	if err == nil {
+		_, err = archetype.ReadInfo(bytes.NewReader(sec))
+	}
+	return sec, err
 }
 
 func (r *repairer) dropBackup(b *autosave.Manifest, why string) error {

@@ -55,13 +55,38 @@ if [ "$(id -u)" != 0 ]; then
   fi
 fi
 
+# Another apt-get or dpkg (unattended-upgrades, a second make) may hold the
+# dpkg lock: every apt-get call waits for it up to lock_timeout seconds
+# instead of failing at once. apt-get update takes the lists lock, which
+# DPkg::Lock::Timeout does not cover in every apt version, so apt_update also
+# retries while the only failure is a held lock, within the same bound.
+lock_timeout=600
+apt_get() { $sudo apt-get -o DPkg::Lock::Timeout="$lock_timeout" "$@"; }
+
+apt_update() {
+  local waited=0 out
+  while :; do
+    if out=$(apt_get update -qq 2>&1); then
+      [ -z "$out" ] || echo "$out" >&2
+      return 0
+    fi
+    if ! grep -q 'Could not get lock' <<<"$out" || [ "$waited" -ge "$lock_timeout" ]; then
+      echo "$out" >&2
+      return 1
+    fi
+    [ "$waited" -gt 0 ] || echo "deps: another apt-get holds the package lists lock; waiting up to ${lock_timeout}s" >&2
+    sleep 5
+    waited=$((waited + 5))
+  done
+}
+
 export DEBIAN_FRONTEND=noninteractive
 echo "deps: installing ${missing[*]} ${missing_optional[*]}"
-$sudo apt-get update -qq
+apt_update
 if [ ${#missing[@]} -gt 0 ]; then
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt_get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 if [ ${#missing_optional[@]} -gt 0 ]; then
-  $sudo apt-get install -y -qq --no-install-recommends "${missing_optional[@]}" >/dev/null ||
+  apt_get install -y -qq --no-install-recommends "${missing_optional[@]}" >/dev/null ||
     skip_optional "apt-get could not install it"
 fi

@@ -101,7 +101,14 @@ type Snapshot struct {
 	// Stall is the time the game loop spent taking it.
 	Stall time.Duration
 
-	released bool
+	// ReuseWorld, when set, is handed World once the writer no longer
+	// needs it (written, or the save failed), so that the next snapshot
+	// encodes into the same memory instead of a new allocation the size
+	// of the world file. It may be called on the writer's goroutine.
+	ReuseWorld func([]byte)
+
+	released      bool
+	worldReleased bool
 }
 
 // Release ends the snapshot's hold on the chunks' pixels: the game's writes
@@ -115,6 +122,19 @@ func (s *Snapshot) Release() {
 	for _, c := range s.Chunks {
 		c.Buf.Release()
 	}
+}
+
+// ReleaseWorld hands World to ReuseWorld, once, and forgets it. Call it
+// only when nothing reads World any more.
+func (s *Snapshot) ReleaseWorld() {
+	if s.worldReleased {
+		return
+	}
+	s.worldReleased = true
+	if s.ReuseWorld != nil && s.World != nil {
+		s.ReuseWorld(s.World)
+	}
+	s.World = nil
 }
 
 // Uint32s views pixels as the chunk store's []uint32 without copying.

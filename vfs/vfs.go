@@ -95,6 +95,21 @@ type FS interface {
 // another holder has the lock.
 var ErrLocked = errors.New("vfs: file is locked by another holder")
 
+// HeldError is what an [FS.Lock] may return instead of a bare [ErrLocked]
+// (which it matches) to say, for messages, what a save on the file system
+// is called and what to do while another holder has it: a world in NATS
+// JetStream, say, whose lock is a lease that can be waited for or taken
+// over. A lock on a directory of the real file system returns ErrLocked.
+type HeldError struct {
+	What   string // what is locked, e.g. "world w in NATS JetStream"
+	Advice string // the ways to get it, e.g. wait for it or take it over
+}
+
+func (e *HeldError) Error() string { return "vfs: " + e.What + " is locked by another holder" }
+
+// Is makes errors.Is(err, ErrLocked) true.
+func (e *HeldError) Is(target error) bool { return target == ErrLocked }
+
 // ErrTooLarge is returned by [ReadFileLimit] for a file above its limit.
 var ErrTooLarge = errors.New("vfs: file is larger than expected")
 

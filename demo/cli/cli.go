@@ -135,8 +135,10 @@ func Headless(o Options, stdout, stderr io.Writer) int {
 	stop, release := OnSignal(stderr)
 	defer release()
 	Waiting(stderr, o)
+	conf := o.Config(640, 360)
+	conf.Save.OnSaving = func(line string) { fmt.Fprintf(stderr, "demo: %s\n", line) }
 	_, err := sim.RunHeadless(sim.HeadlessOptions{
-		Config: o.Config(640, 360), Ticks: o.Ticks, Out: stdout, Stop: stop,
+		Config: conf, Ticks: o.Ticks, Out: stdout, Stop: stop,
 		Started: func(s *sim.Sim) { Ready(stderr, s) },
 	})
 	if err != nil {
@@ -147,11 +149,16 @@ func Headless(o Options, stdout, stderr io.Writer) int {
 }
 
 // Ready tells on w that the world runs and where it saves: the line a
-// person (or a test) waits for before interrupting the demo.
+// person (or a test) waits for before interrupting the demo. A load that
+// found the committed generation damaged and fell back says so first: the
+// generation loaded and the damaged one kept.
 func Ready(w io.Writer, s *sim.Sim) {
 	where := s.Persistence.Dir()
 	if vfs.Scheme(s.Config.Save.Dir) != "" {
 		where = vfs.Redact(s.Config.Save.Dir) // the world's location, not its name on the server
+	}
+	if fb := s.Persistence.State().Fallback; fb != nil {
+		fmt.Fprintf(w, "demo: %s (arksave check %s lists the damage)\n", fb, where)
 	}
 	fmt.Fprintf(w, "demo: playing; saving to %s (generation %d); Ctrl-C saves and exits, -load continues this world next time\n", where, s.Persistence.Generation())
 }

@@ -82,11 +82,21 @@ func New(o cli.Options, s *sim.Sim, log io.Writer) *Game {
 // opens the window and plays until it is closed; closing saves once more.
 func Run(o cli.Options) error {
 	cli.Waiting(os.Stderr, o)
-	s, err := sim.New(o.Config(ScreenW, ScreenH))
+	conf := o.Config(ScreenW, ScreenH)
+	var g *Game
+	// Saving stopped or resumed: on screen and on stderr.
+	conf.Save.OnSaving = func(line string) {
+		if g != nil {
+			g.say(line)
+			return
+		}
+		fmt.Fprintf(os.Stderr, "demo: %s\n", line)
+	}
+	s, err := sim.New(conf)
 	if err != nil {
 		return err
 	}
-	g := New(o, s, os.Stderr)
+	g = New(o, s, os.Stderr)
 	if o.Load {
 		g.logf("continuing %s at generation %d (world tick %d)", s.Persistence.Dir(), s.Persistence.Generation(), s.Tick())
 	}

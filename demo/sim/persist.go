@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/arksave/arksave"
@@ -32,6 +33,11 @@ type SaveConfig struct {
 	// FS is the file system saves go through; nil is the real one. Tests
 	// inject faults with it.
 	FS vfs.FS
+	// OnSaving, when set, is told one line on the game loop when saving
+	// stops (a save fails after the last one committed, or the session's
+	// first save fails) and one when it resumes (a save commits after
+	// failures): not a line for every failed save.
+	OnSaving func(line string)
 }
 
 // Persistence is the demo's face of arksave: the requests the game makes
@@ -45,6 +51,8 @@ type Persistence struct {
 	conf  *arksave.AutosaveConfig
 
 	seen           *arksave.Result // the last result accounted for
+	watch          saveWatch
+	onSaving       func(string)
 	committed      int
 	failed         int
 	chunksWritten  uint64
@@ -61,8 +69,9 @@ type Persistence struct {
 func newPersistence(s *Sim, p *arksave.Persistence) *Persistence {
 	return &Persistence{
 		w: s.World, p: p,
-		state: ecs.GetResource[arksave.AutosaveState](s.World),
-		conf:  ecs.GetResource[arksave.AutosaveConfig](s.World),
+		state:    ecs.GetResource[arksave.AutosaveState](s.World),
+		conf:     ecs.GetResource[arksave.AutosaveConfig](s.World),
+		onSaving: s.Config.Save.OnSaving,
 	}
 }
 
@@ -114,11 +123,42 @@ func (p *Persistence) account() {
 				p.lastErr = "compaction: " + r.CompactErr.Error()
 			}
 		}
+		if line := p.watch.see(r); line != "" && p.onSaving != nil {
+			p.onSaving(line)
+		}
 	}
 	for _, pr := range p.p.Problems() {
 		p.problems++
 		p.lastProblem = pr.Err.Error()
 	}
+}
+
+// saveWatch follows the finished saves, in order, to tell when saving
+// stops and when it resumes.
+type saveWatch struct {
+	failing bool
+	failed  int // saves failed since saving stopped
+}
+
+// see accounts for one finished save. It returns the line that says
+// saving stopped (the save failed and the one before it committed, or
+// there was none before it) or resumed (the save committed and the one
+// before it failed), and "" when the save changed neither.
+func (w *saveWatch) see(r *arksave.Result) string {
+	if r.Err != nil {
+		w.failed++
+		if w.failing {
+			return ""
+		}
+		w.failing = true
+		return fmt.Sprintf("saving stopped: the save after generation %d of %s failed; the game goes on and tries again at the next save: %v", r.Generation, r.Dir, r.Err)
+	}
+	if !w.failing {
+		return ""
+	}
+	failed := w.failed
+	w.failing, w.failed = false, 0
+	return fmt.Sprintf("saving resumed: generation %d of %s committed, after %d failed saves", r.Generation, r.Dir, failed)
 }
 
 // WaitIdle lets a running save finish and accounts for it, without

@@ -78,3 +78,36 @@ func TestFailingSavesRetry(t *testing.T) {
 	_, statErr := os.Stat(filepath.Join(dir, "manifest"))
 	expect(t, statErr == nil, "the directory lost its save: %v", statErr)
 }
+
+// The demo says when saving stops and when it resumes, once each, through
+// SaveConfig.OnSaving: a line when the first save fails after a committed
+// one, none for the failures after it, a line when a save commits again.
+func TestSavingStopsAndResumesSaid(t *testing.T) {
+	var failing atomic.Bool
+	var lines []string // appended on the game loop, which this test runs
+	cfg := config(t, 11)
+	cfg.Save.OnSaving = func(line string) { lines = append(lines, line) }
+	cfg.Save.FS = &vfs.Faulty{FS: vfs.OS, Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
+		if failing.Load() && op == vfs.OpCreate && strings.Contains(filepath.Base(name), "world-") {
+			return syscall.EACCES
+		}
+		return nil
+	})}
+	s := newSim(t, cfg)
+	expect(t, waitSave(t, s, s.Persistence.Save()).Err == nil, "first save")
+	s.Persistence.WaitIdle()
+	expect(t, len(lines) == 0, "a committed save said %q", lines)
+	failing.Store(true)
+	for range 3 {
+		s.Step()
+		expect(t, waitSave(t, s, s.Persistence.Save()).Err != nil, "a save succeeded while failing")
+	}
+	s.Persistence.WaitIdle()
+	expect(t, len(lines) == 1 && strings.HasPrefix(lines[0], "saving stopped: ") && strings.Contains(lines[0], "permission denied"),
+		"after 3 failed saves: %q", lines)
+	failing.Store(false)
+	expect(t, waitSave(t, s, s.Persistence.Save()).Err == nil, "the save after the fault")
+	s.Persistence.WaitIdle()
+	expect(t, len(lines) == 2 && lines[1] == "saving resumed: generation 2 of "+cfg.Save.Dir+" committed, after 3 failed saves",
+		"after the fault: %q", lines)
+}

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"runtime"
 	"time"
 
@@ -118,6 +119,9 @@ func New(cfg Config) (*Sim, error) {
 
 	p, plugin, err := install(w, cfg, s.chunkLoaded)
 	if errors.Is(err, arksave.ErrNoSave) {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("sim: nothing to load: %s does not exist; run without -load to start a new world there (the directory is created): %w", cfg.Save.Dir, arksave.ErrNoSave)
+		}
 		return nil, fmt.Errorf("sim: nothing to load: %s holds no save (without -load a new world starts there): %w", cfg.Save.Dir, arksave.ErrNoSave)
 	}
 	if err != nil {

@@ -62,7 +62,7 @@ func (r *Runtime) Adopt(dir string, world []byte, fb *autosave.Fallback) error {
 		r.mu.Unlock()
 		if log != nil {
 			log.Warn("damaged generation: loaded the newest intact backup", "dir", dir, "damaged", fb.Damaged,
-				"loaded", fb.Loaded, "generation", fb.Generation, "problems", len(fb.Problems), "first", fb.Problems[0].String())
+				"loaded", fb.Loaded, "generation", fb.Generation, "problems", len(fb.Problems), "first", fb.Problems[0].String(), "summary", fb.String())
 		}
 	}
 	if log != nil {
@@ -109,6 +109,7 @@ func (r *Runtime) forgetChunks() {
 	r.loader.reset()
 	clear(r.pendingChunks)
 	clear(r.loading)
+	clear(r.retry)
 	r.reg.reset()
 	clear(r.pl.state)
 	var all []components.ChunkPos

@@ -1,6 +1,7 @@
 package persist
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/arksave/arksave/autosave"
@@ -19,6 +20,10 @@ type loadResult struct {
 	block    chunkstore.EntityBlock // bodies and entity sections
 	chunkErr error                  // the stored record was damaged; pix was generated instead
 	bodyErr  error                  // the stored entities were damaged and are dropped
+	// readErr is why the store could not be read, when that is not damage
+	// (an I/O error, the store unavailable after a failed save, a lost
+	// lock): nothing of the chunk is known, it must not be spawned.
+	readErr error
 }
 
 // loader reads chunks on a goroutine of its own from a coalescing queue:
@@ -135,13 +140,19 @@ func (l *loader) run() {
 	}
 }
 
-// read reads one chunk and its entity block. A damaged chunk record reads
-// as the generated chunk (the writer fills it in); a damaged entity block
-// is dropped; both are reported.
+// read reads one chunk and its entity block. Only a record proven damaged
+// (an error matching chunkstore.ErrCorrupt: a checksum, a bound) reads as
+// the generated chunk (the writer fills it in), and a damaged entity block
+// is dropped; both are reported. Any other error (I/O, the store
+// unavailable or closed) is readErr: the chunk is not known and is read
+// again later.
 func (l *loader) read(pos components.ChunkPos) loadResult {
 	r := loadResult{pos: pos, pix: make([]uint32, l.size*l.size)}
 	sp := snapshot.StorePos(pos)
 	stored, data, err := l.writer.GetExtra(sp, r.pix)
+	if err != nil && !damaged(err) {
+		return loadResult{pos: pos, readErr: err}
+	}
 	r.data = data
 	if err != nil {
 		r.chunkErr = err
@@ -149,8 +160,15 @@ func (l *loader) read(pos components.ChunkPos) loadResult {
 	}
 	r.stored = stored
 	r.block, r.bodyErr = l.writer.Entities(sp)
+	if r.bodyErr != nil && !damaged(r.bodyErr) {
+		return loadResult{pos: pos, readErr: r.bodyErr}
+	}
 	if r.bodyErr != nil {
 		r.block = chunkstore.EntityBlock{}
 	}
 	return r
 }
+
+// damaged reports whether err proves a stored record damaged, as opposed
+// to a read that failed and may succeed later.
+func damaged(err error) bool { return errors.Is(err, chunkstore.ErrCorrupt) }

@@ -63,9 +63,10 @@ type Config struct {
 // WorldCodec encodes the ECS world (without chunk, regional and player
 // entities) for a snapshot and decodes it on load.
 type WorldCodec interface {
-	// Encode encodes the world's entities, except chunks, bodies and
-	// transient ones, and its resources, except the plugin's own.
-	Encode(w *ecs.World) ([]byte, error)
+	// Encode appends the file of the world's entities, except chunks,
+	// bodies and transient ones, and of its resources, except the plugin's
+	// own, to dst (a buffer of an earlier save, reused; nil at first).
+	Encode(dst []byte, w *ecs.World) ([]byte, error)
 	// Validate decodes data into a scratch world with w's types and reports
 	// whether Decode into w would succeed. It does not touch w.
 	Validate(data []byte, w *ecs.World) error
@@ -83,8 +84,9 @@ type pendingChunk struct {
 	committed bool
 }
 
-// problem is damage found while loading: a chunk or its bodies could not
-// be read and were regenerated or dropped.
+// problem is damage found while loading (a chunk or its bodies were
+// damaged and were regenerated or dropped), or a chunk that could not be
+// read and stays unloaded until a later read succeeds.
 type problem struct {
 	section string
 	pos     components.ChunkPos
@@ -117,11 +119,18 @@ type Runtime struct {
 
 	pendingChunks map[components.ChunkPos]pendingChunk
 	loading       map[components.ChunkPos]bool
+	retry         map[components.ChunkPos]*readRetry // chunks whose last reads failed (not damage)
+	ticks         uint64                             // streaming ticks run, the clock of retry
 
 	held      []*components.SharedPixels // the running save's chunks, for what copy-on-write costs
 	heldTiles int                        // tiles copied for them, counted already
 	heldSpent time.Duration              // time spent copying them, counted already
 	tickStall time.Duration              // the game loop's saving this tick: copies and snapshot
+
+	// spareWorld holds the memory of the last world file the writer is
+	// done with (see snapshot.Snapshot.ReuseWorld): the next snapshot
+	// encodes into it.
+	spareWorld chan []byte
 
 	closed    bool // Close was called: every later call is refused (see closedErr)
 	requested bool
@@ -170,7 +179,9 @@ func New(w *ecs.World, d *autosave.Dir, cfg Config) (*Runtime, error) {
 		reg:           newRegional(w, cfg.Positions, cfg.SectionOptions),
 		pl:            newPlayers(w, cfg.SectionOptions),
 		pendingChunks: map[components.ChunkPos]pendingChunk{},
+		spareWorld:    make(chan []byte, 1),
 		loading:       map[components.ChunkPos]bool{},
+		retry:         map[components.ChunkPos]*readRetry{},
 	}
 	ecs.ComponentID[components.Transient](w)
 	if err := r.bindResources(); err != nil {
@@ -215,8 +226,10 @@ func (r *Runtime) Writer() *autosave.Writer { return r.writer }
 
 // Problems returns the damage found since the last call: a load that fell
 // back to a backup (the fallback first, then what was damaged), then
-// chunks whose records were damaged, as problems of the chunk store file
-// in use. Safe for concurrent use.
+// chunks whose records were damaged, and chunks that could not be read (an
+// error that is not damage: they stay unloaded and are read again later;
+// reported once per run of failed reads), as problems of the chunk store
+// file in use. Safe for concurrent use.
 func (r *Runtime) Problems() []chunkstore.Problem {
 	r.mu.Lock()
 	ps := r.problems

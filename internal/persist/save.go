@@ -141,6 +141,7 @@ func (r *Runtime) apply(res *autosave.Result) {
 		}
 		r.confirmEntities(res.Entities)
 		r.confirmPlayers(res.Players)
+		r.retryNow()
 	}
 	r.tickStall += r.copyCost() // copies since the last count (none when called from tickSave)
 	clear(r.held)
@@ -224,6 +225,7 @@ func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
 		return nil, errors.Join(errors.New("systems: encode ECS world"), err)
 	}
 	snap.World = world
+	snap.ReuseWorld = r.reuseWorld
 	if h, err := archetype.ReadHeader(world); err == nil {
 		snap.WorldEntities = int(h.Entities)
 	}
@@ -252,10 +254,28 @@ func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
 // component's MarshalBinary, say): a panic there fails this save with an
 // [autosave.PanicError] instead of ending the game.
 func (r *Runtime) encodeWorld() (data []byte, err error) {
+	var dst []byte
+	select {
+	case dst = <-r.spareWorld:
+	default:
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			data, err = nil, autosave.NewPanicError(p)
 		}
+		if err != nil && dst != nil {
+			r.reuseWorld(dst)
+		}
 	}()
-	return r.cfg.WorldCodec.Encode(r.world)
+	return r.cfg.WorldCodec.Encode(dst[:0], r.world)
+}
+
+// reuseWorld keeps the memory of a world file the writer is done with for
+// the next snapshot (one buffer: saves do not overlap). It runs on the
+// writer's goroutine.
+func (r *Runtime) reuseWorld(b []byte) {
+	select {
+	case r.spareWorld <- b:
+	default:
+	}
 }

@@ -17,6 +17,7 @@ type focusArea struct {
 }
 
 func (r *Runtime) tickStream() {
+	r.ticks++
 	areas := r.focusAreas()
 	r.spawnArrived(areas)
 	if len(areas) > 0 {
@@ -60,8 +61,9 @@ func slack(areas []focusArea, pos components.ChunkPos) int32 {
 }
 
 // requestWanted asks for every chunk within a focus's radius that is not
-// loaded or on its way, nearest first. Unloaded chunks that wait for the
-// next save come back from memory at once.
+// loaded or on its way, nearest first, unless its last read failed and
+// its backoff has not passed. Unloaded chunks that wait for the next save
+// come back from memory at once.
 func (r *Runtime) requestWanted(areas []focusArea) {
 	type cand struct {
 		pos  components.ChunkPos
@@ -72,7 +74,7 @@ func (r *Runtime) requestWanted(areas []focusArea) {
 		for y := a.c.Y - a.r; y <= a.c.Y+a.r; y++ {
 			for x := a.c.X - a.r; x <= a.c.X+a.r; x++ {
 				pos := components.ChunkPos{X: x, Y: y}
-				if _, ok := r.index.Get(pos); ok || r.loading[pos] {
+				if _, ok := r.index.Get(pos); ok || r.loading[pos] || !r.readDue(pos) {
 					continue
 				}
 				cands = append(cands, cand{pos, chebyshev(a.c, pos)})
@@ -105,6 +107,8 @@ func (r *Runtime) requestWanted(areas []focusArea) {
 }
 
 // spawnArrived spawns the chunks the loader has read that are still wanted.
+// A chunk whose read failed without proving its record damaged stays
+// unloaded (see readFailed).
 func (r *Runtime) spawnArrived(areas []focusArea) {
 	for _, res := range r.loader.drain() {
 		delete(r.loading, res.pos)
@@ -112,8 +116,14 @@ func (r *Runtime) spawnArrived(areas []focusArea) {
 			continue
 		}
 		if len(areas) > 0 && slack(areas, res.pos) > 1 {
-			continue // the focus moved on
+			r.settleCommitted(res.pos) // the focus moved on
+			continue
 		}
+		if res.readErr != nil {
+			r.readFailed(res.pos, res.readErr)
+			continue
+		}
+		r.readSucceeded(res.pos)
 		if res.chunkErr != nil {
 			r.report(problem{section: chunkstore.SectionChunk, pos: res.pos, err: fmt.Errorf("regenerated: %w", res.chunkErr)})
 		}
@@ -163,8 +173,10 @@ func (r *Runtime) unloadFar(areas []focusArea) {
 	for pos := range r.loading {
 		if slack(areas, pos) > 1 && r.loader.cancel(pos) {
 			delete(r.loading, pos)
+			r.settleCommitted(pos)
 		}
 	}
+	r.forgetRetries(areas)
 	if len(far) == 0 {
 		return
 	}

@@ -123,6 +123,16 @@ func Flip(path string, off int64) error {
 	return os.WriteFile(path, data, 0o644)
 }
 
+// FlipMiddle inverts four bits of the byte in the middle of the file at
+// path.
+func FlipMiddle(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	return Flip(path, st.Size()/2)
+}
+
 // Damage is one way a save gets damaged, named after its defect, with what
 // a check must name and what a repair may lose.
 //

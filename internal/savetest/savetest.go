@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,7 +55,10 @@ type Game struct {
 
 // Open installs the plugin over dir: loading the save there when load is
 // set, else starting a new world.
-func Open(dir string, load bool) (*Game, error) {
+func Open(dir string, load bool) (*Game, error) { return open(dir, load, -1) }
+
+// open is Open with the plugin's AutosaveConfig.BackupCopyEvery.
+func open(dir string, load bool, copyEvery int) (*Game, error) {
 	w := ecs.NewWorld()
 	ecs.ComponentID[Position](w)
 	ecs.ComponentID[Player](w)
@@ -65,7 +69,7 @@ func Open(dir string, load bool) (*Game, error) {
 		// The fixture's backups share the chunk store, the layout of saves
 		// made before backups had stores of their own, which the tools'
 		// tests read; backups with stores of their own are tested apart.
-		Autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: MaxBackups, BackupCopyEvery: -1},
+		Autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: MaxBackups, BackupCopyEvery: copyEvery},
 		// Delta and Full records where Build says so, as format 2 chose
 		// them: the damage tests flip bytes of each kind.
 		ChunkEncoding: chunkstore.EncodeDeltaFull,
@@ -142,8 +146,18 @@ func (g *Game) Close() error { return g.Pers.Close() }
 // generations, two of them backups: Delta, Full and Empty chunks, chunks
 // reverted to generation, pixel bodies in two chunks, and ECS entities and
 // a resource that change between generations.
-func Build(dir string) error {
-	g, err := Open(dir, false)
+func Build(dir string) error { return build(dir, -1) }
+
+// BuildWithCopies makes the save Build makes as a game with the default
+// AutosaveConfig does: after each save the writer copies the chunk store
+// for that generation's backup, so that every backup has a store of its
+// own (backups/chunks-<G>.pxsw and its data files) and the committed
+// generation's copy waits in backups/ for the next save: the first thing
+// a load falls back to when the committed store is damaged.
+func BuildWithCopies(dir string) error { return build(dir, 1) }
+
+func build(dir string, copyEvery int) error {
+	g, err := open(dir, false, copyEvery)
 	if err != nil {
 		return err
 	}
@@ -270,6 +284,34 @@ func Main(m *testing.M, base *string) int {
 	defer cleanup()
 	*base = dir
 	return m.Run()
+}
+
+var copies struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// WithCopies returns the directory of a save that BuildWithCopies made,
+// built once beside base (the save Main built), and removed with it. Copy
+// it with Fresh before changing it.
+func WithCopies(base string) (string, error) {
+	copies.once.Do(func() {
+		copies.dir = filepath.Join(filepath.Dir(base), "copies")
+		copies.err = BuildWithCopies(copies.dir)
+	})
+	return copies.dir, copies.err
+}
+
+// FreshWithCopies copies the save WithCopies returns into a temporary
+// directory of the test.
+func FreshWithCopies(t testing.TB, base string) string {
+	t.Helper()
+	dir, err := WithCopies(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Fresh(t, dir)
 }
 
 // Fresh copies the save at base into a temporary directory of the test.

@@ -252,6 +252,9 @@ func (v *view) listing() []storedJSON {
 
 // kind names what is stored at a position, as the export does.
 func (c *chunkRec) kind() string {
+	if c.damaged != nil {
+		return "damaged"
+	}
 	if !c.hasChunk {
 		return "none"
 	}
@@ -413,6 +416,12 @@ func (s *Server) describeChunk(v *view, pos chunkPos) chunkJSON {
 				errs = append(errs, err.Error())
 			}
 		}
+	}
+	if c.damaged != nil {
+		// Its newest record was cut: whatever older one still reads is
+		// not the generation's.
+		out.Kind, out.Drawn = "damaged", "hatched red: the record does not read"
+		errs = append(errs, c.damaged.Error())
 	}
 	if !c.bodyBlock.IsZero() {
 		out.Bodies = len(c.bodies)

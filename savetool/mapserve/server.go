@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -152,6 +153,18 @@ func (s *Server) Generation() uint64 {
 	}
 	defer v.release()
 	return v.man.Generation
+}
+
+// Warnings returns what the map warns of in the generation it shows, as
+// /api/world lists them: a chunk store opened despite damage (naming
+// arksave repair), a generator of another version; nil once closed.
+func (s *Server) Warnings() []string {
+	v := s.acquire()
+	if v == nil {
+		return nil
+	}
+	defer v.release()
+	return slices.Clone(v.warnings)
 }
 
 // acquire returns the current view with a reference, nil once closed.

@@ -42,6 +42,7 @@ func (s *Server) keyOf(v *view, z, x, y int) tileKey {
 		maphash.WriteComparable(&h, p)
 		maphash.WriteComparable(&h, c.typ)
 		maphash.WriteComparable(&h, c.version)
+		maphash.WriteComparable(&h, c.damaged != nil)
 		n++
 	})
 	for _, b := range v.bodies {
@@ -108,7 +109,7 @@ func (s *Server) renderLevel0(v *view, x, y int) (*image.RGBA, error) {
 	r := tileRect(0, x, y)
 	clip := r.Intersect(v.extent)
 	img, _, err := savetool.RenderStore(v.store, savetool.RenderOptions{
-		Region: clip, Scale: 1, Generator: s.gen, Palette: s.opts.Palette, NoBodies: true,
+		Region: clip, Scale: 1, Generator: s.gen, Palette: s.opts.Palette, NoBodies: true, Damaged: v.isDamaged,
 	})
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package mapserve
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"image"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/savetool"
 )
 
@@ -28,7 +30,7 @@ type view struct {
 	// tile of another (a new world started in the same directory).
 	identity uint64
 	chunks   map[chunkstore.Pos]*chunkRec
-	order    []chunkstore.Pos // positions with a chunk record, by (y, x)
+	order    []chunkstore.Pos // positions with a chunk record (or a damaged one), by (y, x)
 	bounds   image.Rectangle  // world pixels of the stored chunks
 	extent   image.Rectangle  // the map: bounds grown by a chunk on every side
 	bodies   []*body          // every pixel body, by id
@@ -57,6 +59,10 @@ type chunkRec struct {
 	bodies    []*body           // those of the body block
 	regionals []*regional       // the block's other regional entities
 	bodyErr   error             // why the body block (or a section of it) does not read
+	// damaged says why the chunk's record is lost: the chunk store could
+	// only be opened by rebuilding its index (a truncated data file), and
+	// the chunk's record was found cut or unreadable on the way.
+	damaged error
 	// changedIn is the generation in which the server saw the chunk's
 	// content change; 0 when it has not seen it change since it started.
 	changedIn uint64
@@ -79,6 +85,12 @@ const compareBudget = 256 << 20
 // must stay open meanwhile), keeps prev's versions and parsed bodies.
 func openView(dir string, o *Options, seed maphash.Seed, prev *view) (*view, error) {
 	s, m, err := savetool.OpenStore(dir, 0, savetool.Options{FS: o.FS})
+	var damage *chunkstore.Report
+	if errors.Is(err, chunkstore.ErrCorrupt) {
+		// A page table cut off (a truncated data file): show what still
+		// reads, the rest as damaged, rather than nothing.
+		s, m, damage, err = openDamaged(dir, o, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -92,8 +104,9 @@ func openView(dir string, o *Options, seed maphash.Seed, prev *view) (*view, err
 		seed                   uint64
 		genVersion, chunkSize  uint32
 		generator, genMatching bool
+		rebuilt                bool
 	}{m.CreatedMS, cfg.Seed, s.GeneratorVersion(), uint32(cfg.ChunkSize), o.Generator != nil,
-		o.Generator != nil && o.Generator.Version() == s.GeneratorVersion()})
+		o.Generator != nil && o.Generator.Version() == s.GeneratorVersion(), damage != nil})
 	v.identity = h.Sum64()
 	if prev != nil && prev.identity != v.identity {
 		prev = nil
@@ -122,6 +135,9 @@ func openView(dir string, o *Options, seed maphash.Seed, prev *view) (*view, err
 		v.bounds = v.bounds.Union(v.chunkRect(e.Pos))
 		return true
 	})
+	if damage != nil {
+		v.markDamaged(dir, damage, rec)
+	}
 	budget := int64(compareBudget)
 	for pos, r := range v.chunks {
 		var p *chunkRec
@@ -343,4 +359,69 @@ func floorDiv(a, b int) int {
 		return -((-a + b - 1) / b)
 	}
 	return a / b
+}
+
+// openDamaged opens the committed generation's chunk store of the save at
+// dir when its page table does not read (err, from the plain open): the
+// index rebuilt by scanning its records (chunkstore's Repair, read-only),
+// with the report of what was skipped. A store that cannot be opened even
+// so returns err.
+func openDamaged(dir string, o *Options, err error) (*chunkstore.Store, *autosave.Manifest, *chunkstore.Report, error) {
+	var s *chunkstore.Store
+	var man *autosave.Manifest
+	rerr := autosave.ReadConsistent(o.FS, dir, func(d *autosave.Dir) error {
+		m := d.Manifest()
+		if m == nil || len(m.Chunks.Root) == 0 {
+			return err
+		}
+		p, ferr := d.File(m.Chunks.Name)
+		if ferr != nil {
+			return ferr
+		}
+		var oerr error
+		s, oerr = chunkstore.Open(p, &chunkstore.Options{FS: d.FS(), ReadOnly: true, Repair: true, Root: m.Chunks.Root})
+		man = m
+		return oerr
+	})
+	if rerr != nil {
+		return nil, nil, nil, err
+	}
+	rep := s.OpenReport()
+	return s, man, &rep, nil
+}
+
+// markDamaged notes the chunks whose records the rebuilt index of a
+// damaged store lost, to draw and list as damaged, and warns that the
+// store is damaged, naming the tools that list and mend it.
+func (v *view) markDamaged(dir string, rep *chunkstore.Report, rec func(chunkstore.Pos) *chunkRec) {
+	for _, p := range rep.Problems {
+		if p.Pos == nil {
+			continue
+		}
+		r := rec(*p.Pos)
+		if r.damaged == nil && !r.hasChunk {
+			v.order = append(v.order, *p.Pos)
+		}
+		r.damaged = p.Err
+		v.bounds = v.bounds.Union(v.chunkRect(*p.Pos))
+	}
+	first := ""
+	if len(rep.Problems) > 0 {
+		first = fmt.Sprintf(", first: %s", rep.Problems[0])
+	}
+	lost := ""
+	if ri, err := chunkstore.ParseRoot(v.man.Chunks.Root); err == nil && int(ri.Chunks) > len(v.order) {
+		// Records past the cut leave no trace but the count.
+		lost = fmt.Sprintf(" (the generation stored %d chunks; %d of them are not found at all and show as not stored)", ri.Chunks, int(ri.Chunks)-len(v.order))
+	}
+	v.warnings = append(v.warnings, fmt.Sprintf("the chunk store %s of generation %d is damaged (%s%s): the map shows what still reads, "+
+		"damaged chunks hatched red%s; arksave check %s lists the damage, arksave repair %s recovers what is intact",
+		v.man.Chunks.Name, v.man.Generation, words.Count(len(rep.Problems), "problem", "problems"), first, lost, dir, dir))
+}
+
+// isDamaged reports whether the chunk at pos lost its record in a damaged
+// store: it is drawn hatched red.
+func (v *view) isDamaged(pos chunkstore.Pos) bool {
+	c := v.chunks[pos]
+	return c != nil && c.damaged != nil
 }

@@ -1,0 +1,482 @@
+package arksave_test
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"math/rand/v2"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/vfs"
+)
+
+// readFaults fails reads of the chunk store's data files with EIO (an I/O
+// error, not damage) while on, and counts the reads it failed.
+type readFaults struct {
+	on     atomic.Bool
+	failed atomic.Int64
+}
+
+func (f *readFaults) Inject(op vfs.Op, name string) error {
+	if op != vfs.OpRead || !f.on.Load() {
+		return nil
+	}
+	if _, _, ok := chunkstore.ParseDataFileName(filepath.Base(name)); !ok {
+		return nil
+	}
+	f.failed.Add(1)
+	return &fs.PathError{Op: op.String(), Path: name, Err: syscall.EIO}
+}
+
+// around lists the chunks within radius 1 of chunk (0,0).
+func around() []components.ChunkPos {
+	var out []components.ChunkPos
+	for y := int32(-1); y <= 1; y++ {
+		for x := int32(-1); x <= 1; x++ {
+			out = append(out, components.ChunkPos{X: x, Y: y})
+		}
+	}
+	return out
+}
+
+// bodyViews returns every pixel body in the world, all its fields, by id.
+func bodyViews(g *game) map[components.BodyID]string {
+	out := map[components.BodyID]string{}
+	q := ecs.NewFilter1[components.PixelBody](g.w).Query()
+	for q.Next() {
+		b := q.Get()
+		out[b.ID] = fmt.Sprintf("%+v", *b)
+	}
+	return out
+}
+
+// loadedOf returns which of ps are loaded.
+func loadedOf(g *game, ps []components.ChunkPos) []components.ChunkPos {
+	ix := ecs.GetResource[components.ChunkIndex](g.w)
+	var out []components.ChunkPos
+	for _, p := range ps {
+		if _, ok := ix.Get(p); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// setFocus moves the test game's focus without waiting for chunks.
+func (g *game) setFocus(x, y float64) {
+	q := ecs.NewFilter1[components.Focus](g.w).Query()
+	for q.Next() {
+		f := q.Get()
+		f.X, f.Y = x, y
+	}
+}
+
+// storedWorld is what a test world holds around chunk (0,0): the pixels of
+// every chunk, the crates and the pixel bodies.
+type storedWorld struct {
+	digests map[components.ChunkPos]uint64
+	crates  string
+	bodies  string
+}
+
+func (g *game) storedWorld(t testing.TB) storedWorld {
+	t.Helper()
+	s := storedWorld{digests: map[components.ChunkPos]uint64{}}
+	for _, p := range around() {
+		s.digests[p] = g.chunkDigest(t, p.X, p.Y)
+	}
+	crates, _ := g.crates(t)
+	s.crates = fmt.Sprint(crates)
+	s.bodies = fmt.Sprint(bodyViews(g))
+	return s
+}
+
+func (s storedWorld) diff(o storedWorld) string {
+	var out []string
+	for p, d := range s.digests {
+		if o.digests[p] != d {
+			out = append(out, fmt.Sprintf("chunk %v differs", p))
+		}
+	}
+	sort.Strings(out)
+	if s.crates != o.crates {
+		out = append(out, fmt.Sprintf("crates %s, want %s", o.crates, s.crates))
+	}
+	if s.bodies != o.bodies {
+		out = append(out, fmt.Sprintf("bodies %s, want %s", o.bodies, s.bodies))
+	}
+	return fmt.Sprint(out)
+}
+
+// buildStoredWorld paints every chunk around (0,0), puts crates and pixel
+// bodies into some of them and saves.
+func buildStoredWorld(t testing.TB, g *game) storedWorld {
+	t.Helper()
+	g.settle(t)
+	for i, p := range around() {
+		g.paint(t, p.X, p.Y, i+1, 2*i+1, components.MakePixel(uint8(20+i), 1, 0, 0))
+	}
+	ids := ecs.GetResource[components.BodyIDs](g.w)
+	for i, at := range [][2]float32{{40, 45}, {-20, 10}, {5, -25}} {
+		b := components.PixelBody{ID: ids.New(), X: at[0], Y: at[1], Rotation: 0.25 * float32(i), VX: float32(i), Width: 2, Height: 1,
+			Pixels: []components.Pixel{components.Pixel(i + 1), 7}, Shape: []bool{true, i != 1}}
+		g.bodies.NewEntity(&b, &components.Persistable{})
+	}
+	g.spawnCrate(-5, 3, 0, 3)
+	g.spawnCrate(50, 50, 0, 8)
+	g.tick()
+	must(t, g.pers.SaveNow().Err)
+	return g.storedWorld(t)
+}
+
+// TestStreamingReadErrorKeepsStoredChunks: while the chunk store's data
+// file cannot be read (an I/O error, not damage), chunks that stream in
+// stay unloaded and are retried with a backoff, never loaded as generated
+// and never saved over the stored ones; their bodies and entities are not
+// dropped; the failure is reported, and once the disk heals they come
+// back exactly, as a save and a load of it then show.
+func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
+	mem := vfs.NewMem()
+	faults := &readFaults{}
+	logs := &records{}
+	g := regionalGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: faults}, dir: "/save", radius: 1, autosave: noBackupCopy(),
+		plugin: func(p *arksave.Plugin) { p.Logger = slog.New(logs) }})
+	want := buildStoredWorld(t, g)
+	g.pers.Problems()
+
+	g.moveFocus(t, 20*testChunk, 0)
+	expect(t, len(loadedOf(g, around())) == 0, "chunks around 0,0 still loaded")
+	faults.on.Store(true)
+	g.setFocus(0, 0)
+	const ticks = 120
+	for range ticks {
+		g.tick()
+		time.Sleep(time.Millisecond)
+	}
+	expect(t, faults.failed.Load() > 0, "no read of the data file was tried")
+	expect(t, len(loadedOf(g, around())) == 0, "chunks loaded while their records cannot be read: %v", loadedOf(g, around()))
+	crates, _ := g.crates(t)
+	expect(t, len(crates) == 0 && countBodies(g) == 0, "entities spawned without their chunk: %v, %d bodies", crates, countBodies(g))
+	expect(t, faults.failed.Load() <= int64(len(around())*ticks/4), "%d failed reads in %d ticks: retried without a backoff", faults.failed.Load(), ticks)
+	probs := g.pers.Problems()
+	expect(t, len(probs) == len(around()), "%d problems for %d chunks that could not be read, once each: %v", len(probs), len(around()), probs)
+	attrs, ok := logs.find(slog.LevelWarn, "chunk read failed: not loaded, read again later")
+	expect(t, ok && errors.Is(attrs["err"].Any().(error), syscall.EIO), "the failed read is not logged: %v", logs.messages())
+	for _, p := range probs {
+		expect(t, errors.Is(p.Err, syscall.EIO) && !errors.Is(p.Err, arksave.ErrCorrupt) && p.Pos != nil,
+			"a problem that is not the read error, or reads as damage: %v", p)
+	}
+	// A save while the reads fail writes nothing over the stored chunks.
+	must(t, g.pers.SaveNow().Err)
+	st, _ := openCommittedStore(t, mem, "/save")
+	for _, p := range around() {
+		raw, ok, err := st.ReadRaw(chunkstore.Pos{X: p.X, Y: p.Y})
+		must(t, err)
+		expect(t, ok && raw.Type != chunkstore.Empty, "chunk %v lost its record: %+v", p, raw)
+	}
+	must(t, st.Close())
+
+	faults.on.Store(false)
+	g.settle(t)
+	_, ok = logs.find(slog.LevelInfo, "chunk read after failed reads")
+	expect(t, ok, "the chunks read after failures are not logged: %v", logs.messages())
+	got := g.storedWorld(t)
+	expect(t, got.diff(want) == "[]", "after the disk healed: %s", got.diff(want))
+	for _, p := range g.pers.Problems() {
+		expect(t, !errors.Is(p.Err, arksave.ErrCorrupt), "damage reported for a read error: %v", p)
+	}
+
+	must(t, g.pers.SaveNow().Err)
+	must(t, g.pers.Close())
+	h := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
+	h.moveFocus(t, 0, 0)
+	got = h.storedWorld(t)
+	expect(t, got.diff(want) == "[]", "after a save and a load: %s", got.diff(want))
+}
+
+// TestDamagedChunkRecordRegenerates: a chunk record that fails its checksum
+// is damage: the chunk streams in as generated and the damage is reported.
+func TestDamagedChunkRecordRegenerates(t *testing.T) {
+	mem := vfs.NewMem()
+	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: noBackupCopy()})
+	g.settle(t)
+	generated := g.chunkDigest(t, 1, 1)
+	g.paint(t, 1, 1, 5, 6, components.MakePixel(12, 3, 0, 0))
+	expect(t, g.chunkDigest(t, 1, 1) != generated, "the paint changed nothing")
+	must(t, g.pers.SaveNow().Err)
+	g.moveFocus(t, 20*testChunk, 0)
+
+	st, m := openCommittedStore(t, mem, "/save")
+	raw, ok, err := st.ReadRaw(chunkstore.Pos{X: 1, Y: 1})
+	must(t, err)
+	expect(t, ok && !raw.Handle.IsZero(), "chunk 1,1 not stored")
+	must(t, st.Close())
+	name := m.Chunks.Name
+	if n := raw.Handle.File(); n > 0 {
+		name = chunkstore.DataFileName(name, n)
+	}
+	flipAt(t, mem, "/save/"+name, raw.Handle.FileOffset()+int64(raw.Handle.Length)-2)
+
+	g.pers.Problems()
+	g.moveFocus(t, 0, 0)
+	expect(t, g.chunkDigest(t, 1, 1) == generated, "a damaged record does not read as the generated chunk")
+	found := false
+	for _, p := range g.pers.Problems() {
+		if p.Pos != nil && p.Pos.X == 1 && p.Pos.Y == 1 && errors.Is(p.Err, arksave.ErrCorrupt) {
+			found = true
+		}
+	}
+	expect(t, found, "the damaged record is not reported")
+}
+
+// TestMergeDuringReadErrorKeepsStoredEntities: an entity placed into a
+// chunk that is not loaded is added to what the store holds for it; when
+// that cannot be read (an I/O error, not damage) the save fails instead of
+// replacing the stored entities with the new one, and the next save after
+// the disk healed keeps both.
+func TestMergeDuringReadErrorKeepsStoredEntities(t *testing.T) {
+	mem := vfs.NewMem()
+	faults := &readFaults{}
+	g := regionalGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: faults}, dir: "/save", radius: 1, autosave: noBackupCopy()})
+	want := buildStoredWorld(t, g)
+	g.moveFocus(t, 20*testChunk, 0)
+
+	g.spawnCrate(52, 60, 900, 9) // chunk (1,1), not loaded: unloaded into it
+	g.tick()
+	faults.on.Store(true)
+	res := g.pers.SaveNow()
+	expect(t, errors.Is(res.Err, syscall.EIO), "a save that could not read the stored entities it adds to: %v", res.Err)
+	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{X: 1, Y: 1}).Bodies) == 1, "the stored body of chunk 1,1 is gone")
+
+	faults.on.Store(false)
+	must(t, g.pers.SaveNow().Err)
+	g.moveFocus(t, 0, 0)
+	crates, _ := g.crates(t)
+	expect(t, crates[900].HP == 9, "the new crate is lost: %v", crates)
+	delete(crates, 900)
+	got := g.storedWorld(t)
+	got.crates = fmt.Sprint(crates)
+	expect(t, got.diff(want) == "[]", "after the merge: %s", got.diff(want))
+}
+
+// chaos fails reads of the chunk store's data files with EIO, each with
+// probability read, and mutating calls with EIO or ENOSPC with probability
+// write: a disk that comes and goes.
+type chaos struct {
+	mu          sync.Mutex
+	rng         *rand.Rand
+	read, write float64
+}
+
+func (c *chaos) set(read, write float64) {
+	c.mu.Lock()
+	c.read, c.write = read, write
+	c.mu.Unlock()
+}
+
+func (c *chaos) Inject(op vfs.Op, name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var p float64
+	switch {
+	case op == vfs.OpRead:
+		if _, _, ok := chunkstore.ParseDataFileName(filepath.Base(name)); ok {
+			p = c.read
+		}
+	case op.Mutating() && op != vfs.OpLock:
+		p = c.write
+	}
+	if p == 0 || c.rng.Float64() >= p {
+		return nil
+	}
+	errno := syscall.EIO
+	if op != vfs.OpRead && c.rng.IntN(2) == 0 {
+		errno = syscall.ENOSPC
+	}
+	return &fs.PathError{Op: op.String(), Path: name, Err: errno}
+}
+
+// worldModel is what the game did: every chunk's persisted pixels (a chunk
+// it never changed is the generated one), every crate and pixel body.
+type worldModel struct {
+	chunks map[components.ChunkPos][]components.Pixel
+	crates map[uint64]crateView
+	bodies map[components.BodyID]string
+}
+
+// pixels returns the model's pixels of the chunk at pos.
+func (m *worldModel) pixels(pos components.ChunkPos) []components.Pixel {
+	if px, ok := m.chunks[pos]; ok {
+		return px
+	}
+	raw := make([]uint32, testChunk*testChunk)
+	gen{}.Generate(pos.X, pos.Y, 7, raw)
+	px := make([]components.Pixel, len(raw))
+	for i, v := range raw {
+		px[i] = components.Pixel(v) & components.PersistMask
+	}
+	m.chunks[pos] = px
+	return px
+}
+
+// check compares every loaded chunk, crate and pixel body with the model.
+func (m *worldModel) check(t testing.TB, g *game, when string) {
+	t.Helper()
+	ecs.GetResource[components.ChunkIndex](g.w).All(func(pos components.ChunkPos, _ ecs.Entity) bool {
+		c, _ := g.chunk(t, pos.X, pos.Y)
+		want := m.pixels(pos)
+		for i, p := range c.Pixels() {
+			if p&components.PersistMask != want[i] {
+				t.Fatalf("%s: chunk %v pixel %d is %08x, want %08x", when, pos, i, uint32(p&components.PersistMask), uint32(want[i]))
+			}
+		}
+		return true
+	})
+	crates, _ := g.crates(t)
+	for id, c := range crates {
+		expect(t, m.crates[id] == c, "%s: crate %d is %+v, want %+v", when, id, c, m.crates[id])
+	}
+	for id, b := range bodyViews(g) {
+		expect(t, m.bodies[id] == b, "%s: body %d is %s, want %s", when, id, b, m.bodies[id])
+	}
+}
+
+// TestReadErrorsLoseNothing: a disk whose reads (and, in some rounds,
+// writes) fail at random points while the focus moves, the game paints,
+// moves and changes its entities, and saves: every chunk that streams in is
+// what the game last had (never a generated one over a stored one), no
+// read error is reported as damage, and once the disk heals a save and a
+// load of it hold everything the game did.
+func TestReadErrorsLoseNothing(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	mem := vfs.NewMem()
+	ch := &chaos{rng: rand.New(rand.NewPCG(seed, 2))}
+	g := regionalGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: ch}, dir: "/save", radius: 1, autosave: noBackupCopy()})
+	m := &worldModel{chunks: map[components.ChunkPos][]components.Pixel{}, crates: map[uint64]crateView{}, bodies: map[components.BodyID]string{}}
+	buildStoredWorld(t, g)
+	for _, p := range around() {
+		c, _ := g.chunk(t, p.X, p.Y)
+		px := make([]components.Pixel, len(c.Pixels()))
+		for i, v := range c.Pixels() {
+			px[i] = v & components.PersistMask
+		}
+		m.chunks[p] = px
+	}
+	m.crates, _ = g.crates(t)
+	for id, b := range bodyViews(g) {
+		m.bodies[id] = b
+	}
+	// Back and forth, so that chunks saved before stream in again.
+	centres := [][2]float64{{0, 0}, {3, 0}, {0, 0}, {0, 3}, {3, 3}, {3, 0}, {0, 0}, {0, 3}}
+	readFailures, failedSaves := 0, 0
+	const rounds = 8
+	for round := range rounds {
+		read, write := []float64{0.3, 0.6, 1}[rng.IntN(3)], 0.0
+		if rng.IntN(3) == 0 {
+			write = 0.05
+		}
+		ch.set(read, write)
+		c := centres[round%len(centres)]
+		g.setFocus((c[0]+0.5)*testChunk, (c[1]+0.5)*testChunk)
+		for i := range 40 {
+			g.tick()
+			m.check(t, g, fmt.Sprintf("round %d tick %d", round, i))
+			time.Sleep(200 * time.Microsecond)
+		}
+		m.play(t, g, rng)
+		res := g.waitSave(t, g.pers.Save())
+		m.check(t, g, fmt.Sprintf("round %d after a save (%v)", round, res.Err))
+		if res.Err != nil {
+			failedSaves++
+		}
+		for _, p := range g.pers.Problems() {
+			expect(t, !errors.Is(p.Err, arksave.ErrCorrupt), "round %d: damage reported: %v", round, p)
+			if p.Section == chunkstore.SectionChunk {
+				readFailures++
+			}
+		}
+	}
+	t.Logf("%d chunk reads failed and were reported, %d of %d saves failed", readFailures, failedSaves, rounds)
+	expect(t, readFailures > 0, "no chunk read failed: the test tests nothing")
+
+	ch.set(0, 0)
+	must(t, g.pers.SaveNow().Err)
+	must(t, g.pers.Close())
+	h := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
+	seen := map[uint64]bool{}
+	visit := map[components.ChunkPos]bool{}
+	for _, c := range centres {
+		visit[components.ChunkPos{X: int32(c[0]), Y: int32(c[1])}] = true
+	}
+	for _, c := range m.crates {
+		visit[components.ChunkOf(c.X, c.Y, testChunk)] = true
+	}
+	for pos := range visit {
+		h.moveFocus(t, (float64(pos.X)+0.5)*testChunk, (float64(pos.Y)+0.5)*testChunk)
+		m.check(t, h, fmt.Sprintf("after the load, around %v", pos))
+		crates, _ := h.crates(t)
+		for id := range crates {
+			seen[id] = true
+		}
+	}
+	for id, c := range m.crates {
+		expect(t, seen[id], "crate %d (%+v) lost", id, c)
+	}
+}
+
+// play paints pixels of loaded chunks, changes and moves crates (into
+// chunks that may not be loaded) and spawns new ones, keeping the model.
+func (m *worldModel) play(t testing.TB, g *game, rng *rand.Rand) {
+	t.Helper()
+	var loaded []components.ChunkPos
+	ecs.GetResource[components.ChunkIndex](g.w).All(func(pos components.ChunkPos, _ ecs.Entity) bool {
+		loaded = append(loaded, pos)
+		return true
+	})
+	if len(loaded) == 0 {
+		return
+	}
+	for range 5 {
+		pos := loaded[rng.IntN(len(loaded))]
+		x, y := rng.IntN(testChunk), rng.IntN(testChunk)
+		p := components.MakePixel(uint8(1+rng.IntN(200)), uint8(rng.IntN(8)), 0, 0)
+		g.paint(t, pos.X, pos.Y, x, y, p)
+		m.pixels(pos)[y*testChunk+x] = p & components.PersistMask
+	}
+	_, ents := g.crates(t)
+	pmap, cmap := ecs.NewMap1[Position](g.w), ecs.NewMap1[Crate](g.w)
+	for id, e := range ents {
+		switch rng.IntN(3) {
+		case 0:
+			cmap.Get(e).HP++
+			must(t, g.pers.MarkDirty(e))
+		case 1:
+			p := pmap.Get(e)
+			p.X += float64(rng.IntN(3)-1) * testChunk
+			p.Y += float64(rng.IntN(3)-1) * testChunk
+		}
+		v := m.crates[id]
+		v.X, v.Y, v.HP = pmap.Get(e).X, pmap.Get(e).Y, cmap.Get(e).HP
+		m.crates[id] = v
+	}
+	pos := loaded[rng.IntN(len(loaded))]
+	x, y := (float64(pos.X)+0.25)*testChunk, (float64(pos.Y)+0.75)*testChunk
+	id := uint64(1000 + len(m.crates))
+	g.spawnCrate(x, y, id, len(m.crates))
+	m.crates[id] = crateView{X: x, Y: y, HP: len(m.crates), Tags: fmt.Sprint([]string{"wood", fmt.Sprint(len(m.crates))})}
+	g.tick()
+}
