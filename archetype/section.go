@@ -469,12 +469,16 @@ var (
 // created, they are removed before DecodeEntities returns. Errors are those of [Decode]; a world
 // file instead of a section is refused.
 //
-// Options: [SkipComponents], [Alias], [TypeVersion], [Migrate], [IgnoreUnknownTypes], [StableRefs].
+// Options: [SkipComponents], [Alias], [TypeVersion], [Migrate], [IgnoreUnknownTypes], [StableRefs],
+// [KeepUndecodable].
 func DecodeEntities(data []byte, world *ecs.World, opts ...Option) (created []ecs.Entity, err error) {
 	if world.IsLocked() {
 		return nil, errors.New("archetype: the world is locked by an open query; close it before DecodeEntities")
 	}
 	o := buildOptions(opts)
+	if o.keep != nil {
+		return decodeKeeping(data, world, opts, o)
+	}
 	f := newFileReader(bytes.NewReader(data))
 	if err := f.readHead(); err != nil {
 		return nil, err
