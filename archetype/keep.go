@@ -16,9 +16,10 @@ import (
 // no migration ([ErrVersion], [ErrIncompatible]). DecodeEntities then reads the other tables into
 // the world and calls keep once with a section of the refused tables (their columns' bytes as
 // stored, a later DecodeEntities into a world that takes them gives back the same entities) and
-// the error that refused them, and returns no error. When no table can be read, or a value
-// refuses to decode after the types matched, keep is given the section itself, byte for byte,
-// and nothing is created.
+// the error that refused them, and returns no error. When no table can be read, or the section
+// is refused for any other reason that is not damage (a value that refuses to decode after the
+// types matched, say), keep is given the section itself, byte for byte, with that error, and
+// nothing is created.
 //
 // References between the two parts: an ecs.Entity value of a kept entity that points to an entity
 // read into the world is kept by that entity's stable id ([StableRefs]' toStable, asked once the
@@ -39,12 +40,19 @@ func decodeKeeping(data []byte, world *ecs.World, opts []Option, o *options) ([]
 		return created, err
 	}
 	sp, perr := readSplit(data)
-	if perr != nil {
+	switch {
+	case perr != nil && errors.Is(perr, ErrCorrupt):
 		return nil, perr
+	case perr != nil:
+		o.keep(data, err)
+		return nil, nil
 	}
 	refused, cause := sp.refusedTables(world, o)
 	if len(refused) == 0 || len(refused) == len(sp.f.tables) {
-		o.keep(data, err)
+		if cause == nil {
+			cause = err
+		}
+		o.keep(data, cause)
 		return nil, nil
 	}
 	var good []int
@@ -84,11 +92,8 @@ func decodeKeeping(data []byte, world *ecs.World, opts []Option, o *options) ([]
 	return created, nil
 }
 
-// refusedIntact reports whether DecodeEntities refused a section for what the world is, not for
-// what the bytes are.
-func refusedIntact(err error) bool {
-	return !errors.Is(err, ErrCorrupt) && (errors.Is(err, ErrUnknownType) || errors.Is(err, ErrVersion) || errors.Is(err, ErrIncompatible))
-}
+// refusedIntact reports whether DecodeEntities refused a section for another reason than damage.
+func refusedIntact(err error) bool { return !errors.Is(err, ErrCorrupt) }
 
 func sortedKeys(m map[int]bool) []int {
 	var out []int
@@ -149,11 +154,17 @@ func readSplit(data []byte) (*splitSection, error) {
 
 // refusedTables returns the tables with a type the world cannot take, and the first such refusal.
 func (sp *splitSection) refusedTables(world *ecs.World, o *options) (map[int]bool, error) {
+	// Each type on its own: the others are passed over as concrete types are.
 	typeErr := make([]error, len(sp.f.types))
+	one := slices.Clone(sp.f.types)
 	for i := range sp.f.types {
-		if _, err := bindTypes(world, sp.f.types[i:i+1], o); err != nil {
-			typeErr[i] = fmt.Errorf("type %q: %w", sp.f.types[i].name, err)
+		for j := range one {
+			one[j].flags = sp.f.types[j].flags
+			if j != i {
+				one[j].flags |= TypeConcrete
+			}
 		}
+		_, typeErr[i] = bindTypes(world, one, o)
 	}
 	refused := map[int]bool{}
 	var cause error
