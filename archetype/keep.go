@@ -1,7 +1,6 @@
 package archetype
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -114,15 +113,9 @@ type splitSection struct {
 // readSplit reads and checks every part of an entity section: header, registry, tables, reference
 // table, every column's checksum, resources and footer.
 func readSplit(data []byte) (*splitSection, error) {
-	f := newFileReader(bytes.NewReader(data))
-	if err := f.readHead(); err != nil {
+	f, err := readSectionHead(data)
+	if err != nil {
 		return nil, err
-	}
-	if f.header.Flags&FlagSection == 0 {
-		return nil, errNotSection
-	}
-	if f.header.FileSize != uint64(len(data)) {
-		return nil, fmt.Errorf("%w: header at offset 40: file size %d, the section has %d bytes", ErrCorrupt, f.header.FileSize, len(data))
 	}
 	if err := f.readRefs(); err != nil {
 		return nil, err
