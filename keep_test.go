@@ -58,12 +58,28 @@ func (g *game) lanterns(t testing.TB) map[uint64]lanternView {
 }
 
 // A chunk whose stored regional entities hold a type this game does not
-// register loads with the others; those it cannot read are reported once,
-// naming the type and the chunk, kept as stored through the game's changes
-// to the chunk (pixels, another entity moved, the chunk streamed out and
-// back) and its saves, and come back exactly in a game that registers the
-// type again.
+// register (or registers at another type version, without a migration)
+// loads with the others; those it cannot read are reported once, naming
+// the type and the chunk, kept as stored through the game's changes to the
+// chunk (pixels, another entity moved, the chunk streamed out and back)
+// and its saves, and come back exactly in a game that registers the type
+// again.
 func TestUnreadableEntitiesAreKept(t *testing.T) {
+	withLanterns := func(w *ecs.World) { ecs.ComponentID[Lantern](w) }
+	t.Run("unregistered", func(t *testing.T) {
+		testUnreadableKept(t, gameOpts{}, archetype.ErrUnknownType)
+	})
+	t.Run("another type version", func(t *testing.T) {
+		testUnreadableKept(t, gameOpts{prepare: withLanterns, plugin: func(p *arksave.Plugin) {
+			p.WorldOptions = []archetype.Option{archetype.TypeVersion(ecs.C[Lantern](), 2)}
+		}}, archetype.ErrVersion)
+	})
+}
+
+// testUnreadableKept is TestUnreadableEntitiesAreKept with the game that
+// cannot read lanterns made with without (its fs, dir, load and radius
+// set here), and the error its problem matches.
+func testUnreadableKept(t *testing.T, without gameOpts, want error) {
 	mem := vfs.NewMem()
 	withLanterns := func(w *ecs.World) { ecs.ComponentID[Lantern](w) }
 	g := regionalGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, prepare: withLanterns})
@@ -89,15 +105,22 @@ func TestUnreadableEntitiesAreKept(t *testing.T) {
 
 	// A game without Lantern: the crates come, the lanterns are reported.
 	logs := &records{}
-	h := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1,
-		plugin: func(p *arksave.Plugin) { p.Logger = slog.New(logs) }})
+	o := without
+	o.fs, o.dir, o.load, o.radius = mem, "/save", true, 1
+	o.plugin = func(p *arksave.Plugin) {
+		p.Logger = slog.New(logs)
+		if without.plugin != nil {
+			without.plugin(p)
+		}
+	}
+	h := regionalGame(t, o)
 	h.moveFocus(t, 0, 0)
 	got, ents := h.crates(t)
 	expect(t, fmt.Sprint(got) == fmt.Sprint(crates), "crates in a game without lanterns: %v, want %v", got, crates)
 	expect(t, countBodies(h) == 0, "the lantern's body spawned without its lantern")
 	probs := h.pers.Problems()
 	expect(t, len(probs) == 1 && probs[0].Pos != nil && probs[0].Pos.X == 1 && probs[0].Pos.Y == 1 &&
-		errors.Is(probs[0].Err, archetype.ErrUnknownType) && !errors.Is(probs[0].Err, arksave.ErrCorrupt) &&
+		errors.Is(probs[0].Err, want) && !errors.Is(probs[0].Err, arksave.ErrCorrupt) &&
 		strings.Contains(probs[0].Err.Error(), "Lantern"), "problems: %v", probs)
 	attrs, ok := logs.find(slog.LevelWarn, "regional entities this game cannot read are kept as stored")
 	expect(t, ok && strings.Contains(fmt.Sprint(attrs["err"].Any()), "Lantern") && fmt.Sprint(attrs["chunk"].Any()) == fmt.Sprint(components.ChunkPos{X: 1, Y: 1}),

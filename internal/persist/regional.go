@@ -655,7 +655,9 @@ func (r *Runtime) unloadRegion(pos components.ChunkPos) error {
 // spawnRegion spawns the regional entities of a chunk that arrived: what
 // the store holds (blk), or, when entities of it wait in memory, those
 // instead (a complete set) or as well (parts). Sections are read oldest
-// first; an entity in a later one replaces an earlier copy.
+// first; an entity in a later one replaces an earlier copy. A damaged
+// section is dropped and reported; entities of an intact one that this
+// game cannot read are kept as stored (keepUnread, region.kept).
 func (r *Runtime) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBlock) {
 	g := r.reg
 	rg := &region{}
