@@ -577,3 +577,34 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 		}
 	}
 }
+
+// TestFallbackStopsAtAnUnreadableBackup: when the committed generation is
+// damaged and the newest backup cannot be read (EIO), the load fails with
+// that error instead of going on to an older backup, and nothing is
+// changed; healed, it falls back to the newest backup.
+func TestFallbackStopsAtAnUnreadableBackup(t *testing.T) {
+	mem, digests := threeGenerations(t)
+	flipAt(t, mem, "/save/world-3.pecs", 40)
+	faults := &fileFaults{files: map[string]bool{"/save/backups/world-2.pecs": true}}
+	fsys := &vfs.Faulty{FS: mem, Injector: faults}
+	d, err := autosave.OpenDir(mem, "/save")
+	must(t, err)
+	must(t, d.Close())
+	before := snapshotMem(t, mem, "/save")
+	faults.on.Store(true)
+	_, err = installGame(t, gameOpts{fs: fsys, dir: "/save", load: true, radius: 1})
+	expect(t, errors.Is(err, syscall.EIO) && errors.Is(err, autosave.ErrUnreadable) && strings.Contains(err.Error(), "world-2.pecs"),
+		"Install: %v", err)
+	after := snapshotMem(t, mem, "/save")
+	expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
+	for name, raw := range before {
+		expect(t, bytes.Equal(after[name], raw), "%s changed", name)
+	}
+
+	faults.on.Store(false)
+	g := newGame(t, gameOpts{fs: fsys, dir: "/save", load: true, radius: 1})
+	g.settle(t)
+	fb := g.state().Fallback
+	expect(t, fb != nil && fb.Damaged == 3 && fb.Loaded == 2, "healed: fallback %+v", fb)
+	expect(t, g.chunkDigest(t, 0, 0) == digests[2], "chunk (0,0) is not generation 2's")
+}

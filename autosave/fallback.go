@@ -219,7 +219,8 @@ func (d *Dir) openStoreRef(ref StoreRef) (*chunkstore.Store, error) {
 // cannot be read for a reason that is not damage (an I/O error, a
 // permission) fails the load with [ErrUnreadable], naming the file and
 // wrapping the file system's error: no backup is tried and nothing is
-// changed. An error of validate that is not damage is returned as it is.
+// changed; so does such a file of the newest backup that could replace a
+// damaged generation (an older one would lose what it holds). An error of validate that is not damage is returned as it is.
 func (d *Dir) LoadIntact(validate func(world []byte) error) ([]byte, *Fallback, error) {
 	m := d.Manifest()
 	if m == nil {
@@ -247,6 +248,11 @@ func (d *Dir) LoadIntact(validate func(world []byte) error) ([]byte, *Fallback, 
 			break // nothing can be committed
 		}
 		bw, bp, err := d.VerifyGeneration(b, validate)
+		if errors.Is(err, ErrUnreadable) {
+			// Not damage: an older backup would lose what this one holds.
+			return nil, nil, fmt.Errorf("autosave: generation %d of %s is damaged (%s), and generation %d, the newest that could replace it, could not be read: %w",
+				m.Generation, d.path, summarize(probs), b.Generation, err)
+		}
 		if err != nil || len(bp) > 0 {
 			continue
 		}
