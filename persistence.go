@@ -74,7 +74,11 @@ func (p *Persistence) WaitIdle() *Result { return p.rt.WaitIdle() }
 // damaged, its world file or the chunk store's records it uses, loads the
 // newest intact backup instead (committed as a new generation; the
 // damaged files are all kept), and Problems and AutosaveState.Fallback
-// report it.
+// report it. A file of it that cannot be read for a reason that is not
+// damage (an I/O error, a permission) is an error matching
+// autosave.ErrUnreadable and the file system's error, naming the file:
+// no backup is loaded, nothing is changed, and the same Load succeeds
+// once the cause is fixed.
 //
 // On success every entity of the world is replaced by the saved ones, with
 // their exact ids (ecs.Entity values inside components stay valid);
