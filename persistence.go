@@ -116,7 +116,15 @@ func (p *Persistence) DirtyChunks() int { return p.rt.DirtyChunks() + p.rt.Pendi
 // chunk store unavailable after a failed save): such a chunk stays
 // unloaded, nothing of it is regenerated or dropped, and it is read again
 // after a backoff (from 100 ms of game time, doubling, to 5 s; at once
-// after a save commits), reported once until a read succeeds.
+// after a save commits), reported once until a read succeeds; and each
+// chunk whose stored regional entities this game cannot read (a component
+// type it does not register, or registers at another type version or
+// with another layout and no migration; its Err matches
+// archetype.ErrUnknownType, ErrVersion or ErrIncompatible and names the
+// type): the chunk loads with its other entities, and those it cannot
+// read are kept as stored, not spawned, and written again unchanged with
+// the chunk's entities by every later save, so that a game that
+// registers the type gets them back; reported once per chunk.
 func (p *Persistence) Problems() []Problem { return p.rt.Problems() }
 
 // SavePlayer sets aside the record of player id (every entity with
