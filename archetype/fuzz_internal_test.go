@@ -96,10 +96,8 @@ func isDamage(err error) bool {
 	return false
 }
 
-// FuzzDecodeEntitiesBehindChecksums is FuzzDecodeBehindChecksums for entity sections: mutated
-// sections reach the reference table, the column readers and Ark, and are refused without a
-// panic, leaving the world as it was.
-func FuzzDecodeEntitiesBehindChecksums(f *testing.F) {
+// addSectionSeeds adds sections of fzWorld's entities but the first skip, with and without LZ4.
+func addSectionSeeds(f *testing.F, skip int) {
 	for _, lz4 := range []bool{false, true} {
 		w := fzWorld()
 		var all []ecs.Entity
@@ -111,12 +109,19 @@ func FuzzDecodeEntitiesBehindChecksums(f *testing.F) {
 		if lz4 {
 			opts = append(opts, LZ4())
 		}
-		data, err := AppendEntities(nil, w, all[1:], opts...) // the first is a reference target outside
+		data, err := AppendEntities(nil, w, all[skip:], opts...)
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(data)
 	}
+}
+
+// FuzzDecodeEntitiesBehindChecksums is FuzzDecodeBehindChecksums for entity sections: mutated
+// sections reach the reference table, the column readers and Ark, and are refused without a
+// panic, leaving the world as it was.
+func FuzzDecodeEntitiesBehindChecksums(f *testing.F) {
+	addSectionSeeds(f, 1) // the first is a reference target outside
 	f.Fuzz(func(t *testing.T, data []byte) {
 		verifyChecksums = false
 		defer func() { verifyChecksums = true }()
@@ -147,23 +152,7 @@ func FuzzDecodeEntitiesBehindChecksums(f *testing.F) {
 // panic, the world holds only the entities returned, and what is kept reads into a world with every
 // type, or is refused there, without a panic.
 func FuzzDecodeEntitiesKeeping(f *testing.F) {
-	for _, lz4 := range []bool{false, true} {
-		w := fzWorld()
-		var all []ecs.Entity
-		q := ecs.NewUnsafeFilter(w).Query()
-		for q.Next() {
-			all = append(all, q.Entity())
-		}
-		opts := []Option{StableRefs(func(ecs.Entity) (uint64, bool) { return 5, true }, nil)}
-		if lz4 {
-			opts = append(opts, LZ4())
-		}
-		data, err := AppendEntities(nil, w, all, opts...)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	addSectionSeeds(f, 0)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		verifyChecksums = false
 		defer func() { verifyChecksums = true }()

@@ -708,26 +708,7 @@ func (r *Runtime) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBloc
 			byID[id] = e
 		}
 	}
-	// Pixel bodies join their entity; a body without one (a save from
-	// before entity sections) is an entity of its own.
-	for i := range bodies {
-		b := &bodies[i]
-		e, ok := byID[uint64(b.ID)]
-		if !ok && len(rg.kept.sections) > 0 {
-			// Perhaps the body of an entity this game cannot read: kept
-			// with it.
-			rg.kept.bodies = append(rg.kept.bodies, *b)
-			continue
-		}
-		if !ok {
-			e = r.world.NewEntity()
-			g.regs.Add(e, &components.Regional{ID: uint64(b.ID)})
-			g.persMap.Add(e, &components.Persistable{})
-			byID[uint64(b.ID)] = e
-			order = append(order, uint64(b.ID))
-		}
-		g.bodyMap.Add(e, b)
-	}
+	order = r.joinBodies(rg, bodies, byID, order)
 	for _, id := range order {
 		e := byID[id]
 		g.homes.Add(e, &home{Pos: pos})
@@ -762,6 +743,32 @@ func (r *Runtime) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBloc
 			}
 		}
 	}
+}
+
+// joinBodies gives the spawned entities of a chunk (byID, order) their
+// pixel bodies and returns order with the entities added for bodies
+// without one (a save from before entity sections). When the chunk keeps
+// entities it cannot read, a body without an entity is kept with them
+// instead: it may be one of theirs.
+func (r *Runtime) joinBodies(rg *region, bodies []components.PixelBody, byID map[uint64]ecs.Entity, order []uint64) []uint64 {
+	g := r.reg
+	for i := range bodies {
+		b := &bodies[i]
+		e, ok := byID[uint64(b.ID)]
+		switch {
+		case !ok && len(rg.kept.sections) > 0:
+			rg.kept.bodies = append(rg.kept.bodies, *b)
+			continue
+		case !ok:
+			e = r.world.NewEntity()
+			g.regs.Add(e, &components.Regional{ID: uint64(b.ID)})
+			g.persMap.Add(e, &components.Persistable{})
+			byID[uint64(b.ID)] = e
+			order = append(order, uint64(b.ID))
+		}
+		g.bodyMap.Add(e, b)
+	}
+	return order
 }
 
 // decodeSection reads one entity section into the world; references it
