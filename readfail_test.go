@@ -514,6 +514,11 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 	}{
 		{"world file", func(*testing.T, vfs.FS) []string { return []string{"/save/world-3.pecs"} }},
 		{"chunk store", func(t *testing.T, fsys vfs.FS) []string { return storeFiles(t, fsys) }},
+		{"chunk store data files", func(t *testing.T, fsys vfs.FS) []string {
+			files := storeFiles(t, fsys)[1:]
+			expect(t, len(files) > 0, "the store has no data file")
+			return files
+		}},
 	}
 	for _, tc := range cases {
 		for _, how := range []string{"install", "reload"} {
