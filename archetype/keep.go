@@ -15,10 +15,10 @@ import (
 // no migration ([ErrVersion], [ErrIncompatible]). DecodeEntities then reads the other tables into
 // the world and calls keep once with a section of the refused tables (their columns' bytes as
 // stored, a later DecodeEntities into a world that takes them gives back the same entities) and
-// the error that refused them, and returns no error. When no table can be read, or the section
-// is refused for any other reason that is not damage (a value that refuses to decode after the
-// types matched, say), keep is given the section itself, byte for byte, with that error, and
-// nothing is created.
+// the error that refused them, and returns no error. A table with a value its type cannot take
+// (300 for an int8) is kept the same way. When no table can be read, or the section is refused
+// for any other reason that is not damage, keep is given the section itself, byte for byte, with
+// that error, and nothing is created.
 //
 // References between the two parts: an ecs.Entity value of a kept entity that points to an entity
 // read into the world is kept by that entity's stable id ([StableRefs]' toStable, asked once the
@@ -47,28 +47,38 @@ func decodeKeeping(data []byte, world *ecs.World, opts []Option, o *options) ([]
 		return nil, nil
 	}
 	refused, cause := sp.refusedTables(world, o)
-	if len(refused) == 0 || len(refused) == len(sp.f.tables) {
-		if cause == nil {
-			cause = err
-		}
-		o.keep(data, cause)
-		return nil, nil
+	var te *tableError
+	if len(refused) == 0 && errors.As(err, &te) {
+		refused[te.table], cause = true, err // a value the world's type cannot take
 	}
 	var good []int
-	for i := range sp.f.tables {
-		if !refused[i] {
-			good = append(good, i)
+	for len(refused) > 0 && len(refused) < len(sp.f.tables) {
+		good = good[:0]
+		for i := range sp.f.tables {
+			if !refused[i] {
+				good = append(good, i)
+			}
 		}
-	}
-	okSec, err2 := sp.build(good, nil)
-	if err2 == nil {
-		created, err2 = DecodeEntities(okSec, world, inner...)
-	}
-	if err2 != nil {
+		okSec, err2 := sp.build(good, nil)
+		if err2 == nil {
+			if created, err2 = DecodeEntities(okSec, world, inner...); err2 == nil {
+				break
+			}
+		}
 		if errors.Is(err2, ErrCorrupt) {
 			return nil, err2
 		}
-		o.keep(data, err)
+		if !errors.As(err2, &te) {
+			refused = nil // kept whole
+			break
+		}
+		refused[good[te.table]] = true
+	}
+	if len(refused) == 0 || len(refused) == len(sp.f.tables) {
+		if cause == nil || len(refused) == 0 {
+			cause = err
+		}
+		o.keep(data, cause)
 		return nil, nil
 	}
 	okIndex := sp.indexIn(good)
@@ -90,6 +100,16 @@ func decodeKeeping(data []byte, world *ecs.World, opts []Option, o *options) ([]
 	o.keep(rest, cause)
 	return created, nil
 }
+
+// tableError is an error of DecodeEntities met while reading the values of table (index into the
+// section's archetype table): [KeepUndecodable] keeps that table.
+type tableError struct {
+	table int
+	err   error
+}
+
+func (e *tableError) Error() string { return e.err.Error() }
+func (e *tableError) Unwrap() error { return e.err }
 
 // refusedIntact reports whether DecodeEntities refused a section for another reason than damage.
 func refusedIntact(err error) bool { return !errors.Is(err, ErrCorrupt) }

@@ -128,3 +128,44 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// A table with a value the world's type cannot take (300 for an int8) is kept like a table with
+// an unknown type; the others are read.
+func TestKeepUndecodableValueRefusal(t *testing.T) {
+	type Score struct {
+		Name  string
+		Value int
+	}
+	type Small struct{ Value int8 }
+	src := ecs.NewWorld()
+	registerAll(src)
+	es := []ecs.Entity{
+		ecs.NewMap1[Score](src).NewEntity(&Score{Name: "a", Value: 300}),
+		ecs.NewMap1[Position](src).NewEntity(&Position{1, 2}),
+		ecs.NewMap1[Score](src).NewEntity(&Score{Name: "b", Value: 4}),
+	}
+	data, err := archetype.AppendEntities(nil, src, es)
+	expectNoError(t, err, "AppendEntities")
+
+	dst := ecs.NewWorld()
+	registerAll(dst)
+	ecs.ComponentID[Small](dst)
+	alias := archetype.Alias("github.com/arksave/arksave/archetype_test.Score", ecs.C[Small]())
+	_, err = archetype.DecodeEntities(data, dst, alias)
+	expectEqual(t, true, errors.Is(err, archetype.ErrIncompatible), "without the option: "+errString(err))
+	var rest []byte
+	var cause error
+	got, err := archetype.DecodeEntities(data, dst, alias, archetype.KeepUndecodable(func(r []byte, c error) { rest, cause = r, c }))
+	expectNoError(t, err, "DecodeEntities keeping")
+	expectEqual(t, 1, len(got), "entities read")
+	expectEqual(t, Position{1, 2}, *ecs.NewMap1[Position](dst).Get(got[0]), "the position")
+	expectEqual(t, true, errors.Is(cause, archetype.ErrIncompatible), "cause: "+errString(cause))
+
+	full := ecs.NewWorld()
+	ecs.ComponentID[Score](full)
+	back, err := archetype.DecodeEntities(rest, full)
+	expectNoError(t, err, "DecodeEntities of the kept part")
+	expectEqual(t, 2, len(back), "kept entities")
+	expectEqual(t, Score{Name: "a", Value: 300}, *ecs.NewMap1[Score](full).Get(back[0]), "a")
+	expectEqual(t, Score{Name: "b", Value: 4}, *ecs.NewMap1[Score](full).Get(back[1]), "b")
+}

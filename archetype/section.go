@@ -533,7 +533,7 @@ func DecodeEntities(data []byte, world *ecs.World, opts ...Option) (created []ec
 	}
 	for i := range f.tables {
 		if err := s.table(i); err != nil {
-			return created, err
+			return created, &tableError{table: i, err: err}
 		}
 	}
 	res, err := f.readResources()
