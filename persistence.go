@@ -74,7 +74,11 @@ func (p *Persistence) WaitIdle() *Result { return p.rt.WaitIdle() }
 // damaged, its world file or the chunk store's records it uses, loads the
 // newest intact backup instead (committed as a new generation; the
 // damaged files are all kept), and Problems and AutosaveState.Fallback
-// report it.
+// report it. A file of it that cannot be read for a reason that is not
+// damage (an I/O error, a permission) is an error matching
+// autosave.ErrUnreadable and the file system's error, naming the file:
+// no backup is loaded, nothing is changed, and the same Load succeeds
+// once the cause is fixed.
 //
 // On success every entity of the world is replaced by the saved ones, with
 // their exact ids (ecs.Entity values inside components stay valid);
@@ -112,7 +116,15 @@ func (p *Persistence) DirtyChunks() int { return p.rt.DirtyChunks() + p.rt.Pendi
 // chunk store unavailable after a failed save): such a chunk stays
 // unloaded, nothing of it is regenerated or dropped, and it is read again
 // after a backoff (from 100 ms of game time, doubling, to 5 s; at once
-// after a save commits), reported once until a read succeeds.
+// after a save commits), reported once until a read succeeds; and each
+// chunk whose stored regional entities this game cannot read (a component
+// type it does not register, or registers at another type version or
+// with another layout and no migration; its Err matches
+// archetype.ErrUnknownType, ErrVersion or ErrIncompatible and names the
+// type): the chunk loads with its other entities, and those it cannot
+// read are kept as stored, not spawned, and written again unchanged with
+// the chunk's entities by every later save, so that a game that
+// registers the type gets them back; reported once per chunk.
 func (p *Persistence) Problems() []Problem { return p.rt.Problems() }
 
 // SavePlayer sets aside the record of player id (every entity with

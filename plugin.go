@@ -93,7 +93,11 @@ type Plugin struct {
 	// instead, committed as a new generation and reported in
 	// AutosaveState.Fallback and Persistence.Problems; without one, a
 	// generation whose world file is intact loads as it is (damaged
-	// chunks regenerate), else Install fails naming arksave repair.
+	// chunks regenerate), else Install fails naming arksave repair. Only
+	// proven damage (a checksum, a bound, a lost file) falls back: a file
+	// that cannot be read (an I/O error, a permission) fails Install with
+	// an error matching autosave.ErrUnreadable and the file system's
+	// error, naming the file, and nothing is changed.
 	Load bool
 	// LoadOrCreate continues the save in Dir if there is one and starts a
 	// new world there (creating Dir) if there is none.

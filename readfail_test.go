@@ -1,6 +1,7 @@
 package arksave_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -17,6 +19,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/vfs"
@@ -479,4 +482,134 @@ func (m *worldModel) play(t testing.TB, g *game, rng *rand.Rand) {
 	g.spawnCrate(x, y, id, len(m.crates))
 	m.crates[id] = crateView{X: x, Y: y, HP: len(m.crates), Tags: fmt.Sprint([]string{"wood", fmt.Sprint(len(m.crates))})}
 	g.tick()
+}
+
+// fileFaults fails every read of the files it names with EIO (an I/O
+// error, not damage) while on.
+type fileFaults struct {
+	on    atomic.Bool
+	files map[string]bool
+	hit   atomic.Int64
+}
+
+func (f *fileFaults) Inject(op vfs.Op, name string) error {
+	if op != vfs.OpRead || !f.on.Load() || !f.files[filepath.Clean(name)] {
+		return nil
+	}
+	f.hit.Add(1)
+	return &fs.PathError{Op: op.String(), Path: name, Err: syscall.EIO}
+}
+
+// TestLoadReadErrorDoesNotFallBack: an I/O error while a load reads the
+// committed generation (its world file, its chunk store) is not damage:
+// the load fails with that error, naming the file and saying it is not
+// damage, the manifest still names the same generation and no backup is
+// committed; once the fault is healed, the same load gives that
+// generation exactly. Both ways of loading: Install with Load, and
+// Persistence.Load of a running game.
+func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
+	cases := []struct {
+		name  string
+		files func(t *testing.T, fsys vfs.FS) []string
+	}{
+		{"world file", func(*testing.T, vfs.FS) []string { return []string{"/save/world-3.pecs"} }},
+		{"chunk store", func(t *testing.T, fsys vfs.FS) []string { return storeFiles(t, fsys) }},
+		{"chunk store data files", func(t *testing.T, fsys vfs.FS) []string {
+			files := storeFiles(t, fsys)[1:]
+			expect(t, len(files) > 0, "the store has no data file")
+			return files
+		}},
+	}
+	for _, tc := range cases {
+		for _, how := range []string{"install", "reload"} {
+			t.Run(tc.name+"/"+how, func(t *testing.T) {
+				mem, digests := threeGenerations(t)
+				faults := &fileFaults{files: map[string]bool{}}
+				for _, p := range tc.files(t, mem) {
+					faults.files[p] = true
+				}
+				fsys := &vfs.Faulty{FS: mem, Injector: faults}
+				var g *game
+				if how == "reload" {
+					g = newGame(t, gameOpts{fs: fsys, dir: "/save", load: true, radius: 1})
+					g.settle(t)
+				}
+				// Opening the directory removes what no manifest names: done
+				// first, so that what follows compares the save's files.
+				d, err := autosave.OpenDirReadOnly(mem, "/save")
+				must(t, err)
+				must(t, d.Close())
+				before := snapshotMem(t, mem, "/save")
+
+				faults.on.Store(true)
+				if how == "install" {
+					_, err = installGame(t, gameOpts{fs: fsys, dir: "/save", load: true, radius: 1})
+				} else {
+					err = g.pers.Load("/save")
+				}
+				expect(t, faults.hit.Load() > 0, "no read failed")
+				expect(t, err != nil, "the load succeeded while %s could not be read", tc.name)
+				expect(t, errors.Is(err, syscall.EIO) && errors.Is(err, autosave.ErrUnreadable) && !errors.Is(err, arksave.ErrCorrupt),
+					"the load's error does not match EIO and ErrUnreadable only: %v", err)
+				named := false
+				for p := range faults.files {
+					named = named || strings.Contains(err.Error(), filepath.Base(p))
+				}
+				expect(t, named && strings.Contains(err.Error(), "not damage"), "the error names no file, or does not say it is not damage: %v", err)
+				after := snapshotMem(t, mem, "/save")
+				expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
+				for name, raw := range before {
+					expect(t, bytes.Equal(after[name], raw), "%s changed", name)
+				}
+				d, err = autosave.OpenDirReadOnly(mem, "/save")
+				must(t, err)
+				expect(t, d.Generation() == 3 && len(d.Backups()) == 2, "after the failed load: generation %d, %d backups", d.Generation(), len(d.Backups()))
+				must(t, d.Close())
+
+				// Healed, the same load gives generation 3 exactly.
+				faults.on.Store(false)
+				if how == "install" {
+					g = newGame(t, gameOpts{fs: fsys, dir: "/save", load: true, radius: 1})
+				} else {
+					must(t, g.pers.Load("/save"))
+				}
+				g.settle(t)
+				expect(t, g.state().Fallback == nil && len(g.pers.Problems()) == 0 && g.pers.Generation() == 3,
+					"healed: fallback %+v, problems %v, generation %d", g.state().Fallback, g.pers.Problems(), g.pers.Generation())
+				expect(t, ecs.GetResource[Score](g.w).Points == 3 && g.chunkDigest(t, 0, 0) == digests[3],
+					"healed: score %d, chunk (0,0) is not generation 3's", ecs.GetResource[Score](g.w).Points)
+			})
+		}
+	}
+}
+
+// TestFallbackStopsAtAnUnreadableBackup: when the committed generation is
+// damaged and the newest backup cannot be read (EIO), the load fails with
+// that error instead of going on to an older backup, and nothing is
+// changed; healed, it falls back to the newest backup.
+func TestFallbackStopsAtAnUnreadableBackup(t *testing.T) {
+	mem, digests := threeGenerations(t)
+	flipAt(t, mem, "/save/world-3.pecs", 40)
+	faults := &fileFaults{files: map[string]bool{"/save/backups/world-2.pecs": true}}
+	fsys := &vfs.Faulty{FS: mem, Injector: faults}
+	d, err := autosave.OpenDir(mem, "/save")
+	must(t, err)
+	must(t, d.Close())
+	before := snapshotMem(t, mem, "/save")
+	faults.on.Store(true)
+	_, err = installGame(t, gameOpts{fs: fsys, dir: "/save", load: true, radius: 1})
+	expect(t, errors.Is(err, syscall.EIO) && errors.Is(err, autosave.ErrUnreadable) && strings.Contains(err.Error(), "world-2.pecs"),
+		"Install: %v", err)
+	after := snapshotMem(t, mem, "/save")
+	expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
+	for name, raw := range before {
+		expect(t, bytes.Equal(after[name], raw), "%s changed", name)
+	}
+
+	faults.on.Store(false)
+	g := newGame(t, gameOpts{fs: fsys, dir: "/save", load: true, radius: 1})
+	g.settle(t)
+	fb := g.state().Fallback
+	expect(t, fb != nil && fb.Damaged == 3 && fb.Loaded == 2, "healed: fallback %+v", fb)
+	expect(t, g.chunkDigest(t, 0, 0) == digests[2], "chunk (0,0) is not generation 2's")
 }

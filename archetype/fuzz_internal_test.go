@@ -96,10 +96,8 @@ func isDamage(err error) bool {
 	return false
 }
 
-// FuzzDecodeEntitiesBehindChecksums is FuzzDecodeBehindChecksums for entity sections: mutated
-// sections reach the reference table, the column readers and Ark, and are refused without a
-// panic, leaving the world as it was.
-func FuzzDecodeEntitiesBehindChecksums(f *testing.F) {
+// addSectionSeeds adds sections of fzWorld's entities but the first skip, with and without LZ4.
+func addSectionSeeds(f *testing.F, skip int) {
 	for _, lz4 := range []bool{false, true} {
 		w := fzWorld()
 		var all []ecs.Entity
@@ -111,12 +109,19 @@ func FuzzDecodeEntitiesBehindChecksums(f *testing.F) {
 		if lz4 {
 			opts = append(opts, LZ4())
 		}
-		data, err := AppendEntities(nil, w, all[1:], opts...) // the first is a reference target outside
+		data, err := AppendEntities(nil, w, all[skip:], opts...)
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(data)
 	}
+}
+
+// FuzzDecodeEntitiesBehindChecksums is FuzzDecodeBehindChecksums for entity sections: mutated
+// sections reach the reference table, the column readers and Ark, and are refused without a
+// panic, leaving the world as it was.
+func FuzzDecodeEntitiesBehindChecksums(f *testing.F) {
+	addSectionSeeds(f, 1) // the first is a reference target outside
 	f.Fuzz(func(t *testing.T, data []byte) {
 		verifyChecksums = false
 		defer func() { verifyChecksums = true }()
@@ -138,6 +143,44 @@ func FuzzDecodeEntitiesBehindChecksums(f *testing.F) {
 		}
 		if n := w.Stats().Entities.Used; n != len(got)+1 {
 			t.Fatalf("%d entities returned, %d in the world besides its own", len(got), n-1)
+		}
+	})
+}
+
+// FuzzDecodeEntitiesKeeping is FuzzDecodeEntitiesBehindChecksums with [KeepUndecodable], into a
+// world without one of the section's types: mutated sections are refused or split without a
+// panic, the world holds only the entities returned, and what is kept reads into a world with every
+// type, or is refused there, without a panic.
+func FuzzDecodeEntitiesKeeping(f *testing.F) {
+	addSectionSeeds(f, 0)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		verifyChecksums = false
+		defer func() { verifyChecksums = true }()
+		w := ecs.NewWorld()
+		ecs.ComponentID[fzPos](w)
+		ecs.ComponentID[fzName](w)
+		ecs.ComponentID[fzRel](w)
+		ecs.ComponentID[fzTarget](w)
+		var kept [][]byte
+		got, err := DecodeEntities(data, w, StableRefs(func(ecs.Entity) (uint64, bool) { return 9, true }, nil),
+			KeepUndecodable(func(rest []byte, cause error) {
+				if cause == nil || errors.Is(cause, ErrCorrupt) {
+					t.Fatalf("kept for %v", cause)
+				}
+				kept = append(kept, rest)
+			}))
+		if err != nil && (!errors.Is(err, ErrCorrupt) || len(kept) > 0) {
+			t.Fatalf("error %v, %d kept", err, len(kept))
+		}
+		if n := w.Stats().Entities.Used; n != len(got) {
+			t.Fatalf("%d entities returned, %d in the world", len(got), n)
+		}
+		for _, rest := range kept {
+			full := ecs.NewWorld()
+			fzRegister(full)
+			if _, err := DecodeEntities(rest, full); err != nil && !isDamage(err) {
+				t.Fatalf("kept section: %v", err)
+			}
 		}
 	})
 }

@@ -29,6 +29,7 @@ type options struct {
 	compactPool  bool
 	toStable     func(ecs.Entity) (uint64, bool)
 	fromStable   func(uint64) ecs.Entity
+	keep         func(rest []byte, cause error) // KeepUndecodable
 }
 
 type migrationKey struct {

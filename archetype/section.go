@@ -469,21 +469,19 @@ var (
 // created, they are removed before DecodeEntities returns. Errors are those of [Decode]; a world
 // file instead of a section is refused.
 //
-// Options: [SkipComponents], [Alias], [TypeVersion], [Migrate], [IgnoreUnknownTypes], [StableRefs].
+// Options: [SkipComponents], [Alias], [TypeVersion], [Migrate], [IgnoreUnknownTypes], [StableRefs],
+// [KeepUndecodable].
 func DecodeEntities(data []byte, world *ecs.World, opts ...Option) (created []ecs.Entity, err error) {
 	if world.IsLocked() {
 		return nil, errors.New("archetype: the world is locked by an open query; close it before DecodeEntities")
 	}
 	o := buildOptions(opts)
-	f := newFileReader(bytes.NewReader(data))
-	if err := f.readHead(); err != nil {
+	if o.keep != nil {
+		return decodeKeeping(data, world, opts, o)
+	}
+	f, err := readSectionHead(data)
+	if err != nil {
 		return nil, err
-	}
-	if f.header.Flags&FlagSection == 0 {
-		return nil, errNotSection
-	}
-	if f.header.FileSize != uint64(len(data)) {
-		return nil, fmt.Errorf("%w: header at offset 40: file size %d, the section has %d bytes", ErrCorrupt, f.header.FileSize, len(data))
 	}
 	binds, err := bindTypes(world, f.types, o)
 	if err != nil {
@@ -535,7 +533,7 @@ func DecodeEntities(data []byte, world *ecs.World, opts ...Option) (created []ec
 	}
 	for i := range f.tables {
 		if err := s.table(i); err != nil {
-			return created, err
+			return created, &tableError{table: i, err: err}
 		}
 	}
 	res, err := f.readResources()
@@ -546,6 +544,22 @@ func DecodeEntities(data []byte, world *ecs.World, opts ...Option) (created []ec
 		return created, fmt.Errorf("%w: resources: a section holds %d resources", ErrCorrupt, len(res))
 	}
 	return created, f.readFooter()
+}
+
+// readSectionHead reads the header, type registry and archetype table of an entity section and
+// checks that it is one, of the size it says.
+func readSectionHead(data []byte) (*fileReader, error) {
+	f := newFileReader(bytes.NewReader(data))
+	if err := f.readHead(); err != nil {
+		return nil, err
+	}
+	if f.header.Flags&FlagSection == 0 {
+		return nil, errNotSection
+	}
+	if f.header.FileSize != uint64(len(data)) {
+		return nil, fmt.Errorf("%w: header at offset 40: file size %d, the section has %d bytes", ErrCorrupt, f.header.FileSize, len(data))
+	}
+	return f, nil
 }
 
 // sectionDecoder fills the entities DecodeEntities created.

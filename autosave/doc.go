@@ -14,7 +14,8 @@
 //   - Loading: [Dir.VerifyGeneration] reads a generation as a load uses
 //     it; [Dir.LoadIntact] (and [Writer.ContinueIntact]) fall back to the
 //     newest intact backup when the committed generation is damaged and
-//     say so in a [Fallback].
+//     say so in a [Fallback]; a file that cannot be read without being
+//     damaged fails the load ([ErrUnreadable]) and changes nothing.
 //   - [Manifest]: the commit point, JSON with its own CRC32-C; the files of
 //     a generation as [FileRef], [StoreRef] and [PlayersRef].
 //   - Players files (players.go): an append-only players data file of

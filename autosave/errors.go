@@ -79,3 +79,12 @@ var ErrExhausted = errors.New("autosave: the save directory's generation counter
 // read-only: with OpenDirReadOnly, or on a medium that cannot be written
 // (then the error also wraps the file system's).
 var ErrReadOnly = errors.New("autosave: save directory is read-only")
+
+// ErrUnreadable is returned by a load ([Dir.VerifyGeneration],
+// [Dir.LoadIntact]) when a file of the committed generation could not be
+// read for a reason that is not damage: an I/O error, a permission, a store
+// that is not available. The error names the file and also wraps the file
+// system's error. Unlike [ErrCorrupt] it does not make a load fall back to
+// a backup: nothing is changed, and the same load succeeds once the cause
+// is fixed.
+var ErrUnreadable = errors.New("autosave: save file could not be read")

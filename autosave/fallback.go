@@ -75,16 +75,27 @@ func damagesGeneration(p chunkstore.Problem) bool {
 // player's record, and the chunk store generation, opened through its
 // root and read whole (chunkstore.Store.Check: every data file it uses,
 // its page table, every live record decoded). Each problem names its file.
-// The error is for what is not damage: validate's verdict on an intact
-// world file that does not match the game (archetype.ErrIncompatible),
-// say. Nothing is changed.
+// Only proven damage is a problem (a codec's ErrCorrupt: a checksum, a
+// bound, a bad name; or a file the manifest names that is missing). The
+// error is for what is not damage: a file that could not be read (an I/O
+// error, a permission: see [ErrUnreadable]), or validate's verdict on an
+// intact world file that does not match the game
+// (archetype.ErrIncompatible), say. Nothing is changed.
 func (d *Dir) VerifyGeneration(m *Manifest, validate func(world []byte) error) ([]byte, []chunkstore.Problem, error) {
 	var probs []chunkstore.Problem
+	var readErr error
 	bad := func(file, section string, err error) {
-		if !errors.Is(err, errs.Corrupt) {
+		switch {
+		case !isDamage(err):
+			if readErr == nil {
+				readErr = unreadable(m.Generation, file, err)
+			}
+		case !errors.Is(err, errs.Corrupt):
 			err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+			fallthrough
+		default:
+			probs = append(probs, chunkstore.Problem{File: file, Section: section, Offset: -1, Err: err})
 		}
-		probs = append(probs, chunkstore.Problem{File: file, Section: section, Offset: -1, Err: err})
 	}
 	world, err := d.ReadWorld(m)
 	switch {
@@ -109,12 +120,32 @@ func (d *Dir) VerifyGeneration(m *Manifest, validate func(world []byte) error) (
 			}
 		}
 	}
-	for _, p := range d.checkStore(m.Chunks) {
-		if damagesGeneration(p) {
-			probs = append(probs, p)
+	if readErr == nil {
+		for _, p := range d.checkStore(m.Chunks) {
+			if damagesGeneration(p) {
+				bad(p.File, p.Section, p.Err)
+			}
 		}
 	}
+	if readErr != nil {
+		return nil, nil, readErr
+	}
 	return world, probs, nil
+}
+
+// isDamage reports whether err, met reading a file a generation uses, is
+// proven damage: a codec's ErrCorrupt, or the file is missing. Any other
+// error (EIO, EACCES, a store that is not available) says nothing of the
+// bytes.
+func isDamage(err error) bool {
+	return errors.Is(err, errs.Corrupt) || errors.Is(err, fs.ErrNotExist)
+}
+
+// unreadable is the error of a load that could not read file of
+// generation gen for a reason that is not damage.
+func unreadable(gen uint64, file string, err error) error {
+	return fmt.Errorf("%w: generation %d: %s: %w; that is not damage, so no backup was loaded and nothing was changed: fix the cause (the disk, the permissions) and load again",
+		ErrUnreadable, gen, file, err)
 }
 
 // checkStore opens the chunk store generation ref names, read-only and
@@ -161,8 +192,8 @@ func (d *Dir) openStoreRef(ref StoreRef) (*chunkstore.Store, error) {
 		o.Generation = ref.Generation
 	}
 	s, err := chunkstore.Open(p, &o)
-	if err != nil && !errors.Is(err, errs.Corrupt) {
-		err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+	if err != nil && !errors.Is(err, errs.Corrupt) && errors.Is(err, fs.ErrNotExist) {
+		err = fmt.Errorf("%w: %w", ErrCorrupt, err) // a data file it names is lost
 	}
 	return s, err
 }
@@ -188,8 +219,12 @@ func (d *Dir) openStoreRef(ref StoreRef) (*chunkstore.Store, error) {
 // players index is damaged is an error wrapping ErrCorrupt that lists the
 // damage and names arksave repair, and
 // so is a damaged generation in a directory that cannot be written
-// (nothing can be committed). An error
-// of validate that is not damage is returned as it is.
+// (nothing can be committed). A file of the committed generation that
+// cannot be read for a reason that is not damage (an I/O error, a
+// permission) fails the load with [ErrUnreadable], naming the file and
+// wrapping the file system's error: no backup is tried and nothing is
+// changed; so does such a file of the newest backup that could replace a
+// damaged generation (an older one would lose what it holds). An error of validate that is not damage is returned as it is.
 func (d *Dir) LoadIntact(validate func(world []byte) error) ([]byte, *Fallback, error) {
 	m := d.Manifest()
 	if m == nil {
@@ -212,6 +247,11 @@ func (d *Dir) LoadIntact(validate func(world []byte) error) ([]byte, *Fallback, 
 			break // nothing can be committed
 		}
 		bw, bp, err := d.VerifyGeneration(b, validate)
+		if errors.Is(err, ErrUnreadable) {
+			// Not damage: an older backup would lose what this one holds.
+			return nil, nil, fmt.Errorf("autosave: generation %d of %s is damaged (%s), and generation %d, the newest that could replace it, could not be read: %w",
+				m.Generation, d.path, summarize(probs), b.Generation, err)
+		}
 		if err != nil || len(bp) > 0 {
 			continue
 		}

@@ -478,7 +478,9 @@ func (w *Writer) Continue(dir string, validate func(world []byte) error) ([]byte
 // newest intact backup becomes current as a new generation, and the
 // returned Fallback says so (nil when the committed generation was
 // intact). A damaged generation without an intact backup is an error
-// naming arksave repair; the writer then stays where it was.
+// naming arksave repair, and a file that cannot be read without being
+// damaged an error matching ErrUnreadable; the writer then stays where it
+// was.
 func (w *Writer) ContinueIntact(dir string, validate func(world []byte) error) ([]byte, *Fallback, error) {
 	var fb *Fallback
 	world, err := w.switchTo(dir, false, func(d *Dir) ([]byte, error) {

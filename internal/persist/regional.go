@@ -33,7 +33,22 @@ type region struct {
 	version uint64       // bumped by every change
 	saved   uint64       // the version the store holds (or that was loaded)
 	hash    uint64       // hash of what the store holds (0: nothing, or unknown)
+	kept    keptEntities // what this game cannot read, carried as stored
 }
+
+// keptEntities is what a chunk's stored entities hold that this game
+// cannot read (a component type it does not register, or registers
+// incompatibly): entity sections as stored, and the pixel bodies that
+// none of the chunk's readable entities claims (they may be those
+// entities'). They are not spawned; every save of the chunk's entities
+// writes them again unchanged, before the chunk's own section, so that a
+// game that can read them gets them back.
+type keptEntities struct {
+	sections [][]byte
+	bodies   []components.PixelBody
+}
+
+func (k *keptEntities) empty() bool { return len(k.sections) == 0 && len(k.bodies) == 0 }
 
 func (g *region) dirty() bool { return g.version != g.saved }
 
@@ -109,8 +124,11 @@ type regional struct {
 	ghostOf map[uint64]ecs.Entity // the placeholder of an unresolved stable id
 	waiting map[uint64][]ecs.Entity
 
-	opts       []archetype.Option // for entity sections
-	unresolved []uint64           // stable ids the last decode could not resolve
+	opts       []archetype.Option           // for entity sections
+	unresolved []uint64                     // stable ids the last decode could not resolve
+	kept       [][]byte                     // sections the last decode could not read, as stored
+	keptErrs   []error                      // why, per kept section
+	reported   map[components.ChunkPos]bool // chunks whose kept entities were reported
 
 	ckQueue  []components.ChunkPos
 	ckCredit float64
@@ -148,6 +166,7 @@ func newRegional(w *ecs.World, locs []Locator, extra []archetype.Option) *region
 		ghosts:   map[ecs.Entity]uint64{},
 		ghostOf:  map[uint64]ecs.Entity{},
 		waiting:  map[uint64][]ecs.Entity{},
+		reported: map[components.ChunkPos]bool{},
 	}
 	var without []ecs.Comp
 	for _, l := range append([]Locator{bodyLocator}, locs...) {
@@ -169,6 +188,7 @@ func (g *regional) reset() {
 	clear(g.ghosts)
 	clear(g.ghostOf)
 	clear(g.waiting)
+	clear(g.reported)
 	g.placed = 0
 	g.ckQueue = nil
 	g.ckCredit = 0
@@ -572,10 +592,13 @@ func (r *Runtime) encodeRegion(pos components.ChunkPos) (snapshot.EntitySet, err
 	if err != nil {
 		return snapshot.EntitySet{}, fmt.Errorf("systems: encode the entities of chunk %v: %w", pos, err)
 	}
-	set := snapshot.EntitySet{Pos: pos, Bodies: bodies, Hash: h, Version: r.reg.regions[pos].version}
+	rg := r.reg.regions[pos]
+	set := snapshot.EntitySet{Pos: pos, Bodies: bodies, Hash: h, Version: rg.version}
+	set.Sections = slices.Clone(rg.kept.sections)
 	if section != nil {
-		set.Sections = [][]byte{section}
+		set.Sections = append(set.Sections, section)
 	}
+	set.Bodies = snapshot.MergeByID(slices.Clone(rg.kept.bodies), set.Bodies, bodyKey)
 	return set, nil
 }
 
@@ -612,6 +635,9 @@ func (r *Runtime) unloadRegion(pos components.ChunkPos) error {
 	if rg.dirty() || h != rg.hash || g.pending[pos] != nil {
 		p := &pendingSet{complete: true, hash: h}
 		p.parts = []pendingPart{{section: section, bodies: bodies, version: rg.version}}
+		if !rg.kept.empty() {
+			p.parts = append(rg.kept.parts(rg.version), p.parts...)
+		}
 		if prev := g.pending[pos]; prev != nil && !prev.complete {
 			// Cannot happen (parts go to chunks that are not loaded); keep
 			// them, they are older.
@@ -629,7 +655,9 @@ func (r *Runtime) unloadRegion(pos components.ChunkPos) error {
 // spawnRegion spawns the regional entities of a chunk that arrived: what
 // the store holds (blk), or, when entities of it wait in memory, those
 // instead (a complete set) or as well (parts). Sections are read oldest
-// first; an entity in a later one replaces an earlier copy.
+// first; an entity in a later one replaces an earlier copy. A damaged
+// section is dropped and reported; entities of an intact one that this
+// game cannot read are kept as stored (keepUnread, region.kept).
 func (r *Runtime) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBlock) {
 	g := r.reg
 	rg := &region{}
@@ -665,6 +693,7 @@ func (r *Runtime) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBloc
 			r.report(problem{section: chunkstore.SectionBodies, pos: pos, err: fmt.Errorf("entity section %d dropped: %w", i, err)})
 			continue
 		}
+		r.keepUnread(pos, rg)
 		for _, e := range created {
 			if !g.regs.Has(e) {
 				r.world.RemoveEntity(e) // a section only holds regional entities
@@ -679,20 +708,7 @@ func (r *Runtime) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBloc
 			byID[id] = e
 		}
 	}
-	// Pixel bodies join their entity; a body without one (a save from
-	// before entity sections) is an entity of its own.
-	for i := range bodies {
-		b := &bodies[i]
-		e, ok := byID[uint64(b.ID)]
-		if !ok {
-			e = r.world.NewEntity()
-			g.regs.Add(e, &components.Regional{ID: uint64(b.ID)})
-			g.persMap.Add(e, &components.Persistable{})
-			byID[uint64(b.ID)] = e
-			order = append(order, uint64(b.ID))
-		}
-		g.bodyMap.Add(e, b)
-	}
+	order = r.joinBodies(rg, bodies, byID, order)
 	for _, id := range order {
 		e := byID[id]
 		g.homes.Add(e, &home{Pos: pos})
@@ -729,12 +745,43 @@ func (r *Runtime) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBloc
 	}
 }
 
+// joinBodies gives the spawned entities of a chunk (byID, order) their
+// pixel bodies and returns order with the entities added for bodies
+// without one (a save from before entity sections). When the chunk keeps
+// entities it cannot read, a body without an entity is kept with them
+// instead: it may be one of theirs.
+func (r *Runtime) joinBodies(rg *region, bodies []components.PixelBody, byID map[uint64]ecs.Entity, order []uint64) []uint64 {
+	g := r.reg
+	for i := range bodies {
+		b := &bodies[i]
+		e, ok := byID[uint64(b.ID)]
+		switch {
+		case !ok && len(rg.kept.sections) > 0:
+			rg.kept.bodies = append(rg.kept.bodies, *b)
+			continue
+		case !ok:
+			e = r.world.NewEntity()
+			g.regs.Add(e, &components.Regional{ID: uint64(b.ID)})
+			g.persMap.Add(e, &components.Persistable{})
+			byID[uint64(b.ID)] = e
+			order = append(order, uint64(b.ID))
+		}
+		g.bodyMap.Add(e, b)
+	}
+	return order
+}
+
 // decodeSection reads one entity section into the world; references it
 // could not resolve wait for their targets.
 func (r *Runtime) decodeSection(sec []byte) ([]ecs.Entity, error) {
 	g := r.reg
 	g.unresolved = g.unresolved[:0]
-	created, err := archetype.DecodeEntities(sec, r.world, append(g.opts, archetype.StableRefs(nil, r.fromStable))...)
+	g.kept, g.keptErrs = g.kept[:0], g.keptErrs[:0]
+	created, err := archetype.DecodeEntities(sec, r.world, append(g.opts, archetype.StableRefs(r.toStable, r.fromStable),
+		archetype.KeepUndecodable(func(rest []byte, cause error) {
+			g.kept = append(g.kept, rest)
+			g.keptErrs = append(g.keptErrs, cause)
+		}))...)
 	if err != nil {
 		return nil, err
 	}
@@ -742,6 +789,42 @@ func (r *Runtime) decodeSection(sec []byte) ([]ecs.Entity, error) {
 		g.waiting[id] = append(g.waiting[id], created...)
 	}
 	return created, nil
+}
+
+// keepUnread takes what the last decodeSection could not read into the
+// chunk's kept entities, and reports them (Problems and the log) the first
+// time the chunk keeps entities since the plugin started (or the last
+// load): the game should know that entities wait for a type it does not
+// have.
+func (r *Runtime) keepUnread(pos components.ChunkPos, rg *region) {
+	g := r.reg
+	for i, sec := range g.kept {
+		rg.kept.sections = append(rg.kept.sections, sec)
+		cause := g.keptErrs[i]
+		if g.reported[pos] {
+			continue
+		}
+		g.reported[pos] = true
+		r.report(problem{section: chunkstore.SectionBodies, pos: pos,
+			err: fmt.Errorf("entities kept as stored, not spawned, and saved again unchanged with the chunk: this game cannot read them: %w", cause)})
+		if log := r.cfg.Writer.Logger; log != nil {
+			log.Warn("regional entities this game cannot read are kept as stored", "chunk", pos, "err", cause)
+		}
+	}
+	g.kept, g.keptErrs = g.kept[:0], g.keptErrs[:0]
+}
+
+// parts returns the kept entities as pending parts of the given version,
+// older than the chunk's own.
+func (k *keptEntities) parts(version uint64) []pendingPart {
+	out := make([]pendingPart, 0, len(k.sections)+1)
+	for _, sec := range k.sections {
+		out = append(out, pendingPart{section: sec, version: version})
+	}
+	if len(k.bodies) > 0 {
+		out = append(out, pendingPart{bodies: k.bodies, version: version})
+	}
+	return out
 }
 
 // toStable returns the stable id of a regional entity, loaded or unloaded

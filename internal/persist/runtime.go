@@ -228,8 +228,10 @@ func (r *Runtime) Writer() *autosave.Writer { return r.writer }
 // back to a backup (the fallback first, then what was damaged), then
 // chunks whose records were damaged, and chunks that could not be read (an
 // error that is not damage: they stay unloaded and are read again later;
-// reported once per run of failed reads), as problems of the chunk store
-// file in use. Safe for concurrent use.
+// reported once per run of failed reads), and chunks whose regional
+// entities this game cannot read (kept as stored, reported once per
+// chunk), as problems of the chunk store file in use. Safe for concurrent
+// use.
 func (r *Runtime) Problems() []chunkstore.Problem {
 	r.mu.Lock()
 	ps := r.problems
