@@ -3,6 +3,7 @@ package chunkstore
 import (
 	"container/list"
 	"sync"
+	"sync/atomic"
 )
 
 // baseCache keeps the generator's output for the chunks most recently
@@ -16,9 +17,21 @@ type baseCache struct {
 	lru list.List // of *baseEntry, most recent first
 }
 
+// baseEntry is a generated chunk, masked, and what encoding learnt of it.
 type baseEntry struct {
 	pos Key
 	pix []uint32 // read-only once cached
+	// plain is the payload size of the base's own record without Delta
+	// (Palette, else Full), compressed, once an encode needed it: the
+	// estimate of what a chunk a few pixels off the base costs that way.
+	plain atomic.Pointer[plainSize]
+}
+
+// plainSize is the size of a chunk's smallest record that is not a Delta.
+type plainSize struct {
+	payload int         // compressed payload bytes (the layer mask and extra data not counted)
+	typ     StorageType // Palette or Full
+	count   int         // distinct pixels (a Palette's count), 0 for Full
 }
 
 func newBaseCache(max int) *baseCache {
@@ -28,7 +41,7 @@ func newBaseCache(max int) *baseCache {
 	return &baseCache{max: max, m: make(map[Key]*list.Element, max)}
 }
 
-func (c *baseCache) get(pos Key) []uint32 {
+func (c *baseCache) get(pos Key) *baseEntry {
 	if c == nil {
 		return nil
 	}
@@ -39,26 +52,27 @@ func (c *baseCache) get(pos Key) []uint32 {
 		return nil
 	}
 	c.lru.MoveToFront(el)
-	return el.Value.(*baseEntry).pix
+	return el.Value.(*baseEntry)
 }
 
-// put caches pix, which the cache then owns and nobody may change.
-func (c *baseCache) put(pos Key, pix []uint32) {
+// put caches b, which the cache then owns and nobody may change, and
+// returns the entry cached for b.pos: b, or the one another goroutine put
+// first.
+func (c *baseCache) put(b *baseEntry) *baseEntry {
 	if c == nil {
-		return
+		return b
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.m[pos]; ok {
+	if el, ok := c.m[b.pos]; ok {
 		c.lru.MoveToFront(el)
-		return
+		return el.Value.(*baseEntry)
 	}
-	var e *baseEntry
 	if c.lru.Len() >= c.max {
 		old := c.lru.Back()
-		e = old.Value.(*baseEntry)
-		delete(c.m, e.pos)
+		delete(c.m, old.Value.(*baseEntry).pos)
 		c.lru.Remove(old)
 	}
-	c.m[pos] = c.lru.PushFront(&baseEntry{pos: pos, pix: pix})
+	c.m[b.pos] = c.lru.PushFront(b)
+	return b
 }

@@ -63,6 +63,9 @@ type encoder struct {
 	alt  []byte // the record being tried
 	ext  []byte
 	pal  paletteScratch
+	// compressions counts the payloads compressed: chunk records tried and
+	// generated bases measured (see chooseRecord).
+	compressions int
 }
 
 // chunkResult is a chunk encoded for a commit.
@@ -102,30 +105,28 @@ func (cc *chunkCodec) generate(pos Key, dst []uint32) {
 		return
 	}
 	if b := cc.bases.get(pos); b != nil {
-		copy(dst, b)
+		copy(dst, b.pix)
 		return
 	}
 	cc.run(pos, dst)
 	maskPixels(dst, cc.mask)
 	if cc.bases != nil {
-		cc.bases.put(pos, append([]uint32(nil), dst...))
+		cc.bases.put(&baseEntry{pos: pos, pix: append([]uint32(nil), dst...)})
 	}
 }
 
 // base returns the masked generated chunk at pos, read-only: from the cache,
 // or generated into scratch (and cached).
-func (cc *chunkCodec) base(pos Key, scratch []uint32) []uint32 {
+func (cc *chunkCodec) base(pos Key, scratch []uint32) *baseEntry {
 	if b := cc.bases.get(pos); b != nil {
 		return b
 	}
 	cc.run(pos, scratch)
 	maskPixels(scratch, cc.mask)
 	if cc.bases == nil {
-		return scratch
+		return &baseEntry{pos: pos, pix: scratch}
 	}
-	b := append([]uint32(nil), scratch...)
-	cc.bases.put(pos, b)
-	return b
+	return cc.bases.put(&baseEntry{pos: pos, pix: append([]uint32(nil), scratch...)})
 }
 
 // encode chooses how to store pix at pos, with the game's extra data for
@@ -134,8 +135,15 @@ func (cc *chunkCodec) base(pos Key, scratch []uint32) []uint32 {
 // stored, an all-zero one without extra data is Empty; anything else is
 // stored in the smallest record, after compression, of the encodings that
 // apply: Delta (while fewer than threshold of the pixels differ from
-// generation), Palette (at most 65,536 distinct pixels) and Full.
+// generation), Palette (at most 65,536 distinct pixels) and Full (see
+// chooseRecord for how the smallest is found without compressing all).
 func (cc *chunkCodec) encode(e *encoder, pos Key, pix []uint32, extra []byte) (chunkResult, error) {
+	return cc.encodeOn(e, pos, pix, extra, nil)
+}
+
+// encodeOn is encode against base, the generated chunk at pos taken from
+// the cache when the commit started; nil: looked up or generated now.
+func (cc *chunkCodec) encodeOn(e *encoder, pos Key, pix []uint32, extra []byte, base *baseEntry) (chunkResult, error) {
 	if len(pix) != cc.npix {
 		return chunkResult{}, fmt.Errorf("%w: chunk %v has %d pixels, want %d", ErrInvalidChunk, pos, len(pix), cc.npix)
 	}
@@ -145,67 +153,79 @@ func (cc *chunkCodec) encode(e *encoder, pos Key, pix []uint32, extra []byte) (c
 	if len(extra) == 0 {
 		extra = nil // none
 	}
-	mask := cc.mask
-	diff, nonzero := 0, 0
-	var gen []uint32
+	var ch chunkChanges
 	if cc.gen != nil {
-		if cap(e.gen) < cc.npix {
-			e.gen = make([]uint32, cc.npix)
-		}
-		gen = cc.base(pos, e.gen[:cc.npix])
-		for i, p := range pix {
-			p &= mask
-			if p != 0 {
-				nonzero++
+		if base == nil {
+			if cap(e.gen) < cc.npix {
+				e.gen = make([]uint32, cc.npix)
 			}
-			if p != gen[i] {
-				diff++
-			}
+			base = cc.base(pos, e.gen[:cc.npix])
 		}
+		ch = changesFrom(pix, base.pix, cc.mask)
 	} else {
-		for _, p := range pix {
-			if p&mask != 0 {
-				nonzero++
-			}
-		}
-		diff = nonzero
+		ch.nonzero = countNonzero(pix, cc.mask)
+		ch.diff = ch.nonzero
+		base = nil
 	}
 	switch {
-	case diff == 0 && extra == nil:
+	case ch.diff == 0 && extra == nil:
 		return chunkResult{remove: true}, nil
-	case nonzero == 0 && extra == nil:
-		return chunkResult{typ: Empty, diff: diff}, nil
+	case ch.nonzero == 0 && extra == nil:
+		return chunkResult{typ: Empty, diff: ch.diff}, nil
 	}
 	e.setExt(cc, extra)
-	res := chunkResult{diff: diff}
-	fixed := recordHeaderSize + len(e.ext) + keyExtSize(int(pos.n)) // a record's bytes besides its payload
-	try := func(typ StorageType, rec []byte) {
-		if res.rec == nil || len(rec) < len(res.rec) {
-			res.typ, res.rec = typ, rec
-			e.recs, e.alt = e.alt, e.recs
+	pk := pick{e: e}
+	switch {
+	case base != nil && float64(ch.diff) < cc.threshold*float64(cc.npix) && cc.deltaFull:
+		pk.try(Delta, e.encodeDelta(pos, pix, base.pix, cc.mask, ch.diff))
+	case base != nil && float64(ch.diff) < cc.threshold*float64(cc.npix):
+		cc.chooseRecord(&pk, pos, pix, base, ch)
+	case cc.deltaFull:
+		pk.try(Full, e.encodeFull(pos, pix, cc.mask))
+	default:
+		cc.encodePlain(&pk, pos, pix)
+	}
+	pk.res.diff = ch.diff
+	return pk.res, nil
+}
+
+// chunkChanges is what one pass over a chunk and its generated base finds.
+type chunkChanges struct {
+	diff    int // pixels that differ from the base
+	runs    int // runs of consecutive differing pixels
+	nonzero int // pixels that are not zero
+}
+
+// changesFrom compares pix&mask with gen, a masked generated chunk.
+func changesFrom(pix, gen []uint32, mask uint32) chunkChanges {
+	var ch chunkChanges
+	gen = gen[:len(pix)]
+	was := false
+	for i, p := range pix {
+		p &= mask
+		if p != 0 {
+			ch.nonzero++
+		}
+		is := p != gen[i]
+		if is {
+			ch.diff++
+			if !was {
+				ch.runs++
+			}
+		}
+		was = is
+	}
+	return ch
+}
+
+func countNonzero(pix []uint32, mask uint32) int {
+	n := 0
+	for _, p := range pix {
+		if p&mask != 0 {
+			n++
 		}
 	}
-	if gen != nil && float64(diff) < cc.threshold*float64(cc.npix) {
-		try(Delta, e.encodeDelta(pos, pix, gen, mask, diff))
-		if cc.deltaFull || 256*(len(res.rec)-fixed) < cc.npix {
-			// LZ4 shrinks at most 255 to 1: a palette or full record of
-			// npix pixels cannot be smaller; skip the work.
-			return res, nil
-		}
-	}
-	if cc.deltaFull {
-		try(Full, e.encodeFull(pos, pix, mask))
-		return res, nil
-	}
-	if rec, ok := e.encodePalette(pos, pix, mask); ok {
-		try(Palette, rec)
-	}
-	if res.rec == nil || 256*(len(res.rec)-fixed) >= 4*cc.npix {
-		// (LZ4 shrinks at most 255 to 1: a smaller record cannot be beaten
-		// by 4 bytes a pixel.)
-		try(Full, e.encodeFull(pos, pix, mask))
-	}
-	return res, nil
+	return n
 }
 
 // setExt builds the parts of a record that its flags announce: the layer
@@ -251,22 +271,27 @@ func (e *encoder) encodeDelta(pos Key, pix, gen []uint32, mask uint32, diff int)
 }
 
 func (e *encoder) encodeFull(pos Key, pix []uint32, mask uint32) []byte {
-	var raw []byte
+	return e.seal(RecordFull, pos, e.fullRaw(pix, mask))
+}
+
+// fullRaw returns the payload of a Full record of pix&mask: pix itself
+// where that is the file's layout, else laid out in e.raw.
+func (e *encoder) fullRaw(pix []uint32, mask uint32) []byte {
 	if nativeLE && mask == ^uint32(0) {
-		raw = pixelBytes(pix)
-	} else {
-		if cap(e.raw) < 4*len(pix) {
-			e.raw = make([]byte, 4*len(pix))
-		}
-		raw = e.raw[:4*len(pix)]
-		putPixels(raw, pix, mask)
+		return pixelBytes(pix)
 	}
-	return e.seal(RecordFull, pos, raw)
+	if cap(e.raw) < 4*len(pix) {
+		e.raw = make([]byte, 4*len(pix))
+	}
+	raw := e.raw[:4*len(pix)]
+	putPixels(raw, pix, mask)
+	return raw
 }
 
 // seal compresses raw into a fresh record in e.alt, after the parts in
 // e.ext, with the key bytes of pos after it.
 func (e *encoder) seal(kind RecordKind, pos Key, raw []byte) []byte {
+	e.compressions++
 	rec, codec := compressInto(e.alt[:0], &e.c, e.ext, raw)
 	rec = sealKeyed(rec, kind, codec, e.flags(), pos, uint32(len(raw)))
 	e.alt = rec

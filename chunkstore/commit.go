@@ -422,6 +422,7 @@ type workItem struct {
 	bodies []Body
 	secs   [][]byte // entity sections kept with the bodies
 	isBody bool
+	base   *baseEntry // the chunk's generated base, when cached as the commit began
 
 	res chunkResult
 	rec []byte // the record, owned
@@ -454,6 +455,7 @@ func (s *Store) writeRecords(b *Batch, cw *commitWriter, st *CommitStats) ([]mut
 			return nil, fmt.Errorf("%w: commit: chunk %v has %d pixels, want %d", ErrInvalidChunk, it.pos, len(it.chunk.pix), s.cc.npix)
 		}
 	}
+	s.pinBases(items)
 	var muts []mutation
 	group := max(1, s.cfg.Workers) * 4
 	for g := 0; g < len(items); g += group {
@@ -471,6 +473,22 @@ func (s *Store) writeRecords(b *Batch, cw *commitWriter, st *CommitStats) ([]mut
 		}
 	}
 	return muts, cw.err
+}
+
+// pinBases takes from the cache the generated bases of the batch's chunks
+// that it holds, before any is encoded: encoding the others puts theirs
+// and may evict these, and a batch of more chunks than the cache holds
+// would then generate every one again. The generator runs at most once per
+// chunk of a commit, and never for a chunk whose base was cached.
+func (s *Store) pinBases(items []workItem) {
+	if s.cc.gen == nil || s.cc.bases == nil {
+		return
+	}
+	for i := range items {
+		if it := &items[i]; !it.isBody && !it.chunk.del {
+			it.base = s.cc.bases.get(it.pos)
+		}
+	}
 }
 
 // place turns an encoded item into an index change, appending its record
@@ -636,7 +654,8 @@ func (s *Store) encodeItem(e *encoder, it *workItem) {
 	if x, ok := it.chunk.src.(ExtraSource); ok {
 		extra = x.ChunkExtra()
 	}
-	it.res, it.err = s.cc.encode(e, it.pos, pix, extra)
+	it.res, it.err = s.cc.encodeOn(e, it.pos, pix, extra, it.base)
+	it.base = nil
 	if it.res.rec != nil {
 		it.rec = slices.Clone(it.res.rec)
 		it.res.rec = nil

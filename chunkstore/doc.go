@@ -161,7 +161,8 @@
 //     (count pixels, u32 each), then one index per pixel, row-major: 8 bits
 //     when count <= 256, else 16 (little-endian), count at most 65,536.
 //   - A chunk is written in the smallest of the records that apply, after
-//     compression ([EncodeSmallest]; [EncodeDeltaFull] picks as format 2
+//     compression, within 10%, found from estimates without compressing
+//     every one ([EncodeSmallest]; [EncodeDeltaFull] picks as format 2
 //     did). Empty chunks (all zero under the mask, no extra data) have no
 //     record.
 //   - Body block (3), a chunk's [EntityBlock]: [count u32][sections u32]

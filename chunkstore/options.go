@@ -196,11 +196,13 @@ type Encoding uint8
 // Encodings.
 const (
 	// EncodeSmallest stores each chunk in the smallest record, after
-	// compression, of the encodings that apply: Delta (under
-	// DeltaThreshold), Palette (at most 65,536 distinct pixels) and Full.
-	// An encoding is not tried when the smallest record so far is below
-	// what LZ4 (at most 255 to 1) could make of it: a Delta record under
-	// 1/256 byte a pixel, a Palette record under 4/256.
+	// compression and within 10%, of the encodings that apply: Delta
+	// (under DeltaThreshold), Palette (at most 65,536 distinct pixels)
+	// and Full. The sizes are estimated before compressing (a Delta's
+	// from the pixels changed; the others' from the generated base's,
+	// measured once per cached base), the likelier winner is compressed,
+	// and a second record only when its estimate is close: a chunk a few
+	// pixels off its base costs one compression, as a Delta.
 	EncodeSmallest Encoding = iota
 	// EncodeDeltaFull stores a Delta under DeltaThreshold and Full
 	// otherwise, as stores of format 2 did: for comparison.

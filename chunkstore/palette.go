@@ -85,15 +85,26 @@ func (ps *paletteScratch) build(pix []uint32, mask uint32) bool {
 // encodePalette builds a Palette record of pix&mask in e.alt, or reports
 // false when the chunk has too many distinct pixels for one.
 func (e *encoder) encodePalette(pos Key, pix []uint32, mask uint32) ([]byte, bool) {
-	ps := &e.pal
-	if !ps.build(pix, mask) {
+	if !e.pal.build(pix, mask) {
 		return nil, false
 	}
-	width := 1
-	if len(ps.vals) > 256 {
-		width = 2
+	return e.seal(RecordPalette, pos, e.paletteRaw(len(pix))), true
+}
+
+// paletteWidth is the bytes of a palette index for count distinct pixels.
+func paletteWidth(count int) int {
+	if count > 256 {
+		return 2
 	}
-	n := paletteHeadSize + 4*len(ps.vals) + width*len(pix)
+	return 1
+}
+
+// paletteRaw lays out in e.raw the payload of the palette e.pal built for
+// npix pixels.
+func (e *encoder) paletteRaw(npix int) []byte {
+	ps := &e.pal
+	width := paletteWidth(len(ps.vals))
+	n := paletteHeadSize + 4*len(ps.vals) + width*npix
 	if cap(e.raw) < n {
 		e.raw = make([]byte, n)
 	}
@@ -107,15 +118,15 @@ func (e *encoder) encodePalette(pos Key, pix []uint32, mask uint32) ([]byte, boo
 	}
 	idx := raw[at:]
 	if width == 1 {
-		for i, x := range ps.ix[:len(pix)] {
+		for i, x := range ps.ix[:npix] {
 			idx[i] = byte(x)
 		}
 	} else {
-		for i, x := range ps.ix[:len(pix)] {
+		for i, x := range ps.ix[:npix] {
 			binary.LittleEndian.PutUint16(idx[2*i:], x)
 		}
 	}
-	return e.seal(RecordPalette, pos, raw), true
+	return raw
 }
 
 // maxPaletteRaw is the largest palette payload a chunk can have.
