@@ -121,6 +121,45 @@ func TestCheckVerifiesPlayersCopies(t *testing.T) {
 	})
 }
 
+// A repair drops a damaged copy of the committed generation's players made
+// for its backup, saying so, and check is clean afterwards: on its own when
+// the generation stays (its chunk store's copy made again), with the
+// generation when the repair replaces it. The game loads the repaired save.
+func TestRepairDropsADamagedPlayersCopy(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		damage     func(dir string) error
+		store      bool // the chunk store's copy is still there
+	}{
+		{"flipped data", "backups/players-3.pxpd", func(dir string) error { return savetest.FlipMiddle(filepath.Join(dir, "backups/players-3.pxpd")) }, true},
+		{"deleted data", "backups/players-3.pxpd", func(dir string) error { return os.Remove(filepath.Join(dir, "backups/players-3.pxpd")) }, true},
+		{"flipped index", "backups/players-3.pxpl", func(dir string) error { return savetest.Flip(filepath.Join(dir, "backups/players-3.pxpl"), 20) }, true},
+		{"flipped index and world", "backups/players-3.pxpl", func(dir string) error {
+			if err := savetest.FlipMiddle(filepath.Join(dir, "world-3.pecs")); err != nil {
+				return err
+			}
+			return savetest.Flip(filepath.Join(dir, "backups/players-3.pxpl"), 20)
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := savetest.FreshWithPlayers(t, base)
+			must(t, tc.damage(dir))
+			rep, err := savetool.Repair(dir, savetool.RepairOptions{})
+			must(t, err)
+			expect(t, rep.After != nil && rep.After.OK(), "check after the repair: %v\nrepair: %+v", rep.After, rep)
+			said := slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "dropped "+tc.file) })
+			expect(t, said, "the repair does not say it dropped %s: %v", tc.file, rep.Notes)
+			for _, f := range []string{"backups/players-3.pxpl", "backups/players-3.pxpd"} {
+				_, err := os.Stat(filepath.Join(dir, f))
+				expect(t, os.IsNotExist(err), "%s is still there after the repair: %v", f, err)
+			}
+			_, err = os.Stat(filepath.Join(dir, "backups/chunks-3.pxsw"))
+			expect(t, (err == nil) == tc.store, "the copy of the chunk store after the repair: %v", err)
+			loads(t, dir)
+		})
+	}
+}
+
 // damageByName returns the damage of savetest.Damages named name.
 func damageByName(t *testing.T, name string) func(string, *savetest.Layout) error {
 	t.Helper()
