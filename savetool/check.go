@@ -43,6 +43,7 @@ type CheckJSON struct {
 	Backups    int           `json:"backups_checked"`
 	Stores     int           `json:"store_generations_checked"`
 	Worlds     int           `json:"world_files_checked"`
+	Players    int           `json:"players_indexes_checked"` // each with every record it names
 	// Types counts the chunk store entries by storage type (CheckReport.Types).
 	Types map[string]int `json:"entries_by_type,omitempty"`
 }
@@ -58,7 +59,7 @@ type ProblemJSON struct {
 
 // JSON returns the report as JSON values, for the check of path.
 func (r *CheckReport) JSON(path string) CheckJSON {
-	out := CheckJSON{Path: path, OK: r.OK(), Problems: []ProblemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds}
+	out := CheckJSON{Path: path, OK: r.OK(), Problems: []ProblemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds, Players: r.Players}
 	for t, n := range r.Types {
 		if out.Types == nil {
 			out.Types = map[string]int{}
