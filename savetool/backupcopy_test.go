@@ -72,6 +72,7 @@ func TestCheckVerifiesPlayersCopies(t *testing.T) {
 	must(t, err)
 	expect(t, r.OK(), "an intact save with players copies: %v", r.Problems)
 	expect(t, r.Players == 4, "%d players indexes checked, want 4 (the committed one, its copy, and the two backups' copies)", r.Players)
+	expect(t, r.JSON("save").Players == 4, "check --json counts %d players indexes, want 4", r.JSON("save").Players)
 	truncate := func(rel string) func(t *testing.T, dir string) {
 		return func(t *testing.T, dir string) {
 			p := filepath.Join(dir, rel)

@@ -43,7 +43,7 @@ type CheckJSON struct {
 	Backups    int           `json:"backups_checked"`
 	Stores     int           `json:"store_generations_checked"`
 	Worlds     int           `json:"world_files_checked"`
-	Players    int           `json:"players_indexes_checked"` // each with every record it names
+	Players    int           `json:"players_indexes_checked,omitempty"` // each with every record it names
 	// Types counts the chunk store entries by storage type (CheckReport.Types).
 	Types map[string]int `json:"entries_by_type,omitempty"`
 }
