@@ -44,6 +44,27 @@ func TestCheckNamesADamagedBackupCopy(t *testing.T) {
 	}
 }
 
+// arksave check verifies every copy of the players a load or its fallback
+// may read: the copy of the committed generation's players made for its
+// backup (which no manifest names yet) and a backup's own copy. Damage in
+// one alone fails the check, naming the file; the players indexes checked
+// are counted.
+func TestCheckNamesADamagedPlayersCopy(t *testing.T) {
+	for _, f := range []string{"backups/players-3.pxpd", "backups/players-3.pxpl", "backups/players-2.pxpd"} {
+		t.Run(f, func(t *testing.T) {
+			dir := savetest.FreshWithPlayers(t, base)
+			code, stdout, stderr := arksave("check", dir)
+			expectCode(t, 0, code, stderr+stdout)
+			expectContains(t, stdout, "4 players indexes checked")
+			flipMiddle(t, filepath.Join(dir, f))
+			code, stdout, stderr = arksave("check", dir)
+			expectCode(t, 1, code, stderr)
+			expectProblems(t, stdout, f)
+			expectContains(t, stdout, "4 players indexes checked")
+		})
+	}
+}
+
 // arksave repair keeps what a load keeps: with the committed chunk store
 // removed, the repaired save renders as the save a load falls back to (the
 // copy of the generation's store), and loads the same ECS world; a damaged

@@ -71,6 +71,10 @@ func printCheck(w io.Writer, path string, isDir bool, r *savetool.CheckReport) {
 	}
 	checked := fmt.Sprintf("%s and %s checked", words.Count(r.Worlds, "world file", "world files"),
 		words.Count(r.Stores, "chunk store generation", "chunk store generations"))
+	if r.Players > 0 {
+		checked = fmt.Sprintf("%s, %s and %s checked", words.Count(r.Worlds, "world file", "world files"),
+			words.Count(r.Stores, "chunk store generation", "chunk store generations"), words.Count(r.Players, "players index", "players indexes"))
+	}
 	if r.Manifest != nil {
 		checked = fmt.Sprintf("generation %d and %s: %s", r.Manifest.Generation, words.Count(r.Backups, "backup", "backups"), checked)
 	}

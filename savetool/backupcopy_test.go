@@ -2,6 +2,7 @@ package savetool_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image"
 	"os"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/savetest"
 	"github.com/arksave/arksave/savetool"
 )
@@ -53,6 +56,107 @@ func TestCheckVerifiesBackupCopies(t *testing.T) {
 				named = named || p.File == tc.file
 			}
 			expect(t, named, "check does not name %s: %v", tc.file, r.Problems)
+		})
+	}
+}
+
+// Check verifies every players copy a load or its fallback may read: the
+// copy of the committed generation's players made for its backup (which no
+// manifest names yet, and which a load reads first when the committed
+// players are damaged) and the copies the backups' manifests name, every
+// record of each and its index, each problem naming the damaged file by
+// its path in the save directory. A copy whose index is not in place yet
+// (being written: its data file comes first) is not damage.
+func TestCheckVerifiesPlayersCopies(t *testing.T) {
+	r, err := savetool.Check(savetest.FreshWithPlayers(t, base), savetool.Options{})
+	must(t, err)
+	expect(t, r.OK(), "an intact save with players copies: %v", r.Problems)
+	expect(t, r.Players == 4, "%d players indexes checked, want 4 (the committed one, its copy, and the two backups' copies)", r.Players)
+	expect(t, r.JSON("save").Players == 4, "check --json counts %d players indexes, want 4", r.JSON("save").Players)
+	truncate := func(rel string) func(t *testing.T, dir string) {
+		return func(t *testing.T, dir string) {
+			p := filepath.Join(dir, rel)
+			st, err := os.Stat(p)
+			must(t, err)
+			must(t, os.Truncate(p, st.Size()-3))
+		}
+	}
+	remove := func(rel string) func(t *testing.T, dir string) {
+		return func(t *testing.T, dir string) { must(t, os.Remove(filepath.Join(dir, rel))) }
+	}
+	for _, tc := range []struct {
+		name, file string
+		damage     func(t *testing.T, dir string)
+	}{
+		{"flipped pending data", "backups/players-3.pxpd", func(t *testing.T, dir string) { flipMiddle(t, dir, "backups/players-3.pxpd") }},
+		{"truncated pending index", "backups/players-3.pxpl", truncate("backups/players-3.pxpl")},
+		{"deleted pending data", "backups/players-3.pxpd", remove("backups/players-3.pxpd")},
+		{"truncated pending data", "backups/players-3.pxpd", truncate("backups/players-3.pxpd")},
+		{"flipped backup data", "backups/players-2.pxpd", func(t *testing.T, dir string) { flipMiddle(t, dir, "backups/players-2.pxpd") }},
+		{"truncated backup index", "backups/players-1.pxpl", truncate("backups/players-1.pxpl")},
+		{"deleted backup data", "backups/players-1.pxpd", remove("backups/players-1.pxpd")},
+		{"deleted backup index", "backups/players-2.pxpl", remove("backups/players-2.pxpl")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := savetest.FreshWithPlayers(t, base)
+			tc.damage(t, dir)
+			r, err := savetool.Check(dir, savetool.Options{})
+			must(t, err)
+			named := slices.ContainsFunc(r.Problems, func(p chunkstore.Problem) bool {
+				return p.File == tc.file && errors.Is(p.Err, autosave.ErrCorrupt)
+			})
+			expect(t, named, "check does not name %s as damaged: %v", tc.file, r.Problems)
+		})
+	}
+	t.Run("being written", func(t *testing.T) {
+		// The writer writes the copy's data file, then its index through
+		// a temp file it renames into place.
+		dir := savetest.FreshWithPlayers(t, base)
+		idx := filepath.Join(dir, "backups/players-3.pxpl")
+		must(t, os.Rename(idx, idx+".tmp"))
+		must(t, savetest.Flip(idx+".tmp", 4))
+		truncate("backups/players-3.pxpd")(t, dir)
+		r, err := savetool.Check(dir, savetool.Options{})
+		must(t, err)
+		expect(t, r.OK(), "a players copy not yet in place is reported: %v", r.Problems)
+	})
+}
+
+// A repair drops a damaged copy of the committed generation's players made
+// for its backup, saying so, and check is clean afterwards: on its own when
+// the generation stays (its chunk store's copy made again), with the
+// generation when the repair replaces it. The game loads the repaired save.
+func TestRepairDropsADamagedPlayersCopy(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		damage     func(dir string) error
+		store      bool // the chunk store's copy is still there
+	}{
+		{"flipped data", "backups/players-3.pxpd", func(dir string) error { return savetest.FlipMiddle(filepath.Join(dir, "backups/players-3.pxpd")) }, true},
+		{"deleted data", "backups/players-3.pxpd", func(dir string) error { return os.Remove(filepath.Join(dir, "backups/players-3.pxpd")) }, true},
+		{"flipped index", "backups/players-3.pxpl", func(dir string) error { return savetest.Flip(filepath.Join(dir, "backups/players-3.pxpl"), 20) }, true},
+		{"flipped index and world", "backups/players-3.pxpl", func(dir string) error {
+			if err := savetest.FlipMiddle(filepath.Join(dir, "world-3.pecs")); err != nil {
+				return err
+			}
+			return savetest.Flip(filepath.Join(dir, "backups/players-3.pxpl"), 20)
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := savetest.FreshWithPlayers(t, base)
+			must(t, tc.damage(dir))
+			rep, err := savetool.Repair(dir, savetool.RepairOptions{})
+			must(t, err)
+			expect(t, rep.After != nil && rep.After.OK(), "check after the repair: %v\nrepair: %+v", rep.After, rep)
+			said := slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "dropped "+tc.file) })
+			expect(t, said, "the repair does not say it dropped %s: %v", tc.file, rep.Notes)
+			for _, f := range []string{"backups/players-3.pxpl", "backups/players-3.pxpd"} {
+				_, err := os.Stat(filepath.Join(dir, f))
+				expect(t, os.IsNotExist(err), "%s is still there after the repair: %v", f, err)
+			}
+			_, err = os.Stat(filepath.Join(dir, "backups/chunks-3.pxsw"))
+			expect(t, (err == nil) == tc.store, "the copy of the chunk store after the repair: %v", err)
+			loads(t, dir)
 		})
 	}
 }

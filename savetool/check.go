@@ -43,6 +43,7 @@ type CheckJSON struct {
 	Backups    int           `json:"backups_checked"`
 	Stores     int           `json:"store_generations_checked"`
 	Worlds     int           `json:"world_files_checked"`
+	Players    int           `json:"players_indexes_checked,omitempty"` // each with every record it names
 	// Types counts the chunk store entries by storage type (CheckReport.Types).
 	Types map[string]int `json:"entries_by_type,omitempty"`
 }
@@ -58,7 +59,7 @@ type ProblemJSON struct {
 
 // JSON returns the report as JSON values, for the check of path.
 func (r *CheckReport) JSON(path string) CheckJSON {
-	out := CheckJSON{Path: path, OK: r.OK(), Problems: []ProblemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds}
+	out := CheckJSON{Path: path, OK: r.OK(), Problems: []ProblemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds, Players: r.Players}
 	for t, n := range r.Types {
 		if out.Types == nil {
 			out.Types = map[string]int{}
@@ -227,6 +228,7 @@ func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *autosave.Dir) {
 	}
 	if m := d.Manifest(); m != nil {
 		checkCopy(r, d, m, checked)
+		checkPlayersCopy(r, d, m, checked)
 	}
 	r.Problems = append(r.Problems, d.DamagedBackups()...)
 	if r.Manifest == nil {
@@ -408,15 +410,73 @@ func checkPlayers(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, checked
 		r.add(m.Players.Index.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, err))
 		return
 	}
+	checkPlayerRecords(r, d, p, fmt.Sprintf("generation %d", m.Generation))
+}
+
+// checkPlayerRecords reads every record of the players p, each as a PECS
+// file; a damaged one is a problem of p's data file, its error prefixed
+// with what the players are.
+func checkPlayerRecords(r *CheckReport, d *autosave.Dir, p *autosave.Players, what string) {
 	for _, e := range p.Entries {
 		sec, err := d.ReadPlayer(p, e.ID)
 		if err == nil {
 			_, err = archetype.ReadInfo(bytes.NewReader(sec))
 		}
 		if err != nil {
-			r.add(m.Players.Data, e.Offset, fmt.Errorf("generation %d: player %q: %w", m.Generation, e.ID, err))
+			r.add(p.Ref.Data, e.Offset, fmt.Errorf("%s: player %q: %w", what, e.ID, err))
 		}
 	}
+}
+
+// maxPlayersIndex bounds the players index check reads whole: the bound
+// autosave reads them with.
+const maxPlayersIndex = 1 << 30
+
+// checkPlayersCopy checks the copy of the committed generation m's players
+// that the writer made for its backup (autosave.CopiedPlayersName and
+// CopiedPlayersDataName), when there is one: no manifest names it until the
+// next save retires m, but a load reads the players from it when m's are
+// damaged. The writer writes the copy's data file first, then its index
+// through a temp file renamed into place: a copy whose index is not there
+// yet is being written (or was never made), not damaged.
+func checkPlayersCopy(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, checked map[string]bool) {
+	index, data := autosave.CopiedPlayersName(m.Generation), autosave.CopiedPlayersDataName(m.Generation)
+	if checked[index] {
+		return
+	}
+	p, err := d.File(index)
+	if err == nil {
+		if _, err = d.FS().Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+	}
+	checked[index], checked[data] = true, true
+	r.Players++
+	what := fmt.Sprintf("the copy of generation %d's players made for its backup", m.Generation)
+	var idx []byte
+	if err == nil {
+		idx, err = vfs.ReadFileLimit(d.FS(), p, maxPlayersIndex)
+		if errors.Is(err, vfs.ErrTooLarge) {
+			err = fmt.Errorf("%w: %w", autosave.ErrCorrupt, err)
+		}
+	}
+	var entries []autosave.PlayerEntry
+	if err == nil {
+		_, entries, err = autosave.ParsePlayersIndex(idx)
+	}
+	if err != nil {
+		r.add(index, -1, fmt.Errorf("%s: %w", what, err))
+		return
+	}
+	if dp, err := d.File(data); err != nil {
+		r.add(data, -1, fmt.Errorf("%s: %w", what, err))
+		return
+	} else if _, err := d.FS().Lstat(dp); errors.Is(err, fs.ErrNotExist) {
+		r.add(data, -1, fmt.Errorf("%s: %w: missing, while its index %s is in place (the writer writes the index last)", what, autosave.ErrCorrupt, index))
+		return
+	}
+	ref := autosave.PlayersRef{Index: autosave.FileRef{Name: index, Size: int64(len(idx)), CRC32C: crc32.Checksum(idx, castagnoli)}, Data: data}
+	checkPlayerRecords(r, d, &autosave.Players{Ref: ref, Entries: entries}, what)
 }
 
 // dataFileProblems checks the data files a manifest names against those its

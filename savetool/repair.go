@@ -207,6 +207,7 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	if err := r.repairBackups(); err != nil {
 		return rep, err
 	}
+	r.repairPlayersCopy()
 	r.repairCopy()
 	if o.DryRun {
 		return rep, nil
@@ -748,6 +749,52 @@ func (r *repairer) repairCopy() {
 		return
 	}
 	r.note("made %s again from generation %d's chunk store: the copy made for its backup was damaged", name, r.man.Generation)
+}
+
+// repairPlayersCopy drops the copy of the committed generation's players
+// made for its backup when the check found it damaged, and says so: with
+// the generation when the repair committed a new one; else on its own, and
+// the next save's backup of the generation names the players files the
+// generation uses, as without a copy. The copies of a generation's players
+// and of its chunk store go together (autosave.Dir.DropCopy): an intact
+// copy of the store is made again.
+func (r *repairer) repairPlayersCopy() {
+	if r.man == nil {
+		return
+	}
+	g := r.man.Generation
+	file := autosave.CopiedPlayersName(g)
+	if data := autosave.CopiedPlayersDataName(g); !r.damaged[file] {
+		file = data
+	}
+	if !r.damaged[file] {
+		return
+	}
+	store := autosave.CopiedChunksName(g)
+	switch {
+	case r.newGen != 0:
+		r.note("dropped %s, the damaged copy of generation %d's players made for its backup: it goes with generation %d, which the repair replaces", file, g, g)
+		return // the cleanup after the commit removes it
+	case r.o.DryRun:
+		r.note("%s, the copy of generation %d's players made for its backup, is damaged: a repair drops it", file, g)
+		return
+	case r.damaged[store]:
+		r.note("dropped %s, the damaged copy of generation %d's players made for its backup, with the damaged copy of its chunk store", file, g)
+		return // repairCopy drops the two
+	}
+	remake := r.d.PendingCopy() != nil
+	if err := r.d.DropCopy(); err != nil {
+		r.note("%s, the copy of generation %d's players made for its backup, is damaged and could not be removed (%v): remove it by hand", file, g, err)
+		return
+	}
+	r.note("dropped %s, the damaged copy of generation %d's players made for its backup: the next save's backup of generation %d shares the players files it uses", file, g, g)
+	if !remake {
+		return
+	}
+	if err := r.copyStore(store); err != nil {
+		_ = r.d.DropCopy()
+		r.note("dropped %s, the copy of generation %d's chunk store made for its backup, with it; making it again failed (%v): the next save's backup of generation %d shares the current store", store, g, err, g)
+	}
 }
 
 // copyStore copies the committed generation's chunk store to name.

@@ -146,7 +146,7 @@ func (g *Game) Close() error { return g.Pers.Close() }
 // generations, two of them backups: Delta, Full and Empty chunks, chunks
 // reverted to generation, pixel bodies in two chunks, and ECS entities and
 // a resource that change between generations.
-func Build(dir string) error { return build(dir, -1) }
+func Build(dir string) error { return build(dir, -1, false) }
 
 // BuildWithCopies makes the save Build makes as a game with the default
 // AutosaveConfig does: after each save the writer copies the chunk store
@@ -154,9 +154,18 @@ func Build(dir string) error { return build(dir, -1) }
 // own (backups/chunks-<G>.pxsw and its data files) and the committed
 // generation's copy waits in backups/ for the next save: the first thing
 // a load falls back to when the committed store is damaged.
-func BuildWithCopies(dir string) error { return build(dir, 1) }
+func BuildWithCopies(dir string) error { return build(dir, 1, false) }
 
-func build(dir string, copyEvery int) error {
+// BuildWithPlayers makes the save BuildWithCopies makes, with two players
+// saved apart from the world (components.Player "ada" and "bob", each with
+// a Position), bob moving in every generation: every backup has its own
+// copy of the players (backups/players-<G>.pxpl and backups/players-<G>.pxpd,
+// named by backups/manifest-<G>), and the committed generation's copy
+// waits in backups/ for the next save, the first place a load reads them
+// from when the committed players are damaged.
+func BuildWithPlayers(dir string) error { return build(dir, 1, true) }
+
+func build(dir string, copyEvery int, players bool) error {
 	g, err := open(dir, false, copyEvery)
 	if err != nil {
 		return err
@@ -164,6 +173,12 @@ func build(dir string, copyEvery int) error {
 	defer g.Close()
 	if err := g.Settle(); err != nil {
 		return err
+	}
+	var bob *Position
+	if players {
+		saved := ecs.NewMap2[components.Player, Position](g.W)
+		saved.NewEntity(&components.Player{ID: "ada"}, &Position{X: 1, Y: 2})
+		_, bob = saved.Get(saved.NewEntity(&components.Player{ID: "bob"}, &Position{}))
 	}
 	score := ecs.GetResource[Score](g.W)
 	ids := ecs.GetResource[components.BodyIDs](g.W)
@@ -229,6 +244,9 @@ func build(dir string, copyEvery int) error {
 		if err := step(); err != nil {
 			return err
 		}
+		if bob != nil {
+			bob.X++
+		}
 		if err := g.Save(); err != nil {
 			return err
 		}
@@ -286,32 +304,65 @@ func Main(m *testing.M, base *string) int {
 	return m.Run()
 }
 
-var copies struct {
+// besides holds the saves built once beside a test binary's base save, by
+// the name of their directory.
+var besides struct {
+	sync.Mutex
+	saves map[string]*besideSave
+}
+
+type besideSave struct {
 	once sync.Once
 	dir  string
 	err  error
 }
 
+// beside returns the directory of the save build makes, built once beside
+// base (the save Main built) in the directory name, and removed with it.
+func beside(base, name string, build func(dir string) error) (string, error) {
+	besides.Lock()
+	if besides.saves == nil {
+		besides.saves = map[string]*besideSave{}
+	}
+	s := besides.saves[name]
+	if s == nil {
+		s = &besideSave{dir: filepath.Join(filepath.Dir(base), name)}
+		besides.saves[name] = s
+	}
+	besides.Unlock()
+	s.once.Do(func() { s.err = build(s.dir) })
+	return s.dir, s.err
+}
+
+// freshBeside copies the save beside returns into a temporary directory of
+// the test.
+func freshBeside(t testing.TB, base, name string, build func(dir string) error) string {
+	t.Helper()
+	dir, err := beside(base, name, build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Fresh(t, dir)
+}
+
 // WithCopies returns the directory of a save that BuildWithCopies made,
 // built once beside base (the save Main built), and removed with it. Copy
 // it with Fresh before changing it.
-func WithCopies(base string) (string, error) {
-	copies.once.Do(func() {
-		copies.dir = filepath.Join(filepath.Dir(base), "copies")
-		copies.err = BuildWithCopies(copies.dir)
-	})
-	return copies.dir, copies.err
-}
+func WithCopies(base string) (string, error) { return beside(base, "copies", BuildWithCopies) }
 
 // FreshWithCopies copies the save WithCopies returns into a temporary
 // directory of the test.
 func FreshWithCopies(t testing.TB, base string) string {
 	t.Helper()
-	dir, err := WithCopies(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Fresh(t, dir)
+	return freshBeside(t, base, "copies", BuildWithCopies)
+}
+
+// FreshWithPlayers copies a save that BuildWithPlayers made, built once
+// beside base (the save Main built), into a temporary directory of the
+// test.
+func FreshWithPlayers(t testing.TB, base string) string {
+	t.Helper()
+	return freshBeside(t, base, "players", BuildWithPlayers)
 }
 
 // Fresh copies the save at base into a temporary directory of the test.
