@@ -128,9 +128,20 @@ func BenchmarkSaveStall(b *testing.B) {
 }
 
 // The store for BenchmarkCommitLatency: 10,000 stored chunks, each 1% off
-// the generator, built once.
+// the generator, built once per process (about 120 MB in the temporary
+// directory; TestMain removes it).
 var latencyOnce sync.Once
 var latencyDir string
+
+// TestMain removes the benchmarks' stores once every test and benchmark of
+// the package has run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if latencyDir != "" {
+		os.RemoveAll(filepath.Dir(latencyDir))
+	}
+	os.Exit(code)
+}
 
 func latencyStore(b *testing.B) string {
 	latencyOnce.Do(func() {
