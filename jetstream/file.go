@@ -399,7 +399,10 @@ func (f *file) Sync() error {
 		fut, err := w.publishLocked(h, &nats.Msg{Subject: w.dataSubject(in.ino, k), Data: data, Header: hdr})
 		if err != nil {
 			w.mu.Unlock()
-			return f.wrap("sync", err)
+			// A change of another goroutine (the lease's renewal) may have
+			// failed since this Sync found the holder usable: settle it, so
+			// that a lease another program took is reported as lost.
+			return f.wrap("sync", w.failed(h, err))
 		}
 		futs = append(futs, fut)
 		sent[k] = d
