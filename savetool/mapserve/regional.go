@@ -9,9 +9,9 @@ import (
 	"reflect"
 	"strconv"
 
-	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/sectionjson"
 )
 
 // KindEntity is the Entity.Kind of a regional entity that is not a pixel
@@ -107,15 +107,6 @@ var regionalName = func() string {
 	return t.PkgPath() + "." + t.Name()
 }()
 
-// sectionJSON is what the map reads of archetype.ExportSectionJSON.
-type sectionJSON struct {
-	Refs   json.RawMessage `json:"refs"`
-	Tables []struct {
-		Components []string                     `json:"components"`
-		Entities   []map[string]json.RawMessage `json:"entities"`
-	} `json:"tables"`
-}
-
 // sectionEntity is an entity of a section in the JSON export's view, with
 // its section's reference table.
 type sectionEntity struct {
@@ -129,43 +120,52 @@ func (a sectionEntity) same(b sectionEntity) bool {
 }
 
 // eachEntity calls fn for every entity of an entity section, in the
-// section's order: its table's component names, its object in the JSON
-// export's view (raw, and by key) and the section's reference table.
-func eachEntity(sec []byte, fn func(names []string, raw json.RawMessage, e map[string]json.RawMessage, refs json.RawMessage)) error {
-	var buf bytes.Buffer
-	if err := archetype.ExportSectionJSON(&buf, sec); err != nil {
+// section's order: its table's component names and their JSON, its object
+// in the JSON export's view (archetype.ExportSectionJSON's, byte for byte)
+// and the section's reference table. The section is read whole before fn
+// is called: a damaged section yields no entity.
+func eachEntity(sec []byte, fn func(e *sectionjson.Entity, raw, refs json.RawMessage)) error {
+	s, err := sectionjson.Read(sec)
+	if err != nil {
 		return err
 	}
-	var sj sectionJSON
-	if err := json.Unmarshal(buf.Bytes(), &sj); err != nil {
-		return err
-	}
-	var keys [][]byte
-	for _, t := range sj.Tables {
-		keys = keys[:0]
-		for _, name := range t.Components {
-			k, _ := json.Marshal(name)
-			keys = append(keys, k)
-		}
-		for _, e := range t.Entities {
-			// The entity's object again, in the export's order: "entity",
-			// then its components in its table's order.
-			raw := append([]byte(`{"entity": `), orNull(e["entity"])...)
-			for i, name := range t.Components {
-				raw = append(append(append(append(raw, ", "...), keys[i]...), ": "...), orNull(e[name])...)
-			}
-			fn(t.Components, append(raw, '}'), e, sj.Refs)
-		}
+	keys := map[string][]byte{}
+	for i := range s.Entities {
+		e := &s.Entities[i]
+		fn(e, entityObject(e, keys), s.Refs)
 	}
 	return nil
 }
 
-// orNull is v, or null when v is missing.
-func orNull(v json.RawMessage) json.RawMessage {
-	if v == nil {
-		return json.RawMessage("null")
+// entityObject writes an entity's object as the export does: "entity",
+// then its components in its table's order. keys caches the names in
+// JSON.
+func entityObject(e *sectionjson.Entity, keys map[string][]byte) json.RawMessage {
+	n := len(`{"entity": }`) + 20
+	for i, name := range e.Names {
+		k, ok := keys[name]
+		if !ok {
+			k, _ = json.Marshal(name)
+			keys[name] = k
+		}
+		n += len(", : ") + len(k) + len(e.Values[i])
 	}
-	return v
+	raw := strconv.AppendUint(append(make([]byte, 0, n), `{"entity": `...), e.Index, 10)
+	for i, name := range e.Names {
+		raw = append(append(append(append(raw, ", "...), keys[name]...), ": "...), e.Values[i]...)
+	}
+	return append(raw, '}')
+}
+
+// component returns the JSON of an entity's component with the full type
+// name name; nil when it has none.
+func component(e *sectionjson.Entity, name string) json.RawMessage {
+	for i, n := range e.Names {
+		if n == name {
+			return e.Values[i]
+		}
+	}
+	return nil
 }
 
 // regionalsOf returns the regional entities of the entity block at pos
@@ -183,9 +183,9 @@ func regionalsOf(pos chunkPos, size int, blk *chunkstore.EntityBlock, place func
 	var out []*regional
 	index := map[uint64]int{}
 	for si, sec := range blk.Sections {
-		err := eachEntity(sec, func(names []string, raw json.RawMessage, e map[string]json.RawMessage, refs json.RawMessage) {
+		err := eachEntity(sec, func(e *sectionjson.Entity, raw, refs json.RawMessage) {
 			var reg components.Regional
-			if r, ok := e[regionalName]; !ok || json.Unmarshal(r, &reg) != nil {
+			if r := component(e, regionalName); r == nil || json.Unmarshal(r, &reg) != nil {
 				return
 			}
 			if _, body := bodies[reg.ID]; body {
@@ -195,7 +195,7 @@ func regionalsOf(pos chunkPos, size int, blk *chunkstore.EntityBlock, place func
 			r := &regional{stable: reg.ID, Entity: Entity{Kind: KindEntity, ID: strconv.FormatUint(reg.ID, 10),
 				Chunk: [2]int32{pos.X, pos.Y}, Components: raw, Refs: refs}}
 			var ok bool
-			if r.X, r.Y, r.Placed, r.PlacedBy, ok = locate(names, e, place); !ok {
+			if r.X, r.Y, r.Placed, r.PlacedBy, ok = locate(e, place); !ok {
 				r.X, r.Y, r.Placed = float64(int(pos.X)*size)+float64(size)/2, float64(int(pos.Y)*size)+float64(size)/2, PlacedChunk
 			}
 			r.Bounds = markBounds(r.X, r.Y)
@@ -213,30 +213,27 @@ func regionalsOf(pos chunkPos, size int, blk *chunkstore.EntityBlock, place func
 	return out, bodies, nil
 }
 
-// locate finds where an entity stands from its components e (keyed as the
-// export keys them; "entity" is left out): by place, else by the first
-// component among names (in the section's order) with number fields X and
-// Y, or x and y.
-func locate(names []string, e map[string]json.RawMessage, place func(Components) (float64, float64, bool)) (x, y float64, placed, by string, ok bool) {
+// locate finds where an entity stands from its components: by place, else
+// by the first component (in the section's order) with number fields X
+// and Y, or x and y.
+func locate(e *sectionjson.Entity, place func(Components) (float64, float64, bool)) (x, y float64, placed, by string, ok bool) {
 	usable := func(x, y float64, ok bool) bool {
 		return ok && math.Abs(x) < maxPosition && math.Abs(y) < maxPosition
 	}
 	if place != nil {
-		comps := make(Components, len(e))
-		for k, v := range e {
-			if k != "entity" {
-				comps[k] = v
-			}
+		comps := make(Components, len(e.Names))
+		for i, name := range e.Names {
+			comps[name] = e.Values[i]
 		}
 		if x, y, ok := place(comps); usable(x, y, ok) {
 			return x, y, PlacedRegistered, "", true
 		}
 	}
-	for _, name := range names {
+	for i, name := range e.Names {
 		if name == regionalName {
 			continue // its one field is the stable id
 		}
-		fields := objectFields(e[name])
+		fields := objectFields(e.Values[i])
 		for _, f := range heuristicFields {
 			if x, y, ok := fieldsXY(fields, f[0], f[1]); usable(x, y, ok) {
 				return x, y, PlacedFields, name, true

@@ -31,9 +31,10 @@ func benchSection(b *testing.B, n int) []byte {
 }
 
 // What a new generation costs the map per chunk whose entities changed:
-// its section read without the game's types and its entities placed,
-// against the game's own load of the same section (DecodeEntities into a
-// world with the types), in the same run.
+// its section read without the game's types and its entities placed
+// ("map"), against the map's former path through the whole JSON export
+// ("export-json") and the game's own load of the same section
+// (DecodeEntities into a world with the types), in the same run.
 func BenchmarkRegionalsOf_100(b *testing.B) {
 	sec := benchSection(b, 100)
 	blk := chunkstore.EntityBlock{Sections: [][]byte{sec}}
@@ -42,6 +43,15 @@ func BenchmarkRegionalsOf_100(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if rs, _, err := regionalsOf(chunkstore.Pos{}, 512, &blk, nil); err != nil || len(rs) != 100 {
+				b.Fatal(len(rs), err)
+			}
+		}
+	})
+	b.Run("export-json", func(b *testing.B) {
+		b.SetBytes(int64(len(sec)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if rs, _, err := regionalsOfJSON(chunkstore.Pos{}, 512, &blk, nil); err != nil || len(rs) != 100 {
 				b.Fatal(len(rs), err)
 			}
 		}

@@ -1,0 +1,130 @@
+package mapserve
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/components"
+)
+
+// The map's former way to a section's entities, kept as the peer the new
+// reader is compared with and measured against: the whole section
+// exported to JSON, parsed back into maps, each entity's object written
+// again.
+
+// sectionJSON is what the former path read of archetype.ExportSectionJSON.
+type sectionJSON struct {
+	Refs   json.RawMessage `json:"refs"`
+	Tables []struct {
+		Components []string                     `json:"components"`
+		Entities   []map[string]json.RawMessage `json:"entities"`
+	} `json:"tables"`
+}
+
+// eachEntityJSON is eachEntity through the JSON export.
+func eachEntityJSON(sec []byte, fn func(names []string, raw json.RawMessage, e map[string]json.RawMessage, refs json.RawMessage)) error {
+	var buf bytes.Buffer
+	if err := archetype.ExportSectionJSON(&buf, sec); err != nil {
+		return err
+	}
+	var sj sectionJSON
+	if err := json.Unmarshal(buf.Bytes(), &sj); err != nil {
+		return err
+	}
+	var keys [][]byte
+	for _, t := range sj.Tables {
+		keys = keys[:0]
+		for _, name := range t.Components {
+			k, _ := json.Marshal(name)
+			keys = append(keys, k)
+		}
+		for _, e := range t.Entities {
+			raw := append([]byte(`{"entity": `), orNullJSON(e["entity"])...)
+			for i, name := range t.Components {
+				raw = append(append(append(append(raw, ", "...), keys[i]...), ": "...), orNullJSON(e[name])...)
+			}
+			fn(t.Components, append(raw, '}'), e, sj.Refs)
+		}
+	}
+	return nil
+}
+
+func orNullJSON(v json.RawMessage) json.RawMessage {
+	if v == nil {
+		return json.RawMessage("null")
+	}
+	return v
+}
+
+// regionalsOfJSON is regionalsOf through eachEntityJSON.
+func regionalsOfJSON(pos chunkPos, size int, blk *chunkstore.EntityBlock, place func(Components) (float64, float64, bool)) ([]*regional, map[uint64]sectionEntity, error) {
+	bodies := make(map[uint64]sectionEntity, len(blk.Bodies))
+	for i := range blk.Bodies {
+		bodies[blk.Bodies[i].ID] = sectionEntity{}
+	}
+	var out []*regional
+	index := map[uint64]int{}
+	for _, sec := range blk.Sections {
+		err := eachEntityJSON(sec, func(names []string, raw json.RawMessage, e map[string]json.RawMessage, refs json.RawMessage) {
+			var reg components.Regional
+			if r, ok := e[regionalName]; !ok || json.Unmarshal(r, &reg) != nil {
+				return
+			}
+			if _, body := bodies[reg.ID]; body {
+				bodies[reg.ID] = sectionEntity{raw, refs}
+				return
+			}
+			r := &regional{stable: reg.ID, Entity: Entity{Kind: KindEntity, ID: strconv.FormatUint(reg.ID, 10),
+				Chunk: [2]int32{pos.X, pos.Y}, Components: raw, Refs: refs}}
+			var ok bool
+			if r.X, r.Y, r.Placed, r.PlacedBy, ok = locateJSON(names, e, place); !ok {
+				r.X, r.Y, r.Placed = float64(int(pos.X)*size)+float64(size)/2, float64(int(pos.Y)*size)+float64(size)/2, PlacedChunk
+			}
+			r.Bounds = markBounds(r.X, r.Y)
+			if i, ok := index[reg.ID]; ok {
+				out[i] = r
+				return
+			}
+			index[reg.ID] = len(out)
+			out = append(out, r)
+		})
+		if err != nil {
+			return out, bodies, err
+		}
+	}
+	return out, bodies, nil
+}
+
+// locateJSON is locate over an entity's map.
+func locateJSON(names []string, e map[string]json.RawMessage, place func(Components) (float64, float64, bool)) (x, y float64, placed, by string, ok bool) {
+	usable := func(x, y float64, ok bool) bool {
+		return ok && math.Abs(x) < maxPosition && math.Abs(y) < maxPosition
+	}
+	if place != nil {
+		comps := make(Components, len(e))
+		for k, v := range e {
+			if k != "entity" {
+				comps[k] = v
+			}
+		}
+		if x, y, ok := place(comps); usable(x, y, ok) {
+			return x, y, PlacedRegistered, "", true
+		}
+	}
+	for _, name := range names {
+		if name == regionalName {
+			continue
+		}
+		fields := objectFields(e[name])
+		for _, f := range heuristicFields {
+			if x, y, ok := fieldsXY(fields, f[0], f[1]); usable(x, y, ok) {
+				return x, y, PlacedFields, name, true
+			}
+		}
+	}
+	return 0, 0, "", "", false
+}
