@@ -50,23 +50,103 @@ func PositionFields(component, x, y string) func(Components) (float64, float64, 
 	}
 }
 
-// objectFields returns the fields of a struct's JSON; nil for anything
-// else.
-func objectFields(value json.RawMessage) map[string]json.RawMessage {
-	if len(value) == 0 || value[0] != '{' {
+// field is a field of a JSON object: its name, unquoted, and its value.
+type field struct {
+	name  string
+	value json.RawMessage
+}
+
+// objectFields returns the fields of a struct's JSON, in order; nil for
+// anything else. It reads them in place: the map reads the fields of
+// every component of every entity of a chunk it shows.
+func objectFields(value json.RawMessage) []field {
+	if len(value) == 0 || value[0] != '{' || !json.Valid(value) {
 		return nil
 	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(value, &fields) != nil {
-		return nil
+	var fields []field
+	for i := skipSpace(value, 1); i < len(value) && value[i] == '"'; {
+		end := stringEnd(value, i)
+		name := string(value[i+1 : end-1])
+		if bytes.IndexByte(value[i:end], '\\') >= 0 && json.Unmarshal(value[i:end], &name) != nil {
+			return nil
+		}
+		start := skipSpace(value, skipSpace(value, end)+1) // past the colon
+		stop := valueEnd(value, start)
+		fields = append(fields, field{name, value[start:stop]})
+		i = skipSpace(value, stop)
+		if i < len(value) && value[i] == ',' {
+			i = skipSpace(value, i+1)
+		}
 	}
 	return fields
 }
 
-// fieldsXY reads fields x and y as finite numbers.
-func fieldsXY(fields map[string]json.RawMessage, x, y string) (float64, float64, bool) {
-	fx, okx := number(fields[x])
-	fy, oky := number(fields[y])
+// skipSpace returns the index of the first byte of b from i on that is not
+// JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string of valid JSON b that
+// starts at i.
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// valueEnd returns the index just past the value of valid JSON b that
+// starts at i.
+func valueEnd(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			i = stringEnd(b, i) - 1
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return i
+}
+
+// fieldsXY reads fields x and y as finite numbers; of a name given twice,
+// the last (as encoding/json reads it).
+func fieldsXY(fields []field, x, y string) (float64, float64, bool) {
+	var rx, ry json.RawMessage
+	for _, f := range fields {
+		switch f.name {
+		case x:
+			rx = f.value
+		case y:
+			ry = f.value
+		}
+	}
+	fx, okx := number(rx)
+	fy, oky := number(ry)
 	return fx, fy, okx && oky
 }
 

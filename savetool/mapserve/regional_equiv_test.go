@@ -242,3 +242,23 @@ func TestSaveReadMatchesExport(t *testing.T) {
 		t.Errorf("%d regional entities and %d bodies, want 3 and 2", entities, bodies)
 	}
 }
+
+// The map's own reading of a component's fields finds the numbers
+// encoding/json finds, for every shape a value can take.
+func TestObjectFieldsMatchJSON(t *testing.T) {
+	for _, v := range []string{
+		`{"X":1,"Y":2}`, `{ "X" : 1.5e3 , "Y" : -2 }`, "{\n\t\"x\": 3,\r\n\"y\": 4\n}",
+		`{"A":{"X":9,"Y":9},"X":1,"B":[{"Y":7}],"Y":2}`, `{"S":"}{\"X\":5,","X":6,"Y":"7"}`,
+		`{"X":1,"Y":2,"X":3}`, `{"\u0058":8,"Y":9}`, `{"X\\":1,"Y":2}`, `{"X":null,"Y":true}`,
+		`{"X":"NaN","Y":1}`, `{}`, `[1,2]`, `"X"`, `null`, `{"X":1,"Y":2`, `{"X":1,"Y":2}x`, `{"X":01,"Y":2}`,
+		`{"X":1e400,"Y":0}`, `{"é":1,"X":-0,"Y":0.0}`,
+	} {
+		for _, f := range heuristicFields {
+			x, y, ok := fieldsXY(objectFields(json.RawMessage(v)), f[0], f[1])
+			wx, wy, wok := fieldsXYJSON(objectFieldsJSON(json.RawMessage(v)), f[0], f[1])
+			if x != wx || y != wy || ok != wok {
+				t.Errorf("%s fields %v: %v,%v %v; encoding/json reads %v,%v %v", v, f, x, y, ok, wx, wy, wok)
+			}
+		}
+	}
+}

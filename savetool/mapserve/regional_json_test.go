@@ -119,12 +119,31 @@ func locateJSON(names []string, e map[string]json.RawMessage, place func(Compone
 		if name == regionalName {
 			continue
 		}
-		fields := objectFields(e[name])
+		fields := objectFieldsJSON(e[name])
 		for _, f := range heuristicFields {
-			if x, y, ok := fieldsXY(fields, f[0], f[1]); usable(x, y, ok) {
+			if x, y, ok := fieldsXYJSON(fields, f[0], f[1]); usable(x, y, ok) {
 				return x, y, PlacedFields, name, true
 			}
 		}
 	}
 	return 0, 0, "", "", false
+}
+
+// objectFieldsJSON is objectFields through encoding/json.
+func objectFieldsJSON(value json.RawMessage) map[string]json.RawMessage {
+	if len(value) == 0 || value[0] != '{' {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(value, &fields) != nil {
+		return nil
+	}
+	return fields
+}
+
+// fieldsXYJSON is fieldsXY over a map.
+func fieldsXYJSON(fields map[string]json.RawMessage, x, y string) (float64, float64, bool) {
+	fx, okx := number(fields[x])
+	fy, oky := number(fields[y])
+	return fx, fy, okx && oky
 }
