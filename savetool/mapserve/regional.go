@@ -59,16 +59,19 @@ type field struct {
 // objectFields returns the fields of a struct's JSON, in order; nil for
 // anything else. It reads them in place: the map reads the fields of
 // every component of every entity of a chunk it shows.
-func objectFields(value json.RawMessage) []field {
+func objectFields(value json.RawMessage) []field { return appendFields(nil, value) }
+
+// appendFields appends the fields of a struct's JSON to fields; nothing
+// for anything else.
+func appendFields(fields []field, value json.RawMessage) []field {
 	if len(value) == 0 || value[0] != '{' || !json.Valid(value) {
-		return nil
+		return fields
 	}
-	var fields []field
 	for i := skipSpace(value, 1); i < len(value) && value[i] == '"'; {
 		end := stringEnd(value, i)
 		name := string(value[i+1 : end-1])
 		if bytes.IndexByte(value[i:end], '\\') >= 0 && json.Unmarshal(value[i:end], &name) != nil {
-			return nil
+			return fields[:0]
 		}
 		start := skipSpace(value, skipSpace(value, end)+1) // past the colon
 		stop := valueEnd(value, start)
@@ -248,6 +251,22 @@ func component(e *sectionjson.Entity, name string) json.RawMessage {
 	return nil
 }
 
+// stableID reads a Regional's JSON as encoding/json does: the export
+// writes {"ID":n}, read in place; anything else goes through
+// json.Unmarshal. False when there is none or it does not read.
+func stableID(raw json.RawMessage) (components.Regional, bool) {
+	var reg components.Regional
+	if raw == nil {
+		return reg, false
+	}
+	if f := objectFields(raw); len(f) == 1 && f[0].name == "ID" && len(f[0].value) > 0 && f[0].value[0] >= '0' && f[0].value[0] <= '9' {
+		if id, err := strconv.ParseUint(string(f[0].value), 10, 64); err == nil {
+			return components.Regional{ID: id}, true
+		}
+	}
+	return reg, json.Unmarshal(raw, &reg) == nil
+}
+
 // regionalsOf returns the regional entities of the entity block at pos
 // that are not its pixel bodies, with their components and the reference
 // table of their section, in the order the sections list them, and the
@@ -264,8 +283,8 @@ func regionalsOf(pos chunkPos, size int, blk *chunkstore.EntityBlock, place func
 	index := map[uint64]int{}
 	for si, sec := range blk.Sections {
 		err := eachEntity(sec, func(e *sectionjson.Entity, raw, refs json.RawMessage) {
-			var reg components.Regional
-			if r := component(e, regionalName); r == nil || json.Unmarshal(r, &reg) != nil {
+			reg, ok := stableID(component(e, regionalName))
+			if !ok {
 				return
 			}
 			if _, body := bodies[reg.ID]; body {
@@ -274,7 +293,6 @@ func regionalsOf(pos chunkPos, size int, blk *chunkstore.EntityBlock, place func
 			}
 			r := &regional{stable: reg.ID, Entity: Entity{Kind: KindEntity, ID: strconv.FormatUint(reg.ID, 10),
 				Chunk: [2]int32{pos.X, pos.Y}, Components: raw, Refs: refs}}
-			var ok bool
 			if r.X, r.Y, r.Placed, r.PlacedBy, ok = locate(e, place); !ok {
 				r.X, r.Y, r.Placed = float64(int(pos.X)*size)+float64(size)/2, float64(int(pos.Y)*size)+float64(size)/2, PlacedChunk
 			}
@@ -309,11 +327,12 @@ func locate(e *sectionjson.Entity, place func(Components) (float64, float64, boo
 			return x, y, PlacedRegistered, "", true
 		}
 	}
+	var scratch [8]field
 	for i, name := range e.Names {
 		if name == regionalName {
 			continue // its one field is the stable id
 		}
-		fields := objectFields(e.Values[i])
+		fields := appendFields(scratch[:0], e.Values[i])
 		for _, f := range heuristicFields {
 			if x, y, ok := fieldsXY(fields, f[0], f[1]); usable(x, y, ok) {
 				return x, y, PlacedFields, name, true

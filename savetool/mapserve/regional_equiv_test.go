@@ -262,3 +262,16 @@ func TestObjectFieldsMatchJSON(t *testing.T) {
 		}
 	}
 }
+
+// A Regional's stable id reads as encoding/json reads it.
+func TestStableIDMatchesJSON(t *testing.T) {
+	for _, v := range []string{`{"ID":11}`, `{"ID": 0}`, `{"ID":18446744073709551615}`, `{"ID":18446744073709551616}`,
+		`{"ID":1.5}`, `{"ID":-1}`, `{"id":3}`, `{"ID":"5"}`, `{}`, `null`, `{"ID":1,"ID":2}`, `{"ID":1e2}`, `{"ID":00}`, `[1]`, `{"ID":1,"X":2}`} {
+		var want components.Regional
+		wantOK := json.Unmarshal([]byte(v), &want) == nil
+		got, ok := stableID(json.RawMessage(v))
+		if got != want || ok != wantOK {
+			t.Errorf("%s: %v %v; encoding/json reads %v %v", v, got, ok, want, wantOK)
+		}
+	}
+}
