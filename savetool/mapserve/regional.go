@@ -275,49 +275,74 @@ func stableID(raw json.RawMessage) (components.Regional, bool) {
 // Regional are left out. size is the chunk edge; place is
 // Options.Position.
 func regionalsOf(pos chunkPos, size int, blk *chunkstore.EntityBlock, place func(Components) (float64, float64, bool)) ([]*regional, map[uint64]sectionEntity, error) {
-	bodies := make(map[uint64]sectionEntity, len(blk.Bodies))
-	for i := range blk.Bodies {
-		bodies[blk.Bodies[i].ID] = sectionEntity{}
-	}
-	var out []*regional
-	index := map[uint64]int{}
+	set := newRegionalSet(pos, size, blk)
 	for si, sec := range blk.Sections {
 		err := eachEntity(sec, func(e *sectionjson.Entity, raw, refs json.RawMessage) {
 			reg, ok := stableID(component(e, regionalName))
-			if !ok {
+			if !ok || set.body(reg.ID, raw, refs) {
 				return
 			}
-			if _, body := bodies[reg.ID]; body {
-				bodies[reg.ID] = sectionEntity{raw, refs}
-				return
-			}
-			r := &regional{stable: reg.ID, Entity: Entity{Kind: KindEntity, ID: strconv.FormatUint(reg.ID, 10),
-				Chunk: [2]int32{pos.X, pos.Y}, Components: raw, Refs: refs}}
-			if r.X, r.Y, r.Placed, r.PlacedBy, ok = locate(e, place); !ok {
-				r.X, r.Y, r.Placed = float64(int(pos.X)*size)+float64(size)/2, float64(int(pos.Y)*size)+float64(size)/2, PlacedChunk
-			}
-			r.Bounds = markBounds(r.X, r.Y)
-			if i, ok := index[reg.ID]; ok {
-				out[i] = r
-				return
-			}
-			index[reg.ID] = len(out)
-			out = append(out, r)
+			x, y, placed, by, ok := locate(e, place)
+			set.add(reg.ID, raw, refs, x, y, placed, by, ok)
 		})
 		if err != nil {
-			return out, bodies, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
+			return set.out, set.bodies, fmt.Errorf("mapserve: entity section %d of chunk %v: %w", si, pos, err)
 		}
 	}
-	return out, bodies, nil
+	return set.out, set.bodies, nil
+}
+
+// regionalSet gathers the regional entities of an entity block, section
+// after section, and the entities of its pixel bodies.
+type regionalSet struct {
+	pos    chunkPos
+	size   int
+	out    []*regional
+	index  map[uint64]int // of out, by stable id
+	bodies map[uint64]sectionEntity
+}
+
+func newRegionalSet(pos chunkPos, size int, blk *chunkstore.EntityBlock) *regionalSet {
+	s := &regionalSet{pos: pos, size: size, index: map[uint64]int{}, bodies: make(map[uint64]sectionEntity, len(blk.Bodies))}
+	for i := range blk.Bodies {
+		s.bodies[blk.Bodies[i].ID] = sectionEntity{}
+	}
+	return s
+}
+
+// body takes the entity with stable id id when it is a body's, and
+// reports whether it is.
+func (s *regionalSet) body(id uint64, raw, refs json.RawMessage) bool {
+	if _, ok := s.bodies[id]; !ok {
+		return false
+	}
+	s.bodies[id] = sectionEntity{raw, refs}
+	return true
+}
+
+// add adds the regional entity with stable id id, standing at (x, y)
+// (placed by by), or at its chunk's centre when ok is false; it replaces
+// an earlier copy of id.
+func (s *regionalSet) add(id uint64, raw, refs json.RawMessage, x, y float64, placed, by string, ok bool) {
+	r := &regional{stable: id, Entity: Entity{Kind: KindEntity, ID: strconv.FormatUint(id, 10),
+		Chunk: [2]int32{s.pos.X, s.pos.Y}, Components: raw, Refs: refs, X: x, Y: y, Placed: placed, PlacedBy: by}}
+	if !ok {
+		half := float64(s.size) / 2
+		r.X, r.Y, r.Placed = float64(int(s.pos.X)*s.size)+half, float64(int(s.pos.Y)*s.size)+half, PlacedChunk
+	}
+	r.Bounds = markBounds(r.X, r.Y)
+	if i, ok := s.index[id]; ok {
+		s.out[i] = r
+		return
+	}
+	s.index[id] = len(s.out)
+	s.out = append(s.out, r)
 }
 
 // locate finds where an entity stands from its components: by place, else
 // by the first component (in the section's order) with number fields X
 // and Y, or x and y.
 func locate(e *sectionjson.Entity, place func(Components) (float64, float64, bool)) (x, y float64, placed, by string, ok bool) {
-	usable := func(x, y float64, ok bool) bool {
-		return ok && math.Abs(x) < maxPosition && math.Abs(y) < maxPosition
-	}
 	if place != nil {
 		comps := make(Components, len(e.Names))
 		for i, name := range e.Names {
@@ -340,6 +365,12 @@ func locate(e *sectionjson.Entity, place func(Components) (float64, float64, boo
 		}
 	}
 	return 0, 0, "", "", false
+}
+
+// usable reports whether a position read (ok) is one the map can place
+// an entity at.
+func usable(x, y float64, ok bool) bool {
+	return ok && math.Abs(x) < maxPosition && math.Abs(y) < maxPosition
 }
 
 // markBounds are the bounds of a marker at (x, y).

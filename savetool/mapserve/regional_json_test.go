@@ -3,8 +3,6 @@ package mapserve
 import (
 	"bytes"
 	"encoding/json"
-	"math"
-	"strconv"
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
@@ -62,48 +60,25 @@ func orNullJSON(v json.RawMessage) json.RawMessage {
 
 // regionalsOfJSON is regionalsOf through eachEntityJSON.
 func regionalsOfJSON(pos chunkPos, size int, blk *chunkstore.EntityBlock, place func(Components) (float64, float64, bool)) ([]*regional, map[uint64]sectionEntity, error) {
-	bodies := make(map[uint64]sectionEntity, len(blk.Bodies))
-	for i := range blk.Bodies {
-		bodies[blk.Bodies[i].ID] = sectionEntity{}
-	}
-	var out []*regional
-	index := map[uint64]int{}
+	set := newRegionalSet(pos, size, blk)
 	for _, sec := range blk.Sections {
 		err := eachEntityJSON(sec, func(names []string, raw json.RawMessage, e map[string]json.RawMessage, refs json.RawMessage) {
 			var reg components.Regional
-			if r, ok := e[regionalName]; !ok || json.Unmarshal(r, &reg) != nil {
+			if r, ok := e[regionalName]; !ok || json.Unmarshal(r, &reg) != nil || set.body(reg.ID, raw, refs) {
 				return
 			}
-			if _, body := bodies[reg.ID]; body {
-				bodies[reg.ID] = sectionEntity{raw, refs}
-				return
-			}
-			r := &regional{stable: reg.ID, Entity: Entity{Kind: KindEntity, ID: strconv.FormatUint(reg.ID, 10),
-				Chunk: [2]int32{pos.X, pos.Y}, Components: raw, Refs: refs}}
-			var ok bool
-			if r.X, r.Y, r.Placed, r.PlacedBy, ok = locateJSON(names, e, place); !ok {
-				r.X, r.Y, r.Placed = float64(int(pos.X)*size)+float64(size)/2, float64(int(pos.Y)*size)+float64(size)/2, PlacedChunk
-			}
-			r.Bounds = markBounds(r.X, r.Y)
-			if i, ok := index[reg.ID]; ok {
-				out[i] = r
-				return
-			}
-			index[reg.ID] = len(out)
-			out = append(out, r)
+			x, y, placed, by, ok := locateJSON(names, e, place)
+			set.add(reg.ID, raw, refs, x, y, placed, by, ok)
 		})
 		if err != nil {
-			return out, bodies, err
+			return set.out, set.bodies, err
 		}
 	}
-	return out, bodies, nil
+	return set.out, set.bodies, nil
 }
 
 // locateJSON is locate over an entity's map.
 func locateJSON(names []string, e map[string]json.RawMessage, place func(Components) (float64, float64, bool)) (x, y float64, placed, by string, ok bool) {
-	usable := func(x, y float64, ok bool) bool {
-		return ok && math.Abs(x) < maxPosition && math.Abs(y) < maxPosition
-	}
 	if place != nil {
 		comps := make(Components, len(e))
 		for k, v := range e {
