@@ -52,7 +52,7 @@ func PositionFields(component, x, y string) func(Components) (float64, float64, 
 
 // field is a field of a JSON object: its name, unquoted, and its value.
 type field struct {
-	name  string
+	name  []byte
 	value json.RawMessage
 }
 
@@ -69,9 +69,13 @@ func appendFields(fields []field, value json.RawMessage) []field {
 	}
 	for i := skipSpace(value, 1); i < len(value) && value[i] == '"'; {
 		end := stringEnd(value, i)
-		name := string(value[i+1 : end-1])
-		if bytes.IndexByte(value[i:end], '\\') >= 0 && json.Unmarshal(value[i:end], &name) != nil {
-			return fields[:0]
+		name := value[i+1 : end-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			var unquoted string
+			if json.Unmarshal(value[i:end], &unquoted) != nil {
+				return fields[:0]
+			}
+			name = []byte(unquoted)
 		}
 		start := skipSpace(value, skipSpace(value, end)+1) // past the colon
 		stop := valueEnd(value, start)
@@ -141,7 +145,7 @@ func valueEnd(b []byte, i int) int {
 func fieldsXY(fields []field, x, y string) (float64, float64, bool) {
 	var rx, ry json.RawMessage
 	for _, f := range fields {
-		switch f.name {
+		switch string(f.name) {
 		case x:
 			rx = f.value
 		case y:
@@ -255,16 +259,34 @@ func component(e *sectionjson.Entity, name string) json.RawMessage {
 // writes {"ID":n}, read in place; anything else goes through
 // json.Unmarshal. False when there is none or it does not read.
 func stableID(raw json.RawMessage) (components.Regional, bool) {
-	var reg components.Regional
 	if raw == nil {
-		return reg, false
+		return components.Regional{}, false
 	}
-	if f := objectFields(raw); len(f) == 1 && f[0].name == "ID" && len(f[0].value) > 0 && f[0].value[0] >= '0' && f[0].value[0] <= '9' {
-		if id, err := strconv.ParseUint(string(f[0].value), 10, 64); err == nil {
+	var scratch [2]field
+	if f := appendFields(scratch[:0], raw); len(f) == 1 && string(f[0].name) == "ID" {
+		if id, ok := digits(f[0].value); ok {
 			return components.Regional{ID: id}, true
 		}
 	}
+	return stableIDJSON(raw)
+}
+
+// stableIDJSON reads a Regional's JSON through encoding/json.
+func stableIDJSON(raw json.RawMessage) (components.Regional, bool) {
+	var reg components.Regional
 	return reg, json.Unmarshal(raw, &reg) == nil
+}
+
+// digits reads a number of decimal digits alone that fits a uint64.
+func digits(b []byte) (uint64, bool) {
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' || n > (math.MaxUint64-uint64(c-'0'))/10 {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, len(b) > 0
 }
 
 // regionalsOf returns the regional entities of the entity block at pos

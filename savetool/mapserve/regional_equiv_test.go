@@ -290,7 +290,7 @@ func TestRegionalsOfReadsInPlace(t *testing.T) {
 		})
 	}
 	got, export := allocs(regionalsOf), allocs(regionalsOfJSON)
-	if got > 25*100 || got > export/3 {
-		t.Errorf("%v allocations for 100 entities, the JSON export's path %v: want at most 25 an entity and a third of the export's", got, export)
+	if got > 10*100 || got > export/4 {
+		t.Errorf("%v allocations for 100 entities, the JSON export's path %v: want at most 10 an entity and a quarter of the export's", got, export)
 	}
 }
