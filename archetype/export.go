@@ -257,7 +257,7 @@ func (c *jsonColumn) row(i int) []byte {
 	if i > 0 {
 		start = c.ends[i-1]
 	}
-	return c.json[start:c.ends[i]]
+	return c.json[start:c.ends[i]:c.ends[i]]
 }
 
 // table writes one table, entity by entity. All its columns are read first: they follow each

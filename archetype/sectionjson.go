@@ -45,9 +45,6 @@ func readSectionJSON(data []byte) (*sectionjson.Section, error) {
 	return sec, nil
 }
 
-// null is the JSON of a component without data.
-var null = []byte("null")
-
 // sectionTable appends the entities of table i to out.
 func (x *exporter) sectionTable(i int, out []sectionjson.Entity) ([]sectionjson.Entity, error) {
 	f := x.f
@@ -56,6 +53,7 @@ func (x *exporter) sectionTable(i int, out []sectionjson.Entity) ([]sectionjson.
 	if err != nil {
 		return out, err
 	}
+	null := []byte("null") // the JSON of a component without data
 	names := make([]string, len(e.comps))
 	for j, c := range e.comps {
 		names[j] = f.types[c].name

@@ -14,8 +14,8 @@ type Entity struct {
 	// the export lists a table's "components". Shared by the entities of one table.
 	Names []string
 	// Values are the JSON of its components, one per name, byte for byte as the export
-	// writes them ("null" for zero-sized and transient components). They stay valid after
-	// the callback returns.
+	// writes them ("null" for zero-sized and transient components), each with no room
+	// beyond its end, so that appending to one never writes over another.
 	Values [][]byte
 }
 

@@ -366,9 +366,11 @@ func (s *regionalSet) add(id uint64, raw, refs json.RawMessage, x, y float64, pl
 // and Y, or x and y.
 func locate(e *sectionjson.Entity, place func(Components) (float64, float64, bool)) (x, y float64, placed, by string, ok bool) {
 	if place != nil {
+		// The game's function gets copies: what it does to them changes
+		// neither this entity nor the next.
 		comps := make(Components, len(e.Names))
 		for i, name := range e.Names {
-			comps[name] = e.Values[i]
+			comps[name] = bytes.Clone(e.Values[i])
 		}
 		if x, y, ok := place(comps); usable(x, y, ok) {
 			return x, y, PlacedRegistered, "", true

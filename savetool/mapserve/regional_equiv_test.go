@@ -33,7 +33,7 @@ type (
 		Counts map[string]int
 		Temp   float64
 	}
-	equivPos    struct{ x, y float32 } // unexported fields: no position for the map
+	equivPos    struct{ x, y float32 } // lower-case fields, as the export shows them
 	equivLower  struct{ X, Y int32 }
 	equivMarker struct{}
 	equivLink   struct{ To, Far ecs.Entity }
@@ -292,5 +292,35 @@ func TestRegionalsOfReadsInPlace(t *testing.T) {
 	got, export := allocs(regionalsOf), allocs(regionalsOfJSON)
 	if got > 10*100 || got > export/4 {
 		t.Errorf("%v allocations for 100 entities, the JSON export's path %v: want at most 10 an entity and a quarter of the export's", got, export)
+	}
+}
+
+// What the game's Position does to the components it is handed changes
+// neither the entity's components the map serves nor the next entity's.
+func TestPositionGetsCopies(t *testing.T) {
+	secs, bs := equivSections(t)
+	blk := chunkstore.EntityBlock{Bodies: bs, Sections: secs[:1]}
+	want, _, err := regionalsOf(chunkstore.Pos{}, 32, &blk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scribble := func(c Components) (float64, float64, bool) {
+		for name, v := range c {
+			for i := range v {
+				v[i] = 'x'
+			}
+			c[name] = append(v, "garbage"...)
+		}
+		return 0, 0, false
+	}
+	got, _, err := regionalsOf(chunkstore.Pos{}, 32, &blk, scribble)
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("%d entities (%v), want %d", len(got), err, len(want))
+	}
+	for i := range got {
+		if !bytes.Equal(got[i].Components, want[i].Components) || got[i].X != want[i].X || got[i].Placed != want[i].Placed {
+			t.Errorf("entity %s: %s at %v placed %q; want %s at %v placed %q", got[i].ID, got[i].Components, got[i].X, got[i].Placed,
+				want[i].Components, want[i].X, want[i].Placed)
+		}
 	}
 }
