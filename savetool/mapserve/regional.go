@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 
+	_ "github.com/arksave/arksave/archetype" // registers the reader sectionjson.Read uses
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/sectionjson"
