@@ -76,20 +76,27 @@ func ExportJSON(w io.Writer, r io.Reader) error {
 // Damage is reported as by [DecodeEntities]: an error matching [ErrCorrupt], naming the section
 // and offset, with the output written before it incomplete.
 func ExportSectionJSON(w io.Writer, data []byte) error {
-	f := newFileReader(bytes.NewReader(data))
-	if err := f.readHead(); err != nil {
-		return err
-	}
-	if f.header.Flags&FlagSection == 0 {
-		return errors.New("archetype: a world file, not an entity section; use ExportJSON")
-	}
-	if f.header.FileSize != uint64(len(data)) {
-		return fmt.Errorf("%w: header at offset 40: file size %d, the section has %d bytes", ErrCorrupt, f.header.FileSize, len(data))
-	}
-	if err := f.readRefs(); err != nil {
+	f, err := exportSectionHead(data)
+	if err != nil {
 		return err
 	}
 	return export(w, f)
+}
+
+// exportSectionHead reads an entity section up to its first table, as the export does: the
+// head, checked to be a section of the size it says, and the reference table.
+func exportSectionHead(data []byte) (*fileReader, error) {
+	f := newFileReader(sectionBuffer(data))
+	if err := f.readHead(); err != nil {
+		return nil, err
+	}
+	if f.header.Flags&FlagSection == 0 {
+		return nil, errors.New("archetype: a world file, not an entity section; use ExportJSON")
+	}
+	if f.header.FileSize != uint64(len(data)) {
+		return nil, fmt.Errorf("%w: header at offset 40: file size %d, the section has %d bytes", ErrCorrupt, f.header.FileSize, len(data))
+	}
+	return f, f.readRefs()
 }
 
 // export writes the JSON of a file whose head and entities (pool or references) f has read.
@@ -178,14 +185,7 @@ func (x *exporter) head() {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			switch r.kind {
-			case refLocal:
-				b = fmt.Appendf(b, "[\"local\",%d]", r.value)
-			case refStable:
-				b = fmt.Appendf(b, "[\"stable\",%d]", r.value)
-			default:
-				b = fmt.Appendf(b, "[\"exact\",[%d,%d]]", uint32(r.value), uint32(r.value>>32))
-			}
+			b = appendRefJSON(b, r)
 			if len(b) > 32<<10 {
 				x.bytes(b)
 				b = b[:0]
@@ -209,6 +209,17 @@ func (x *exporter) head() {
 	}
 	x.bytes(append(b, "]},\n\"tables\": ["...))
 	x.tmp = b[:0]
+}
+
+// appendRefJSON appends an entry of a section's reference table, as "refs" lists it.
+func appendRefJSON(b []byte, r ref) []byte {
+	switch r.kind {
+	case refLocal:
+		return fmt.Appendf(b, "[\"local\",%d]", r.value)
+	case refStable:
+		return fmt.Appendf(b, "[\"stable\",%d]", r.value)
+	}
+	return fmt.Appendf(b, "[\"exact\",[%d,%d]]", uint32(r.value), uint32(r.value>>32))
 }
 
 // flagName names a flag in JSON.
@@ -246,7 +257,7 @@ func (c *jsonColumn) row(i int) []byte {
 	if i > 0 {
 		start = c.ends[i-1]
 	}
-	return c.json[start:c.ends[i]]
+	return c.json[start:c.ends[i]:c.ends[i]]
 }
 
 // table writes one table, entity by entity. All its columns are read first: they follow each
@@ -254,20 +265,9 @@ func (c *jsonColumn) row(i int) []byte {
 func (x *exporter) table(i int) error {
 	f := x.f
 	e := &f.tables[i]
-	cols := make([]jsonColumn, 0, len(e.cols))
-	for j := range e.cols {
-		c := &e.cols[j]
-		t := &f.types[c.comp]
-		section := f.columnSection(i, c)
-		data, err := f.readBlob(section, c.raw, c.stored, nil)
-		if err != nil {
-			return err
-		}
-		col, err := x.columnJSON(section, t, data, int(e.count))
-		if err != nil {
-			return err
-		}
-		cols = append(cols, col)
+	cols, err := x.tableColumns(i)
+	if err != nil {
+		return err
 	}
 	b := x.tmp[:0]
 	if i > 0 {
@@ -319,6 +319,28 @@ func (x *exporter) table(i int) error {
 	x.bytes(append(b, "]}"...))
 	x.tmp = b[:0]
 	return x.err
+}
+
+// tableColumns reads the columns of table i, the rows of each in JSON: one column per stored
+// component (zero-sized and transient ones have none).
+func (x *exporter) tableColumns(i int) ([]jsonColumn, error) {
+	f := x.f
+	e := &f.tables[i]
+	cols := make([]jsonColumn, 0, len(e.cols))
+	for j := range e.cols {
+		c := &e.cols[j]
+		section := f.columnSection(i, c)
+		data, err := f.readBlob(section, c.raw, c.stored, nil)
+		if err != nil {
+			return nil, err
+		}
+		col, err := x.columnJSON(section, &f.types[c.comp], data, int(e.count))
+		if err != nil {
+			return nil, err
+		}
+		cols = append(cols, col)
+	}
+	return cols, nil
 }
 
 // columnJSON turns count stored values of a type into JSON, row by row.

@@ -1,6 +1,7 @@
 package archetype
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -546,10 +547,16 @@ func DecodeEntities(data []byte, world *ecs.World, opts ...Option) (created []ec
 	return created, f.readFooter()
 }
 
+// sectionBuffer reads a section from memory through a buffer no larger than the section: most
+// sections are a few KiB, and a file's 64 KiB buffer would cost more than reading them.
+func sectionBuffer(data []byte) *bufio.Reader {
+	return bufio.NewReaderSize(bytes.NewReader(data), min(len(data), 64<<10))
+}
+
 // readSectionHead reads the header, type registry and archetype table of an entity section and
 // checks that it is one, of the size it says.
 func readSectionHead(data []byte) (*fileReader, error) {
-	f := newFileReader(bytes.NewReader(data))
+	f := newFileReader(sectionBuffer(data))
 	if err := f.readHead(); err != nil {
 		return nil, err
 	}

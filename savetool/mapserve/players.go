@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/sectionjson"
 )
 
 // KindPlayer is the Entity.Kind of a saved player (components.Player)
@@ -80,11 +81,11 @@ func placePlayer(id string, sec []byte, size int, place func(Components) (float6
 	var ents []json.RawMessage
 	pl := &player{Entity: Entity{Kind: KindPlayer, ID: id}}
 	found := false
-	err := eachEntity(sec, func(names []string, raw json.RawMessage, e map[string]json.RawMessage, refs json.RawMessage) {
+	err := eachEntity(sec, func(e *sectionjson.Entity, raw, refs json.RawMessage) {
 		ents = append(ents, raw)
 		pl.Refs = refs
 		if !found {
-			pl.X, pl.Y, pl.Placed, pl.PlacedBy, found = locate(names, e, place)
+			pl.X, pl.Y, pl.Placed, pl.PlacedBy, found = locate(e, place)
 		}
 	})
 	if err != nil || !found {

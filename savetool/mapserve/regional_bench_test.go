@@ -15,7 +15,7 @@ type benchLabel struct{ Text string }
 
 // benchSection is a chunk's section of n regional crates with a label
 // each (a raw column and a value column besides Regional).
-func benchSection(b *testing.B, n int) []byte {
+func benchSection(b testing.TB, n int) []byte {
 	b.Helper()
 	w := ecs.NewWorld()
 	m := ecs.NewMap3[testCrate, benchLabel, components.Regional](w)
@@ -31,21 +31,27 @@ func benchSection(b *testing.B, n int) []byte {
 }
 
 // What a new generation costs the map per chunk whose entities changed:
-// its section read without the game's types and its entities placed,
-// against the game's own load of the same section (DecodeEntities into a
-// world with the types), in the same run.
+// its section read without the game's types and its entities placed
+// ("map"), against the map's former path through the whole JSON export
+// ("export-json") and the game's own load of the same section
+// (DecodeEntities into a world with the types), in the same run.
 func BenchmarkRegionalsOf_100(b *testing.B) {
 	sec := benchSection(b, 100)
 	blk := chunkstore.EntityBlock{Sections: [][]byte{sec}}
-	b.Run("map", func(b *testing.B) {
-		b.SetBytes(int64(len(sec)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if rs, _, err := regionalsOf(chunkstore.Pos{}, 512, &blk, nil); err != nil || len(rs) != 100 {
-				b.Fatal(len(rs), err)
+	for _, path := range []struct {
+		name string
+		read func(chunkPos, int, *chunkstore.EntityBlock, func(Components) (float64, float64, bool)) ([]*regional, map[uint64]sectionEntity, error)
+	}{{"map", regionalsOf}, {"export-json", regionalsOfJSON}} {
+		b.Run(path.name, func(b *testing.B) {
+			b.SetBytes(int64(len(sec)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if rs, _, err := path.read(chunkstore.Pos{}, 512, &blk, nil); err != nil || len(rs) != 100 {
+					b.Fatal(len(rs), err)
+				}
 			}
-		}
-	})
+		})
+	}
 	b.Run("DecodeEntities", func(b *testing.B) {
 		b.SetBytes(int64(len(sec)))
 		b.ReportAllocs()

@@ -1,7 +1,6 @@
 package mapserve
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -13,6 +12,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/sectionjson"
 )
 
 // The documented ways to a position, in order: the game's Position, the
@@ -39,15 +39,14 @@ func TestLocate(t *testing.T) {
 		{"not a struct", nil, map[string]string{"a.Pos": `[1,2]`, "a.Name": `"X"`}, 0, 0, "", ""},
 		{"nothing", nil, map[string]string{"a.Mark": `null`}, 0, 0, "", ""},
 	} {
-		var names []string
-		e := map[string]json.RawMessage{"entity": json.RawMessage(`0`)}
+		var e sectionjson.Entity
 		for _, n := range []string{"a.A", "a.B", "a.C", "a.Mark", "a.Name", "a.Pos"} { // sorted, as a section's types are
 			if v, ok := tc.comps[n]; ok {
-				names = append(names, n)
-				e[n] = json.RawMessage(v)
+				e.Names = append(e.Names, n)
+				e.Values = append(e.Values, []byte(v))
 			}
 		}
-		x, y, placed, by, ok := locate(names, e, tc.place)
+		x, y, placed, by, ok := locate(&e, tc.place)
 		if ok != (tc.placed != "") || x != tc.x || y != tc.y || placed != tc.placed || by != tc.by {
 			t.Errorf("%s: %v,%v placed %q by %q (%v); want %v,%v placed %q by %q", tc.name, x, y, placed, by, ok, tc.x, tc.y, tc.placed, tc.by)
 		}
