@@ -47,6 +47,8 @@ unit:
 	$(GO) test -tags arksave_nolinkname ./archetype
 	@# The codecs as a 32-bit program (other int size and alignment).
 	@GO=$(GO) bash scripts/test386.sh
+	@# scripts/deps.sh against fake apt-get and dpkg: it waits for the dpkg lock.
+	@bash scripts/deps_test.sh
 
 fuzz:
 	@FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
