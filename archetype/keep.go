@@ -22,8 +22,10 @@ import (
 //
 // References between the two parts: an ecs.Entity value of a kept entity that points to an entity
 // read into the world is kept by that entity's stable id ([StableRefs]' toStable, asked once the
-// entity exists; the entity as it is when toStable does not know it); one of an entity read into
-// the world that points to a kept entity is the zero entity.
+// entity exists; the entity as it is when toStable does not know it). An entity whose table
+// refers (an ecs.Entity value or a relation target) to a kept entity cannot be read without
+// losing that reference, so its table is kept too, with the same cause, and so on for the tables
+// that refer to it: nothing is lost when the kept section is stored again.
 //
 // A damaged section ([ErrCorrupt]) is refused as without this option, and keep is not called.
 // DecodeEntities only.
@@ -61,7 +63,8 @@ func decodeKeeping(data []byte, world *ecs.World, opts []Option, o *options) ([]
 		}
 		okSec, err2 := sp.build(good, nil)
 		if err2 == nil {
-			if created, err2 = DecodeEntities(okSec, world, inner...); err2 == nil {
+			kept := append(slices.Clone(inner), keptRefs(sp.refsOutside(good)))
+			if created, err2 = DecodeEntities(okSec, world, kept...); err2 == nil {
 				break
 			}
 		}
@@ -110,6 +113,29 @@ type tableError struct {
 
 func (e *tableError) Error() string { return e.err.Error() }
 func (e *tableError) Unwrap() error { return e.err }
+
+// errRefersToKept is the error of DecodeEntities for a reference to an entity that
+// [KeepUndecodable] keeps: the table that holds it is kept too.
+var errRefersToKept = errors.New("archetype: refers to an entity kept undecoded")
+
+// keptRefs makes DecodeEntities refuse, with errRefersToKept, the tables that use one of the given
+// entries of the reference table.
+func keptRefs(entries map[int]bool) Option {
+	return func(o *options) { o.keptRefs = entries }
+}
+
+// refsOutside returns the entries of the reference table that point to an entity of the section
+// that is not in the given tables.
+func (sp *splitSection) refsOutside(tables []int) map[int]bool {
+	index := sp.indexIn(tables)
+	out := map[int]bool{}
+	for i, r := range sp.f.refs {
+		if _, ok := index[int(r.value)]; r.kind == refLocal && !ok {
+			out[i] = true
+		}
+	}
+	return out
+}
 
 // refusedIntact reports whether DecodeEntities refused a section for another reason than damage.
 func refusedIntact(err error) bool { return !errors.Is(err, ErrCorrupt) }

@@ -169,3 +169,69 @@ func TestKeepUndecodableValueRefusal(t *testing.T) {
 	expectEqual(t, Score{Name: "a", Value: 300}, *ecs.NewMap1[Score](full).Get(back[0]), "a")
 	expectEqual(t, Score{Name: "b", Value: 4}, *ecs.NewMap1[Score](full).Get(back[1]), "b")
 }
+
+// An entity read into the world cannot hold a reference to a kept entity, so its table is kept
+// with it, and so is a table that refers to that one: stored again and read by a world that has
+// every type, each reference points to the right entity. Tables that refer to no kept entity are
+// read.
+func TestKeepUndecodableKeepsWhatRefersToKept(t *testing.T) {
+	src := ecs.NewWorld()
+	registerAll(src)
+	bag := ecs.NewMap1[Bag](src).NewEntity(&Bag{Items: []string{"kept"}})
+	a := ecs.NewMap2[Position, Target](src).NewEntity(&Position{1, 1}, &Target{E: bag, W: 1})
+	x := ecs.NewMap2[Name, Target](src).NewEntity(&Name{"x"}, &Target{E: a, W: 2})
+	r := ecs.NewMap2[Position, ChildOf](src).NewEntity(&Position{2, 2}, &ChildOf{}, ecs.Rel[ChildOf](bag))
+	p := ecs.NewMap1[Velocity](src).NewEntity(&Velocity{3, 3})
+	data, err := archetype.AppendEntities(nil, src, []ecs.Entity{a, x, bag, r, p})
+	expectNoError(t, err, "AppendEntities")
+
+	dst := ecs.NewWorld()
+	registerAllButBag(dst)
+	var rest []byte
+	var cause error
+	got, err := archetype.DecodeEntities(data, dst, archetype.KeepUndecodable(func(b []byte, c error) { rest, cause = b, c }))
+	expectNoError(t, err, "DecodeEntities keeping")
+	expectEqual(t, true, errors.Is(cause, archetype.ErrUnknownType), "cause: "+errString(cause))
+	if len(got) != 1 {
+		t.Fatalf("entities read: %d, want 1 (p alone)", len(got))
+	}
+	expectEqual(t, Velocity{3, 3}, *ecs.NewMap1[Velocity](dst).Get(got[0]), "p's velocity")
+	q := ecs.NewFilter0(dst).Query()
+	expectEqual(t, 1, q.Count(), "entities in the world")
+	q.Close()
+
+	// Read again by a world without Bag, the kept part is kept whole.
+	again := ecs.NewWorld()
+	registerAllButBag(again)
+	var rest2 []byte
+	got, err = archetype.DecodeEntities(rest, again, archetype.KeepUndecodable(func(b []byte, _ error) { rest2 = b }))
+	expectNoError(t, err, "DecodeEntities of the kept part keeping")
+	expectEqual(t, 0, len(got), "entities read from the kept part")
+	expectEqual(t, true, bytes.Equal(rest, rest2), "kept part kept byte for byte")
+
+	full := ecs.NewWorld()
+	registerAll(full)
+	back, err := archetype.DecodeEntities(rest, full)
+	expectNoError(t, err, "DecodeEntities of the kept part")
+	expectEqual(t, 4, len(back), "kept entities (bag, a, x, r)")
+	var gotBag, gotA, gotX, gotR ecs.Entity
+	bags, names, childs := ecs.NewMap1[Bag](full), ecs.NewMap1[Name](full), ecs.NewMap1[ChildOf](full)
+	targets := ecs.NewMap1[Target](full)
+	for _, e := range back {
+		switch {
+		case bags.HasAll(e):
+			gotBag = e
+		case names.HasAll(e):
+			gotX = e
+		case childs.HasAll(e):
+			gotR = e
+		case targets.HasAll(e):
+			gotA = e
+		}
+	}
+	expectEqual(t, false, gotBag.IsZero() || gotA.IsZero() || gotX.IsZero() || gotR.IsZero(), "every kept entity found")
+	expectDeepEqual(t, []string{"kept"}, bags.Get(gotBag).Items, "the bag")
+	expectEqual(t, Target{E: gotBag, W: 1}, *targets.Get(gotA), "a's reference to the bag")
+	expectEqual(t, Target{E: gotA, W: 2}, *targets.Get(gotX), "x's reference to a")
+	expectEqual(t, gotBag, childs.GetRelation(gotR, 0), "r's relation to the bag")
+}

@@ -30,6 +30,7 @@ type options struct {
 	toStable     func(ecs.Entity) (uint64, bool)
 	fromStable   func(uint64) ecs.Entity
 	keep         func(rest []byte, cause error) // KeepUndecodable
+	keptRefs     map[int]bool                   // reference-table entries that point to kept entities
 }
 
 type migrationKey struct {

@@ -586,6 +586,9 @@ func (s *sectionDecoder) mapIn(e ecs.Entity) (ecs.Entity, error) {
 	if sl.gen != 0 || sl.id == 0 || int(sl.id) > len(s.refs) {
 		return ecs.Entity{}, fmt.Errorf("%w: entity reference %d (generation %d) of %d", ErrCorrupt, sl.id, sl.gen, len(s.refs))
 	}
+	if s.o.keptRefs[int(sl.id-1)] {
+		return ecs.Entity{}, errRefersToKept
+	}
 	r := s.refs[sl.id-1]
 	switch r.kind {
 	case refLocal:
@@ -613,6 +616,9 @@ func (s *sectionDecoder) relations() error {
 				continue
 			}
 			target, err := s.mapIn(entityOf(r.target))
+			if errors.Is(err, errRefersToKept) {
+				return &tableError{table: i, err: err}
+			}
 			if err != nil {
 				return err
 			}
