@@ -182,3 +182,52 @@ func lanternBodies(g *game) map[components.BodyID]string {
 	}
 	return out
 }
+
+// A regional entity that refers to an entity this game cannot read, in the
+// same chunk, is kept with it rather than loaded with a reference lost: a
+// game with the type again finds the reference pointing to the right
+// entity. Entities of the chunk that refer to none of them load.
+func TestUnreadableEntitiesKeepWhatRefersToThem(t *testing.T) {
+	mem := vfs.NewMem()
+	withLanterns := func(w *ecs.World) { ecs.ComponentID[Lantern](w) }
+	g := regionalGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, prepare: withLanterns})
+	g.settle(t)
+	lantern := ecs.NewMap3[Position, Lantern, components.Regional](g.w).NewEntity(&Position{X: 36, Y: 60}, &Lantern{Glow: 3}, &components.Regional{})
+	tied := g.spawnCrate(40, 45, 0, 7) // chunk (1,1), as the lantern
+	ecs.NewMap1[Tether](g.w).Add(tied, &Tether{To: lantern, Len: 1.5})
+	g.spawnCrate(50, 50, 0, 8)
+	g.tick()
+	regs := ecs.NewMap1[components.Regional](g.w)
+	lanternID, tiedID := regs.Get(lantern).ID, regs.Get(tied).ID
+	expect(t, lanternID != 0 && tiedID != 0, "stable ids not given: %d, %d", lanternID, tiedID)
+	must(t, g.pers.SaveNow().Err)
+	must(t, g.pers.Close())
+
+	// Without Lantern: the tied crate is kept with the lantern; the other loads.
+	h := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
+	h.moveFocus(t, 0, 0)
+	got, ents := h.crates(t)
+	_, tiedLoaded := got[tiedID]
+	expect(t, len(got) == 1 && !tiedLoaded, "crates in a game without lanterns: %v (the tied one is %d)", got, tiedID)
+	for _, e := range ents {
+		ecs.NewMap1[Position](h.w).Get(e).X = 52
+		must(t, h.pers.MarkDirty(e))
+	}
+	res := h.pers.SaveNow()
+	must(t, res.Err)
+	expect(t, res.RegionsWritten >= 1, "the chunk's entities were not written: %+v", res)
+	must(t, h.pers.Close())
+
+	// With Lantern again: the tether points to the lantern.
+	k := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1, prepare: withLanterns})
+	k.moveFocus(t, 0, 0)
+	got, ents = k.crates(t)
+	expect(t, len(got) == 2, "crates: %v", got)
+	e, ok := ents[tiedID]
+	expect(t, ok, "the tied crate is lost: %v", got)
+	tether := ecs.NewMap1[Tether](k.w).Get(e)
+	kregs := ecs.NewMap1[components.Regional](k.w)
+	expect(t, k.w.Alive(tether.To) && kregs.HasAll(tether.To) && kregs.Get(tether.To).ID == lanternID &&
+		ecs.NewMap1[Lantern](k.w).HasAll(tether.To) && tether.Len == 1.5,
+		"the tether does not point to the lantern %d: %+v", lanternID, *tether)
+}
