@@ -49,11 +49,8 @@ func SameFile(fsys FS, f File, name string) (bool, error) {
 		return false, err
 	}
 	cur, err := fsys.Lstat(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
+	if cur == nil || err != nil {
+		return false, ignoreGone(err)
 	}
 	if mo, ok := open.(memInfo); ok {
 		mc, ok := cur.(memInfo)
@@ -98,11 +95,17 @@ func SameDir(fsys FS, l io.Closer, dir string) (bool, error) {
 		return false, err
 	}
 	cur, err := fsys.Lstat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
+	if cur == nil || err != nil {
+		return false, ignoreGone(err)
 	}
 	return os.SameFile(locked, cur), nil
+}
+
+// ignoreGone is err but for a name that does not exist: that is no error
+// to SameFile and SameDir, only another file (none).
+func ignoreGone(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }

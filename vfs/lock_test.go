@@ -143,6 +143,12 @@ func ExampleReadOnly() {
 // tells its holder; the lock of the directory itself holds through all of
 // it, until its holder lets go. Every wrapper passes both on.
 func TestLockDirOutlivesTheLockFile(t *testing.T) {
+	onEachWrapper(t, lockDirScript)
+}
+
+// onEachWrapper runs script on each file system of onEachFS, plain and
+// through each wrapper, in a directory of its own.
+func onEachWrapper(t *testing.T, script func(t *testing.T, fsys vfs.FS, dir string)) {
 	onEachFS(t, func(t *testing.T, fsys vfs.FS, root string) {
 		for _, w := range []struct {
 			name string
@@ -152,7 +158,7 @@ func TestLockDirOutlivesTheLockFile(t *testing.T) {
 			{"faulty", &vfs.Faulty{FS: fsys}},
 			{"counting", &vfs.Counting{FS: fsys, Count: func(int64, bool) {}}},
 		} {
-			t.Run(w.name, func(t *testing.T) { lockDirScript(t, w.fsys, filepath.Join(root, w.name)) })
+			t.Run(w.name, func(t *testing.T) { script(t, w.fsys, filepath.Join(root, w.name)) })
 		}
 	})
 }
@@ -223,18 +229,7 @@ func TestLockDirUnsupported(t *testing.T) {
 // is removed and made anew there (or, on OS, moved away), its path locks
 // again and SameDir tells the holder. Every wrapper passes both on.
 func TestSameDir(t *testing.T) {
-	onEachFS(t, func(t *testing.T, fsys vfs.FS, root string) {
-		for _, w := range []struct {
-			name string
-			fsys vfs.FS
-		}{
-			{"plain", fsys},
-			{"faulty", &vfs.Faulty{FS: fsys}},
-			{"counting", &vfs.Counting{FS: fsys, Count: func(int64, bool) {}}},
-		} {
-			t.Run(w.name, func(t *testing.T) { sameDirScript(t, w.fsys, filepath.Join(root, w.name)) })
-		}
-	})
+	onEachWrapper(t, sameDirScript)
 	t.Run("moved", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "d")
 		must(t, os.Mkdir(dir, 0o755))
