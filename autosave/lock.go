@@ -25,7 +25,9 @@ import (
 // writer in. Before each commit the owner checks that the lock file is
 // still the one it locked; when it is not, it takes the lock file anew if
 // it holds the directory's lock, and otherwise commits nothing more (a
-// *LockedError with Lost set).
+// *LockedError with Lost set). It also checks that the directory's path
+// still leads to the directory it locked (vfs.SameDir); when the directory
+// was moved away or replaced, it commits nothing more, anywhere.
 const LockName = "lock"
 
 // Holder is who holds a save directory's lock, as the lock file says.
@@ -71,6 +73,9 @@ type LockedError struct {
 }
 
 func (e *LockedError) Error() string {
+	if e.Lost && errors.Is(e.Err, errDirReplaced) {
+		return fmt.Sprintf("autosave: this program can no longer save to %s: %v; nothing more is written at that path, and the directory moved away keeps the last generation saved; open the save again (where it is now) to continue from its newest generation", e.Dir, e.Err)
+	}
 	if e.Lost && errors.Is(e.Err, errLockReplaced) {
 		return fmt.Sprintf("autosave: this program can no longer save to %s: %v (it is held now by %s); open the save again to continue from its newest generation", e.Dir, e.Err, e.Who())
 	}
@@ -226,6 +231,9 @@ func (d *Dir) checkLock() error {
 	if err := d.writable(); err != nil || d.lock == nil {
 		return err
 	}
+	if err := d.checkDirPath(); err != nil {
+		return err
+	}
 	name := filepath.Join(d.path, LockName)
 	same, err := vfs.SameFile(d.fs, d.lock.file, name)
 	switch {
@@ -242,6 +250,35 @@ func (d *Dir) checkLock() error {
 		err = fmt.Errorf("%w, and it cannot be taken anew: %w", errLockReplaced, err)
 	}
 	d.roErr = &LockedError{Dir: d.path, Holder: readHolder(d.fs, name), Lost: true, Err: err}
+	return d.roErr
+}
+
+// errDirReplaced is why a writer whose save directory was moved away,
+// removed or replaced commits nothing more: what it would write by path
+// would go into whatever is at that path now.
+var errDirReplaced = errors.New("the save directory was moved, removed or replaced while this program held it (its lock is on the directory that was there)")
+
+// checkDirPath makes sure that the Dir's path still leads to the directory
+// whose lock it holds. When it does not, the Dir commits nothing more: it
+// returns a *LockedError with Lost set (naming no holder: the directory at
+// the path now is not this writer's to read or to lock), and so does every
+// later change. It comes before the lock file's check, which would take a
+// missing lock file anew at the path. Where the directory is not locked
+// (the lock file alone: the lock file's check then sees a moved directory
+// as a lock file gone) or its lock cannot tell (vfs.SameDir unsupported),
+// the Dir goes on.
+func (d *Dir) checkDirPath() error {
+	if d.lock.dir == nil {
+		return nil
+	}
+	same, err := vfs.SameDir(d.fs, d.lock.dir, d.path)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported), err == nil && same:
+		return nil
+	case err != nil:
+		return fmt.Errorf("autosave: check save directory %s: %w", d.path, err)
+	}
+	d.roErr = &LockedError{Dir: d.path, Lost: true, Err: errDirReplaced}
 	return d.roErr
 }
 

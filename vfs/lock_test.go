@@ -3,6 +3,7 @@ package vfs_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -142,6 +143,12 @@ func ExampleReadOnly() {
 // tells its holder; the lock of the directory itself holds through all of
 // it, until its holder lets go. Every wrapper passes both on.
 func TestLockDirOutlivesTheLockFile(t *testing.T) {
+	onEachWrapper(t, lockDirScript)
+}
+
+// onEachWrapper runs script on each file system of onEachFS, plain and
+// through each wrapper, in a directory of its own.
+func onEachWrapper(t *testing.T, script func(t *testing.T, fsys vfs.FS, dir string)) {
 	onEachFS(t, func(t *testing.T, fsys vfs.FS, root string) {
 		for _, w := range []struct {
 			name string
@@ -151,7 +158,7 @@ func TestLockDirOutlivesTheLockFile(t *testing.T) {
 			{"faulty", &vfs.Faulty{FS: fsys}},
 			{"counting", &vfs.Counting{FS: fsys, Count: func(int64, bool) {}}},
 		} {
-			t.Run(w.name, func(t *testing.T) { lockDirScript(t, w.fsys, filepath.Join(root, w.name)) })
+			t.Run(w.name, func(t *testing.T) { script(t, w.fsys, filepath.Join(root, w.name)) })
 		}
 	})
 }
@@ -216,4 +223,66 @@ func TestLockDirUnsupported(t *testing.T) {
 	_, err = vfs.LockDir(vfs.ReadOnly(m), "/d")
 	expect(t, errors.Is(err, syscall.EROFS), "LockDir through ReadOnly: %v", err)
 	expect(t, !vfs.OpLockDir.Mutating() && vfs.OpLockDir.String() == "lock-dir", "OpLockDir: %v", vfs.OpLockDir)
+}
+
+// A directory's lock is on the directory, not its path: once the directory
+// is removed and made anew there (or, on OS, moved away), its path locks
+// again and SameDir tells the holder. Every wrapper passes both on.
+func TestSameDir(t *testing.T) {
+	onEachWrapper(t, sameDirScript)
+	t.Run("moved", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "d")
+		must(t, os.Mkdir(dir, 0o755))
+		d, err := vfs.LockDir(vfs.OS, dir)
+		must(t, err)
+		defer d.Close()
+		if _, err := vfs.SameDir(vfs.OS, d, dir); errors.Is(err, errors.ErrUnsupported) {
+			t.Skip("this platform's directory lock cannot tell its directory")
+		}
+		must(t, os.Rename(dir, dir+".old"))
+		same, err := vfs.SameDir(vfs.OS, d, dir)
+		expect(t, err == nil && !same, "moved away, nothing at the path: same=%v %v", same, err)
+		must(t, os.Mkdir(dir, 0o755))
+		same, err = vfs.SameDir(vfs.OS, d, dir)
+		expect(t, err == nil && !same, "moved away, another directory at the path: same=%v %v", same, err)
+		must(t, os.Remove(dir))
+		must(t, os.Symlink(dir+".old", dir))
+		same, err = vfs.SameDir(vfs.OS, d, dir)
+		expect(t, err == nil && !same, "a symbolic link to the locked directory is not followed: same=%v %v", same, err)
+		same, err = vfs.SameDir(vfs.OS, d, dir+".old")
+		expect(t, err == nil && same, "the locked directory at its new path: same=%v %v", same, err)
+	})
+	t.Run("unsupported", func(t *testing.T) {
+		m := vfs.NewMem()
+		must(t, m.MkdirAll("/d"))
+		d, err := m.LockDir("/d")
+		must(t, err)
+		defer d.Close()
+		_, err = vfs.SameDir(m, struct{ io.Closer }{d}, "/d")
+		expect(t, errors.Is(err, errors.ErrUnsupported), "SameDir of a lock that cannot tell: %v", err)
+	})
+}
+
+func sameDirScript(t *testing.T, fsys vfs.FS, dir string) {
+	must(t, fsys.MkdirAll(dir))
+	d, err := vfs.LockDir(fsys, dir)
+	must(t, err)
+	defer d.Close()
+	same, err := vfs.SameDir(fsys, d, dir)
+	expect(t, err == nil && same, "the directory just locked: same=%v %v", same, err)
+
+	must(t, fsys.RemoveAll(dir))
+	same, err = vfs.SameDir(fsys, d, dir)
+	expect(t, err == nil && !same, "removed: same=%v %v", same, err)
+	must(t, fsys.MkdirAll(dir))
+	same, err = vfs.SameDir(fsys, d, dir)
+	expect(t, err == nil && !same, "made anew: same=%v %v", same, err)
+	e, err := vfs.LockDir(fsys, dir)
+	must(t, err) // the new directory is free
+	same, err = vfs.SameDir(fsys, e, dir)
+	expect(t, err == nil && same, "the new directory's lock: same=%v %v", same, err)
+	must(t, d.Close()) // frees nothing of the new directory's
+	_, err = vfs.LockDir(fsys, dir)
+	expect(t, errors.Is(err, vfs.ErrLocked), "second lock of the new directory: %v", err)
+	must(t, e.Close())
 }

@@ -31,7 +31,7 @@ type Mem struct {
 	// belongs to the file, not its name, as flock's does: removing or
 	// replacing the name leaves the old file locked and the new one free.
 	locks    map[*memNode]bool
-	dirLocks map[string]bool
+	dirLocks map[string]*memDirLock
 }
 
 type namespace struct {
@@ -181,6 +181,13 @@ func (m *Mem) removeLocked(name string) error {
 	}
 	delete(m.cur.dirs, name)
 	m.pending = append(m.pending, nsOp{kind: nsRmdir, name: name})
+	if l := m.dirLocks[name]; l != nil {
+		// As flock's, the lock stays with the directory removed: a new
+		// directory made at the same path is free, and the holder can tell
+		// (see SameDir).
+		l.gone = true
+		delete(m.dirLocks, name)
+	}
 	return nil
 }
 
@@ -350,8 +357,9 @@ func (m *Mem) Lock(name string) (File, error) {
 }
 
 // LockDir implements [DirLocker]: it refuses a second holder of the
-// directory dir until the first closes what LockDir returned. (Mem cannot
-// rename directories, so a directory's lock belongs to its name.)
+// directory dir until the first closes what LockDir returned. Mem cannot
+// rename directories, so a directory's lock belongs to its name until the
+// directory is removed: a directory made anew there is another one.
 func (m *Mem) LockDir(dir string) (io.Closer, error) {
 	dir = clean(dir)
 	m.mu.Lock()
@@ -362,29 +370,40 @@ func (m *Mem) LockDir(dir string) (io.Closer, error) {
 		}
 		return nil, pathErr("lockdir", dir, fs.ErrNotExist)
 	}
-	if m.dirLocks[dir] {
+	if m.dirLocks[dir] != nil {
 		return nil, pathErr("lockdir", dir, ErrLocked)
 	}
 	if m.dirLocks == nil {
-		m.dirLocks = map[string]bool{}
+		m.dirLocks = map[string]*memDirLock{}
 	}
-	m.dirLocks[dir] = true
-	return &memDirLock{m: m, dir: dir}, nil
+	l := &memDirLock{m: m, dir: dir}
+	m.dirLocks[dir] = l
+	return l, nil
 }
 
 type memDirLock struct {
 	m    *Mem
 	dir  string
+	gone bool // the directory was removed while locked; guarded by m.mu
 	once sync.Once
 }
 
 func (l *memDirLock) Close() error {
 	l.once.Do(func() {
 		l.m.mu.Lock()
-		delete(l.m.dirLocks, l.dir)
+		if l.m.dirLocks[l.dir] == l {
+			delete(l.m.dirLocks, l.dir)
+		}
 		l.m.mu.Unlock()
 	})
 	return nil
+}
+
+// same reports whether the locked directory is still at its path.
+func (l *memDirLock) same() bool {
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	return !l.gone && l.m.cur.dirExists(l.dir)
 }
 
 // Stat implements [FS].
