@@ -107,8 +107,7 @@ type Snapshot struct {
 	// of the world file. It may be called on the writer's goroutine.
 	ReuseWorld func([]byte)
 
-	released      bool
-	worldReleased bool
+	released bool
 }
 
 // Release ends the snapshot's hold on the chunks' pixels: the game's writes
@@ -124,13 +123,9 @@ func (s *Snapshot) Release() {
 	}
 }
 
-// ReleaseWorld hands World to ReuseWorld, once, and forgets it. Call it
-// only when nothing reads World any more.
+// ReleaseWorld hands World to ReuseWorld and forgets it, so that a second
+// call hands nothing. Call it only when nothing reads World any more.
 func (s *Snapshot) ReleaseWorld() {
-	if s.worldReleased {
-		return
-	}
-	s.worldReleased = true
 	if s.ReuseWorld != nil && s.World != nil {
 		s.ReuseWorld(s.World)
 	}
