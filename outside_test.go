@@ -39,6 +39,6 @@ func TestAGameOutsideTheModule(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the outside game: %v\n%s", err, out)
 	}
-	want := "generation 2 check ok true problems 0 opened files true corrupt is one check true"
+	want := "generation 2 score 3 problems 0 opened files true corrupt is one check true"
 	expect(t, strings.Contains(string(out), want), "the outside game printed %q, want %q", out, want)
 }

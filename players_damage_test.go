@@ -13,7 +13,7 @@ import (
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
-	"github.com/arksave/arksave/savetool"
+	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/vfs"
 )
 

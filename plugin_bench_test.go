@@ -19,7 +19,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
-	"github.com/arksave/arksave/internal/terrain"
+	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/snapshot"
 )
 

@@ -175,10 +175,10 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 // nothing of the plugin.
 func TestImportsPointOneWay(t *testing.T) {
 	for pkg, banned := range map[string][]string{
-		"./autosave":   {"/archetype", "/savetool", "/systems", "/internal/persist"},
+		"./autosave":   {"/archetype", "/internal/savetool", "/systems", "/internal/persist"},
 		"./archetype":  {"/chunkstore", "/autosave", "/components", "/systems", "/snapshot"},
 		"./chunkstore": {"/archetype", "/autosave", "/components", "/systems", "/snapshot"},
-		"./systems":    {"/savetool"},
+		"./systems":    {"/internal/savetool"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		must(t, err)

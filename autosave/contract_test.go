@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/arksave/arksave/internal/contract"
+	"github.com/arksave/arksave/internal/testkit/contract"
 	"github.com/arksave/arksave/vfs"
 )
 

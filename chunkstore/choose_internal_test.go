@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/arksave/arksave/internal/terrain"
+	"github.com/arksave/arksave/internal/testkit/terrain"
 )
 
 // choiceCase is a chunk to store and the generator its store has.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arksave/arksave/internal/terrain"
+	"github.com/arksave/arksave/internal/testkit/terrain"
 )
 
 // terrainRow returns the generated terrain chunks (0, 0) to (n-1, 0).

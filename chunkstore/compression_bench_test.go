@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arksave/arksave/internal/terrain"
+	"github.com/arksave/arksave/internal/testkit/terrain"
 )
 
 // The design's chunk: 512x512 pixels of 4 bytes.

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/arksave/arksave/internal/terrain"
+	"github.com/arksave/arksave/internal/testkit/terrain"
 )
 
 // craftedChunks are chunks of the shapes a game produces, on a terrain

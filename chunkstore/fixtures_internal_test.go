@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arksave/arksave/internal/terrain"
+	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/vfs"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/internal/terrain"
+	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/vfs"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/benchenc"
-	"github.com/arksave/arksave/internal/terrain"
+	"github.com/arksave/arksave/internal/testkit/terrain"
 )
 
 // BenchmarkPalette_Records stores 512x512 chunks of the shapes a game

@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/arksave/arksave/autosave"
-	"github.com/arksave/arksave/internal/contract"
+	"github.com/arksave/arksave/internal/testkit/contract"
 	"github.com/arksave/arksave/jetstream"
 	"github.com/arksave/arksave/vfs"
 )

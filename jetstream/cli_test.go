@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arksave/arksave/cli"
-	"github.com/arksave/arksave/internal/savetest"
+	"github.com/arksave/arksave/internal/cli"
+	"github.com/arksave/arksave/internal/testkit/savetest"
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {

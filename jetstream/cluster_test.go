@@ -13,7 +13,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/arksave/arksave/autosave"
-	"github.com/arksave/arksave/internal/contract"
+	"github.com/arksave/arksave/internal/testkit/contract"
 	"github.com/arksave/arksave/jetstream"
 )
 

@@ -21,7 +21,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 
-	"github.com/arksave/arksave/internal/contract"
+	"github.com/arksave/arksave/internal/testkit/contract"
 	"github.com/arksave/arksave/jetstream"
 )
 

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/arksave/arksave/internal/savetest"
-	"github.com/arksave/arksave/savetool/mapserve"
+	"github.com/arksave/arksave/internal/testkit/savetest"
+	"github.com/arksave/arksave/mapserve"
 	"github.com/arksave/arksave/vfs"
 )
 

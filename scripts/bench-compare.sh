@@ -33,7 +33,7 @@ benchmarks=(
   "stall|.|^BenchmarkSaveStall$|20x"
   "codec|./bench|^BenchmarkAcceptance$|1s"
   "tick|./demo/sim|^BenchmarkAutosaveP99$|30x"
-  "tile|./savetool/mapserve|^BenchmarkTile$|1s"
+  "tile|./mapserve|^BenchmarkTile$|1s"
 )
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-compare.XXXXXX")

@@ -5,7 +5,7 @@
 //	make demo ARGS="-autosave 2s"    # in one terminal
 //	go run ./demo/map                # in another; open http://127.0.0.1:8080/
 //
-// It is arksave serve (savetool/mapserve) with the game's generator and
+// It is arksave serve (mapserve) with the game's generator and
 // palette: it reads the save, never writes it and never takes its lock.
 package main
 
@@ -20,7 +20,7 @@ import (
 	"github.com/arksave/arksave/demo/cli"
 	"github.com/arksave/arksave/demo/render"
 	"github.com/arksave/arksave/demo/terrain"
-	"github.com/arksave/arksave/savetool/mapserve"
+	"github.com/arksave/arksave/mapserve"
 )
 
 func main() {

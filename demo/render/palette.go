@@ -5,7 +5,7 @@ import (
 
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/sand"
-	"github.com/arksave/arksave/savetool"
+	"github.com/arksave/arksave/internal/savetool"
 )
 
 // RGBA packs a colour the way a little-endian RGBA byte buffer holds it.

@@ -9,7 +9,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/demo/sim"
-	"github.com/arksave/arksave/savetool"
+	"github.com/arksave/arksave/internal/savetool"
 	"github.com/mlange-42/ark/ecs"
 )
 

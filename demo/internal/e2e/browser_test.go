@@ -28,8 +28,8 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/demo/sim"
 	"github.com/arksave/arksave/demo/terrain"
-	"github.com/arksave/arksave/savetool"
-	"github.com/arksave/arksave/savetool/mapserve"
+	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/mapserve"
 )
 
 var updateServe = flag.Bool("update-serve", false, "write the screenshot of the map page to assets/serve.png")

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arksave/arksave/savetool"
+	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/vfs"
 )
 

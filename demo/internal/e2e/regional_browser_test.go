@@ -13,7 +13,7 @@ import (
 
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/terrain"
-	"github.com/arksave/arksave/internal/savetest"
+	"github.com/arksave/arksave/internal/testkit/savetest"
 )
 
 // The map page in a real browser draws regional entities that are not

@@ -1,5 +1,5 @@
 // Command arksave is the arksave command line (package
-// github.com/arksave/arksave/cli) built with the NATS JetStream backend:
+// github.com/arksave/arksave/internal/cli) built with the NATS JetStream backend:
 // every command that takes a save also takes a world in JetStream,
 //
 //	arksave check nats://host:4222/<world>
@@ -12,7 +12,7 @@ package main
 import (
 	"os"
 
-	"github.com/arksave/arksave/cli"
+	"github.com/arksave/arksave/internal/cli"
 	_ "github.com/arksave/arksave/jetstream" // registers nats://
 )
 
