@@ -17,8 +17,8 @@ import (
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
-	"github.com/arksave/arksave/internal/testkit/killtest"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit/killtest"
 	"github.com/arksave/arksave/vfs"
 )
 

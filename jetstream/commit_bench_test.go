@@ -16,9 +16,9 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/jetstream"
-	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )

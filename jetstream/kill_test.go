@@ -15,10 +15,10 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/testkit/killtest"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/jetstream"
-	"github.com/arksave/arksave/internal/savetool"
 )
 
 // The kill test runs a game that saves to a world in JetStream in a child

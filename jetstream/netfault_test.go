@@ -9,9 +9,9 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/jetstream"
-	"github.com/arksave/arksave/internal/savetool"
 )
 
 // Network faults: the connection dropped while a save is on the wire

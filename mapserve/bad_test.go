@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/mapserve"
 )
 

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/internal/testkit/terrain"
-	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/mapserve"
 )
 

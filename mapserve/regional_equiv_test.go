@@ -16,8 +16,8 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
-	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/internal/sectionjson"
+	"github.com/arksave/arksave/internal/testkit/savetest"
 )
 
 // Regional types of several kinds: raw columns, value columns (strings,

@@ -13,8 +13,8 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/words"
 )
 
 // view is one committed generation of the save, opened for reading: its

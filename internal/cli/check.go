@@ -10,8 +10,8 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
-	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/words"
 )
 
 func init() {

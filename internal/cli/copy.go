@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/vfs"
 )
 

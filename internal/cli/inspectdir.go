@@ -11,8 +11,8 @@ import (
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
-	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/words"
 )
 
 // inspectLocation opens the save at location (a directory or a registered

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/autosave"
-	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/vfs"
 )
 

@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/words"
 )
 
 func init() {

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/autosave"
-	"github.com/arksave/arksave/internal/testkit/contract"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit/contract"
 	"github.com/arksave/arksave/vfs"
 )
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit/savetest"
 )
 
 const scoreKey = `"github.com/arksave/arksave/internal/testkit/savetest.Score": {"Points":3}`

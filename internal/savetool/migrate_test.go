@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/autosave"
-	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit/savetest"
 )
 
 // v1Fixture is a save directory of manifest format 1 and chunk store

@@ -13,8 +13,8 @@ import (
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
-	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit/savetest"
 )
 
 // Gold is what the players of this test carry.

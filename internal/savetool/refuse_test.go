@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/vfs"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/autosave"
-	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit/savetest"
 )
 
 // A large save for the benchmarks: 1024 chunks of 512x512 pixels.

@@ -23,8 +23,8 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/demo/render"
 	"github.com/arksave/arksave/demo/terrain"
-	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit/savetest"
 )
 
 var updateMap = flag.Bool("update-map", false, "write the rendered map of the demo's save to assets/map.png")
