@@ -114,6 +114,51 @@ func TestReadmeGoSnippetsCompile(t *testing.T) {
 	expect(t, n > 0, "README.md has no Go snippet")
 }
 
+// The Go snippets of the docs are fragments of tested programs: each line
+// of code in them (comments aside) is a line of a Go file of the repository,
+// so that a renamed or removed name shows here.
+func TestDocGoSnippetLinesExist(t *testing.T) {
+	lines := map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, l := range strings.Split(string(src), "\n") {
+			lines[strings.TrimSpace(l)] = true
+		}
+		return nil
+	})
+	must(t, err)
+	for _, doc := range docFiles {
+		if doc == "README.md" {
+			continue // TestReadmeGoSnippetsCompile holds it to whole snippets
+		}
+		blocks, _ := fences(readDoc(t, doc))
+		for _, b := range blocks {
+			if b.info != "go" {
+				continue
+			}
+			for i, l := range strings.Split(b.body, "\n") {
+				l = strings.TrimSpace(l)
+				if l == "" || strings.HasPrefix(l, "//") || lines[l] {
+					continue
+				}
+				t.Errorf("%s line %d: %q is in no Go file of the repository: the snippet no longer matches the code", doc, b.line+1+i, l)
+			}
+		}
+	}
+}
+
 func TestReadmeLength(t *testing.T) {
 	lines := strings.Count(readDoc(t, "README.md"), "\n")
 	if lines > readmeMaxLines {

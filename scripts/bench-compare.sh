@@ -27,7 +27,7 @@ sha=$(git rev-parse --verify --quiet "$ref^{commit}") || {
   exit 2
 }
 
-# label | package | -bench pattern | -benchtime: the figures the README's table names.
+# label | package | -bench pattern | -benchtime: the headline figures of docs/benchmarks.md.
 benchmarks=(
   "commit|.|^BenchmarkCommitLatency$/arksave|30x"
   "stall|.|^BenchmarkSaveStall$|20x"
