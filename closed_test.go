@@ -12,6 +12,7 @@ import (
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -131,7 +132,7 @@ func TestSecondInstallIntoOneWorld(t *testing.T) {
 	expect(t, res.Dir == "/a", "the first installation saved to %s", res.Dir)
 	must(t, g.pers.Close())
 
-	b, err := autosave.OpenDir(mem, "/b")
+	b, err := savedir.OpenDir(mem, "/b")
 	must(t, err)
 	must(t, b.Close())
 	systems, err := arksave.Plugin{Dir: "/a", FS: mem, ChunkSize: testChunk, TileSize: 8, Generator: gen{}, Load: true}.Install(g.w)

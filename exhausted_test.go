@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/arksave/arksave"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -27,15 +27,15 @@ func TestGenerationCounterExhausted(t *testing.T) {
 
 	// The committed generation becomes the last one: its world file renamed
 	// to match, the manifest rewritten with its checksum.
-	d, err := autosave.OpenDirReadOnly(mem, "/save")
+	d, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	m := d.Manifest()
-	last := uint64(autosave.MaxGeneration)
-	must(t, mem.Rename(path.Join("/save", m.World.Name), path.Join("/save", autosave.WorldName(last))))
-	m.Generation, m.World.Name = last, autosave.WorldName(last)
+	last := uint64(savedir.MaxGeneration)
+	must(t, mem.Rename(path.Join("/save", m.World.Name), path.Join("/save", savedir.WorldName(last))))
+	m.Generation, m.World.Name = last, savedir.WorldName(last)
 	if m.Players != nil {
-		must(t, mem.Rename(path.Join("/save", m.Players.Index.Name), path.Join("/save", autosave.PlayersName(last))))
-		m.Players.Index.Name = autosave.PlayersName(last)
+		must(t, mem.Rename(path.Join("/save", m.Players.Index.Name), path.Join("/save", savedir.PlayersName(last))))
+		m.Players.Index.Name = savedir.PlayersName(last)
 	}
 	must(t, vfs.WriteFileAtomic(mem, "/save/manifest", m.Encode()))
 

@@ -16,6 +16,7 @@ import (
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/persist"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/systems"
 	"github.com/arksave/arksave/vfs"
 )
@@ -78,7 +79,7 @@ type Plugin struct {
 	// location with a scheme is a save kept by the backend registered for
 	// it (see vfs.Register): "nats://host:4222/<world>" is a world in NATS
 	// JetStream once the program imports github.com/arksave/arksave/jetstream.
-	// The plugin holds the save (a lock file, see autosave.LockName; a
+	// The plugin holds the save (a lock file, see savedir.LockName; a
 	// lease on JetStream) from Install to Persistence.Close: a second
 	// Install on it, in this process or another, fails with ErrLocked.
 	// With FS set, Dir is a path in FS.
@@ -269,7 +270,7 @@ func (p Plugin) resolve() (settings, error) {
 		loc:   loc,
 		codec: codec,
 		rt: persist.Config{
-			Writer: autosave.Options{
+			Writer: savedir.Options{
 				FS: fsys,
 				Store: chunkstore.Options{
 					ChunkSize:    uint16(chunk),
@@ -385,7 +386,7 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 	addResource(w, components.NewChunkIndex())
 	addResource(w, &components.BodyIDs{Session: 1})
 
-	dir, err := autosave.OpenDir(s.fs, p.Dir, autosave.LockTimeout(p.LockTimeout))
+	dir, err := savedir.OpenDir(s.fs, p.Dir, savedir.LockTimeout(p.LockTimeout))
 	if err != nil {
 		if le := (*autosave.LockedError)(nil); errors.As(err, &le) && p.Logger != nil {
 			p.Logger.Error("save directory locked", "dir", p.Dir, "holder", le.Who(), "err", err)
@@ -438,7 +439,7 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 // holds no save, without creating or changing anything. A damaged or lost
 // manifest is left to OpenDir, which names the repair.
 func (p Plugin) expectSave(fsys vfs.FS) error {
-	d, err := autosave.OpenDirReadOnly(fsys, p.Dir)
+	d, err := savedir.OpenDirReadOnly(fsys, p.Dir)
 	if hint := errs.DeniedHint(err); hint != "" {
 		return fmt.Errorf("arksave: load: %w; %s", err, hint)
 	}
@@ -452,7 +453,7 @@ func (p Plugin) expectSave(fsys vfs.FS) error {
 }
 
 // noSave explains a directory that holds no save to load.
-func (p Plugin) noSave(d *autosave.Dir) error {
+func (p Plugin) noSave(d *savedir.Dir) error {
 	msg := fmt.Sprintf("arksave: load: %s holds no save", p.Dir)
 	if files := d.Leftovers(); len(files) > 0 {
 		msg += fmt.Sprintf(" (%s: what a first save left that did not commit; arksave repair %s can make a save of it)", strings.Join(files, ", "), p.Dir)

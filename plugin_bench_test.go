@@ -16,9 +16,9 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/snapshot"
 )
@@ -148,7 +148,7 @@ func latencyStore(b *testing.B) string {
 		dir, err := os.MkdirTemp("", "arksave-bench-")
 		must(b, err)
 		latencyDir = filepath.Join(dir, "save")
-		w, err := autosave.OpenWriter(latencyDir, autosave.Options{Store: chunkstoreConfig()})
+		w, err := savedir.OpenWriter(latencyDir, savedir.Options{Store: chunkstoreConfig()})
 		must(b, err)
 		rng := rand.New(rand.NewPCG(3, 4))
 		const total, batch = 10000, 500
@@ -164,7 +164,7 @@ func latencyStore(b *testing.B) string {
 				c := components.NewChunkFrom(benchChunk, snapshot.Pixels(pix))
 				snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share()})
 			}
-			if !w.Submit(autosave.Job{Snap: snap}) {
+			if !w.Submit(savedir.Job{Snap: snap}) {
 				b.Fatal("writer busy")
 			}
 			must(b, w.Wait().Err)

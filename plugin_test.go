@@ -102,7 +102,7 @@ func TestFaultsAtEveryCall(t *testing.T) {
 			cd := &vfs.Countdown{N: 1 << 30, Err: fault}
 			fsys := &vfs.Faulty{FS: mem, Injector: cd}
 			// Without the store copy that runs between saves for the backups (its
-			// faults: autosave's TestBackupCopyFails), the nth call is one of the save's.
+			// faults: internal/savedir's TestBackupCopyFails), the nth call is one of the save's.
 			g := newGame(t, gameOpts{fs: fsys, dir: "/save", radius: 1, autosave: noBackupCopy()})
 			g.settle(t)
 			g.paint(t, 0, 0, 3, 3, components.MakePixel(9, 0, 0, 0))

@@ -10,8 +10,8 @@ import (
 	"unicode"
 
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 )
 
 // readmeMaxLines is the README's budget: the front door, with the rest in docs/.
@@ -254,7 +254,7 @@ func TestAnchor(t *testing.T) {
 func TestFormatDocVersions(t *testing.T) {
 	doc := readDoc(t, "docs/format.md")
 	for _, row := range []string{
-		fmt.Sprintf("| save directory manifest (JSON) | %d | %d to %d |", autosave.ManifestVersion, autosave.OldestManifestVersion, autosave.ManifestVersion),
+		fmt.Sprintf("| save directory manifest (JSON) | %d | %d to %d |", savedir.ManifestVersion, savedir.OldestManifestVersion, savedir.ManifestVersion),
 		fmt.Sprintf("| PECS world file | %d.%d | %d.0 and %d.%d |", archetype.VersionMajor, archetype.VersionMinor, archetype.OldestVersionMajor, archetype.VersionMajor, archetype.VersionMinor),
 		fmt.Sprintf("| PXSW chunk store | %d | %d to %d |", chunkstore.FormatVersion, chunkstore.OldestFormatVersion, chunkstore.FormatVersion),
 		fmt.Sprintf("| world JSON (`arksave export --json`, `import`) | `%s` | `%s` |", archetype.JSONFormat, archetype.JSONFormat),

@@ -12,9 +12,9 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -105,9 +105,9 @@ func storedBlock(t testing.TB, fsys vfs.FS, dir string, pos chunkstore.Pos) chun
 // openCommittedStore opens the committed generation's chunk store in dir
 // read-only, with the test game's generator, and returns it with the
 // directory's manifest.
-func openCommittedStore(t testing.TB, fsys vfs.FS, dir string) (*chunkstore.Store, *autosave.Manifest) {
+func openCommittedStore(t testing.TB, fsys vfs.FS, dir string) (*chunkstore.Store, *savedir.Manifest) {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(fsys, dir)
+	d, err := savedir.OpenDirReadOnly(fsys, dir)
 	must(t, err)
 	m := d.Manifest()
 	expect(t, m != nil, "no manifest in %s", dir)
@@ -121,7 +121,7 @@ func openCommittedStore(t testing.TB, fsys vfs.FS, dir string) (*chunkstore.Stor
 // worldTypes lists the component types the committed world file of dir holds.
 func worldTypes(t testing.TB, fsys vfs.FS, dir string) []string {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(fsys, dir)
+	d, err := savedir.OpenDirReadOnly(fsys, dir)
 	must(t, err)
 	data, err := d.ReadWorld(nil)
 	must(t, err)
@@ -492,7 +492,7 @@ func TestCorruptedRecordsSurface(t *testing.T) {
 	must(t, g.pers.SaveNow().Err)
 	g.pers.Close()
 
-	d, err := autosave.OpenDirReadOnly(mem, "/save")
+	d, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	m := d.Manifest()
 	// Flip a byte inside the entity section of chunk (1,1) and inside the players data.

@@ -13,11 +13,11 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/internal/testworld"
 	"github.com/arksave/arksave/demo/sand"
 	"github.com/arksave/arksave/demo/sim"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/mlange-42/ark/ecs"
 )
 
@@ -425,7 +425,7 @@ func TestBodiesRegionalCameraInPlayersFile(t *testing.T) {
 	res, err := s.Close()
 	expect(t, err == nil && res.RegionsWritten == 1 && res.PlayersWritten == 1, "final save: %v %v", res, err)
 
-	d, err := autosave.OpenDirReadOnly(nil, cfg.Save.Dir)
+	d, err := savedir.OpenDirReadOnly(nil, cfg.Save.Dir)
 	expect(t, err == nil, "open: %v", err)
 	m := d.Manifest()
 	expect(t, m.Players != nil, "the save has no players")

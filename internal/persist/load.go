@@ -14,7 +14,7 @@ import (
 // Load replaces the game's world with the last committed save in dir and
 // continues saving there. It waits for a running save to finish first.
 // When the committed generation is damaged, the newest intact backup is
-// loaded instead (autosave.Writer.ContinueIntact) and reported.
+// loaded instead (savedir.Writer.ContinueIntact) and reported.
 //
 // The save is read and decoded into a scratch world before the live world
 // is touched, so a missing, damaged or incompatible save returns an error

@@ -6,6 +6,7 @@ import (
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 )
 
@@ -89,7 +90,7 @@ func (r *Runtime) start() {
 		r.finishWithError(err)
 		return
 	}
-	job := autosave.Job{Snap: snap, MaxBackups: r.conf.MaxBackups, SaveTo: r.saveTo, RequestedAt: snap.TakenAt,
+	job := savedir.Job{Snap: snap, MaxBackups: r.conf.MaxBackups, SaveTo: r.saveTo, RequestedAt: snap.TakenAt,
 		BackupCopyEvery: max(r.conf.BackupCopyEvery, 0)}
 	if r.conf.BackupCopyEvery == 0 {
 		job.BackupCopyEvery = 1
@@ -261,7 +262,7 @@ func (r *Runtime) encodeWorld() (data []byte, err error) {
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			data, err = nil, autosave.NewPanicError(p)
+			data, err = nil, savedir.NewPanicError(p)
 		}
 		if err != nil && dst != nil {
 			r.reuseWorld(dst)

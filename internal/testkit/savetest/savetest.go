@@ -21,9 +21,9 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 )
 
@@ -275,8 +275,8 @@ type Contents struct {
 }
 
 // committed opens the save in dir, changing nothing, with its manifest.
-func committed(dir string) (*autosave.Dir, *autosave.Manifest, error) {
-	d, err := autosave.OpenDirReadOnly(nil, dir)
+func committed(dir string) (*savedir.Dir, *savedir.Manifest, error) {
+	d, err := savedir.OpenDirReadOnly(nil, dir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -15,24 +16,24 @@ import (
 // is refused.
 func ExampleOpenDirReadOnly() {
 	fsys := vfs.NewMem()
-	d, err := autosave.OpenDir(fsys, "/saves/world1")
+	d, err := savedir.OpenDir(fsys, "/saves/world1")
 	if err != nil {
 		panic(err)
 	}
 	defer d.Close()
-	_, _, err = d.Commit(autosave.Commit{World: []byte("the ECS world"),
-		Chunks: autosave.StoreRef{Name: autosave.ChunksName, Generation: 1, Root: []byte("the store's root")}})
+	_, _, err = d.Commit(savedir.Commit{World: []byte("the ECS world"),
+		Chunks: savedir.StoreRef{Name: savedir.ChunksName, Generation: 1, Root: []byte("the store's root")}})
 	if err != nil {
 		panic(err)
 	}
 
-	r, err := autosave.OpenDirReadOnly(fsys, "/saves/world1")
+	r, err := savedir.OpenDirReadOnly(fsys, "/saves/world1")
 	if err != nil {
 		panic(err)
 	}
 	world, _ := r.ReadWorld(nil)
 	fmt.Printf("a reader sees generation %d: %q\n", r.Generation(), world)
-	_, err = autosave.OpenDir(fsys, "/saves/world1")
+	_, err = savedir.OpenDir(fsys, "/saves/world1")
 	fmt.Println("a second writer:", errors.Is(err, autosave.ErrLocked))
 	// Output:
 	// a reader sees generation 1: "the ECS world"
@@ -45,12 +46,12 @@ func ExampleOpenDirReadOnly() {
 func ExampleDir_LoadIntact() {
 	fsys := vfs.NewMem()
 	store := chunkstore.Options{ChunkSize: 16, TileSize: 8, PixelSize: 4}
-	w, err := autosave.OpenWriter("/saves/world1", autosave.Options{FS: fsys, Store: store})
+	w, err := savedir.OpenWriter("/saves/world1", savedir.Options{FS: fsys, Store: store})
 	if err != nil {
 		panic(err)
 	}
 	for g := 1; g <= 3; g++ {
-		w.Submit(autosave.Job{Snap: &snapshot.Snapshot{World: fmt.Appendf(nil, "world of save %d", g)}, MaxBackups: 1, BackupCopyEvery: 1})
+		w.Submit(savedir.Job{Snap: &snapshot.Snapshot{World: fmt.Appendf(nil, "world of save %d", g)}, MaxBackups: 1, BackupCopyEvery: 1})
 		if r := w.Wait(); r.Err != nil {
 			panic(r.Err)
 		}
@@ -62,7 +63,7 @@ func ExampleDir_LoadIntact() {
 	f.WriteAt([]byte("W"), 0)
 	f.Close()
 
-	d, err := autosave.OpenDir(fsys, "/saves/world1")
+	d, err := savedir.OpenDir(fsys, "/saves/world1")
 	if err != nil {
 		panic(err)
 	}
