@@ -28,7 +28,7 @@ func callSafely(call func() error) (err error) {
 }
 
 // resultErr is the error of a Result, which must be there.
-func resultErr(r *arksave.Result) error {
+func resultErr(r *autosave.Result) error {
 	if r == nil {
 		return errors.New("no result")
 	}
@@ -71,7 +71,6 @@ func TestEveryCallAfterClose(t *testing.T) {
 	}{
 		{"Save", func() error { return handleErr(p.Save()) }},
 		{"SaveAs", func() error { return handleErr(p.SaveAs("/elsewhere")) }},
-		{"SaveTo", func() error { return handleErr(p.SaveTo("/elsewhere")) }},
 		{"SaveNow", func() error { return resultErr(p.SaveNow()) }},
 		{"Wait", func() error { return resultErr(p.Wait()) }},
 		{"WaitIdle", func() error { return resultErr(p.WaitIdle()) }},

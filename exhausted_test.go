@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
@@ -19,7 +20,7 @@ import (
 // loadable, and a Save As starts the new directory at generation 1.
 func TestGenerationCounterExhausted(t *testing.T) {
 	mem := vfs.NewMem()
-	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 1}})
+	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 1}})
 	g.settle(t)
 	g.paint(t, 0, 0, 1, 1, components.MakePixel(9, 0, 0, 0))
 	must(t, g.waitSave(t, g.pers.Save()).Err)
@@ -39,7 +40,7 @@ func TestGenerationCounterExhausted(t *testing.T) {
 	}
 	must(t, vfs.WriteFileAtomic(mem, "/save/manifest", m.Encode()))
 
-	g = newGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1, autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 1}})
+	g = newGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1, autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 1}})
 	g.settle(t)
 	g.paint(t, 0, 0, 2, 2, components.MakePixel(9, 0, 0, 0))
 	res := g.waitSave(t, g.pers.Save())

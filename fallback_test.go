@@ -11,6 +11,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
@@ -24,7 +25,7 @@ import (
 func threeGenerations(t *testing.T) (*vfs.Mem, map[uint64]uint64) {
 	t.Helper()
 	mem := vfs.NewMem()
-	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 2}})
+	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 2}})
 	g.settle(t)
 	digests := map[uint64]uint64{}
 	for gen := uint64(1); gen <= 3; gen++ {
@@ -96,7 +97,7 @@ func ruin(t *testing.T, fsys vfs.FS, p string) {
 // generation is damaged (its world file, a record of its chunk store, or
 // every file it shares with nothing else ruined), loading takes the newest
 // intact backup by itself, commits it as a new generation, reports it in
-// Problems and AutosaveState.Fallback, and removes none of the damaged
+// Problems and autosave.State.Fallback, and removes none of the damaged
 // files. Both ways of loading do it: Install with Load, and
 // Persistence.Load of a running game.
 func TestLoadFallsBackToTheNewestIntactGeneration(t *testing.T) {

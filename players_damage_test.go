@@ -11,6 +11,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
@@ -24,13 +25,13 @@ import (
 // generation 3 holds them.
 func threePlayerGenerations(t *testing.T) (*vfs.Mem, map[string]string) {
 	t.Helper()
-	mem, want := playerGenerations(t, &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 2})
+	mem, want := playerGenerations(t, &autosave.Config{Interval: time.Hour, MaxBackups: 2})
 	return mem, want[3]
 }
 
 // playerGenerations is threePlayerGenerations with the autosave
 // configuration conf, returning the players of each generation.
-func playerGenerations(t *testing.T, conf *arksave.AutosaveConfig) (*vfs.Mem, map[int]map[string]string) {
+func playerGenerations(t *testing.T, conf *autosave.Config) (*vfs.Mem, map[int]map[string]string) {
 	t.Helper()
 	mem := vfs.NewMem()
 	g := playerGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: conf})
@@ -226,14 +227,14 @@ func playersFallBack(t *testing.T, damage func(*testing.T, vfs.FS, *savedir.Mani
 }
 
 // Backups without a players copy of their own (written before copies, or
-// with AutosaveConfig.BackupCopyEvery < 0) share the players data file,
+// with autosave.Config.BackupCopyEvery < 0) share the players data file,
 // which only grows: when a save's records at its end are cut off, a load
 // falls back to the newest backup whose players are intact, and a repair
 // keeps every backup whose players read intact, taking the lost record
 // from the newest players index that holds one.
 func TestPlayersDataTruncatedWithoutCopies(t *testing.T) {
-	conf := func() *arksave.AutosaveConfig {
-		return &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 2, BackupCopyEvery: -1}
+	conf := func() *autosave.Config {
+		return &autosave.Config{Interval: time.Hour, MaxBackups: 2, BackupCopyEvery: -1}
 	}
 	for _, how := range []string{"load", "repair"} {
 		t.Run(how, func(t *testing.T) {
@@ -265,7 +266,7 @@ func TestPlayersDataTruncatedWithoutCopies(t *testing.T) {
 // fails the load with an error naming arksave repair, changing nothing,
 // and the repaired save loads.
 func TestPlayersIndexLostWithoutBackups(t *testing.T) {
-	mem, _ := playerGenerations(t, &arksave.AutosaveConfig{Interval: time.Hour})
+	mem, _ := playerGenerations(t, &autosave.Config{Interval: time.Hour})
 	damagePlayers(t, mem, playersDamage[3].damage)
 	before := snapshotMem(t, mem, "/save")
 	_, err := installGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1, prepare: registerPlayers})

@@ -21,31 +21,19 @@ import (
 	"github.com/arksave/arksave/vfs"
 )
 
-// Resources and results the plugin shares with the game.
-type (
-	// AutosaveConfig controls autosave: interval, on/off, backups kept.
-	AutosaveConfig = autosave.Config
-	// AutosaveState shows what autosave is doing: timer, progress, last result.
-	AutosaveState = autosave.State
-	// SimulationState asks the game to pause while a save runs, if configured.
-	SimulationState = autosave.SimulationState
-	// Result is the outcome of one save.
-	Result = autosave.Result
-	// Fallback describes a load that found the committed generation
-	// damaged and loaded the newest intact backup instead.
-	Fallback = autosave.Fallback
-	// Problem is damage found while loading a chunk or its bodies: the
-	// chunk was regenerated, or its bodies dropped. File names the chunk
-	// store, Section says which ("chunk" or "bodies"), Pos the chunk, Err
-	// the damage (matching ErrCorrupt). A load that fell back to a backup
-	// reports that as a Problem of the manifest (Section "generation"),
-	// followed by what was damaged, each naming its file.
-	Problem = chunkstore.Problem
-)
+// Problem is damage found while loading a chunk or its bodies: the chunk
+// was regenerated, or its bodies dropped. File names the chunk store,
+// Section says which ("chunk" or "bodies"), Pos the chunk, Err the damage
+// (matching ErrCorrupt). A load that fell back to a backup reports that as
+// a Problem of the manifest (Section "generation"), followed by what was
+// damaged, each naming its file. It is the chunk store's report
+// (chunkstore.Problem), so that a tool reading the store gives the same.
+type Problem = chunkstore.Problem
 
-// Ticks returns the game time of n ticks at the default TickDuration
-// (1/60 s), for AutosaveConfig.Interval.
-func Ticks(n int) time.Duration { return time.Duration(n) * defaultTick }
+// DefaultTickDuration is the game time of one tick when
+// Plugin.TickDuration is not set (1/60 s): 30 ticks of autosave interval
+// are 30 * DefaultTickDuration.
+const DefaultTickDuration = time.Second / 60
 
 // System is an ECS system in the shape ark-tools' app.App schedules
 // (app.System): the arktools module runs the plugin under it.
@@ -59,7 +47,6 @@ type System interface {
 const (
 	defaultChunkSize  = 512
 	defaultTileSize   = 32
-	defaultTick       = time.Second / 60
 	defaultMaxPending = 64
 	maxChunkSize      = 1 << 12
 	defaultHysteresis = 0.20
@@ -92,7 +79,7 @@ type Plugin struct {
 	// committed generation that is damaged (its world file, its players,
 	// or the chunk store's records it uses) loads the newest intact backup
 	// instead, committed as a new generation and reported in
-	// AutosaveState.Fallback and Persistence.Problems; without one, a
+	// autosave.State.Fallback and Persistence.Problems; without one, a
 	// generation whose world file is intact loads as it is (damaged
 	// chunks regenerate), else Install fails naming arksave repair. Only
 	// proven damage (a checksum, a bound, a lost file) falls back: a file
@@ -142,9 +129,9 @@ type Plugin struct {
 	// chunkstore.EncodeSmallest: the smallest of delta, palette and full).
 	ChunkEncoding chunkstore.Encoding
 
-	// Autosave is the initial AutosaveConfig resource; nil means
+	// Autosave is the initial autosave.Config resource; nil means
 	// autosave.DefaultConfig (every 300 s, one backup).
-	Autosave *AutosaveConfig
+	Autosave *autosave.Config
 	// TickDuration is the game time of one Update (default 1/60 s); the
 	// autosave timer counts it.
 	TickDuration time.Duration
@@ -287,7 +274,7 @@ func (p Plugin) resolve() (settings, error) {
 				LockTimeout: p.LockTimeout,
 				Logger:      p.Logger,
 			},
-			TickDuration:     cmpOr(p.TickDuration, defaultTick),
+			TickDuration:     cmpOr(p.TickDuration, DefaultTickDuration),
 			MaxPendingChunks: cmpOr(p.MaxPendingChunks, defaultMaxPending),
 			OnChunkLoaded:    p.OnChunkLoaded,
 			OnBodyLoaded:     p.OnBodyLoaded,
@@ -338,7 +325,7 @@ func cmpOr[T comparable](v, def T) T {
 // locks anything. Once that Persistence is closed, Install may install the
 // plugin in the world again.
 //
-// The resources Install adds: [AutosaveConfig], [AutosaveState],
+// The resources Install adds: [autosave.Config], [autosave.State],
 // [SimulationState], [Persistence], components.ChunkIndex and
 // components.BodyIDs.
 func (p Plugin) Install(w *ecs.World) ([]System, error) {
@@ -408,7 +395,7 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 		return nil, p.noSave(dir)
 	}
 	var world []byte
-	var fb *Fallback
+	var fb *autosave.Fallback
 	if hasSave && load {
 		// The newest intact generation, before the writer opens its store.
 		world, fb, err = dir.LoadIntact(func(data []byte) error { return s.codec.Validate(data, w) })

@@ -16,6 +16,7 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
@@ -34,7 +35,7 @@ func benchWorld(b *testing.B, dir string, entities int, chunks []components.Chun
 	w := ecs.NewWorld()
 	systems, err := arksave.Plugin{
 		Dir: dir, Overwrite: true, ChunkSize: benchChunk, Generator: benchGen, Seed: 1,
-		Autosave: &arksave.AutosaveConfig{Enabled: false, MaxBackups: 0},
+		Autosave: &autosave.Config{Enabled: false, MaxBackups: 0},
 	}.Install(w)
 	must(b, err)
 	pm := ecs.NewMap2[Position, Player](w)
@@ -282,7 +283,7 @@ func benchWorldAt(b *testing.B, dir string) (*ecs.World, []arksave.System, *arks
 	w := ecs.NewWorld()
 	systems, err := arksave.Plugin{
 		Dir: dir, Load: true, ChunkSize: benchChunk, Generator: benchGen, Seed: 1,
-		Autosave: &arksave.AutosaveConfig{Enabled: false, MaxBackups: 0},
+		Autosave: &autosave.Config{Enabled: false, MaxBackups: 0},
 	}.Install(w)
 	must(b, err)
 	// A focus of radius 1 loads nine chunks; dirty() touches all loaded ones,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
@@ -254,7 +255,7 @@ func TestRegionalMovementUpdatesTheRightChunks(t *testing.T) {
 func TestRegionalHysteresis(t *testing.T) {
 	for _, amp := range []float64{0.15, 0.4} { // chunk widths around the border x = testChunk
 		t.Run(fmt.Sprint(amp), func(t *testing.T) {
-			every := &arksave.AutosaveConfig{Interval: arksave.Ticks(1), Enabled: true, MaxBackups: 1}
+			every := &autosave.Config{Interval: arksave.DefaultTickDuration, Enabled: true, MaxBackups: 1}
 			g := regionalGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 1, autosave: every})
 			g.settle(t)
 			e := g.spawnCrate(testChunk-1, 10, 9, 1)
@@ -553,7 +554,7 @@ func flipAt(t testing.TB, fsys vfs.FS, path string, off int64) {
 // time), a save the game asks for at once; MarkDirty makes the next
 // autosave write them.
 func TestRegionalChangesReachTheSave(t *testing.T) {
-	every := &arksave.AutosaveConfig{Interval: arksave.Ticks(1), Enabled: true, MaxBackups: 1}
+	every := &autosave.Config{Interval: arksave.DefaultTickDuration, Enabled: true, MaxBackups: 1}
 	g := regionalGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 1, autosave: every})
 	g.settle(t)
 	e := g.spawnCrate(10, 10, 700, 1)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/internal/testworld"
 	"github.com/arksave/arksave/demo/sand"
@@ -255,7 +256,7 @@ func at(s *sim.Sim, x, y int) components.Pixel {
 }
 
 // waitSave ticks until the handle completes.
-func waitSave(t testing.TB, s *sim.Sim, h *arksave.SaveHandle) *arksave.Result {
+func waitSave(t testing.TB, s *sim.Sim, h *arksave.SaveHandle) *autosave.Result {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !h.IsComplete() && time.Now().Before(deadline) {

@@ -85,6 +85,15 @@ type pendingChunk struct {
 	committed bool
 }
 
+// committing is what the save in flight holds, for the game loop to
+// confirm once it commits: chunks become Persisted unless they changed
+// since, entity sets and players their saved hashes.
+type committing struct {
+	chunks   []snapshot.ChunkVersion
+	entities []snapshot.EntityVersion
+	players  []snapshot.PlayerHash
+}
+
 // problem is damage found while loading (a chunk or its bodies were
 // damaged and were regenerated or dropped), or a chunk that could not be
 // read and stays unloaded until a later read succeeds.
@@ -118,6 +127,7 @@ type Runtime struct {
 	sim    *autosave.SimulationState
 	bodyID *components.BodyIDs
 
+	committing    committing // the save in flight (see apply)
 	pendingChunks map[components.ChunkPos]pendingChunk
 	loading       map[components.ChunkPos]bool
 	retry         map[components.ChunkPos]*readRetry // chunks whose last reads failed (not damage)

@@ -939,7 +939,6 @@ func (w *Writer) run(j Job) (res *autosave.Result) {
 	// returning: its memory is free for the next snapshot then.
 	defer j.Snap.ReleaseWorld()
 	res = &autosave.Result{Stall: j.Snap.Stall}
-	res.Chunks, res.Entities, res.Players = j.Snap.Committed()
 	defer func() { res.Duration = time.Since(j.RequestedAt) }()
 
 	w.mu.RLock()
