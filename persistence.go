@@ -6,7 +6,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave/autosave"
-	"github.com/arksave/arksave/internal/persist"
+	"github.com/arksave/arksave/internal/plugin"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -15,7 +15,7 @@ import (
 // [Plugin.Install]. Call its methods from the game loop's goroutine,
 // between ticks (not while a query is being iterated).
 type Persistence struct {
-	rt  *persist.Runtime
+	rt  plugin.Runtime
 	loc *vfs.Location // the location Plugin.Dir opened (a connection), closed with the Persistence
 }
 
@@ -219,7 +219,7 @@ func (p *Persistence) Close() error {
 // finishes the save itself and cannot deadlock. Another goroutine (a
 // loading screen's, say) waits on Done.
 type SaveHandle struct {
-	h *persist.Handle
+	h plugin.Handle
 }
 
 // IsComplete reports whether the save has finished, successfully or not.

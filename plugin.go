@@ -15,7 +15,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/errs"
-	"github.com/arksave/arksave/internal/persist"
+	"github.com/arksave/arksave/internal/plugin"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/systems"
 	"github.com/arksave/arksave/vfs"
@@ -204,7 +204,7 @@ type settings struct {
 	dir   string        // Dir as a path in fs
 	loc   *vfs.Location // what resolving Dir opened; nil with Plugin.FS
 	codec *worldCodec
-	rt    persist.Config
+	rt    plugin.Config
 }
 
 // resolve fills in the defaults and checks the fields: the one place where
@@ -230,7 +230,7 @@ func (p Plugin) resolve() (settings, error) {
 	if checkpoint < 0 {
 		checkpoint = 0
 	}
-	locs := make([]persist.Locator, 0, len(p.Positions))
+	locs := make([]plugin.Locator, 0, len(p.Positions))
 	for _, pos := range p.Positions {
 		if pos == nil {
 			return settings{}, errors.New("arksave: a nil entry in Plugin.Positions")
@@ -256,7 +256,7 @@ func (p Plugin) resolve() (settings, error) {
 		dir:   dir,
 		loc:   loc,
 		codec: codec,
-		rt: persist.Config{
+		rt: plugin.Config{
 			Writer: savedir.Options{
 				FS: fsys,
 				Store: chunkstore.Options{
@@ -408,7 +408,7 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 		}
 	}
 	s.rt.Writer.Fresh = hasSave && !load
-	rt, err := persist.New(w, dir, s.rt)
+	rt, err := plugin.New(w, dir, s.rt)
 	if err != nil {
 		return nil, err
 	}
@@ -466,13 +466,13 @@ func registerComponents(w *ecs.World) {
 	ecs.ComponentID[components.Persistable](w)
 	ecs.ComponentID[components.Transient](w)
 	ecs.ComponentID[components.Focus](w)
-	persist.Register(w)
+	plugin.Register(w)
 }
 
 // RegionalPosition tells the plugin where regional entities with one
 // position component type stand; make one with [Position].
 type RegionalPosition interface {
-	locator() persist.Locator
+	locator() plugin.Locator
 }
 
 // Position returns the [RegionalPosition] of position component T: xy
@@ -480,9 +480,9 @@ type RegionalPosition interface {
 // registered position components is placed by the first in
 // Plugin.Positions (a pixel body by its PixelBody).
 func Position[T any](xy func(*T) (x, y float64)) RegionalPosition {
-	return positionOf{persist.NewLocator(xy)}
+	return positionOf{plugin.NewLocator(xy)}
 }
 
-type positionOf struct{ l persist.Locator }
+type positionOf struct{ l plugin.Locator }
 
-func (p positionOf) locator() persist.Locator { return p.l }
+func (p positionOf) locator() plugin.Locator { return p.l }

@@ -170,12 +170,13 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 	expect(t, errors.Is(err, arksave.ErrCorrupt) && errors.Is(err, chunkstore.ErrCorrupt), "chunkstore.ErrChecksum: %v", err)
 }
 
-// Imports point one way: the save directory's package knows nothing of the
-// world file codec (checking a save is savetool's), and the codecs know
-// nothing of the plugin.
+// Imports point one way: autosave (what a game sees of saving) knows
+// nothing of the save directory, the snapshot or the world file codec, the
+// codecs know nothing of the plugin, and components (the game's
+// vocabulary) nothing of the storage layers.
 func TestImportsPointOneWay(t *testing.T) {
 	for pkg, banned := range map[string][]string{
-		"./autosave":   {"/archetype", "/internal/savetool", "/systems", "/internal/persist"},
+		"./autosave":   {"/archetype", "/internal/savetool", "/systems", "/internal/savedir", "/snapshot", "/components"},
 		"./archetype":  {"/chunkstore", "/autosave", "/components", "/systems", "/snapshot"},
 		"./chunkstore": {"/archetype", "/autosave", "/components", "/systems", "/snapshot"},
 		"./systems":    {"/internal/savetool"},

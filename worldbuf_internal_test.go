@@ -7,7 +7,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave/autosave"
-	"github.com/arksave/arksave/internal/persist"
+	"github.com/arksave/arksave/internal/plugin"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -35,7 +35,7 @@ func TestSnapshotReusesWorldBuffer(t *testing.T) {
 	}
 	pers := ecs.GetResource[Persistence](w)
 	defer pers.Close()
-	rt := persist.Of(w)
+	rt := ecs.GetResource[plugin.Slot](w).Runtime
 
 	first, err := rt.Snapshot()
 	if err != nil {

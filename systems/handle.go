@@ -1,24 +1,24 @@
-package persist
+package systems
 
 import "github.com/arksave/arksave/autosave"
 
-// Handle tracks one requested save. Several requests made while a save is
+// handle tracks one requested save. Several requests made while a save is
 // running share the next save and its handle.
-type Handle struct {
-	rt   *Runtime
+type handle struct {
+	rt   *runner
 	done chan struct{}
 	res  *autosave.Result
 }
 
-func (r *Runtime) newHandle() *Handle { return &Handle{rt: r, done: make(chan struct{})} }
+func (r *runner) newHandle() *handle { return &handle{rt: r, done: make(chan struct{})} }
 
-func (h *Handle) complete(res *autosave.Result) {
+func (h *handle) complete(res *autosave.Result) {
 	h.res = res
 	close(h.done)
 }
 
 // IsComplete reports whether the save has finished, successfully or not.
-func (h *Handle) IsComplete() bool {
+func (h *handle) IsComplete() bool {
 	select {
 	case <-h.done:
 		return true
@@ -28,13 +28,13 @@ func (h *Handle) IsComplete() bool {
 }
 
 // Done returns a channel that is closed when the save has finished.
-func (h *Handle) Done() <-chan struct{} { return h.done }
+func (h *handle) Done() <-chan struct{} { return h.done }
 
 // Wait finishes the save on the calling goroutine, which must be the game
 // loop's, between ticks: a save not started yet is started now (its
 // snapshot taken), and the commit is waited for. It cannot deadlock: it
 // never waits for a tick that only its caller could run.
-func (h *Handle) Wait() *autosave.Result {
+func (h *handle) Wait() *autosave.Result {
 	if !h.IsComplete() {
 		h.rt.WaitSave()
 	}
@@ -48,7 +48,7 @@ func (h *Handle) Wait() *autosave.Result {
 }
 
 // Result returns the save's result once it is complete, nil before.
-func (h *Handle) Result() *autosave.Result {
+func (h *handle) Result() *autosave.Result {
 	if !h.IsComplete() {
 		return nil
 	}

@@ -1,7 +1,6 @@
-package persist
+package systems
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -9,8 +8,8 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/plugin"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 )
@@ -20,14 +19,6 @@ import (
 // the save's players files. Saves write the records of the loaded players
 // that changed, and the records that SavePlayer set aside for players who
 // left; LoadPlayer spawns one player.
-
-// ErrPlayerOnline is returned by LoadPlayer for a player whose entities are
-// in the world already, and by DeletePlayer for one that is.
-var ErrPlayerOnline = errors.New("arksave: the player is in the world")
-
-// ErrNoPlayer is returned by LoadPlayer for a player the save holds no
-// record of, and by SavePlayer for one without entities in the world.
-var ErrNoPlayer = autosave.ErrNoPlayer
 
 type playerState struct {
 	hash    uint64                 // of what the store holds (0: unknown or none)
@@ -45,7 +36,7 @@ func newPlayers(w *ecs.World, extra []archetype.Option) *players {
 		q:     ecs.NewFilter1[components.Player](w),
 		state: map[string]*playerState{},
 		opts: append(slices.Clone(extra),
-			archetype.SkipComponents(ecs.C[home]()),
+			archetype.SkipComponents(ecs.C[plugin.Home]()),
 			archetype.SkipEntitiesWith(ecs.C[components.Transient]()),
 			archetype.LZ4()),
 	}
@@ -61,7 +52,7 @@ func (p *players) of(id string) *playerState {
 }
 
 // online returns the entities of every loaded player, by player id.
-func (r *Runtime) online() map[string][]ecs.Entity {
+func (r *runner) online() map[string][]ecs.Entity {
 	out := map[string][]ecs.Entity{}
 	q := r.pl.q.Query()
 	for q.Next() {
@@ -72,7 +63,7 @@ func (r *Runtime) online() map[string][]ecs.Entity {
 }
 
 // playerEntities returns the loaded entities of player id.
-func (r *Runtime) playerEntities(id string) []ecs.Entity {
+func (r *runner) playerEntities(id string) []ecs.Entity {
 	var out []ecs.Entity
 	q := r.pl.q.Query()
 	for q.Next() {
@@ -84,7 +75,7 @@ func (r *Runtime) playerEntities(id string) []ecs.Entity {
 }
 
 // encodePlayer returns the record of a player's entities, in a fixed order.
-func (r *Runtime) encodePlayer(id string, list []ecs.Entity) (rec snapshot.PlayerRecord, err error) {
+func (r *runner) encodePlayer(id string, list []ecs.Entity) (rec snapshot.PlayerRecord, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = savedir.NewPanicError(p)
@@ -100,7 +91,7 @@ func (r *Runtime) encodePlayer(id string, list []ecs.Entity) (rec snapshot.Playe
 
 // playerRecords returns the snapshot's player records: the loaded players
 // whose record differs from the stored one, and those set aside.
-func (r *Runtime) playerRecords() ([]snapshot.PlayerRecord, error) {
+func (r *runner) playerRecords() ([]snapshot.PlayerRecord, error) {
 	var out []snapshot.PlayerRecord
 	on := r.online()
 	ids := make([]string, 0, len(on))
@@ -129,7 +120,7 @@ func (r *Runtime) playerRecords() ([]snapshot.PlayerRecord, error) {
 }
 
 // confirmPlayers takes what a save committed of the players.
-func (r *Runtime) confirmPlayers(phs []snapshot.PlayerHash) {
+func (r *runner) confirmPlayers(phs []snapshot.PlayerHash) {
 	for _, ph := range phs {
 		st := r.pl.of(ph.ID)
 		st.hash = ph.Hash
@@ -149,7 +140,7 @@ func checkPlayerID(id string) error {
 // SavePlayer sets the record of player id aside for the next save, which
 // it asks for: the game may remove the player's entities at once (a player
 // leaves). It fails with ErrNoPlayer when no entity has that player id.
-func (r *Runtime) SavePlayer(id string) (*Handle, error) {
+func (r *runner) SavePlayer(id string) (plugin.Handle, error) {
 	if r.closed {
 		return nil, r.closedErr("SavePlayer")
 	}
@@ -158,7 +149,7 @@ func (r *Runtime) SavePlayer(id string) (*Handle, error) {
 	}
 	list := r.playerEntities(id)
 	if len(list) == 0 {
-		return nil, fmt.Errorf("%w: no entity in the world has player id %q", ErrNoPlayer, id)
+		return nil, fmt.Errorf("%w: no entity in the world has player id %q", plugin.ErrNoPlayer, id)
 	}
 	rec, err := r.encodePlayer(id, list)
 	if err != nil {
@@ -170,7 +161,7 @@ func (r *Runtime) SavePlayer(id string) (*Handle, error) {
 
 // DeletePlayer removes player id's record at the next save, which it asks
 // for. The player must not be in the world.
-func (r *Runtime) DeletePlayer(id string) (*Handle, error) {
+func (r *runner) DeletePlayer(id string) (plugin.Handle, error) {
 	if r.closed {
 		return nil, r.closedErr("DeletePlayer")
 	}
@@ -178,7 +169,7 @@ func (r *Runtime) DeletePlayer(id string) (*Handle, error) {
 		return nil, err
 	}
 	if len(r.playerEntities(id)) > 0 {
-		return nil, fmt.Errorf("%w: %q", ErrPlayerOnline, id)
+		return nil, fmt.Errorf("%w: %q", plugin.ErrPlayerOnline, id)
 	}
 	r.pl.of(id).pending = &snapshot.PlayerRecord{ID: id}
 	return r.RequestSave(), nil
@@ -189,7 +180,7 @@ func (r *Runtime) DeletePlayer(id string) (*Handle, error) {
 // record's order. A player whose entities are in the world already is
 // ErrPlayerOnline; one without a record ErrNoPlayer; a damaged record an
 // error matching ErrCorrupt (nothing is spawned).
-func (r *Runtime) LoadPlayer(id string) ([]ecs.Entity, error) {
+func (r *runner) LoadPlayer(id string) ([]ecs.Entity, error) {
 	if r.closed {
 		return nil, r.closedErr("LoadPlayer")
 	}
@@ -197,14 +188,14 @@ func (r *Runtime) LoadPlayer(id string) ([]ecs.Entity, error) {
 		return nil, err
 	}
 	if len(r.playerEntities(id)) > 0 {
-		return nil, fmt.Errorf("%w: %q", ErrPlayerOnline, id)
+		return nil, fmt.Errorf("%w: %q", plugin.ErrPlayerOnline, id)
 	}
 	st := r.pl.of(id)
 	var sec []byte
 	fromStore := false
 	if st.pending != nil {
 		if st.pending.Section == nil {
-			return nil, fmt.Errorf("%w: %q was deleted", ErrNoPlayer, id)
+			return nil, fmt.Errorf("%w: %q was deleted", plugin.ErrNoPlayer, id)
 		}
 		sec = st.pending.Section
 	} else {
@@ -235,7 +226,7 @@ func (r *Runtime) LoadPlayer(id string) ([]ecs.Entity, error) {
 // Players returns the ids of the saved players, ascending: those the
 // committed save holds and those set aside for the next save, without
 // those deleted.
-func (r *Runtime) Players() []string {
+func (r *runner) Players() []string {
 	set := map[string]bool{}
 	for _, id := range r.writer.Players() {
 		set[id] = true

@@ -1,4 +1,4 @@
-package persist
+package plugin
 
 import (
 	"github.com/mlange-42/ark/ecs"
@@ -10,23 +10,23 @@ import (
 // component type stand. NewLocator makes one; the runtime binds it to its
 // world.
 type Locator interface {
-	// comp is the position component.
-	comp() ecs.Comp
-	// bind prepares the queries of a world; without lists the position
+	// Comp is the position component.
+	Comp() ecs.Comp
+	// Bind prepares the queries of a world; without lists the position
 	// components of the locators before this one, whose entities this one
 	// leaves to them.
-	bind(w *ecs.World, without []ecs.Comp) boundLocator
+	Bind(w *ecs.World, without []ecs.Comp) BoundLocator
 }
 
-// boundLocator is a Locator bound to a world.
-type boundLocator interface {
-	// placed calls fn for every placed regional entity whose position is
+// BoundLocator is a Locator bound to a world.
+type BoundLocator interface {
+	// Placed calls fn for every placed regional entity whose position is
 	// this locator's.
-	placed(fn func(e ecs.Entity, reg *components.Regional, h *home, x, y float64))
-	// fresh calls fn for every regional entity not placed yet.
-	fresh(fn func(e ecs.Entity, reg *components.Regional, x, y float64))
-	// at returns the position of e, if e has the component.
-	at(e ecs.Entity) (x, y float64, ok bool)
+	Placed(fn func(e ecs.Entity, reg *components.Regional, h *Home, x, y float64))
+	// Fresh calls fn for every regional entity not placed yet.
+	Fresh(fn func(e ecs.Entity, reg *components.Regional, x, y float64))
+	// At returns the position of e, if e has the component.
+	At(e ecs.Entity) (x, y float64, ok bool)
 }
 
 // NewLocator returns the Locator of position component T, read with xy.
@@ -36,26 +36,26 @@ type locator[T any] struct {
 	xy func(*T) (x, y float64)
 }
 
-func (l *locator[T]) comp() ecs.Comp { return ecs.C[T]() }
+func (l *locator[T]) Comp() ecs.Comp { return ecs.C[T]() }
 
-func (l *locator[T]) bind(w *ecs.World, without []ecs.Comp) boundLocator {
+func (l *locator[T]) Bind(w *ecs.World, without []ecs.Comp) BoundLocator {
 	excl := append([]ecs.Comp{ecs.C[components.Player]()}, without...)
 	return &bound[T]{
 		xy:      l.xy,
-		placedQ: ecs.NewFilter3[components.Regional, home, T](w).Without(excl...),
-		freshQ:  ecs.NewFilter2[components.Regional, T](w).Without(append(excl, ecs.C[home]())...),
+		placedQ: ecs.NewFilter3[components.Regional, Home, T](w).Without(excl...),
+		freshQ:  ecs.NewFilter2[components.Regional, T](w).Without(append(excl, ecs.C[Home]())...),
 		m:       ecs.NewMap[T](w),
 	}
 }
 
 type bound[T any] struct {
 	xy      func(*T) (x, y float64)
-	placedQ *ecs.Filter3[components.Regional, home, T]
+	placedQ *ecs.Filter3[components.Regional, Home, T]
 	freshQ  *ecs.Filter2[components.Regional, T]
 	m       *ecs.Map[T]
 }
 
-func (b *bound[T]) placed(fn func(e ecs.Entity, reg *components.Regional, h *home, x, y float64)) {
+func (b *bound[T]) Placed(fn func(e ecs.Entity, reg *components.Regional, h *Home, x, y float64)) {
 	q := b.placedQ.Query()
 	for q.Next() {
 		reg, h, p := q.Get()
@@ -64,7 +64,7 @@ func (b *bound[T]) placed(fn func(e ecs.Entity, reg *components.Regional, h *hom
 	}
 }
 
-func (b *bound[T]) fresh(fn func(e ecs.Entity, reg *components.Regional, x, y float64)) {
+func (b *bound[T]) Fresh(fn func(e ecs.Entity, reg *components.Regional, x, y float64)) {
 	q := b.freshQ.Query()
 	for q.Next() {
 		reg, p := q.Get()
@@ -73,7 +73,7 @@ func (b *bound[T]) fresh(fn func(e ecs.Entity, reg *components.Regional, x, y fl
 	}
 }
 
-func (b *bound[T]) at(e ecs.Entity) (float64, float64, bool) {
+func (b *bound[T]) At(e ecs.Entity) (float64, float64, bool) {
 	if !b.m.Has(e) {
 		return 0, 0, false
 	}
@@ -81,13 +81,13 @@ func (b *bound[T]) at(e ecs.Entity) (float64, float64, bool) {
 	return x, y, true
 }
 
-// bodyLocator is the position of pixel bodies: their blitted origin.
-var bodyLocator = NewLocator(func(b *components.PixelBody) (float64, float64) { return float64(b.X), float64(b.Y) })
+// BodyLocator is the position of pixel bodies: their blitted origin.
+var BodyLocator = NewLocator(func(b *components.PixelBody) (float64, float64) { return float64(b.X), float64(b.Y) })
 
-// home is the plugin's note on a placed regional entity: the chunk it is
+// Home is the plugin's note on a placed regional entity: the chunk it is
 // saved with. It is never saved itself (the chunk's record is where the
 // entity is).
-type home struct {
+type Home struct {
 	Pos components.ChunkPos
 }
 
@@ -95,12 +95,12 @@ type home struct {
 // out because the runtime saves them elsewhere: regional entities (with
 // their chunk) and players (in the players files).
 func SavedApart() []ecs.Comp {
-	return []ecs.Comp{ecs.C[components.Regional](), ecs.C[components.Player](), ecs.C[home]()}
+	return []ecs.Comp{ecs.C[components.Regional](), ecs.C[components.Player](), ecs.C[Home]()}
 }
 
 // Register registers the runtime's components in w.
 func Register(w *ecs.World) {
 	ecs.ComponentID[components.Regional](w)
 	ecs.ComponentID[components.Player](w)
-	ecs.ComponentID[home](w)
+	ecs.ComponentID[Home](w)
 }

@@ -1,4 +1,4 @@
-package persist
+package systems
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/plugin"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 )
@@ -103,12 +104,12 @@ func bodyKey(b *components.PixelBody) uint64 { return uint64(b.ID) }
 
 // regional is the runtime's state for regional entities.
 type regional struct {
-	locators []boundLocator
-	placedQ  *ecs.Filter2[components.Regional, home]
-	strayQ   *ecs.Filter1[home] // home without Regional
-	playerQ  *ecs.Filter2[home, components.Player]
+	locators []plugin.BoundLocator
+	placedQ  *ecs.Filter2[components.Regional, plugin.Home]
+	strayQ   *ecs.Filter1[plugin.Home] // home without Regional
+	playerQ  *ecs.Filter2[plugin.Home, components.Player]
 	legacyQ  *ecs.Filter2[components.PixelBody, components.Persistable] // bodies to make regional
-	homes    *ecs.Map[home]
+	homes    *ecs.Map[plugin.Home]
 	regs     *ecs.Map[components.Regional]
 	bodyMap  *ecs.Map[components.PixelBody]
 	persMap  *ecs.Map[components.Persistable]
@@ -133,29 +134,16 @@ type regional struct {
 	ckQueue  []components.ChunkPos
 	ckCredit float64
 
-	stats RegionStats
+	stats plugin.RegionStats
 }
 
-// RegionStats counts what the regional bookkeeping did since the plugin
-// started (or the last load).
-type RegionStats struct {
-	Regions     int // loaded chunks with regional entities
-	Entities    int // placed regional entities
-	Pending     int // unloaded chunks whose entities wait for a save
-	Dirty       int // loaded chunks whose entities wait for a save
-	Crossings   int // border crossings past the hysteresis margin
-	Checkpoints int // chunks a checkpoint found changed
-	Spawned     int // entities placed or spawned with their chunk
-	Unloaded    int // entities unloaded with their chunk or into one
-}
-
-func newRegional(w *ecs.World, locs []Locator, extra []archetype.Option) *regional {
+func newRegional(w *ecs.World, locs []plugin.Locator, extra []archetype.Option) *regional {
 	g := &regional{
-		placedQ:  ecs.NewFilter2[components.Regional, home](w).Without(ecs.C[components.Player]()),
-		strayQ:   ecs.NewFilter1[home](w).Without(ecs.C[components.Regional]()),
-		playerQ:  ecs.NewFilter2[home, components.Player](w),
+		placedQ:  ecs.NewFilter2[components.Regional, plugin.Home](w).Without(ecs.C[components.Player]()),
+		strayQ:   ecs.NewFilter1[plugin.Home](w).Without(ecs.C[components.Regional]()),
+		playerQ:  ecs.NewFilter2[plugin.Home, components.Player](w),
 		legacyQ:  ecs.NewFilter2[components.PixelBody, components.Persistable](w).Without(ecs.C[components.Regional](), ecs.C[components.Player]()),
-		homes:    ecs.NewMap[home](w),
+		homes:    ecs.NewMap[plugin.Home](w),
 		regs:     ecs.NewMap[components.Regional](w),
 		bodyMap:  ecs.NewMap[components.PixelBody](w),
 		persMap:  ecs.NewMap[components.Persistable](w),
@@ -169,12 +157,12 @@ func newRegional(w *ecs.World, locs []Locator, extra []archetype.Option) *region
 		reported: map[components.ChunkPos]bool{},
 	}
 	var without []ecs.Comp
-	for _, l := range append([]Locator{bodyLocator}, locs...) {
-		g.locators = append(g.locators, l.bind(w, without))
-		without = append(without, l.comp())
+	for _, l := range append([]plugin.Locator{plugin.BodyLocator}, locs...) {
+		g.locators = append(g.locators, l.Bind(w, without))
+		without = append(without, l.Comp())
 	}
 	g.opts = append(slices.Clone(extra),
-		archetype.SkipComponents(ecs.C[components.PixelBody](), ecs.C[home]()),
+		archetype.SkipComponents(ecs.C[components.PixelBody](), ecs.C[plugin.Home]()),
 		archetype.SkipEntitiesWith(ecs.C[components.Transient]()),
 		archetype.LZ4())
 	return g
@@ -192,16 +180,16 @@ func (g *regional) reset() {
 	g.placed = 0
 	g.ckQueue = nil
 	g.ckCredit = 0
-	g.stats = RegionStats{}
+	g.stats = plugin.RegionStats{}
 }
 
-func (r *Runtime) nextVersion() uint64 {
+func (r *runner) nextVersion() uint64 {
 	r.reg.version++
 	return r.reg.version
 }
 
 // mark records a change of the entities of the loaded chunk at pos.
-func (r *Runtime) mark(pos components.ChunkPos) {
+func (r *runner) mark(pos components.ChunkPos) {
 	if g := r.reg.regions[pos]; g != nil {
 		g.version = r.nextVersion()
 	}
@@ -222,7 +210,7 @@ func outside(c components.ChunkPos, x, y float64, size int) float64 {
 // trackRegional places new regional entities, moves those that crossed a
 // border past the hysteresis margin, unloads those whose chunk is not
 // loaded, and notices the ones the game removed. It runs every tick.
-func (r *Runtime) trackRegional() {
+func (r *runner) trackRegional() {
 	r.trackNew()
 	r.trackMoves()
 	r.trackRemoved()
@@ -232,7 +220,7 @@ func (r *Runtime) trackRegional() {
 // longer regional and places new ones: what a snapshot needs first, since
 // the world file leaves regional entities out (a crossing since the last
 // tick can wait: the entity is saved with the chunk it was in).
-func (r *Runtime) trackNew() {
+func (r *runner) trackNew() {
 	g := r.reg
 	r.adoptBodies()
 	r.dropStrays()
@@ -244,7 +232,7 @@ func (r *Runtime) trackNew() {
 	}
 	var fresh []freshEnt
 	for _, l := range g.locators {
-		l.fresh(func(e ecs.Entity, _ *components.Regional, x, y float64) {
+		l.Fresh(func(e ecs.Entity, _ *components.Regional, x, y float64) {
 			fresh = append(fresh, freshEnt{e, x, y})
 		})
 	}
@@ -256,7 +244,7 @@ func (r *Runtime) trackNew() {
 // trackMoves moves the entities that crossed a border past the hysteresis
 // margin into their new chunk, or unloads them into it when it is not
 // loaded.
-func (r *Runtime) trackMoves() {
+func (r *runner) trackMoves() {
 	g := r.reg
 	// Crossings past the margin.
 	type move struct {
@@ -266,7 +254,7 @@ func (r *Runtime) trackMoves() {
 	var moves []move
 	margin := r.cfg.Hysteresis * float64(r.cfg.ChunkSize)
 	for _, l := range g.locators {
-		l.placed(func(e ecs.Entity, _ *components.Regional, h *home, x, y float64) {
+		l.Placed(func(e ecs.Entity, _ *components.Regional, h *plugin.Home, x, y float64) {
 			if outside(h.Pos, x, y, r.cfg.ChunkSize) <= margin {
 				return
 			}
@@ -296,7 +284,7 @@ func (r *Runtime) trackMoves() {
 
 // trackRemoved notices the entities the game removed (or copied): their
 // chunks' sets changed.
-func (r *Runtime) trackRemoved() {
+func (r *runner) trackRemoved() {
 	g := r.reg
 	q := g.placedQ.Query()
 	n := q.Count()
@@ -309,7 +297,7 @@ func (r *Runtime) trackRemoved() {
 // orphanFresh unloads the new regional entities still waiting for their
 // chunk to arrive into that chunk's pending set, so that a snapshot holds
 // them: the world file leaves regional entities out.
-func (r *Runtime) orphanFresh() {
+func (r *runner) orphanFresh() {
 	g := r.reg
 	type freshEnt struct {
 		e   ecs.Entity
@@ -317,7 +305,7 @@ func (r *Runtime) orphanFresh() {
 	}
 	var fresh []freshEnt
 	for _, l := range g.locators {
-		l.fresh(func(e ecs.Entity, _ *components.Regional, x, y float64) {
+		l.Fresh(func(e ecs.Entity, _ *components.Regional, x, y float64) {
 			fresh = append(fresh, freshEnt{e, components.ChunkOf(x, y, r.cfg.ChunkSize)})
 		})
 	}
@@ -335,7 +323,7 @@ const sectionRegional = "entities"
 
 // adoptBodies makes persistable pixel bodies regional: Regional with the
 // body's id (a fresh one for both when the body has none).
-func (r *Runtime) adoptBodies() {
+func (r *runner) adoptBodies() {
 	g := r.reg
 	var list []ecs.Entity
 	q := g.legacyQ.Query()
@@ -354,7 +342,7 @@ func (r *Runtime) adoptBodies() {
 // dropStrays takes the home note off entities that are no longer regional
 // (the game removed Regional, or made them players): their chunk's set
 // changed.
-func (r *Runtime) dropStrays() {
+func (r *runner) dropStrays() {
 	g := r.reg
 	var list []ecs.Entity
 	q := g.strayQ.Query()
@@ -377,7 +365,7 @@ func (r *Runtime) dropStrays() {
 // place puts a new regional entity into the chunk at pos: its home when
 // loaded (a chunk being loaded waits for it), else it is unloaded into
 // that chunk at once.
-func (r *Runtime) place(e ecs.Entity, pos components.ChunkPos) {
+func (r *runner) place(e ecs.Entity, pos components.ChunkPos) {
 	g := r.reg
 	reg := g.regs.Get(e)
 	if reg.ID == 0 {
@@ -404,7 +392,7 @@ func (r *Runtime) place(e ecs.Entity, pos components.ChunkPos) {
 		r.despawn(e)
 		return
 	}
-	g.homes.Add(e, &home{Pos: pos})
+	g.homes.Add(e, &plugin.Home{Pos: pos})
 	dst.members = append(dst.members, e)
 	dst.version = r.nextVersion()
 	g.placed++
@@ -414,7 +402,7 @@ func (r *Runtime) place(e ecs.Entity, pos components.ChunkPos) {
 
 // known records that the entity with stable id is loaded as e, and fills
 // in references that waited for it.
-func (r *Runtime) known(id uint64, e ecs.Entity) {
+func (r *runner) known(id uint64, e ecs.Entity) {
 	g := r.reg
 	g.byID[id] = e
 	holders, ok := g.waiting[id]
@@ -433,7 +421,7 @@ func (r *Runtime) known(id uint64, e ecs.Entity) {
 // despawn removes a regional entity whose data the runtime has handed on
 // (to a pending set or a snapshot): its handle is remembered, so that
 // references to it are saved by its stable id.
-func (r *Runtime) despawn(e ecs.Entity) {
+func (r *runner) despawn(e ecs.Entity) {
 	g := r.reg
 	if g.regs.Has(e) {
 		id := g.regs.Get(e).ID
@@ -452,7 +440,7 @@ func (r *Runtime) despawn(e ecs.Entity) {
 // rebuildMembers recounts the members of every loaded chunk from the
 // world: entities the game removed leave their chunk (which becomes
 // dirty), copies that share a stable id get new ids.
-func (r *Runtime) rebuildMembers() {
+func (r *runner) rebuildMembers() {
 	g := r.reg
 	seen := map[components.ChunkPos][]ecs.Entity{}
 	ids := map[uint64]ecs.Entity{}
@@ -524,7 +512,7 @@ func sameMembers(a, b []ecs.Entity) bool {
 
 // members returns the current members of the chunk at pos, pruned of
 // entities that left it, sorted by stable id.
-func (r *Runtime) members(pos components.ChunkPos) []ecs.Entity {
+func (r *runner) members(pos components.ChunkPos) []ecs.Entity {
 	g := r.reg
 	rg := g.regions[pos]
 	if rg == nil {
@@ -548,7 +536,7 @@ var hashSeed = maphash.MakeSeed()
 // section and the pixel bodies among them (empty bodies are not saved,
 // their entities neither). A panic in the game's own encoding code is
 // returned as an error.
-func (r *Runtime) encode(list []ecs.Entity) (section []byte, bodies []components.PixelBody, hash uint64, err error) {
+func (r *runner) encode(list []ecs.Entity) (section []byte, bodies []components.PixelBody, hash uint64, err error) {
 	g := r.reg
 	defer func() {
 		if p := recover(); p != nil {
@@ -587,7 +575,7 @@ func hashSet(section []byte, bodies []components.PixelBody) uint64 {
 }
 
 // encodeRegion returns the snapshot form of a loaded chunk's entities.
-func (r *Runtime) encodeRegion(pos components.ChunkPos) (snapshot.EntitySet, error) {
+func (r *runner) encodeRegion(pos components.ChunkPos) (snapshot.EntitySet, error) {
 	section, bodies, h, err := r.encode(r.members(pos))
 	if err != nil {
 		return snapshot.EntitySet{}, fmt.Errorf("systems: encode the entities of chunk %v: %w", pos, err)
@@ -604,7 +592,7 @@ func (r *Runtime) encodeRegion(pos components.ChunkPos) (snapshot.EntitySet, err
 
 // unloadInto hands entities that stand in the unloaded chunk at pos to
 // its pending set; the caller despawns them.
-func (r *Runtime) unloadInto(pos components.ChunkPos, list []ecs.Entity) error {
+func (r *runner) unloadInto(pos components.ChunkPos, list []ecs.Entity) error {
 	section, bodies, _, err := r.encode(list)
 	if err != nil {
 		return err
@@ -621,7 +609,7 @@ func (r *Runtime) unloadInto(pos components.ChunkPos, list []ecs.Entity) error {
 // unloadRegion hands the entities of a loaded chunk that unloads to its
 // pending set when they differ from what the store holds, and despawns
 // them. It fails, unloading nothing, when they cannot be encoded.
-func (r *Runtime) unloadRegion(pos components.ChunkPos) error {
+func (r *runner) unloadRegion(pos components.ChunkPos) error {
 	g := r.reg
 	rg := g.regions[pos]
 	if rg == nil {
@@ -658,7 +646,7 @@ func (r *Runtime) unloadRegion(pos components.ChunkPos) error {
 // first; an entity in a later one replaces an earlier copy. A damaged
 // section is dropped and reported; entities of an intact one that this
 // game cannot read are kept as stored (keepUnread, region.kept).
-func (r *Runtime) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBlock) {
+func (r *runner) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBlock) {
 	g := r.reg
 	rg := &region{}
 	g.regions[pos] = rg
@@ -711,7 +699,7 @@ func (r *Runtime) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBloc
 	order = r.joinBodies(rg, bodies, byID, order)
 	for _, id := range order {
 		e := byID[id]
-		g.homes.Add(e, &home{Pos: pos})
+		g.homes.Add(e, &plugin.Home{Pos: pos})
 		rg.members = append(rg.members, e)
 		g.placed++
 		g.stats.Spawned++
@@ -750,7 +738,7 @@ func (r *Runtime) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBloc
 // without one (a save from before entity sections). When the chunk keeps
 // entities it cannot read, a body without an entity is kept with them
 // instead: it may be one of theirs.
-func (r *Runtime) joinBodies(rg *region, bodies []components.PixelBody, byID map[uint64]ecs.Entity, order []uint64) []uint64 {
+func (r *runner) joinBodies(rg *region, bodies []components.PixelBody, byID map[uint64]ecs.Entity, order []uint64) []uint64 {
 	g := r.reg
 	for i := range bodies {
 		b := &bodies[i]
@@ -773,7 +761,7 @@ func (r *Runtime) joinBodies(rg *region, bodies []components.PixelBody, byID map
 
 // decodeSection reads one entity section into the world; references it
 // could not resolve wait for their targets.
-func (r *Runtime) decodeSection(sec []byte) ([]ecs.Entity, error) {
+func (r *runner) decodeSection(sec []byte) ([]ecs.Entity, error) {
 	g := r.reg
 	g.unresolved = g.unresolved[:0]
 	g.kept, g.keptErrs = g.kept[:0], g.keptErrs[:0]
@@ -796,7 +784,7 @@ func (r *Runtime) decodeSection(sec []byte) ([]ecs.Entity, error) {
 // time the chunk keeps entities since the plugin started (or the last
 // load): the game should know that entities wait for a type it does not
 // have.
-func (r *Runtime) keepUnread(pos components.ChunkPos, rg *region) {
+func (r *runner) keepUnread(pos components.ChunkPos, rg *region) {
 	g := r.reg
 	for i, sec := range g.kept {
 		rg.kept.sections = append(rg.kept.sections, sec)
@@ -829,7 +817,7 @@ func (k *keptEntities) parts(version uint64) []pendingPart {
 
 // toStable returns the stable id of a regional entity, loaded or unloaded
 // (a handle the runtime remembers).
-func (r *Runtime) toStable(e ecs.Entity) (uint64, bool) {
+func (r *runner) toStable(e ecs.Entity) (uint64, bool) {
 	g := r.reg
 	if r.world.Alive(e) {
 		if g.regs.Has(e) && !r.world.Unsafe().Has(e, g.playerID) {
@@ -844,7 +832,7 @@ func (r *Runtime) toStable(e ecs.Entity) (uint64, bool) {
 // fromStable returns the loaded entity with a stable id, or a placeholder
 // handle that is never alive (and is saved as that id again) while it is
 // not loaded.
-func (r *Runtime) fromStable(id uint64) ecs.Entity {
+func (r *runner) fromStable(id uint64) ecs.Entity {
 	g := r.reg
 	if e, ok := g.byID[id]; ok && r.world.Alive(e) {
 		return e
@@ -864,7 +852,7 @@ func (r *Runtime) fromStable(id uint64) ecs.Entity {
 // e itself while alive; for the handle of an entity that was unloaded (or
 // a reference a load could not resolve), the entity with its stable id if
 // that is loaded.
-func (r *Runtime) Resolve(e ecs.Entity) (ecs.Entity, bool) {
+func (r *runner) Resolve(e ecs.Entity) (ecs.Entity, bool) {
 	if r.world.Alive(e) {
 		return e, true
 	}
@@ -875,7 +863,7 @@ func (r *Runtime) Resolve(e ecs.Entity) (ecs.Entity, bool) {
 }
 
 // Entity returns the loaded regional entity with the given stable id.
-func (r *Runtime) Entity(id uint64) (ecs.Entity, bool) {
+func (r *runner) Entity(id uint64) (ecs.Entity, bool) {
 	g := r.reg
 	e, ok := g.byID[id]
 	if ok && r.world.Alive(e) && g.regs.Has(e) && g.regs.Get(e).ID == id {
@@ -886,7 +874,7 @@ func (r *Runtime) Entity(id uint64) (ecs.Entity, bool) {
 
 // MarkDirty marks the chunk of a regional entity as changed, for changes
 // of its components that a checkpoint would find only later.
-func (r *Runtime) MarkDirty(e ecs.Entity) error {
+func (r *runner) MarkDirty(e ecs.Entity) error {
 	if r.closed {
 		return r.closedErr("MarkDirty")
 	}
@@ -905,7 +893,7 @@ func (r *Runtime) MarkDirty(e ecs.Entity) error {
 // so that every chunk is looked at once per Checkpoint of game time, and
 // marks those whose saved form changed: movement within the hysteresis
 // margin and component changes reach the store that way.
-func (r *Runtime) checkpoint() {
+func (r *runner) checkpoint() {
 	g := r.reg
 	if r.cfg.Checkpoint <= 0 || len(g.regions) == 0 {
 		return
@@ -948,7 +936,7 @@ func comparePos(a, b components.ChunkPos) int {
 // the hysteresis margin, changed components that no checkpoint has found
 // yet): a save the game asks for holds every change, an automatic one
 // costs only what is dirty.
-func (r *Runtime) entitySets(flush bool) ([]snapshot.EntitySet, error) {
+func (r *runner) entitySets(flush bool) ([]snapshot.EntitySet, error) {
 	g := r.reg
 	var sets []snapshot.EntitySet
 	dirty := make([]components.ChunkPos, 0, 8)
@@ -980,7 +968,7 @@ func (r *Runtime) entitySets(flush bool) ([]snapshot.EntitySet, error) {
 }
 
 // confirmEntities takes what a save committed of the chunks' entities.
-func (r *Runtime) confirmEntities(evs []snapshot.EntityVersion) {
+func (r *runner) confirmEntities(evs []snapshot.EntityVersion) {
 	g := r.reg
 	for _, ev := range evs {
 		if rg := g.regions[ev.Pos]; rg != nil {
@@ -1022,7 +1010,7 @@ func (r *Runtime) confirmEntities(evs []snapshot.EntityVersion) {
 }
 
 // RegionStats returns the regional bookkeeping's counters.
-func (r *Runtime) RegionStats() RegionStats {
+func (r *runner) RegionStats() plugin.RegionStats {
 	g := r.reg
 	s := g.stats
 	s.Entities = g.placed

@@ -1,8 +1,8 @@
-package persist
+package systems
 
 // UpdateStream runs the streaming system's tick: chunks around every focus
 // are requested and spawned, far ones unloaded.
-func (r *Runtime) UpdateStream() {
+func (r *runner) UpdateStream() {
 	if !r.closed {
 		r.tickStream()
 	}
@@ -10,11 +10,11 @@ func (r *Runtime) UpdateStream() {
 
 // UpdateSave runs the save system's tick: a finished save is applied, the
 // autosave timer advances, and a save that is due starts.
-func (r *Runtime) UpdateSave() { r.tickSave() }
+func (r *runner) UpdateSave() { r.tickSave() }
 
 // FinalizeSave runs when the save system is finalized: with SaveOnFinalize
 // it waits for a running save and saves once more; otherwise nothing.
-func (r *Runtime) FinalizeSave() {
+func (r *runner) FinalizeSave() {
 	if r.cfg.SaveOnFinalize {
 		r.SaveNow()
 	}

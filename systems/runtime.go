@@ -1,4 +1,4 @@
-package persist
+package systems
 
 import (
 	"errors"
@@ -8,72 +8,13 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
-	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/plugin"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 )
-
-// Config is the plugin's settings, resolved once (arksave.Plugin fills in
-// its defaults and checks them): what the writer, the chunk store, the
-// loader and the systems need. New takes them as they are.
-type Config struct {
-	// Writer configures the save directory's writer, the chunk store's
-	// options (the game's constants, the generator, the persisted layers)
-	// among them.
-	Writer savedir.Options
-	// ChunkSize is the number of pixels per chunk edge: New sets it from
-	// Writer.Store.ChunkSize.
-	ChunkSize int
-	// TickDuration is the game time one Update stands for; the autosave
-	// timer advances by it. Positive.
-	TickDuration time.Duration
-	// MaxPendingChunks is how many unloaded dirty chunks may wait in memory
-	// for the next save before a save is started for them. Positive.
-	MaxPendingChunks int
-	// OnChunkLoaded, OnBodyLoaded and OnEntityLoaded, when set, are called
-	// on the game loop for every chunk, pixel body and regional entity the
-	// streaming system spawns, for example to add the game's own
-	// components.
-	OnChunkLoaded  func(w *ecs.World, e ecs.Entity)
-	OnBodyLoaded   func(w *ecs.World, e ecs.Entity)
-	OnEntityLoaded func(w *ecs.World, e ecs.Entity)
-	// Positions tell where regional entities stand, one per position
-	// component type of the game (pixel bodies need none).
-	Positions []Locator
-	// Hysteresis is how far past its chunk's border, in chunk widths, a
-	// regional entity goes before it belongs to the next chunk. Not
-	// negative.
-	Hysteresis float64
-	// Checkpoint is the game time in which every loaded chunk's regional
-	// entities are looked at once, and saved if their saved form changed;
-	// zero turns checkpoints off.
-	Checkpoint time.Duration
-	// SectionOptions are codec options for entity sections (the game's
-	// aliases, migrations, skipped components).
-	SectionOptions []archetype.Option
-	// WorldCodec encodes and decodes the ECS world file.
-	WorldCodec WorldCodec
-	// SaveOnFinalize makes the save system's Finalize wait for a running
-	// save and then save once more, synchronously.
-	SaveOnFinalize bool
-}
-
-// WorldCodec encodes the ECS world (without chunk, regional and player
-// entities) for a snapshot and decodes it on load.
-type WorldCodec interface {
-	// Encode appends the file of the world's entities, except chunks,
-	// bodies and transient ones, and of its resources, except the plugin's
-	// own, to dst (a buffer of an earlier save, reused; nil at first).
-	Encode(dst []byte, w *ecs.World) ([]byte, error)
-	// Validate decodes data into a scratch world with w's types and reports
-	// whether Decode into w would succeed. It does not touch w.
-	Validate(data []byte, w *ecs.World) error
-	// Decode decodes data into w, which has just been reset.
-	Decode(data []byte, w *ecs.World) error
-}
 
 // pendingChunk is a chunk unloaded while dirty, kept until a save commits it.
 type pendingChunk struct {
@@ -103,13 +44,13 @@ type problem struct {
 	err     error
 }
 
-// Runtime is the state the plugin's systems share; the arksave package's
+// runner is the state the plugin's systems share; the arksave package's
 // Persistence resource is its public face. It is an ECS resource of the
 // world too, so that the systems find it there. Every method must be called
 // from the goroutine that runs the systems (the game loop) unless it says
 // otherwise.
-type Runtime struct {
-	cfg    Config
+type runner struct {
+	cfg    plugin.Config
 	world  *ecs.World
 	writer *savedir.Writer
 	loader *loader
@@ -147,21 +88,32 @@ type Runtime struct {
 	requested bool
 	flush     bool // the snapshot being taken looks at every loaded chunk's regional entities
 	saveTo    string
-	waiting   []*Handle // handles of the next save
-	inflight  []*Handle // handles of the running save
+	waiting   []*handle // handles of the next save
+	inflight  []*handle // handles of the running save
 
 	mu           sync.Mutex
 	problems     []problem
 	loadProblems []chunkstore.Problem // a load's fallback: what was damaged
 }
 
-// New starts the runtime of a world on a save directory the caller opened
-// for writing: it starts the writer (which takes d over, its lock
-// included, and closes it should New fail), the loader goroutine, and adds
-// the Runtime to the world as a resource. The world must hold the plugin's
-// resources: [components.ChunkIndex], [autosave.Config], [autosave.State],
-// [autosave.SimulationState] and [components.BodyIDs].
-func New(w *ecs.World, d *savedir.Dir, cfg Config) (*Runtime, error) {
+// init provides plugin.New: package arksave starts the runtime through it.
+func init() {
+	plugin.New = func(w *ecs.World, d *savedir.Dir, cfg plugin.Config) (plugin.Runtime, error) {
+		r, err := newRunner(w, d, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+}
+
+// newRunner starts the runtime of a world on a save directory the caller
+// opened for writing: it starts the writer (which takes d over, its lock
+// included, and closes it should newRunner fail), the loader goroutine, and
+// adds the runner to the world in a plugin.Slot. The world must hold the
+// plugin's resources: [components.ChunkIndex], [autosave.Config],
+// [autosave.State], [autosave.SimulationState] and [components.BodyIDs].
+func newRunner(w *ecs.World, d *savedir.Dir, cfg plugin.Config) (*runner, error) {
 	cfg.ChunkSize = int(cfg.Writer.Store.ChunkSize)
 	switch {
 	case cfg.ChunkSize <= 0 || cfg.TickDuration <= 0 || cfg.MaxPendingChunks <= 0:
@@ -179,7 +131,7 @@ func New(w *ecs.World, d *savedir.Dir, cfg Config) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Runtime{
+	r := &runner{
 		cfg:           cfg,
 		world:         w,
 		writer:        writer,
@@ -202,25 +154,35 @@ func New(w *ecs.World, d *savedir.Dir, cfg Config) (*Runtime, error) {
 	r.loader = newLoader(writer, cfg.ChunkSize)
 	// A second Install on the same world replaces the first's runtime: the
 	// systems find the new one.
-	id := ecs.ResourceID[Runtime](w)
+	id := ecs.ResourceID[plugin.Slot](w)
 	if w.Resources().Has(id) {
 		w.Resources().Remove(id)
 	}
-	w.Resources().Add(id, r)
+	w.Resources().Add(id, &plugin.Slot{Runtime: r})
 	return r, nil
 }
 
 // Of returns the runtime installed in w. It panics when the plugin is not
 // installed there: the systems are made by arksave.Plugin.Install.
-func Of(w *ecs.World) *Runtime {
-	r := ecs.GetResource[Runtime](w)
+func of(w *ecs.World) *runner {
+	slot := ecs.GetResource[plugin.Slot](w)
+	r, _ := slotRunner(slot)
 	if r == nil {
 		panic("arksave: the world has no arksave plugin: use the systems arksave.Plugin.Install returns, with the world it installed into")
 	}
 	return r
 }
 
-func (r *Runtime) bindResources() error {
+// slotRunner returns the runner in slot.
+func slotRunner(slot *plugin.Slot) (*runner, bool) {
+	if slot == nil {
+		return nil, false
+	}
+	r, ok := slot.Runtime.(*runner)
+	return r, ok
+}
+
+func (r *runner) bindResources() error {
 	r.index = ecs.GetResource[components.ChunkIndex](r.world)
 	r.conf = ecs.GetResource[autosave.Config](r.world)
 	r.state = ecs.GetResource[autosave.State](r.world)
@@ -233,7 +195,7 @@ func (r *Runtime) bindResources() error {
 }
 
 // Writer returns the autosave writer.
-func (r *Runtime) Writer() *savedir.Writer { return r.writer }
+func (r *runner) Writer() *savedir.Writer { return r.writer }
 
 // Problems returns the damage found since the last call: a load that fell
 // back to a backup (the fallback first, then what was damaged), then
@@ -243,7 +205,7 @@ func (r *Runtime) Writer() *savedir.Writer { return r.writer }
 // entities this game cannot read (kept as stored, reported once per
 // chunk), as problems of the chunk store file in use. Safe for concurrent
 // use.
-func (r *Runtime) Problems() []chunkstore.Problem {
+func (r *runner) Problems() []chunkstore.Problem {
 	r.mu.Lock()
 	ps := r.problems
 	out := r.loadProblems
@@ -260,7 +222,7 @@ func (r *Runtime) Problems() []chunkstore.Problem {
 	return out
 }
 
-func (r *Runtime) report(p problem) {
+func (r *runner) report(p problem) {
 	r.mu.Lock()
 	r.problems = append(r.problems, p)
 	r.mu.Unlock()
@@ -268,7 +230,7 @@ func (r *Runtime) report(p problem) {
 
 // PendingChunks returns how many unloaded chunks wait for the next save:
 // their pixels, their regional entities or both.
-func (r *Runtime) PendingChunks() int {
+func (r *runner) PendingChunks() int {
 	n := 0
 	for pos, p := range r.pendingChunks {
 		if q := r.reg.pending[pos]; !p.committed || q != nil && !q.committed() {
@@ -285,7 +247,7 @@ func (r *Runtime) PendingChunks() int {
 
 // DirtyChunks counts the loaded chunks that have unsaved changes: pixels
 // or regional entities.
-func (r *Runtime) DirtyChunks() int {
+func (r *runner) DirtyChunks() int {
 	n := 0
 	q := r.chunks.Query()
 	for q.Next() {
@@ -300,11 +262,11 @@ func (r *Runtime) DirtyChunks() int {
 // Close waits for a running save (its handles complete with its result),
 // stops the loader and the writer, and completes the handles of saves
 // asked for that did not start with an error matching
-// [autosave.ErrClosed]. It does not save; call [Runtime.SaveNow] first for
-// a final save. Every later call of the Runtime that can fail returns an
+// [autosave.ErrClosed]. It does not save; call [runner.SaveNow] first for
+// a final save. Every later call of the runner that can fail returns an
 // error matching autosave.ErrClosed at once, Close included; the systems
 // do nothing.
-func (r *Runtime) Close() error {
+func (r *runner) Close() error {
 	if r.closed {
 		return r.closedErr("Close")
 	}
@@ -323,16 +285,16 @@ func (r *Runtime) Close() error {
 }
 
 // Closed reports whether Close was called.
-func (r *Runtime) Closed() bool { return r.closed }
+func (r *runner) Closed() bool { return r.closed }
 
 // closedErr is the error of call after Close: it names the call and the
 // save it no longer holds, and what to do instead.
-func (r *Runtime) closedErr(call string) error {
+func (r *runner) closedErr(call string) error {
 	return fmt.Errorf("arksave: Persistence.%s after Persistence.Close: %w: %s is released; install the plugin again (on a new world) to save there", call, autosave.ErrClosed, r.writer.Dir())
 }
 
 // closedResult is the result of a save asked for after Close, or asked
 // for before it and never started.
-func (r *Runtime) closedResult(call string) *autosave.Result {
+func (r *runner) closedResult(call string) *autosave.Result {
 	return &autosave.Result{Err: r.closedErr(call), Generation: r.writer.Generation(), Dir: r.writer.Dir()}
 }

@@ -1,4 +1,4 @@
-package persist
+package systems
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ import (
 // Load resets the world ([ecs.World.Reset]): observers and registered
 // filters are dropped, as Ark's Reset does. Call it between ticks, never
 // while a query is being iterated.
-func (r *Runtime) Load(dir string) error {
+func (r *runner) Load(dir string) error {
 	if r.closed {
 		return r.closedErr("Load")
 	}
@@ -50,7 +50,7 @@ func (r *Runtime) Load(dir string) error {
 // generation the writer has just opened in dir (Install's load), and notes
 // fb, when the committed generation was damaged and a backup was loaded
 // instead: autosave.State.Fallback shows it and Problems reports it.
-func (r *Runtime) Adopt(dir string, world []byte, fb *autosave.Fallback) error {
+func (r *runner) Adopt(dir string, world []byte, fb *autosave.Fallback) error {
 	if err := r.replaceWorld(world); err != nil {
 		return fmt.Errorf("load %s: %w", dir, err)
 	}
@@ -77,7 +77,7 @@ func (r *Runtime) Adopt(dir string, world []byte, fb *autosave.Fallback) error {
 
 // replaceWorld resets the world and decodes data into it, keeping the
 // resource values the game and the plugin hold pointers to.
-func (r *Runtime) replaceWorld(data []byte) error {
+func (r *runner) replaceWorld(data []byte) error {
 	type res struct {
 		id  ecs.ResID
 		ptr any
@@ -105,7 +105,7 @@ func (r *Runtime) replaceWorld(data []byte) error {
 
 // forgetChunks drops everything the runtime knew about loaded, loading and
 // unloaded chunks; the world's chunk entities are gone.
-func (r *Runtime) forgetChunks() {
+func (r *runner) forgetChunks() {
 	r.loader.reset()
 	clear(r.pendingChunks)
 	clear(r.loading)

@@ -1,20 +1,16 @@
-package persist
+package systems
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/plugin"
 )
-
-// ErrChunkNotLoaded is returned by SetChunkData and ChunkData for a chunk
-// that is not loaded.
-var ErrChunkNotLoaded = errors.New("arksave: the chunk is not loaded")
 
 // SetChunkData replaces the extra data of the loaded chunk at pos with a
 // copy of data, and marks the chunk dirty when that changed it.
-func (r *Runtime) SetChunkData(pos components.ChunkPos, data []byte) error {
+func (r *runner) SetChunkData(pos components.ChunkPos, data []byte) error {
 	if r.closed {
 		return r.closedErr("SetChunkData")
 	}
@@ -23,7 +19,7 @@ func (r *Runtime) SetChunkData(pos components.ChunkPos, data []byte) error {
 	}
 	e, ok := r.index.Get(pos)
 	if !ok || !r.chunkMap.HasAll(e) {
-		return fmt.Errorf("%w: SetChunkData(%v)", ErrChunkNotLoaded, pos)
+		return fmt.Errorf("%w: SetChunkData(%v)", plugin.ErrChunkNotLoaded, pos)
 	}
 	_, ch, st := r.chunkMap.Get(e)
 	if ch.SetData(data) {
@@ -34,13 +30,13 @@ func (r *Runtime) SetChunkData(pos components.ChunkPos, data []byte) error {
 
 // ChunkData returns the extra data of the loaded chunk at pos (nil for
 // none); the slice is the chunk's, not to be modified.
-func (r *Runtime) ChunkData(pos components.ChunkPos) ([]byte, error) {
+func (r *runner) ChunkData(pos components.ChunkPos) ([]byte, error) {
 	if r.closed {
 		return nil, r.closedErr("ChunkData")
 	}
 	e, ok := r.index.Get(pos)
 	if !ok || !r.chunkMap.HasAll(e) {
-		return nil, fmt.Errorf("%w: ChunkData(%v)", ErrChunkNotLoaded, pos)
+		return nil, fmt.Errorf("%w: ChunkData(%v)", plugin.ErrChunkNotLoaded, pos)
 	}
 	_, ch, _ := r.chunkMap.Get(e)
 	return ch.Data(), nil

@@ -1,4 +1,4 @@
-package persist
+package systems
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ type focusArea struct {
 	r int32
 }
 
-func (r *Runtime) tickStream() {
+func (r *runner) tickStream() {
 	r.ticks++
 	areas := r.focusAreas()
 	r.spawnArrived(areas)
@@ -29,7 +29,7 @@ func (r *Runtime) tickStream() {
 	r.checkpoint()
 }
 
-func (r *Runtime) focusAreas() []focusArea {
+func (r *runner) focusAreas() []focusArea {
 	var areas []focusArea
 	q := r.focuses.Query()
 	for q.Next() {
@@ -64,7 +64,7 @@ func slack(areas []focusArea, pos components.ChunkPos) int32 {
 // loaded or on its way, nearest first, unless its last read failed and
 // its backoff has not passed. Unloaded chunks that wait for the next save
 // come back from memory at once.
-func (r *Runtime) requestWanted(areas []focusArea) {
+func (r *runner) requestWanted(areas []focusArea) {
 	type cand struct {
 		pos  components.ChunkPos
 		dist int32
@@ -109,7 +109,7 @@ func (r *Runtime) requestWanted(areas []focusArea) {
 // spawnArrived spawns the chunks the loader has read that are still wanted.
 // A chunk whose read failed without proving its record damaged stays
 // unloaded (see readFailed).
-func (r *Runtime) spawnArrived(areas []focusArea) {
+func (r *runner) spawnArrived(areas []focusArea) {
 	for _, res := range r.loader.drain() {
 		delete(r.loading, res.pos)
 		if _, ok := r.index.Get(res.pos); ok {
@@ -137,7 +137,7 @@ func (r *Runtime) spawnArrived(areas []focusArea) {
 // spawn creates the entity of a chunk and its regional entities: pixels
 // still waiting for a save win over what the loader read, and so do
 // regional entities (see spawnRegion).
-func (r *Runtime) spawn(res loadResult) {
+func (r *runner) spawn(res loadResult) {
 	pos := res.pos
 	var chunk components.Chunk
 	state := components.ChunkState{Status: components.Clean}
@@ -162,7 +162,7 @@ func (r *Runtime) spawn(res loadResult) {
 
 // unloadFar unloads the chunks further than Radius+1 from every focus, and
 // cancels queued loads that are no longer wanted.
-func (r *Runtime) unloadFar(areas []focusArea) {
+func (r *runner) unloadFar(areas []focusArea) {
 	var far []components.ChunkPos
 	r.index.All(func(pos components.ChunkPos, _ ecs.Entity) bool {
 		if slack(areas, pos) > 1 {
@@ -205,7 +205,7 @@ func (r *Runtime) unloadFar(areas []focusArea) {
 // dropLooseBodies removes the pixel bodies that are not regional (no
 // Persistable, no Regional) whose centre is in no loaded chunk: they go
 // with their chunk, unsaved.
-func (r *Runtime) dropLooseBodies() {
+func (r *runner) dropLooseBodies() {
 	var remove []ecs.Entity
 	q := r.loose.Query()
 	for q.Next() {

@@ -1,4 +1,4 @@
-package persist
+package systems
 
 import (
 	"reflect"
@@ -16,7 +16,7 @@ var entityType = reflect.TypeFor[ecs.Entity]()
 // pointers, interface values and map values; map keys and types with their
 // own encoding keep what they hold (Resolve turns such a handle into the
 // entity).
-func (r *Runtime) patchRefs(holder, old, new ecs.Entity) {
+func (r *runner) patchRefs(holder, old, new ecs.Entity) {
 	u := r.world.Unsafe()
 	ids := u.IDs(holder)
 	for i := range ids.Len() {

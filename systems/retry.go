@@ -1,4 +1,4 @@
-package persist
+package systems
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ type readRetry struct {
 
 // readDue reports whether the chunk at pos may be read: no failed read
 // waits for its backoff.
-func (r *Runtime) readDue(pos components.ChunkPos) bool {
+func (r *runner) readDue(pos components.ChunkPos) bool {
 	rt := r.retry[pos]
 	return rt == nil || r.ticks >= rt.due
 }
@@ -44,7 +44,7 @@ func retryWait(failures int) time.Duration {
 // after its backoff (never at the next tick). The first failure in a row
 // is reported (Problems, and the log as a warning); the chunk's pending
 // data that a save committed meanwhile is dropped, the store holds it.
-func (r *Runtime) readFailed(pos components.ChunkPos, err error) {
+func (r *runner) readFailed(pos components.ChunkPos, err error) {
 	rt := r.retry[pos]
 	if rt == nil {
 		rt = &readRetry{}
@@ -65,7 +65,7 @@ func (r *Runtime) readFailed(pos components.ChunkPos, err error) {
 }
 
 // readSucceeded forgets the failed reads of the chunk at pos.
-func (r *Runtime) readSucceeded(pos components.ChunkPos) {
+func (r *runner) readSucceeded(pos components.ChunkPos) {
 	rt := r.retry[pos]
 	if rt == nil {
 		return
@@ -78,14 +78,14 @@ func (r *Runtime) readSucceeded(pos components.ChunkPos) {
 
 // retryNow makes every chunk whose read failed due at once (a save
 // committed: the store works), keeping its count of failures.
-func (r *Runtime) retryNow() {
+func (r *runner) retryNow() {
 	for _, rt := range r.retry {
 		rt.due = r.ticks
 	}
 }
 
 // forgetRetries drops the failed reads of chunks no focus wants.
-func (r *Runtime) forgetRetries(areas []focusArea) {
+func (r *runner) forgetRetries(areas []focusArea) {
 	for pos := range r.retry {
 		if slack(areas, pos) > 1 {
 			delete(r.retry, pos)
@@ -97,7 +97,7 @@ func (r *Runtime) forgetRetries(areas []focusArea) {
 // save has committed since (kept only for a chunk on its way back, see
 // pendingChunk.committed and pendingPart.committed) once the chunk is no
 // longer on its way: the store holds it, as for any unloaded chunk.
-func (r *Runtime) settleCommitted(pos components.ChunkPos) {
+func (r *runner) settleCommitted(pos components.ChunkPos) {
 	if p, ok := r.pendingChunks[pos]; ok && p.committed {
 		delete(r.pendingChunks, pos)
 	}

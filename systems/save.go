@@ -1,4 +1,4 @@
-package persist
+package systems
 
 import (
 	"errors"
@@ -6,18 +6,19 @@ import (
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/plugin"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 )
 
-// RequestSave asks for a save at the next [Runtime.UpdateSave]. A request
+// RequestSave asks for a save at the next [runner.UpdateSave]. A request
 // made while a save runs is coalesced into the next one. After Close the
 // handle is complete at once, with an error matching autosave.ErrClosed.
-func (r *Runtime) RequestSave() *Handle { return r.request("Save") }
+func (r *runner) RequestSave() plugin.Handle { return r.request("Save") }
 
 // request adds a handle to the next save; call names the Persistence
 // method in the error of a request after Close.
-func (r *Runtime) request(call string) *Handle {
+func (r *runner) request(call string) *handle {
 	h := r.newHandle()
 	if r.closed {
 		h.complete(r.closedResult(call))
@@ -31,14 +32,14 @@ func (r *Runtime) request(call string) *Handle {
 // RequestSaveTo asks for a save into another directory, which the plugin
 // then continues to use ("Save As"). A later RequestSaveTo before the save
 // starts replaces the target.
-func (r *Runtime) RequestSaveTo(dir string) *Handle {
+func (r *runner) RequestSaveTo(dir string) plugin.Handle {
 	if !r.closed {
 		r.saveTo = dir
 	}
 	return r.request("SaveAs")
 }
 
-func (r *Runtime) tickSave() {
+func (r *runner) tickSave() {
 	if r.closed {
 		return
 	}
@@ -65,7 +66,7 @@ func (r *Runtime) tickSave() {
 // copyCost returns the time the game loop spent copying tiles for the
 // running save (copy-on-write) since the last call, and counts the tiles
 // in autosave.State.CopiedTiles.
-func (r *Runtime) copyCost() time.Duration {
+func (r *runner) copyCost() time.Duration {
 	var tiles int
 	var spent time.Duration
 	for _, h := range r.held {
@@ -80,7 +81,7 @@ func (r *Runtime) copyCost() time.Duration {
 }
 
 // start takes a snapshot and hands it to the writer.
-func (r *Runtime) start() {
+func (r *runner) start() {
 	// A save the game asked for holds every change of the regional
 	// entities; an automatic one those marked dirty (see entitySets).
 	r.flush = r.requested
@@ -115,7 +116,7 @@ func (r *Runtime) start() {
 }
 
 // finishWithError completes a save that could not even start.
-func (r *Runtime) finishWithError(err error) {
+func (r *runner) finishWithError(err error) {
 	res := &autosave.Result{Err: err, Generation: r.writer.Generation(), Dir: r.writer.Dir()}
 	r.requested, r.saveTo = false, ""
 	r.inflight, r.waiting = r.waiting, nil
@@ -125,7 +126,7 @@ func (r *Runtime) finishWithError(err error) {
 // apply takes a finished save's result on the game loop: committed chunks
 // become Persisted unless they changed since their snapshot, committed
 // unloaded chunks and body sets are forgotten, handles complete.
-func (r *Runtime) apply(res *autosave.Result) {
+func (r *runner) apply(res *autosave.Result) {
 	done := r.committing
 	r.committing = committing{}
 	if res.Err == nil {
@@ -168,7 +169,7 @@ func (r *Runtime) apply(res *autosave.Result) {
 // WaitSave waits for the running save to finish, if one runs, and applies
 // its result; it never starts a save. It returns nil when none was running,
 // and a result with an error matching autosave.ErrClosed after Close.
-func (r *Runtime) WaitSave() *autosave.Result {
+func (r *runner) WaitSave() *autosave.Result {
 	if r.closed {
 		return r.closedResult("Wait")
 	}
@@ -177,7 +178,7 @@ func (r *Runtime) WaitSave() *autosave.Result {
 
 // WaitIdle is WaitSave, and then it also waits for the writer's work after
 // the save (the backup copy of the chunk store, compaction steps).
-func (r *Runtime) WaitIdle() *autosave.Result {
+func (r *runner) WaitIdle() *autosave.Result {
 	if r.closed {
 		return r.closedResult("WaitIdle")
 	}
@@ -185,7 +186,7 @@ func (r *Runtime) WaitIdle() *autosave.Result {
 }
 
 // applied applies res, when there is one, and returns it.
-func (r *Runtime) applied(res *autosave.Result) *autosave.Result {
+func (r *runner) applied(res *autosave.Result) *autosave.Result {
 	if res != nil {
 		r.apply(res)
 	}
@@ -195,8 +196,8 @@ func (r *Runtime) applied(res *autosave.Result) *autosave.Result {
 // SaveNow saves synchronously on the calling goroutine, which must be the
 // game loop's, between ticks: it waits for a running save, takes a
 // snapshot and waits for its commit. Use it for a final save on exit; in
-// play, prefer [Runtime.RequestSave], which never stalls.
-func (r *Runtime) SaveNow() *autosave.Result {
+// play, prefer [runner.RequestSave], which never stalls.
+func (r *runner) SaveNow() *autosave.Result {
 	if r.closed {
 		return r.closedResult("SaveNow")
 	}
@@ -216,7 +217,7 @@ func (r *Runtime) SaveNow() *autosave.Result {
 // changed (encoded). The caller owns the snapshot and must Release it
 // (the writer does); until then the game's first write into a tile of one
 // of its chunks that the writer has not read copies that tile.
-func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
+func (r *runner) Snapshot() (*snapshot.Snapshot, error) {
 	start := time.Now()
 	snap := &snapshot.Snapshot{TakenAt: start}
 	// Regional entities made since the last tick find their chunks first:
@@ -258,7 +259,7 @@ func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
 // encodeWorld encodes the ECS world. Encoding runs the game's own code (a
 // component's MarshalBinary, say): a panic there fails this save with an
 // [autosave.PanicError] instead of ending the game.
-func (r *Runtime) encodeWorld() (data []byte, err error) {
+func (r *runner) encodeWorld() (data []byte, err error) {
 	var dst []byte
 	select {
 	case dst = <-r.spareWorld:
@@ -278,7 +279,7 @@ func (r *Runtime) encodeWorld() (data []byte, err error) {
 // reuseWorld keeps the memory of a world file the writer is done with for
 // the next snapshot (one buffer: saves do not overlap). It runs on the
 // writer's goroutine.
-func (r *Runtime) reuseWorld(b []byte) {
+func (r *runner) reuseWorld(b []byte) {
 	select {
 	case r.spareWorld <- b:
 	default:
