@@ -41,7 +41,7 @@ func handleErr(h *arksave.SaveHandle) error {
 		return errors.New("the handle is not complete")
 	}
 	<-h.Done()
-	if h.Wait() != h.Err() || h.Result() == nil {
+	if h.Wait().Err != h.Err() || h.Result() == nil {
 		return errors.New("Wait, Err and Result disagree")
 	}
 	return h.Err()

@@ -186,7 +186,7 @@ func ExamplePersistence_SaveAs() {
 	defer persistence.Close()
 
 	h := persistence.SaveAs(filepath.Join(dir, "slot2"))
-	if err := h.Wait(); err != nil { // between ticks: finishes the save here
+	if err := h.Wait().Err; err != nil { // between ticks: finishes the save here
 		fmt.Println(err)
 		return
 	}
@@ -209,7 +209,7 @@ func ExampleSaveHandle_Wait() {
 	defer persistence.Close()
 
 	h := persistence.Save()
-	err := h.Wait() // no tick ran: Wait takes the snapshot and waits for the commit
+	err := h.Wait().Err // no tick ran: Wait takes the snapshot and waits for the commit
 	fmt.Println("error:", err, "generation:", persistence.Generation())
 	// Output: error: <nil> generation: 1
 }
@@ -377,7 +377,7 @@ func ExamplePersistence_LoadPlayer() {
 		return
 	}
 	world.RemoveEntity(ada)
-	fmt.Println("saved:", handle.Wait(), persistence.Players())
+	fmt.Println("saved:", handle.Wait().Err, persistence.Players())
 
 	// Ada joins again.
 	ents, err := persistence.LoadPlayer("ada")

@@ -231,11 +231,12 @@ func (h *SaveHandle) IsComplete() bool { return h.h.IsComplete() }
 func (h *SaveHandle) Done() <-chan struct{} { return h.h.Done() }
 
 // Wait finishes the save on the calling goroutine, which must be the game
-// loop's, between ticks, and returns its error: a save that has not started
-// yet is started now (its snapshot taken), then its commit is waited for,
-// as SaveNow does. It never waits for a tick, so it cannot deadlock the
-// game loop; it stalls it for the time the save takes.
-func (h *SaveHandle) Wait() error { return h.h.Wait().Err }
+// loop's, between ticks, and returns its result (never nil; Result.Err is
+// the save's error), as Persistence.Wait and SaveNow do: a save that has
+// not started yet is started now (its snapshot taken), then its commit is
+// waited for. It never waits for a tick, so it cannot deadlock the game
+// loop; it stalls it for the time the save takes.
+func (h *SaveHandle) Wait() *autosave.Result { return h.h.Wait() }
 
 // Err returns the save's error once it is complete, nil before.
 func (h *SaveHandle) Err() error {

@@ -26,7 +26,7 @@ func TestSaveHandleWaitOnTheGameLoop(t *testing.T) {
 
 	h := g.pers.Save() // not started: no tick ran since
 	expect(t, !h.IsComplete(), "complete before any tick")
-	must(t, h.Wait())
+	must(t, h.Wait().Err)
 	expect(t, h.IsComplete() && h.Result().Generation == 1 && g.pers.Generation() == 1, "after Wait: %+v", h.Result())
 	select {
 	case <-h.Done():
@@ -37,11 +37,11 @@ func TestSaveHandleWaitOnTheGameLoop(t *testing.T) {
 	// In flight: one tick starts it, Wait finishes it.
 	h = g.pers.Save()
 	g.tick()
-	must(t, h.Wait())
+	must(t, h.Wait().Err)
 	expect(t, g.pers.Generation() == 2, "generation %d", g.pers.Generation())
 
 	// A second Wait, and Err, on a finished handle return at once.
-	must(t, h.Wait())
+	must(t, h.Wait().Err)
 	must(t, h.Err())
 }
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/savedir"
-	"github.com/arksave/arksave/snapshot"
 )
 
 // loadResult is a chunk read (or generated) by the loader goroutine.
@@ -148,7 +148,7 @@ func (l *loader) run() {
 // again later.
 func (l *loader) read(pos components.ChunkPos) loadResult {
 	r := loadResult{pos: pos, pix: make([]uint32, l.size*l.size)}
-	sp := snapshot.StorePos(pos)
+	sp := conv.StorePos(pos)
 	stored, data, err := l.writer.GetExtra(sp, r.pix)
 	if err != nil && !damaged(err) {
 		return loadResult{pos: pos, readErr: err}

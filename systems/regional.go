@@ -13,6 +13,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/plugin"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
@@ -91,7 +92,7 @@ func (p *pendingSet) entitySet(pos components.ChunkPos) snapshot.EntitySet {
 		if part.section != nil {
 			set.Sections = append(set.Sections, part.section)
 		}
-		set.Bodies = snapshot.MergeByID(set.Bodies, part.bodies, bodyKey)
+		set.Bodies = conv.MergeByID(set.Bodies, part.bodies, bodyKey)
 		set.Version = part.version
 	}
 	if p.complete && len(p.parts) == 1 {
@@ -571,7 +572,7 @@ func hashSet(section []byte, bodies []components.PixelBody) uint64 {
 	if section == nil && len(bodies) == 0 {
 		return 0
 	}
-	return (maphash.Bytes(hashSeed, section) ^ snapshot.HashBodies(bodies)*31) | 1
+	return (maphash.Bytes(hashSeed, section) ^ conv.HashBodies(bodies)*31) | 1
 }
 
 // encodeRegion returns the snapshot form of a loaded chunk's entities.
@@ -586,7 +587,7 @@ func (r *runner) encodeRegion(pos components.ChunkPos) (snapshot.EntitySet, erro
 	if section != nil {
 		set.Sections = append(set.Sections, section)
 	}
-	set.Bodies = snapshot.MergeByID(slices.Clone(rg.kept.bodies), set.Bodies, bodyKey)
+	set.Bodies = conv.MergeByID(slices.Clone(rg.kept.bodies), set.Bodies, bodyKey)
 	return set, nil
 }
 
@@ -656,7 +657,7 @@ func (r *runner) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBlock
 	if p == nil || !p.complete {
 		sections = blk.Sections
 		for i := range blk.Bodies {
-			bodies = append(bodies, snapshot.FromStore(&blk.Bodies[i]))
+			bodies = append(bodies, conv.FromStore(&blk.Bodies[i]))
 		}
 	}
 	fromStore := p == nil
@@ -666,7 +667,7 @@ func (r *runner) spawnRegion(pos components.ChunkPos, blk chunkstore.EntityBlock
 			if part.section != nil {
 				sections = append(sections, part.section)
 			}
-			bodies = snapshot.MergeByID(bodies, part.bodies, bodyKey)
+			bodies = conv.MergeByID(bodies, part.bodies, bodyKey)
 			rg.version = part.version
 		}
 		delete(g.pending, pos)
@@ -968,7 +969,7 @@ func (r *runner) entitySets(flush bool) ([]snapshot.EntitySet, error) {
 }
 
 // confirmEntities takes what a save committed of the chunks' entities.
-func (r *runner) confirmEntities(evs []snapshot.EntityVersion) {
+func (r *runner) confirmEntities(evs []entityVersion) {
 	g := r.reg
 	for _, ev := range evs {
 		if rg := g.regions[ev.Pos]; rg != nil {

@@ -11,9 +11,9 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/plugin"
 	"github.com/arksave/arksave/internal/savedir"
-	"github.com/arksave/arksave/snapshot"
 )
 
 // pendingChunk is a chunk unloaded while dirty, kept until a save commits it.
@@ -30,9 +30,9 @@ type pendingChunk struct {
 // confirm once it commits: chunks become Persisted unless they changed
 // since, entity sets and players their saved hashes.
 type committing struct {
-	chunks   []snapshot.ChunkVersion
-	entities []snapshot.EntityVersion
-	players  []snapshot.PlayerHash
+	chunks   []chunkVersion
+	entities []entityVersion
+	players  []playerHash
 }
 
 // problem is damage found while loading (a chunk or its bodies were
@@ -216,7 +216,7 @@ func (r *runner) Problems() []chunkstore.Problem {
 		file = m.Chunks.Name
 	}
 	for _, p := range ps {
-		pos := snapshot.StorePos(p.pos)
+		pos := conv.StorePos(p.pos)
 		out = append(out, chunkstore.Problem{File: file, Section: p.section, Offset: -1, Pos: &pos, Err: p.err})
 	}
 	return out

@@ -96,7 +96,7 @@ func (r *runner) start() {
 	if r.conf.BackupCopyEvery == 0 {
 		job.BackupCopyEvery = 1
 	}
-	chunks, entities, players := snap.Committed()
+	chunks, entities, players := committedOf(snap)
 	if !r.writer.Submit(job) {
 		snap.Release() // cannot happen: start runs only when the writer is idle
 		return

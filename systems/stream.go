@@ -8,7 +8,7 @@ import (
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
-	"github.com/arksave/arksave/snapshot"
+	"github.com/arksave/arksave/internal/conv"
 )
 
 type focusArea struct {
@@ -149,7 +149,7 @@ func (r *runner) spawn(res loadResult) {
 		}
 		delete(r.pendingChunks, pos)
 	} else {
-		chunk = components.NewChunkFrom(r.cfg.ChunkSize, snapshot.Pixels(res.pix))
+		chunk = components.NewChunkFrom(r.cfg.ChunkSize, conv.Pixels(res.pix))
 		chunk.SetData(res.data)
 	}
 	e := r.chunkMap.NewEntity(&pos, &chunk, &state)

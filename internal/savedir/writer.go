@@ -13,6 +13,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -1017,7 +1018,7 @@ func (w *Writer) run(j Job) (res *autosave.Result) {
 	batch := store.NewBatch()
 	for _, c := range j.Snap.Chunks {
 		// read while compressing
-		batch.PutChunkFrom(snapshot.StorePos(c.Pos), progressSource{src: c, t: tr, w: w})
+		batch.PutChunkFrom(conv.StorePos(c.Pos), progressSource{src: c, t: tr, w: w})
 	}
 	for _, es := range j.Snap.Entities {
 		blk, err := entityBlock(store, es)
@@ -1026,7 +1027,7 @@ func (w *Writer) run(j Job) (res *autosave.Result) {
 			w.recover(dir, store, name, saveAs, &mark)
 			return res
 		}
-		batch.PutEntities(snapshot.StorePos(es.Pos), blk)
+		batch.PutEntities(conv.StorePos(es.Pos), blk)
 	}
 	// The world file does not depend on the chunk store: write and sync it
 	// while the store compresses and commits.
@@ -1283,16 +1284,16 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 func entityBlock(store *chunkstore.Store, es snapshot.EntitySet) (chunkstore.EntityBlock, error) {
 	blk := chunkstore.EntityBlock{Bodies: make([]chunkstore.Body, len(es.Bodies)), Sections: es.Sections}
 	for i := range es.Bodies {
-		blk.Bodies[i] = snapshot.ToStore(&es.Bodies[i])
+		blk.Bodies[i] = conv.ToStore(&es.Bodies[i])
 	}
 	if !es.Merge {
 		return blk, nil
 	}
-	stored, err := store.Entities(snapshot.StorePos(es.Pos))
+	stored, err := store.Entities(conv.StorePos(es.Pos))
 	if err != nil && !errors.Is(err, chunkstore.ErrCorrupt) {
 		return chunkstore.EntityBlock{}, fmt.Errorf("read the stored entities of chunk %v to add to them: %w", es.Pos, err)
 	}
-	blk.Bodies = snapshot.MergeByID(stored.Bodies, blk.Bodies, func(b *chunkstore.Body) uint64 { return b.ID })
+	blk.Bodies = conv.MergeByID(stored.Bodies, blk.Bodies, func(b *chunkstore.Body) uint64 { return b.ID })
 	blk.Sections = append(append([][]byte(nil), stored.Sections...), es.Sections...)
 	return blk, nil
 }

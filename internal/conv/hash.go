@@ -1,4 +1,4 @@
-package snapshot
+package conv
 
 import (
 	"encoding/binary"

@@ -1,10 +1,10 @@
-package snapshot_test
+package conv_test
 
 import (
 	"testing"
 
 	"github.com/arksave/arksave/components"
-	"github.com/arksave/arksave/snapshot"
+	"github.com/arksave/arksave/internal/conv"
 )
 
 func TestMergeByID(t *testing.T) {
@@ -13,7 +13,7 @@ func TestMergeByID(t *testing.T) {
 		val string
 	}
 	id := func(i *item) uint64 { return i.id }
-	got := snapshot.MergeByID([]item{{1, "a"}, {2, "b"}, {3, "c"}}, []item{{2, "B"}, {4, "D"}}, id)
+	got := conv.MergeByID([]item{{1, "a"}, {2, "b"}, {3, "c"}}, []item{{2, "B"}, {4, "D"}}, id)
 	want := []item{{1, "a"}, {3, "c"}, {2, "B"}, {4, "D"}}
 	if len(got) != len(want) {
 		t.Fatalf("merge: %v", got)
@@ -30,8 +30,8 @@ func TestHashBodiesCoversSavedFields(t *testing.T) {
 	base := components.PixelBody{ID: 7, X: 1, Y: 2, Rotation: 0.5, VX: 1, VY: 2, AngularVelocity: 3,
 		Width: 2, Height: 1, OriginX: 1, OriginY: 0, Pixels: []components.Pixel{5, 6}, Shape: []bool{true, false},
 		Extension: []byte("crate")}
-	h := snapshot.HashBodies([]components.PixelBody{base})
-	if h == 0 || snapshot.HashBodies(nil) != 0 {
+	h := conv.HashBodies([]components.PixelBody{base})
+	if h == 0 || conv.HashBodies(nil) != 0 {
 		t.Fatal("0 is reserved for no bodies")
 	}
 	changes := []func(b *components.PixelBody){
@@ -51,7 +51,7 @@ func TestHashBodiesCoversSavedFields(t *testing.T) {
 	for i, change := range changes {
 		b := base.Clone()
 		change(&b)
-		if snapshot.HashBodies([]components.PixelBody{b}) == h {
+		if conv.HashBodies([]components.PixelBody{b}) == h {
 			t.Errorf("change %d does not change the hash", i)
 		}
 	}
@@ -59,12 +59,12 @@ func TestHashBodiesCoversSavedFields(t *testing.T) {
 
 func TestPixelViewsShareMemory(t *testing.T) {
 	pix := []components.Pixel{1, 2, 3}
-	u := snapshot.Uint32s(pix)
+	u := conv.Uint32s(pix)
 	u[1] = 9
-	if pix[1] != 9 || &snapshot.Pixels(u)[0] != &pix[0] {
+	if pix[1] != 9 || &conv.Pixels(u)[0] != &pix[0] {
 		t.Fatal("the views must share memory")
 	}
-	if snapshot.Uint32s(nil) != nil || snapshot.Pixels(nil) != nil {
+	if conv.Uint32s(nil) != nil || conv.Pixels(nil) != nil {
 		t.Fatal("empty views must be nil")
 	}
 }
