@@ -15,6 +15,7 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
+	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 )
 
@@ -26,12 +27,7 @@ func TestMain(m *testing.M) { os.Exit(savetest.Main(m, &base)) }
 // fresh returns a copy of the test save.
 func fresh(t *testing.T) string { return savetest.Fresh(t, base) }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var must = testkit.Must
 
 // loadsScore loads the save with the game and returns its Score.
 func loadsScore(t *testing.T, dir string) int {

@@ -24,6 +24,7 @@ import (
 	"github.com/arksave/arksave/demo/render"
 	"github.com/arksave/arksave/demo/terrain"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 )
 
@@ -273,19 +274,7 @@ func TestRenderWithDemoGenerator(t *testing.T) {
 // demoPalette is the demo's colours, with its sky behind air, for savetool.
 func demoPalette() savetool.Palette { return render.MapPalette() }
 
-func expect(t *testing.T, ok bool, format string, args ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatalf(format, args...)
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var expect, must = testkit.Expect, testkit.Must
 
 func keys(m map[string]json.RawMessage) []string {
 	var k []string
