@@ -150,6 +150,7 @@ func TestCommandsOnASave(t *testing.T) {
 	expectContains(t, stdout, "compacted chunks.pxsw data file by data file", "as generation 5", "save directory:")
 	code, stdout, stderr = arksave("check", dir)
 	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, "no problems found", "generation 5 and 3 backups")
 	if s := loadsScore(t, dir); s != 2 {
 		t.Errorf("compacted save scores %d", s)
 	}
@@ -158,6 +159,7 @@ func TestCommandsOnASave(t *testing.T) {
 	expectContains(t, stdout, "into chunks-6.pxsw", "as generation 6")
 	code, stdout, stderr = arksave("compact", "--whole", "--backups", "0", dir)
 	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, "into chunks-7.pxsw", "as generation 7")
 	names, _ := os.ReadDir(dir)
 	for _, n := range names {
 		if strings.HasPrefix(n.Name(), "chunks.") || strings.HasPrefix(n.Name(), "chunks-data-") || strings.HasPrefix(n.Name(), "chunks-6") {

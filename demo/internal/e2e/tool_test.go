@@ -149,12 +149,12 @@ func TestToolOnDemoSave(t *testing.T) {
 	}
 
 	// The generation before the compaction is a backup now, in the old file.
-	out = runOK(t, "restore", "--generation", fmt.Sprint(precompact), dir)
+	runOK(t, "restore", "--generation", fmt.Sprint(precompact), dir)
 	runOK(t, "check", dir)
 	expectSame(t, "restore", before, contents(t, dir), nil)
 
-	out = runOK(t, "migrate", dir)
-	out = runOK(t, "repair", dir)
+	runOK(t, "migrate", dir)
+	runOK(t, "repair", dir)
 	runOK(t, "check", dir)
 
 	// The game carries on from the save the tool wrote.
