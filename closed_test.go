@@ -12,6 +12,7 @@ import (
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -27,7 +28,7 @@ func callSafely(call func() error) (err error) {
 }
 
 // resultErr is the error of a Result, which must be there.
-func resultErr(r *arksave.Result) error {
+func resultErr(r *autosave.Result) error {
 	if r == nil {
 		return errors.New("no result")
 	}
@@ -70,7 +71,6 @@ func TestEveryCallAfterClose(t *testing.T) {
 	}{
 		{"Save", func() error { return handleErr(p.Save()) }},
 		{"SaveAs", func() error { return handleErr(p.SaveAs("/elsewhere")) }},
-		{"SaveTo", func() error { return handleErr(p.SaveTo("/elsewhere")) }},
 		{"SaveNow", func() error { return resultErr(p.SaveNow()) }},
 		{"Wait", func() error { return resultErr(p.Wait()) }},
 		{"WaitIdle", func() error { return resultErr(p.WaitIdle()) }},
@@ -131,7 +131,7 @@ func TestSecondInstallIntoOneWorld(t *testing.T) {
 	expect(t, res.Dir == "/a", "the first installation saved to %s", res.Dir)
 	must(t, g.pers.Close())
 
-	b, err := autosave.OpenDir(mem, "/b")
+	b, err := savedir.OpenDir(mem, "/b")
 	must(t, err)
 	must(t, b.Close())
 	systems, err := arksave.Plugin{Dir: "/a", FS: mem, ChunkSize: testChunk, TileSize: 8, Generator: gen{}, Load: true}.Install(g.w)

@@ -10,6 +10,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/vfs"
 )
@@ -30,7 +31,7 @@ func oneChunk(t *testing.T, fsys vfs.FS, dir string, size int, load bool) (*ecs.
 	t.Helper()
 	w := ecs.NewWorld()
 	systems, err := arksave.Plugin{Dir: dir, Load: load, Overwrite: !load, ChunkSize: size, Seed: 1, Generator: stripes{}, FS: fsys,
-		Autosave: &arksave.AutosaveConfig{Enabled: false, MaxBackups: 1}}.Install(w)
+		Autosave: &autosave.Config{Enabled: false, MaxBackups: 1}}.Install(w)
 	must(t, err)
 	pers := ecs.GetResource[arksave.Persistence](w)
 	t.Cleanup(func() { pers.Close() })
@@ -52,7 +53,7 @@ func oneChunk(t *testing.T, fsys vfs.FS, dir string, size int, load bool) (*ecs.
 
 // While a save holds a chunk it has not read yet, the game's writes copy
 // one tile each (not the chunk), the time they take counts towards
-// AutosaveState.LongestStall (added up over the tick), CopiedTiles counts
+// autosave.State.LongestStall (added up over the tick), CopiedTiles counts
 // them, and the save commits the pixels of its snapshot.
 func TestCopyOnWriteWhileSaving(t *testing.T) {
 	const size = 512 // 16x16 tiles
@@ -77,7 +78,7 @@ func TestCopyOnWriteWhileSaving(t *testing.T) {
 			s.Update(w)
 		}
 	}
-	state := ecs.GetResource[arksave.AutosaveState](w)
+	state := ecs.GetResource[autosave.State](w)
 	for i := range 100 {
 		if c.Set(i, i, components.MakePixel(1, 0, 0, 0)) {
 			st.MarkDirty()
@@ -85,7 +86,7 @@ func TestCopyOnWriteWhileSaving(t *testing.T) {
 	}
 	want := slices.Clone(c.Pixels())
 
-	h := ecs.GetResource[arksave.Persistence](w).SaveTo("/other")
+	h := ecs.GetResource[arksave.Persistence](w).SaveAs("/other")
 	tick()                              // the snapshot
 	snapshotStall := state.LongestStall // the only save so far
 	<-blocked
@@ -131,7 +132,7 @@ func TestCopyOnWriteWhileSaving(t *testing.T) {
 	expect(t, slices.Equal(saved.Pixels(), want), "the save did not commit the pixels of its snapshot")
 }
 
-func waitHandle(t *testing.T, tick func(), h *arksave.SaveHandle) *arksave.Result {
+func waitHandle(t *testing.T, tick func(), h *arksave.SaveHandle) *autosave.Result {
 	t.Helper()
 	for i := 0; !h.IsComplete(); i++ {
 		expect(t, i < 20000, "save did not complete")

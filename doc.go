@@ -24,7 +24,7 @@
 //   - [Persistence]: the resource to save ([Persistence.Save],
 //     [Persistence.SaveAs], [Persistence.SaveNow]) and load
 //     ([Persistence.Load]) on demand; a [SaveHandle] tracks a save.
-//   - [AutosaveConfig] and [AutosaveState]: the autosave resources:
+//   - [autosave.Config] and [autosave.State]: the autosave resources:
 //     interval, on/off, backups; progress and the last [Result].
 //     [SimulationState] asks the game to pause while a save runs, if
 //     configured.

@@ -52,7 +52,7 @@ var (
 
 	// ErrExhausted is the error of every save into a directory whose
 	// committed generation is the last one a save directory can have
-	// (autosave.MaxGeneration): the game keeps running and the save stays
+	// (savedir.MaxGeneration): the game keeps running and the save stays
 	// loadable; a [Persistence.SaveAs] into a new directory starts its
 	// generations again at 1.
 	ErrExhausted = autosave.ErrExhausted

@@ -12,6 +12,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/vfs"
 )
@@ -114,7 +115,7 @@ func Example_autosave() {
 
 	plugin := arksave.Plugin{
 		Dir: dir, ChunkSize: 64, Generator: hills{},
-		Autosave: &arksave.AutosaveConfig{Interval: arksave.Ticks(30), Enabled: true},
+		Autosave: &autosave.Config{Interval: 30 * arksave.DefaultTickDuration, Enabled: true},
 	}
 	systems, err := plugin.Install(world)
 	if err != nil {
@@ -126,7 +127,7 @@ func Example_autosave() {
 
 	game := &painter{}
 	app := &loop{world: world, systems: append([]arksave.System{game}, systems...)}
-	state := ecs.GetResource[arksave.AutosaveState](world)
+	state := ecs.GetResource[autosave.State](world)
 	// A real game ticks 60 times a second; this one ticks as fast as it can
 	// until the painted chunk is in a committed autosave.
 	for !(game.painted && state.Saves >= 2 && persistence.DirtyChunks() == 0) {

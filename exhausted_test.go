@@ -10,6 +10,7 @@ import (
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -19,7 +20,7 @@ import (
 // loadable, and a Save As starts the new directory at generation 1.
 func TestGenerationCounterExhausted(t *testing.T) {
 	mem := vfs.NewMem()
-	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 1}})
+	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 1}})
 	g.settle(t)
 	g.paint(t, 0, 0, 1, 1, components.MakePixel(9, 0, 0, 0))
 	must(t, g.waitSave(t, g.pers.Save()).Err)
@@ -27,19 +28,19 @@ func TestGenerationCounterExhausted(t *testing.T) {
 
 	// The committed generation becomes the last one: its world file renamed
 	// to match, the manifest rewritten with its checksum.
-	d, err := autosave.OpenDirReadOnly(mem, "/save")
+	d, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	m := d.Manifest()
-	last := uint64(autosave.MaxGeneration)
-	must(t, mem.Rename(path.Join("/save", m.World.Name), path.Join("/save", autosave.WorldName(last))))
-	m.Generation, m.World.Name = last, autosave.WorldName(last)
+	last := uint64(savedir.MaxGeneration)
+	must(t, mem.Rename(path.Join("/save", m.World.Name), path.Join("/save", savedir.WorldName(last))))
+	m.Generation, m.World.Name = last, savedir.WorldName(last)
 	if m.Players != nil {
-		must(t, mem.Rename(path.Join("/save", m.Players.Index.Name), path.Join("/save", autosave.PlayersName(last))))
-		m.Players.Index.Name = autosave.PlayersName(last)
+		must(t, mem.Rename(path.Join("/save", m.Players.Index.Name), path.Join("/save", savedir.PlayersName(last))))
+		m.Players.Index.Name = savedir.PlayersName(last)
 	}
 	must(t, vfs.WriteFileAtomic(mem, "/save/manifest", m.Encode()))
 
-	g = newGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1, autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 1}})
+	g = newGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1, autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 1}})
 	g.settle(t)
 	g.paint(t, 0, 0, 2, 2, components.MakePixel(9, 0, 0, 0))
 	res := g.waitSave(t, g.pers.Save())

@@ -43,7 +43,7 @@ func (f *Fragile) UnmarshalBinary(b []byte) error {
 type Holder struct{ F *Fragile }
 
 // A panic while the world is encoded on the game loop fails that save, with the panic's message
-// in AutosaveState.LastResult; the game goes on and the next save commits.
+// in autosave.State.LastResult; the game goes on and the next save commits.
 func TestPanicWhileEncodingFailsTheSave(t *testing.T) {
 	mem := vfs.NewMem()
 	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 0})
@@ -53,7 +53,7 @@ func TestPanicWhileEncodingFailsTheSave(t *testing.T) {
 	fragile.Store(false)
 	expect(t, errors.Is(res.Err, autosave.ErrPanic) && strings.Contains(res.Err.Error(), "Fragile.MarshalBinary exploded"),
 		"want ErrPanic with the panic's message, got %v", res.Err)
-	state := ecs.GetResource[arksave.AutosaveState](g.w)
+	state := ecs.GetResource[autosave.State](g.w)
 	expect(t, state.LastResult == res && !state.InProgress, "the failed save is not the last result")
 	expect(t, g.pers.Generation() == 0, "a failed save committed generation %d", g.pers.Generation())
 
@@ -85,7 +85,7 @@ func TestPanicWhileWritingFailsTheSave(t *testing.T) {
 		// The save's own calls are counted: no copy of the store for a
 		// backup runs after it (that step has a test of its own).
 		g := newGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: panicky{cd}}, dir: "/save", radius: 1,
-			autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 1, BackupCopyEvery: -1}})
+			autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 1, BackupCopyEvery: -1}})
 		g.settle(t)
 		g.paint(t, 0, 0, 3, 3, components.MakePixel(9, 0, 0, 0))
 		must(t, g.waitSave(t, g.pers.Save()).Err)

@@ -14,6 +14,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -24,7 +25,7 @@ import (
 func threeGenerations(t *testing.T) (*vfs.Mem, map[uint64]uint64) {
 	t.Helper()
 	mem := vfs.NewMem()
-	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 2}})
+	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 2}})
 	g.settle(t)
 	digests := map[uint64]uint64{}
 	for gen := uint64(1); gen <= 3; gen++ {
@@ -34,7 +35,7 @@ func threeGenerations(t *testing.T) (*vfs.Mem, map[uint64]uint64) {
 		must(t, res.Err)
 		expect(t, res.Generation == gen, "save %d committed generation %d", gen, res.Generation)
 		if gen > 1 {
-			want := autosave.CopiedChunksName(gen - 1)
+			want := savedir.CopiedChunksName(gen - 1)
 			expect(t, res.BackupChunks == want, "the backup of generation %d got store %q, want %q", gen-1, res.BackupChunks, want)
 		}
 		digests[gen] = g.chunkDigest(t, 0, 0)
@@ -69,7 +70,7 @@ func recordOf(t *testing.T, fsys vfs.FS, pos chunkstore.Pos) (string, int64, int
 // file and data files.
 func storeFiles(t testing.TB, fsys vfs.FS) []string {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(fsys, "/save")
+	d, err := savedir.OpenDirReadOnly(fsys, "/save")
 	must(t, err)
 	m := d.Manifest()
 	var out []string
@@ -96,7 +97,7 @@ func ruin(t *testing.T, fsys vfs.FS, p string) {
 // generation is damaged (its world file, a record of its chunk store, or
 // every file it shares with nothing else ruined), loading takes the newest
 // intact backup by itself, commits it as a new generation, reports it in
-// Problems and AutosaveState.Fallback, and removes none of the damaged
+// Problems and autosave.State.Fallback, and removes none of the damaged
 // files. Both ways of loading do it: Install with Load, and
 // Persistence.Load of a running game.
 func TestLoadFallsBackToTheNewestIntactGeneration(t *testing.T) {
@@ -162,7 +163,7 @@ func TestLoadFallsBackToTheNewestIntactGeneration(t *testing.T) {
 				expect(t, ecs.GetResource[Score](g.w).Points == int(tc.loaded), "score %d, want generation %d's", ecs.GetResource[Score](g.w).Points, tc.loaded)
 				expect(t, g.chunkDigest(t, 0, 0) == digests[tc.loaded], "chunk (0,0) is not generation %d's", tc.loaded)
 				probs := g.pers.Problems()
-				expect(t, len(probs) == len(fb.Problems)+1 && probs[0].File == autosave.ManifestName &&
+				expect(t, len(probs) == len(fb.Problems)+1 && probs[0].File == savedir.ManifestName &&
 					errors.Is(probs[0].Err, arksave.ErrCorrupt) && strings.Contains(probs[0].Err.Error(), "as generation 4"),
 					"problems %v", probs)
 				names := map[string]bool{}
@@ -186,7 +187,7 @@ func TestLoadFallsBackToTheNewestIntactGeneration(t *testing.T) {
 					must(t, err)
 					expect(t, bytes.Equal(got, raw), "%s changed", at)
 				}
-				d, err := autosave.OpenDirReadOnly(mem, "/save")
+				d, err := savedir.OpenDirReadOnly(mem, "/save")
 				must(t, err)
 				_, err = d.Backup(3)
 				must(t, err)
@@ -215,7 +216,7 @@ func TestLoadWithoutAnIntactGeneration(t *testing.T) {
 	}
 	// Opening the directory removes what no manifest names: that is done
 	// first, so that what follows compares the save's files.
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, d.Close())
 	before := snapshotMem(t, mem, "/save")

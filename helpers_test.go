@@ -57,7 +57,7 @@ type gameOpts struct {
 	load     bool
 	create   bool // with load: start a new world where there is no save
 	radius   int32
-	autosave *arksave.AutosaveConfig
+	autosave *autosave.Config
 	prepare  func(*ecs.World) // registers more game types before Install
 	plugin   func(*arksave.Plugin)
 }
@@ -67,7 +67,7 @@ var position = arksave.Position(func(p *Position) (float64, float64) { return p.
 
 // noBackupCopy is the default autosave configuration without copies of the
 // chunk store for backups, for tests that read damage where it is.
-func noBackupCopy() *arksave.AutosaveConfig {
+func noBackupCopy() *autosave.Config {
 	c := autosave.DefaultConfig()
 	c.BackupCopyEvery = -1
 	return &c
@@ -93,7 +93,7 @@ func installGame(t testing.TB, o gameOpts) (*game, error) {
 		o.prepare(w)
 	}
 	if o.autosave == nil {
-		o.autosave = &arksave.AutosaveConfig{Interval: time.Hour, Enabled: false, MaxBackups: 1}
+		o.autosave = &autosave.Config{Interval: time.Hour, Enabled: false, MaxBackups: 1}
 	}
 	p := arksave.Plugin{
 		Dir: o.dir, Load: o.load, LoadOrCreate: o.create, Overwrite: !o.load && !o.create,
@@ -150,7 +150,7 @@ func (g *game) settle(t testing.TB) {
 }
 
 // waitSave ticks until the handle completes.
-func (g *game) waitSave(t testing.TB, h *arksave.SaveHandle) *arksave.Result {
+func (g *game) waitSave(t testing.TB, h *arksave.SaveHandle) *autosave.Result {
 	t.Helper()
 	for i := 0; i < 20000; i++ {
 		g.tick()

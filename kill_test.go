@@ -15,8 +15,8 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/testkit/killtest"
 	"github.com/arksave/arksave/vfs"
@@ -37,7 +37,7 @@ func TestKillChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestKillDuringSaves")
 	}
-	_, err := os.Stat(filepath.Join(dir, autosave.ManifestName))
+	_, err := os.Stat(filepath.Join(dir, savedir.ManifestName))
 	g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: err == nil, radius: 1, prepare: registerPlayers})
 	g.settle(t)
 	killtest.Child(func() (uint64, uint64) {

@@ -13,6 +13,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/vfs"
 )
@@ -116,7 +117,7 @@ func TestSaveStatsAndLog(t *testing.T) {
 	expect(t, res.WorldEntities == base+5, "world file entities %d, want %d", res.WorldEntities, base+5)
 	expect(t, res.ChunksWritten == 2 && res.ChunksStored == 2 && res.BodiesWritten == 1, "second save: %v", res)
 	expect(t, res.BytesWritten > res.WorldBytes && res.WorldBytes > 0, "bytes %d, world file %d", res.BytesWritten, res.WorldBytes)
-	expect(t, g.state().LastResult == res, "AutosaveState.LastResult is not the save's result")
+	expect(t, g.state().LastResult == res, "autosave.State.LastResult is not the save's result")
 
 	attrs, ok := log.find(slog.LevelInfo, "save committed")
 	expect(t, ok, "no \"save committed\" in %v", log.messages())
@@ -162,12 +163,12 @@ func TestFallbackIsLogged(t *testing.T) {
 	flipAt(t, mem, "/save/world-3.pecs", 40)
 	var log records
 	g := newGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1,
-		autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 2},
+		autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 2},
 		plugin:   func(p *arksave.Plugin) { p.Logger = slog.New(&log) }})
 	attrs, ok := log.find(slog.LevelWarn, "damaged generation: loaded the newest intact backup")
 	expect(t, ok && num(attrs["damaged"]) == 3 && num(attrs["loaded"]) == 2 && num(attrs["generation"]) == 4,
 		"fallback: %v (%v)", attrs, log.messages())
 	msgs := log.messages()
 	expect(t, slices.Index(msgs, "save loaded") > slices.Index(msgs, "damaged generation: loaded the newest intact backup"), "order %v", msgs)
-	expect(t, g.state().Fallback != nil, "no Fallback in AutosaveState")
+	expect(t, g.state().Fallback != nil, "no Fallback in autosave.State")
 }

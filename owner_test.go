@@ -17,6 +17,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/vfs"
 )
@@ -149,7 +150,7 @@ func TestReadOnlyMediumLoads(t *testing.T) {
 	must(t, g.pers.Close())
 
 	h := newGame(t, gameOpts{fs: vfs.ReadOnly(mem), dir: "/save", load: true, radius: 1,
-		autosave: &arksave.AutosaveConfig{Interval: arksave.Ticks(2), Enabled: true, MaxBackups: 1}})
+		autosave: &autosave.Config{Interval: 2 * arksave.DefaultTickDuration, Enabled: true, MaxBackups: 1}})
 	h.settle(t)
 	expect(t, ecs.GetResource[Score](h.w).Points == 7 && h.chunkDigest(t, 0, 0) == want, "the read-only save did not load")
 	h.paint(t, 0, 0, 3, 3, components.MakePixel(9, 0, 0, 0))
@@ -238,7 +239,7 @@ func TestHolderChild(t *testing.T) {
 // save.
 func TestWaitStartsNoSave(t *testing.T) {
 	g := newGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save",
-		autosave: &arksave.AutosaveConfig{Interval: time.Nanosecond, Enabled: true, MaxBackups: 1}})
+		autosave: &autosave.Config{Interval: time.Nanosecond, Enabled: true, MaxBackups: 1}})
 	for range 5 {
 		g.tick() // an autosave starts every tick the writer is idle
 	}

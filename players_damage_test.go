@@ -13,6 +13,7 @@ import (
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/vfs"
 )
@@ -24,13 +25,13 @@ import (
 // generation 3 holds them.
 func threePlayerGenerations(t *testing.T) (*vfs.Mem, map[string]string) {
 	t.Helper()
-	mem, want := playerGenerations(t, &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 2})
+	mem, want := playerGenerations(t, &autosave.Config{Interval: time.Hour, MaxBackups: 2})
 	return mem, want[3]
 }
 
 // playerGenerations is threePlayerGenerations with the autosave
 // configuration conf, returning the players of each generation.
-func playerGenerations(t *testing.T, conf *arksave.AutosaveConfig) (*vfs.Mem, map[int]map[string]string) {
+func playerGenerations(t *testing.T, conf *autosave.Config) (*vfs.Mem, map[int]map[string]string) {
 	t.Helper()
 	mem := vfs.NewMem()
 	g := playerGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: conf})
@@ -58,13 +59,13 @@ func playerGenerations(t *testing.T, conf *arksave.AutosaveConfig) (*vfs.Mem, ma
 // lost or damaged; each returns the file it damaged.
 var playersDamage = []struct {
 	name   string
-	damage func(t *testing.T, fsys vfs.FS, m *autosave.Manifest, p *autosave.Players) string
+	damage func(t *testing.T, fsys vfs.FS, m *savedir.Manifest, p *savedir.Players) string
 }{
-	{"players data removed", func(t *testing.T, fsys vfs.FS, m *autosave.Manifest, _ *autosave.Players) string {
+	{"players data removed", func(t *testing.T, fsys vfs.FS, m *savedir.Manifest, _ *savedir.Players) string {
 		must(t, fsys.Remove("/save/"+m.Players.Data))
 		return m.Players.Data
 	}},
-	{"players data truncated", func(t *testing.T, fsys vfs.FS, m *autosave.Manifest, p *autosave.Players) string {
+	{"players data truncated", func(t *testing.T, fsys vfs.FS, m *savedir.Manifest, p *savedir.Players) string {
 		// Cut inside the last record generation 3 uses.
 		last := p.Entries[0]
 		for _, e := range p.Entries {
@@ -78,13 +79,13 @@ var playersDamage = []struct {
 		must(t, f.Close())
 		return m.Players.Data
 	}},
-	{"players data byte flipped", func(t *testing.T, fsys vfs.FS, m *autosave.Manifest, p *autosave.Players) string {
+	{"players data byte flipped", func(t *testing.T, fsys vfs.FS, m *savedir.Manifest, p *savedir.Players) string {
 		e, ok := p.Find("ada")
 		expect(t, ok, "generation 3 has no ada")
 		flipAt(t, fsys, "/save/"+m.Players.Data, e.Offset+int64(e.Length)/2)
 		return m.Players.Data
 	}},
-	{"players index removed", func(t *testing.T, fsys vfs.FS, m *autosave.Manifest, _ *autosave.Players) string {
+	{"players index removed", func(t *testing.T, fsys vfs.FS, m *savedir.Manifest, _ *savedir.Players) string {
 		must(t, fsys.Remove("/save/"+m.Players.Index.Name))
 		return m.Players.Index.Name
 	}},
@@ -92,9 +93,9 @@ var playersDamage = []struct {
 
 // damagePlayers damages generation 3's players in one of the ways, after
 // checking that they are the files of the top level the generation names.
-func damagePlayers(t *testing.T, mem vfs.FS, damage func(*testing.T, vfs.FS, *autosave.Manifest, *autosave.Players) string) string {
+func damagePlayers(t *testing.T, mem vfs.FS, damage func(*testing.T, vfs.FS, *savedir.Manifest, *savedir.Players) string) string {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(mem, "/save")
+	d, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	m := d.Manifest()
 	expect(t, m.Generation == 3 && m.Players != nil, "manifest %+v", m)
@@ -129,7 +130,7 @@ func (h *game) hasPlayers(t *testing.T, want map[string]string) {
 // file verifies (what a load could fall back to).
 func intactBackups(t *testing.T, fsys vfs.FS) []uint64 {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(fsys, "/save")
+	d, err := savedir.OpenDirReadOnly(fsys, "/save")
 	must(t, err)
 	var out []uint64
 	for _, b := range d.Backups() {
@@ -181,9 +182,9 @@ func TestPlayersFileLostOrDamaged(t *testing.T) {
 // playersFallBack damages generation 3's players of a save with copies
 // and loads it (how: "install" or "reload"): the players of generation 3
 // come back from the copies, and the fallback is reported.
-func playersFallBack(t *testing.T, damage func(*testing.T, vfs.FS, *autosave.Manifest, *autosave.Players) string, how string) {
+func playersFallBack(t *testing.T, damage func(*testing.T, vfs.FS, *savedir.Manifest, *savedir.Players) string, how string) {
 	mem, want := threePlayerGenerations(t)
-	d, err := autosave.OpenDirReadOnly(mem, "/save")
+	d, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	backups := d.Backups()
 	var h *game
@@ -203,7 +204,7 @@ func playersFallBack(t *testing.T, damage func(*testing.T, vfs.FS, *autosave.Man
 	fb := h.state().Fallback
 	expect(t, fb != nil && fb.Damaged == 3 && fb.Loaded == 3 && fb.Generation == 4, "fallback %+v", fb)
 	probs := h.pers.Problems()
-	expect(t, len(probs) >= 2 && probs[0].File == autosave.ManifestName && errors.Is(probs[0].Err, arksave.ErrCorrupt) &&
+	expect(t, len(probs) >= 2 && probs[0].File == savedir.ManifestName && errors.Is(probs[0].Err, arksave.ErrCorrupt) &&
 		strings.Contains(probs[0].Err.Error(), "players"), "problems %v", probs)
 	named := false
 	for _, p := range probs[1:] {
@@ -220,28 +221,28 @@ func playersFallBack(t *testing.T, damage func(*testing.T, vfs.FS, *autosave.Man
 	// The players of every backup were a copy of their own.
 	expect(t, len(backups) == 2, "%d backups", len(backups))
 	for _, b := range backups {
-		expect(t, b.Players != nil && b.Players.Index.Name == autosave.CopiedPlayersName(b.Generation) &&
-			b.Players.Data == autosave.CopiedPlayersDataName(b.Generation), "backup %d names players %+v", b.Generation, b.Players)
+		expect(t, b.Players != nil && b.Players.Index.Name == savedir.CopiedPlayersName(b.Generation) &&
+			b.Players.Data == savedir.CopiedPlayersDataName(b.Generation), "backup %d names players %+v", b.Generation, b.Players)
 	}
 }
 
 // Backups without a players copy of their own (written before copies, or
-// with AutosaveConfig.BackupCopyEvery < 0) share the players data file,
+// with autosave.Config.BackupCopyEvery < 0) share the players data file,
 // which only grows: when a save's records at its end are cut off, a load
 // falls back to the newest backup whose players are intact, and a repair
 // keeps every backup whose players read intact, taking the lost record
 // from the newest players index that holds one.
 func TestPlayersDataTruncatedWithoutCopies(t *testing.T) {
-	conf := func() *arksave.AutosaveConfig {
-		return &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 2, BackupCopyEvery: -1}
+	conf := func() *autosave.Config {
+		return &autosave.Config{Interval: time.Hour, MaxBackups: 2, BackupCopyEvery: -1}
 	}
 	for _, how := range []string{"load", "repair"} {
 		t.Run(how, func(t *testing.T) {
 			mem, want := playerGenerations(t, conf())
-			d, err := autosave.OpenDirReadOnly(mem, "/save")
+			d, err := savedir.OpenDirReadOnly(mem, "/save")
 			must(t, err)
 			for _, b := range d.Backups() {
-				expect(t, b.Players != nil && b.Players.Data == autosave.PlayersDataName, "backup %d names players %+v", b.Generation, b.Players)
+				expect(t, b.Players != nil && b.Players.Data == savedir.PlayersDataName, "backup %d names players %+v", b.Generation, b.Players)
 			}
 			damagePlayers(t, mem, playersDamage[1].damage) // ada's record of generation 3 cut
 			if how == "load" {
@@ -265,12 +266,12 @@ func TestPlayersDataTruncatedWithoutCopies(t *testing.T) {
 // fails the load with an error naming arksave repair, changing nothing,
 // and the repaired save loads.
 func TestPlayersIndexLostWithoutBackups(t *testing.T) {
-	mem, _ := playerGenerations(t, &arksave.AutosaveConfig{Interval: time.Hour})
+	mem, _ := playerGenerations(t, &autosave.Config{Interval: time.Hour})
 	damagePlayers(t, mem, playersDamage[3].damage)
 	before := snapshotMem(t, mem, "/save")
 	_, err := installGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1, prepare: registerPlayers})
 	expect(t, errors.Is(err, arksave.ErrCorrupt) && strings.Contains(err.Error(), "arksave repair") &&
-		strings.Contains(err.Error(), autosave.PlayersName(3)), "Install: %v", err)
+		strings.Contains(err.Error(), savedir.PlayersName(3)), "Install: %v", err)
 	after := snapshotMem(t, mem, "/save")
 	expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
 	for name, raw := range before {

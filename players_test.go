@@ -12,9 +12,9 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -94,10 +94,10 @@ func TestPlayersSavedApart(t *testing.T) {
 	types := worldTypes(t, mem, "/save")
 	expect(t, !hasType(types, ".Inventory") && !hasType(types, "components.Player"), "the world file holds players: %v", types)
 	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{}).Sections) == 0, "a player was saved with its chunk")
-	d, err := autosave.OpenDirReadOnly(mem, "/save")
+	d, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	m := d.Manifest()
-	expect(t, m.Players != nil && m.Players.Index.Name == autosave.PlayersName(1) && m.Players.Data == autosave.PlayersDataName, "manifest players: %+v", m.Players)
+	expect(t, m.Players != nil && m.Players.Index.Name == savedir.PlayersName(1) && m.Players.Data == savedir.PlayersDataName, "manifest players: %+v", m.Players)
 	expect(t, slices.Equal(g.pers.Players(), []string{"ada", "bob"}), "players %v", g.pers.Players())
 
 	// Copy-on-write: one player changes, one record is written.
@@ -304,7 +304,7 @@ func TestPlayerSurvivesRegionDamage(t *testing.T) {
 	g.pers.Close()
 
 	// Damage every record of chunk (1,1): its pixels and its entity block.
-	d, err := autosave.OpenDirReadOnly(mem, "/save")
+	d, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	m := d.Manifest()
 	storePath, _ := d.File(m.Chunks.Name)
@@ -366,7 +366,7 @@ func TestPlayersSaveAsAndRestore(t *testing.T) {
 	expect(t, c.inventory(t, "ada") == second, "ada in the copy: %q, want %q", c.inventory(t, "ada"), second)
 	c.pers.Close()
 
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	_, err = d.Restore(1, 2)
 	must(t, err)

@@ -16,35 +16,24 @@ import (
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/persist"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/systems"
 	"github.com/arksave/arksave/vfs"
 )
 
-// Resources and results the plugin shares with the game.
-type (
-	// AutosaveConfig controls autosave: interval, on/off, backups kept.
-	AutosaveConfig = autosave.Config
-	// AutosaveState shows what autosave is doing: timer, progress, last result.
-	AutosaveState = autosave.State
-	// SimulationState asks the game to pause while a save runs, if configured.
-	SimulationState = autosave.SimulationState
-	// Result is the outcome of one save.
-	Result = autosave.Result
-	// Fallback describes a load that found the committed generation
-	// damaged and loaded the newest intact backup instead.
-	Fallback = autosave.Fallback
-	// Problem is damage found while loading a chunk or its bodies: the
-	// chunk was regenerated, or its bodies dropped. File names the chunk
-	// store, Section says which ("chunk" or "bodies"), Pos the chunk, Err
-	// the damage (matching ErrCorrupt). A load that fell back to a backup
-	// reports that as a Problem of the manifest (Section "generation"),
-	// followed by what was damaged, each naming its file.
-	Problem = chunkstore.Problem
-)
+// Problem is damage found while loading a chunk or its bodies: the chunk
+// was regenerated, or its bodies dropped. File names the chunk store,
+// Section says which ("chunk" or "bodies"), Pos the chunk, Err the damage
+// (matching ErrCorrupt). A load that fell back to a backup reports that as
+// a Problem of the manifest (Section "generation"), followed by what was
+// damaged, each naming its file. It is the chunk store's report
+// (chunkstore.Problem), so that a tool reading the store gives the same.
+type Problem = chunkstore.Problem
 
-// Ticks returns the game time of n ticks at the default TickDuration
-// (1/60 s), for AutosaveConfig.Interval.
-func Ticks(n int) time.Duration { return time.Duration(n) * defaultTick }
+// DefaultTickDuration is the game time of one tick when
+// Plugin.TickDuration is not set (1/60 s): 30 ticks of autosave interval
+// are 30 * DefaultTickDuration.
+const DefaultTickDuration = time.Second / 60
 
 // System is an ECS system in the shape ark-tools' app.App schedules
 // (app.System): the arktools module runs the plugin under it.
@@ -58,7 +47,6 @@ type System interface {
 const (
 	defaultChunkSize  = 512
 	defaultTileSize   = 32
-	defaultTick       = time.Second / 60
 	defaultMaxPending = 64
 	maxChunkSize      = 1 << 12
 	defaultHysteresis = 0.20
@@ -78,7 +66,7 @@ type Plugin struct {
 	// location with a scheme is a save kept by the backend registered for
 	// it (see vfs.Register): "nats://host:4222/<world>" is a world in NATS
 	// JetStream once the program imports github.com/arksave/arksave/jetstream.
-	// The plugin holds the save (a lock file, see autosave.LockName; a
+	// The plugin holds the save (a lock file, see savedir.LockName; a
 	// lease on JetStream) from Install to Persistence.Close: a second
 	// Install on it, in this process or another, fails with ErrLocked.
 	// With FS set, Dir is a path in FS.
@@ -91,7 +79,7 @@ type Plugin struct {
 	// committed generation that is damaged (its world file, its players,
 	// or the chunk store's records it uses) loads the newest intact backup
 	// instead, committed as a new generation and reported in
-	// AutosaveState.Fallback and Persistence.Problems; without one, a
+	// autosave.State.Fallback and Persistence.Problems; without one, a
 	// generation whose world file is intact loads as it is (damaged
 	// chunks regenerate), else Install fails naming arksave repair. Only
 	// proven damage (a checksum, a bound, a lost file) falls back: a file
@@ -141,9 +129,9 @@ type Plugin struct {
 	// chunkstore.EncodeSmallest: the smallest of delta, palette and full).
 	ChunkEncoding chunkstore.Encoding
 
-	// Autosave is the initial AutosaveConfig resource; nil means
+	// Autosave is the initial autosave.Config resource; nil means
 	// autosave.DefaultConfig (every 300 s, one backup).
-	Autosave *AutosaveConfig
+	Autosave *autosave.Config
 	// TickDuration is the game time of one Update (default 1/60 s); the
 	// autosave timer counts it.
 	TickDuration time.Duration
@@ -269,7 +257,7 @@ func (p Plugin) resolve() (settings, error) {
 		loc:   loc,
 		codec: codec,
 		rt: persist.Config{
-			Writer: autosave.Options{
+			Writer: savedir.Options{
 				FS: fsys,
 				Store: chunkstore.Options{
 					ChunkSize:    uint16(chunk),
@@ -286,7 +274,7 @@ func (p Plugin) resolve() (settings, error) {
 				LockTimeout: p.LockTimeout,
 				Logger:      p.Logger,
 			},
-			TickDuration:     cmpOr(p.TickDuration, defaultTick),
+			TickDuration:     cmpOr(p.TickDuration, DefaultTickDuration),
 			MaxPendingChunks: cmpOr(p.MaxPendingChunks, defaultMaxPending),
 			OnChunkLoaded:    p.OnChunkLoaded,
 			OnBodyLoaded:     p.OnBodyLoaded,
@@ -337,7 +325,7 @@ func cmpOr[T comparable](v, def T) T {
 // locks anything. Once that Persistence is closed, Install may install the
 // plugin in the world again.
 //
-// The resources Install adds: [AutosaveConfig], [AutosaveState],
+// The resources Install adds: [autosave.Config], [autosave.State],
 // [SimulationState], [Persistence], components.ChunkIndex and
 // components.BodyIDs.
 func (p Plugin) Install(w *ecs.World) ([]System, error) {
@@ -385,7 +373,7 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 	addResource(w, components.NewChunkIndex())
 	addResource(w, &components.BodyIDs{Session: 1})
 
-	dir, err := autosave.OpenDir(s.fs, p.Dir, autosave.LockTimeout(p.LockTimeout))
+	dir, err := savedir.OpenDir(s.fs, p.Dir, savedir.LockTimeout(p.LockTimeout))
 	if err != nil {
 		if le := (*autosave.LockedError)(nil); errors.As(err, &le) && p.Logger != nil {
 			p.Logger.Error("save directory locked", "dir", p.Dir, "holder", le.Who(), "err", err)
@@ -407,7 +395,7 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 		return nil, p.noSave(dir)
 	}
 	var world []byte
-	var fb *Fallback
+	var fb *autosave.Fallback
 	if hasSave && load {
 		// The newest intact generation, before the writer opens its store.
 		world, fb, err = dir.LoadIntact(func(data []byte) error { return s.codec.Validate(data, w) })
@@ -438,7 +426,7 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 // holds no save, without creating or changing anything. A damaged or lost
 // manifest is left to OpenDir, which names the repair.
 func (p Plugin) expectSave(fsys vfs.FS) error {
-	d, err := autosave.OpenDirReadOnly(fsys, p.Dir)
+	d, err := savedir.OpenDirReadOnly(fsys, p.Dir)
 	if hint := errs.DeniedHint(err); hint != "" {
 		return fmt.Errorf("arksave: load: %w; %s", err, hint)
 	}
@@ -452,7 +440,7 @@ func (p Plugin) expectSave(fsys vfs.FS) error {
 }
 
 // noSave explains a directory that holds no save to load.
-func (p Plugin) noSave(d *autosave.Dir) error {
+func (p Plugin) noSave(d *savedir.Dir) error {
 	msg := fmt.Sprintf("arksave: load: %s holds no save", p.Dir)
 	if files := d.Leftovers(); len(files) > 0 {
 		msg += fmt.Sprintf(" (%s: what a first save left that did not commit; arksave repair %s can make a save of it)", strings.Join(files, ", "), p.Dir)

@@ -19,6 +19,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/snapshot"
 )
@@ -34,7 +35,7 @@ func benchWorld(b *testing.B, dir string, entities int, chunks []components.Chun
 	w := ecs.NewWorld()
 	systems, err := arksave.Plugin{
 		Dir: dir, Overwrite: true, ChunkSize: benchChunk, Generator: benchGen, Seed: 1,
-		Autosave: &arksave.AutosaveConfig{Enabled: false, MaxBackups: 0},
+		Autosave: &autosave.Config{Enabled: false, MaxBackups: 0},
 	}.Install(w)
 	must(b, err)
 	pm := ecs.NewMap2[Position, Player](w)
@@ -148,7 +149,7 @@ func latencyStore(b *testing.B) string {
 		dir, err := os.MkdirTemp("", "arksave-bench-")
 		must(b, err)
 		latencyDir = filepath.Join(dir, "save")
-		w, err := autosave.OpenWriter(latencyDir, autosave.Options{Store: chunkstoreConfig()})
+		w, err := savedir.OpenWriter(latencyDir, savedir.Options{Store: chunkstoreConfig()})
 		must(b, err)
 		rng := rand.New(rand.NewPCG(3, 4))
 		const total, batch = 10000, 500
@@ -164,7 +165,7 @@ func latencyStore(b *testing.B) string {
 				c := components.NewChunkFrom(benchChunk, snapshot.Pixels(pix))
 				snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share()})
 			}
-			if !w.Submit(autosave.Job{Snap: snap}) {
+			if !w.Submit(savedir.Job{Snap: snap}) {
 				b.Fatal("writer busy")
 			}
 			must(b, w.Wait().Err)
@@ -282,7 +283,7 @@ func benchWorldAt(b *testing.B, dir string) (*ecs.World, []arksave.System, *arks
 	w := ecs.NewWorld()
 	systems, err := arksave.Plugin{
 		Dir: dir, Load: true, ChunkSize: benchChunk, Generator: benchGen, Seed: 1,
-		Autosave: &arksave.AutosaveConfig{Enabled: false, MaxBackups: 0},
+		Autosave: &autosave.Config{Enabled: false, MaxBackups: 0},
 	}.Install(w)
 	must(b, err)
 	// A focus of radius 1 loads nine chunks; dirty() touches all loaded ones,

@@ -9,6 +9,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/vfs"
 )
@@ -70,7 +71,7 @@ func TestRequestsDuringSaveAreCoalesced(t *testing.T) {
 }
 
 func TestAutosaveTimer(t *testing.T) {
-	conf := &arksave.AutosaveConfig{Interval: arksave.Ticks(10), Enabled: true, MaxBackups: 0}
+	conf := &autosave.Config{Interval: 10 * arksave.DefaultTickDuration, Enabled: true, MaxBackups: 0}
 	g := newGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 0, autosave: conf})
 	for i := 0; i < 9; i++ {
 		g.tick()
@@ -79,7 +80,7 @@ func TestAutosaveTimer(t *testing.T) {
 	g.tick()
 	g.tick()
 	expect(t, g.state().InProgress || g.state().Saves == 1, "no save at the interval")
-	ecs.GetResource[arksave.AutosaveConfig](g.w).Enabled = false
+	ecs.GetResource[autosave.Config](g.w).Enabled = false
 	// Let the running save finish (on wall time: the writer is a goroutine).
 	for deadline := time.Now().Add(10 * time.Second); g.state().InProgress; {
 		expect(t, time.Now().Before(deadline), "the autosave did not finish")
@@ -102,7 +103,7 @@ func TestFaultsAtEveryCall(t *testing.T) {
 			cd := &vfs.Countdown{N: 1 << 30, Err: fault}
 			fsys := &vfs.Faulty{FS: mem, Injector: cd}
 			// Without the store copy that runs between saves for the backups (its
-			// faults: autosave's TestBackupCopyFails), the nth call is one of the save's.
+			// faults: internal/savedir's TestBackupCopyFails), the nth call is one of the save's.
 			g := newGame(t, gameOpts{fs: fsys, dir: "/save", radius: 1, autosave: noBackupCopy()})
 			g.settle(t)
 			g.paint(t, 0, 0, 3, 3, components.MakePixel(9, 0, 0, 0))
@@ -274,16 +275,16 @@ func TestInstallRefusesToOverwriteSilently(t *testing.T) {
 }
 
 func TestPauseDuringSave(t *testing.T) {
-	conf := &arksave.AutosaveConfig{Interval: time.Hour, Enabled: false, PauseDuringSave: true}
+	conf := &autosave.Config{Interval: time.Hour, Enabled: false, PauseDuringSave: true}
 	g := newGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 0, autosave: conf})
-	sim := ecs.GetResource[arksave.SimulationState](g.w)
+	sim := ecs.GetResource[autosave.SimulationState](g.w)
 	h := g.pers.Save()
 	g.tick()
 	expect(t, g.state().InProgress && sim.Paused, "simulation not paused while saving (in progress %v)", g.state().InProgress)
 	g.waitSave(t, h)
 	expect(t, !sim.Paused, "simulation still paused after the save")
 
-	conf2 := ecs.GetResource[arksave.AutosaveConfig](g.w)
+	conf2 := ecs.GetResource[autosave.Config](g.w)
 	conf2.PauseDuringSave = false
 	h = g.pers.Save()
 	g.tick()

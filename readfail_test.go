@@ -22,6 +22,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -536,7 +537,7 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 				}
 				// Opening the directory removes what no manifest names: done
 				// first, so that what follows compares the save's files.
-				d, err := autosave.OpenDirReadOnly(mem, "/save")
+				d, err := savedir.OpenDirReadOnly(mem, "/save")
 				must(t, err)
 				must(t, d.Close())
 				before := snapshotMem(t, mem, "/save")
@@ -561,7 +562,7 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 				for name, raw := range before {
 					expect(t, bytes.Equal(after[name], raw), "%s changed", name)
 				}
-				d, err = autosave.OpenDirReadOnly(mem, "/save")
+				d, err = savedir.OpenDirReadOnly(mem, "/save")
 				must(t, err)
 				expect(t, d.Generation() == 3 && len(d.Backups()) == 2, "after the failed load: generation %d, %d backups", d.Generation(), len(d.Backups()))
 				must(t, d.Close())
@@ -592,7 +593,7 @@ func TestFallbackStopsAtAnUnreadableBackup(t *testing.T) {
 	flipAt(t, mem, "/save/world-3.pecs", 40)
 	faults := &fileFaults{files: map[string]bool{"/save/backups/world-2.pecs": true}}
 	fsys := &vfs.Faulty{FS: mem, Injector: faults}
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, d.Close())
 	before := snapshotMem(t, mem, "/save")

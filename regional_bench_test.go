@@ -7,6 +7,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 )
 
@@ -32,7 +33,7 @@ func BenchmarkSave_100kEntities_1000Chunks_5Dirty(b *testing.B) {
 			ecs.ComponentID[Stats](w)
 			systems, err := arksave.Plugin{
 				Dir: b.TempDir(), ChunkSize: testChunk, TileSize: 8, Seed: 7, Generator: gen{},
-				Autosave:  &arksave.AutosaveConfig{Interval: arksave.Ticks(1), Enabled: true},
+				Autosave:  &autosave.Config{Interval: arksave.DefaultTickDuration, Enabled: true},
 				Positions: []arksave.RegionalPosition{position},
 			}.Install(w)
 			must(b, err)

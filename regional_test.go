@@ -15,6 +15,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -105,9 +106,9 @@ func storedBlock(t testing.TB, fsys vfs.FS, dir string, pos chunkstore.Pos) chun
 // openCommittedStore opens the committed generation's chunk store in dir
 // read-only, with the test game's generator, and returns it with the
 // directory's manifest.
-func openCommittedStore(t testing.TB, fsys vfs.FS, dir string) (*chunkstore.Store, *autosave.Manifest) {
+func openCommittedStore(t testing.TB, fsys vfs.FS, dir string) (*chunkstore.Store, *savedir.Manifest) {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(fsys, dir)
+	d, err := savedir.OpenDirReadOnly(fsys, dir)
 	must(t, err)
 	m := d.Manifest()
 	expect(t, m != nil, "no manifest in %s", dir)
@@ -121,7 +122,7 @@ func openCommittedStore(t testing.TB, fsys vfs.FS, dir string) (*chunkstore.Stor
 // worldTypes lists the component types the committed world file of dir holds.
 func worldTypes(t testing.TB, fsys vfs.FS, dir string) []string {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(fsys, dir)
+	d, err := savedir.OpenDirReadOnly(fsys, dir)
 	must(t, err)
 	data, err := d.ReadWorld(nil)
 	must(t, err)
@@ -254,7 +255,7 @@ func TestRegionalMovementUpdatesTheRightChunks(t *testing.T) {
 func TestRegionalHysteresis(t *testing.T) {
 	for _, amp := range []float64{0.15, 0.4} { // chunk widths around the border x = testChunk
 		t.Run(fmt.Sprint(amp), func(t *testing.T) {
-			every := &arksave.AutosaveConfig{Interval: arksave.Ticks(1), Enabled: true, MaxBackups: 1}
+			every := &autosave.Config{Interval: arksave.DefaultTickDuration, Enabled: true, MaxBackups: 1}
 			g := regionalGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 1, autosave: every})
 			g.settle(t)
 			e := g.spawnCrate(testChunk-1, 10, 9, 1)
@@ -492,7 +493,7 @@ func TestCorruptedRecordsSurface(t *testing.T) {
 	must(t, g.pers.SaveNow().Err)
 	g.pers.Close()
 
-	d, err := autosave.OpenDirReadOnly(mem, "/save")
+	d, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	m := d.Manifest()
 	// Flip a byte inside the entity section of chunk (1,1) and inside the players data.
@@ -553,7 +554,7 @@ func flipAt(t testing.TB, fsys vfs.FS, path string, off int64) {
 // time), a save the game asks for at once; MarkDirty makes the next
 // autosave write them.
 func TestRegionalChangesReachTheSave(t *testing.T) {
-	every := &arksave.AutosaveConfig{Interval: arksave.Ticks(1), Enabled: true, MaxBackups: 1}
+	every := &autosave.Config{Interval: arksave.DefaultTickDuration, Enabled: true, MaxBackups: 1}
 	g := regionalGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 1, autosave: every})
 	g.settle(t)
 	e := g.spawnCrate(10, 10, 700, 1)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/internal/persist"
 	"github.com/arksave/arksave/vfs"
 )
@@ -28,7 +29,7 @@ func TestSnapshotReusesWorldBuffer(t *testing.T) {
 		m.NewEntity(&bufPos{X: float64(i)})
 	}
 	_, err := Plugin{Dir: "/save", FS: vfs.NewMem(), ChunkSize: 16, TileSize: 8, Generator: flatGen{},
-		Autosave: &AutosaveConfig{Interval: time.Hour}}.Install(w)
+		Autosave: &autosave.Config{Interval: time.Hour}}.Install(w)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/internal/persist"
 	"github.com/arksave/arksave/vfs"
 	arkserde "github.com/mlange-42/ark-serde"
@@ -199,7 +200,7 @@ func (flat) Generate(_, _ int32, _ uint64, dst []uint32) { clear(dst) }
 // runtime, whose Snapshot is what the game loop pays for a save.
 func pluginRuntime(b *testing.B, w *ecs.World) *persist.Runtime {
 	if _, err := (arksave.Plugin{Dir: "/save", FS: vfs.NewMem(), ChunkSize: 16, TileSize: 8, Generator: flat{},
-		Autosave: &arksave.AutosaveConfig{Interval: time.Hour}}).Install(w); err != nil {
+		Autosave: &autosave.Config{Interval: time.Hour}}).Install(w); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ecs.GetResource[arksave.Persistence](w).Close() })

@@ -39,7 +39,7 @@
 // written without copying. So a save costs the game loop its snapshot plus
 // at most one 4 KiB copy per tile it writes before the writer gets there,
 // never a whole chunk (1 MiB at 512x512: 0.25-0.76 ms). The plugin counts
-// these copies in AutosaveState.LongestStall and CopiedTiles.
+// these copies in autosave.State.LongestStall and CopiedTiles.
 //
 // A save's writer reads each chunk when it compresses it (the chunk store's
 // PixelSource), so a chunk stays held only until then, and a save of many

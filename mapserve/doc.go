@@ -49,7 +49,7 @@
 // read-only through the root the manifest keeps, and reads records that
 // the store only ever appends, so a game keeps saving undisturbed. Should a
 // commit move a file on while a generation opens, it opens the new one
-// (autosave.ReadConsistent). Every file it opens is one the manifest names,
+// (savedir.ReadConsistent). Every file it opens is one the manifest names,
 // checked by the save directory's rules; nothing a request says is ever
 // used as a file name.
 //

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/sectionjson"
 )
 
@@ -39,8 +39,8 @@ func (v *view) readPlayers(dir string, o *Options, prev *view) {
 	if v.man.Players == nil {
 		return
 	}
-	d, err := autosave.OpenDirReadOnly(o.FS, dir)
-	var p *autosave.Players
+	d, err := savedir.OpenDirReadOnly(o.FS, dir)
+	var p *savedir.Players
 	if err == nil {
 		p, err = d.ReadPlayers(v.man)
 	}

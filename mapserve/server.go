@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/vfs"
 )
@@ -197,7 +197,7 @@ func (s *Server) Refresh() (bool, error) {
 		return false, errClosed
 	}
 	defer cur.release()
-	d, err := autosave.OpenDirReadOnly(s.opts.FS, s.dir)
+	d, err := savedir.OpenDirReadOnly(s.opts.FS, s.dir)
 	if err == nil {
 		if m := d.Manifest(); m == nil {
 			err = d.ManifestErr()
@@ -230,7 +230,7 @@ func (s *Server) Refresh() (bool, error) {
 }
 
 // sameManifest reports whether two manifests are the same commit.
-func sameManifest(a, b *autosave.Manifest) bool {
+func sameManifest(a, b *savedir.Manifest) bool {
 	return a.Generation == b.Generation && a.Checksum == b.Checksum && a.ModifiedMS == b.ModifiedMS
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/words"
 )
@@ -24,7 +25,7 @@ import (
 // a reference while they use it; the store closes with the last one.
 type view struct {
 	refs  atomic.Int64
-	man   *autosave.Manifest
+	man   *savedir.Manifest
 	store *chunkstore.Store
 	size  int // chunk edge, world pixels
 	// identity tells saves apart: a tile drawn from one never stands for a
@@ -367,10 +368,10 @@ func floorDiv(a, b int) int {
 // index rebuilt by scanning its records (chunkstore's Repair, read-only),
 // with the report of what was skipped. A store that cannot be opened even
 // so returns err.
-func openDamaged(dir string, o *Options, err error) (*chunkstore.Store, *autosave.Manifest, *chunkstore.Report, error) {
+func openDamaged(dir string, o *Options, err error) (*chunkstore.Store, *savedir.Manifest, *chunkstore.Report, error) {
 	var s *chunkstore.Store
-	var man *autosave.Manifest
-	rerr := autosave.ReadConsistent(o.FS, dir, func(d *autosave.Dir) error {
+	var man *savedir.Manifest
+	rerr := savedir.ReadConsistent(o.FS, dir, func(d *savedir.Dir) error {
 		m := d.Manifest()
 		if m == nil || len(m.Chunks.Root) == 0 {
 			return err

@@ -18,6 +18,7 @@ import (
 	"github.com/arksave/arksave/demo/internal/testworld"
 	"github.com/arksave/arksave/demo/sand"
 	"github.com/arksave/arksave/demo/sim"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/mlange-42/ark/ecs"
 )
 
@@ -255,7 +256,7 @@ func at(s *sim.Sim, x, y int) components.Pixel {
 }
 
 // waitSave ticks until the handle completes.
-func waitSave(t testing.TB, s *sim.Sim, h *arksave.SaveHandle) *arksave.Result {
+func waitSave(t testing.TB, s *sim.Sim, h *arksave.SaveHandle) *autosave.Result {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !h.IsComplete() && time.Now().Before(deadline) {
@@ -425,7 +426,7 @@ func TestBodiesRegionalCameraInPlayersFile(t *testing.T) {
 	res, err := s.Close()
 	expect(t, err == nil && res.RegionsWritten == 1 && res.PlayersWritten == 1, "final save: %v %v", res, err)
 
-	d, err := autosave.OpenDirReadOnly(nil, cfg.Save.Dir)
+	d, err := savedir.OpenDirReadOnly(nil, cfg.Save.Dir)
 	expect(t, err == nil, "open: %v", err)
 	m := d.Manifest()
 	expect(t, m.Players != nil, "the save has no players")

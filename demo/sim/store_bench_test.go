@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/sim"
 	"github.com/arksave/arksave/demo/terrain"
 	"github.com/arksave/arksave/internal/benchenc"
+	"github.com/arksave/arksave/internal/savedir"
 )
 
 // demoSave runs the demo headless with its scripted player for ticks ticks
@@ -30,7 +30,7 @@ func demoSave(tb testing.TB, ticks int) string {
 // read-only, with the demo's generator.
 func storeOf(tb testing.TB, dir string) *chunkstore.Store {
 	tb.Helper()
-	d, err := autosave.OpenDirReadOnly(nil, dir)
+	d, err := savedir.OpenDirReadOnly(nil, dir)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // Load replaces the game's world with the last committed save in dir and
 // continues saving there. It waits for a running save to finish first.
 // When the committed generation is damaged, the newest intact backup is
-// loaded instead (autosave.Writer.ContinueIntact) and reported.
+// loaded instead (savedir.Writer.ContinueIntact) and reported.
 //
 // The save is read and decoded into a scratch world before the live world
 // is touched, so a missing, damaged or incompatible save returns an error
@@ -49,7 +49,7 @@ func (r *Runtime) Load(dir string) error {
 // Adopt replaces the game's world with world, the world file of the
 // generation the writer has just opened in dir (Install's load), and notes
 // fb, when the committed generation was damaged and a backup was loaded
-// instead: AutosaveState.Fallback shows it and Problems reports it.
+// instead: autosave.State.Fallback shows it and Problems reports it.
 func (r *Runtime) Adopt(dir string, world []byte, fb *autosave.Fallback) error {
 	if err := r.replaceWorld(world); err != nil {
 		return fmt.Errorf("load %s: %w", dir, err)

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 )
 
@@ -30,7 +30,7 @@ type loadResult struct {
 // a position asked for twice is read once, and a position no
 // longer wanted can be taken out before it is read.
 type loader struct {
-	writer *autosave.Writer
+	writer *savedir.Writer
 	size   int
 
 	mu      sync.Mutex
@@ -43,7 +43,7 @@ type loader struct {
 	done    chan struct{}
 }
 
-func newLoader(w *autosave.Writer, size int) *loader {
+func newLoader(w *savedir.Writer, size int) *loader {
 	l := &loader{writer: w, size: size, queued: map[components.ChunkPos]bool{}, done: make(chan struct{})}
 	l.cond = sync.NewCond(&l.mu)
 	go l.run()

@@ -11,6 +11,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 )
 
@@ -86,7 +87,7 @@ func (r *Runtime) playerEntities(id string) []ecs.Entity {
 func (r *Runtime) encodePlayer(id string, list []ecs.Entity) (rec snapshot.PlayerRecord, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = autosave.NewPanicError(p)
+			err = savedir.NewPanicError(p)
 		}
 	}()
 	sort.Slice(list, func(i, j int) bool { return list[i].ID() < list[j].ID() })

@@ -11,9 +11,9 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 )
 
@@ -1039,4 +1039,4 @@ func (r *Runtime) RegionStats() RegionStats {
 }
 
 // panicError is the error of a panic while encoding the game's values.
-func panicError(p any) error { return autosave.NewPanicError(p) }
+func panicError(p any) error { return savedir.NewPanicError(p) }

@@ -12,6 +12,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 )
 
@@ -22,7 +23,7 @@ type Config struct {
 	// Writer configures the save directory's writer, the chunk store's
 	// options (the game's constants, the generator, the persisted layers)
 	// among them.
-	Writer autosave.Options
+	Writer savedir.Options
 	// ChunkSize is the number of pixels per chunk edge: New sets it from
 	// Writer.Store.ChunkSize.
 	ChunkSize int
@@ -84,6 +85,15 @@ type pendingChunk struct {
 	committed bool
 }
 
+// committing is what the save in flight holds, for the game loop to
+// confirm once it commits: chunks become Persisted unless they changed
+// since, entity sets and players their saved hashes.
+type committing struct {
+	chunks   []snapshot.ChunkVersion
+	entities []snapshot.EntityVersion
+	players  []snapshot.PlayerHash
+}
+
 // problem is damage found while loading (a chunk or its bodies were
 // damaged and were regenerated or dropped), or a chunk that could not be
 // read and stays unloaded until a later read succeeds.
@@ -101,7 +111,7 @@ type problem struct {
 type Runtime struct {
 	cfg    Config
 	world  *ecs.World
-	writer *autosave.Writer
+	writer *savedir.Writer
 	loader *loader
 
 	chunkMap *ecs.Map3[components.ChunkPos, components.Chunk, components.ChunkState]
@@ -117,6 +127,7 @@ type Runtime struct {
 	sim    *autosave.SimulationState
 	bodyID *components.BodyIDs
 
+	committing    committing // the save in flight (see apply)
 	pendingChunks map[components.ChunkPos]pendingChunk
 	loading       map[components.ChunkPos]bool
 	retry         map[components.ChunkPos]*readRetry // chunks whose last reads failed (not damage)
@@ -150,7 +161,7 @@ type Runtime struct {
 // the Runtime to the world as a resource. The world must hold the plugin's
 // resources: [components.ChunkIndex], [autosave.Config], [autosave.State],
 // [autosave.SimulationState] and [components.BodyIDs].
-func New(w *ecs.World, d *autosave.Dir, cfg Config) (*Runtime, error) {
+func New(w *ecs.World, d *savedir.Dir, cfg Config) (*Runtime, error) {
 	cfg.ChunkSize = int(cfg.Writer.Store.ChunkSize)
 	switch {
 	case cfg.ChunkSize <= 0 || cfg.TickDuration <= 0 || cfg.MaxPendingChunks <= 0:
@@ -164,7 +175,7 @@ func New(w *ecs.World, d *autosave.Dir, cfg Config) (*Runtime, error) {
 		d.Close()
 		return nil, fmt.Errorf("arksave: hysteresis %v, checkpoint %v: neither may be negative", cfg.Hysteresis, cfg.Checkpoint)
 	}
-	writer, err := autosave.NewWriter(d, cfg.Writer)
+	writer, err := savedir.NewWriter(d, cfg.Writer)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +233,7 @@ func (r *Runtime) bindResources() error {
 }
 
 // Writer returns the autosave writer.
-func (r *Runtime) Writer() *autosave.Writer { return r.writer }
+func (r *Runtime) Writer() *savedir.Writer { return r.writer }
 
 // Problems returns the damage found since the last call: a load that fell
 // back to a backup (the fallback first, then what was damaged), then

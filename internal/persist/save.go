@@ -6,6 +6,7 @@ import (
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 )
 
@@ -63,7 +64,7 @@ func (r *Runtime) tickSave() {
 
 // copyCost returns the time the game loop spent copying tiles for the
 // running save (copy-on-write) since the last call, and counts the tiles
-// in AutosaveState.CopiedTiles.
+// in autosave.State.CopiedTiles.
 func (r *Runtime) copyCost() time.Duration {
 	var tiles int
 	var spent time.Duration
@@ -89,15 +90,17 @@ func (r *Runtime) start() {
 		r.finishWithError(err)
 		return
 	}
-	job := autosave.Job{Snap: snap, MaxBackups: r.conf.MaxBackups, SaveTo: r.saveTo, RequestedAt: snap.TakenAt,
+	job := savedir.Job{Snap: snap, MaxBackups: r.conf.MaxBackups, SaveTo: r.saveTo, RequestedAt: snap.TakenAt,
 		BackupCopyEvery: max(r.conf.BackupCopyEvery, 0)}
 	if r.conf.BackupCopyEvery == 0 {
 		job.BackupCopyEvery = 1
 	}
+	chunks, entities, players := snap.Committed()
 	if !r.writer.Submit(job) {
 		snap.Release() // cannot happen: start runs only when the writer is idle
 		return
 	}
+	r.committing = committing{chunks: chunks, entities: entities, players: players}
 	r.requested, r.saveTo = false, ""
 	r.inflight, r.waiting = r.waiting, nil
 	r.state.InProgress = true
@@ -123,8 +126,10 @@ func (r *Runtime) finishWithError(err error) {
 // become Persisted unless they changed since their snapshot, committed
 // unloaded chunks and body sets are forgotten, handles complete.
 func (r *Runtime) apply(res *autosave.Result) {
+	done := r.committing
+	r.committing = committing{}
 	if res.Err == nil {
-		for _, cv := range res.Chunks {
+		for _, cv := range done.chunks {
 			if e, ok := r.index.Get(cv.Pos); ok && r.chunkMap.HasAll(e) {
 				_, _, st := r.chunkMap.Get(e)
 				st.Confirm(cv.Version)
@@ -139,8 +144,8 @@ func (r *Runtime) apply(res *autosave.Result) {
 				}
 			}
 		}
-		r.confirmEntities(res.Entities)
-		r.confirmPlayers(res.Players)
+		r.confirmEntities(done.entities)
+		r.confirmPlayers(done.players)
 		r.retryNow()
 	}
 	r.tickStall += r.copyCost() // copies since the last count (none when called from tickSave)
@@ -261,7 +266,7 @@ func (r *Runtime) encodeWorld() (data []byte, err error) {
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			data, err = nil, autosave.NewPanicError(p)
+			data, err = nil, savedir.NewPanicError(p)
 		}
 		if err != nil && dst != nil {
 			r.reuseWorld(dst)

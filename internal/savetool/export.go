@@ -8,8 +8,8 @@ import (
 	"io"
 
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 )
 
 // StoredChunks lists what a generation of a save's chunk store holds, as
@@ -130,11 +130,11 @@ func StoredChunksOf(s *chunkstore.Store, name string) *StoredChunks {
 // the directory, on one consistent generation.
 func ExportJSON(w io.Writer, dir string, gen uint64, o Options) error {
 	fsys := o.fs()
-	var m *autosave.Manifest
+	var m *savedir.Manifest
 	var world []byte
 	var s *chunkstore.Store
 	var storeErr error
-	err := readSave(fsys, dir, gen, func(d *autosave.Dir, gm *autosave.Manifest) error {
+	err := readSave(fsys, dir, gen, func(d *savedir.Dir, gm *savedir.Manifest) error {
 		m = gm
 		var err error
 		if world, err = d.ReadWorld(m); err != nil {

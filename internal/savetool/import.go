@@ -9,6 +9,7 @@ import (
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 )
 
 // ImportReport says what [ImportJSON] and [ImportInto] did.
@@ -66,7 +67,7 @@ func ImportInto(dir string, r io.Reader, o ImportOptions) (*ImportReport, error)
 	if err != nil {
 		return nil, err
 	}
-	d, err := openLocked(o.fs(), dir, autosave.OpenDir)
+	d, err := openLocked(o.fs(), dir, savedir.OpenDir)
 	if err != nil {
 		return nil, damagedOr(err, dir)
 	}
@@ -91,7 +92,7 @@ func ImportInto(dir string, r io.Reader, o ImportOptions) (*ImportReport, error)
 	}
 	s.Close()
 	rep.Previous = m.Generation
-	nm, _, err := d.Commit(autosave.Commit{World: file, Chunks: ref, Players: m.Players, MaxBackups: len(d.Backups()) + 1})
+	nm, _, err := d.Commit(savedir.Commit{World: file, Chunks: ref, Players: m.Players, MaxBackups: len(d.Backups()) + 1})
 	if err != nil {
 		return nil, fmt.Errorf("import: commit: %w", err)
 	}

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/vfs"
 )
@@ -114,7 +114,7 @@ func InspectDir(dir string, o Options) (*DirInfo, error) {
 		return nil, err
 	}
 	var info *DirInfo
-	err := autosave.ReadConsistent(fsys, dir, func(d *autosave.Dir) error {
+	err := savedir.ReadConsistent(fsys, dir, func(d *savedir.Dir) error {
 		info = inspectDir(fsys, dir, d)
 		if info.failed() {
 			return errInspect
@@ -144,11 +144,11 @@ func (info *DirInfo) failed() bool {
 	return false
 }
 
-func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
+func inspectDir(fsys vfs.FS, dir string, d *savedir.Dir) *DirInfo {
 	info := &DirInfo{Path: dir, Bytes: dirBytes(fsys, dir), Generations: []GenerationInfo{}, Stores: []StoreInfo{}}
 	gens := d.Backups()
 	if m := d.Manifest(); m != nil {
-		gens = append([]*autosave.Manifest{m}, gens...)
+		gens = append([]*savedir.Manifest{m}, gens...)
 	} else {
 		info.ManifestError = info.note(d.ManifestErr())
 	}
@@ -280,7 +280,7 @@ func describeStore(st *StoreInfo, s *chunkstore.Store) {
 // dirBytes sums the sizes of the save's files: the top level and backups/.
 func dirBytes(fsys vfs.FS, dir string) int64 {
 	var n int64
-	for _, sub := range []string{"", autosave.BackupDir} {
+	for _, sub := range []string{"", savedir.BackupDir} {
 		names, _ := fsys.ReadDir(filepath.Join(dir, sub))
 		for _, name := range names {
 			if st, err := fsys.Stat(filepath.Join(dir, sub, name)); err == nil && !st.IsDir() {
@@ -297,18 +297,18 @@ func dirBytes(fsys vfs.FS, dir string) int64 {
 func storeFiles(fsys vfs.FS, dir string) []string {
 	names, _ := fsys.ReadDir(dir)
 	rank := func(n string) int64 {
-		g, _ := autosave.StoreGeneration(n)
+		g, _ := savedir.StoreGeneration(n)
 		switch {
 		case strings.Contains(n, "-backup-"):
 			return -1
-		case n == autosave.ChunksName:
+		case n == savedir.ChunksName:
 			return 0
 		}
 		return int64(g) + 1
 	}
 	var out []string
 	for _, n := range names {
-		if _, ok := autosave.StoreGeneration(n); ok {
+		if _, ok := savedir.StoreGeneration(n); ok {
 			out = append(out, n)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/fsguard"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -159,12 +160,12 @@ func (versionOnly) Generate(int32, int32, uint64, []uint32) {}
 func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	t, fsys := newTracker(o.Options)
 	rep := &RepairReport{DryRun: o.DryRun}
-	var d *autosave.Dir
+	var d *savedir.Dir
 	var err error
 	if o.DryRun {
 		d, err = openSave(fsys, dir)
 	} else {
-		d, err = openLocked(fsys, dir, autosave.OpenDirForRepair)
+		d, err = openLocked(fsys, dir, savedir.OpenDirForRepair)
 	}
 	if err != nil {
 		return nil, err
@@ -239,7 +240,7 @@ func storeOfDataFile(rel string) (string, bool) {
 // is not a regular file, that the repair refused it: a symbolic link is not
 // followed, a named pipe or a device not opened; what it should hold counts
 // as lost.
-func noteRefused(d *autosave.Dir, fsys vfs.FS, rep *RepairReport) {
+func noteRefused(d *savedir.Dir, fsys vfs.FS, rep *RepairReport) {
 	for _, p := range d.Refused() {
 		kind := "not a regular file"
 		if fi, err := fsys.Lstat(filepath.Join(d.Path(), filepath.FromSlash(p.File))); err == nil {
@@ -250,14 +251,14 @@ func noteRefused(d *autosave.Dir, fsys vfs.FS, rep *RepairReport) {
 }
 
 type repairer struct {
-	d       *autosave.Dir
+	d       *savedir.Dir
 	fsys    vfs.FS
 	o       RepairOptions
 	t       *tracker
 	rep     *RepairReport
 	damaged map[string]bool
-	man     *autosave.Manifest
-	backups []*autosave.Manifest
+	man     *savedir.Manifest
+	backups []*savedir.Manifest
 	newGen  uint64
 	// ownCopy holds the positions of the chunks in the copy of the
 	// committed generation's store made for its backup (the first fill
@@ -314,7 +315,7 @@ func (r *repairer) repairCurrent() error {
 		return nil
 	}
 
-	name := autosave.CompactedChunksName(r.newGen)
+	name := savedir.CompactedChunksName(r.newGen)
 	p, err := r.d.File(name)
 	if err != nil {
 		return err
@@ -344,9 +345,9 @@ func (r *repairer) repairCurrent() error {
 		_ = removeStore(r.d, name)
 		return err
 	}
-	m, _, err := r.d.Commit(autosave.Commit{
+	m, _, err := r.d.Commit(savedir.Commit{
 		World:      world,
-		Chunks:     autosave.StoreRef{Name: name, Generation: fixed.Generation(), Root: fixed.Root(), Data: fixed.DataFileNames()},
+		Chunks:     savedir.StoreRef{Name: name, Generation: fixed.Generation(), Root: fixed.Root(), Data: fixed.DataFileNames()},
 		Players:    players,
 		Generation: r.newGen,
 		NoBackup:   true,
@@ -362,7 +363,7 @@ func (r *repairer) repairCurrent() error {
 
 // keepCurrent reports the committed generation's chunk store, intact, as
 // what the repair keeps, and returns its reference: it stays as it is.
-func (r *repairer) keepCurrent() (autosave.StoreRef, error) {
+func (r *repairer) keepCurrent() (savedir.StoreRef, error) {
 	ref, s, err := keptStoreRef(r.d, r.man, r.fsys)
 	if err != nil {
 		return ref, fmt.Errorf("repair: %w", err)
@@ -387,7 +388,7 @@ func (r *repairer) commitKeptStore(world []byte) error {
 	if err != nil {
 		return err
 	}
-	m, _, err := r.d.Commit(autosave.Commit{World: world, Chunks: ref, Players: players, Generation: r.newGen, NoBackup: true, MaxBackups: len(r.backups)})
+	m, _, err := r.d.Commit(savedir.Commit{World: world, Chunks: ref, Players: players, Generation: r.newGen, NoBackup: true, MaxBackups: len(r.backups)})
 	if err != nil {
 		return fmt.Errorf("repair: commit generation %d: %w", r.newGen, err)
 	}
@@ -405,7 +406,7 @@ func (r *repairer) commitKeptStore(world []byte) error {
 // Players whose record is intact nowhere are left out, and said so. When
 // anything differs from the committed players, the players are written
 // into files of the repaired generation's own.
-func (r *repairer) pickPlayers() (*autosave.PlayersRef, error) {
+func (r *repairer) pickPlayers() (*savedir.PlayersRef, error) {
 	srcs := r.playersSources()
 	if len(srcs) == 0 {
 		if r.man != nil && r.man.Players != nil || len(r.d.PlayersFiles()) > 0 {
@@ -448,7 +449,7 @@ func (r *repairer) pickPlayers() (*autosave.PlayersRef, error) {
 
 // playersSource is a players index a repair can take players from.
 type playersSource struct {
-	p     *autosave.Players
+	p     *savedir.Players
 	label string
 }
 
@@ -459,7 +460,7 @@ type playersSource struct {
 func (r *repairer) playersSources() []*playersSource {
 	var out []*playersSource
 	seen := map[string]bool{}
-	add := func(m *autosave.Manifest, label string) {
+	add := func(m *savedir.Manifest, label string) {
 		if m.Players == nil || seen[m.Players.Index.Name] {
 			return
 		}
@@ -471,11 +472,11 @@ func (r *repairer) playersSources() []*playersSource {
 	if r.man != nil {
 		add(r.man, fmt.Sprintf("generation %d's players", r.man.Generation))
 		if ref := r.d.PendingPlayers(); ref != nil && r.man.Players != nil {
-			add(&autosave.Manifest{Generation: r.man.Generation, Players: ref}, fmt.Sprintf("the copy of generation %d's players", r.man.Generation))
+			add(&savedir.Manifest{Generation: r.man.Generation, Players: ref}, fmt.Sprintf("the copy of generation %d's players", r.man.Generation))
 		}
 	}
 	for _, name := range r.d.PlayersFiles() {
-		if g, _ := autosave.PlayersGeneration(name); seen[name] || r.man != nil && g > r.man.Generation {
+		if g, _ := savedir.PlayersGeneration(name); seen[name] || r.man != nil && g > r.man.Generation {
 			continue
 		}
 		if p, err := r.d.ReadPlayersFile(name); err == nil {
@@ -513,7 +514,7 @@ func (r *repairer) pickWorld() ([]byte, error) {
 	type cand struct {
 		gen  uint64
 		name string
-		ref  *autosave.FileRef
+		ref  *savedir.FileRef
 	}
 	var cands []cand
 	named := map[string]bool{}
@@ -525,11 +526,11 @@ func (r *repairer) pickWorld() ([]byte, error) {
 		cands = append(cands, cand{b.Generation, b.World.Name, &b.World})
 		named[b.World.Name] = true
 	}
-	for _, sub := range []string{".", autosave.BackupDir} {
+	for _, sub := range []string{".", savedir.BackupDir} {
 		names, _ := r.fsys.ReadDir(filepath.Join(r.d.Path(), sub))
 		for _, n := range names {
 			rel := path.Join(sub, n)
-			g, ok := autosave.WorldGeneration(n)
+			g, ok := savedir.WorldGeneration(n)
 			if ok && !named[rel] {
 				cands = append(cands, cand{g, rel, nil})
 			}
@@ -549,7 +550,7 @@ func (r *repairer) pickWorld() ([]byte, error) {
 		var data []byte
 		var err error
 		if c.ref != nil {
-			data, err = r.d.ReadWorld(&autosave.Manifest{World: *c.ref})
+			data, err = r.d.ReadWorld(&savedir.Manifest{World: *c.ref})
 		} else if p, perr := r.d.File(c.name); perr != nil {
 			err = perr
 		} else {
@@ -704,7 +705,7 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 // that the writer made for its backup, when there is one and the check
 // found it intact: a load falls back to it first when the generation's own
 // store is damaged, so a repair reads the chunks from it.
-func (r *repairer) intactCopy() *autosave.StoreRef {
+func (r *repairer) intactCopy() *savedir.StoreRef {
 	if r.man == nil {
 		return nil
 	}
@@ -724,7 +725,7 @@ func (r *repairer) repairCopy() {
 	if r.man == nil {
 		return
 	}
-	name := autosave.CopiedChunksName(r.man.Generation)
+	name := savedir.CopiedChunksName(r.man.Generation)
 	if !r.damaged[name] {
 		return
 	}
@@ -756,21 +757,21 @@ func (r *repairer) repairCopy() {
 // the generation when the repair committed a new one; else on its own, and
 // the next save's backup of the generation names the players files the
 // generation uses, as without a copy. The copies of a generation's players
-// and of its chunk store go together (autosave.Dir.DropCopy): an intact
+// and of its chunk store go together (savedir.Dir.DropCopy): an intact
 // copy of the store is made again.
 func (r *repairer) repairPlayersCopy() {
 	if r.man == nil {
 		return
 	}
 	g := r.man.Generation
-	file := autosave.CopiedPlayersName(g)
-	if data := autosave.CopiedPlayersDataName(g); !r.damaged[file] {
+	file := savedir.CopiedPlayersName(g)
+	if data := savedir.CopiedPlayersDataName(g); !r.damaged[file] {
 		file = data
 	}
 	if !r.damaged[file] {
 		return
 	}
-	store := autosave.CopiedChunksName(g)
+	store := savedir.CopiedChunksName(g)
 	switch {
 	case r.newGen != 0:
 		r.note("dropped %s, the damaged copy of generation %d's players made for its backup: it goes with generation %d, which the repair replaces", file, g, g)
@@ -896,7 +897,7 @@ func (r *repairer) fillSources() ([]*chunkstore.Store, []string) {
 	if ref := r.d.PendingCopy(); ref != nil && r.man != nil {
 		// The copy of the committed generation's store made for its backup:
 		// the generation's own chunks, first.
-		if s, err := openGeneration(r.d, &autosave.Manifest{Generation: r.man.Generation, Chunks: *ref}, *inspectOptions(r.fsys)); err == nil {
+		if s, err := openGeneration(r.d, &savedir.Manifest{Generation: r.man.Generation, Chunks: *ref}, *inspectOptions(r.fsys)); err == nil {
 			r.ownCopy = map[chunkstore.Pos]bool{}
 			s.Entries(func(e chunkstore.Entry) bool {
 				if e.Type != chunkstore.BodyBlock {
@@ -1322,7 +1323,7 @@ func (r *repairer) repairBackups() error {
 // playersDamaged returns why the players generation m names are damaged:
 // its index, or the first record of them that does not read as an intact
 // entity section; nil when they are intact.
-func (r *repairer) playersDamaged(m *autosave.Manifest) error {
+func (r *repairer) playersDamaged(m *savedir.Manifest) error {
 	p, err := r.d.ReadPlayers(m)
 	if err != nil {
 		return err
@@ -1337,7 +1338,7 @@ func (r *repairer) playersDamaged(m *autosave.Manifest) error {
 
 // intactPlayer returns the entity section of player id in p when its
 // record is intact and reads as one.
-func (r *repairer) intactPlayer(p *autosave.Players, id string) ([]byte, error) {
+func (r *repairer) intactPlayer(p *savedir.Players, id string) ([]byte, error) {
 	sec, err := r.d.ReadPlayer(p, id)
 	if err == nil {
 		_, err = archetype.ReadInfo(bytes.NewReader(sec))
@@ -1345,7 +1346,7 @@ func (r *repairer) intactPlayer(p *autosave.Players, id string) ([]byte, error) 
 	return sec, err
 }
 
-func (r *repairer) dropBackup(b *autosave.Manifest, why string) error {
+func (r *repairer) dropBackup(b *savedir.Manifest, why string) error {
 	r.rep.BackupsDropped = append(r.rep.BackupsDropped, DroppedBackup{Generation: b.Generation, Reason: why})
 	if r.o.DryRun {
 		return nil
@@ -1356,7 +1357,7 @@ func (r *repairer) dropBackup(b *autosave.Manifest, why string) error {
 // rewriteBackup copies a backup's store generation out of a damaged file
 // into one of its own, or drops the backup when that generation itself is
 // damaged.
-func (r *repairer) rewriteBackup(b *autosave.Manifest) error {
+func (r *repairer) rewriteBackup(b *savedir.Manifest) error {
 	s, err := openGeneration(r.d, b, *inspectOptions(r.fsys))
 	if err != nil {
 		return r.dropBackup(b, fmt.Sprintf("its chunk store generation does not open: %v", err))
@@ -1372,7 +1373,7 @@ func (r *repairer) rewriteBackup(b *autosave.Manifest) error {
 	gen := max(r.newGen, r.d.Generation())
 	var name, p string
 	for i := 1; ; i++ { // a name no file has, should an earlier repair have taken it
-		name = autosave.BackupChunksName(gen, b.Generation, i)
+		name = savedir.BackupChunksName(gen, b.Generation, i)
 		if p, err = r.d.File(name); err != nil {
 			return err
 		}
@@ -1392,8 +1393,8 @@ func (r *repairer) rewriteBackup(b *autosave.Manifest) error {
 		return r.dropBackup(b, "records of its chunk store generation are damaged")
 	}
 	nb := *b
-	nb.Version = autosave.ManifestVersion
-	nb.Chunks = autosave.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root(), Data: c.DataFileNames()}
+	nb.Version = savedir.ManifestVersion
+	nb.Chunks = savedir.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root(), Data: c.DataFileNames()}
 	if err := r.d.ReplaceBackup(&nb); err != nil {
 		return err
 	}

@@ -19,10 +19,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/demo/render"
 	"github.com/arksave/arksave/demo/terrain"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/internal/testkit/savetest"
@@ -289,9 +289,9 @@ func flipAt(t *testing.T, path string, off int64) {
 	must(t, savetest.Flip(path, off))
 }
 
-func manifest(t *testing.T, dir string) *autosave.Manifest {
+func manifest(t *testing.T, dir string) *savedir.Manifest {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(nil, dir)
+	d, err := savedir.OpenDirReadOnly(nil, dir)
 	must(t, err)
 	m := d.Manifest()
 	if m == nil {

@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -16,21 +17,21 @@ import (
 type backupSaver struct {
 	t     *testing.T
 	fsys  vfs.FS
-	w     *autosave.Writer
+	w     *savedir.Writer
 	every int
 	max   int
 }
 
 func (b *backupSaver) open() {
 	b.t.Helper()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: b.fsys, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: b.fsys, Store: storeConfig()})
 	must(b.t, err)
 	b.w = w
 }
 
 func (b *backupSaver) save(g int) *autosave.Result {
 	b.t.Helper()
-	expect(b.t, b.w.Submit(autosave.Job{Snap: snapAt(g), MaxBackups: b.max, BackupCopyEvery: b.every}), "busy")
+	expect(b.t, b.w.Submit(savedir.Job{Snap: snapAt(g), MaxBackups: b.max, BackupCopyEvery: b.every}), "busy")
 	r := b.w.Wait()
 	must(b.t, r.Err)
 	return r
@@ -52,7 +53,7 @@ func storeProblems(t *testing.T, fsys vfs.FS) []string {
 // backupStores returns the chunk store each backup names, by generation.
 func backupStores(t *testing.T, fsys vfs.FS) map[uint64]string {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(fsys, "/save")
+	d, err := savedir.OpenDirReadOnly(fsys, "/save")
 	must(t, err)
 	out := map[uint64]string{}
 	for _, b := range d.Backups() {
@@ -73,7 +74,7 @@ func TestBackupStoreOfItsOwn(t *testing.T) {
 	b.open()
 	b.save(1)
 	r := b.save(2)
-	expect(t, r.BackupChunks == autosave.CopiedChunksName(1) && r.BackupCopyBytes > 0 && r.BackupCopyDuration > 0,
+	expect(t, r.BackupChunks == savedir.CopiedChunksName(1) && r.BackupCopyBytes > 0 && r.BackupCopyDuration > 0,
 		"save 2: backup store %q, copy of %d bytes in %v", r.BackupChunks, r.BackupCopyBytes, r.BackupCopyDuration)
 	must(t, b.w.Close())
 	expect(t, len(storeProblems(t, mem)) == 0, "check: %v", storeProblems(t, mem))
@@ -81,9 +82,9 @@ func TestBackupStoreOfItsOwn(t *testing.T) {
 	// The next session: the copy made after generation 2 is generation 2's.
 	b.open()
 	r = b.save(3)
-	expect(t, r.BackupChunks == autosave.CopiedChunksName(2), "first save of a session: backup store %q", r.BackupChunks)
+	expect(t, r.BackupChunks == savedir.CopiedChunksName(2), "first save of a session: backup store %q", r.BackupChunks)
 	stores := backupStores(t, mem)
-	expect(t, len(stores) == 1 && stores[2] == autosave.CopiedChunksName(2), "backups %v", stores)
+	expect(t, len(stores) == 1 && stores[2] == savedir.CopiedChunksName(2), "backups %v", stores)
 
 	// Every third save (the copy after 3 counts): 6 is copied, and after
 	// save 8 the backups of 7 (shared) and 6 (its own) stay.
@@ -92,20 +93,20 @@ func TestBackupStoreOfItsOwn(t *testing.T) {
 		b.save(g)
 	}
 	stores = backupStores(t, mem)
-	expect(t, len(stores) == 2 && stores[7] == autosave.ChunksName && stores[6] == autosave.CopiedChunksName(6),
+	expect(t, len(stores) == 2 && stores[7] == savedir.ChunksName && stores[6] == savedir.CopiedChunksName(6),
 		"with a copy every third save: backups %v", stores)
 	must(t, b.w.Close())
 	expect(t, len(storeProblems(t, mem)) == 0, "check: %v", storeProblems(t, mem))
 
 	// The backup with a store of its own restores exactly, as a new
 	// generation with a store of its own copy.
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	m, err := d.Restore(6, 2)
 	must(t, err)
-	expect(t, m.Generation == 9 && !strings.HasPrefix(m.Chunks.Name, autosave.BackupDir+"/"), "restored %+v", m)
+	expect(t, m.Generation == 9 && !strings.HasPrefix(m.Chunks.Name, savedir.BackupDir+"/"), "restored %+v", m)
 	must(t, d.Close())
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	world, err := w.ReadWorld()
 	must(t, err)
@@ -141,7 +142,7 @@ func TestBackupCopyFails(t *testing.T) {
 			expect(t, !strings.HasPrefix(n, "chunks-1"), "the failed copy left %s", n)
 		}
 		r = b.save(3)
-		expect(t, r.BackupCopyErr == nil && r.BackupChunks == autosave.CopiedChunksName(2), "after the failure: %v, %q", r.BackupCopyErr, r.BackupChunks)
+		expect(t, r.BackupCopyErr == nil && r.BackupChunks == savedir.CopiedChunksName(2), "after the failure: %v, %q", r.BackupCopyErr, r.BackupChunks)
 		must(t, b.w.Close())
 		expectGeneration(t, mem, 3)
 	}
@@ -155,7 +156,7 @@ func TestWaitIdle(t *testing.T) {
 	var once sync.Once
 	blocked := make(chan struct{})
 	fsys := &vfs.Faulty{FS: vfs.NewMem(), Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
-		if strings.Contains(name, autosave.BackupDir+"/chunks-") {
+		if strings.Contains(name, savedir.BackupDir+"/chunks-") {
 			once.Do(func() { close(blocked) })
 			<-gate // the copy waits for the test
 		}
@@ -167,7 +168,7 @@ func TestWaitIdle(t *testing.T) {
 	defer b.w.Close()
 	defer release() // before Close, which waits for the copy, should the test fail
 	expect(t, b.w.WaitIdle() == nil, "WaitIdle with nothing submitted")
-	expect(t, b.w.Submit(autosave.Job{Snap: snapAt(1), MaxBackups: b.max, BackupCopyEvery: b.every}), "busy")
+	expect(t, b.w.Submit(savedir.Job{Snap: snapAt(1), MaxBackups: b.max, BackupCopyEvery: b.every}), "busy")
 	r := b.w.Wait()
 	expect(t, r != nil && r.Err == nil && r.Generation == 1, "save 1: result %+v", r)
 	<-blocked // the copy has started and waits
@@ -181,12 +182,12 @@ func TestWaitIdle(t *testing.T) {
 	}
 	release()
 	expect(t, <-idle == nil, "WaitIdle after Wait took the result")
-	_, err := fsys.FS.Stat("/save/" + autosave.CopiedChunksName(1))
+	_, err := fsys.FS.Stat("/save/" + savedir.CopiedChunksName(1))
 	must(t, err)
 
-	expect(t, b.w.Submit(autosave.Job{Snap: snapAt(2), MaxBackups: b.max, BackupCopyEvery: b.every}), "busy")
+	expect(t, b.w.Submit(savedir.Job{Snap: snapAt(2), MaxBackups: b.max, BackupCopyEvery: b.every}), "busy")
 	r = b.w.WaitIdle()
 	expect(t, r != nil && r.Err == nil && r.Generation == 2, "save 2: WaitIdle's result %+v", r)
-	_, err = fsys.FS.Stat("/save/" + autosave.CopiedChunksName(2))
+	_, err = fsys.FS.Stat("/save/" + savedir.CopiedChunksName(2))
 	must(t, err)
 }

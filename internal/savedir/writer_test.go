@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -83,7 +84,7 @@ func chunkPixels(t *testing.T, c snapshot.Chunk) []uint32 {
 // exactly generation g's contents.
 func expectGeneration(t *testing.T, fsys vfs.FS, g int) {
 	t.Helper()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: fsys, Store: storeConfig()})
 	must(t, err)
 	defer w.Close()
 	expect(t, int(w.Generation()) == g, "generation %d, want %d", w.Generation(), g)
@@ -124,15 +125,15 @@ func snapshotBytes(p []uint32) []byte {
 	return b
 }
 
-func save(t *testing.T, w *autosave.Writer, g int) *autosave.Result {
+func save(t *testing.T, w *savedir.Writer, g int) *autosave.Result {
 	t.Helper()
-	expect(t, w.Submit(autosave.Job{Snap: snapAt(g), MaxBackups: 1}), "writer busy")
+	expect(t, w.Submit(savedir.Job{Snap: snapAt(g), MaxBackups: 1}), "writer busy")
 	return w.Wait()
 }
 
 func TestWriterCommitsAndReopens(t *testing.T) {
 	mem := vfs.NewMem()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	for g := 1; g <= 3; g++ {
 		r := save(t, w, g)
@@ -151,7 +152,7 @@ func TestWriterCrashAtEveryCall(t *testing.T) {
 		for n := 0; ; n++ {
 			mem := savedMem(t, 2)
 			fsys, crash := vfs.NewCrashFS(mem, n, keep, rng)
-			w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: storeConfig()})
+			w, err := savedir.OpenWriter("/save", savedir.Options{FS: fsys, Store: storeConfig()})
 			if err == nil {
 				save(t, w, 3)
 				w.Close()
@@ -163,7 +164,7 @@ func TestWriterCrashAtEveryCall(t *testing.T) {
 				t.Logf("keep %v: crashed before each of %d calls", keep, n)
 				break
 			}
-			w2, err := autosave.OpenWriter("/save", autosave.Options{FS: after, Store: storeConfig()})
+			w2, err := savedir.OpenWriter("/save", savedir.Options{FS: after, Store: storeConfig()})
 			must(t, err)
 			g := int(w2.Generation())
 			w2.Close()
@@ -171,7 +172,7 @@ func TestWriterCrashAtEveryCall(t *testing.T) {
 			expectGeneration(t, after, g)
 
 			// Saving goes on from there.
-			w3, err := autosave.OpenWriter("/save", autosave.Options{FS: after, Store: storeConfig()})
+			w3, err := savedir.OpenWriter("/save", savedir.Options{FS: after, Store: storeConfig()})
 			must(t, err)
 			r := save(t, w3, g+1)
 			must(t, r.Err)
@@ -183,15 +184,15 @@ func TestWriterCrashAtEveryCall(t *testing.T) {
 
 func TestRestoreBackup(t *testing.T) {
 	mem := vfs.NewMem()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	for g := 1; g <= 4; g++ {
-		expect(t, w.Submit(autosave.Job{Snap: snapAt(g), MaxBackups: 3}), "busy")
+		expect(t, w.Submit(savedir.Job{Snap: snapAt(g), MaxBackups: 3}), "busy")
 		must(t, w.Wait().Err)
 	}
 	must(t, w.Close())
 
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	gens := []uint64{}
 	for _, b := range d.Backups() {
@@ -204,7 +205,7 @@ func TestRestoreBackup(t *testing.T) {
 	must(t, d.Close())
 
 	// Generation 5 has generation 2's contents; saving continues from there.
-	w, err = autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	w, err = savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	world, err := w.ReadWorld()
 	must(t, err)
@@ -213,13 +214,13 @@ func TestRestoreBackup(t *testing.T) {
 	_, err = w.Get(chunkstore.Pos{}, got)
 	must(t, err)
 	expect(t, slicesEqual(got, chunkPixels(t, snapAt(2).Chunks[0])), "restored chunk differs from generation 2's")
-	expect(t, w.Submit(autosave.Job{Snap: snapAt(6), MaxBackups: 3}), "busy")
+	expect(t, w.Submit(savedir.Job{Snap: snapAt(6), MaxBackups: 3}), "busy")
 	must(t, w.Wait().Err)
 	must(t, w.Close())
 	expectGeneration(t, mem, 6)
 
 	// The generation that was current before the restore is a backup now.
-	d, err = autosave.OpenDir(mem, "/save")
+	d, err = savedir.OpenDir(mem, "/save")
 	must(t, err)
 	b, err := d.Backup(4)
 	must(t, err)
@@ -232,11 +233,11 @@ func TestRestoreBackup(t *testing.T) {
 // does, every frame) while the writer commits: it sees the generation
 // before or after the commit, never a torn one (run with -race).
 func TestGenerationWhileCommitting(t *testing.T) {
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: vfs.NewMem(), Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: vfs.NewMem(), Store: storeConfig()})
 	must(t, err)
 	defer w.Close()
 	for g := 1; g <= 20; g++ {
-		expect(t, w.Submit(autosave.Job{Snap: snapAt(g), MaxBackups: 1}), "writer busy before save %d", g)
+		expect(t, w.Submit(savedir.Job{Snap: snapAt(g), MaxBackups: 1}), "writer busy before save %d", g)
 		var res *autosave.Result
 		var ok bool
 		for !ok {
@@ -284,7 +285,7 @@ func dataFilesOnDisk(t *testing.T, fsys vfs.FS, dir string) []string {
 	must(t, err)
 	var out []string
 	for _, n := range names {
-		if _, _, ok := autosave.DataFileOf(n); ok {
+		if _, _, ok := savedir.DataFileOf(n); ok {
 			out = append(out, n)
 		}
 	}
@@ -301,13 +302,13 @@ func dataFilesOnDisk(t *testing.T, fsys vfs.FS, dir string) []string {
 // leaves one of those generations, exactly.
 func TestWriterCompacts(t *testing.T) {
 	compactingSaves := func(fsys vfs.FS, from, upTo int) (compactedAt int) {
-		w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: compactConfig()})
+		w, err := savedir.OpenWriter("/save", savedir.Options{FS: fsys, Store: compactConfig()})
 		if err != nil {
 			return -1 // a crash before the directory opened
 		}
 		defer w.Close()
 		for g := from; g <= upTo; g++ {
-			if !w.Submit(autosave.Job{Snap: randomSnap(g), MaxBackups: 1}) {
+			if !w.Submit(savedir.Job{Snap: randomSnap(g), MaxBackups: 1}) {
 				t.Fatal("busy")
 			}
 			r := w.Wait()
@@ -323,12 +324,12 @@ func TestWriterCompacts(t *testing.T) {
 	mem := vfs.NewMem()
 	at := compactingSaves(mem, 1, 40)
 	expect(t, at > 2, "no save compacted the store in 40 generations")
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	m := d.Manifest()
 	b, err := d.Backup(uint64(at - 1))
 	must(t, err)
-	expect(t, m.Chunks.Name == b.Chunks.Name && m.Chunks.Name == autosave.ChunksName, "the store was replaced: %s, %s", m.Chunks.Name, b.Chunks.Name)
+	expect(t, m.Chunks.Name == b.Chunks.Name && m.Chunks.Name == savedir.ChunksName, "the store was replaced: %s, %s", m.Chunks.Name, b.Chunks.Name)
 	// Every data file on disk is one the manifest or the backup names.
 	named := map[string]bool{}
 	for _, n := range append(slices.Clone(m.Chunks.Data), b.Chunks.Data...) {
@@ -349,7 +350,7 @@ func TestWriterCompacts(t *testing.T) {
 	expectRandomGeneration(t, mem, at)
 
 	// The backup still opens from the files the compaction emptied.
-	d, err = autosave.OpenDir(mem, "/save")
+	d, err = savedir.OpenDir(mem, "/save")
 	must(t, err)
 	_, err = d.Restore(uint64(at-1), 1)
 	must(t, err)
@@ -369,7 +370,7 @@ func TestWriterCompacts(t *testing.T) {
 			expect(t, n > 10, "the compacting saves made only %d mutating calls", n)
 			break
 		}
-		w, err := autosave.OpenWriter("/save", autosave.Options{FS: after, Store: compactConfig()})
+		w, err := savedir.OpenWriter("/save", savedir.Options{FS: after, Store: compactConfig()})
 		must(t, err)
 		g := int(w.Generation())
 		w.Close()
@@ -382,7 +383,7 @@ func TestWriterCompacts(t *testing.T) {
 // chunks and world.
 func expectRandomGeneration(t *testing.T, fsys vfs.FS, want int) {
 	t.Helper()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: compactConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: fsys, Store: compactConfig()})
 	must(t, err)
 	defer w.Close()
 	world, err := w.ReadWorld()
@@ -400,16 +401,16 @@ func expectRandomGeneration(t *testing.T, fsys vfs.FS, want int) {
 // its closed queue) and refuses to switch directories with ErrClosed.
 func TestWriterAfterClose(t *testing.T) {
 	mem := vfs.NewMem()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	must(t, w.Close())
-	expect(t, !w.Submit(autosave.Job{Snap: snapAt(1)}), "a closed writer took a job")
+	expect(t, !w.Submit(savedir.Job{Snap: snapAt(1)}), "a closed writer took a job")
 	expect(t, w.Wait() == nil, "a closed writer has a save pending")
 	err = w.Switch("/other", true)
 	expect(t, errors.Is(err, autosave.ErrClosed), "Switch after Close: %v", err)
 	_, err = w.Continue("/save", nil)
 	expect(t, errors.Is(err, autosave.ErrClosed), "Continue after Close: %v", err)
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, d.Close())
 }
@@ -426,17 +427,17 @@ func TestWriterHandsWorldBack(t *testing.T) {
 		}
 		return nil
 	})}
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: fsys, Store: storeConfig()})
 	must(t, err)
 	defer w.Close()
 	var got [][]byte
 	snap := snapAt(1)
 	world := snap.World
 	snap.ReuseWorld = func(b []byte) { got = append(got, b) }
-	expect(t, w.Submit(autosave.Job{Snap: snap, MaxBackups: 1}), "writer busy")
+	expect(t, w.Submit(savedir.Job{Snap: snap, MaxBackups: 1}), "writer busy")
 	must(t, w.Wait().Err)
 	expect(t, len(got) == 1 && &got[0][0] == &world[0], "handed back %d buffers, want the world file's once", len(got))
-	data, err := vfs.ReadFile(mem, "/save/"+autosave.WorldName(1))
+	data, err := vfs.ReadFile(mem, "/save/"+savedir.WorldName(1))
 	must(t, err)
 	expect(t, bytes.Equal(data, world), "world file %q, want %q", data, world)
 
@@ -446,7 +447,7 @@ func TestWriterHandsWorldBack(t *testing.T) {
 	got = nil
 	snap = snapAt(2)
 	snap.ReuseWorld = func(b []byte) { got = append(got, b) }
-	expect(t, w.Submit(autosave.Job{Snap: snap, MaxBackups: 1}), "writer busy")
+	expect(t, w.Submit(savedir.Job{Snap: snap, MaxBackups: 1}), "writer busy")
 	expect(t, w.Wait().Err != nil, "a save whose world file failed succeeded")
 	expect(t, len(got) == 1, "a failed save handed back %d buffers, want 1", len(got))
 }

@@ -1,4 +1,4 @@
-package autosave
+package savedir
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/arksave/arksave/autosave"
 )
 
 // FuzzDecodeManifest: a manifest that decodes is in canonical form (it
@@ -85,7 +87,7 @@ func FuzzDecodeManifest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, backup bool) {
 		m, err := decodeManifest(data, backup)
 		if err != nil {
-			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrVersion) {
+			if !errors.Is(err, autosave.ErrCorrupt) && !errors.Is(err, autosave.ErrVersion) {
 				t.Fatalf("error matches neither ErrCorrupt nor ErrVersion: %v", err)
 			}
 			return
@@ -164,7 +166,7 @@ func FuzzParsePlayers(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		gen, entries, err := ParsePlayersIndex(data)
 		if err != nil {
-			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrVersion) {
+			if !errors.Is(err, autosave.ErrCorrupt) && !errors.Is(err, autosave.ErrVersion) {
 				t.Fatalf("index: %v matches neither ErrCorrupt nor ErrVersion", err)
 			}
 		} else if !bytes.Equal(EncodePlayersIndex(gen, entries), data) {
@@ -176,7 +178,7 @@ func FuzzParsePlayers(f *testing.F) {
 		}
 		sec, err := ParsePlayerRecord(data, 8, id)
 		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
+			if !errors.Is(err, autosave.ErrCorrupt) {
 				t.Fatalf("record: %v does not match ErrCorrupt", err)
 			}
 		} else if !bytes.Equal(AppendPlayerRecord(nil, id, sec), data) {
@@ -202,14 +204,14 @@ func TestPlayersIndexAndRecords(t *testing.T) {
 		}
 	}
 	unsorted := EncodePlayersIndex(1, []PlayerEntry{entries[1], entries[0]})
-	if _, _, err := ParsePlayersIndex(unsorted); !errors.Is(err, ErrCorrupt) {
+	if _, _, err := ParsePlayersIndex(unsorted); !errors.Is(err, autosave.ErrCorrupt) {
 		t.Fatalf("ids out of order: %v", err)
 	}
 	rec := AppendPlayerRecord(nil, "ada", []byte("section"))
 	if sec, err := ParsePlayerRecord(rec, 8, "ada"); err != nil || string(sec) != "section" {
 		t.Fatalf("%v %q", err, sec)
 	}
-	if _, err := ParsePlayerRecord(rec, 8, "bob"); !errors.Is(err, ErrCorrupt) {
+	if _, err := ParsePlayerRecord(rec, 8, "bob"); !errors.Is(err, autosave.ErrCorrupt) {
 		t.Fatalf("another player's record: %v", err)
 	}
 	for i := range rec {

@@ -1,10 +1,12 @@
-package autosave
+package savedir
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+
+	"github.com/arksave/arksave/autosave"
 )
 
 // Names of the files in a save directory. They are part of the save format.
@@ -139,29 +141,29 @@ func decodeManifest(data []byte, backup bool) (*Manifest, error) {
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("%w: manifest: %w", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: manifest: %w", autosave.ErrCorrupt, err)
 	}
 	if m.Format != manifestFormat {
-		return nil, fmt.Errorf("%w: manifest: format %q, want %q", ErrCorrupt, m.Format, manifestFormat)
+		return nil, fmt.Errorf("%w: manifest: format %q, want %q", autosave.ErrCorrupt, m.Format, manifestFormat)
 	}
 	switch {
 	case m.Version > ManifestVersion:
-		return nil, fmt.Errorf("%w: manifest version %d, this build reads 1 to %d", ErrVersion, m.Version, ManifestVersion)
+		return nil, fmt.Errorf("%w: manifest version %d, this build reads 1 to %d", autosave.ErrVersion, m.Version, ManifestVersion)
 	case m.Version < manifestVersion1:
-		return nil, fmt.Errorf("%w: manifest: version %d", ErrCorrupt, m.Version)
+		return nil, fmt.Errorf("%w: manifest: version %d", autosave.ErrCorrupt, m.Version)
 	}
 	want := m.Checksum
 	m.Checksum = 0
 	c := m
 	body, _ := json.MarshalIndent(&c, "", "  ")
 	if got := crc32.Checksum(body, castagnoli); got != want {
-		return nil, fmt.Errorf("%w: manifest: crc32c %08x, want %08x", ErrCorrupt, got, want)
+		return nil, fmt.Errorf("%w: manifest: crc32c %08x, want %08x", autosave.ErrCorrupt, got, want)
 	}
 	if !bytes.Equal(data, (&m).encode()) {
-		return nil, fmt.Errorf("%w: manifest: not in canonical form", ErrCorrupt)
+		return nil, fmt.Errorf("%w: manifest: not in canonical form", autosave.ErrCorrupt)
 	}
 	if m.Version >= 2 && len(m.Chunks.Root) == 0 {
-		return nil, fmt.Errorf("%w: manifest version %d without a chunk store root", ErrCorrupt, m.Version)
+		return nil, fmt.Errorf("%w: manifest version %d without a chunk store root", autosave.ErrCorrupt, m.Version)
 	}
 	if err := checkManifestNames(&m, backup); err != nil {
 		return nil, err

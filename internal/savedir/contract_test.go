@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"path/filepath"

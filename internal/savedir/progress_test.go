@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"errors"
@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -76,24 +76,24 @@ func expectRising(t *testing.T, vals []float32, committed bool, minSteps int) {
 // reaches 1 only with its manifest in place.
 func TestProgressMovesWithTheWork(t *testing.T) {
 	mem := vfs.NewMem()
-	o := autosave.Options{FS: mem, Store: storeConfig()}
+	o := savedir.Options{FS: mem, Store: storeConfig()}
 	o.Store.DataFileSize = 1 << 20
-	w, err := autosave.OpenWriter("/save", o)
+	w, err := savedir.OpenWriter("/save", o)
 	must(t, err)
 	defer w.Close()
 	var log progressLog
 	var atOne []uint64 // the generation the directory had whenever 1 was published
-	autosave.SetProgressHook(w, func(p float32) {
+	savedir.SetProgressHook(w, func(p float32) {
 		log.add(p)
 		if p == 1 {
-			d, err := autosave.OpenDirReadOnly(mem, "/save")
+			d, err := savedir.OpenDirReadOnly(mem, "/save")
 			if err == nil {
 				atOne = append(atOne, d.Generation())
 			}
 		}
 	})
 	for g := 1; g <= 2; g++ {
-		expect(t, w.Submit(autosave.Job{Snap: noisySnap(200, uint64(g)), MaxBackups: 1}), "submit")
+		expect(t, w.Submit(savedir.Job{Snap: noisySnap(200, uint64(g)), MaxBackups: 1}), "submit")
 		res := w.Wait()
 		must(t, res.Err)
 		vals := log.take()
@@ -131,18 +131,18 @@ func TestProgressOfAFailedSave(t *testing.T) {
 				if fail && failOn(op, name, renamed) {
 					return errors.New("injected")
 				}
-				if op == vfs.OpRename && strings.HasSuffix(name, autosave.ManifestName+".tmp") {
+				if op == vfs.OpRename && strings.HasSuffix(name, savedir.ManifestName+".tmp") {
 					renamed = true
 				}
 				return nil
 			})}
-			w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: storeConfig()})
+			w, err := savedir.OpenWriter("/save", savedir.Options{FS: fsys, Store: storeConfig()})
 			must(t, err)
 			defer w.Close()
 			var log progressLog
-			autosave.SetProgressHook(w, log.add)
+			savedir.SetProgressHook(w, log.add)
 			fail = true
-			expect(t, w.Submit(autosave.Job{Snap: noisySnap(20, 1), MaxBackups: 1}), "submit")
+			expect(t, w.Submit(savedir.Job{Snap: noisySnap(20, 1), MaxBackups: 1}), "submit")
 			res := w.Wait()
 			expect(t, res.Err != nil, "the save did not fail")
 			vals := log.take()

@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/vfs"
 )
@@ -22,12 +23,12 @@ import (
 func savedDir(t *testing.T) *vfs.Mem {
 	t.Helper()
 	mem := vfs.NewMem()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	for g := 1; g <= 2; g++ {
 		s := snapAt(g)
 		s.World = emptyPECS(t)
-		expect(t, w.Submit(autosave.Job{Snap: s, MaxBackups: 1}), "busy")
+		expect(t, w.Submit(savedir.Job{Snap: s, MaxBackups: 1}), "busy")
 		must(t, w.Wait().Err)
 	}
 	must(t, w.Close())
@@ -56,7 +57,7 @@ func TestCheckOfASaveDirFindsEveryDamage(t *testing.T) {
 	}
 	flip("world-2.pecs", 70)
 	flip("backups/world-1.pecs", 10)
-	d, err := autosave.OpenDirReadOnly(mem, "/save")
+	d, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	data := d.Manifest().Chunks.Data
 	newest := data[len(data)-1]

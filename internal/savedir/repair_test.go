@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -16,12 +17,12 @@ import (
 func savedGenerations(t *testing.T, n int) *vfs.Mem {
 	t.Helper()
 	mem := vfs.NewMem()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	for g := 1; g <= n; g++ {
 		s := snapAt(g)
 		s.World = emptyPECS(t)
-		expect(t, w.Submit(autosave.Job{Snap: s, MaxBackups: n}), "busy")
+		expect(t, w.Submit(savedir.Job{Snap: s, MaxBackups: n}), "busy")
 		must(t, w.Wait().Err)
 	}
 	must(t, w.Close())
@@ -30,20 +31,20 @@ func savedGenerations(t *testing.T, n int) *vfs.Mem {
 
 func TestManifestVersions(t *testing.T) {
 	mem := savedGenerations(t, 2)
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	m := d.Manifest()
-	expect(t, m.Version == autosave.ManifestVersion && len(m.Chunks.Root) == 64, "manifest %+v", m)
+	expect(t, m.Version == savedir.ManifestVersion && len(m.Chunks.Root) == 64, "manifest %+v", m)
 	must(t, d.Close())
 
 	// Format 1 still reads, and is written back in its own version.
-	v1 := autosave.EncodeV1(m)
+	v1 := savedir.EncodeV1(m)
 	must(t, vfs.WriteFileAtomic(mem, "/save/manifest", v1))
-	d, err = autosave.OpenDir(mem, "/save")
+	d, err = savedir.OpenDir(mem, "/save")
 	must(t, err)
 	expect(t, d.Manifest().Version == 1 && d.Manifest().Chunks.Root == nil, "v1 read as %+v", d.Manifest())
 	must(t, d.Close())
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	pix := make([]uint32, size*size)
 	_, err = w.Get(chunkstore.Pos{}, pix)
@@ -54,13 +55,13 @@ func TestManifestVersions(t *testing.T) {
 	// Format 2 without a root is damage; a future version is ErrVersion.
 	bad := bytes.Replace(v1, []byte(`"version": 1`), []byte(`"version": 2`), 1)
 	must(t, vfs.WriteFileAtomic(mem, "/save/manifest", bad))
-	_, err = autosave.OpenDir(mem, "/save")
+	_, err = savedir.OpenDir(mem, "/save")
 	expect(t, errors.Is(err, autosave.ErrCorrupt), "v2 without root (or with a stale crc): %v", err)
 
 	// Commit refuses a store reference without a root.
-	d, err = autosave.OpenDirForRepair(mem, "/save")
+	d, err = savedir.OpenDirForRepair(mem, "/save")
 	must(t, err)
-	_, _, err = d.Commit(autosave.Commit{World: []byte("w"), Chunks: autosave.StoreRef{Name: autosave.ChunksName}, Generation: 9})
+	_, _, err = d.Commit(savedir.Commit{World: []byte("w"), Chunks: savedir.StoreRef{Name: savedir.ChunksName}, Generation: 9})
 	expect(t, err != nil, "commit without a root")
 }
 
@@ -69,16 +70,16 @@ func TestManifestVersions(t *testing.T) {
 // damaged one.
 func TestOpenDirForRepair(t *testing.T) {
 	mem := savedGenerations(t, 3)
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	good := d.Manifest()
 	must(t, d.Close())
 	must(t, vfs.WriteFileAtomic(mem, "/save/manifest", []byte("{garbage")))
 	must(t, vfs.WriteFileAtomic(mem, "/save/world-9.pecs", []byte("stray")))
 
-	_, err = autosave.OpenDir(mem, "/save")
+	_, err = savedir.OpenDir(mem, "/save")
 	expect(t, errors.Is(err, autosave.ErrCorrupt), "OpenDir of a damaged manifest: %v", err)
-	d, err = autosave.OpenDirForRepair(mem, "/save")
+	d, err = savedir.OpenDirForRepair(mem, "/save")
 	must(t, err)
 	expect(t, d.Manifest() == nil && errors.Is(d.ManifestErr(), autosave.ErrCorrupt), "manifest error %v", d.ManifestErr())
 	expect(t, d.HighestGeneration() == 9, "highest generation %d", d.HighestGeneration())
@@ -86,12 +87,12 @@ func TestOpenDirForRepair(t *testing.T) {
 	expect(t, slices.Contains(names, "world-9.pecs"), "repair open removed files: %v", names)
 	expect(t, len(d.Backups()) == 2, "backups %d", len(d.Backups()))
 
-	m, _, err := d.Commit(autosave.Commit{World: []byte("repaired"), Chunks: good.Chunks, Generation: 10, MaxBackups: 5})
+	m, _, err := d.Commit(savedir.Commit{World: []byte("repaired"), Chunks: good.Chunks, Generation: 10, MaxBackups: 5})
 	must(t, err)
 	expect(t, m.Generation == 10, "generation %d", m.Generation)
-	_, _, err = d.Commit(autosave.Commit{World: []byte("w"), Chunks: good.Chunks, Generation: 3})
+	_, _, err = d.Commit(savedir.Commit{World: []byte("w"), Chunks: good.Chunks, Generation: 3})
 	expect(t, err != nil, "a generation below the committed one was accepted")
-	_, _, err = d.Commit(autosave.Commit{World: []byte("again"), Chunks: good.Chunks, NoBackup: true, MaxBackups: 5})
+	_, _, err = d.Commit(savedir.Commit{World: []byte("again"), Chunks: good.Chunks, NoBackup: true, MaxBackups: 5})
 	must(t, err)
 	var gens []uint64
 	for _, b := range d.Backups() {
@@ -104,17 +105,17 @@ func TestOpenDirForRepair(t *testing.T) {
 	// A missing manifest.
 	must(t, d.Close())
 	must(t, mem.Remove("/save/manifest"))
-	d, err = autosave.OpenDirForRepair(mem, "/save")
+	d, err = savedir.OpenDirForRepair(mem, "/save")
 	must(t, err)
 	expect(t, errors.Is(d.ManifestErr(), autosave.ErrNoSave), "missing manifest: %v", d.ManifestErr())
-	_, err = autosave.OpenDirForRepair(mem, "/nowhere")
+	_, err = savedir.OpenDirForRepair(mem, "/nowhere")
 	expect(t, err != nil, "a missing directory opened")
 }
 
 func TestDamagedAndDroppedBackups(t *testing.T) {
 	mem := savedGenerations(t, 4)
 	must(t, vfs.WriteFileAtomic(mem, "/save/backups/manifest-2", []byte("{}")))
-	d, err := autosave.OpenDirForRepair(mem, "/save")
+	d, err := savedir.OpenDirForRepair(mem, "/save")
 	must(t, err)
 	bad := d.DamagedBackups()
 	expect(t, len(bad) == 1 && bad[0].File == "backups/manifest-2" && len(d.Backups()) == 2, "damaged %v, backups %d", bad, len(d.Backups()))
@@ -132,12 +133,12 @@ func TestDamagedAndDroppedBackups(t *testing.T) {
 // the store file.
 func TestRestoreV1Backup(t *testing.T) {
 	mem := savedGenerations(t, 4)
-	d, err := autosave.OpenDirReadOnly(mem, "/save")
+	d, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	for _, b := range d.Backups() {
-		must(t, vfs.WriteFileAtomic(mem, "/save/backups/manifest-"+string(rune('0'+b.Generation)), autosave.EncodeV1(b)))
+		must(t, vfs.WriteFileAtomic(mem, "/save/backups/manifest-"+string(rune('0'+b.Generation)), savedir.EncodeV1(b)))
 	}
-	d, err = autosave.OpenDir(mem, "/save")
+	d, err = savedir.OpenDir(mem, "/save")
 	must(t, err)
 	b, err := d.Backup(1)
 	must(t, err)
@@ -148,7 +149,7 @@ func TestRestoreV1Backup(t *testing.T) {
 	must(t, err)
 	expect(t, m.Generation == 5 && len(m.Chunks.Root) == 64, "restored %+v", m)
 	must(t, d.Close())
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	defer w.Close()
 	pix := make([]uint32, size*size)

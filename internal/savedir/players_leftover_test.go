@@ -1,9 +1,10 @@
-package autosave_test
+package savedir_test
 
 import (
 	"testing"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -15,19 +16,19 @@ import (
 func TestPlayersDataLeftByUncommittedSaves(t *testing.T) {
 	mem := vfs.NewMem()
 	must(t, mem.MkdirAll("/save"))
-	for _, name := range []string{autosave.PlayersDataName, autosave.PlayersDataNameAt(1)} {
+	for _, name := range []string{savedir.PlayersDataName, savedir.PlayersDataNameAt(1)} {
 		f, err := mem.Create("/save/" + name)
 		must(t, err)
 		_, err = f.WriteAt([]byte("left by a save that was killed"), 0)
 		must(t, err)
 		must(t, f.Close())
 	}
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	defer w.Close()
 	save := func(recs ...snapshot.PlayerRecord) *autosave.Result {
 		t.Helper()
-		if !w.Submit(autosave.Job{Snap: &snapshot.Snapshot{World: []byte("world"), Players: recs}}) {
+		if !w.Submit(savedir.Job{Snap: &snapshot.Snapshot{World: []byte("world"), Players: recs}}) {
 			t.Fatal("writer busy")
 		}
 		return w.Wait()
@@ -35,7 +36,7 @@ func TestPlayersDataLeftByUncommittedSaves(t *testing.T) {
 	res := save(snapshot.PlayerRecord{ID: "ada", Section: []byte("ada's bag"), Hash: 1})
 	must(t, res.Err)
 
-	d, err := autosave.OpenDirReadOnly(mem, "/save")
+	d, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	m := d.Manifest()
 	expect(t, m.Players != nil, "generation %d names no players", m.Generation)

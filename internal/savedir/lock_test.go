@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -20,31 +21,31 @@ import (
 func TestSecondWriterIsLocked(t *testing.T) {
 	for _, tc := range memAndOS(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			first, err := autosave.OpenDir(tc.fsys, tc.dir)
+			first, err := savedir.OpenDir(tc.fsys, tc.dir)
 			must(t, err)
 			must(t, commit(first, 1, 1))
 			before := snapshotFiles(t, tc.fsys, tc.dir)
 
-			_, err = autosave.OpenDir(tc.fsys, tc.dir)
+			_, err = savedir.OpenDir(tc.fsys, tc.dir)
 			expectLockedByUs(t, err, tc.dir)
-			_, err = autosave.OpenDirForRepair(tc.fsys, tc.dir)
+			_, err = savedir.OpenDirForRepair(tc.fsys, tc.dir)
 			expectLockedByUs(t, err, tc.dir)
-			_, err = autosave.OpenWriter(tc.dir, autosave.Options{FS: tc.fsys, Store: storeConfig()})
+			_, err = savedir.OpenWriter(tc.dir, savedir.Options{FS: tc.fsys, Store: storeConfig()})
 			expectLockedByUs(t, err, tc.dir)
 
-			r, err := autosave.OpenDirReadOnly(tc.fsys, tc.dir)
+			r, err := savedir.OpenDirReadOnly(tc.fsys, tc.dir)
 			must(t, err)
 			expect(t, r.Generation() == 1, "a reader sees generation %d", r.Generation())
-			_, _, err = r.Commit(autosave.Commit{World: world(2), Chunks: autosave.StoreRef{Name: autosave.ChunksName, Root: fakeRoot}})
+			_, _, err = r.Commit(savedir.Commit{World: world(2), Chunks: savedir.StoreRef{Name: savedir.ChunksName, Root: fakeRoot}})
 			expect(t, errors.Is(err, autosave.ErrReadOnly), "a reader committed: %v", err)
 			expectSameFiles(t, before, snapshotFiles(t, tc.fsys, tc.dir))
 
 			must(t, first.Close())
-			again, err := autosave.OpenDir(tc.fsys, tc.dir)
+			again, err := savedir.OpenDir(tc.fsys, tc.dir)
 			must(t, err)
 			must(t, commit(again, 2, 1))
 			must(t, again.Close())
-			_, _, err = again.Commit(autosave.Commit{World: world(3), Chunks: autosave.StoreRef{Name: autosave.ChunksName, Root: fakeRoot}})
+			_, _, err = again.Commit(savedir.Commit{World: world(3), Chunks: savedir.StoreRef{Name: savedir.ChunksName, Root: fakeRoot}})
 			expect(t, errors.Is(err, autosave.ErrReadOnly), "a closed Dir committed: %v", err)
 		})
 	}
@@ -80,11 +81,11 @@ func expectLockedByUs(t *testing.T, err error, dir string) {
 // With LockTimeout, opening waits for the holder to let go.
 func TestLockTimeout(t *testing.T) {
 	mem := vfs.NewMem()
-	first, err := autosave.OpenDir(mem, "/save")
+	first, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 
 	start := time.Now()
-	_, err = autosave.OpenDir(mem, "/save", autosave.LockTimeout(30*time.Millisecond))
+	_, err = savedir.OpenDir(mem, "/save", savedir.LockTimeout(30*time.Millisecond))
 	expect(t, errors.Is(err, autosave.ErrLocked) && time.Since(start) >= 30*time.Millisecond, "a short timeout: %v after %v", err, time.Since(start))
 
 	tried := make(chan struct{})
@@ -98,7 +99,7 @@ func TestLockTimeout(t *testing.T) {
 	})}
 	got := make(chan error, 1)
 	go func() {
-		d, err := autosave.OpenDir(fsys, "/save", autosave.LockTimeout(time.Minute))
+		d, err := savedir.OpenDir(fsys, "/save", savedir.LockTimeout(time.Minute))
 		if err == nil {
 			err = d.Close()
 		}
@@ -118,7 +119,7 @@ func TestLockedWithoutHolder(t *testing.T) {
 	defer f.Close()
 	_, err = f.WriteAt([]byte("{not json"), 0)
 	must(t, err)
-	_, err = autosave.OpenDir(mem, "/save")
+	_, err = savedir.OpenDir(mem, "/save")
 	var le *autosave.LockedError
 	expect(t, errors.As(err, &le) && le.Holder == nil && strings.Contains(err.Error(), "does not name it"), "%v", err)
 }
@@ -134,12 +135,12 @@ type fileState struct {
 func snapshotFiles(t *testing.T, fsys vfs.FS, dir string) map[string]fileState {
 	t.Helper()
 	out := map[string]fileState{}
-	for _, sub := range []string{".", autosave.BackupDir} {
+	for _, sub := range []string{".", savedir.BackupDir} {
 		names, _ := fsys.ReadDir(filepath.Join(dir, sub))
 		for _, n := range names {
 			p := filepath.Join(dir, sub, n)
 			fi, err := fsys.Stat(p)
-			if err != nil || fi.IsDir() || n == autosave.LockName {
+			if err != nil || fi.IsDir() || n == savedir.LockName {
 				continue
 			}
 			data, err := vfs.ReadFile(fsys, p)
@@ -169,13 +170,13 @@ var tamperings = []struct {
 	name string
 	do   func(fsys vfs.FS, dir string) error
 }{
-	{"removed", func(fsys vfs.FS, dir string) error { return fsys.Remove(filepath.Join(dir, autosave.LockName)) }},
+	{"removed", func(fsys vfs.FS, dir string) error { return fsys.Remove(filepath.Join(dir, savedir.LockName)) }},
 	{"replaced", func(fsys vfs.FS, dir string) error {
 		other := filepath.Join(dir, "other")
 		if err := vfs.WriteFileAtomic(fsys, other, []byte("not a lock\n")); err != nil {
 			return err
 		}
-		return fsys.Rename(other, filepath.Join(dir, autosave.LockName))
+		return fsys.Rename(other, filepath.Join(dir, savedir.LockName))
 	}},
 }
 
@@ -187,25 +188,25 @@ var tamperings = []struct {
 func TestLockFileTamperedWhileHeld(t *testing.T) {
 	for _, tc := range memAndOS(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			first, err := autosave.OpenDir(tc.fsys, tc.dir)
+			first, err := savedir.OpenDir(tc.fsys, tc.dir)
 			must(t, err)
 			defer first.Close()
 			must(t, commit(first, 1, 1))
 			for i, tamper := range tamperings {
 				must(t, tamper.do(tc.fsys, tc.dir))
-				_, err = autosave.OpenDir(tc.fsys, tc.dir)
+				_, err = savedir.OpenDir(tc.fsys, tc.dir)
 				expect(t, errors.Is(err, autosave.ErrLocked), "%s: a second OpenDir got in: %v", tamper.name, err)
-				_, err = autosave.OpenDirForRepair(tc.fsys, tc.dir)
+				_, err = savedir.OpenDirForRepair(tc.fsys, tc.dir)
 				expect(t, errors.Is(err, autosave.ErrLocked), "%s: OpenDirForRepair got in: %v", tamper.name, err)
-				_, err = autosave.OpenWriter(tc.dir, autosave.Options{FS: tc.fsys, Store: storeConfig()})
+				_, err = savedir.OpenWriter(tc.dir, savedir.Options{FS: tc.fsys, Store: storeConfig()})
 				expect(t, errors.Is(err, autosave.ErrLocked), "%s: OpenWriter got in: %v", tamper.name, err)
 
 				must(t, commit(first, 2+i, 1))
-				_, err = autosave.OpenDir(tc.fsys, tc.dir)
+				_, err = savedir.OpenDir(tc.fsys, tc.dir)
 				expectLockedByUs(t, err, tc.dir)
 			}
 			must(t, first.Close())
-			d, err := autosave.OpenDir(tc.fsys, tc.dir)
+			d, err := savedir.OpenDir(tc.fsys, tc.dir)
 			must(t, err)
 			expect(t, d.Generation() == uint64(1+len(tamperings)), "generation %d after the writer closed", d.Generation())
 			w, err := d.ReadWorld(nil)
@@ -228,13 +229,13 @@ func TestLockFileTamperedWithoutDirectoryLock(t *testing.T) {
 	for _, tamper := range tamperings {
 		t.Run(tamper.name, func(t *testing.T) {
 			fsys := dirLockless{vfs.NewMem()}
-			first, err := autosave.OpenDir(fsys, "/save")
+			first, err := savedir.OpenDir(fsys, "/save")
 			must(t, err)
 			defer first.Close()
 			must(t, commit(first, 1, 1))
 			must(t, tamper.do(fsys, "/save"))
 
-			second, err := autosave.OpenDir(fsys, "/save")
+			second, err := savedir.OpenDir(fsys, "/save")
 			must(t, err)
 			must(t, commit(second, 2, 1))
 

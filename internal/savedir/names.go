@@ -1,4 +1,4 @@
-package autosave
+package savedir
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/fsguard"
 )
@@ -202,16 +203,16 @@ func isDataFileName(name string) bool {
 func checkDataNames(m *Manifest) error {
 	ref := m.Chunks
 	if len(ref.Data) > 0 && m.Version < manifestVersionData {
-		return fmt.Errorf("%w: manifest of generation %d: chunks.data in a manifest of version %d", ErrCorrupt, m.Generation, m.Version)
+		return fmt.Errorf("%w: manifest of generation %d: chunks.data in a manifest of version %d", autosave.ErrCorrupt, m.Generation, m.Version)
 	}
 	last := uint32(0)
 	for i, name := range ref.Data {
 		store, n, ok := dataFileOf(name)
 		switch {
 		case !ok || store != ref.Name:
-			return fmt.Errorf("%w: manifest of generation %d: chunks.data[%d] %q is not a data file of %s", ErrCorrupt, m.Generation, i, name, ref.Name)
+			return fmt.Errorf("%w: manifest of generation %d: chunks.data[%d] %q is not a data file of %s", autosave.ErrCorrupt, m.Generation, i, name, ref.Name)
 		case n <= last:
-			return fmt.Errorf("%w: manifest of generation %d: chunks.data[%d] %q is out of order", ErrCorrupt, m.Generation, i, name)
+			return fmt.Errorf("%w: manifest of generation %d: chunks.data[%d] %q is out of order", autosave.ErrCorrupt, m.Generation, i, name)
 		}
 		last = n
 	}
@@ -219,7 +220,7 @@ func checkDataNames(m *Manifest) error {
 		if ri, err := chunkstore.ParseRoot(ref.Root); err == nil {
 			if n := (chunkstore.Handle{Offset: ri.Table}).File(); n != 0 && !slices.Contains(ref.Data, chunkstore.DataFileName(ref.Name, n)) {
 				return fmt.Errorf("%w: manifest of generation %d: the chunk store root's page table is in data file %d, which chunks.data does not name",
-					ErrCorrupt, m.Generation, n)
+					autosave.ErrCorrupt, m.Generation, n)
 			}
 		}
 	}
@@ -262,27 +263,27 @@ func formName(rel string) bool {
 // directory included, is ErrCorrupt naming the field.
 func checkManifestNames(m *Manifest, backup bool) error {
 	if m.Generation < 1 || m.Generation > MaxGeneration {
-		return fmt.Errorf("%w: manifest: generation %d is out of range (1 to %d)", ErrCorrupt, m.Generation, uint64(MaxGeneration))
+		return fmt.Errorf("%w: manifest: generation %d is out of range (1 to %d)", autosave.ErrCorrupt, m.Generation, uint64(MaxGeneration))
 	}
 	want := WorldName(m.Generation)
 	if backup {
 		want = path.Join(BackupDir, want)
 	}
 	if m.World.Name != want {
-		return fmt.Errorf("%w: manifest of generation %d: world.name %q, want %q", ErrCorrupt, m.Generation, m.World.Name, want)
+		return fmt.Errorf("%w: manifest of generation %d: world.name %q, want %q", autosave.ErrCorrupt, m.Generation, m.World.Name, want)
 	}
 	if m.World.Size < 0 {
-		return fmt.Errorf("%w: manifest of generation %d: world.size %d", ErrCorrupt, m.Generation, m.World.Size)
+		return fmt.Errorf("%w: manifest of generation %d: world.size %d", autosave.ErrCorrupt, m.Generation, m.World.Size)
 	}
 	if g, copied := copiedStoreGeneration(m.Chunks.Name); copied && (!backup || g != m.Generation) {
 		return fmt.Errorf("%w: manifest of generation %d: chunks.name %q is the own chunk store of backup %d",
-			ErrCorrupt, m.Generation, m.Chunks.Name, g)
+			autosave.ErrCorrupt, m.Generation, m.Chunks.Name, g)
 	} else if !copied && !isStoreName(m.Chunks.Name) {
 		return fmt.Errorf("%w: manifest of generation %d: chunks.name %q is not a chunk store's name (chunks.pxsw or chunks-<generation>.pxsw)",
-			ErrCorrupt, m.Generation, m.Chunks.Name)
+			autosave.ErrCorrupt, m.Generation, m.Chunks.Name)
 	}
 	if m.Chunks.Generation == 1<<64-1 {
-		return fmt.Errorf("%w: manifest of generation %d: chunks.generation %d is out of range", ErrCorrupt, m.Generation, m.Chunks.Generation)
+		return fmt.Errorf("%w: manifest of generation %d: chunks.generation %d is out of range", autosave.ErrCorrupt, m.Generation, m.Chunks.Generation)
 	}
 	if err := checkDataNames(m); err != nil {
 		return err
@@ -299,7 +300,7 @@ func checkManifestNames(m *Manifest, backup bool) error {
 // that is not a plain directory. A name that does not exist is fine.
 func (d *Dir) file(rel string) (string, error) {
 	if !formName(rel) {
-		return "", fmt.Errorf("%w: %q is not a file name of a save directory", ErrCorrupt, rel)
+		return "", fmt.Errorf("%w: %q is not a file name of a save directory", autosave.ErrCorrupt, rel)
 	}
 	if strings.HasPrefix(rel, BackupDir+"/") {
 		if err := d.checkBackupDir(); err != nil {
@@ -314,7 +315,9 @@ func (d *Dir) file(rel string) (string, error) {
 }
 
 // checkRegular refuses a path that exists as anything but a regular file.
-func (d *Dir) checkRegular(rel, p string) error { return fsguard.Regular(d.fs, p, rel, ErrCorrupt) }
+func (d *Dir) checkRegular(rel, p string) error {
+	return fsguard.Regular(d.fs, p, rel, autosave.ErrCorrupt)
+}
 
 // Refused lists the files of the directory (its top level and backups/)
 // that bear a name of the save format but are not regular files: symbolic
@@ -351,5 +354,5 @@ func (d *Dir) checkBackupDir() error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s/ is %s, not a directory: not followed (move it away; arksave check lists the rest)",
-		ErrCorrupt, BackupDir, fsguard.Describe(fi.Mode()))
+		autosave.ErrCorrupt, BackupDir, fsguard.Describe(fi.Mode()))
 }

@@ -1,4 +1,4 @@
-package autosave
+package savedir
 
 import "github.com/arksave/arksave/vfs"
 

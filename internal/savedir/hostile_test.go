@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 )
@@ -34,12 +35,12 @@ type hostile struct {
 
 // editManifest rewrites the manifest at rel (in dir) after fn changed it,
 // with a valid checksum: only the names are hostile.
-func editManifest(rel string, fn func(m *autosave.Manifest, dir, out string)) func(*testing.T, string, string) {
+func editManifest(rel string, fn func(m *savedir.Manifest, dir, out string)) func(*testing.T, string, string) {
 	return func(t *testing.T, dir, out string) {
-		d, err := autosave.OpenDirReadOnly(nil, dir)
+		d, err := savedir.OpenDirReadOnly(nil, dir)
 		must(t, err)
 		m := d.Manifest()
-		if rel != autosave.ManifestName {
+		if rel != savedir.ManifestName {
 			m, err = d.Backup(2)
 			must(t, err)
 		}
@@ -62,25 +63,25 @@ func copyFile(t *testing.T, from, to string) {
 }
 
 var hostiles = []hostile{
-	{"world-name-traversal", editManifest("manifest", func(m *autosave.Manifest, _, _ string) { m.World.Name = "../outside/canary" }), "world.name"},
-	{"world-name-absolute", editManifest("manifest", func(m *autosave.Manifest, _, out string) { m.World.Name = filepath.Join(out, "canary") }), "world.name"},
-	{"world-name-traversal-inside", editManifest("manifest", func(m *autosave.Manifest, _, _ string) { m.World.Name = "world-3.pecs/../../outside/canary" }), "world.name"},
-	{"world-name-of-the-store", editManifest("manifest", func(m *autosave.Manifest, _, _ string) { m.World.Name = "chunks.pxsw" }), "world.name"},
-	{"world-name-empty", editManifest("manifest", func(m *autosave.Manifest, _, _ string) { m.World.Name = "" }), "world.name"},
-	{"chunks-name-traversal", editManifest("manifest", func(m *autosave.Manifest, _, _ string) { m.Chunks.Name = "../outside/canary.pxsw" }), "chunks.name"},
-	{"chunks-name-absolute", editManifest("manifest", func(m *autosave.Manifest, _, out string) { m.Chunks.Name = filepath.Join(out, "canary.pxsw") }), "chunks.name"},
-	{"chunks-name-backups", editManifest("manifest", func(m *autosave.Manifest, _, _ string) { m.Chunks.Name = "backups/chunks.pxsw" }), "chunks.name"},
-	{"backup-world-traversal", editManifest("backups/manifest-2", func(m *autosave.Manifest, _, _ string) { m.World.Name = "backups/../../outside/canary" }), ""},
-	{"backup-world-is-the-current-one", editManifest("backups/manifest-2", func(m *autosave.Manifest, _, _ string) { m.World.Name = "world-3.pecs" }), ""},
-	{"backup-chunks-traversal", editManifest("backups/manifest-2", func(m *autosave.Manifest, _, _ string) { m.Chunks.Name = "../outside/canary.pxsw" }), ""},
-	{"generation-max", editManifest("manifest", func(m *autosave.Manifest, dir, _ string) {
+	{"world-name-traversal", editManifest("manifest", func(m *savedir.Manifest, _, _ string) { m.World.Name = "../outside/canary" }), "world.name"},
+	{"world-name-absolute", editManifest("manifest", func(m *savedir.Manifest, _, out string) { m.World.Name = filepath.Join(out, "canary") }), "world.name"},
+	{"world-name-traversal-inside", editManifest("manifest", func(m *savedir.Manifest, _, _ string) { m.World.Name = "world-3.pecs/../../outside/canary" }), "world.name"},
+	{"world-name-of-the-store", editManifest("manifest", func(m *savedir.Manifest, _, _ string) { m.World.Name = "chunks.pxsw" }), "world.name"},
+	{"world-name-empty", editManifest("manifest", func(m *savedir.Manifest, _, _ string) { m.World.Name = "" }), "world.name"},
+	{"chunks-name-traversal", editManifest("manifest", func(m *savedir.Manifest, _, _ string) { m.Chunks.Name = "../outside/canary.pxsw" }), "chunks.name"},
+	{"chunks-name-absolute", editManifest("manifest", func(m *savedir.Manifest, _, out string) { m.Chunks.Name = filepath.Join(out, "canary.pxsw") }), "chunks.name"},
+	{"chunks-name-backups", editManifest("manifest", func(m *savedir.Manifest, _, _ string) { m.Chunks.Name = "backups/chunks.pxsw" }), "chunks.name"},
+	{"backup-world-traversal", editManifest("backups/manifest-2", func(m *savedir.Manifest, _, _ string) { m.World.Name = "backups/../../outside/canary" }), ""},
+	{"backup-world-is-the-current-one", editManifest("backups/manifest-2", func(m *savedir.Manifest, _, _ string) { m.World.Name = "world-3.pecs" }), ""},
+	{"backup-chunks-traversal", editManifest("backups/manifest-2", func(m *savedir.Manifest, _, _ string) { m.Chunks.Name = "../outside/canary.pxsw" }), ""},
+	{"generation-max", editManifest("manifest", func(m *savedir.Manifest, dir, _ string) {
 		m.Generation = math.MaxUint64
 		m.World.Name = fmt.Sprintf("world-%d.pecs", uint64(math.MaxUint64))
 		os.Rename(filepath.Join(dir, "world-3.pecs"), filepath.Join(dir, m.World.Name))
 	}), "generation"},
-	{"generation-zero", editManifest("manifest", func(m *autosave.Manifest, _, _ string) { m.Generation, m.World.Name = 0, "world-0.pecs" }), "generation"},
+	{"generation-zero", editManifest("manifest", func(m *savedir.Manifest, _, _ string) { m.Generation, m.World.Name = 0, "world-0.pecs" }), "generation"},
 	{"backup-generation-max", func(t *testing.T, dir, _ string) {
-		d, err := autosave.OpenDirReadOnly(nil, dir)
+		d, err := savedir.OpenDirReadOnly(nil, dir)
 		must(t, err)
 		b, err := d.Backup(1)
 		must(t, err)
@@ -123,25 +124,25 @@ var hostiles = []hostile{
 		must(t, os.WriteFile(filepath.Join(out, "backups", "world-9.pecs"), []byte("not ours"), 0o644))
 		symlink(t, filepath.Join(out, "backups"), filepath.Join(dir, "backups"))
 	}, "backups/"},
-	{"chunks-name-a-backups-own-store", editManifest("manifest", func(m *autosave.Manifest, _, _ string) { m.Chunks.Name = autosave.CopiedChunksName(3) }), "chunks.name"},
-	{"backup-names-another-backups-own-store", editManifest("backups/manifest-2", func(m *autosave.Manifest, _, _ string) {
-		m.Chunks.Name, m.Chunks.Data = autosave.CopiedChunksName(1), nil
+	{"chunks-name-a-backups-own-store", editManifest("manifest", func(m *savedir.Manifest, _, _ string) { m.Chunks.Name = savedir.CopiedChunksName(3) }), "chunks.name"},
+	{"backup-names-another-backups-own-store", editManifest("backups/manifest-2", func(m *savedir.Manifest, _, _ string) {
+		m.Chunks.Name, m.Chunks.Data = savedir.CopiedChunksName(1), nil
 	}), ""},
-	{"backup-own-store-data-traversal", editManifest("backups/manifest-2", func(m *autosave.Manifest, _, _ string) {
-		m.Chunks.Name, m.Chunks.Data = autosave.CopiedChunksName(2), []string{"backups/../../outside/chunks-2-data-1.pxsd"}
+	{"backup-own-store-data-traversal", editManifest("backups/manifest-2", func(m *savedir.Manifest, _, _ string) {
+		m.Chunks.Name, m.Chunks.Data = savedir.CopiedChunksName(2), []string{"backups/../../outside/chunks-2-data-1.pxsd"}
 	}), ""},
 	// The current generation is damaged, so that loading falls back; the
 	// newest backup's own store is a symbolic link to a store outside.
 	{"fallback-over-a-symlinked-backup-store", func(t *testing.T, dir, out string) {
-		editManifest("backups/manifest-2", func(m *autosave.Manifest, _, _ string) {
-			m.Chunks.Name, m.Chunks.Data = autosave.CopiedChunksName(2), nil
+		editManifest("backups/manifest-2", func(m *savedir.Manifest, _, _ string) {
+			m.Chunks.Name, m.Chunks.Data = savedir.CopiedChunksName(2), nil
 		})(t, dir, out)
 		copyFile(t, filepath.Join(dir, "chunks.pxsw"), filepath.Join(out, "store-copy.pxsw"))
 		symlink(t, filepath.Join(out, "store-copy.pxsw"), filepath.Join(dir, "backups", "chunks-2.pxsw"))
 		must(t, savetest.Flip(filepath.Join(dir, "world-3.pecs"), 40))
 	}, ""},
 	{"symlinked-lock", func(t *testing.T, dir, out string) {
-		symlink(t, filepath.Join(out, "canary"), filepath.Join(dir, autosave.LockName))
+		symlink(t, filepath.Join(out, "canary"), filepath.Join(dir, savedir.LockName))
 	}, "lock"},
 }
 
@@ -175,7 +176,7 @@ func TestHostileSaveDirectories(t *testing.T) {
 			before := treeOf(t, out)
 
 			if h.open != "" {
-				if _, err := autosave.OpenDir(nil, dir); !errors.Is(err, autosave.ErrCorrupt) || !strings.Contains(err.Error(), h.open) {
+				if _, err := savedir.OpenDir(nil, dir); !errors.Is(err, autosave.ErrCorrupt) || !strings.Contains(err.Error(), h.open) {
 					t.Errorf("OpenDir: want ErrCorrupt naming %q, got %v", h.open, err)
 				}
 			}
@@ -199,12 +200,12 @@ var hostileOps = []struct {
 	run  func(dir string)
 }{
 	{"OpenDir", func(dir string) {
-		if d, err := autosave.OpenDir(nil, dir); err == nil {
+		if d, err := savedir.OpenDir(nil, dir); err == nil {
 			d.Close()
 		}
 	}},
 	{"OpenWriter", func(dir string) {
-		w, err := autosave.OpenWriter(dir, autosave.Options{Store: chunkstore.Options{
+		w, err := savedir.OpenWriter(dir, savedir.Options{Store: chunkstore.Options{
 			ChunkSize: savetest.ChunkSize, TileSize: savetest.TileSize, Generator: savetest.Generator}})
 		if err == nil {
 			w.Close()

@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 )
 
@@ -22,7 +23,7 @@ import (
 func BenchmarkSave_Rollover(b *testing.B) {
 	const chunk = 512
 	cfg := chunkstore.Options{ChunkSize: chunk, TileSize: 32, PixelSize: 4, Seed: 3, Generator: flatGen{}, DataFileSize: 400 << 10}
-	w, err := autosave.OpenWriter(filepath.Join(b.TempDir(), "save"), autosave.Options{Store: cfg})
+	w, err := savedir.OpenWriter(filepath.Join(b.TempDir(), "save"), savedir.Options{Store: cfg})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func BenchmarkSave_Rollover(b *testing.B) {
 	last := ""
 	for b.Loop() {
 		g++
-		if !w.Submit(autosave.Job{Snap: snap(g), MaxBackups: 1}) {
+		if !w.Submit(savedir.Job{Snap: snap(g), MaxBackups: 1}) {
 			b.Fatal("busy")
 		}
 		r := w.Wait()
@@ -80,14 +81,14 @@ func BenchmarkSave_BackupCopy(b *testing.B) {
 	for _, stored := range []int{64, 256} {
 		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
 			cfg := chunkstore.Options{ChunkSize: chunk, TileSize: 32, PixelSize: 4, Seed: 3, Generator: flatGen{}}
-			w, err := autosave.OpenWriter(filepath.Join(b.TempDir(), "save"), autosave.Options{Store: cfg})
+			w, err := savedir.OpenWriter(filepath.Join(b.TempDir(), "save"), savedir.Options{Store: cfg})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer w.Close()
 			rng := rand.New(rand.NewPCG(1, 1))
 			snap := func(g int, xs []int32) *snapshot.Snapshot { return deltaSnap(rng, chunk, g, xs) }
-			save := func(j autosave.Job) *autosave.Result {
+			save := func(j savedir.Job) *autosave.Result {
 				if !w.Submit(j) {
 					b.Fatal("busy")
 				}
@@ -101,7 +102,7 @@ func BenchmarkSave_BackupCopy(b *testing.B) {
 			for i := range all {
 				all[i] = int32(i)
 			}
-			save(autosave.Job{Snap: snap(0, all), MaxBackups: 1, BackupCopyEvery: 1})
+			save(savedir.Job{Snap: snap(0, all), MaxBackups: 1, BackupCopyEvery: 1})
 			var saves, copies time.Duration
 			var copied int64
 			n := 0
@@ -112,7 +113,7 @@ func BenchmarkSave_BackupCopy(b *testing.B) {
 				for k := range xs {
 					xs[k] = int32(rng.IntN(stored))
 				}
-				r := save(autosave.Job{Snap: snap(g, xs), MaxBackups: 1, BackupCopyEvery: 1})
+				r := save(savedir.Job{Snap: snap(g, xs), MaxBackups: 1, BackupCopyEvery: 1})
 				if r.BackupChunks == "" || r.BackupCopyErr != nil {
 					b.Fatalf("save %d: no copy of the store for the backup (%v)", g, r.BackupCopyErr)
 				}
@@ -157,7 +158,7 @@ func BenchmarkLoad_Verify(b *testing.B) {
 		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
 			dir := filepath.Join(b.TempDir(), "save")
 			cfg := chunkstore.Options{ChunkSize: chunk, TileSize: 32, PixelSize: 4, Seed: 3, Generator: flatGen{}}
-			w, err := autosave.OpenWriter(dir, autosave.Options{Store: cfg})
+			w, err := savedir.OpenWriter(dir, savedir.Options{Store: cfg})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -165,12 +166,12 @@ func BenchmarkLoad_Verify(b *testing.B) {
 			for i := range all {
 				all[i] = int32(i)
 			}
-			w.Submit(autosave.Job{Snap: deltaSnap(rand.New(rand.NewPCG(1, 1)), chunk, 1, all)})
+			w.Submit(savedir.Job{Snap: deltaSnap(rand.New(rand.NewPCG(1, 1)), chunk, 1, all)})
 			if r := w.Wait(); r.Err != nil {
 				b.Fatal(r.Err)
 			}
 			w.Close()
-			d, err := autosave.OpenDir(nil, dir)
+			d, err := savedir.OpenDir(nil, dir)
 			if err != nil {
 				b.Fatal(err)
 			}

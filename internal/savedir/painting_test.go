@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"math/rand/v2"
@@ -8,6 +8,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -19,7 +20,7 @@ import (
 // and the game must never touch the same tile at once.
 func TestSavesWhilePainting(t *testing.T) {
 	const csize, nchunks, saves = 128, 6, 25 // 16 tiles a chunk
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: vfs.NewMem(),
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: vfs.NewMem(),
 		Store: chunkstore.Options{ChunkSize: csize, TileSize: components.TileSize, PixelSize: 4, Seed: 3, Generator: flatGen{}, Workers: 2}})
 	must(t, err)
 	defer w.Close()
@@ -41,7 +42,7 @@ func TestSavesWhilePainting(t *testing.T) {
 			want[i] = slices.Clone(chunks[i].Pixels())
 			snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: components.ChunkPos{X: int32(i)}, Buf: chunks[i].Share(), Version: uint64(g)})
 		}
-		expect(t, w.Submit(autosave.Job{Snap: snap}), "writer busy")
+		expect(t, w.Submit(savedir.Job{Snap: snap}), "writer busy")
 		var res *autosave.Result
 		for ok := false; !ok; res, ok = w.Poll() {
 			for range 16 {

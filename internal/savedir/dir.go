@@ -1,4 +1,4 @@
-package autosave
+package savedir
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/vfs"
@@ -85,7 +86,7 @@ func applyDirOptions(opts []DirOption) dirOptions {
 // a kilobyte, so anything larger is not read.
 const maxManifestSize = 64 << 10
 
-var errClosed = fmt.Errorf("%w: the save directory was closed", ErrReadOnly)
+var errClosed = fmt.Errorf("%w: the save directory was closed", autosave.ErrReadOnly)
 
 // OpenDir opens the save directory at dir for writing, creating it if it is
 // missing. It takes the directory's lock (an error matching ErrLocked, a
@@ -124,12 +125,12 @@ func OpenDir(fsys vfs.FS, dir string, opts ...DirOption) (*Dir, error) {
 		switch {
 		case errors.Is(d.manErr, fs.ErrPermission):
 			return fail(fmt.Errorf("%w; nothing was changed: %s", d.manErr, errs.DeniedHint(d.manErr)))
-		case !errors.Is(d.manErr, ErrNoSave):
+		case !errors.Is(d.manErr, autosave.ErrNoSave):
 			return fail(fmt.Errorf("%w; nothing was changed: run arksave repair %s to rebuild it", d.manErr, dir))
 		default:
 			if files := d.committedFiles(3); len(files) > 0 {
 				return fail(fmt.Errorf("%w: %s has lost its manifest but holds a save's files (%s); nothing was changed: run arksave repair %s to rebuild it",
-					ErrCorrupt, dir, strings.Join(files, ", "), dir))
+					autosave.ErrCorrupt, dir, strings.Join(files, ", "), dir))
 			}
 		}
 	}
@@ -174,7 +175,7 @@ func OpenDirReadOnly(fsys vfs.FS, dir string) (*Dir, error) {
 	if err := isDir(fsys, dir); err != nil {
 		return nil, err
 	}
-	d := &Dir{fs: fsys, path: dir, roErr: fmt.Errorf("%w: %s was opened for reading", ErrReadOnly, dir)}
+	d := &Dir{fs: fsys, path: dir, roErr: fmt.Errorf("%w: %s was opened for reading", autosave.ErrReadOnly, dir)}
 	d.loadManifest()
 	return d, nil
 }
@@ -184,9 +185,13 @@ func OpenDirReadOnly(fsys vfs.FS, dir string) (*Dir, error) {
 // directory that holds no save.
 type missingDir string
 
-func (e missingDir) Error() string { return fmt.Sprintf("%v: %s does not exist", ErrNoSave, string(e)) }
+func (e missingDir) Error() string {
+	return fmt.Sprintf("%v: %s does not exist", autosave.ErrNoSave, string(e))
+}
 
-func (e missingDir) Is(target error) bool { return target == ErrNoSave || target == fs.ErrNotExist }
+func (e missingDir) Is(target error) bool {
+	return target == autosave.ErrNoSave || target == fs.ErrNotExist
+}
 
 func isDir(fsys vfs.FS, dir string) error {
 	st, err := fsys.Stat(dir)
@@ -197,7 +202,7 @@ func isDir(fsys vfs.FS, dir string) error {
 		return fmt.Errorf("autosave: %w", err)
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("%w: %s is not a directory", ErrNoSave, dir)
+		return fmt.Errorf("%w: %s is not a directory", autosave.ErrNoSave, dir)
 	}
 	return nil
 }
@@ -211,10 +216,10 @@ func openLocked(fsys vfs.FS, dir string, o dirOptions) (*Dir, error) {
 	case err == nil:
 		d.lock = lock
 	case vfs.IsReadOnly(err):
-		d.roErr = fmt.Errorf("%w: %s cannot be written: %w", ErrReadOnly, dir, err)
+		d.roErr = fmt.Errorf("%w: %s cannot be written: %w", autosave.ErrReadOnly, dir, err)
 	default:
-		var le *LockedError
-		if errors.As(err, &le) || errors.Is(err, ErrCorrupt) {
+		var le *autosave.LockedError
+		if errors.As(err, &le) || errors.Is(err, autosave.ErrCorrupt) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("autosave: lock save directory %s: %w", dir, err)
@@ -242,7 +247,7 @@ func (d *Dir) readManifest() (*Manifest, error) {
 	data, err := readBounded(d.fs, p, maxManifestSize)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%w: %s has no manifest", ErrNoSave, d.path)
+		return nil, fmt.Errorf("%w: %s has no manifest", autosave.ErrNoSave, d.path)
 	case err != nil:
 		return nil, fmt.Errorf("autosave: read manifest: %w", err)
 	}
@@ -258,7 +263,7 @@ func (d *Dir) readManifest() (*Manifest, error) {
 func readBounded(fsys vfs.FS, name string, limit int64) ([]byte, error) {
 	data, err := vfs.ReadFileLimit(fsys, name, limit)
 	if errors.Is(err, vfs.ErrTooLarge) {
-		err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+		err = fmt.Errorf("%w: %w", autosave.ErrCorrupt, err)
 	}
 	return data, err
 }
@@ -301,7 +306,7 @@ func (d *Dir) ManifestErr() error {
 		return nil
 	}
 	if d.manErr == nil {
-		return fmt.Errorf("%w: %s has no manifest", ErrNoSave, d.path)
+		return fmt.Errorf("%w: %s has no manifest", autosave.ErrNoSave, d.path)
 	}
 	return d.manErr
 }
@@ -356,7 +361,7 @@ func (d *Dir) storeCommitted(name string) bool {
 // IsEmpty reports whether the directory holds none of a save's files: no
 // manifest (readable or not), world file, chunk store or backup.
 func (d *Dir) IsEmpty() bool {
-	if d.man.Load() != nil || !errors.Is(d.manErr, ErrNoSave) || len(d.Leftovers()) > 0 {
+	if d.man.Load() != nil || !errors.Is(d.manErr, autosave.ErrNoSave) || len(d.Leftovers()) > 0 {
 		return false
 	}
 	sub, _ := d.fs.ReadDir(filepath.Join(d.path, BackupDir))
@@ -478,7 +483,7 @@ func (d *Dir) ReadWorld(m *Manifest) ([]byte, error) {
 		m = d.man.Load()
 	}
 	if m == nil {
-		return nil, ErrNoSave
+		return nil, autosave.ErrNoSave
 	}
 	return d.readRef(m.World)
 }
@@ -491,7 +496,7 @@ func (d *Dir) readRef(ref FileRef) ([]byte, error) {
 	f, err := d.fs.Open(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s named by the manifest is missing", ErrCorrupt, ref.Name)
+			return nil, fmt.Errorf("%w: %s named by the manifest is missing", autosave.ErrCorrupt, ref.Name)
 		}
 		return nil, fmt.Errorf("autosave: read %s: %w", ref.Name, err)
 	}
@@ -501,14 +506,14 @@ func (d *Dir) readRef(ref FileRef) ([]byte, error) {
 		return nil, fmt.Errorf("autosave: read %s: %w", ref.Name, err)
 	}
 	if size != ref.Size {
-		return nil, fmt.Errorf("%w: %s: size %d, manifest says %d", ErrCorrupt, ref.Name, size, ref.Size)
+		return nil, fmt.Errorf("%w: %s: size %d, manifest says %d", autosave.ErrCorrupt, ref.Name, size, ref.Size)
 	}
 	data := make([]byte, size)
 	if n, err := f.ReadAt(data, 0); int64(n) < size && !(errors.Is(err, io.EOF) && int64(n) == size) {
 		return nil, fmt.Errorf("autosave: read %s: %w", ref.Name, err)
 	}
 	if got := crc32.Checksum(data, castagnoli); got != ref.CRC32C {
-		return nil, fmt.Errorf("%w: %s: crc32c %08x, manifest says %08x", ErrCorrupt, ref.Name, got, ref.CRC32C)
+		return nil, fmt.Errorf("%w: %s: crc32c %08x, manifest says %08x", autosave.ErrCorrupt, ref.Name, got, ref.CRC32C)
 	}
 	return data, nil
 }
@@ -707,7 +712,7 @@ func (d *Dir) nextGeneration() error {
 func (d *Dir) exhausted(gen uint64) error {
 	return fmt.Errorf("%w: %s is at generation %d, the last generation a save directory can have, so generation %d cannot commit and no save goes there any more (nothing was changed); "+
 		"save the world into a new directory (Persistence.SaveAs), whose generations start again at 1 (arksave copy keeps the generation numbers, so a copy is exhausted too)",
-		ErrExhausted, d.path, d.Generation(), gen)
+		autosave.ErrExhausted, d.path, d.Generation(), gen)
 }
 
 func (d *Dir) writeWorld(gen uint64, data []byte) (FileRef, error) {
@@ -957,7 +962,7 @@ func (d *Dir) readBackup(rel, name string) (*Manifest, error) {
 	}
 	m, err := decodeManifest(data, true)
 	if err == nil && m.Generation != g {
-		err = fmt.Errorf("%w: backup manifest of generation %d", ErrCorrupt, m.Generation)
+		err = fmt.Errorf("%w: backup manifest of generation %d", autosave.ErrCorrupt, m.Generation)
 	}
 	return m, err
 }
@@ -1021,9 +1026,9 @@ func (d *Dir) noGeneration(g uint64) error {
 		there = append(there, fmt.Sprint(b.Generation))
 	}
 	if len(there) == 0 {
-		return fmt.Errorf("%w: %s holds no generation %d, nor any other", ErrNoGeneration, d.path, g)
+		return fmt.Errorf("%w: %s holds no generation %d, nor any other", autosave.ErrNoGeneration, d.path, g)
 	}
-	return fmt.Errorf("%w: %s holds no generation %d; the generations there are %s: give one of those", ErrNoGeneration, d.path, g, strings.Join(there, ", "))
+	return fmt.Errorf("%w: %s holds no generation %d; the generations there are %s: give one of those", autosave.ErrNoGeneration, d.path, g, strings.Join(there, ", "))
 }
 
 // Restore makes backed-up generation g current again, as a new generation:
@@ -1213,7 +1218,7 @@ func (d *Dir) cleanupWith(max int) error {
 			if store, _, ok := dataFileOf(rel); ok && store == pending {
 				continue
 			}
-			if err := d.remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrCorrupt) {
+			if err := d.remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, autosave.ErrCorrupt) {
 				return fmt.Errorf("autosave: remove stale %s: %w", rel, err)
 			}
 		}

@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"errors"
@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -70,7 +70,7 @@ func TestFailedSavesKeepStoreSize(t *testing.T) {
 		t.Run(strings.ReplaceAll(step, " ", "-"), func(t *testing.T) {
 			mem := vfs.NewMem()
 			faults := &failAt{}
-			w, err := autosave.OpenWriter("/save", autosave.Options{FS: &vfs.Faulty{FS: mem, Injector: faults}, Store: storeConfig()})
+			w, err := savedir.OpenWriter("/save", savedir.Options{FS: &vfs.Faulty{FS: mem, Injector: faults}, Store: storeConfig()})
 			must(t, err)
 			defer w.Close()
 			must(t, save(t, w, 1).Err)
@@ -91,7 +91,7 @@ func TestFailedSavesKeepStoreSize(t *testing.T) {
 			must(t, r.Err)
 			expect(t, r.Generation == 2, "the retry committed generation %d", r.Generation)
 			must(t, w.Close())
-			w, err = autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+			w, err = savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: storeConfig()})
 			must(t, err)
 			world, err := w.ReadWorld()
 			must(t, err)
@@ -148,14 +148,14 @@ func TestStoreRevert(t *testing.T) {
 // prunes backups and compacts the store into new files: no false damage.
 func TestReadersWhileCommitting(t *testing.T) {
 	mem := vfs.NewMem()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: compactConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: compactConfig()})
 	must(t, err)
 	defer w.Close()
 	pecs := emptyPECS(t)
-	snap := func(g int) *autosave.Job {
+	snap := func(g int) *savedir.Job {
 		s := randomSnap(g)
 		s.World = pecs
-		return &autosave.Job{Snap: s, MaxBackups: 1}
+		return &savedir.Job{Snap: s, MaxBackups: 1}
 	}
 	expect(t, w.Submit(*snap(1)), "busy")
 	must(t, w.Wait().Err)
@@ -176,7 +176,7 @@ func TestReadersWhileCommitting(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for !stop.Load() {
-			err := autosave.ReadConsistent(mem, "/save", func(d *autosave.Dir) error {
+			err := savedir.ReadConsistent(mem, "/save", func(d *savedir.Dir) error {
 				if _, err := d.ReadWorld(nil); err != nil {
 					return err
 				}

@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -36,16 +37,16 @@ func TestLostManifest(t *testing.T) {
 				tc.undo(t, mem)
 			}
 			before := snapshotFiles(t, mem, "/save")
-			_, err := autosave.OpenDir(mem, "/save")
+			_, err := savedir.OpenDir(mem, "/save")
 			expect(t, errors.Is(err, autosave.ErrCorrupt) && strings.Contains(err.Error(), "arksave repair"), "OpenDir: %v", err)
 			for _, fresh := range []bool{false, true} {
-				_, err = autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig(), Fresh: fresh})
+				_, err = savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: storeConfig(), Fresh: fresh})
 				expect(t, errors.Is(err, autosave.ErrCorrupt) && strings.Contains(err.Error(), "arksave repair"), "OpenWriter (fresh %v): %v", fresh, err)
 			}
 			expectSameFiles(t, before, snapshotFiles(t, mem, "/save"))
 			r := checkDir(mem, "/save")
 			named := slices.ContainsFunc(r.Problems, func(p chunkstore.Problem) bool {
-				return p.File == autosave.ManifestName && strings.Contains(p.Err.Error(), "arksave repair")
+				return p.File == savedir.ManifestName && strings.Contains(p.Err.Error(), "arksave repair")
 			})
 			expect(t, named, "check does not name the lost manifest: %v", r.Problems)
 		})
@@ -54,12 +55,12 @@ func TestLostManifest(t *testing.T) {
 	// A first save that stopped before its manifest: the store at
 	// generation 1 and world-1.pecs are no save.
 	mem := saved(t, 1)
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	expect(t, d.Manifest() == nil && errors.Is(d.ManifestErr(), autosave.ErrNoSave), "manifest %v", d.ManifestErr())
 	expect(t, slices.Equal(d.Leftovers(), []string{"chunks-data-1.pxsd", "chunks.pxsw", "world-1.pecs"}), "leftovers %v", d.Leftovers())
 	must(t, d.Close())
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	must(t, save(t, w, 1).Err)
 	must(t, w.Close())
@@ -70,11 +71,11 @@ func TestLostManifest(t *testing.T) {
 // removes the one it started.
 func TestUnsavedWorldLeavesNothing(t *testing.T) {
 	mem := vfs.NewMem()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	must(t, w.Close())
 	names, _ := mem.ReadDir("/save")
-	expect(t, slices.Equal(names, []string{autosave.LockName}), "after a writer that never saved: %v", names)
+	expect(t, slices.Equal(names, []string{savedir.LockName}), "after a writer that never saved: %v", names)
 }
 
 // A save directory on a medium that cannot be written opens read-only: its
@@ -85,16 +86,16 @@ func TestReadOnlyMedium(t *testing.T) {
 	ro := vfs.ReadOnly(mem)
 	before := snapshotFiles(t, mem, "/save")
 
-	d, err := autosave.OpenDir(ro, "/save")
+	d, err := savedir.OpenDir(ro, "/save")
 	must(t, err)
 	expect(t, errors.Is(d.ReadOnly(), autosave.ErrReadOnly) && errors.Is(d.ReadOnly(), syscall.EROFS), "ReadOnly: %v", d.ReadOnly())
 	expect(t, d.Generation() == 2, "generation %d", d.Generation())
-	_, _, err = d.Commit(autosave.Commit{World: []byte("w"), Chunks: d.Manifest().Chunks})
+	_, _, err = d.Commit(savedir.Commit{World: []byte("w"), Chunks: d.Manifest().Chunks})
 	expect(t, errors.Is(err, autosave.ErrReadOnly), "commit on a read-only medium: %v", err)
 	must(t, d.Close())
 
 	expectGeneration(t, ro, 2) // the writer opens it and reads every chunk and body
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: ro, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: ro, Store: storeConfig()})
 	must(t, err)
 	for range 3 {
 		r := save(t, w, 3)
@@ -105,7 +106,7 @@ func TestReadOnlyMedium(t *testing.T) {
 	expectSameFiles(t, before, snapshotFiles(t, mem, "/save"))
 
 	// A new world cannot start there, and says why.
-	_, err = autosave.OpenWriter("/save", autosave.Options{FS: ro, Store: storeConfig(), Fresh: true})
+	_, err = savedir.OpenWriter("/save", savedir.Options{FS: ro, Store: storeConfig(), Fresh: true})
 	expect(t, errors.Is(err, autosave.ErrReadOnly), "a new world on a read-only medium: %v", err)
 }
 
@@ -114,7 +115,7 @@ func TestReadOnlyMedium(t *testing.T) {
 func savedMem(t *testing.T, gens int) *vfs.Mem {
 	t.Helper()
 	mem := vfs.NewMem()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: storeConfig()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: storeConfig()})
 	must(t, err)
 	for g := 1; g <= gens; g++ {
 		must(t, save(t, w, g).Err)

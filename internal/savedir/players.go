@@ -1,4 +1,4 @@
-package autosave
+package savedir
 
 import (
 	"encoding/binary"
@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -112,9 +113,6 @@ func (p *Players) Find(id string) (PlayerEntry, bool) {
 	return p.Entries[i], true
 }
 
-// ErrNoPlayer is returned when a save holds no record of a player.
-var ErrNoPlayer = errors.New("autosave: no such player in the save")
-
 // checkPlayerID refuses an id the players files cannot hold.
 func checkPlayerID(id string) error {
 	if id == "" || len(id) > maxPlayerID {
@@ -150,7 +148,7 @@ func EncodePlayersIndex(gen uint64, entries []PlayerEntry) []byte {
 // in the data file's body). Damage is ErrCorrupt naming the offset.
 func ParsePlayersIndex(data []byte) (gen uint64, entries []PlayerEntry, err error) {
 	fail := func(off int, format string, args ...any) (uint64, []PlayerEntry, error) {
-		return 0, nil, fmt.Errorf("%w: players index at offset %d: %s", ErrCorrupt, off, fmt.Sprintf(format, args...))
+		return 0, nil, fmt.Errorf("%w: players index at offset %d: %s", autosave.ErrCorrupt, off, fmt.Sprintf(format, args...))
 	}
 	if len(data) < playersIndexMinSize {
 		return fail(0, "%d bytes, at least %d needed", len(data), playersIndexMinSize)
@@ -159,7 +157,7 @@ func ParsePlayersIndex(data []byte) (gen uint64, entries []PlayerEntry, err erro
 		return fail(0, "magic %q, want %q", data[:4], playersIndexMagic)
 	}
 	if v := binary.LittleEndian.Uint16(data[4:]); v != playersVersion {
-		return 0, nil, fmt.Errorf("%w: players index version %d, this build reads %d", ErrVersion, v, playersVersion)
+		return 0, nil, fmt.Errorf("%w: players index version %d, this build reads %d", autosave.ErrVersion, v, playersVersion)
 	}
 	body := data[:len(data)-4]
 	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(data[len(data)-4:]); got != want {
@@ -219,7 +217,7 @@ func AppendPlayerRecord(dst []byte, id string, section []byte) []byte {
 // of rec.
 func ParsePlayerRecord(rec []byte, off int64, id string) ([]byte, error) {
 	fail := func(format string, args ...any) ([]byte, error) {
-		return nil, fmt.Errorf("%w: player record at offset %d: %s", ErrCorrupt, off, fmt.Sprintf(format, args...))
+		return nil, fmt.Errorf("%w: player record at offset %d: %s", autosave.ErrCorrupt, off, fmt.Sprintf(format, args...))
 	}
 	if len(rec) < playerRecordFixedSize {
 		return fail("%d bytes", len(rec))
@@ -255,7 +253,7 @@ func (d *Dir) ReadPlayers(m *Manifest) (*Players, error) {
 		return nil, nil
 	}
 	if m.Players.Index.Size > maxPlayersIndexSize {
-		return nil, fmt.Errorf("%w: %s: %d bytes", ErrCorrupt, m.Players.Index.Name, m.Players.Index.Size)
+		return nil, fmt.Errorf("%w: %s: %d bytes", autosave.ErrCorrupt, m.Players.Index.Name, m.Players.Index.Size)
 	}
 	data, err := d.readRef(m.Players.Index)
 	if err != nil {
@@ -274,14 +272,14 @@ func (d *Dir) ReadPlayers(m *Manifest) (*Players, error) {
 func (d *Dir) ReadPlayer(p *Players, id string) ([]byte, error) {
 	e, ok := p.Find(id)
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrNoPlayer, id)
+		return nil, fmt.Errorf("%w: %q", autosave.ErrNoPlayer, id)
 	}
 	rec, err := d.readAt(p.Ref.Data, e.Offset, int64(e.Length))
 	if err != nil {
 		return nil, err
 	}
 	if got := binary.LittleEndian.Uint32(rec[len(rec)-4:]); got != e.CRC32C {
-		return nil, fmt.Errorf("%w: %s: player %q at offset %d: crc32c %08x, the index says %08x", ErrCorrupt, p.Ref.Data, id, e.Offset, got, e.CRC32C)
+		return nil, fmt.Errorf("%w: %s: player %q at offset %d: crc32c %08x, the index says %08x", autosave.ErrCorrupt, p.Ref.Data, id, e.Offset, got, e.CRC32C)
 	}
 	sec, err := ParsePlayerRecord(rec, e.Offset, id)
 	if err != nil {
@@ -299,7 +297,7 @@ func (d *Dir) readAt(name string, off, n int64) ([]byte, error) {
 	}
 	f, err := d.fs.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s named by the manifest is missing", ErrCorrupt, name)
+		return nil, fmt.Errorf("%w: %s named by the manifest is missing", autosave.ErrCorrupt, name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("autosave: read %s: %w", name, err)
@@ -310,7 +308,7 @@ func (d *Dir) readAt(name string, off, n int64) ([]byte, error) {
 		return nil, fmt.Errorf("autosave: read %s: %w", name, err)
 	}
 	if off < 0 || n < 0 || off > size || n > size-off {
-		return nil, fmt.Errorf("%w: %s: %d bytes at offset %d lie past its end (%d bytes)", ErrCorrupt, name, n, off, size)
+		return nil, fmt.Errorf("%w: %s: %d bytes at offset %d lie past its end (%d bytes)", autosave.ErrCorrupt, name, n, off, size)
 	}
 	buf := make([]byte, n)
 	if k, err := f.ReadAt(buf, off); int64(k) < n && !(errors.Is(err, io.EOF) && int64(k) == n) {
@@ -428,7 +426,7 @@ func (d *Dir) WritePlayersIndex(gen uint64, p *Players) (PlayersRef, error) {
 func (d *Dir) ReadPlayersFile(name string) (*Players, error) {
 	g, ok := playersGeneration(name)
 	if !ok {
-		return nil, fmt.Errorf("%w: %q is not a players index's name", ErrCorrupt, name)
+		return nil, fmt.Errorf("%w: %q is not a players index's name", autosave.ErrCorrupt, name)
 	}
 	p, err := d.file(name)
 	if err != nil {
@@ -451,7 +449,7 @@ func (d *Dir) ReadPlayersFile(name string) (*Players, error) {
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("%w: %s: no players data file of generation %d or before", ErrCorrupt, name, g)
+		return nil, fmt.Errorf("%w: %s: no players data file of generation %d or before", autosave.ErrCorrupt, name, g)
 	}
 	ref := PlayersRef{Index: FileRef{Name: name, Size: int64(len(data)), CRC32C: crc32.Checksum(data, castagnoli)}, Data: dataName}
 	return &Players{Ref: ref, Generation: gen, Entries: entries}, nil
@@ -548,7 +546,7 @@ func (d *Dir) openPlayersData(name string) (vfs.File, int64, error) {
 	}
 	size, err := f.Size()
 	if err == nil && size < playersDataHeaderSize {
-		err = fmt.Errorf("%w: %s: %d bytes, shorter than its header", ErrCorrupt, name, size)
+		err = fmt.Errorf("%w: %s: %d bytes, shorter than its header", autosave.ErrCorrupt, name, size)
 	}
 	if err != nil {
 		f.Close()
@@ -809,24 +807,24 @@ func checkPlayersRef(m *Manifest, backup bool) error {
 		return nil
 	}
 	if p.Index.Size < 0 {
-		return fmt.Errorf("%w: manifest of generation %d: players.index.size %d", ErrCorrupt, m.Generation, p.Index.Size)
+		return fmt.Errorf("%w: manifest of generation %d: players.index.size %d", autosave.ErrCorrupt, m.Generation, p.Index.Size)
 	}
 	gi, copiedIndex := copiedPlayersGeneration(p.Index.Name)
 	gd, copiedData := copiedPlayersGeneration(p.Data)
 	if copiedIndex || copiedData {
 		if !backup || gi != m.Generation || p.Index.Name != CopiedPlayersName(m.Generation) || gd != m.Generation || p.Data != CopiedPlayersDataName(m.Generation) {
 			return fmt.Errorf("%w: manifest of generation %d: players %q and %q: only the backup of generation %d may name its own players copy, %s and %s",
-				ErrCorrupt, m.Generation, p.Index.Name, p.Data, m.Generation, CopiedPlayersName(m.Generation), CopiedPlayersDataName(m.Generation))
+				autosave.ErrCorrupt, m.Generation, p.Index.Name, p.Data, m.Generation, CopiedPlayersName(m.Generation), CopiedPlayersDataName(m.Generation))
 		}
 		return nil
 	}
 	if g, ok := playersGeneration(p.Index.Name); !ok || g > m.Generation {
 		return fmt.Errorf("%w: manifest of generation %d: players.index.name %q is not a players index of generation 1 to %d (players-<generation>.pxpl)",
-			ErrCorrupt, m.Generation, p.Index.Name, m.Generation)
+			autosave.ErrCorrupt, m.Generation, p.Index.Name, m.Generation)
 	}
 	if g, ok := playersDataGeneration(p.Data); !ok || g > m.Generation {
 		return fmt.Errorf("%w: manifest of generation %d: players.data %q is not a players data file (players.pxpd or players-<generation>.pxpd)",
-			ErrCorrupt, m.Generation, p.Data)
+			autosave.ErrCorrupt, m.Generation, p.Data)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/vfs"
 )
@@ -24,10 +25,10 @@ var fakeRoot = []byte("root")
 
 func world(g int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("world %d;", g)), 10+g) }
 
-func commit(d *autosave.Dir, g int, backups int) error {
-	_, _, err := d.Commit(autosave.Commit{
+func commit(d *savedir.Dir, g int, backups int) error {
+	_, _, err := d.Commit(savedir.Commit{
 		World:      world(g),
-		Chunks:     autosave.StoreRef{Name: autosave.ChunksName, Generation: uint64(g), Root: fakeRoot},
+		Chunks:     savedir.StoreRef{Name: savedir.ChunksName, Generation: uint64(g), Root: fakeRoot},
 		MaxBackups: backups,
 		Now:        time.UnixMilli(int64(1000 * g)),
 	})
@@ -38,7 +39,7 @@ func commit(d *autosave.Dir, g int, backups int) error {
 // checks that its world is exactly that generation's.
 func loaded(t *testing.T, fsys vfs.FS) int {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(fsys, "/save")
+	d, err := savedir.OpenDirReadOnly(fsys, "/save")
 	must(t, err)
 	m := d.Manifest()
 	if m == nil {
@@ -53,7 +54,7 @@ func loaded(t *testing.T, fsys vfs.FS) int {
 
 func TestCommitAndReopen(t *testing.T) {
 	mem := vfs.NewMem()
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	expect(t, d.Manifest() == nil && d.Generation() == 0, "new directory has a save")
 	_, err = d.ReadWorld(nil)
@@ -87,13 +88,13 @@ func TestCommitCrashAtEveryStep(t *testing.T) {
 		sawOld, sawNew := false, false
 		for n := 0; ; n++ {
 			mem := vfs.NewMem()
-			d, err := autosave.OpenDir(mem, "/save")
+			d, err := savedir.OpenDir(mem, "/save")
 			must(t, err)
 			must(t, commit(d, 1, 1))
 			must(t, commit(d, 2, 1))
 			must(t, d.Close())
 			fsys, crash := vfs.NewCrashFS(mem, n, keep, rng)
-			d, err = autosave.OpenDir(fsys, "/save")
+			d, err = savedir.OpenDir(fsys, "/save")
 			if crash.Crashed() == nil {
 				must(t, err)
 				err = commit(d, 3, 1)
@@ -107,7 +108,7 @@ func TestCommitCrashAtEveryStep(t *testing.T) {
 			expect(t, g == 2 || g == 3, "keep %v, crash before call %d: generation %d", keep, n, g)
 			sawOld, sawNew = sawOld || g == 2, sawNew || g == 3
 			// The reopened directory commits on top of what it found.
-			d2, err := autosave.OpenDir(after, "/save")
+			d2, err := savedir.OpenDir(after, "/save")
 			must(t, err)
 			must(t, commit(d2, g+1, 1))
 			expect(t, loaded(t, after) == g+1, "commit after crash")
@@ -125,13 +126,13 @@ func TestCommitErrorsAtEveryStep(t *testing.T) {
 	for _, e := range []error{syscall.ENOSPC, syscall.EIO} {
 		for n := 0; ; n++ {
 			mem := vfs.NewMem()
-			d0, err := autosave.OpenDir(mem, "/save")
+			d0, err := savedir.OpenDir(mem, "/save")
 			must(t, err)
 			must(t, commit(d0, 1, 1))
 			must(t, d0.Close())
 			cd := &vfs.Countdown{N: n, Err: e}
 			fsys := &vfs.Faulty{FS: mem, Injector: cd}
-			d, err := autosave.OpenDir(fsys, "/save")
+			d, err := savedir.OpenDir(fsys, "/save")
 			if err == nil {
 				err = commit(d, 2, 1)
 			}
@@ -153,7 +154,7 @@ func TestCommitErrorsAtEveryStep(t *testing.T) {
 
 func TestManifestCorruptionDetected(t *testing.T) {
 	mem := vfs.NewMem()
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, commit(d, 1, 0))
 	must(t, d.Close())
@@ -163,7 +164,7 @@ func TestManifestCorruptionDetected(t *testing.T) {
 		bad := bytes.Clone(good)
 		bad[i/8] ^= 1 << (i % 8)
 		must(t, vfs.WriteFileAtomic(mem, "/save/manifest", bad))
-		_, err := autosave.OpenDir(mem, "/save")
+		_, err := savedir.OpenDir(mem, "/save")
 		expect(t, errors.Is(err, autosave.ErrCorrupt) || errors.Is(err, autosave.ErrVersion),
 			"flip of bit %d (byte %q) not detected: %v", i, good[i/8], err)
 	}
@@ -174,26 +175,26 @@ func TestManifestCorruptionDetected(t *testing.T) {
 // away; not while it stays unreadable.
 func TestStale(t *testing.T) {
 	mem := vfs.NewMem()
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, commit(d, 1, 0))
 	good, err := vfs.ReadFile(mem, "/save/manifest")
 	must(t, err)
-	ro, err := autosave.OpenDirReadOnly(mem, "/save")
+	ro, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	expect(t, !ro.Stale(), "a reader is stale with nothing changed")
 	must(t, commit(d, 2, 0))
 	expect(t, ro.Stale(), "a reader of generation 1 is not stale at generation 2")
 
 	must(t, vfs.WriteFileAtomic(mem, "/save/manifest", good[:len(good)/2]))
-	ro, err = autosave.OpenDirReadOnly(mem, "/save")
+	ro, err = savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	expect(t, ro.Manifest() == nil, "a torn manifest was read")
 	expect(t, !ro.Stale(), "a reader is stale while the manifest stays torn")
 	must(t, vfs.WriteFileAtomic(mem, "/save/manifest", good))
 	expect(t, ro.Stale(), "a reader of a torn manifest is not stale once it is whole again")
 
-	ro, err = autosave.OpenDirReadOnly(mem, "/save")
+	ro, err = savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	must(t, mem.Remove("/save/manifest"))
 	expect(t, ro.Stale(), "a reader is not stale once the manifest went away")
@@ -202,7 +203,7 @@ func TestStale(t *testing.T) {
 
 func TestWorldCorruptionDetected(t *testing.T) {
 	mem := vfs.NewMem()
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, commit(d, 1, 0))
 	f, err := mem.OpenRW("/save/world-1.pecs")
@@ -221,14 +222,14 @@ func TestWorldCorruptionDetected(t *testing.T) {
 
 func TestOpenRemovesFilesNewerThanManifest(t *testing.T) {
 	mem := vfs.NewMem()
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, commit(d, 1, 0))
 	must(t, d.Close())
 	for _, n := range []string{"world-2.pecs", "manifest.tmp", "chunks-2.pxsw", "notes.txt"} {
 		must(t, vfs.WriteFileAtomic(mem, "/save/"+n, []byte("x")))
 	}
-	_, err = autosave.OpenDir(mem, "/save")
+	_, err = savedir.OpenDir(mem, "/save")
 	must(t, err)
 	names, _ := mem.ReadDir("/save")
 	expect(t, slices.Equal(names, []string{"lock", "manifest", "notes.txt", "world-1.pecs"}), "after cleanup: %v", names)
@@ -241,7 +242,7 @@ func TestOpenKeepsChunkStoreWithoutManifest(t *testing.T) {
 	must(t, mem.MkdirAll("/save"))
 	must(t, vfs.WriteFileAtomic(mem, "/save/chunks.pxsw", []byte("chunks")))
 	must(t, vfs.WriteFileAtomic(mem, "/save/world-3.pecs", []byte("w")))
-	_, err := autosave.OpenDir(mem, "/save")
+	_, err := savedir.OpenDir(mem, "/save")
 	expect(t, errors.Is(err, autosave.ErrCorrupt) && strings.Contains(err.Error(), "arksave repair"), "lost manifest: %v", err)
 	names, _ := mem.ReadDir("/save")
 	expect(t, slices.Equal(names, []string{"chunks.pxsw", "lock", "world-3.pecs"}), "a chunk store and world files without manifest must be kept: %v", names)
@@ -249,12 +250,12 @@ func TestOpenKeepsChunkStoreWithoutManifest(t *testing.T) {
 
 func TestOpenCreatesNestedDirectoriesDurably(t *testing.T) {
 	mem := vfs.NewMem()
-	d, err := autosave.OpenDir(mem, "/a/b/save")
+	d, err := savedir.OpenDir(mem, "/a/b/save")
 	must(t, err)
-	_, _, err = d.Commit(autosave.Commit{World: world(1), Chunks: autosave.StoreRef{Name: autosave.ChunksName, Generation: 1, Root: fakeRoot}})
+	_, _, err = d.Commit(savedir.Commit{World: world(1), Chunks: savedir.StoreRef{Name: savedir.ChunksName, Generation: 1, Root: fakeRoot}})
 	must(t, err)
 	after := mem.Crash(0, nil)
-	d2, err := autosave.OpenDir(after, "/a/b/save")
+	d2, err := savedir.OpenDir(after, "/a/b/save")
 	must(t, err)
 	expect(t, d2.Generation() == 1, "nested save directory lost in a crash: generation %d", d2.Generation())
 }
@@ -265,7 +266,7 @@ func TestOpenCreatesNestedDirectoriesDurably(t *testing.T) {
 // pruned in their order.
 func TestOverflowingGenerations(t *testing.T) {
 	mem := vfs.NewMem()
-	d, err := autosave.OpenDir(mem, "/save")
+	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, commit(d, 1, 1))
 	must(t, commit(d, 2, 1))
@@ -284,15 +285,15 @@ func TestOverflowingGenerations(t *testing.T) {
 	must(t, d.Close())
 
 	m := d.Manifest()
-	for _, g := range []uint64{math.MaxUint64, autosave.MaxGeneration + 1, 0} {
-		m.Generation, m.World.Name = g, autosave.WorldName(g)
+	for _, g := range []uint64{math.MaxUint64, savedir.MaxGeneration + 1, 0} {
+		m.Generation, m.World.Name = g, savedir.WorldName(g)
 		must(t, vfs.WriteFileAtomic(mem, "/save/manifest", m.Encode()))
-		_, err = autosave.OpenDir(mem, "/save")
+		_, err = savedir.OpenDir(mem, "/save")
 		expect(t, errors.Is(err, autosave.ErrCorrupt) && strings.Contains(err.Error(), "generation"), "generation %d: %v", g, err)
 	}
-	m.Generation, m.World.Name = autosave.MaxGeneration, autosave.WorldName(autosave.MaxGeneration)
+	m.Generation, m.World.Name = savedir.MaxGeneration, savedir.WorldName(savedir.MaxGeneration)
 	must(t, vfs.WriteFileAtomic(mem, "/save/manifest", m.Encode()))
-	d, err = autosave.OpenDirForRepair(mem, "/save")
+	d, err = savedir.OpenDirForRepair(mem, "/save")
 	must(t, err)
 	err = commit(d, 4, 1)
 	expect(t, err != nil && strings.Contains(err.Error(), "last generation"), "a commit after the last generation: %v", err)

@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -81,7 +82,7 @@ func TestSaveDirectoryMovedWhileHeld(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := autosave.OpenWriter(tc.dir, autosave.Options{FS: tc.fsys, Store: storeConfig()})
+			w, err := savedir.OpenWriter(tc.dir, savedir.Options{FS: tc.fsys, Store: storeConfig()})
 			must(t, err)
 			defer w.Close()
 			must(t, save(t, w, 1).Err)
@@ -101,7 +102,7 @@ func TestSaveDirectoryMovedWhileHeld(t *testing.T) {
 			}
 			must(t, tc.fsys.MkdirAll(tc.dir))
 			if tc.second {
-				other, err := autosave.OpenWriter(tc.dir, autosave.Options{FS: tc.fsys, Store: storeConfig(), Fresh: true})
+				other, err := savedir.OpenWriter(tc.dir, savedir.Options{FS: tc.fsys, Store: storeConfig(), Fresh: true})
 				must(t, err)
 				defer other.Close()
 				must(t, save(t, other, 1).Err)
@@ -128,7 +129,7 @@ func TestSaveDirectoryMovedWhileHeld(t *testing.T) {
 				return
 			}
 			expectSameHashes(t, "the directory moved away", oldTree, hashTree(t, tc.fsys, moved))
-			d, err := autosave.OpenDir(tc.fsys, moved)
+			d, err := savedir.OpenDir(tc.fsys, moved)
 			must(t, err)
 			defer d.Close()
 			expect(t, d.Generation() == 1, "the directory moved away is at generation %d", d.Generation())

@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"fmt"
@@ -6,9 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -40,11 +40,11 @@ func TestSparseEditsDoNotCreateTinyFiles(t *testing.T) {
 	mem := vfs.NewMem()
 	cfg := storeConfig()
 	cfg.DataFileSize = 8 << 10
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: cfg})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: cfg})
 	must(t, err)
 	var written int64
 	for g := 1; g <= 60; g++ {
-		expect(t, w.Submit(autosave.Job{Snap: sparseSnap(g), MaxBackups: 1}), "busy")
+		expect(t, w.Submit(savedir.Job{Snap: sparseSnap(g), MaxBackups: 1}), "busy")
 		r := w.Wait()
 		must(t, r.Err)
 		written += r.BytesWritten
@@ -73,7 +73,7 @@ func TestSparseEditsDoNotCreateTinyFiles(t *testing.T) {
 // backupNames reports whether a backup's manifest names data file name.
 func backupNames(t *testing.T, fsys vfs.FS, name string) bool {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(fsys, "/save")
+	d, err := savedir.OpenDirReadOnly(fsys, "/save")
 	must(t, err)
 	for _, b := range d.Backups() {
 		if slices.Contains(b.Chunks.Data, name) {
@@ -94,10 +94,10 @@ func backupNames(t *testing.T, fsys vfs.FS, name string) bool {
 func TestCrashBetweenDataAppendAndManifestSwap(t *testing.T) {
 	cfg := storeConfig()
 	base := vfs.NewMem()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: base, Store: cfg})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: base, Store: cfg})
 	must(t, err)
 	for g := 1; g <= 2; g++ {
-		expect(t, w.Submit(autosave.Job{Snap: randomSnap(g), MaxBackups: 1}), "busy")
+		expect(t, w.Submit(savedir.Job{Snap: randomSnap(g), MaxBackups: 1}), "busy")
 		must(t, w.Wait().Err)
 	}
 	before := w.Manifest()
@@ -110,8 +110,8 @@ func TestCrashBetweenDataAppendAndManifestSwap(t *testing.T) {
 		for n := 0; ; n++ {
 			disk := base.Crash(1, nil)
 			fsys, crash := vfs.NewCrashFS(disk, n, keep, rng)
-			if w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: cfg}); err == nil {
-				if w.Submit(autosave.Job{Snap: randomSnap(3), MaxBackups: 1}) {
+			if w, err := savedir.OpenWriter("/save", savedir.Options{FS: fsys, Store: cfg}); err == nil {
+				if w.Submit(savedir.Job{Snap: randomSnap(3), MaxBackups: 1}) {
 					w.Wait()
 				}
 				w.Close()
@@ -119,13 +119,13 @@ func TestCrashBetweenDataAppendAndManifestSwap(t *testing.T) {
 			after := crash.Crashed()
 			if after == nil {
 				expect(t, n > 12, "the save made only %d mutating calls", n)
-				d, err := autosave.OpenDirReadOnly(disk, "/save")
+				d, err := savedir.OpenDirReadOnly(disk, "/save")
 				must(t, err)
 				expect(t, len(d.Manifest().Chunks.Data) > len(before.Chunks.Data) || d.Manifest().Chunks.Data[0] != before.Chunks.Data[0],
 					"the save started no data file: %v, before %v", d.Manifest().Chunks.Data, before.Chunks.Data)
 				break
 			}
-			w2, err := autosave.OpenWriter("/save", autosave.Options{FS: after, Store: cfg})
+			w2, err := savedir.OpenWriter("/save", savedir.Options{FS: after, Store: cfg})
 			must(t, err)
 			g := int(w2.Generation())
 			w2.Close()
@@ -133,9 +133,9 @@ func TestCrashBetweenDataAppendAndManifestSwap(t *testing.T) {
 			sawOld, sawNew = sawOld || g == 2, sawNew || g == 3
 			expectRandomGenerationWith(t, after, cfg, g)
 			// Saving goes on from there.
-			w3, err := autosave.OpenWriter("/save", autosave.Options{FS: after, Store: cfg})
+			w3, err := savedir.OpenWriter("/save", savedir.Options{FS: after, Store: cfg})
 			must(t, err)
-			expect(t, w3.Submit(autosave.Job{Snap: randomSnap(g + 1), MaxBackups: 1}), "busy")
+			expect(t, w3.Submit(savedir.Job{Snap: randomSnap(g + 1), MaxBackups: 1}), "busy")
 			must(t, w3.Wait().Err)
 			must(t, w3.Close())
 			expectRandomGenerationWith(t, after, cfg, g+1)
@@ -151,7 +151,7 @@ func TestCrashBetweenDataAppendAndManifestSwap(t *testing.T) {
 // options cfg.
 func expectRandomGenerationWith(t *testing.T, fsys vfs.FS, cfg chunkstore.Options, want int) {
 	t.Helper()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: cfg})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: fsys, Store: cfg})
 	must(t, err)
 	defer w.Close()
 	world, err := w.ReadWorld()
@@ -173,12 +173,12 @@ func expectRandomGenerationWith(t *testing.T, fsys vfs.FS, cfg chunkstore.Option
 func TestWriterKeepsSmallStoresCompact(t *testing.T) {
 	mem := vfs.NewMem()
 	cfg := compactConfig()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: mem, Store: cfg})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: mem, Store: cfg})
 	must(t, err)
 	defer w.Close()
 	compactions := 0
 	for g := 1; g <= 30; g++ {
-		expect(t, w.Submit(autosave.Job{Snap: randomSnap(g), MaxBackups: 0}), "busy")
+		expect(t, w.Submit(savedir.Job{Snap: randomSnap(g), MaxBackups: 0}), "busy")
 		r := w.Wait()
 		must(t, r.Err)
 		if r.Compacted {
@@ -197,7 +197,7 @@ func TestWriterKeepsSmallStoresCompact(t *testing.T) {
 // read-only.
 func committedStore(t *testing.T, fsys vfs.FS, cfg chunkstore.Options) *chunkstore.Store {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(fsys, "/save")
+	d, err := savedir.OpenDirReadOnly(fsys, "/save")
 	must(t, err)
 	m := d.Manifest()
 	p, err := d.File(m.Chunks.Name)

@@ -1,4 +1,4 @@
-package autosave
+package savedir
 
 // EncodeV1 encodes m as a manifest of format version 1 (no chunk store
 // root, no data files), the way saves were written before roots existed.

@@ -1,4 +1,4 @@
-package autosave_test
+package savedir_test
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -20,7 +21,7 @@ import (
 func BenchmarkPlayers_1000Saved_10Changed(b *testing.B) {
 	for _, mode := range []string{"append", "rewrite"} {
 		b.Run(mode, func(b *testing.B) {
-			w, err := autosave.OpenWriter(b.TempDir(), autosave.Options{FS: vfs.OS, Store: storeConfig()})
+			w, err := savedir.OpenWriter(b.TempDir(), savedir.Options{FS: vfs.OS, Store: storeConfig()})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -30,7 +31,7 @@ func BenchmarkPlayers_1000Saved_10Changed(b *testing.B) {
 				return snapshot.PlayerRecord{ID: fmt.Sprintf("player-%04d", i), Section: sec, Hash: uint64(round)<<32 | uint64(i) | 1}
 			}
 			save := func(recs []snapshot.PlayerRecord) *autosave.Result {
-				if !w.Submit(autosave.Job{Snap: &snapshot.Snapshot{World: []byte("world"), Players: recs}}) {
+				if !w.Submit(savedir.Job{Snap: &snapshot.Snapshot{World: []byte("world"), Players: recs}}) {
 					b.Fatal("writer busy")
 				}
 				res := w.Wait()

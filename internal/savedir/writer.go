@@ -1,4 +1,4 @@
-package autosave
+package savedir
 
 import (
 	"errors"
@@ -6,10 +6,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
@@ -87,7 +89,7 @@ type Writer struct {
 	sinceCopy     int        // committed saves since the last copy
 
 	jobs      chan Job
-	results   chan *Result
+	results   chan *autosave.Result
 	busy      atomic.Bool
 	progress  atomic.Uint32 // in millionths; only grows within a save
 	copyBytes atomic.Int64  // bytes the chunk store's files have had written
@@ -133,7 +135,7 @@ func NewWriter(d *Dir, opts Options) (*Writer, error) {
 	}
 	// A job submitted while the writer compacts between saves waits in the
 	// channel: Submit never blocks the game loop.
-	w := &Writer{jobs: make(chan Job, 1), results: make(chan *Result, 1), done: make(chan struct{}), recordEstimate: defaultRecordEstimate,
+	w := &Writer{jobs: make(chan Job, 1), results: make(chan *autosave.Result, 1), done: make(chan struct{}), recordEstimate: defaultRecordEstimate,
 		log: logger(opts.Logger)}
 	w.afterDone = sync.NewCond(&w.afterMu)
 	opts.Store.FS = &vfs.Counting{FS: opts.FS, Count: w.countBytes}
@@ -278,7 +280,7 @@ func (w *Writer) Submit(j Job) bool {
 // then also for the work the writer goroutine does after it: the copy of the
 // chunk store for the backup (Job.BackupCopyEvery) and compaction steps.
 // Once it returns, the writer uses no CPU or disk until the next Submit.
-func (w *Writer) WaitIdle() *Result {
+func (w *Writer) WaitIdle() *autosave.Result {
 	r := w.Wait()
 	w.afterMu.Lock()
 	for w.after > 0 {
@@ -313,7 +315,7 @@ func (w *Writer) Progress() float32 { return float32(w.progress.Load()) / progre
 
 // Poll returns the result of the last submitted save if it has finished.
 // After a result is returned the writer accepts the next job.
-func (w *Writer) Poll() (*Result, bool) {
+func (w *Writer) Poll() (*autosave.Result, bool) {
 	select {
 	case r := <-w.results:
 		w.busy.Store(false)
@@ -325,7 +327,7 @@ func (w *Writer) Poll() (*Result, bool) {
 
 // Wait blocks until the submitted save finishes and returns its result, or
 // returns nil at once when no save is pending.
-func (w *Writer) Wait() *Result {
+func (w *Writer) Wait() *autosave.Result {
 	if !w.busy.Load() {
 		return nil
 	}
@@ -481,11 +483,11 @@ func (w *Writer) Continue(dir string, validate func(world []byte) error) ([]byte
 // naming arksave repair, and a file that cannot be read without being
 // damaged an error matching ErrUnreadable; the writer then stays where it
 // was.
-func (w *Writer) ContinueIntact(dir string, validate func(world []byte) error) ([]byte, *Fallback, error) {
-	var fb *Fallback
+func (w *Writer) ContinueIntact(dir string, validate func(world []byte) error) ([]byte, *autosave.Fallback, error) {
+	var fb *autosave.Fallback
 	world, err := w.switchTo(dir, false, func(d *Dir) ([]byte, error) {
 		if d.Manifest() == nil {
-			return nil, fmt.Errorf("%w: %s", ErrNoSave, dir)
+			return nil, fmt.Errorf("%w: %s", autosave.ErrNoSave, dir)
 		}
 		world, f, err := d.LoadIntact(validate)
 		fb = f
@@ -499,7 +501,7 @@ func (w *Writer) ContinueIntact(dir string, validate func(world []byte) error) (
 
 func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, error)) ([]byte, error) {
 	if w.isClosed() {
-		return nil, fmt.Errorf("%w: the writer of %s was closed; open a writer on %s instead", ErrClosed, w.Dir(), dir)
+		return nil, fmt.Errorf("%w: the writer of %s was closed; open a writer on %s instead", autosave.ErrClosed, w.Dir(), dir)
 	}
 	if w.Busy() {
 		return nil, errors.New("autosave: Switch while a save is pending; Wait for it first")
@@ -519,7 +521,7 @@ func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, erro
 			return nil, err
 		}
 		if ro.IsEmpty() {
-			return nil, fmt.Errorf("%w: %s holds none of a save's files", ErrNoSave, dir)
+			return nil, fmt.Errorf("%w: %s holds none of a save's files", autosave.ErrNoSave, dir)
 		}
 	}
 	if !same {
@@ -645,7 +647,7 @@ func logger(l *slog.Logger) *slog.Logger {
 }
 
 // logResult logs the outcome of a save.
-func (w *Writer) logResult(r *Result) {
+func (w *Writer) logResult(r *autosave.Result) {
 	if r.Err != nil {
 		w.log.Error("save failed", "dir", r.Dir, "generation", r.Generation, "duration", r.Duration, "err", r.Err)
 		return
@@ -931,13 +933,12 @@ func (p progressSource) ChunkExtra() []byte {
 //
 // A panic on the way (while compressing or writing) fails the save with a
 // [*PanicError] and is handled like an error: the game keeps running.
-func (w *Writer) run(j Job) (res *Result) {
+func (w *Writer) run(j Job) (res *autosave.Result) {
 	defer j.Snap.Release()
 	// Every path that starts writing the world file waits for it before
 	// returning: its memory is free for the next snapshot then.
 	defer j.Snap.ReleaseWorld()
-	res = &Result{Stall: j.Snap.Stall}
-	res.Chunks, res.Entities, res.Players = j.Snap.Committed()
+	res = &autosave.Result{Stall: j.Snap.Stall}
 	defer func() { res.Duration = time.Since(j.RequestedAt) }()
 
 	w.mu.RLock()
@@ -1302,4 +1303,9 @@ func countBodies(sets []snapshot.EntitySet) int {
 		n += len(s.Bodies)
 	}
 	return n
+}
+
+// NewPanicError wraps a value recovered from a panic, with the current stack.
+func NewPanicError(value any) *autosave.PanicError {
+	return &autosave.PanicError{Value: value, Stack: debug.Stack()}
 }
