@@ -9,14 +9,10 @@ import (
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/testkit"
 )
 
-func expect(t *testing.T, ok bool, format string, args ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatalf(format, args...)
-	}
-}
+var expect = testkit.Expect
 
 // pattern returns size*size distinct pixels.
 func pattern(size int) []components.Pixel {

@@ -255,7 +255,7 @@ func ExampleExportJSON() {
 		panic(err)
 	}
 	var out struct {
-		Chunks savetool.ChunkIndex
+		Chunks savetool.StoredChunks
 	}
 	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
 		panic(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -65,19 +66,7 @@ func Run(t *testing.T, b Backend) {
 	}
 }
 
-func expect(t *testing.T, ok bool, format string, args ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatalf(format, args...)
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var expect, must = testkit.Expect, testkit.Must
 
 func worldOf(g int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("world %d;", g)), 10+g) }
 
