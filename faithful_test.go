@@ -116,7 +116,10 @@ func TestPanicWhileWritingFailsTheSave(t *testing.T) {
 
 // Install refuses, at start-up, a game type that a save could not bring back exactly.
 func TestInstallRefusesTypesThatCannotBeSaved(t *testing.T) {
-	type Brain struct{ think func() }
+	type Brain struct {
+		//lint:ignore U1000 the unexported function field the refusal names
+		think func()
+	}
 	type Enemy struct{ AI Brain }
 	w := ecs.NewWorld()
 	ecs.ComponentID[Enemy](w)
@@ -136,11 +139,13 @@ func TestInstallRefusesTypesThatCannotBeSaved(t *testing.T) {
 // while saving would load held, and the loaded game would deadlock.
 func TestInstallRefusesLocks(t *testing.T) {
 	type Inventory struct {
-		mu    sync.Mutex // plain-old-data with it: copied as raw memory if allowed
+		//lint:ignore U1000 plain-old-data with it: copied as raw memory if allowed
+		mu    sync.Mutex
 		Count int64
 	}
 	type Jobs struct {
-		Name    string
+		Name string
+		//lint:ignore U1000 the lock the refusal names
 		pending sync.WaitGroup
 	}
 	w := ecs.NewWorld()
