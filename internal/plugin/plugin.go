@@ -23,48 +23,32 @@ import (
 	"github.com/arksave/arksave/snapshot"
 )
 
-// Config is the plugin's settings, resolved once (arksave.Plugin fills in
-// its defaults and checks them): what the writer, the chunk store, the
-// loader and the systems need. New takes them as they are.
+// Config is the plugin's settings, resolved once: arksave.Plugin fills in
+// its defaults, checks them and passes this one value down; New takes it
+// as it is. Each field is the Plugin field of the same name (documented
+// there), except where said.
 type Config struct {
-	// Writer configures the save directory's writer, the chunk store's
-	// options (the game's constants, the generator, the persisted layers)
-	// among them.
+	// Writer is the writer's options: the chunk store's among them
+	// (Plugin.ChunkSize, TileSize, Seed, Generator, Layers, ChunkEncoding,
+	// CompressionWorkers, DataFileSize), the file system, the lock
+	// timeout and the logger.
 	Writer savedir.Options
-	// ChunkSize is the number of pixels per chunk edge: New sets it from
-	// Writer.Store.ChunkSize.
-	ChunkSize int
-	// TickDuration is the game time one Update stands for; the autosave
-	// timer advances by it. Positive.
-	TickDuration time.Duration
-	// MaxPendingChunks is how many unloaded dirty chunks may wait in memory
-	// for the next save before a save is started for them. Positive.
+	// ChunkSize is Writer.Store.ChunkSize as an int: New sets it.
+	ChunkSize        int
+	TickDuration     time.Duration
 	MaxPendingChunks int
-	// OnChunkLoaded, OnBodyLoaded and OnEntityLoaded, when set, are called
-	// on the game loop for every chunk, pixel body and regional entity the
-	// streaming system spawns, for example to add the game's own
-	// components.
-	OnChunkLoaded  func(w *ecs.World, e ecs.Entity)
-	OnBodyLoaded   func(w *ecs.World, e ecs.Entity)
-	OnEntityLoaded func(w *ecs.World, e ecs.Entity)
-	// Positions tell where regional entities stand, one per position
-	// component type of the game (pixel bodies need none).
-	Positions []Locator
-	// Hysteresis is how far past its chunk's border, in chunk widths, a
-	// regional entity goes before it belongs to the next chunk. Not
-	// negative.
+	OnChunkLoaded    func(w *ecs.World, e ecs.Entity)
+	OnBodyLoaded     func(w *ecs.World, e ecs.Entity)
+	OnEntityLoaded   func(w *ecs.World, e ecs.Entity)
+	// Positions are Plugin.Positions' locators.
+	Positions  []Locator
 	Hysteresis float64
-	// Checkpoint is the game time in which every loaded chunk's regional
-	// entities are looked at once, and saved if their saved form changed;
-	// zero turns checkpoints off.
+	// Checkpoint is Plugin.Checkpoint with off as zero.
 	Checkpoint time.Duration
-	// SectionOptions are codec options for entity sections (the game's
-	// aliases, migrations, skipped components).
+	// SectionOptions are Plugin.WorldOptions, for entity sections.
 	SectionOptions []archetype.Option
 	// WorldCodec encodes and decodes the ECS world file.
-	WorldCodec WorldCodec
-	// SaveOnFinalize makes the save system's Finalize wait for a running
-	// save and then save once more, synchronously.
+	WorldCodec     WorldCodec
 	SaveOnFinalize bool
 }
 
@@ -82,17 +66,10 @@ type WorldCodec interface {
 	Decode(data []byte, w *ecs.World) error
 }
 
-// RegionStats counts what the regional bookkeeping did since the plugin
-// started (or the last load).
+// RegionStats is arksave.RegionStats as the runtime counts it (the
+// fields are documented there; the root converts it).
 type RegionStats struct {
-	Regions     int // loaded chunks with regional entities
-	Entities    int // placed regional entities
-	Pending     int // unloaded chunks whose entities wait for a save
-	Dirty       int // loaded chunks whose entities wait for a save
-	Crossings   int // border crossings past the hysteresis margin
-	Checkpoints int // chunks a checkpoint found changed
-	Spawned     int // entities placed or spawned with their chunk
-	Unloaded    int // entities unloaded with their chunk or into one
+	Regions, Entities, Pending, Dirty, Crossings, Checkpoints, Spawned, Unloaded int
 }
 
 // ErrChunkNotLoaded is returned by SetChunkData and ChunkData for a chunk
