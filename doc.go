@@ -25,8 +25,8 @@
 //     [Persistence.SaveAs], [Persistence.SaveNow]) and load
 //     ([Persistence.Load]) on demand; a [SaveHandle] tracks a save.
 //   - [autosave.Config] and [autosave.State]: the autosave resources:
-//     interval, on/off, backups; progress and the last [Result].
-//     [SimulationState] asks the game to pause while a save runs, if
+//     interval, on/off, backups; progress and the last [autosave.Result].
+//     [autosave.SimulationState] asks the game to pause while a save runs, if
 //     configured.
 //   - Errors: [ErrCorrupt] (damage, whatever layer found it), [ErrNoSave],
 //     [ErrLocked], [ErrReadOnly], [ErrSaveExists]; [Problem] is damage met

@@ -326,7 +326,7 @@ func cmpOr[T comparable](v, def T) T {
 // plugin in the world again.
 //
 // The resources Install adds: [autosave.Config], [autosave.State],
-// [SimulationState], [Persistence], components.ChunkIndex and
+// [autosave.SimulationState], [Persistence], components.ChunkIndex and
 // components.BodyIDs.
 func (p Plugin) Install(w *ecs.World) ([]System, error) {
 	if old := ecs.GetResource[Persistence](w); old != nil && old.rt != nil && !old.rt.Closed() {

@@ -61,7 +61,7 @@ type Job struct {
 // goroutine of its own. It holds the directory's lock from opening until
 // Close (a directory it switches to, by Switch, Continue or a Save As,
 // until it moves on again). The game loop submits a [Job] when the writer
-// is idle and polls for the [Result]; loaders read chunks through it
+// is idle and polls for the [autosave.Result]; loaders read chunks through it
 // concurrently with a commit.
 type Writer struct {
 	opts Options
