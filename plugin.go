@@ -179,6 +179,14 @@ type Plugin struct {
 	// crossings and Persistence.MarkDirty reach the save).
 	Checkpoint time.Duration
 
+	// SkipComponents and SkipResources are game types a save leaves out:
+	// entities are saved without those components (and load without
+	// them), those resources are neither saved nor touched by a load. For
+	// a component whose presence matters but whose data does not, or for
+	// aliases and migrations, use WorldOptions.
+	SkipComponents []ecs.Comp
+	SkipResources  []ecs.Comp
+
 	// WorldOptions are passed to the PECS codec, for example to skip
 	// components, register aliases or migrations (package archetype).
 	WorldOptions []archetype.Option
@@ -250,7 +258,11 @@ func (p Plugin) resolve() (settings, error) {
 	if layers == nil && p.PersistMask == 0 {
 		layers = components.DefaultLayers()
 	}
-	codec := newWorldCodec(p.WorldOptions)
+	opts := p.WorldOptions
+	if len(p.SkipComponents) > 0 || len(p.SkipResources) > 0 {
+		opts = append([]archetype.Option{archetype.SkipComponents(p.SkipComponents...), archetype.SkipResources(p.SkipResources...)}, opts...)
+	}
+	codec := newWorldCodec(opts)
 	return settings{
 		fs:    fsys,
 		dir:   dir,
@@ -282,7 +294,7 @@ func (p Plugin) resolve() (settings, error) {
 			Positions:        locs,
 			Hysteresis:       cmpOr(p.Hysteresis, defaultHysteresis),
 			Checkpoint:       checkpoint,
-			SectionOptions:   p.WorldOptions,
+			SectionOptions:   opts,
 			WorldCodec:       codec,
 			SaveOnFinalize:   p.SaveOnFinalize,
 		},

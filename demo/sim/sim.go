@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/arksave/arksave"
-	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/bodies"
@@ -189,10 +188,8 @@ func install(w *ecs.World, cfg Config, loaded func(*ecs.World, ecs.Entity)) (*ar
 		// The sand field and the player's commands are rebuilt, not saved;
 		// so is a body's Motion (the body system starts it from the body's
 		// blitted transform).
-		WorldOptions: []archetype.Option{
-			archetype.SkipResources(ecs.C[sand.Field](), ecs.C[Commands]()),
-			archetype.SkipComponents(ecs.C[bodies.Motion]()),
-		},
+		SkipResources:  []ecs.Comp{ecs.C[sand.Field](), ecs.C[Commands]()},
+		SkipComponents: []ecs.Comp{ecs.C[bodies.Motion]()},
 	}.Install(w)
 	if err != nil {
 		return nil, nil, err
