@@ -32,9 +32,9 @@ func BenchmarkSave_100kEntities_1000Chunks_5Dirty(b *testing.B) {
 			w := ecs.NewWorld()
 			ecs.ComponentID[Stats](w)
 			systems, err := arksave.Plugin{
-				Dir: b.TempDir(), ChunkSize: testChunk, TileSize: 8, Seed: 7, Generator: gen{},
+				Dir: b.TempDir(), ChunkSize: ChunkSize, TileSize: 8, Seed: 7, Generator: Gen{},
 				Autosave:  &autosave.Config{Interval: arksave.DefaultTickDuration, Enabled: true},
-				Positions: []arksave.RegionalPosition{position},
+				Positions: []arksave.RegionalPosition{PositionOf},
 			}.Install(w)
 			must(b, err)
 			pers := ecs.GetResource[arksave.Persistence](w)
@@ -44,7 +44,7 @@ func BenchmarkSave_100kEntities_1000Chunks_5Dirty(b *testing.B) {
 					s.Update(w)
 				}
 			}
-			ecs.NewMap1[components.Focus](w).NewEntity(&components.Focus{X: 16 * testChunk, Y: 16 * testChunk, Radius: 16})
+			ecs.NewMap1[components.Focus](w).NewEntity(&components.Focus{X: 16 * ChunkSize, Y: 16 * ChunkSize, Radius: 16})
 			ix := ecs.GetResource[components.ChunkIndex](w)
 			for ix.Len() < 33*33 {
 				tick()
@@ -58,7 +58,7 @@ func BenchmarkSave_100kEntities_1000Chunks_5Dirty(b *testing.B) {
 			reg := ecs.NewMap3[Position, Stats, components.Regional](w)
 			glob := ecs.NewMap2[Position, Stats](w)
 			for c := range chunks {
-				cx, cy := float64(c%32)*testChunk, float64(c/32)*testChunk
+				cx, cy := float64(c%32)*ChunkSize, float64(c/32)*ChunkSize
 				for i := range perChunk {
 					p := Position{cx + float64(i%10)*3 + 1, cy + float64(i/10)*3 + 1}
 					s := Stats{HP: int32(i), Kind: int32(c)}
