@@ -13,6 +13,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -55,7 +56,7 @@ func handleErr(h *arksave.SaveHandle) error {
 // directory is free for the next game.
 func TestEveryCallAfterClose(t *testing.T) {
 	mem := vfs.NewMem()
-	g := New(t, Opts{FS: mem, Dir: "/save", Radius: 1})
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
 	g.Settle(t)
 	must(t, g.WaitSave(t, g.Pers.Save()).Err)
 	gen := g.Pers.Generation()
@@ -105,7 +106,7 @@ func TestEveryCallAfterClose(t *testing.T) {
 		return nil
 	}))
 	expect(t, p.Generation() == gen, "a save committed after Close: generation %d, was %d", p.Generation(), gen)
-	next := New(t, Opts{FS: mem, Dir: "/save", Load: true})
+	next := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Load: true})
 	expect(t, next.Pers.Generation() == gen, "the next game loads generation %d, want %d", next.Pers.Generation(), gen)
 }
 
@@ -115,11 +116,11 @@ func TestEveryCallAfterClose(t *testing.T) {
 // Once its Persistence is closed, the world takes the plugin again.
 func TestSecondInstallIntoOneWorld(t *testing.T) {
 	mem := vfs.NewMem()
-	g := New(t, Opts{FS: mem, Dir: "/a", Radius: 1})
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/a", Radius: 1})
 	g.Settle(t)
 	must(t, g.WaitSave(t, g.Pers.Save()).Err)
 	for _, dir := range []string{"/b", "/a"} {
-		_, err := arksave.Plugin{Dir: dir, FS: mem, ChunkSize: ChunkSize, TileSize: 8, Generator: Gen{}, LoadOrCreate: true}.Install(g.W)
+		_, err := arksave.Plugin{Dir: dir, FS: mem, ChunkSize: gametest.ChunkSize, TileSize: 8, Generator: gametest.Gen{}, LoadOrCreate: true}.Install(g.W)
 		expect(t, errors.Is(err, arksave.ErrInstalled) && containsAll(err.Error(), "/a", "Persistence.Close"), "a second Install into %s: %v", dir, err)
 	}
 	_, err := mem.Stat("/b")
@@ -134,7 +135,7 @@ func TestSecondInstallIntoOneWorld(t *testing.T) {
 	b, err := savedir.OpenDir(mem, "/b")
 	must(t, err)
 	must(t, b.Close())
-	systems, err := arksave.Plugin{Dir: "/a", FS: mem, ChunkSize: ChunkSize, TileSize: 8, Generator: Gen{}, Load: true}.Install(g.W)
+	systems, err := arksave.Plugin{Dir: "/a", FS: mem, ChunkSize: gametest.ChunkSize, TileSize: 8, Generator: gametest.Gen{}, Load: true}.Install(g.W)
 	must(t, err)
 	expect(t, len(systems) > 0 && g.Pers.Generation() == res.Generation, "installed again: generation %d, want %d", g.Pers.Generation(), res.Generation)
 	must(t, g.Pers.Close())

@@ -11,6 +11,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -20,7 +21,7 @@ import (
 // loadable, and a Save As starts the new directory at generation 1.
 func TestGenerationCounterExhausted(t *testing.T) {
 	mem := vfs.NewMem()
-	g := New(t, Opts{FS: mem, Dir: "/save", Radius: 1, Autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 1}})
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1, Autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 1}})
 	g.Settle(t)
 	g.Paint(t, 0, 0, 1, 1, components.MakePixel(9, 0, 0, 0))
 	must(t, g.WaitSave(t, g.Pers.Save()).Err)
@@ -40,7 +41,7 @@ func TestGenerationCounterExhausted(t *testing.T) {
 	}
 	must(t, vfs.WriteFileAtomic(mem, "/save/manifest", m.Encode()))
 
-	g = New(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1, Autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 1}})
+	g = gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1, Autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 1}})
 	g.Settle(t)
 	g.Paint(t, 0, 0, 2, 2, components.MakePixel(9, 0, 0, 0))
 	res := g.WaitSave(t, g.Pers.Save())

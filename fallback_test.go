@@ -13,6 +13,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -20,7 +21,7 @@ import (
 // committed generation's chunk store.
 func recordOf(t *testing.T, fsys vfs.FS, pos chunkstore.Pos) (string, int64, int64) {
 	t.Helper()
-	s, m := OpenCommittedStore(t, fsys, "/save")
+	s, m := gametest.OpenCommittedStore(t, fsys, "/save")
 	defer s.Close()
 	var h chunkstore.Handle
 	s.Entries(func(e chunkstore.Entry) bool {
@@ -59,7 +60,7 @@ func ruin(t *testing.T, fsys vfs.FS, p string) {
 func TestLoadFallsBackToTheNewestIntactGeneration(t *testing.T) {
 	damageRecord := func(t *testing.T, fsys vfs.FS) []string {
 		p, off, n := recordOf(t, fsys, chunkstore.Pos{})
-		FlipAt(t, fsys, p, off+n/2)
+		gametest.FlipAt(t, fsys, p, off+n/2)
 		return []string{p}
 	}
 	cases := []struct {
@@ -68,7 +69,7 @@ func TestLoadFallsBackToTheNewestIntactGeneration(t *testing.T) {
 		loaded uint64                                   // the generation whose contents load
 	}{
 		{"world file", func(t *testing.T, fsys vfs.FS) []string {
-			FlipAt(t, fsys, "/save/world-3.pecs", 40)
+			gametest.FlipAt(t, fsys, "/save/world-3.pecs", 40)
 			return []string{"/save/world-3.pecs"}
 		}, 2},
 		// The copy of the store made after generation 3 (for its backup)
@@ -81,7 +82,7 @@ func TestLoadFallsBackToTheNewestIntactGeneration(t *testing.T) {
 			return damageRecord(t, fsys)
 		}, 2},
 		{"everything it shares", func(t *testing.T, fsys vfs.FS) []string {
-			files := append([]string{"/save/world-3.pecs"}, StoreFiles(t, fsys)...)
+			files := append([]string{"/save/world-3.pecs"}, gametest.StoreFiles(t, fsys)...)
 			for _, p := range files {
 				ruin(t, fsys, p)
 			}
@@ -91,10 +92,10 @@ func TestLoadFallsBackToTheNewestIntactGeneration(t *testing.T) {
 	for _, tc := range cases {
 		for _, how := range []string{"install", "reload"} {
 			t.Run(tc.name+"/"+how, func(t *testing.T) {
-				mem, digests := ThreeGenerations(t)
-				var g *Game
+				mem, digests := gametest.ThreeGenerations(t)
+				var g *gametest.Game
 				if how == "reload" {
-					g = New(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+					g = gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 					g.Settle(t)
 					expect(t, g.State().Fallback == nil && len(g.Pers.Problems()) == 0, "an intact save loaded with a fallback")
 				}
@@ -106,7 +107,7 @@ func TestLoadFallsBackToTheNewestIntactGeneration(t *testing.T) {
 					before[p] = raw
 				}
 				if how == "install" {
-					g = New(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+					g = gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 				} else {
 					must(t, g.Pers.Load("/save"))
 				}
@@ -116,7 +117,7 @@ func TestLoadFallsBackToTheNewestIntactGeneration(t *testing.T) {
 				expect(t, fb != nil && fb.Damaged == 3 && fb.Loaded == tc.loaded && fb.Generation == 4 && len(fb.Problems) > 0,
 					"fallback %+v", fb)
 				expect(t, g.Pers.Generation() == 4, "generation %d after the fallback", g.Pers.Generation())
-				expect(t, ecs.GetResource[Score](g.W).Points == int(tc.loaded), "score %d, want generation %d's", ecs.GetResource[Score](g.W).Points, tc.loaded)
+				expect(t, ecs.GetResource[gametest.Score](g.W).Points == int(tc.loaded), "score %d, want generation %d's", ecs.GetResource[gametest.Score](g.W).Points, tc.loaded)
 				expect(t, g.ChunkDigest(t, 0, 0) == digests[tc.loaded], "chunk (0,0) is not generation %d's", tc.loaded)
 				probs := g.Pers.Problems()
 				expect(t, len(probs) == len(fb.Problems)+1 && probs[0].File == savedir.ManifestName &&
@@ -154,7 +155,7 @@ func TestLoadFallsBackToTheNewestIntactGeneration(t *testing.T) {
 				must(t, res.Err)
 				want := g.ChunkDigest(t, 0, 0)
 				must(t, g.Pers.Close())
-				h := New(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+				h := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 				h.Settle(t)
 				expect(t, h.State().Fallback == nil && h.Pers.Generation() == 5 && h.ChunkDigest(t, 0, 0) == want,
 					"after the fallback's next save: fallback %+v, generation %d", h.State().Fallback, h.Pers.Generation())
@@ -166,20 +167,20 @@ func TestLoadFallsBackToTheNewestIntactGeneration(t *testing.T) {
 // TestLoadWithoutAnIntactGeneration: a damaged world file and no intact
 // backup is an error naming arksave repair, and nothing is changed.
 func TestLoadWithoutAnIntactGeneration(t *testing.T) {
-	mem, _ := ThreeGenerations(t)
+	mem, _ := gametest.ThreeGenerations(t)
 	for _, p := range []string{"/save/world-3.pecs", "/save/backups/world-2.pecs", "/save/backups/world-1.pecs"} {
-		FlipAt(t, mem, p, 40)
+		gametest.FlipAt(t, mem, p, 40)
 	}
 	// Opening the directory removes what no manifest names: that is done
 	// first, so that what follows compares the save's files.
 	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, d.Close())
-	before := Files(t, mem, "/save")
-	_, err = Install(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	before := gametest.Files(t, mem, "/save")
+	_, err = gametest.Install(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 	expect(t, errors.Is(err, arksave.ErrCorrupt) && strings.Contains(err.Error(), "arksave repair") &&
 		strings.Contains(err.Error(), "no backup is intact"), "Install: %v", err)
-	after := Files(t, mem, "/save")
+	after := gametest.Files(t, mem, "/save")
 	expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
 	for name, raw := range before {
 		expect(t, bytes.Equal(after[name], raw), "%s changed", name)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -17,14 +18,14 @@ type countingGen struct {
 	order []components.ChunkPos
 }
 
-func (g *countingGen) Version() uint32 { return Gen{}.Version() }
+func (g *countingGen) Version() uint32 { return gametest.Gen{}.Version() }
 func (g *countingGen) Generate(x, y int32, seed uint64, dst []uint32) {
 	g.mu.Lock()
 	pos := components.ChunkPos{X: x, Y: y}
 	g.calls[pos]++
 	g.order = append(g.order, pos)
 	g.mu.Unlock()
-	Gen{}.Generate(x, y, seed, dst)
+	gametest.Gen{}.Generate(x, y, seed, dst)
 }
 
 // take returns the calls since the last take and their order.
@@ -44,7 +45,7 @@ func (g *countingGen) take() (map[components.ChunkPos]int, []components.ChunkPos
 func TestSaveGeneratesEachChunkAtMostOnce(t *testing.T) {
 	for _, radius := range []int32{1, 2} {
 		g := &countingGen{calls: map[components.ChunkPos]int{}}
-		gm := New(t, Opts{FS: vfs.NewMem(), Dir: "/w", Radius: radius, Plugin: func(p *arksave.Plugin) { p.Generator = g }})
+		gm := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/w", Radius: radius, Plugin: func(p *arksave.Plugin) { p.Generator = g }})
 		gm.Settle(t)
 		loaded, order := g.take()
 		n := int(2*radius+1) * int(2*radius+1)

@@ -18,6 +18,7 @@ import (
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/internal/testkit/killtest"
 	"github.com/arksave/arksave/vfs"
 )
@@ -38,12 +39,12 @@ func TestKillChild(t *testing.T) {
 		t.Skip("helper process for TestKillDuringSaves")
 	}
 	_, err := os.Stat(filepath.Join(dir, savedir.ManifestName))
-	g := New(t, Opts{FS: vfs.OS, Dir: dir, Load: err == nil, Radius: 1, Prepare: RegisterPlayers})
+	g := gametest.New(t, gametest.Opts{FS: vfs.OS, Dir: dir, Load: err == nil, Radius: 1, Prepare: gametest.RegisterPlayers})
 	g.Settle(t)
 	killtest.Child(func() (uint64, uint64) {
 		gen := g.Pers.Generation() + 1
-		g.mutate(t, gen)
-		return gen, g.digest(t)
+		mutate(g, t, gen)
+		return gen, digest(g, t)
 	}, func() (uint64, error) {
 		r := g.Pers.SaveNow()
 		return r.Generation, r.Err
@@ -54,18 +55,18 @@ func TestKillChild(t *testing.T) {
 // score, the player's position, a pixel in one of three chunks, a body, a
 // regional crate (spawned, moved across a border, removed now and then),
 // and two players (one stays, one is saved and leaves).
-func (g *Game) mutate(t testing.TB, gen uint64) {
-	g.mutateRegional(t, gen)
-	ecs.GetResource[Score](g.W).Points = int(gen)
+func mutate(g *gametest.Game, t testing.TB, gen uint64) {
+	mutateRegional(g, t, gen)
+	ecs.GetResource[gametest.Score](g.W).Points = int(gen)
 	// (Crates move within the loaded chunks: see mutateRegional.)
-	q := ecs.NewFilter1[Position](g.W).Without(ecs.C[components.Regional]()).Query()
+	q := ecs.NewFilter1[gametest.Position](g.W).Without(ecs.C[components.Regional]()).Query()
 	for q.Next() {
 		q.Get().Y = float64(gen) / 2
 	}
 	x := int32(gen%3) - 1
-	g.Paint(t, x, 0, int(gen*7)%ChunkSize, int(gen*3)%ChunkSize, components.MakePixel(uint8(gen), 1, 2, 0))
+	g.Paint(t, x, 0, int(gen*7)%gametest.ChunkSize, int(gen*3)%gametest.ChunkSize, components.MakePixel(uint8(gen), 1, 2, 0))
 	ids := ecs.GetResource[components.BodyIDs](g.W)
-	b := components.PixelBody{ID: ids.New(), X: float32(gen % ChunkSize), Y: 3, Width: 1, Height: 1,
+	b := components.PixelBody{ID: ids.New(), X: float32(gen % gametest.ChunkSize), Y: 3, Width: 1, Height: 1,
 		Pixels: []components.Pixel{components.Pixel(gen)}, Shape: []bool{true}}
 	if gen%4 == 0 { // now and then the bodies go
 		rm := []ecs.Entity{}
@@ -82,12 +83,12 @@ func (g *Game) mutate(t testing.TB, gen uint64) {
 
 // digest hashes what a save holds: the score, positions, the chunks around
 // the origin, and the bodies (in id order).
-func (g *Game) digest(t testing.TB) uint64 {
+func digest(g *gametest.Game, t testing.TB) uint64 {
 	h := fnv.New64a()
-	fmt.Fprint(h, ecs.GetResource[Score](g.W).Points)
+	fmt.Fprint(h, ecs.GetResource[gametest.Score](g.W).Points)
 	// Global entities keep their ids; crates and players are compared by
 	// stable id below.
-	q := ecs.NewFilter1[Position](g.W).Without(ecs.C[components.Regional](), ecs.C[components.Player]()).Query()
+	q := ecs.NewFilter1[gametest.Position](g.W).Without(ecs.C[components.Regional](), ecs.C[components.Player]()).Query()
 	for q.Next() {
 		fmt.Fprint(h, q.Entity(), *q.Get())
 	}
@@ -104,25 +105,25 @@ func (g *Game) digest(t testing.TB) uint64 {
 	}
 	sortStrings(bodies)
 	fmt.Fprint(h, bodies)
-	fmt.Fprint(h, g.regionalDigest(t))
+	fmt.Fprint(h, regionalDigest(g, t))
 	return h.Sum64()
 }
 
 // mutateRegional changes the crates and players for generation gen.
-func (g *Game) mutateRegional(t testing.TB, gen uint64) {
+func mutateRegional(g *gametest.Game, t testing.TB, gen uint64) {
 	if gen%4 == 0 {
 		_, ents := g.Crates(t)
 		for _, e := range ents {
 			g.W.RemoveEntity(e)
 		}
 	}
-	g.SpawnCrate(float64(int(gen%3)-1)*ChunkSize+float64(gen%20), 5, 1000+gen, int(gen))
+	g.SpawnCrate(float64(int(gen%3)-1)*gametest.ChunkSize+float64(gen%20), 5, 1000+gen, int(gen))
 	_, ents := g.Crates(t)
 	for id, e := range ents {
-		p := ecs.NewMap1[Position](g.W).Get(e)
+		p := ecs.NewMap1[gametest.Position](g.W).Get(e)
 		p.Y = 5 + float64(gen%20) // within the chunk: saved by the save the test asks for
 		if id%2 == 1 {            // odd crates wander between chunks 0 and 1
-			p.X = float64(gen%2)*ChunkSize + 15
+			p.X = float64(gen%2)*gametest.ChunkSize + 15
 		}
 	}
 	for _, id := range []string{"ada", "bob"} {
@@ -134,7 +135,7 @@ func (g *Game) mutateRegional(t testing.TB, gen uint64) {
 			}
 		}
 	}
-	q := ecs.NewFilter2[components.Player, Inventory](g.W).Query()
+	q := ecs.NewFilter2[components.Player, gametest.Inventory](g.W).Query()
 	for q.Next() {
 		_, inv := q.Get()
 		inv.Gold = int(gen)
@@ -149,7 +150,7 @@ func (g *Game) mutateRegional(t testing.TB, gen uint64) {
 
 // regionalDigest describes the loaded crates and both players (loading
 // those that are not in the world).
-func (g *Game) regionalDigest(t testing.TB) string {
+func regionalDigest(g *gametest.Game, t testing.TB) string {
 	for _, id := range []string{"ada", "bob"} {
 		if g.InventoryOf(t, id) == "" {
 			if _, err := g.Pers.LoadPlayer(id); err != nil && !errors.Is(err, arksave.ErrNoPlayer) {
@@ -157,7 +158,7 @@ func (g *Game) regionalDigest(t testing.TB) string {
 			}
 		}
 	}
-	return CrateDigest(t, g) + g.InventoryOf(t, "ada") + g.InventoryOf(t, "bob")
+	return gametest.CrateDigest(t, g) + g.InventoryOf(t, "ada") + g.InventoryOf(t, "bob")
 }
 
 func sortStrings(s []string) {
@@ -195,9 +196,9 @@ func TestKillDuringSaves(t *testing.T) {
 		if r, err := savetool.Check(dir, savetool.Options{}); (err != nil || !r.OK()) && acked.Gen > 0 {
 			t.Fatalf("kill %d: checker: %v %v %s", i, err, r, killtest.Keep(dir))
 		}
-		g := New(t, Opts{FS: vfs.OS, Dir: dir, Load: true, Create: true, Radius: 1, Prepare: RegisterPlayers})
+		g := gametest.New(t, gametest.Opts{FS: vfs.OS, Dir: dir, Load: true, Create: true, Radius: 1, Prepare: gametest.RegisterPlayers})
 		g.Settle(t)
-		gen, d := g.Pers.Generation(), g.digest(t)
+		gen, d := g.Pers.Generation(), digest(g, t)
 		g.Pers.Close()
 		if err := acked.Judge(said, gen, d); err != nil {
 			t.Fatalf("kill %d: %v %s", i, err, killtest.Keep(dir))

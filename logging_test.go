@@ -13,6 +13,7 @@ import (
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -38,7 +39,7 @@ type Tag struct{ N int }
 // directory held by another writer as an error naming the holder.
 func TestSaveStatsAndLog(t *testing.T) {
 	mem := vfs.NewMem()
-	var log Records
+	var log gametest.Records
 	var fail atomic.Bool
 	faulty := &vfs.Faulty{FS: mem, Injector: vfs.InjectorFunc(func(op vfs.Op, _ string) error {
 		if fail.Load() && op == vfs.OpSync {
@@ -47,7 +48,7 @@ func TestSaveStatsAndLog(t *testing.T) {
 		return nil
 	})}
 	withLog := func(p *arksave.Plugin) { p.Logger = slog.New(&log) }
-	g := New(t, Opts{FS: faulty, Dir: "/save", Radius: 1, Plugin: withLog,
+	g := gametest.New(t, gametest.Opts{FS: faulty, Dir: "/save", Radius: 1, Plugin: withLog,
 		Prepare: func(w *ecs.World) { ecs.ComponentID[Tag](w) }})
 	g.Settle(t)
 	tags := ecs.NewMap1[Tag](g.W)
@@ -92,8 +93,8 @@ func TestSaveStatsAndLog(t *testing.T) {
 	fail.Store(false)
 
 	// Another writer on the same directory.
-	var second Records
-	_, err := Install(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1,
+	var second gametest.Records
+	_, err := gametest.Install(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1,
 		Plugin: func(p *arksave.Plugin) { p.Logger = slog.New(&second) }})
 	expect(t, errors.Is(err, arksave.ErrLocked), "second Install: %v", err)
 	attrs, ok = second.Find(slog.LevelError, "save directory locked")
@@ -101,8 +102,8 @@ func TestSaveStatsAndLog(t *testing.T) {
 
 	// A load.
 	must(t, g.Pers.Close())
-	var third Records
-	h := New(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1,
+	var third gametest.Records
+	h := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1,
 		Prepare: func(w *ecs.World) { ecs.ComponentID[Tag](w) }, Plugin: func(p *arksave.Plugin) { p.Logger = slog.New(&third) }})
 	attrs, ok = third.Find(slog.LevelInfo, "save loaded")
 	expect(t, ok && num(attrs["generation"]) == 2 && num(attrs["entities"]) == int64(base+5), "save loaded: %v (%v)", attrs, third.Messages())
@@ -112,10 +113,10 @@ func TestSaveStatsAndLog(t *testing.T) {
 // TestFallbackIsLogged: a load that falls back to a backup says so at
 // Warn, with the generations.
 func TestFallbackIsLogged(t *testing.T) {
-	mem, _ := ThreeGenerations(t)
-	FlipAt(t, mem, "/save/world-3.pecs", 40)
-	var log Records
-	g := New(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1,
+	mem, _ := gametest.ThreeGenerations(t)
+	gametest.FlipAt(t, mem, "/save/world-3.pecs", 40)
+	var log gametest.Records
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1,
 		Autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 2},
 		Plugin:   func(p *arksave.Plugin) { p.Logger = slog.New(&log) }})
 	attrs, ok := log.Find(slog.LevelWarn, "damaged generation: loaded the newest intact backup")

@@ -19,6 +19,7 @@ import (
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -32,11 +33,11 @@ func TestSecondInstallIsLocked(t *testing.T) {
 		dir  string
 	}{{"mem", vfs.NewMem(), "/save"}, {"os", vfs.OS, filepath.Join(t.TempDir(), "save")}} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := New(t, Opts{FS: tc.fs, Dir: tc.dir})
+			g := gametest.New(t, gametest.Opts{FS: tc.fs, Dir: tc.dir})
 			must(t, g.WaitSave(t, g.Pers.Save()).Err)
-			for _, o := range []Opts{{Load: true}, {Create: true}, {}} {
+			for _, o := range []gametest.Opts{{Load: true}, {Create: true}, {}} {
 				o.FS, o.Dir = tc.fs, tc.dir
-				_, err := Install(t, o)
+				_, err := gametest.Install(t, o)
 				expect(t, errors.Is(err, arksave.ErrLocked), "a second Install (%+v): %v", o, err)
 				msg := err.Error()
 				host, _ := os.Hostname()
@@ -47,7 +48,7 @@ func TestSecondInstallIsLocked(t *testing.T) {
 			res := g.WaitSave(t, g.Pers.Save())
 			must(t, res.Err)
 			must(t, g.Pers.Close())
-			h := New(t, Opts{FS: tc.fs, Dir: tc.dir, Load: true})
+			h := gametest.New(t, gametest.Opts{FS: tc.fs, Dir: tc.dir, Load: true})
 			expect(t, h.Pers.Generation() == res.Generation, "the first game's generation %d, loaded %d", res.Generation, h.Pers.Generation())
 		})
 	}
@@ -59,25 +60,25 @@ func TestSecondInstallIsLocked(t *testing.T) {
 func TestLoadWithoutSave(t *testing.T) {
 	root := t.TempDir()
 	missing := filepath.Join(root, "mistyped", "save")
-	_, err := Install(t, Opts{FS: vfs.OS, Dir: missing, Load: true})
+	_, err := gametest.Install(t, gametest.Opts{FS: vfs.OS, Dir: missing, Load: true})
 	expect(t, errors.Is(err, arksave.ErrNoSave) && strings.Contains(err.Error(), "LoadOrCreate"), "Load of a missing directory: %v", err)
 	_, err = os.Stat(filepath.Join(root, "mistyped"))
 	expect(t, errors.Is(err, fs.ErrNotExist), "Load created the directory: %v", err)
 
 	empty := filepath.Join(root, "empty")
 	must(t, os.Mkdir(empty, 0o755))
-	_, err = Install(t, Opts{FS: vfs.OS, Dir: empty, Load: true})
+	_, err = gametest.Install(t, gametest.Opts{FS: vfs.OS, Dir: empty, Load: true})
 	expect(t, errors.Is(err, arksave.ErrNoSave), "Load of an empty directory: %v", err)
 	names, _ := os.ReadDir(empty)
 	expect(t, len(names) == 0, "Load left files in an empty directory: %v", names)
 
-	g := New(t, Opts{FS: vfs.OS, Dir: missing, Create: true, Radius: 0})
+	g := gametest.New(t, gametest.Opts{FS: vfs.OS, Dir: missing, Create: true, Radius: 0})
 	expect(t, g.Pers.Generation() == 0, "LoadOrCreate of a missing directory loaded generation %d", g.Pers.Generation())
-	ecs.GetResource[Score](g.W).Points = 4
+	ecs.GetResource[gametest.Score](g.W).Points = 4
 	must(t, g.WaitSave(t, g.Pers.Save()).Err)
 	must(t, g.Pers.Close())
-	h := New(t, Opts{FS: vfs.OS, Dir: missing, Create: true})
-	expect(t, h.Pers.Generation() == 1 && ecs.GetResource[Score](h.W).Points == 4, "LoadOrCreate did not load the save")
+	h := gametest.New(t, gametest.Opts{FS: vfs.OS, Dir: missing, Create: true})
+	expect(t, h.Pers.Generation() == 1 && ecs.GetResource[gametest.Score](h.W).Points == 4, "LoadOrCreate did not load the save")
 }
 
 // A directory whose manifest was lost while its files and backups remain:
@@ -85,7 +86,7 @@ func TestLoadWithoutSave(t *testing.T) {
 // no file is removed, changed or reused.
 func TestLoadLostManifest(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "save")
-	g := New(t, Opts{FS: vfs.OS, Dir: dir, Radius: 1})
+	g := gametest.New(t, gametest.Opts{FS: vfs.OS, Dir: dir, Radius: 1})
 	g.Settle(t)
 	for gen := 1; gen <= 3; gen++ {
 		g.Paint(t, 0, 0, gen, gen, components.MakePixel(9, 0, 0, 0))
@@ -96,9 +97,9 @@ func TestLoadLostManifest(t *testing.T) {
 	must(t, err)
 	must(t, os.Remove(filepath.Join(dir, "manifest")))
 	before := osFiles(t, dir)
-	for _, o := range []Opts{{Load: true}, {Create: true}, {}} {
+	for _, o := range []gametest.Opts{{Load: true}, {Create: true}, {}} {
 		o.FS, o.Dir = vfs.OS, dir
-		_, err := Install(t, o)
+		_, err := gametest.Install(t, o)
 		expect(t, err != nil && strings.Contains(err.Error(), "arksave repair"), "Install (%+v) over a lost manifest: %v", o, err)
 		after := osFiles(t, dir)
 		for name, b := range before {
@@ -141,18 +142,18 @@ func osFiles(t *testing.T, dir string) map[string]string {
 // read-only error and names the directory; the game keeps running.
 func TestReadOnlyMediumLoads(t *testing.T) {
 	mem := vfs.NewMem()
-	g := New(t, Opts{FS: mem, Dir: "/save", Radius: 1})
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
 	g.Settle(t)
-	ecs.GetResource[Score](g.W).Points = 7
+	ecs.GetResource[gametest.Score](g.W).Points = 7
 	g.Paint(t, 0, 0, 2, 2, components.MakePixel(9, 0, 0, 0))
 	must(t, g.WaitSave(t, g.Pers.Save()).Err)
 	want := g.ChunkDigest(t, 0, 0)
 	must(t, g.Pers.Close())
 
-	h := New(t, Opts{FS: vfs.ReadOnly(mem), Dir: "/save", Load: true, Radius: 1,
+	h := gametest.New(t, gametest.Opts{FS: vfs.ReadOnly(mem), Dir: "/save", Load: true, Radius: 1,
 		Autosave: &autosave.Config{Interval: 2 * arksave.DefaultTickDuration, Enabled: true, MaxBackups: 1}})
 	h.Settle(t)
-	expect(t, ecs.GetResource[Score](h.W).Points == 7 && h.ChunkDigest(t, 0, 0) == want, "the read-only save did not load")
+	expect(t, ecs.GetResource[gametest.Score](h.W).Points == 7 && h.ChunkDigest(t, 0, 0) == want, "the read-only save did not load")
 	h.Paint(t, 0, 0, 3, 3, components.MakePixel(9, 0, 0, 0))
 	res := h.WaitSave(t, h.Pers.Save())
 	expect(t, errors.Is(res.Err, arksave.ErrReadOnly) && res.Dir == "/save" && res.Generation == 1, "a save on a read-only medium: %+v", res)
@@ -173,7 +174,7 @@ func TestLockAcrossProcesses(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "save")
 	for i, end := range []string{"exit", "kill"} {
 		child, done := startHolder(t, dir)
-		_, err := Install(t, Opts{FS: vfs.OS, Dir: dir, Load: true})
+		_, err := gametest.Install(t, gametest.Opts{FS: vfs.OS, Dir: dir, Load: true})
 		expect(t, errors.Is(err, arksave.ErrLocked) && strings.Contains(err.Error(), fmt.Sprintf("pid %d", child.Process.Pid)),
 			"Install while another process holds the directory: %v", err)
 		switch end {
@@ -189,7 +190,7 @@ func TestLockAcrossProcesses(t *testing.T) {
 		} else {
 			must(t, err)
 		}
-		g := New(t, Opts{FS: vfs.OS, Dir: dir, Load: true})
+		g := gametest.New(t, gametest.Opts{FS: vfs.OS, Dir: dir, Load: true})
 		expect(t, g.Pers.Generation() == uint64(i+1), "after the holder's %s: generation %d, want %d", end, g.Pers.Generation(), i+1)
 		must(t, g.Pers.Close())
 	}
@@ -227,7 +228,7 @@ func TestHolderChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestLockAcrossProcesses")
 	}
-	g := New(t, Opts{FS: vfs.OS, Dir: dir, Create: true})
+	g := gametest.New(t, gametest.Opts{FS: vfs.OS, Dir: dir, Create: true})
 	must(t, g.WaitSave(t, g.Pers.Save()).Err)
 	fmt.Println("holding")
 	io.Copy(io.Discard, os.Stdin)
@@ -238,7 +239,7 @@ func TestHolderChild(t *testing.T) {
 // autosave interval: waiting, then one SaveNow, makes exactly one more
 // save.
 func TestWaitStartsNoSave(t *testing.T) {
-	g := New(t, Opts{FS: vfs.NewMem(), Dir: "/save",
+	g := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save",
 		Autosave: &autosave.Config{Interval: time.Nanosecond, Enabled: true, MaxBackups: 1}})
 	for range 5 {
 		g.Tick() // an autosave starts every tick the writer is idle
@@ -261,14 +262,14 @@ func TestWaitStartsNoSave(t *testing.T) {
 // where it was.
 func TestLoadAndSaveToHeldDirectory(t *testing.T) {
 	mem := vfs.NewMem()
-	other := New(t, Opts{FS: mem, Dir: "/other"})
+	other := gametest.New(t, gametest.Opts{FS: mem, Dir: "/other"})
 	must(t, other.WaitSave(t, other.Pers.Save()).Err)
 
-	g := New(t, Opts{FS: mem, Dir: "/mine", Radius: 0})
-	ecs.GetResource[Score](g.W).Points = 3
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/mine", Radius: 0})
+	ecs.GetResource[gametest.Score](g.W).Points = 3
 	err := g.Pers.Load("/other")
 	expect(t, errors.Is(err, arksave.ErrLocked), "Load of a held directory: %v", err)
-	expect(t, ecs.GetResource[Score](g.W).Points == 3 && g.W.Alive(g.Player), "a refused Load changed the world")
+	expect(t, ecs.GetResource[gametest.Score](g.W).Points == 3 && g.W.Alive(g.Player), "a refused Load changed the world")
 	err = g.Pers.Load("/mistyped")
 	_, statErr := mem.Stat("/mistyped")
 	expect(t, errors.Is(err, arksave.ErrNoSave) && errors.Is(statErr, fs.ErrNotExist), "Load of a missing directory: %v (%v)", err, statErr)

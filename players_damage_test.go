@@ -15,6 +15,7 @@ import (
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -34,13 +35,13 @@ func threePlayerGenerations(t *testing.T) (*vfs.Mem, map[string]string) {
 func playerGenerations(t *testing.T, conf *autosave.Config) (*vfs.Mem, map[int]map[string]string) {
 	t.Helper()
 	mem := vfs.NewMem()
-	g := playerGame(t, Opts{FS: mem, Dir: "/save", Radius: 1, Autosave: conf})
+	g := playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1, Autosave: conf})
 	g.Settle(t)
 	g.SpawnPlayer("ada", 10, 10, 5, "sword", "rope")
 	g.SpawnPlayer("bob", 20, 20, 1, "map")
 	want := map[int]map[string]string{}
 	for gen := 1; gen <= 3; gen++ {
-		q := ecs.NewFilter2[components.Player, Inventory](g.W).Query()
+		q := ecs.NewFilter2[components.Player, gametest.Inventory](g.W).Query()
 		for q.Next() {
 			if p, inv := q.Get(); (p.ID == "bob") == (gen%2 == 0) {
 				inv.Gold += 10 * gen
@@ -82,7 +83,7 @@ var playersDamage = []struct {
 	{"players data byte flipped", func(t *testing.T, fsys vfs.FS, m *savedir.Manifest, p *savedir.Players) string {
 		e, ok := p.Find("ada")
 		expect(t, ok, "generation 3 has no ada")
-		FlipAt(t, fsys, "/save/"+m.Players.Data, e.Offset+int64(e.Length)/2)
+		gametest.FlipAt(t, fsys, "/save/"+m.Players.Data, e.Offset+int64(e.Length)/2)
 		return m.Players.Data
 	}},
 	{"players index removed", func(t *testing.T, fsys vfs.FS, m *savedir.Manifest, _ *savedir.Players) string {
@@ -107,17 +108,17 @@ func damagePlayers(t *testing.T, mem vfs.FS, damage func(*testing.T, vfs.FS, *sa
 
 // loadsPlayers loads the save at /save through the plugin and checks that
 // ada and bob come back as want holds them; it returns the game.
-func loadsPlayers(t *testing.T, mem vfs.FS, want map[string]string) *Game {
+func loadsPlayers(t *testing.T, mem vfs.FS, want map[string]string) *gametest.Game {
 	t.Helper()
-	h := playerGame(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h := playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 	h.Settle(t)
-	h.hasPlayers(t, want)
+	hasPlayers(h, t, want)
 	return h
 }
 
 // hasPlayers loads ada and bob into the game and checks that they are as
 // want holds them.
-func (h *Game) hasPlayers(t *testing.T, want map[string]string) {
+func hasPlayers(h *gametest.Game, t *testing.T, want map[string]string) {
 	t.Helper()
 	for _, id := range []string{"ada", "bob"} {
 		_, err := h.Pers.LoadPlayer(id)
@@ -187,9 +188,9 @@ func playersFallBack(t *testing.T, damage func(*testing.T, vfs.FS, *savedir.Mani
 	d, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	backups := d.Backups()
-	var h *Game
+	var h *gametest.Game
 	if how == "reload" {
-		h = playerGame(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+		h = playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 		h.Settle(t)
 		expect(t, h.State().Fallback == nil, "an intact save loaded with a fallback")
 	}
@@ -197,7 +198,7 @@ func playersFallBack(t *testing.T, damage func(*testing.T, vfs.FS, *savedir.Mani
 	if how == "reload" {
 		must(t, h.Pers.Load("/save"))
 		h.Settle(t)
-		h.hasPlayers(t, want)
+		hasPlayers(h, t, want)
 	} else {
 		h = loadsPlayers(t, mem, want)
 	}
@@ -268,11 +269,11 @@ func TestPlayersDataTruncatedWithoutCopies(t *testing.T) {
 func TestPlayersIndexLostWithoutBackups(t *testing.T) {
 	mem, _ := playerGenerations(t, &autosave.Config{Interval: time.Hour})
 	damagePlayers(t, mem, playersDamage[3].damage)
-	before := Files(t, mem, "/save")
-	_, err := Install(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1, Prepare: RegisterPlayers})
+	before := gametest.Files(t, mem, "/save")
+	_, err := gametest.Install(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1, Prepare: gametest.RegisterPlayers})
 	expect(t, errors.Is(err, arksave.ErrCorrupt) && strings.Contains(err.Error(), "arksave repair") &&
 		strings.Contains(err.Error(), savedir.PlayersName(3)), "Install: %v", err)
-	after := Files(t, mem, "/save")
+	after := gametest.Files(t, mem, "/save")
 	expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
 	for name, raw := range before {
 		expect(t, bytes.Equal(after[name], raw), "%s changed", name)
@@ -280,7 +281,7 @@ func TestPlayersIndexLostWithoutBackups(t *testing.T) {
 
 	_, err = savetool.Repair("/save", savetool.RepairOptions{Options: savetool.Options{FS: mem}})
 	must(t, err)
-	h := playerGame(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h := playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 	h.Settle(t)
 	expect(t, h.State().Fallback == nil, "the repaired save fell back: %+v", h.State().Fallback)
 }

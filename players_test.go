@@ -15,20 +15,21 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
-func playerGame(t testing.TB, o Opts) *Game {
+func playerGame(t testing.TB, o gametest.Opts) *gametest.Game {
 	t.Helper()
-	o.Prepare = RegisterPlayers
-	return New(t, o)
+	o.Prepare = gametest.RegisterPlayers
+	return gametest.New(t, o)
 }
 
 // Players are saved apart: not in the world file, not with a chunk; a
 // load spawns none; each loads alone; a player who leaves is saved first.
 func TestPlayersSavedApart(t *testing.T) {
 	mem := vfs.NewMem()
-	g := playerGame(t, Opts{FS: mem, Dir: "/save", Radius: 1})
+	g := playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
 	g.Settle(t)
 	g.SpawnPlayer("ada", 10, 10, 5, "sword", "rope")
 	g.SpawnPlayer("bob", 20, 20, 1, "map")
@@ -48,7 +49,7 @@ func TestPlayersSavedApart(t *testing.T) {
 	// Copy-on-write: one player changes, one record is written.
 	dataPath, _ := d.File(m.Players.Data)
 	before := fileSize(t, mem, dataPath)
-	q := ecs.NewFilter2[components.Player, Inventory](g.W).Query()
+	q := ecs.NewFilter2[components.Player, gametest.Inventory](g.W).Query()
 	for q.Next() {
 		if p, inv := q.Get(); p.ID == "bob" {
 			inv.Gold = 2
@@ -73,7 +74,7 @@ func TestPlayersSavedApart(t *testing.T) {
 	must(t, g.Pers.SaveNow().Err)
 	g.Pers.Close()
 
-	h := playerGame(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h := playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 	h.Settle(t)
 	expect(t, h.InventoryOf(t, "ada") == "" && h.InventoryOf(t, "bob") == "", "a load spawned players")
 	_, err = h.Pers.LoadPlayer("bob")
@@ -108,21 +109,21 @@ func fileSize(t testing.TB, fsys vfs.FS, p string) int64 {
 // Seed checklist: a player's inventory survives repeated save/load cycles.
 func TestPlayerInventoryRepeatedCycles(t *testing.T) {
 	mem := vfs.NewMem()
-	g := playerGame(t, Opts{FS: mem, Dir: "/save", Radius: 1})
+	g := playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
 	g.Settle(t)
 	g.SpawnPlayer("ada", 3, 4, 0, "stick")
 	must(t, g.Pers.SaveNow().Err)
 	g.Pers.Close()
 	want := ""
 	for cycle := 1; cycle <= 12; cycle++ {
-		h := playerGame(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+		h := playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 		h.Settle(t)
 		_, err := h.Pers.LoadPlayer("ada")
 		must(t, err)
 		if want != "" {
 			expect(t, h.InventoryOf(t, "ada") == want, "cycle %d: %q, want %q", cycle, h.InventoryOf(t, "ada"), want)
 		}
-		q := ecs.NewFilter2[components.Player, Inventory](h.W).Query()
+		q := ecs.NewFilter2[components.Player, gametest.Inventory](h.W).Query()
 		for q.Next() {
 			_, inv := q.Get()
 			inv.Gold += cycle
@@ -175,25 +176,25 @@ func TestPlayerInventoryCrashAtEveryStep(t *testing.T) {
 		for n := 0; ; n++ {
 			mem := vfs.NewMem()
 			sw := &swapInjector{}
-			g := playerGame(t, Opts{FS: &vfs.Faulty{FS: mem, Injector: sw}, Dir: "/save", Radius: 1})
+			g := playerGame(t, gametest.Opts{FS: &vfs.Faulty{FS: mem, Injector: sw}, Dir: "/save", Radius: 1})
 			g.Settle(t)
 			g.SpawnPlayer("ada", 3, 4, 7, "sword")
 			g.SpawnCrate(12, 5, 500, 1)
 			must(t, g.Pers.SaveNow().Err)
-			old := [2]string{g.InventoryOf(t, "ada"), CrateDigest(t, g)}
+			old := [2]string{g.InventoryOf(t, "ada"), gametest.CrateDigest(t, g)}
 
-			q := ecs.NewFilter2[components.Player, Inventory](g.W).Query()
+			q := ecs.NewFilter2[components.Player, gametest.Inventory](g.W).Query()
 			for q.Next() {
 				_, inv := q.Get()
 				inv.Gold = 8
 				inv.Items = append(inv.Items, "shield")
 			}
 			_, ents := g.Crates(t)
-			ecs.NewMap1[Crate](g.W).Get(ents[500]).HP = 2
+			ecs.NewMap1[gametest.Crate](g.W).Get(ents[500]).HP = 2
 			must(t, g.Pers.MarkDirty(ents[500]))
-			ecs.NewMap1[Position](g.W).Get(ents[500]).X = ChunkSize + 12 // crosses into chunk 1,0
+			ecs.NewMap1[gametest.Position](g.W).Get(ents[500]).X = gametest.ChunkSize + 12 // crosses into chunk 1,0
 			g.Tick()
-			neu := [2]string{g.InventoryOf(t, "ada"), CrateDigest(t, g)}
+			neu := [2]string{g.InventoryOf(t, "ada"), gametest.CrateDigest(t, g)}
 
 			c := &vfs.Crasher{Mem: mem, N: n, Keep: keep, Rand: rand.New(rand.NewPCG(uint64(n), 9))}
 			sw.set(c)
@@ -207,11 +208,11 @@ func TestPlayerInventoryCrashAtEveryStep(t *testing.T) {
 				break
 			}
 			g.Pers.Close()
-			h := playerGame(t, Opts{FS: crashed, Dir: "/save", Load: true, Radius: 1})
+			h := playerGame(t, gametest.Opts{FS: crashed, Dir: "/save", Load: true, Radius: 1})
 			h.Settle(t)
 			_, err := h.Pers.LoadPlayer("ada")
 			must(t, err)
-			got := [2]string{h.InventoryOf(t, "ada"), CrateDigest(t, h)}
+			got := [2]string{h.InventoryOf(t, "ada"), gametest.CrateDigest(t, h)}
 			gen := h.Pers.Generation()
 			seen[gen]++
 			switch {
@@ -232,7 +233,7 @@ func TestPlayerSurvivesRegionDamage(t *testing.T) {
 	mem := vfs.NewMem()
 	// No copy of the store for a backup: the damage must be met where it
 	// is (with a copy, the load would take the generation from it).
-	g := playerGame(t, Opts{FS: mem, Dir: "/save", Radius: 1, Autosave: NoBackupCopy()})
+	g := playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})
 	g.Settle(t)
 	g.SpawnPlayer("ada", 40, 45, 3, "lamp") // chunk (1,1)
 	g.SpawnCrate(41, 45, 600, 1)            // a crate beside the player
@@ -262,10 +263,10 @@ func TestPlayerSurvivesRegionDamage(t *testing.T) {
 		if n := h.File(); n != 0 {
 			p, _ = d.File(chunkstore.DataFileName(m.Chunks.Name, n))
 		}
-		FlipAt(t, mem, p, h.FileOffset()+int64(h.Length)-3)
+		gametest.FlipAt(t, mem, p, h.FileOffset()+int64(h.Length)-3)
 	}
 
-	h := playerGame(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h := playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 	h.Settle(t)
 	_, err = h.Pers.LoadPlayer("ada")
 	must(t, err)
@@ -283,12 +284,12 @@ func TestPlayerSurvivesRegionDamage(t *testing.T) {
 // backup brings back its generation's players.
 func TestPlayersSaveAsAndRestore(t *testing.T) {
 	mem := vfs.NewMem()
-	g := playerGame(t, Opts{FS: mem, Dir: "/save", Radius: 1})
+	g := playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
 	g.Settle(t)
 	g.SpawnPlayer("ada", 3, 4, 1, "first")
 	must(t, g.Pers.SaveNow().Err) // generation 1
 	first := g.InventoryOf(t, "ada")
-	q := ecs.NewFilter2[components.Player, Inventory](g.W).Query()
+	q := ecs.NewFilter2[components.Player, gametest.Inventory](g.W).Query()
 	for q.Next() {
 		_, inv := q.Get()
 		inv.Gold = 2
@@ -298,7 +299,7 @@ func TestPlayersSaveAsAndRestore(t *testing.T) {
 	must(t, g.WaitSave(t, g.Pers.SaveAs("/copy")).Err)
 	g.Pers.Close()
 
-	c := playerGame(t, Opts{FS: mem, Dir: "/copy", Load: true, Radius: 1})
+	c := playerGame(t, gametest.Opts{FS: mem, Dir: "/copy", Load: true, Radius: 1})
 	_, err := c.Pers.LoadPlayer("ada")
 	must(t, err)
 	expect(t, c.InventoryOf(t, "ada") == second, "ada in the copy: %q, want %q", c.InventoryOf(t, "ada"), second)
@@ -309,7 +310,7 @@ func TestPlayersSaveAsAndRestore(t *testing.T) {
 	_, err = d.Restore(1, 2)
 	must(t, err)
 	must(t, d.Close())
-	r := playerGame(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	r := playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 	_, err = r.Pers.LoadPlayer("ada")
 	must(t, err)
 	expect(t, r.InventoryOf(t, "ada") == first, "ada after restoring generation 1: %q, want %q", r.InventoryOf(t, "ada"), first)

@@ -11,12 +11,16 @@ import (
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/testkit"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
+var expect, must = testkit.Expect, testkit.Must
+
 func TestOnlyDirtyChunksAreWritten(t *testing.T) {
 	mem := vfs.NewMem()
-	g := New(t, Opts{FS: mem, Dir: "/save", Radius: 2})
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 2})
 	g.Settle(t)
 	res := g.WaitSave(t, g.Pers.Save())
 	must(t, res.Err)
@@ -29,7 +33,7 @@ func TestOnlyDirtyChunksAreWritten(t *testing.T) {
 	res = g.WaitSave(t, g.Pers.Save())
 	must(t, res.Err)
 	expect(t, res.ChunksWritten == 2, "wrote %d chunks, want the 2 dirty ones", res.ChunksWritten)
-	expect(t, res.BytesWritten < base+2*int64(ChunkSize*ChunkSize*4), "2 small deltas cost %d bytes (empty save %d)", res.BytesWritten, base)
+	expect(t, res.BytesWritten < base+2*int64(gametest.ChunkSize*gametest.ChunkSize*4), "2 small deltas cost %d bytes (empty save %d)", res.BytesWritten, base)
 	_, st := g.Chunk(t, 0, 0)
 	expect(t, st.Status == components.Persisted, "committed chunk is %v", st.Status)
 
@@ -39,7 +43,7 @@ func TestOnlyDirtyChunksAreWritten(t *testing.T) {
 }
 
 func TestChangeDuringSaveStaysDirty(t *testing.T) {
-	g := New(t, Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1})
+	g := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1})
 	g.Settle(t)
 	g.Paint(t, 0, 0, 1, 1, components.MakePixel(9, 1, 0, 0))
 	h := g.Pers.Save()
@@ -56,7 +60,7 @@ func TestChangeDuringSaveStaysDirty(t *testing.T) {
 }
 
 func TestRequestsDuringSaveAreCoalesced(t *testing.T) {
-	g := New(t, Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1})
+	g := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1})
 	g.Settle(t)
 	first := g.Pers.Save()
 	g.Tick()
@@ -72,7 +76,7 @@ func TestRequestsDuringSaveAreCoalesced(t *testing.T) {
 
 func TestAutosaveTimer(t *testing.T) {
 	conf := &autosave.Config{Interval: 10 * arksave.DefaultTickDuration, Enabled: true, MaxBackups: 0}
-	g := New(t, Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 0, Autosave: conf})
+	g := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 0, Autosave: conf})
 	for i := 0; i < 9; i++ {
 		g.Tick()
 	}
@@ -104,7 +108,7 @@ func TestFaultsAtEveryCall(t *testing.T) {
 			fsys := &vfs.Faulty{FS: mem, Injector: cd}
 			// Without the store copy that runs between saves for the backups (its
 			// faults: internal/savedir's TestBackupCopyFails), the nth call is one of the save's.
-			g := New(t, Opts{FS: fsys, Dir: "/save", Radius: 1, Autosave: NoBackupCopy()})
+			g := gametest.New(t, gametest.Opts{FS: fsys, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})
 			g.Settle(t)
 			g.Paint(t, 0, 0, 3, 3, components.MakePixel(9, 0, 0, 0))
 			must(t, g.WaitSave(t, g.Pers.Save()).Err)
@@ -124,7 +128,7 @@ func TestFaultsAtEveryCall(t *testing.T) {
 			// came after the commit point) the new one. (Another process
 			// would see the files as they are: a copy of them, while g holds
 			// the directory.)
-			h := New(t, Opts{FS: mem.Crash(1, nil), Dir: "/save", Load: true, Radius: 1})
+			h := gametest.New(t, gametest.Opts{FS: mem.Crash(1, nil), Dir: "/save", Load: true, Radius: 1})
 			h.Settle(t)
 			gen := h.Pers.Generation()
 			if res.Err == nil {
@@ -140,7 +144,7 @@ func TestFaultsAtEveryCall(t *testing.T) {
 			res = g.WaitSave(t, g.Pers.Save())
 			must(t, res.Err)
 			g.Pers.Close()
-			k := New(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+			k := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 			k.Settle(t)
 			expect(t, k.ChunkDigest(t, 0, 0) == digests[2], "%v at call %d: the retry did not save the change", fault, n)
 			k.Pers.Close()
@@ -149,7 +153,7 @@ func TestFaultsAtEveryCall(t *testing.T) {
 }
 
 func TestStreamingKeepsChangesAndBodies(t *testing.T) {
-	g := New(t, Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1})
+	g := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1})
 	g.Settle(t)
 	g.Paint(t, 1, 1, 5, 6, components.MakePixel(12, 3, 0, 0))
 	want := g.ChunkDigest(t, 1, 1)
@@ -168,17 +172,17 @@ func TestStreamingKeepsChangesAndBodies(t *testing.T) {
 		}
 		g.Settle(t)
 	}
-	move(20*ChunkSize, 0)
+	move(20*gametest.ChunkSize, 0)
 	_, ok := ecs.GetResource[components.ChunkIndex](g.W).Get(components.ChunkPos{X: 1, Y: 1})
 	expect(t, !ok, "chunk 1,1 still loaded")
-	expect(t, CountBodies(g) == 0, "body not unloaded")
+	expect(t, gametest.CountBodies(g) == 0, "body not unloaded")
 	// Coming back before any save: restored from memory.
 	move(0, 0)
 	expect(t, g.ChunkDigest(t, 1, 1) == want, "unsaved change lost on reload")
-	expect(t, CountBodies(g) == 1, "body not restored from memory")
+	expect(t, gametest.CountBodies(g) == 1, "body not restored from memory")
 
 	// Away, save, back: restored from the store.
-	move(20*ChunkSize, 0)
+	move(20*gametest.ChunkSize, 0)
 	must(t, g.WaitSave(t, g.Pers.Save()).Err)
 	move(0, 0)
 	expect(t, g.ChunkDigest(t, 1, 1) == want, "saved change lost on reload")
@@ -196,12 +200,12 @@ func TestStreamingKeepsChangesAndBodies(t *testing.T) {
 
 func TestLoadRestoresWorldExactly(t *testing.T) {
 	mem := vfs.NewMem()
-	g := New(t, Opts{FS: mem, Dir: "/save", Radius: 1})
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
 	g.Settle(t)
-	posMap := ecs.NewMap1[Position](g.W)
+	posMap := ecs.NewMap1[gametest.Position](g.W)
 	posMap.Get(g.Player).X = 12.5
-	extra := ecs.NewMap1[Player](g.W).NewEntity(&Player{Name: "bob"})
-	ecs.GetResource[Score](g.W).Points = 42
+	extra := ecs.NewMap1[gametest.Player](g.W).NewEntity(&gametest.Player{Name: "bob"})
+	ecs.GetResource[gametest.Score](g.W).Points = 42
 	ids := ecs.GetResource[components.BodyIDs](g.W)
 	ids.New()
 	g.Paint(t, 0, 0, 1, 2, components.MakePixel(9, 9, 9, 0))
@@ -212,35 +216,35 @@ func TestLoadRestoresWorldExactly(t *testing.T) {
 	// Change everything, then load the save back.
 	posMap.Get(g.Player).X = -1
 	g.W.RemoveEntity(extra)
-	ecs.GetResource[Score](g.W).Points = 0
+	ecs.GetResource[gametest.Score](g.W).Points = 0
 	g.Paint(t, 0, 0, 1, 2, components.MakePixel(1, 1, 1, 0))
 	must(t, g.Pers.Load("/save"))
 	g.Settle(t)
 	expect(t, g.W.Alive(g.Player) && posMap.Get(g.Player).X == 12.5, "player not restored exactly")
-	expect(t, g.W.Alive(extra) && ecs.NewMap1[Player](g.W).Get(extra).Name == "bob", "removed entity not restored with its id")
-	expect(t, ecs.GetResource[Score](g.W).Points == 42, "resource not restored")
+	expect(t, g.W.Alive(extra) && ecs.NewMap1[gametest.Player](g.W).Get(extra).Name == "bob", "removed entity not restored with its id")
+	expect(t, ecs.GetResource[gametest.Score](g.W).Points == 42, "resource not restored")
 	expect(t, g.ChunkDigest(t, 0, 0) == want, "chunk not restored")
 	expect(t, ids.Session == session+1 && ids.New().Session() == session+1, "body ids must continue in a new session: %d", ids.Session)
 }
 
 func TestLoadOfDamagedSaveLeavesWorld(t *testing.T) {
 	mem := vfs.NewMem()
-	g := New(t, Opts{FS: mem, Dir: "/save", Radius: 0})
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 0})
 	must(t, g.WaitSave(t, g.Pers.Save()).Err)
-	ecs.GetResource[Score](g.W).Points = 5
+	ecs.GetResource[gametest.Score](g.W).Points = 5
 	f, err := mem.OpenRW("/save/world-1.pecs")
 	must(t, err)
 	_, err = f.WriteAt([]byte{0xFF}, 70)
 	must(t, err)
 	err = g.Pers.Load("/save")
 	expect(t, err != nil, "loading a damaged world succeeded")
-	expect(t, ecs.GetResource[Score](g.W).Points == 5 && g.W.Alive(g.Player), "failed load changed the world")
+	expect(t, ecs.GetResource[gametest.Score](g.W).Points == 5 && g.W.Alive(g.Player), "failed load changed the world")
 	must(t, g.WaitSave(t, g.Pers.Save()).Err) // and the game goes on saving
 }
 
 func TestSaveToContinuesThere(t *testing.T) {
 	mem := vfs.NewMem()
-	g := New(t, Opts{FS: mem, Dir: "/a", Radius: 1})
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/a", Radius: 1})
 	g.Settle(t)
 	g.Paint(t, 0, 0, 1, 1, components.MakePixel(9, 0, 0, 0))
 	must(t, g.WaitSave(t, g.Pers.Save()).Err)
@@ -248,29 +252,29 @@ func TestSaveToContinuesThere(t *testing.T) {
 	res := g.WaitSave(t, g.Pers.SaveAs("/b"))
 	must(t, res.Err)
 	expect(t, g.Pers.Dir() == "/b", "continues in %s", g.Pers.Dir())
-	a := New(t, Opts{FS: mem, Dir: "/a", Load: true, Radius: 1})
+	a := gametest.New(t, gametest.Opts{FS: mem, Dir: "/a", Load: true, Radius: 1})
 	a.Settle(t)
 	_, st := a.Chunk(t, 1, 0)
 	expect(t, st.Status == components.Clean && a.Pers.Generation() == 1, "/a changed by Save As")
 	d0, d1 := g.ChunkDigest(t, 0, 0), g.ChunkDigest(t, 1, 0)
 	must(t, g.Pers.Close()) // the game holds /b now
-	b := New(t, Opts{FS: mem, Dir: "/b", Load: true, Radius: 1})
+	b := gametest.New(t, gametest.Opts{FS: mem, Dir: "/b", Load: true, Radius: 1})
 	b.Settle(t)
 	expect(t, b.ChunkDigest(t, 0, 0) == d0 && b.ChunkDigest(t, 1, 0) == d1, "/b lacks the world")
 }
 
 func TestInstallRefusesToOverwriteSilently(t *testing.T) {
 	mem := vfs.NewMem()
-	g := New(t, Opts{FS: mem, Dir: "/save"})
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save"})
 	must(t, g.WaitSave(t, g.Pers.Save()).Err)
 	g.Pers.Close()
-	_, err := arksave.Plugin{Dir: "/save", FS: mem, ChunkSize: ChunkSize, TileSize: 8}.Install(ecs.NewWorld())
+	_, err := arksave.Plugin{Dir: "/save", FS: mem, ChunkSize: gametest.ChunkSize, TileSize: 8}.Install(ecs.NewWorld())
 	expect(t, errors.Is(err, arksave.ErrSaveExists), "install over a save: %v", err)
 }
 
 func TestPauseDuringSave(t *testing.T) {
 	conf := &autosave.Config{Interval: time.Hour, Enabled: false, PauseDuringSave: true}
-	g := New(t, Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 0, Autosave: conf})
+	g := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 0, Autosave: conf})
 	sim := ecs.GetResource[autosave.SimulationState](g.W)
 	h := g.Pers.Save()
 	g.Tick()

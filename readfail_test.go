@@ -23,6 +23,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -56,7 +57,7 @@ func around() []components.ChunkPos {
 }
 
 // bodyViews returns every pixel body in the world, all its fields, by id.
-func bodyViews(g *Game) map[components.BodyID]string {
+func bodyViews(g *gametest.Game) map[components.BodyID]string {
 	out := map[components.BodyID]string{}
 	q := ecs.NewFilter1[components.PixelBody](g.W).Query()
 	for q.Next() {
@@ -67,7 +68,7 @@ func bodyViews(g *Game) map[components.BodyID]string {
 }
 
 // loadedOf returns which of ps are loaded.
-func loadedOf(g *Game, ps []components.ChunkPos) []components.ChunkPos {
+func loadedOf(g *gametest.Game, ps []components.ChunkPos) []components.ChunkPos {
 	ix := ecs.GetResource[components.ChunkIndex](g.W)
 	var out []components.ChunkPos
 	for _, p := range ps {
@@ -79,7 +80,7 @@ func loadedOf(g *Game, ps []components.ChunkPos) []components.ChunkPos {
 }
 
 // setFocus moves the test game's focus without waiting for chunks.
-func (g *Game) setFocus(x, y float64) {
+func setFocus(g *gametest.Game, x, y float64) {
 	q := ecs.NewFilter1[components.Focus](g.W).Query()
 	for q.Next() {
 		f := q.Get()
@@ -95,7 +96,7 @@ type storedWorld struct {
 	bodies  string
 }
 
-func (g *Game) storedWorld(t testing.TB) storedWorld {
+func storedWorldOf(g *gametest.Game, t testing.TB) storedWorld {
 	t.Helper()
 	s := storedWorld{digests: map[components.ChunkPos]uint64{}}
 	for _, p := range around() {
@@ -126,7 +127,7 @@ func (s storedWorld) diff(o storedWorld) string {
 
 // buildStoredWorld paints every chunk around (0,0), puts crates and pixel
 // bodies into some of them and saves.
-func buildStoredWorld(t testing.TB, g *Game) storedWorld {
+func buildStoredWorld(t testing.TB, g *gametest.Game) storedWorld {
 	t.Helper()
 	g.Settle(t)
 	for i, p := range around() {
@@ -142,7 +143,7 @@ func buildStoredWorld(t testing.TB, g *Game) storedWorld {
 	g.SpawnCrate(50, 50, 0, 8)
 	g.Tick()
 	must(t, g.Pers.SaveNow().Err)
-	return g.storedWorld(t)
+	return storedWorldOf(g, t)
 }
 
 // TestStreamingReadErrorKeepsStoredChunks: while the chunk store's data
@@ -154,16 +155,16 @@ func buildStoredWorld(t testing.TB, g *Game) storedWorld {
 func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 	mem := vfs.NewMem()
 	faults := &readFaults{}
-	logs := &Records{}
-	g := regionalGame(t, Opts{FS: &vfs.Faulty{FS: mem, Injector: faults}, Dir: "/save", Radius: 1, Autosave: NoBackupCopy(),
+	logs := &gametest.Records{}
+	g := regionalGame(t, gametest.Opts{FS: &vfs.Faulty{FS: mem, Injector: faults}, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy(),
 		Plugin: func(p *arksave.Plugin) { p.Logger = slog.New(logs) }})
 	want := buildStoredWorld(t, g)
 	g.Pers.Problems()
 
-	g.MoveFocus(t, 20*ChunkSize, 0)
+	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
 	expect(t, len(loadedOf(g, around())) == 0, "chunks around 0,0 still loaded")
 	faults.on.Store(true)
-	g.setFocus(0, 0)
+	setFocus(g, 0, 0)
 	const ticks = 120
 	for range ticks {
 		g.Tick()
@@ -172,7 +173,7 @@ func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 	expect(t, faults.failed.Load() > 0, "no read of the data file was tried")
 	expect(t, len(loadedOf(g, around())) == 0, "chunks loaded while their records cannot be read: %v", loadedOf(g, around()))
 	crates, _ := g.Crates(t)
-	expect(t, len(crates) == 0 && CountBodies(g) == 0, "entities spawned without their chunk: %v, %d bodies", crates, CountBodies(g))
+	expect(t, len(crates) == 0 && gametest.CountBodies(g) == 0, "entities spawned without their chunk: %v, %d bodies", crates, gametest.CountBodies(g))
 	expect(t, faults.failed.Load() <= int64(len(around())*ticks/4), "%d failed reads in %d ticks: retried without a backoff", faults.failed.Load(), ticks)
 	probs := g.Pers.Problems()
 	expect(t, len(probs) == len(around()), "%d problems for %d chunks that could not be read, once each: %v", len(probs), len(around()), probs)
@@ -184,7 +185,7 @@ func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 	}
 	// A save while the reads fail writes nothing over the stored chunks.
 	must(t, g.Pers.SaveNow().Err)
-	st, _ := OpenCommittedStore(t, mem, "/save")
+	st, _ := gametest.OpenCommittedStore(t, mem, "/save")
 	for _, p := range around() {
 		raw, ok, err := st.ReadRaw(chunkstore.Pos{X: p.X, Y: p.Y})
 		must(t, err)
@@ -196,7 +197,7 @@ func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 	g.Settle(t)
 	_, ok = logs.Find(slog.LevelInfo, "chunk read after failed reads")
 	expect(t, ok, "the chunks read after failures are not logged: %v", logs.Messages())
-	got := g.storedWorld(t)
+	got := storedWorldOf(g, t)
 	expect(t, got.diff(want) == "[]", "after the disk healed: %s", got.diff(want))
 	for _, p := range g.Pers.Problems() {
 		expect(t, !errors.Is(p.Err, arksave.ErrCorrupt), "damage reported for a read error: %v", p)
@@ -204,9 +205,9 @@ func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 
 	must(t, g.Pers.SaveNow().Err)
 	must(t, g.Pers.Close())
-	h := regionalGame(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 	h.MoveFocus(t, 0, 0)
-	got = h.storedWorld(t)
+	got = storedWorldOf(h, t)
 	expect(t, got.diff(want) == "[]", "after a save and a load: %s", got.diff(want))
 }
 
@@ -214,15 +215,15 @@ func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 // is damage: the chunk streams in as generated and the damage is reported.
 func TestDamagedChunkRecordRegenerates(t *testing.T) {
 	mem := vfs.NewMem()
-	g := New(t, Opts{FS: mem, Dir: "/save", Radius: 1, Autosave: NoBackupCopy()})
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})
 	g.Settle(t)
 	generated := g.ChunkDigest(t, 1, 1)
 	g.Paint(t, 1, 1, 5, 6, components.MakePixel(12, 3, 0, 0))
 	expect(t, g.ChunkDigest(t, 1, 1) != generated, "the paint changed nothing")
 	must(t, g.Pers.SaveNow().Err)
-	g.MoveFocus(t, 20*ChunkSize, 0)
+	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
 
-	st, m := OpenCommittedStore(t, mem, "/save")
+	st, m := gametest.OpenCommittedStore(t, mem, "/save")
 	raw, ok, err := st.ReadRaw(chunkstore.Pos{X: 1, Y: 1})
 	must(t, err)
 	expect(t, ok && !raw.Handle.IsZero(), "chunk 1,1 not stored")
@@ -231,7 +232,7 @@ func TestDamagedChunkRecordRegenerates(t *testing.T) {
 	if n := raw.Handle.File(); n > 0 {
 		name = chunkstore.DataFileName(name, n)
 	}
-	FlipAt(t, mem, "/save/"+name, raw.Handle.FileOffset()+int64(raw.Handle.Length)-2)
+	gametest.FlipAt(t, mem, "/save/"+name, raw.Handle.FileOffset()+int64(raw.Handle.Length)-2)
 
 	g.Pers.Problems()
 	g.MoveFocus(t, 0, 0)
@@ -253,9 +254,9 @@ func TestDamagedChunkRecordRegenerates(t *testing.T) {
 func TestMergeDuringReadErrorKeepsStoredEntities(t *testing.T) {
 	mem := vfs.NewMem()
 	faults := &readFaults{}
-	g := regionalGame(t, Opts{FS: &vfs.Faulty{FS: mem, Injector: faults}, Dir: "/save", Radius: 1, Autosave: NoBackupCopy()})
+	g := regionalGame(t, gametest.Opts{FS: &vfs.Faulty{FS: mem, Injector: faults}, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})
 	want := buildStoredWorld(t, g)
-	g.MoveFocus(t, 20*ChunkSize, 0)
+	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
 
 	g.SpawnCrate(52, 60, 900, 9) // chunk (1,1), not loaded: unloaded into it
 	g.Tick()
@@ -270,7 +271,7 @@ func TestMergeDuringReadErrorKeepsStoredEntities(t *testing.T) {
 	crates, _ := g.Crates(t)
 	expect(t, crates[900].HP == 9, "the new crate is lost: %v", crates)
 	delete(crates, 900)
-	got := g.storedWorld(t)
+	got := storedWorldOf(g, t)
 	got.crates = fmt.Sprint(crates)
 	expect(t, got.diff(want) == "[]", "after the merge: %s", got.diff(want))
 }
@@ -316,7 +317,7 @@ func (c *chaos) Inject(op vfs.Op, name string) error {
 // it never changed is the generated one), every crate and pixel body.
 type worldModel struct {
 	chunks map[components.ChunkPos][]components.Pixel
-	crates map[uint64]CrateView
+	crates map[uint64]gametest.CrateView
 	bodies map[components.BodyID]string
 }
 
@@ -325,8 +326,8 @@ func (m *worldModel) pixels(pos components.ChunkPos) []components.Pixel {
 	if px, ok := m.chunks[pos]; ok {
 		return px
 	}
-	raw := make([]uint32, ChunkSize*ChunkSize)
-	Gen{}.Generate(pos.X, pos.Y, 7, raw)
+	raw := make([]uint32, gametest.ChunkSize*gametest.ChunkSize)
+	gametest.Gen{}.Generate(pos.X, pos.Y, 7, raw)
 	px := make([]components.Pixel, len(raw))
 	for i, v := range raw {
 		px[i] = components.Pixel(v) & components.PersistMask
@@ -336,7 +337,7 @@ func (m *worldModel) pixels(pos components.ChunkPos) []components.Pixel {
 }
 
 // check compares every loaded chunk, crate and pixel body with the model.
-func (m *worldModel) check(t testing.TB, g *Game, when string) {
+func (m *worldModel) check(t testing.TB, g *gametest.Game, when string) {
 	t.Helper()
 	ecs.GetResource[components.ChunkIndex](g.W).All(func(pos components.ChunkPos, _ ecs.Entity) bool {
 		c, _ := g.Chunk(t, pos.X, pos.Y)
@@ -369,8 +370,8 @@ func TestReadErrorsLoseNothing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	mem := vfs.NewMem()
 	ch := &chaos{rng: rand.New(rand.NewPCG(seed, 2))}
-	g := regionalGame(t, Opts{FS: &vfs.Faulty{FS: mem, Injector: ch}, Dir: "/save", Radius: 1, Autosave: NoBackupCopy()})
-	m := &worldModel{chunks: map[components.ChunkPos][]components.Pixel{}, crates: map[uint64]CrateView{}, bodies: map[components.BodyID]string{}}
+	g := regionalGame(t, gametest.Opts{FS: &vfs.Faulty{FS: mem, Injector: ch}, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})
+	m := &worldModel{chunks: map[components.ChunkPos][]components.Pixel{}, crates: map[uint64]gametest.CrateView{}, bodies: map[components.BodyID]string{}}
 	buildStoredWorld(t, g)
 	for _, p := range around() {
 		c, _ := g.Chunk(t, p.X, p.Y)
@@ -395,7 +396,7 @@ func TestReadErrorsLoseNothing(t *testing.T) {
 		}
 		ch.set(read, write)
 		c := centres[round%len(centres)]
-		g.setFocus((c[0]+0.5)*ChunkSize, (c[1]+0.5)*ChunkSize)
+		setFocus(g, (c[0]+0.5)*gametest.ChunkSize, (c[1]+0.5)*gametest.ChunkSize)
 		for i := range 40 {
 			g.Tick()
 			m.check(t, g, fmt.Sprintf("round %d tick %d", round, i))
@@ -420,17 +421,17 @@ func TestReadErrorsLoseNothing(t *testing.T) {
 	ch.set(0, 0)
 	must(t, g.Pers.SaveNow().Err)
 	must(t, g.Pers.Close())
-	h := regionalGame(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 	seen := map[uint64]bool{}
 	visit := map[components.ChunkPos]bool{}
 	for _, c := range centres {
 		visit[components.ChunkPos{X: int32(c[0]), Y: int32(c[1])}] = true
 	}
 	for _, c := range m.crates {
-		visit[components.ChunkOf(c.X, c.Y, ChunkSize)] = true
+		visit[components.ChunkOf(c.X, c.Y, gametest.ChunkSize)] = true
 	}
 	for pos := range visit {
-		h.MoveFocus(t, (float64(pos.X)+0.5)*ChunkSize, (float64(pos.Y)+0.5)*ChunkSize)
+		h.MoveFocus(t, (float64(pos.X)+0.5)*gametest.ChunkSize, (float64(pos.Y)+0.5)*gametest.ChunkSize)
 		m.check(t, h, fmt.Sprintf("after the load, around %v", pos))
 		crates, _ := h.Crates(t)
 		for id := range crates {
@@ -444,7 +445,7 @@ func TestReadErrorsLoseNothing(t *testing.T) {
 
 // play paints pixels of loaded chunks, changes and moves crates (into
 // chunks that may not be loaded) and spawns new ones, keeping the model.
-func (m *worldModel) play(t testing.TB, g *Game, rng *rand.Rand) {
+func (m *worldModel) play(t testing.TB, g *gametest.Game, rng *rand.Rand) {
 	t.Helper()
 	var loaded []components.ChunkPos
 	ecs.GetResource[components.ChunkIndex](g.W).All(func(pos components.ChunkPos, _ ecs.Entity) bool {
@@ -456,13 +457,13 @@ func (m *worldModel) play(t testing.TB, g *Game, rng *rand.Rand) {
 	}
 	for range 5 {
 		pos := loaded[rng.IntN(len(loaded))]
-		x, y := rng.IntN(ChunkSize), rng.IntN(ChunkSize)
+		x, y := rng.IntN(gametest.ChunkSize), rng.IntN(gametest.ChunkSize)
 		p := components.MakePixel(uint8(1+rng.IntN(200)), uint8(rng.IntN(8)), 0, 0)
 		g.Paint(t, pos.X, pos.Y, x, y, p)
-		m.pixels(pos)[y*ChunkSize+x] = p & components.PersistMask
+		m.pixels(pos)[y*gametest.ChunkSize+x] = p & components.PersistMask
 	}
 	_, ents := g.Crates(t)
-	pmap, cmap := ecs.NewMap1[Position](g.W), ecs.NewMap1[Crate](g.W)
+	pmap, cmap := ecs.NewMap1[gametest.Position](g.W), ecs.NewMap1[gametest.Crate](g.W)
 	for id, e := range ents {
 		switch rng.IntN(3) {
 		case 0:
@@ -470,18 +471,18 @@ func (m *worldModel) play(t testing.TB, g *Game, rng *rand.Rand) {
 			must(t, g.Pers.MarkDirty(e))
 		case 1:
 			p := pmap.Get(e)
-			p.X += float64(rng.IntN(3)-1) * ChunkSize
-			p.Y += float64(rng.IntN(3)-1) * ChunkSize
+			p.X += float64(rng.IntN(3)-1) * gametest.ChunkSize
+			p.Y += float64(rng.IntN(3)-1) * gametest.ChunkSize
 		}
 		v := m.crates[id]
 		v.X, v.Y, v.HP = pmap.Get(e).X, pmap.Get(e).Y, cmap.Get(e).HP
 		m.crates[id] = v
 	}
 	pos := loaded[rng.IntN(len(loaded))]
-	x, y := (float64(pos.X)+0.25)*ChunkSize, (float64(pos.Y)+0.75)*ChunkSize
+	x, y := (float64(pos.X)+0.25)*gametest.ChunkSize, (float64(pos.Y)+0.75)*gametest.ChunkSize
 	id := uint64(1000 + len(m.crates))
 	g.SpawnCrate(x, y, id, len(m.crates))
-	m.crates[id] = CrateView{X: x, Y: y, HP: len(m.crates), Tags: fmt.Sprint([]string{"wood", fmt.Sprint(len(m.crates))})}
+	m.crates[id] = gametest.CrateView{X: x, Y: y, HP: len(m.crates), Tags: fmt.Sprint([]string{"wood", fmt.Sprint(len(m.crates))})}
 	g.Tick()
 }
 
@@ -514,9 +515,9 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 		files func(t *testing.T, fsys vfs.FS) []string
 	}{
 		{"world file", func(*testing.T, vfs.FS) []string { return []string{"/save/world-3.pecs"} }},
-		{"chunk store", func(t *testing.T, fsys vfs.FS) []string { return StoreFiles(t, fsys) }},
+		{"chunk store", func(t *testing.T, fsys vfs.FS) []string { return gametest.StoreFiles(t, fsys) }},
 		{"chunk store data files", func(t *testing.T, fsys vfs.FS) []string {
-			files := StoreFiles(t, fsys)[1:]
+			files := gametest.StoreFiles(t, fsys)[1:]
 			expect(t, len(files) > 0, "the store has no data file")
 			return files
 		}},
@@ -524,15 +525,15 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 	for _, tc := range cases {
 		for _, how := range []string{"install", "reload"} {
 			t.Run(tc.name+"/"+how, func(t *testing.T) {
-				mem, digests := ThreeGenerations(t)
+				mem, digests := gametest.ThreeGenerations(t)
 				faults := &fileFaults{files: map[string]bool{}}
 				for _, p := range tc.files(t, mem) {
 					faults.files[p] = true
 				}
 				fsys := &vfs.Faulty{FS: mem, Injector: faults}
-				var g *Game
+				var g *gametest.Game
 				if how == "reload" {
-					g = New(t, Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
+					g = gametest.New(t, gametest.Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
 					g.Settle(t)
 				}
 				// Opening the directory removes what no manifest names: done
@@ -540,11 +541,11 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 				d, err := savedir.OpenDirReadOnly(mem, "/save")
 				must(t, err)
 				must(t, d.Close())
-				before := Files(t, mem, "/save")
+				before := gametest.Files(t, mem, "/save")
 
 				faults.on.Store(true)
 				if how == "install" {
-					_, err = Install(t, Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
+					_, err = gametest.Install(t, gametest.Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
 				} else {
 					err = g.Pers.Load("/save")
 				}
@@ -557,7 +558,7 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 					named = named || strings.Contains(err.Error(), filepath.Base(p))
 				}
 				expect(t, named && strings.Contains(err.Error(), "not damage"), "the error names no file, or does not say it is not damage: %v", err)
-				after := Files(t, mem, "/save")
+				after := gametest.Files(t, mem, "/save")
 				expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
 				for name, raw := range before {
 					expect(t, bytes.Equal(after[name], raw), "%s changed", name)
@@ -570,15 +571,15 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 				// Healed, the same load gives generation 3 exactly.
 				faults.on.Store(false)
 				if how == "install" {
-					g = New(t, Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
+					g = gametest.New(t, gametest.Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
 				} else {
 					must(t, g.Pers.Load("/save"))
 				}
 				g.Settle(t)
 				expect(t, g.State().Fallback == nil && len(g.Pers.Problems()) == 0 && g.Pers.Generation() == 3,
 					"healed: fallback %+v, problems %v, generation %d", g.State().Fallback, g.Pers.Problems(), g.Pers.Generation())
-				expect(t, ecs.GetResource[Score](g.W).Points == 3 && g.ChunkDigest(t, 0, 0) == digests[3],
-					"healed: score %d, chunk (0,0) is not generation 3's", ecs.GetResource[Score](g.W).Points)
+				expect(t, ecs.GetResource[gametest.Score](g.W).Points == 3 && g.ChunkDigest(t, 0, 0) == digests[3],
+					"healed: score %d, chunk (0,0) is not generation 3's", ecs.GetResource[gametest.Score](g.W).Points)
 			})
 		}
 	}
@@ -589,26 +590,26 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 // that error instead of going on to an older backup, and nothing is
 // changed; healed, it falls back to the newest backup.
 func TestFallbackStopsAtAnUnreadableBackup(t *testing.T) {
-	mem, digests := ThreeGenerations(t)
-	FlipAt(t, mem, "/save/world-3.pecs", 40)
+	mem, digests := gametest.ThreeGenerations(t)
+	gametest.FlipAt(t, mem, "/save/world-3.pecs", 40)
 	faults := &fileFaults{files: map[string]bool{"/save/backups/world-2.pecs": true}}
 	fsys := &vfs.Faulty{FS: mem, Injector: faults}
 	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, d.Close())
-	before := Files(t, mem, "/save")
+	before := gametest.Files(t, mem, "/save")
 	faults.on.Store(true)
-	_, err = Install(t, Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
+	_, err = gametest.Install(t, gametest.Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
 	expect(t, errors.Is(err, syscall.EIO) && errors.Is(err, autosave.ErrUnreadable) && strings.Contains(err.Error(), "world-2.pecs"),
 		"Install: %v", err)
-	after := Files(t, mem, "/save")
+	after := gametest.Files(t, mem, "/save")
 	expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
 	for name, raw := range before {
 		expect(t, bytes.Equal(after[name], raw), "%s changed", name)
 	}
 
 	faults.on.Store(false)
-	g := New(t, Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
+	g := gametest.New(t, gametest.Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
 	g.Settle(t)
 	fb := g.State().Fallback
 	expect(t, fb != nil && fb.Damaged == 3 && fb.Loaded == 2, "healed: fallback %+v", fb)

@@ -16,25 +16,26 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
-func regionalGame(t testing.TB, o Opts) *Game {
+func regionalGame(t testing.TB, o gametest.Opts) *gametest.Game {
 	t.Helper()
 	prev := o.Prepare
 	o.Prepare = func(w *ecs.World) {
-		RegisterRegional(w)
+		gametest.RegisterRegional(w)
 		if prev != nil {
 			prev(w)
 		}
 	}
-	return New(t, o)
+	return gametest.New(t, o)
 }
 
 // storedBlock reads what the committed chunk store of dir keeps with pos.
 func storedBlock(t testing.TB, fsys vfs.FS, dir string, pos chunkstore.Pos) chunkstore.EntityBlock {
 	t.Helper()
-	s, _ := OpenCommittedStore(t, fsys, dir)
+	s, _ := gametest.OpenCommittedStore(t, fsys, dir)
 	defer s.Close()
 	blk, err := s.Entities(pos)
 	must(t, err)
@@ -72,7 +73,7 @@ func hasType(names []string, suffix string) bool {
 // load, with its stable id and every component exact.
 func TestRegionalEntityFollowsItsChunk(t *testing.T) {
 	mem := vfs.NewMem()
-	g := regionalGame(t, Opts{FS: mem, Dir: "/save", Radius: 1})
+	g := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
 	g.Settle(t)
 	e := g.SpawnCrate(40, 45, 0, 7) // chunk (1,1)
 	g.SpawnCrate(-5, 3, 0, 3)       // chunk (-1,0)
@@ -92,7 +93,7 @@ func TestRegionalEntityFollowsItsChunk(t *testing.T) {
 	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{X: 1, Y: 1}).Sections) == 1, "no entity section with chunk 1,1")
 
 	// Away: the crates unload with their chunks.
-	g.MoveFocus(t, 20*ChunkSize, 0)
+	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
 	got, _ := g.Crates(t)
 	expect(t, len(got) == 0 && !g.W.Alive(e), "crates still loaded: %v", got)
 	expect(t, g.Pers.RegionStats().Unloaded == 2, "%+v", g.Pers.RegionStats())
@@ -106,7 +107,7 @@ func TestRegionalEntityFollowsItsChunk(t *testing.T) {
 	var id77 uint64
 	for id, ce := range ents {
 		if want[id].HP == 7 {
-			ecs.NewMap1[Crate](g.W).Get(ce).HP = 77
+			ecs.NewMap1[gametest.Crate](g.W).Get(ce).HP = 77
 			id77 = id
 		}
 	}
@@ -114,16 +115,16 @@ func TestRegionalEntityFollowsItsChunk(t *testing.T) {
 	v := want[id77]
 	v.HP = 77
 	want[id77] = v
-	g.MoveFocus(t, 20*ChunkSize, 0)
+	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
 	g.MoveFocus(t, 0, 0)
 	got, _ = g.Crates(t)
 	expect(t, fmt.Sprint(got) == fmt.Sprint(want), "crates from memory: %v, want %v", got, want)
 
 	// Away, save, load in a new game: from the store.
-	g.MoveFocus(t, 20*ChunkSize, 0)
+	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
 	must(t, g.Pers.SaveNow().Err)
 	g.Pers.Close()
-	h := regionalGame(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 	h.MoveFocus(t, 0, 0)
 	got, _ = h.Crates(t)
 	expect(t, fmt.Sprint(got) == fmt.Sprint(want), "crates after a load: %v, want %v", got, want)
@@ -133,7 +134,7 @@ func TestRegionalEntityFollowsItsChunk(t *testing.T) {
 // chunks: the one it left and the one it entered, and no other.
 func TestRegionalMovementUpdatesTheRightChunks(t *testing.T) {
 	mem := vfs.NewMem()
-	g := regionalGame(t, Opts{FS: mem, Dir: "/save", Radius: 1})
+	g := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
 	g.Settle(t)
 	e := g.SpawnCrate(10, 10, 5, 1) // chunk (0,0)
 	g.SpawnCrate(-20, 10, 6, 1)     // chunk (-1,0): stays
@@ -141,7 +142,7 @@ func TestRegionalMovementUpdatesTheRightChunks(t *testing.T) {
 	must(t, g.Pers.SaveNow().Err)
 	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{X: 0, Y: 0}).Sections) == 1, "crate 5 not with chunk 0,0")
 
-	ecs.NewMap1[Position](g.W).Get(e).X = ChunkSize + 10 // chunk (1,0), past the margin
+	ecs.NewMap1[gametest.Position](g.W).Get(e).X = gametest.ChunkSize + 10 // chunk (1,0), past the margin
 	g.Tick()
 	expect(t, g.Pers.RegionStats().Crossings == 1, "%+v", g.Pers.RegionStats())
 	res := g.Pers.SaveNow()
@@ -156,7 +157,7 @@ func TestRegionalMovementUpdatesTheRightChunks(t *testing.T) {
 	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{X: -1, Y: 0}).Sections) == 1, "chunk -1,0 lost crate 6")
 
 	// Into a chunk that is not loaded: the crate unloads into it.
-	ecs.NewMap1[Position](g.W).Get(e).X = 5*ChunkSize + 3
+	ecs.NewMap1[gametest.Position](g.W).Get(e).X = 5*gametest.ChunkSize + 3
 	g.Tick()
 	got, _ := g.Crates(t)
 	_, loaded := got[5]
@@ -165,9 +166,9 @@ func TestRegionalMovementUpdatesTheRightChunks(t *testing.T) {
 	must(t, res.Err)
 	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{X: 5, Y: 0}).Sections) == 1, "chunk 5,0 does not keep crate 5")
 	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{X: 1, Y: 0}).Sections) == 0, "chunk 1,0 still keeps crate 5")
-	g.MoveFocus(t, 5*ChunkSize, 0)
+	g.MoveFocus(t, 5*gametest.ChunkSize, 0)
 	got, _ = g.Crates(t)
-	expect(t, got[5].X == 5*ChunkSize+3, "crate 5 in chunk 5,0: %v", got)
+	expect(t, got[5].X == 5*gametest.ChunkSize+3, "crate 5 in chunk 5,0: %v", got)
 }
 
 // An entity oscillating around a border for 1,000 ticks marks chunks dirty
@@ -178,9 +179,9 @@ func TestRegionalHysteresis(t *testing.T) {
 	for _, amp := range []float64{0.15, 0.4} { // chunk widths around the border x = testChunk
 		t.Run(fmt.Sprint(amp), func(t *testing.T) {
 			every := &autosave.Config{Interval: arksave.DefaultTickDuration, Enabled: true, MaxBackups: 1}
-			g := regionalGame(t, Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1, Autosave: every})
+			g := regionalGame(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1, Autosave: every})
 			g.Settle(t)
-			e := g.SpawnCrate(ChunkSize-1, 10, 9, 1)
+			e := g.SpawnCrate(gametest.ChunkSize-1, 10, 9, 1)
 			g.Tick()
 			must(t, g.Pers.SaveNow().Err)
 			base := g.Pers.RegionStats()
@@ -194,14 +195,14 @@ func TestRegionalHysteresis(t *testing.T) {
 				if i/10%2 == 1 {
 					side = -1
 				}
-				x := ChunkSize + side*amp*ChunkSize + float64(i%3)*0.01
-				ecs.NewMap1[Position](g.W).Get(e).X = x
+				x := gametest.ChunkSize + side*amp*gametest.ChunkSize + float64(i%3)*0.01
+				ecs.NewMap1[gametest.Position](g.W).Get(e).X = x
 				g.Tick()
-				margin := arksaveHysteresis * ChunkSize
-				if x > float64(home+1)*ChunkSize+margin {
+				margin := arksaveHysteresis * gametest.ChunkSize
+				if x > float64(home+1)*gametest.ChunkSize+margin {
 					home++
 					crossings++
-				} else if x < float64(home)*ChunkSize-margin {
+				} else if x < float64(home)*gametest.ChunkSize-margin {
 					home--
 					crossings++
 				}
@@ -235,29 +236,29 @@ const arksaveHysteresis = 0.20
 // to an unloaded entity resolves once it is loaded again.
 func TestRegionalReferences(t *testing.T) {
 	mem := vfs.NewMem()
-	g := regionalGame(t, Opts{FS: mem, Dir: "/save", Radius: 1})
+	g := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
 	g.Settle(t)
-	a := g.SpawnCrate(5, 5, 100, 1)           // chunk (0,0)
-	b := g.SpawnCrate(6, 6, 101, 2)           // chunk (0,0)
-	d := g.SpawnCrate(ChunkSize+5, 5, 103, 4) // chunk (1,0)
-	ecs.NewMap1[Crate](g.W).Get(a).Link = b   // same chunk
-	ecs.NewMap1[Crate](g.W).Get(d).Link = a   // across chunks
-	ecs.NewMap1[Tether](g.W).Add(d, &Tether{To: b, Len: 2})
+	a := g.SpawnCrate(5, 5, 100, 1)                    // chunk (0,0)
+	b := g.SpawnCrate(6, 6, 101, 2)                    // chunk (0,0)
+	d := g.SpawnCrate(gametest.ChunkSize+5, 5, 103, 4) // chunk (1,0)
+	ecs.NewMap1[gametest.Crate](g.W).Get(a).Link = b   // same chunk
+	ecs.NewMap1[gametest.Crate](g.W).Get(d).Link = a   // across chunks
+	ecs.NewMap1[gametest.Tether](g.W).Add(d, &gametest.Tether{To: b, Len: 2})
 	g.Tick()
 	must(t, g.Pers.SaveNow().Err)
 	g.Pers.Close()
 
-	h := regionalGame(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 	h.MoveFocus(t, 0, 0)
 	_, ents := h.Crates(t)
-	crates := ecs.NewMap1[Crate](h.W)
+	crates := ecs.NewMap1[gametest.Crate](h.W)
 	expect(t, crates.Get(ents[100]).Link == ents[101], "a's link: %v, want %v", crates.Get(ents[100]).Link, ents[101])
 	expect(t, crates.Get(ents[103]).Link == ents[100], "d's link across chunks: %v, want %v", crates.Get(ents[103]).Link, ents[100])
-	expect(t, ecs.NewMap1[Tether](h.W).Get(ents[103]).To == ents[101], "d's tether (raw memory) across chunks")
+	expect(t, ecs.NewMap1[gametest.Tether](h.W).Get(ents[103]).To == ents[101], "d's tether (raw memory) across chunks")
 
 	// Chunk (0,0) unloads, (1,0) stays: d's link is a dead handle that
 	// resolves again once (0,0) is back.
-	h.MoveFocus(t, 3*ChunkSize+5, 5) // loads 2..4, keeps 1..5
+	h.MoveFocus(t, 3*gametest.ChunkSize+5, 5) // loads 2..4, keeps 1..5
 	_, ents2 := h.Crates(t)
 	dd := ents2[103]
 	expect(t, h.W.Alive(dd), "crate d unloaded")
@@ -274,30 +275,30 @@ func TestRegionalReferences(t *testing.T) {
 	expect(t, ok && got == ents3[100], "Entity(100): %v", got)
 	h.Pers.Close()
 
-	k := regionalGame(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	k := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 	k.MoveFocus(t, 0, 0)
 	_, ents4 := k.Crates(t)
-	expect(t, ecs.NewMap1[Crate](k.W).Get(ents4[103]).Link == ents4[100], "a link saved while its target was unloaded")
+	expect(t, ecs.NewMap1[gametest.Crate](k.W).Get(ents4[103]).Link == ents4[100], "a link saved while its target was unloaded")
 }
 
 // A persistable pixel body is a regional entity: the plugin gives it
 // Regional with its id, and its other components travel with it.
 func TestPixelBodyIsRegional(t *testing.T) {
 	mem := vfs.NewMem()
-	g := regionalGame(t, Opts{FS: mem, Dir: "/save", Radius: 1})
+	g := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
 	g.Settle(t)
 	ids := ecs.GetResource[components.BodyIDs](g.W)
 	body := components.PixelBody{ID: ids.New(), X: 40, Y: 45, Width: 2, Height: 1,
 		Pixels: []components.Pixel{1, 2}, Shape: []bool{true, true}}
 	e := g.Bodies.NewEntity(&body, &components.Persistable{})
-	ecs.NewMap1[Crate](g.W).Add(e, &Crate{HP: 12, Tags: []string{"body"}})
+	ecs.NewMap1[gametest.Crate](g.W).Add(e, &gametest.Crate{HP: 12, Tags: []string{"body"}})
 	g.Tick()
 	reg := ecs.NewMap1[components.Regional](g.W)
 	expect(t, reg.HasAll(e) && reg.Get(e).ID == uint64(body.ID), "no Regional with the body's id")
-	g.MoveFocus(t, 20*ChunkSize, 0)
-	expect(t, CountBodies(g) == 0, "body not unloaded")
+	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
+	expect(t, gametest.CountBodies(g) == 0, "body not unloaded")
 	g.MoveFocus(t, 0, 0)
-	q := ecs.NewFilter3[components.PixelBody, Crate, components.Persistable](g.W).Query()
+	q := ecs.NewFilter3[components.PixelBody, gametest.Crate, components.Persistable](g.W).Query()
 	n := 0
 	for q.Next() {
 		b, c, _ := q.Get()
@@ -322,7 +323,7 @@ func TestRegionalUnloadDuringSave(t *testing.T) {
 		}
 		return nil
 	})
-	g := regionalGame(t, Opts{FS: &vfs.Faulty{FS: mem, Injector: inj}, Dir: "/save", Radius: 1})
+	g := regionalGame(t, gametest.Opts{FS: &vfs.Faulty{FS: mem, Injector: inj}, Dir: "/save", Radius: 1})
 	g.Settle(t)
 	for i := range 6 {
 		g.SpawnCrate(float64(i*9-20), 5, uint64(200+i), i)
@@ -334,7 +335,7 @@ func TestRegionalUnloadDuringSave(t *testing.T) {
 	// Change every crate, start a save that blocks in the writer, unload
 	// the crates' chunks and change nothing more.
 	for _, e := range func() []ecs.Entity { _, m := g.Crates(t); return values(m) }() {
-		ecs.NewMap1[Crate](g.W).Get(e).HP += 100
+		ecs.NewMap1[gametest.Crate](g.W).Get(e).HP += 100
 		must(t, g.Pers.MarkDirty(e))
 	}
 	for id, v := range want {
@@ -347,7 +348,7 @@ func TestRegionalUnloadDuringSave(t *testing.T) {
 	<-blocked
 	q := ecs.NewFilter1[components.Focus](g.W).Query()
 	for q.Next() {
-		q.Get().X = 20 * ChunkSize
+		q.Get().X = 20 * gametest.ChunkSize
 	}
 	for range 5 {
 		g.Tick() // the crates' chunks unload while the save is stuck
@@ -359,7 +360,7 @@ func TestRegionalUnloadDuringSave(t *testing.T) {
 	must(t, g.Pers.SaveNow().Err)
 	g.Pers.Close()
 
-	k := regionalGame(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	k := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 	k.MoveFocus(t, 0, 0)
 	got, _ = k.Crates(t)
 	expect(t, fmt.Sprint(got) == fmt.Sprint(want), "after the save that ran while they unloaded: %v, want %v", got, want)
@@ -378,8 +379,8 @@ func values[K comparable, V any](m map[K]V) []V {
 func TestEmptyWorldRoundTrip(t *testing.T) {
 	mem := vfs.NewMem()
 	w := ecs.NewWorld()
-	RegisterRegional(w)
-	systems, err := arksave.Plugin{Dir: "/save", FS: mem, ChunkSize: ChunkSize, TileSize: 8, Positions: []arksave.RegionalPosition{PositionOf}}.Install(w)
+	gametest.RegisterRegional(w)
+	systems, err := arksave.Plugin{Dir: "/save", FS: mem, ChunkSize: gametest.ChunkSize, TileSize: 8, Positions: []arksave.RegionalPosition{gametest.PositionOf}}.Install(w)
 	must(t, err)
 	for _, s := range systems {
 		s.Update(w)
@@ -391,8 +392,8 @@ func TestEmptyWorldRoundTrip(t *testing.T) {
 	must(t, p.Close())
 
 	v := ecs.NewWorld()
-	RegisterRegional(v)
-	_, err = arksave.Plugin{Dir: "/save", FS: mem, Load: true, ChunkSize: ChunkSize, TileSize: 8}.Install(v)
+	gametest.RegisterRegional(v)
+	_, err = arksave.Plugin{Dir: "/save", FS: mem, Load: true, ChunkSize: gametest.ChunkSize, TileSize: 8}.Install(v)
 	must(t, err)
 	q := v.Unsafe().DumpEntities()
 	expect(t, len(q.Alive) == 0, "%d entities after loading an empty world", len(q.Alive))
@@ -407,10 +408,10 @@ func TestEmptyWorldRoundTrip(t *testing.T) {
 // copies for backups: with them, the load falls back to the copies.)
 func TestCorruptedRecordsSurface(t *testing.T) {
 	mem := vfs.NewMem()
-	g := regionalGame(t, Opts{FS: mem, Dir: "/save", Radius: 1, Autosave: NoBackupCopy()})
+	g := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})
 	g.Settle(t)
 	g.SpawnCrate(40, 45, 300, 1)
-	ecs.NewMap2[components.Player, Crate](g.W).NewEntity(&components.Player{ID: "ada"}, &Crate{HP: 9})
+	ecs.NewMap2[components.Player, gametest.Crate](g.W).NewEntity(&components.Player{ID: "ada"}, &gametest.Crate{HP: 9})
 	g.Tick()
 	must(t, g.Pers.SaveNow().Err)
 	g.Pers.Close()
@@ -420,13 +421,13 @@ func TestCorruptedRecordsSurface(t *testing.T) {
 	m := d.Manifest()
 	// Flip a byte inside the entity section of chunk (1,1) and inside the players data.
 	blk := storedBlock(t, mem, "/save", chunkstore.Pos{X: 1, Y: 1})
-	flipInside(t, mem, blk.Sections[0][len(blk.Sections[0])/2:][:16], StoreFiles(t, mem)...)
+	flipInside(t, mem, blk.Sections[0][len(blk.Sections[0])/2:][:16], gametest.StoreFiles(t, mem)...)
 	dataPath, _ := d.File(m.Players.Data)
 	raw, err := vfs.ReadFile(mem, dataPath)
 	must(t, err)
-	FlipAt(t, mem, dataPath, int64(len(raw)-10))
+	gametest.FlipAt(t, mem, dataPath, int64(len(raw)-10))
 
-	h := regionalGame(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 	h.MoveFocus(t, 0, 0)
 	got, _ := h.Crates(t)
 	expect(t, len(got) == 0, "crates from a damaged block: %v", got)
@@ -450,7 +451,7 @@ func flipInside(t testing.TB, fsys vfs.FS, probe []byte, paths ...string) {
 		raw, err := vfs.ReadFile(fsys, path)
 		must(t, err)
 		if i := bytes.Index(raw, probe); i >= 0 {
-			FlipAt(t, fsys, path, int64(i))
+			gametest.FlipAt(t, fsys, path, int64(i))
 			return
 		}
 	}
@@ -463,7 +464,7 @@ func flipInside(t testing.TB, fsys vfs.FS, probe []byte, paths ...string) {
 // autosave write them.
 func TestRegionalChangesReachTheSave(t *testing.T) {
 	every := &autosave.Config{Interval: arksave.DefaultTickDuration, Enabled: true, MaxBackups: 1}
-	g := regionalGame(t, Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1, Autosave: every})
+	g := regionalGame(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1, Autosave: every})
 	g.Settle(t)
 	e := g.SpawnCrate(10, 10, 700, 1)
 	g.Tick()
@@ -483,11 +484,11 @@ func TestRegionalChangesReachTheSave(t *testing.T) {
 		return written, first
 	}
 	// Within the margin: a checkpoint writes it, within 10 s (600 ticks).
-	ecs.NewMap1[Position](g.W).Get(e).X = 12
+	ecs.NewMap1[gametest.Position](g.W).Get(e).X = 12
 	written, first := autosaves(620)
 	expect(t, written == 1 && first >= 0 && first < 601, "a move inside the chunk: %d writes, first at tick %d", written, first)
 	// A changed component, then a save the game asks for: written at once.
-	ecs.NewMap1[Crate](g.W).Get(e).HP = 2
+	ecs.NewMap1[gametest.Crate](g.W).Get(e).HP = 2
 	res := g.Pers.SaveNow()
 	must(t, res.Err)
 	expect(t, res.RegionsWritten == 1, "SaveNow wrote %d regions for a changed crate", res.RegionsWritten)
@@ -495,7 +496,7 @@ func TestRegionalChangesReachTheSave(t *testing.T) {
 	must(t, res.Err)
 	expect(t, res.RegionsWritten == 0, "SaveNow wrote %d regions with nothing changed", res.RegionsWritten)
 	// MarkDirty: the next autosave.
-	ecs.NewMap1[Crate](g.W).Get(e).HP = 3
+	ecs.NewMap1[gametest.Crate](g.W).Get(e).HP = 3
 	must(t, g.Pers.MarkDirty(e))
 	written, first = autosaves(1)
 	expect(t, written == 1 && first == 0, "after MarkDirty: %d writes", written)
@@ -505,7 +506,7 @@ func TestRegionalChangesReachTheSave(t *testing.T) {
 // gets an id of its own, and the problem is reported; both are saved.
 func TestRegionalCopyGetsItsOwnID(t *testing.T) {
 	mem := vfs.NewMem()
-	g := regionalGame(t, Opts{FS: mem, Dir: "/save", Radius: 1})
+	g := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
 	g.Settle(t)
 	e := g.SpawnCrate(10, 10, 800, 1)
 	g.Tick()
@@ -517,7 +518,7 @@ func TestRegionalCopyGetsItsOwnID(t *testing.T) {
 	expect(t, len(probs) == 1 && strings.Contains(probs[0].Err.Error(), "800"), "problems: %v", probs)
 	must(t, g.Pers.SaveNow().Err)
 	g.Pers.Close()
-	h := regionalGame(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 	h.MoveFocus(t, 0, 0)
 	back, _ := h.Crates(t)
 	expect(t, len(back) == 2, "crates after a load: %v", back)

@@ -14,6 +14,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/systems"
 	"github.com/arksave/arksave/vfs"
 )
@@ -21,7 +22,7 @@ import (
 // SaveHandle.Wait on the game loop finishes the save itself: it returns
 // without a single tick, for a save not started yet and for one in flight.
 func TestSaveHandleWaitOnTheGameLoop(t *testing.T) {
-	g := New(t, Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1})
+	g := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1})
 	g.Settle(t)
 
 	h := g.Pers.Save() // not started: no tick ran since
@@ -47,7 +48,7 @@ func TestSaveHandleWaitOnTheGameLoop(t *testing.T) {
 
 // Another goroutine waits on Done while the game loop ticks.
 func TestSaveHandleDoneFromAnotherGoroutine(t *testing.T) {
-	g := New(t, Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1})
+	g := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1})
 	g.Settle(t)
 	h := g.Pers.Save()
 	waited := make(chan error)
@@ -120,9 +121,9 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 	// loading, reported as a Problem of the store file naming the chunk.
 	mem := vfs.NewMem()
 	// No copy of the store for a backup: the damaged record is read.
-	g := New(t, Opts{FS: mem, Dir: "/save", Radius: 0, Autosave: NoBackupCopy()})
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 0, Autosave: gametest.NoBackupCopy()})
 	g.Settle(t)
-	for i := range ChunkSize {
+	for i := range gametest.ChunkSize {
 		g.Paint(t, 0, 0, i, i, components.MakePixel(9, 9, 0, 0))
 	}
 	must(t, g.Pers.SaveNow().Err)
@@ -148,7 +149,7 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 	_, err = f.WriteAt(b, off)
 	must(t, err)
 	must(t, f.Close())
-	g = New(t, Opts{FS: mem, Dir: "/save", Load: true, Radius: 0})
+	g = gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 0})
 	g.Settle(t)
 	ps := g.Pers.Problems()
 	expect(t, len(ps) == 1, "problems %v", ps)

@@ -1,4 +1,9 @@
-package arksave_test
+// Package gametest is the test game that the tests of package arksave and
+// of package systems share: a world with a player that streams chunks around
+// it, the plugin installed on it, its components (Position, Player, Score,
+// the regional Crate and Tether, the players' Inventory) and the helpers that
+// read what a save left on its file system. Only _test.go files import it.
+package gametest
 
 import (
 	"hash/fnv"

@@ -1,4 +1,4 @@
-package arksave_test
+package gametest
 
 import (
 	"fmt"
