@@ -1,4 +1,4 @@
-package arksave_test
+package systems_test
 
 import (
 	"bytes"
@@ -16,9 +16,12 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
+
+var expect, must = testkit.Expect, testkit.Must
 
 func regionalGame(t testing.TB, o gametest.Opts) *gametest.Game {
 	t.Helper()
