@@ -21,6 +21,7 @@ import (
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/snapshot"
 )
@@ -39,13 +40,13 @@ func benchWorld(b *testing.B, dir string, entities int, chunks []components.Chun
 		Autosave: &autosave.Config{Enabled: false, MaxBackups: 0},
 	}.Install(w)
 	must(b, err)
-	pm := ecs.NewMap2[Position, Player](w)
+	pm := ecs.NewMap2[gametest.Position, gametest.Player](w)
 	for i := range entities {
-		p := Player{}
+		p := gametest.Player{}
 		if i%10 == 0 {
 			p.Name = fmt.Sprint("p", i)
 		}
-		pm.NewEntity(&Position{X: float64(i)}, &p)
+		pm.NewEntity(&gametest.Position{X: float64(i)}, &p)
 	}
 	ix := ecs.GetResource[components.ChunkIndex](w)
 	cm := ecs.NewMap3[components.ChunkPos, components.Chunk, components.ChunkState](w)

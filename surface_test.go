@@ -14,6 +14,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/systems"
 	"github.com/arksave/arksave/vfs"
 )
@@ -21,13 +22,13 @@ import (
 // SaveHandle.Wait on the game loop finishes the save itself: it returns
 // without a single tick, for a save not started yet and for one in flight.
 func TestSaveHandleWaitOnTheGameLoop(t *testing.T) {
-	g := newGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 1})
-	g.settle(t)
+	g := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1})
+	g.Settle(t)
 
-	h := g.pers.Save() // not started: no tick ran since
+	h := g.Pers.Save() // not started: no tick ran since
 	expect(t, !h.IsComplete(), "complete before any tick")
 	must(t, h.Wait().Err)
-	expect(t, h.IsComplete() && h.Result().Generation == 1 && g.pers.Generation() == 1, "after Wait: %+v", h.Result())
+	expect(t, h.IsComplete() && h.Result().Generation == 1 && g.Pers.Generation() == 1, "after Wait: %+v", h.Result())
 	select {
 	case <-h.Done():
 	default:
@@ -35,10 +36,10 @@ func TestSaveHandleWaitOnTheGameLoop(t *testing.T) {
 	}
 
 	// In flight: one tick starts it, Wait finishes it.
-	h = g.pers.Save()
-	g.tick()
+	h = g.Pers.Save()
+	g.Tick()
 	must(t, h.Wait().Err)
-	expect(t, g.pers.Generation() == 2, "generation %d", g.pers.Generation())
+	expect(t, g.Pers.Generation() == 2, "generation %d", g.Pers.Generation())
 
 	// A second Wait, and Err, on a finished handle return at once.
 	must(t, h.Wait().Err)
@@ -47,20 +48,20 @@ func TestSaveHandleWaitOnTheGameLoop(t *testing.T) {
 
 // Another goroutine waits on Done while the game loop ticks.
 func TestSaveHandleDoneFromAnotherGoroutine(t *testing.T) {
-	g := newGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 1})
-	g.settle(t)
-	h := g.pers.Save()
+	g := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1})
+	g.Settle(t)
+	h := g.Pers.Save()
 	waited := make(chan error)
 	go func() {
 		<-h.Done()
 		waited <- h.Err()
 	}()
 	for {
-		g.tick()
+		g.Tick()
 		select {
 		case err := <-waited:
 			must(t, err)
-			expect(t, g.pers.Generation() == 1, "generation %d", g.pers.Generation())
+			expect(t, g.Pers.Generation() == 1, "generation %d", g.Pers.Generation())
 			return
 		default: // the game loop ticks on while the other goroutine waits
 		}
@@ -120,13 +121,13 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 	// loading, reported as a Problem of the store file naming the chunk.
 	mem := vfs.NewMem()
 	// No copy of the store for a backup: the damaged record is read.
-	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 0, autosave: noBackupCopy()})
-	g.settle(t)
-	for i := range testChunk {
-		g.paint(t, 0, 0, i, i, components.MakePixel(9, 9, 0, 0))
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 0, Autosave: gametest.NoBackupCopy()})
+	g.Settle(t)
+	for i := range gametest.ChunkSize {
+		g.Paint(t, 0, 0, i, i, components.MakePixel(9, 9, 0, 0))
 	}
-	must(t, g.pers.SaveNow().Err)
-	must(t, g.pers.Close())
+	must(t, g.Pers.SaveNow().Err)
+	must(t, g.Pers.Close())
 	s, err := chunkstore.Open("/save/chunks.pxsw", &chunkstore.Options{FS: mem, ReadOnly: true})
 	must(t, err)
 	var rec chunkstore.Handle
@@ -148,9 +149,9 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 	_, err = f.WriteAt(b, off)
 	must(t, err)
 	must(t, f.Close())
-	g = newGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 0})
-	g.settle(t)
-	ps := g.pers.Problems()
+	g = gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 0})
+	g.Settle(t)
+	ps := g.Pers.Problems()
 	expect(t, len(ps) == 1, "problems %v", ps)
 	p := ps[0]
 	expect(t, errors.Is(p.Err, arksave.ErrCorrupt) && errors.Is(p.Err, chunkstore.ErrChecksum) && !errors.Is(p.Err, archetype.ErrCorrupt),

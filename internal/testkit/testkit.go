@@ -1,6 +1,6 @@
 // Package testkit holds the two assertions every test package of the
 // module shares. The kits for particular layers sit in its subpackages
-// (savetest, contract, killtest, terrain).
+// (savetest, contract, killtest, terrain, gametest).
 package testkit
 
 import "testing"

@@ -1,4 +1,4 @@
-package arksave_test
+package systems_test
 
 import (
 	"bytes"
@@ -16,107 +16,33 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
-// Components of the test game's regional entities.
-type (
-	// Crate is not plain-old-data: it is saved as a msgpack value.
-	Crate struct {
-		HP   int
-		Tags []string
-		Link ecs.Entity
-	}
-	// Tether is plain-old-data holding an entity.
-	Tether struct {
-		To  ecs.Entity
-		Len float32
-	}
-)
+var expect, must = testkit.Expect, testkit.Must
 
-func registerRegional(w *ecs.World) {
-	ecs.ComponentID[Crate](w)
-	ecs.ComponentID[Tether](w)
-}
-
-func regionalGame(t testing.TB, o gameOpts) *game {
+func regionalGame(t testing.TB, o gametest.Opts) *gametest.Game {
 	t.Helper()
-	prev := o.prepare
-	o.prepare = func(w *ecs.World) {
-		registerRegional(w)
+	prev := o.Prepare
+	o.Prepare = func(w *ecs.World) {
+		gametest.RegisterRegional(w)
 		if prev != nil {
 			prev(w)
 		}
 	}
-	return newGame(t, o)
-}
-
-// spawnCrate makes a regional crate at (x, y); id 0 lets the plugin choose.
-func (g *game) spawnCrate(x, y float64, id uint64, hp int) ecs.Entity {
-	return ecs.NewMap3[Position, Crate, components.Regional](g.w).NewEntity(
-		&Position{x, y}, &Crate{HP: hp, Tags: []string{"wood", fmt.Sprint(hp)}}, &components.Regional{ID: id})
-}
-
-// crateView is what a crate's components hold, comparable across loads.
-type crateView struct {
-	X, Y float64
-	HP   int
-	Tags string
-}
-
-// crates returns every loaded crate by stable id, with its entity.
-func (g *game) crates(t testing.TB) (map[uint64]crateView, map[uint64]ecs.Entity) {
-	t.Helper()
-	views := map[uint64]crateView{}
-	ents := map[uint64]ecs.Entity{}
-	q := ecs.NewFilter3[components.Regional, Position, Crate](g.w).Query()
-	for q.Next() {
-		reg, p, c := q.Get()
-		if _, dup := views[reg.ID]; dup {
-			q.Close()
-			t.Fatalf("stable id %d twice in the world", reg.ID)
-		}
-		views[reg.ID] = crateView{p.X, p.Y, c.HP, fmt.Sprint(c.Tags)}
-		ents[reg.ID] = q.Entity()
-	}
-	return views, ents
-}
-
-// moveFocus moves the test game's focus and waits for the chunks around it.
-func (g *game) moveFocus(t testing.TB, x, y float64) {
-	t.Helper()
-	q := ecs.NewFilter1[components.Focus](g.w).Query()
-	for q.Next() {
-		f := q.Get()
-		f.X, f.Y = x, y
-	}
-	g.settle(t)
+	return gametest.New(t, o)
 }
 
 // storedBlock reads what the committed chunk store of dir keeps with pos.
 func storedBlock(t testing.TB, fsys vfs.FS, dir string, pos chunkstore.Pos) chunkstore.EntityBlock {
 	t.Helper()
-	s, _ := openCommittedStore(t, fsys, dir)
+	s, _ := gametest.OpenCommittedStore(t, fsys, dir)
 	defer s.Close()
 	blk, err := s.Entities(pos)
 	must(t, err)
 	return blk
-}
-
-// openCommittedStore opens the committed generation's chunk store in dir
-// read-only, with the test game's generator, and returns it with the
-// directory's manifest.
-func openCommittedStore(t testing.TB, fsys vfs.FS, dir string) (*chunkstore.Store, *savedir.Manifest) {
-	t.Helper()
-	d, err := savedir.OpenDirReadOnly(fsys, dir)
-	must(t, err)
-	m := d.Manifest()
-	expect(t, m != nil, "no manifest in %s", dir)
-	p, err := d.File(m.Chunks.Name)
-	must(t, err)
-	s, err := chunkstore.Open(p, &chunkstore.Options{FS: fsys, ReadOnly: true, Root: m.Chunks.Root, Generator: gen{}})
-	must(t, err)
-	return s, m
 }
 
 // worldTypes lists the component types the committed world file of dir holds.
@@ -150,60 +76,60 @@ func hasType(names []string, suffix string) bool {
 // load, with its stable id and every component exact.
 func TestRegionalEntityFollowsItsChunk(t *testing.T) {
 	mem := vfs.NewMem()
-	g := regionalGame(t, gameOpts{fs: mem, dir: "/save", radius: 1})
-	g.settle(t)
-	e := g.spawnCrate(40, 45, 0, 7) // chunk (1,1)
-	g.spawnCrate(-5, 3, 0, 3)       // chunk (-1,0)
-	g.tick()
-	want, _ := g.crates(t)
+	g := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
+	g.Settle(t)
+	e := g.SpawnCrate(40, 45, 0, 7) // chunk (1,1)
+	g.SpawnCrate(-5, 3, 0, 3)       // chunk (-1,0)
+	g.Tick()
+	want, _ := g.Crates(t)
 	expect(t, len(want) == 2, "%d crates", len(want))
 	for id := range want {
 		expect(t, id != 0, "the plugin gives a stable id")
 	}
-	st := g.pers.RegionStats()
+	st := g.Pers.RegionStats()
 	expect(t, st.Entities == 2 && st.Regions == 2 && st.Spawned == 2, "%+v", st)
 
-	res := g.pers.SaveNow()
+	res := g.Pers.SaveNow()
 	must(t, res.Err)
 	expect(t, res.RegionsWritten == 2, "%d regions written, want 2", res.RegionsWritten)
 	expect(t, !hasType(worldTypes(t, mem, "/save"), ".Crate"), "the world file holds crates")
 	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{X: 1, Y: 1}).Sections) == 1, "no entity section with chunk 1,1")
 
 	// Away: the crates unload with their chunks.
-	g.moveFocus(t, 20*testChunk, 0)
-	got, _ := g.crates(t)
-	expect(t, len(got) == 0 && !g.w.Alive(e), "crates still loaded: %v", got)
-	expect(t, g.pers.RegionStats().Unloaded == 2, "%+v", g.pers.RegionStats())
+	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
+	got, _ := g.Crates(t)
+	expect(t, len(got) == 0 && !g.W.Alive(e), "crates still loaded: %v", got)
+	expect(t, g.Pers.RegionStats().Unloaded == 2, "%+v", g.Pers.RegionStats())
 	// Back: from the store (nothing changed since the save).
-	g.moveFocus(t, 0, 0)
-	got, _ = g.crates(t)
+	g.MoveFocus(t, 0, 0)
+	got, _ = g.Crates(t)
 	expect(t, fmt.Sprint(got) == fmt.Sprint(want), "crates after a reload: %v, want %v", got, want)
 
 	// Change one, unload it before any save: it comes back from memory.
-	_, ents := g.crates(t)
+	_, ents := g.Crates(t)
 	var id77 uint64
 	for id, ce := range ents {
 		if want[id].HP == 7 {
-			ecs.NewMap1[Crate](g.w).Get(ce).HP = 77
+			ecs.NewMap1[gametest.Crate](g.W).Get(ce).HP = 77
 			id77 = id
 		}
 	}
-	must(t, g.pers.MarkDirty(ents[id77]))
+	must(t, g.Pers.MarkDirty(ents[id77]))
 	v := want[id77]
 	v.HP = 77
 	want[id77] = v
-	g.moveFocus(t, 20*testChunk, 0)
-	g.moveFocus(t, 0, 0)
-	got, _ = g.crates(t)
+	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
+	g.MoveFocus(t, 0, 0)
+	got, _ = g.Crates(t)
 	expect(t, fmt.Sprint(got) == fmt.Sprint(want), "crates from memory: %v, want %v", got, want)
 
 	// Away, save, load in a new game: from the store.
-	g.moveFocus(t, 20*testChunk, 0)
-	must(t, g.pers.SaveNow().Err)
-	g.pers.Close()
-	h := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
-	h.moveFocus(t, 0, 0)
-	got, _ = h.crates(t)
+	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
+	must(t, g.Pers.SaveNow().Err)
+	g.Pers.Close()
+	h := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h.MoveFocus(t, 0, 0)
+	got, _ = h.Crates(t)
 	expect(t, fmt.Sprint(got) == fmt.Sprint(want), "crates after a load: %v, want %v", got, want)
 }
 
@@ -211,18 +137,18 @@ func TestRegionalEntityFollowsItsChunk(t *testing.T) {
 // chunks: the one it left and the one it entered, and no other.
 func TestRegionalMovementUpdatesTheRightChunks(t *testing.T) {
 	mem := vfs.NewMem()
-	g := regionalGame(t, gameOpts{fs: mem, dir: "/save", radius: 1})
-	g.settle(t)
-	e := g.spawnCrate(10, 10, 5, 1) // chunk (0,0)
-	g.spawnCrate(-20, 10, 6, 1)     // chunk (-1,0): stays
-	g.tick()
-	must(t, g.pers.SaveNow().Err)
+	g := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
+	g.Settle(t)
+	e := g.SpawnCrate(10, 10, 5, 1) // chunk (0,0)
+	g.SpawnCrate(-20, 10, 6, 1)     // chunk (-1,0): stays
+	g.Tick()
+	must(t, g.Pers.SaveNow().Err)
 	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{X: 0, Y: 0}).Sections) == 1, "crate 5 not with chunk 0,0")
 
-	ecs.NewMap1[Position](g.w).Get(e).X = testChunk + 10 // chunk (1,0), past the margin
-	g.tick()
-	expect(t, g.pers.RegionStats().Crossings == 1, "%+v", g.pers.RegionStats())
-	res := g.pers.SaveNow()
+	ecs.NewMap1[gametest.Position](g.W).Get(e).X = gametest.ChunkSize + 10 // chunk (1,0), past the margin
+	g.Tick()
+	expect(t, g.Pers.RegionStats().Crossings == 1, "%+v", g.Pers.RegionStats())
+	res := g.Pers.SaveNow()
 	must(t, res.Err)
 	expect(t, res.RegionsWritten == 2, "%d regions written, want 2 (left and entered)", res.RegionsWritten)
 	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{X: 0, Y: 0}).Sections) == 0, "chunk 0,0 still keeps crate 5")
@@ -234,18 +160,18 @@ func TestRegionalMovementUpdatesTheRightChunks(t *testing.T) {
 	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{X: -1, Y: 0}).Sections) == 1, "chunk -1,0 lost crate 6")
 
 	// Into a chunk that is not loaded: the crate unloads into it.
-	ecs.NewMap1[Position](g.w).Get(e).X = 5*testChunk + 3
-	g.tick()
-	got, _ := g.crates(t)
+	ecs.NewMap1[gametest.Position](g.W).Get(e).X = 5*gametest.ChunkSize + 3
+	g.Tick()
+	got, _ := g.Crates(t)
 	_, loaded := got[5]
 	expect(t, !loaded, "crate 5 stayed loaded in an unloaded chunk")
-	res = g.pers.SaveNow()
+	res = g.Pers.SaveNow()
 	must(t, res.Err)
 	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{X: 5, Y: 0}).Sections) == 1, "chunk 5,0 does not keep crate 5")
 	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{X: 1, Y: 0}).Sections) == 0, "chunk 1,0 still keeps crate 5")
-	g.moveFocus(t, 5*testChunk, 0)
-	got, _ = g.crates(t)
-	expect(t, got[5].X == 5*testChunk+3, "crate 5 in chunk 5,0: %v", got)
+	g.MoveFocus(t, 5*gametest.ChunkSize, 0)
+	got, _ = g.Crates(t)
+	expect(t, got[5].X == 5*gametest.ChunkSize+3, "crate 5 in chunk 5,0: %v", got)
 }
 
 // An entity oscillating around a border for 1,000 ticks marks chunks dirty
@@ -256,12 +182,12 @@ func TestRegionalHysteresis(t *testing.T) {
 	for _, amp := range []float64{0.15, 0.4} { // chunk widths around the border x = testChunk
 		t.Run(fmt.Sprint(amp), func(t *testing.T) {
 			every := &autosave.Config{Interval: arksave.DefaultTickDuration, Enabled: true, MaxBackups: 1}
-			g := regionalGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 1, autosave: every})
-			g.settle(t)
-			e := g.spawnCrate(testChunk-1, 10, 9, 1)
-			g.tick()
-			must(t, g.pers.SaveNow().Err)
-			base := g.pers.RegionStats()
+			g := regionalGame(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1, Autosave: every})
+			g.Settle(t)
+			e := g.SpawnCrate(gametest.ChunkSize-1, 10, 9, 1)
+			g.Tick()
+			must(t, g.Pers.SaveNow().Err)
+			base := g.Pers.RegionStats()
 			written := 0
 			crossings := 0
 			home := 0 // chunk x the crate is saved with
@@ -272,23 +198,23 @@ func TestRegionalHysteresis(t *testing.T) {
 				if i/10%2 == 1 {
 					side = -1
 				}
-				x := testChunk + side*amp*testChunk + float64(i%3)*0.01
-				ecs.NewMap1[Position](g.w).Get(e).X = x
-				g.tick()
-				margin := arksaveHysteresis * testChunk
-				if x > float64(home+1)*testChunk+margin {
+				x := gametest.ChunkSize + side*amp*gametest.ChunkSize + float64(i%3)*0.01
+				ecs.NewMap1[gametest.Position](g.W).Get(e).X = x
+				g.Tick()
+				margin := arksaveHysteresis * gametest.ChunkSize
+				if x > float64(home+1)*gametest.ChunkSize+margin {
 					home++
 					crossings++
-				} else if x < float64(home)*testChunk-margin {
+				} else if x < float64(home)*gametest.ChunkSize-margin {
 					home--
 					crossings++
 				}
-				res := g.pers.Wait() // the autosave this tick started
+				res := g.Pers.Wait() // the autosave this tick started
 				expect(t, res != nil, "tick %d started no autosave", i)
 				must(t, res.Err)
 				written += res.RegionsWritten
 			}
-			st := g.pers.RegionStats()
+			st := g.Pers.RegionStats()
 			gotCross := st.Crossings - base.Crossings
 			checks := st.Checkpoints - base.Checkpoints
 			// 1,000 ticks of 1/60 s are 16.7 s: a chunk is checked once per 10 s.
@@ -313,69 +239,69 @@ const arksaveHysteresis = 0.20
 // to an unloaded entity resolves once it is loaded again.
 func TestRegionalReferences(t *testing.T) {
 	mem := vfs.NewMem()
-	g := regionalGame(t, gameOpts{fs: mem, dir: "/save", radius: 1})
-	g.settle(t)
-	a := g.spawnCrate(5, 5, 100, 1)           // chunk (0,0)
-	b := g.spawnCrate(6, 6, 101, 2)           // chunk (0,0)
-	d := g.spawnCrate(testChunk+5, 5, 103, 4) // chunk (1,0)
-	ecs.NewMap1[Crate](g.w).Get(a).Link = b   // same chunk
-	ecs.NewMap1[Crate](g.w).Get(d).Link = a   // across chunks
-	ecs.NewMap1[Tether](g.w).Add(d, &Tether{To: b, Len: 2})
-	g.tick()
-	must(t, g.pers.SaveNow().Err)
-	g.pers.Close()
+	g := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
+	g.Settle(t)
+	a := g.SpawnCrate(5, 5, 100, 1)                    // chunk (0,0)
+	b := g.SpawnCrate(6, 6, 101, 2)                    // chunk (0,0)
+	d := g.SpawnCrate(gametest.ChunkSize+5, 5, 103, 4) // chunk (1,0)
+	ecs.NewMap1[gametest.Crate](g.W).Get(a).Link = b   // same chunk
+	ecs.NewMap1[gametest.Crate](g.W).Get(d).Link = a   // across chunks
+	ecs.NewMap1[gametest.Tether](g.W).Add(d, &gametest.Tether{To: b, Len: 2})
+	g.Tick()
+	must(t, g.Pers.SaveNow().Err)
+	g.Pers.Close()
 
-	h := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
-	h.moveFocus(t, 0, 0)
-	_, ents := h.crates(t)
-	crates := ecs.NewMap1[Crate](h.w)
+	h := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h.MoveFocus(t, 0, 0)
+	_, ents := h.Crates(t)
+	crates := ecs.NewMap1[gametest.Crate](h.W)
 	expect(t, crates.Get(ents[100]).Link == ents[101], "a's link: %v, want %v", crates.Get(ents[100]).Link, ents[101])
 	expect(t, crates.Get(ents[103]).Link == ents[100], "d's link across chunks: %v, want %v", crates.Get(ents[103]).Link, ents[100])
-	expect(t, ecs.NewMap1[Tether](h.w).Get(ents[103]).To == ents[101], "d's tether (raw memory) across chunks")
+	expect(t, ecs.NewMap1[gametest.Tether](h.W).Get(ents[103]).To == ents[101], "d's tether (raw memory) across chunks")
 
 	// Chunk (0,0) unloads, (1,0) stays: d's link is a dead handle that
 	// resolves again once (0,0) is back.
-	h.moveFocus(t, 3*testChunk+5, 5) // loads 2..4, keeps 1..5
-	_, ents2 := h.crates(t)
+	h.MoveFocus(t, 3*gametest.ChunkSize+5, 5) // loads 2..4, keeps 1..5
+	_, ents2 := h.Crates(t)
 	dd := ents2[103]
-	expect(t, h.w.Alive(dd), "crate d unloaded")
+	expect(t, h.W.Alive(dd), "crate d unloaded")
 	link := crates.Get(dd).Link
-	expect(t, !h.w.Alive(link), "the link to an unloaded crate is alive")
-	_, ok := h.pers.Resolve(link)
+	expect(t, !h.W.Alive(link), "the link to an unloaded crate is alive")
+	_, ok := h.Pers.Resolve(link)
 	expect(t, !ok, "Resolve found an unloaded crate")
-	must(t, h.pers.SaveNow().Err) // d's chunk is saved with the handle: it must stay the stable id
-	h.moveFocus(t, 0, 0)
-	_, ents3 := h.crates(t)
-	now, ok := h.pers.Resolve(link)
+	must(t, h.Pers.SaveNow().Err) // d's chunk is saved with the handle: it must stay the stable id
+	h.MoveFocus(t, 0, 0)
+	_, ents3 := h.Crates(t)
+	now, ok := h.Pers.Resolve(link)
 	expect(t, ok && now == ents3[100], "Resolve: %v %v, want %v", now, ok, ents3[100])
-	got, ok := h.pers.Entity(100)
+	got, ok := h.Pers.Entity(100)
 	expect(t, ok && got == ents3[100], "Entity(100): %v", got)
-	h.pers.Close()
+	h.Pers.Close()
 
-	k := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
-	k.moveFocus(t, 0, 0)
-	_, ents4 := k.crates(t)
-	expect(t, ecs.NewMap1[Crate](k.w).Get(ents4[103]).Link == ents4[100], "a link saved while its target was unloaded")
+	k := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	k.MoveFocus(t, 0, 0)
+	_, ents4 := k.Crates(t)
+	expect(t, ecs.NewMap1[gametest.Crate](k.W).Get(ents4[103]).Link == ents4[100], "a link saved while its target was unloaded")
 }
 
 // A persistable pixel body is a regional entity: the plugin gives it
 // Regional with its id, and its other components travel with it.
 func TestPixelBodyIsRegional(t *testing.T) {
 	mem := vfs.NewMem()
-	g := regionalGame(t, gameOpts{fs: mem, dir: "/save", radius: 1})
-	g.settle(t)
-	ids := ecs.GetResource[components.BodyIDs](g.w)
+	g := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
+	g.Settle(t)
+	ids := ecs.GetResource[components.BodyIDs](g.W)
 	body := components.PixelBody{ID: ids.New(), X: 40, Y: 45, Width: 2, Height: 1,
 		Pixels: []components.Pixel{1, 2}, Shape: []bool{true, true}}
-	e := g.bodies.NewEntity(&body, &components.Persistable{})
-	ecs.NewMap1[Crate](g.w).Add(e, &Crate{HP: 12, Tags: []string{"body"}})
-	g.tick()
-	reg := ecs.NewMap1[components.Regional](g.w)
+	e := g.Bodies.NewEntity(&body, &components.Persistable{})
+	ecs.NewMap1[gametest.Crate](g.W).Add(e, &gametest.Crate{HP: 12, Tags: []string{"body"}})
+	g.Tick()
+	reg := ecs.NewMap1[components.Regional](g.W)
 	expect(t, reg.HasAll(e) && reg.Get(e).ID == uint64(body.ID), "no Regional with the body's id")
-	g.moveFocus(t, 20*testChunk, 0)
-	expect(t, countBodies(g) == 0, "body not unloaded")
-	g.moveFocus(t, 0, 0)
-	q := ecs.NewFilter3[components.PixelBody, Crate, components.Persistable](g.w).Query()
+	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
+	expect(t, gametest.CountBodies(g) == 0, "body not unloaded")
+	g.MoveFocus(t, 0, 0)
+	q := ecs.NewFilter3[components.PixelBody, gametest.Crate, components.Persistable](g.W).Query()
 	n := 0
 	for q.Next() {
 		b, c, _ := q.Get()
@@ -400,46 +326,46 @@ func TestRegionalUnloadDuringSave(t *testing.T) {
 		}
 		return nil
 	})
-	g := regionalGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: inj}, dir: "/save", radius: 1})
-	g.settle(t)
+	g := regionalGame(t, gametest.Opts{FS: &vfs.Faulty{FS: mem, Injector: inj}, Dir: "/save", Radius: 1})
+	g.Settle(t)
 	for i := range 6 {
-		g.spawnCrate(float64(i*9-20), 5, uint64(200+i), i)
+		g.SpawnCrate(float64(i*9-20), 5, uint64(200+i), i)
 	}
-	g.tick()
-	must(t, g.pers.SaveNow().Err)
-	want, _ := g.crates(t)
+	g.Tick()
+	must(t, g.Pers.SaveNow().Err)
+	want, _ := g.Crates(t)
 
 	// Change every crate, start a save that blocks in the writer, unload
 	// the crates' chunks and change nothing more.
-	for _, e := range func() []ecs.Entity { _, m := g.crates(t); return values(m) }() {
-		ecs.NewMap1[Crate](g.w).Get(e).HP += 100
-		must(t, g.pers.MarkDirty(e))
+	for _, e := range func() []ecs.Entity { _, m := g.Crates(t); return values(m) }() {
+		ecs.NewMap1[gametest.Crate](g.W).Get(e).HP += 100
+		must(t, g.Pers.MarkDirty(e))
 	}
 	for id, v := range want {
 		v.HP += 100
 		want[id] = v
 	}
 	block.Store(true)
-	h := g.pers.Save()
-	g.tick() // takes the snapshot, hands it to the writer
+	h := g.Pers.Save()
+	g.Tick() // takes the snapshot, hands it to the writer
 	<-blocked
-	q := ecs.NewFilter1[components.Focus](g.w).Query()
+	q := ecs.NewFilter1[components.Focus](g.W).Query()
 	for q.Next() {
-		q.Get().X = 20 * testChunk
+		q.Get().X = 20 * gametest.ChunkSize
 	}
 	for range 5 {
-		g.tick() // the crates' chunks unload while the save is stuck
+		g.Tick() // the crates' chunks unload while the save is stuck
 	}
-	got, _ := g.crates(t)
+	got, _ := g.Crates(t)
 	expect(t, len(got) == 0, "crates still loaded")
 	close(gate)
-	must(t, g.waitSave(t, h).Err)
-	must(t, g.pers.SaveNow().Err)
-	g.pers.Close()
+	must(t, g.WaitSave(t, h).Err)
+	must(t, g.Pers.SaveNow().Err)
+	g.Pers.Close()
 
-	k := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
-	k.moveFocus(t, 0, 0)
-	got, _ = k.crates(t)
+	k := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	k.MoveFocus(t, 0, 0)
+	got, _ = k.Crates(t)
 	expect(t, fmt.Sprint(got) == fmt.Sprint(want), "after the save that ran while they unloaded: %v, want %v", got, want)
 }
 
@@ -456,8 +382,8 @@ func values[K comparable, V any](m map[K]V) []V {
 func TestEmptyWorldRoundTrip(t *testing.T) {
 	mem := vfs.NewMem()
 	w := ecs.NewWorld()
-	registerRegional(w)
-	systems, err := arksave.Plugin{Dir: "/save", FS: mem, ChunkSize: testChunk, TileSize: 8, Positions: []arksave.RegionalPosition{position}}.Install(w)
+	gametest.RegisterRegional(w)
+	systems, err := arksave.Plugin{Dir: "/save", FS: mem, ChunkSize: gametest.ChunkSize, TileSize: 8, Positions: []arksave.RegionalPosition{gametest.PositionOf}}.Install(w)
 	must(t, err)
 	for _, s := range systems {
 		s.Update(w)
@@ -469,8 +395,8 @@ func TestEmptyWorldRoundTrip(t *testing.T) {
 	must(t, p.Close())
 
 	v := ecs.NewWorld()
-	registerRegional(v)
-	_, err = arksave.Plugin{Dir: "/save", FS: mem, Load: true, ChunkSize: testChunk, TileSize: 8}.Install(v)
+	gametest.RegisterRegional(v)
+	_, err = arksave.Plugin{Dir: "/save", FS: mem, Load: true, ChunkSize: gametest.ChunkSize, TileSize: 8}.Install(v)
 	must(t, err)
 	q := v.Unsafe().DumpEntities()
 	expect(t, len(q.Alive) == 0, "%d entities after loading an empty world", len(q.Alive))
@@ -485,30 +411,30 @@ func TestEmptyWorldRoundTrip(t *testing.T) {
 // copies for backups: with them, the load falls back to the copies.)
 func TestCorruptedRecordsSurface(t *testing.T) {
 	mem := vfs.NewMem()
-	g := regionalGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: noBackupCopy()})
-	g.settle(t)
-	g.spawnCrate(40, 45, 300, 1)
-	ecs.NewMap2[components.Player, Crate](g.w).NewEntity(&components.Player{ID: "ada"}, &Crate{HP: 9})
-	g.tick()
-	must(t, g.pers.SaveNow().Err)
-	g.pers.Close()
+	g := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})
+	g.Settle(t)
+	g.SpawnCrate(40, 45, 300, 1)
+	ecs.NewMap2[components.Player, gametest.Crate](g.W).NewEntity(&components.Player{ID: "ada"}, &gametest.Crate{HP: 9})
+	g.Tick()
+	must(t, g.Pers.SaveNow().Err)
+	g.Pers.Close()
 
 	d, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	m := d.Manifest()
 	// Flip a byte inside the entity section of chunk (1,1) and inside the players data.
 	blk := storedBlock(t, mem, "/save", chunkstore.Pos{X: 1, Y: 1})
-	flipInside(t, mem, blk.Sections[0][len(blk.Sections[0])/2:][:16], storeFiles(t, mem)...)
+	flipInside(t, mem, blk.Sections[0][len(blk.Sections[0])/2:][:16], gametest.StoreFiles(t, mem)...)
 	dataPath, _ := d.File(m.Players.Data)
 	raw, err := vfs.ReadFile(mem, dataPath)
 	must(t, err)
-	flipAt(t, mem, dataPath, int64(len(raw)-10))
+	gametest.FlipAt(t, mem, dataPath, int64(len(raw)-10))
 
-	h := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
-	h.moveFocus(t, 0, 0)
-	got, _ := h.crates(t)
+	h := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h.MoveFocus(t, 0, 0)
+	got, _ := h.Crates(t)
 	expect(t, len(got) == 0, "crates from a damaged block: %v", got)
-	probs := h.pers.Problems()
+	probs := h.Pers.Problems()
 	found := false
 	for _, p := range probs {
 		if p.Pos != nil && p.Pos.X == 1 && p.Pos.Y == 1 && errors.Is(p.Err, arksave.ErrCorrupt) {
@@ -516,7 +442,7 @@ func TestCorruptedRecordsSurface(t *testing.T) {
 		}
 	}
 	expect(t, found, "the damaged block is not reported: %v", probs)
-	_, err = h.pers.LoadPlayer("ada")
+	_, err = h.Pers.LoadPlayer("ada")
 	expect(t, errors.Is(err, arksave.ErrCorrupt), "damaged player record: %v", err)
 }
 
@@ -528,25 +454,11 @@ func flipInside(t testing.TB, fsys vfs.FS, probe []byte, paths ...string) {
 		raw, err := vfs.ReadFile(fsys, path)
 		must(t, err)
 		if i := bytes.Index(raw, probe); i >= 0 {
-			flipAt(t, fsys, path, int64(i))
+			gametest.FlipAt(t, fsys, path, int64(i))
 			return
 		}
 	}
 	t.Fatalf("probe not found in %v", paths)
-}
-
-func flipAt(t testing.TB, fsys vfs.FS, path string, off int64) {
-	t.Helper()
-	f, err := fsys.OpenRW(path)
-	must(t, err)
-	b := make([]byte, 1)
-	_, err = f.ReadAt(b, off)
-	must(t, err)
-	b[0] ^= 0xff
-	_, err = f.WriteAt(b, off)
-	must(t, err)
-	must(t, f.Sync())
-	must(t, f.Close())
 }
 
 // Changes that mark nothing dirty reach the store anyway: an autosave
@@ -555,16 +467,16 @@ func flipAt(t testing.TB, fsys vfs.FS, path string, off int64) {
 // autosave write them.
 func TestRegionalChangesReachTheSave(t *testing.T) {
 	every := &autosave.Config{Interval: arksave.DefaultTickDuration, Enabled: true, MaxBackups: 1}
-	g := regionalGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 1, autosave: every})
-	g.settle(t)
-	e := g.spawnCrate(10, 10, 700, 1)
-	g.tick()
-	must(t, g.pers.SaveNow().Err)
+	g := regionalGame(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1, Autosave: every})
+	g.Settle(t)
+	e := g.SpawnCrate(10, 10, 700, 1)
+	g.Tick()
+	must(t, g.Pers.SaveNow().Err)
 	autosaves := func(ticks int) (written, first int) {
 		first = -1
 		for i := range ticks {
-			g.tick()
-			res := g.pers.Wait()
+			g.Tick()
+			res := g.Pers.Wait()
 			expect(t, res != nil, "no autosave")
 			must(t, res.Err)
 			if res.RegionsWritten > 0 && first < 0 {
@@ -575,20 +487,20 @@ func TestRegionalChangesReachTheSave(t *testing.T) {
 		return written, first
 	}
 	// Within the margin: a checkpoint writes it, within 10 s (600 ticks).
-	ecs.NewMap1[Position](g.w).Get(e).X = 12
+	ecs.NewMap1[gametest.Position](g.W).Get(e).X = 12
 	written, first := autosaves(620)
 	expect(t, written == 1 && first >= 0 && first < 601, "a move inside the chunk: %d writes, first at tick %d", written, first)
 	// A changed component, then a save the game asks for: written at once.
-	ecs.NewMap1[Crate](g.w).Get(e).HP = 2
-	res := g.pers.SaveNow()
+	ecs.NewMap1[gametest.Crate](g.W).Get(e).HP = 2
+	res := g.Pers.SaveNow()
 	must(t, res.Err)
 	expect(t, res.RegionsWritten == 1, "SaveNow wrote %d regions for a changed crate", res.RegionsWritten)
-	res = g.pers.SaveNow()
+	res = g.Pers.SaveNow()
 	must(t, res.Err)
 	expect(t, res.RegionsWritten == 0, "SaveNow wrote %d regions with nothing changed", res.RegionsWritten)
 	// MarkDirty: the next autosave.
-	ecs.NewMap1[Crate](g.w).Get(e).HP = 3
-	must(t, g.pers.MarkDirty(e))
+	ecs.NewMap1[gametest.Crate](g.W).Get(e).HP = 3
+	must(t, g.Pers.MarkDirty(e))
 	written, first = autosaves(1)
 	expect(t, written == 1 && first == 0, "after MarkDirty: %d writes", written)
 }
@@ -597,20 +509,20 @@ func TestRegionalChangesReachTheSave(t *testing.T) {
 // gets an id of its own, and the problem is reported; both are saved.
 func TestRegionalCopyGetsItsOwnID(t *testing.T) {
 	mem := vfs.NewMem()
-	g := regionalGame(t, gameOpts{fs: mem, dir: "/save", radius: 1})
-	g.settle(t)
-	e := g.spawnCrate(10, 10, 800, 1)
-	g.tick()
-	g.w.CopyEntity(e)
-	g.tick()
-	got, _ := g.crates(t)
+	g := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
+	g.Settle(t)
+	e := g.SpawnCrate(10, 10, 800, 1)
+	g.Tick()
+	g.W.CopyEntity(e)
+	g.Tick()
+	got, _ := g.Crates(t)
 	expect(t, len(got) == 2, "crates after a copy: %v", got)
-	probs := g.pers.Problems()
+	probs := g.Pers.Problems()
 	expect(t, len(probs) == 1 && strings.Contains(probs[0].Err.Error(), "800"), "problems: %v", probs)
-	must(t, g.pers.SaveNow().Err)
-	g.pers.Close()
-	h := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
-	h.moveFocus(t, 0, 0)
-	back, _ := h.crates(t)
+	must(t, g.Pers.SaveNow().Err)
+	g.Pers.Close()
+	h := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h.MoveFocus(t, 0, 0)
+	back, _ := h.Crates(t)
 	expect(t, len(back) == 2, "crates after a load: %v", back)
 }

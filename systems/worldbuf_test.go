@@ -1,4 +1,4 @@
-package arksave
+package systems_test
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
+	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/internal/plugin"
 	"github.com/arksave/arksave/vfs"
@@ -28,12 +29,12 @@ func TestSnapshotReusesWorldBuffer(t *testing.T) {
 	for i := range 5000 {
 		m.NewEntity(&bufPos{X: float64(i)})
 	}
-	_, err := Plugin{Dir: "/save", FS: vfs.NewMem(), ChunkSize: 16, TileSize: 8, Generator: flatGen{},
+	_, err := arksave.Plugin{Dir: "/save", FS: vfs.NewMem(), ChunkSize: 16, TileSize: 8, Generator: flatGen{},
 		Autosave: &autosave.Config{Interval: time.Hour}}.Install(w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pers := ecs.GetResource[Persistence](w)
+	pers := ecs.GetResource[arksave.Persistence](w)
 	defer pers.Close()
 	rt := ecs.GetResource[plugin.Slot](w).Runtime
 

@@ -1,4 +1,4 @@
-package arksave_test
+package systems_test
 
 import (
 	"sync"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -17,14 +18,14 @@ type countingGen struct {
 	order []components.ChunkPos
 }
 
-func (g *countingGen) Version() uint32 { return gen{}.Version() }
+func (g *countingGen) Version() uint32 { return gametest.Gen{}.Version() }
 func (g *countingGen) Generate(x, y int32, seed uint64, dst []uint32) {
 	g.mu.Lock()
 	pos := components.ChunkPos{X: x, Y: y}
 	g.calls[pos]++
 	g.order = append(g.order, pos)
 	g.mu.Unlock()
-	gen{}.Generate(x, y, seed, dst)
+	gametest.Gen{}.Generate(x, y, seed, dst)
 }
 
 // take returns the calls since the last take and their order.
@@ -44,8 +45,8 @@ func (g *countingGen) take() (map[components.ChunkPos]int, []components.ChunkPos
 func TestSaveGeneratesEachChunkAtMostOnce(t *testing.T) {
 	for _, radius := range []int32{1, 2} {
 		g := &countingGen{calls: map[components.ChunkPos]int{}}
-		gm := newGame(t, gameOpts{fs: vfs.NewMem(), dir: "/w", radius: radius, plugin: func(p *arksave.Plugin) { p.Generator = g }})
-		gm.settle(t)
+		gm := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/w", Radius: radius, Plugin: func(p *arksave.Plugin) { p.Generator = g }})
+		gm.Settle(t)
 		loaded, order := g.take()
 		n := int(2*radius+1) * int(2*radius+1)
 		expect(t, len(loaded) == n, "radius %d: %d chunks generated while loading, want %d", radius, len(loaded), n)
@@ -56,9 +57,9 @@ func TestSaveGeneratesEachChunkAtMostOnce(t *testing.T) {
 		}
 		for round := range 2 {
 			for pos := range loaded {
-				gm.paint(t, pos.X, pos.Y, round, 5, components.MakePixel(9, uint8(round), 0, 0))
+				gm.Paint(t, pos.X, pos.Y, round, 5, components.MakePixel(9, uint8(round), 0, 0))
 			}
-			res := gm.waitSave(t, gm.pers.Save())
+			res := gm.WaitSave(t, gm.Pers.Save())
 			must(t, res.Err)
 			expect(t, res.ChunksWritten == n, "radius %d, save %d: %d chunks written, want %d", radius, round, res.ChunksWritten, n)
 			calls, _ := g.take()

@@ -1,4 +1,4 @@
-package arksave_test
+package systems_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -35,20 +36,20 @@ type lanternView struct {
 	Len    float32
 }
 
-// lanterns returns every loaded lantern entity by stable id.
-func (g *game) lanterns(t testing.TB) map[uint64]lanternView {
+// lanternsOf returns every loaded lantern entity by stable id.
+func lanternsOf(g *gametest.Game, t testing.TB) map[uint64]lanternView {
 	t.Helper()
 	out := map[uint64]lanternView{}
-	regs := ecs.NewMap1[components.Regional](g.w)
-	tethers := ecs.NewMap1[Tether](g.w)
-	q := ecs.NewFilter3[components.Regional, Position, Lantern](g.w).Query()
+	regs := ecs.NewMap1[components.Regional](g.W)
+	tethers := ecs.NewMap1[gametest.Tether](g.W)
+	q := ecs.NewFilter3[components.Regional, gametest.Position, Lantern](g.W).Query()
 	for q.Next() {
 		reg, p, l := q.Get()
 		v := lanternView{X: p.X, Y: p.Y, Glow: l.Glow, Words: fmt.Sprint(l.Words)}
 		if e := q.Entity(); tethers.HasAll(e) {
 			tt := tethers.Get(e)
 			v.Len = tt.Len
-			if g.w.Alive(tt.To) && regs.HasAll(tt.To) {
+			if g.W.Alive(tt.To) && regs.HasAll(tt.To) {
 				v.Tether = regs.Get(tt.To).ID
 			}
 		}
@@ -67,10 +68,10 @@ func (g *game) lanterns(t testing.TB) map[uint64]lanternView {
 func TestUnreadableEntitiesAreKept(t *testing.T) {
 	withLanterns := func(w *ecs.World) { ecs.ComponentID[Lantern](w) }
 	t.Run("unregistered", func(t *testing.T) {
-		testUnreadableKept(t, gameOpts{}, archetype.ErrUnknownType)
+		testUnreadableKept(t, gametest.Opts{}, archetype.ErrUnknownType)
 	})
 	t.Run("another type version", func(t *testing.T) {
-		testUnreadableKept(t, gameOpts{prepare: withLanterns, plugin: func(p *arksave.Plugin) {
+		testUnreadableKept(t, gametest.Opts{Prepare: withLanterns, Plugin: func(p *arksave.Plugin) {
 			p.WorldOptions = []archetype.Option{archetype.TypeVersion(ecs.C[Lantern](), 2)}
 		}}, archetype.ErrVersion)
 	})
@@ -79,103 +80,103 @@ func TestUnreadableEntitiesAreKept(t *testing.T) {
 // testUnreadableKept is TestUnreadableEntitiesAreKept with the game that
 // cannot read lanterns made with without (its fs, dir, load and radius
 // set here), and the error its problem matches.
-func testUnreadableKept(t *testing.T, without gameOpts, want error) {
+func testUnreadableKept(t *testing.T, without gametest.Opts, want error) {
 	mem := vfs.NewMem()
 	withLanterns := func(w *ecs.World) { ecs.ComponentID[Lantern](w) }
-	g := regionalGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, prepare: withLanterns})
-	g.settle(t)
-	c1 := g.spawnCrate(40, 45, 0, 7) // chunk (1,1)
-	g.spawnCrate(50, 50, 0, 8)       // chunk (1,1)
-	g.tick()
-	lm := ecs.NewMap4[Position, Lantern, Tether, components.Regional](g.w)
-	lm.NewEntity(&Position{X: 36, Y: 60}, &Lantern{Glow: 3, Words: []string{"hello"}}, &Tether{To: c1, Len: 2.5}, &components.Regional{})
-	ecs.NewMap3[Position, Lantern, components.Regional](g.w).NewEntity(&Position{X: 60, Y: 34}, &Lantern{Glow: 9}, &components.Regional{})
+	g := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1, Prepare: withLanterns})
+	g.Settle(t)
+	c1 := g.SpawnCrate(40, 45, 0, 7) // chunk (1,1)
+	g.SpawnCrate(50, 50, 0, 8)       // chunk (1,1)
+	g.Tick()
+	lm := ecs.NewMap4[gametest.Position, Lantern, gametest.Tether, components.Regional](g.W)
+	lm.NewEntity(&gametest.Position{X: 36, Y: 60}, &Lantern{Glow: 3, Words: []string{"hello"}}, &gametest.Tether{To: c1, Len: 2.5}, &components.Regional{})
+	ecs.NewMap3[gametest.Position, Lantern, components.Regional](g.W).NewEntity(&gametest.Position{X: 60, Y: 34}, &Lantern{Glow: 9}, &components.Regional{})
 	// A pixel body that is a lantern: its body record is kept with it.
-	body := components.PixelBody{ID: ecs.GetResource[components.BodyIDs](g.w).New(), X: 45, Y: 40, Width: 2, Height: 1,
+	body := components.PixelBody{ID: ecs.GetResource[components.BodyIDs](g.W).New(), X: 45, Y: 40, Width: 2, Height: 1,
 		Pixels: []components.Pixel{1, 2}, Shape: []bool{true, true}}
-	ecs.NewMap1[Lantern](g.w).Add(g.bodies.NewEntity(&body, &components.Persistable{}), &Lantern{Glow: 5})
-	g.tick()
-	crates, _ := g.crates(t)
-	lanterns := g.lanterns(t)
+	ecs.NewMap1[Lantern](g.W).Add(g.Bodies.NewEntity(&body, &components.Persistable{}), &Lantern{Glow: 5})
+	g.Tick()
+	crates, _ := g.Crates(t)
+	lanterns := lanternsOf(g, t)
 	expect(t, len(crates) == 2 && len(lanterns) == 2, "%d crates, %d lanterns", len(crates), len(lanterns))
 	bodyLantern := lanternBodies(g)
 	expect(t, len(bodyLantern) == 1, "lantern bodies: %v", bodyLantern)
-	must(t, g.pers.SaveNow().Err)
-	must(t, g.pers.Close())
+	must(t, g.Pers.SaveNow().Err)
+	must(t, g.Pers.Close())
 
 	// A game without Lantern: the crates come, the lanterns are reported.
-	logs := &records{}
+	logs := &gametest.Records{}
 	o := without
-	o.fs, o.dir, o.load, o.radius = mem, "/save", true, 1
-	o.plugin = func(p *arksave.Plugin) {
+	o.FS, o.Dir, o.Load, o.Radius = mem, "/save", true, 1
+	o.Plugin = func(p *arksave.Plugin) {
 		p.Logger = slog.New(logs)
-		if without.plugin != nil {
-			without.plugin(p)
+		if without.Plugin != nil {
+			without.Plugin(p)
 		}
 	}
 	h := regionalGame(t, o)
-	h.moveFocus(t, 0, 0)
-	got, ents := h.crates(t)
+	h.MoveFocus(t, 0, 0)
+	got, ents := h.Crates(t)
 	expect(t, fmt.Sprint(got) == fmt.Sprint(crates), "crates in a game without lanterns: %v, want %v", got, crates)
-	expect(t, countBodies(h) == 0, "the lantern's body spawned without its lantern")
-	probs := h.pers.Problems()
+	expect(t, gametest.CountBodies(h) == 0, "the lantern's body spawned without its lantern")
+	probs := h.Pers.Problems()
 	expect(t, len(probs) == 1 && probs[0].Pos != nil && probs[0].Pos.X == 1 && probs[0].Pos.Y == 1 &&
 		errors.Is(probs[0].Err, want) && !errors.Is(probs[0].Err, arksave.ErrCorrupt) &&
 		strings.Contains(probs[0].Err.Error(), "Lantern"), "problems: %v", probs)
-	attrs, ok := logs.find(slog.LevelWarn, "regional entities this game cannot read are kept as stored")
+	attrs, ok := logs.Find(slog.LevelWarn, "regional entities this game cannot read are kept as stored")
 	expect(t, ok && strings.Contains(fmt.Sprint(attrs["err"].Any()), "Lantern") && fmt.Sprint(attrs["chunk"].Any()) == fmt.Sprint(components.ChunkPos{X: 1, Y: 1}),
-		"not logged with the type and the chunk: %v", logs.messages())
+		"not logged with the type and the chunk: %v", logs.Messages())
 
 	// The game changes the chunk: a pixel, a crate moved within it.
-	h.paint(t, 1, 1, 3, 3, components.MakePixel(9, 0, 0, 0))
+	h.Paint(t, 1, 1, 3, 3, components.MakePixel(9, 0, 0, 0))
 	var moved uint64
 	for id, e := range ents {
 		if crates[id].HP == 8 {
 			moved = id
-			ecs.NewMap1[Position](h.w).Get(e).X = 52
-			must(t, h.pers.MarkDirty(e))
+			ecs.NewMap1[gametest.Position](h.W).Get(e).X = 52
+			must(t, h.Pers.MarkDirty(e))
 		}
 	}
 	v := crates[moved]
 	v.X = 52
 	crates[moved] = v
-	res := h.pers.SaveNow()
+	res := h.Pers.SaveNow()
 	must(t, res.Err)
 	expect(t, res.RegionsWritten >= 1, "the chunk's entities were not written: %+v", res)
 	kept := storedBlock(t, mem, "/save", chunkstore.Pos{X: 1, Y: 1})
 	expect(t, len(kept.Sections) == 2 && len(kept.Bodies) == 1, "stored with chunk 1,1: %d sections, %d bodies", len(kept.Sections), len(kept.Bodies))
 	// Out and back before the next save, with another change: from memory.
-	h.moveFocus(t, 20*testChunk, 0)
-	h.moveFocus(t, 0, 0)
-	_, ents = h.crates(t)
-	ecs.NewMap1[Crate](h.w).Get(ents[moved]).HP = 80
-	must(t, h.pers.MarkDirty(ents[moved]))
+	h.MoveFocus(t, 20*gametest.ChunkSize, 0)
+	h.MoveFocus(t, 0, 0)
+	_, ents = h.Crates(t)
+	ecs.NewMap1[gametest.Crate](h.W).Get(ents[moved]).HP = 80
+	must(t, h.Pers.MarkDirty(ents[moved]))
 	v.HP = 80
 	crates[moved] = v
-	must(t, h.pers.SaveNow().Err)
+	must(t, h.Pers.SaveNow().Err)
 	again := storedBlock(t, mem, "/save", chunkstore.Pos{X: 1, Y: 1})
 	expect(t, len(again.Sections) == 2 && bytes.Equal(again.Sections[0], kept.Sections[0]) && fmt.Sprint(again.Bodies) == fmt.Sprint(kept.Bodies),
 		"the kept entities were not written again unchanged")
-	probs = h.pers.Problems()
+	probs = h.Pers.Problems()
 	expect(t, len(probs) == 0, "reported again: the same entities of the same chunk: %v", probs)
-	must(t, h.pers.Close())
+	must(t, h.Pers.Close())
 
 	// Again a game with Lantern: everything exact.
-	k := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1, prepare: withLanterns})
-	k.moveFocus(t, 0, 0)
-	got, _ = k.crates(t)
+	k := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1, Prepare: withLanterns})
+	k.MoveFocus(t, 0, 0)
+	got, _ = k.Crates(t)
 	expect(t, fmt.Sprint(got) == fmt.Sprint(crates), "crates: %v, want %v", got, crates)
-	gotL := k.lanterns(t)
+	gotL := lanternsOf(k, t)
 	expect(t, fmt.Sprint(gotL) == fmt.Sprint(lanterns), "lanterns: %v, want %v", gotL, lanterns)
 	expect(t, fmt.Sprint(lanternBodies(k)) == fmt.Sprint(bodyLantern), "lantern bodies: %v, want %v", lanternBodies(k), bodyLantern)
-	expect(t, len(k.pers.Problems()) == 0, "problems: %v", k.pers.Problems())
+	expect(t, len(k.Pers.Problems()) == 0, "problems: %v", k.Pers.Problems())
 }
 
 // lanternBodies returns the pixel bodies that are lanterns, with their
 // lantern, by id.
-func lanternBodies(g *game) map[components.BodyID]string {
+func lanternBodies(g *gametest.Game) map[components.BodyID]string {
 	out := map[components.BodyID]string{}
-	q := ecs.NewFilter2[components.PixelBody, Lantern](g.w).Query()
+	q := ecs.NewFilter2[components.PixelBody, Lantern](g.W).Query()
 	for q.Next() {
 		b, l := q.Get()
 		out[b.ID] = fmt.Sprintf("%+v %+v", *b, *l)
@@ -190,44 +191,44 @@ func lanternBodies(g *game) map[components.BodyID]string {
 func TestUnreadableEntitiesKeepWhatRefersToThem(t *testing.T) {
 	mem := vfs.NewMem()
 	withLanterns := func(w *ecs.World) { ecs.ComponentID[Lantern](w) }
-	g := regionalGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, prepare: withLanterns})
-	g.settle(t)
-	lantern := ecs.NewMap3[Position, Lantern, components.Regional](g.w).NewEntity(&Position{X: 36, Y: 60}, &Lantern{Glow: 3}, &components.Regional{})
-	tied := g.spawnCrate(40, 45, 0, 7) // chunk (1,1), as the lantern
-	ecs.NewMap1[Tether](g.w).Add(tied, &Tether{To: lantern, Len: 1.5})
-	g.spawnCrate(50, 50, 0, 8)
-	g.tick()
-	regs := ecs.NewMap1[components.Regional](g.w)
+	g := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1, Prepare: withLanterns})
+	g.Settle(t)
+	lantern := ecs.NewMap3[gametest.Position, Lantern, components.Regional](g.W).NewEntity(&gametest.Position{X: 36, Y: 60}, &Lantern{Glow: 3}, &components.Regional{})
+	tied := g.SpawnCrate(40, 45, 0, 7) // chunk (1,1), as the lantern
+	ecs.NewMap1[gametest.Tether](g.W).Add(tied, &gametest.Tether{To: lantern, Len: 1.5})
+	g.SpawnCrate(50, 50, 0, 8)
+	g.Tick()
+	regs := ecs.NewMap1[components.Regional](g.W)
 	lanternID, tiedID := regs.Get(lantern).ID, regs.Get(tied).ID
 	expect(t, lanternID != 0 && tiedID != 0, "stable ids not given: %d, %d", lanternID, tiedID)
-	must(t, g.pers.SaveNow().Err)
-	must(t, g.pers.Close())
+	must(t, g.Pers.SaveNow().Err)
+	must(t, g.Pers.Close())
 
 	// Without Lantern: the tied crate is kept with the lantern; the other loads.
-	h := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
-	h.moveFocus(t, 0, 0)
-	got, ents := h.crates(t)
+	h := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h.MoveFocus(t, 0, 0)
+	got, ents := h.Crates(t)
 	_, tiedLoaded := got[tiedID]
 	expect(t, len(got) == 1 && !tiedLoaded, "crates in a game without lanterns: %v (the tied one is %d)", got, tiedID)
 	for _, e := range ents {
-		ecs.NewMap1[Position](h.w).Get(e).X = 52
-		must(t, h.pers.MarkDirty(e))
+		ecs.NewMap1[gametest.Position](h.W).Get(e).X = 52
+		must(t, h.Pers.MarkDirty(e))
 	}
-	res := h.pers.SaveNow()
+	res := h.Pers.SaveNow()
 	must(t, res.Err)
 	expect(t, res.RegionsWritten >= 1, "the chunk's entities were not written: %+v", res)
-	must(t, h.pers.Close())
+	must(t, h.Pers.Close())
 
 	// With Lantern again: the tether points to the lantern.
-	k := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1, prepare: withLanterns})
-	k.moveFocus(t, 0, 0)
-	got, ents = k.crates(t)
+	k := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1, Prepare: withLanterns})
+	k.MoveFocus(t, 0, 0)
+	got, ents = k.Crates(t)
 	expect(t, len(got) == 2, "crates: %v", got)
 	e, ok := ents[tiedID]
 	expect(t, ok, "the tied crate is lost: %v", got)
-	tether := ecs.NewMap1[Tether](k.w).Get(e)
-	kregs := ecs.NewMap1[components.Regional](k.w)
-	expect(t, k.w.Alive(tether.To) && kregs.HasAll(tether.To) && kregs.Get(tether.To).ID == lanternID &&
-		ecs.NewMap1[Lantern](k.w).HasAll(tether.To) && tether.Len == 1.5,
+	tether := ecs.NewMap1[gametest.Tether](k.W).Get(e)
+	kregs := ecs.NewMap1[components.Regional](k.W)
+	expect(t, k.W.Alive(tether.To) && kregs.HasAll(tether.To) && kregs.Get(tether.To).ID == lanternID &&
+		ecs.NewMap1[Lantern](k.W).HasAll(tether.To) && tether.Len == 1.5,
 		"the tether does not point to the lantern %d: %+v", lanternID, *tether)
 }

@@ -1,4 +1,4 @@
-package arksave_test
+package systems_test
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -56,9 +57,9 @@ func around() []components.ChunkPos {
 }
 
 // bodyViews returns every pixel body in the world, all its fields, by id.
-func bodyViews(g *game) map[components.BodyID]string {
+func bodyViews(g *gametest.Game) map[components.BodyID]string {
 	out := map[components.BodyID]string{}
-	q := ecs.NewFilter1[components.PixelBody](g.w).Query()
+	q := ecs.NewFilter1[components.PixelBody](g.W).Query()
 	for q.Next() {
 		b := q.Get()
 		out[b.ID] = fmt.Sprintf("%+v", *b)
@@ -67,8 +68,8 @@ func bodyViews(g *game) map[components.BodyID]string {
 }
 
 // loadedOf returns which of ps are loaded.
-func loadedOf(g *game, ps []components.ChunkPos) []components.ChunkPos {
-	ix := ecs.GetResource[components.ChunkIndex](g.w)
+func loadedOf(g *gametest.Game, ps []components.ChunkPos) []components.ChunkPos {
+	ix := ecs.GetResource[components.ChunkIndex](g.W)
 	var out []components.ChunkPos
 	for _, p := range ps {
 		if _, ok := ix.Get(p); ok {
@@ -79,8 +80,8 @@ func loadedOf(g *game, ps []components.ChunkPos) []components.ChunkPos {
 }
 
 // setFocus moves the test game's focus without waiting for chunks.
-func (g *game) setFocus(x, y float64) {
-	q := ecs.NewFilter1[components.Focus](g.w).Query()
+func setFocus(g *gametest.Game, x, y float64) {
+	q := ecs.NewFilter1[components.Focus](g.W).Query()
 	for q.Next() {
 		f := q.Get()
 		f.X, f.Y = x, y
@@ -95,13 +96,13 @@ type storedWorld struct {
 	bodies  string
 }
 
-func (g *game) storedWorld(t testing.TB) storedWorld {
+func storedWorldOf(g *gametest.Game, t testing.TB) storedWorld {
 	t.Helper()
 	s := storedWorld{digests: map[components.ChunkPos]uint64{}}
 	for _, p := range around() {
-		s.digests[p] = g.chunkDigest(t, p.X, p.Y)
+		s.digests[p] = g.ChunkDigest(t, p.X, p.Y)
 	}
-	crates, _ := g.crates(t)
+	crates, _ := g.Crates(t)
 	s.crates = fmt.Sprint(crates)
 	s.bodies = fmt.Sprint(bodyViews(g))
 	return s
@@ -126,23 +127,23 @@ func (s storedWorld) diff(o storedWorld) string {
 
 // buildStoredWorld paints every chunk around (0,0), puts crates and pixel
 // bodies into some of them and saves.
-func buildStoredWorld(t testing.TB, g *game) storedWorld {
+func buildStoredWorld(t testing.TB, g *gametest.Game) storedWorld {
 	t.Helper()
-	g.settle(t)
+	g.Settle(t)
 	for i, p := range around() {
-		g.paint(t, p.X, p.Y, i+1, 2*i+1, components.MakePixel(uint8(20+i), 1, 0, 0))
+		g.Paint(t, p.X, p.Y, i+1, 2*i+1, components.MakePixel(uint8(20+i), 1, 0, 0))
 	}
-	ids := ecs.GetResource[components.BodyIDs](g.w)
+	ids := ecs.GetResource[components.BodyIDs](g.W)
 	for i, at := range [][2]float32{{40, 45}, {-20, 10}, {5, -25}} {
 		b := components.PixelBody{ID: ids.New(), X: at[0], Y: at[1], Rotation: 0.25 * float32(i), VX: float32(i), Width: 2, Height: 1,
 			Pixels: []components.Pixel{components.Pixel(i + 1), 7}, Shape: []bool{true, i != 1}}
-		g.bodies.NewEntity(&b, &components.Persistable{})
+		g.Bodies.NewEntity(&b, &components.Persistable{})
 	}
-	g.spawnCrate(-5, 3, 0, 3)
-	g.spawnCrate(50, 50, 0, 8)
-	g.tick()
-	must(t, g.pers.SaveNow().Err)
-	return g.storedWorld(t)
+	g.SpawnCrate(-5, 3, 0, 3)
+	g.SpawnCrate(50, 50, 0, 8)
+	g.Tick()
+	must(t, g.Pers.SaveNow().Err)
+	return storedWorldOf(g, t)
 }
 
 // TestStreamingReadErrorKeepsStoredChunks: while the chunk store's data
@@ -154,37 +155,37 @@ func buildStoredWorld(t testing.TB, g *game) storedWorld {
 func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 	mem := vfs.NewMem()
 	faults := &readFaults{}
-	logs := &records{}
-	g := regionalGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: faults}, dir: "/save", radius: 1, autosave: noBackupCopy(),
-		plugin: func(p *arksave.Plugin) { p.Logger = slog.New(logs) }})
+	logs := &gametest.Records{}
+	g := regionalGame(t, gametest.Opts{FS: &vfs.Faulty{FS: mem, Injector: faults}, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy(),
+		Plugin: func(p *arksave.Plugin) { p.Logger = slog.New(logs) }})
 	want := buildStoredWorld(t, g)
-	g.pers.Problems()
+	g.Pers.Problems()
 
-	g.moveFocus(t, 20*testChunk, 0)
+	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
 	expect(t, len(loadedOf(g, around())) == 0, "chunks around 0,0 still loaded")
 	faults.on.Store(true)
-	g.setFocus(0, 0)
+	setFocus(g, 0, 0)
 	const ticks = 120
 	for range ticks {
-		g.tick()
+		g.Tick()
 		time.Sleep(time.Millisecond)
 	}
 	expect(t, faults.failed.Load() > 0, "no read of the data file was tried")
 	expect(t, len(loadedOf(g, around())) == 0, "chunks loaded while their records cannot be read: %v", loadedOf(g, around()))
-	crates, _ := g.crates(t)
-	expect(t, len(crates) == 0 && countBodies(g) == 0, "entities spawned without their chunk: %v, %d bodies", crates, countBodies(g))
+	crates, _ := g.Crates(t)
+	expect(t, len(crates) == 0 && gametest.CountBodies(g) == 0, "entities spawned without their chunk: %v, %d bodies", crates, gametest.CountBodies(g))
 	expect(t, faults.failed.Load() <= int64(len(around())*ticks/4), "%d failed reads in %d ticks: retried without a backoff", faults.failed.Load(), ticks)
-	probs := g.pers.Problems()
+	probs := g.Pers.Problems()
 	expect(t, len(probs) == len(around()), "%d problems for %d chunks that could not be read, once each: %v", len(probs), len(around()), probs)
-	attrs, ok := logs.find(slog.LevelWarn, "chunk read failed: not loaded, read again later")
-	expect(t, ok && errors.Is(attrs["err"].Any().(error), syscall.EIO), "the failed read is not logged: %v", logs.messages())
+	attrs, ok := logs.Find(slog.LevelWarn, "chunk read failed: not loaded, read again later")
+	expect(t, ok && errors.Is(attrs["err"].Any().(error), syscall.EIO), "the failed read is not logged: %v", logs.Messages())
 	for _, p := range probs {
 		expect(t, errors.Is(p.Err, syscall.EIO) && !errors.Is(p.Err, arksave.ErrCorrupt) && p.Pos != nil,
 			"a problem that is not the read error, or reads as damage: %v", p)
 	}
 	// A save while the reads fail writes nothing over the stored chunks.
-	must(t, g.pers.SaveNow().Err)
-	st, _ := openCommittedStore(t, mem, "/save")
+	must(t, g.Pers.SaveNow().Err)
+	st, _ := gametest.OpenCommittedStore(t, mem, "/save")
 	for _, p := range around() {
 		raw, ok, err := st.ReadRaw(chunkstore.Pos{X: p.X, Y: p.Y})
 		must(t, err)
@@ -193,20 +194,20 @@ func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 	must(t, st.Close())
 
 	faults.on.Store(false)
-	g.settle(t)
-	_, ok = logs.find(slog.LevelInfo, "chunk read after failed reads")
-	expect(t, ok, "the chunks read after failures are not logged: %v", logs.messages())
-	got := g.storedWorld(t)
+	g.Settle(t)
+	_, ok = logs.Find(slog.LevelInfo, "chunk read after failed reads")
+	expect(t, ok, "the chunks read after failures are not logged: %v", logs.Messages())
+	got := storedWorldOf(g, t)
 	expect(t, got.diff(want) == "[]", "after the disk healed: %s", got.diff(want))
-	for _, p := range g.pers.Problems() {
+	for _, p := range g.Pers.Problems() {
 		expect(t, !errors.Is(p.Err, arksave.ErrCorrupt), "damage reported for a read error: %v", p)
 	}
 
-	must(t, g.pers.SaveNow().Err)
-	must(t, g.pers.Close())
-	h := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
-	h.moveFocus(t, 0, 0)
-	got = h.storedWorld(t)
+	must(t, g.Pers.SaveNow().Err)
+	must(t, g.Pers.Close())
+	h := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h.MoveFocus(t, 0, 0)
+	got = storedWorldOf(h, t)
 	expect(t, got.diff(want) == "[]", "after a save and a load: %s", got.diff(want))
 }
 
@@ -214,15 +215,15 @@ func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 // is damage: the chunk streams in as generated and the damage is reported.
 func TestDamagedChunkRecordRegenerates(t *testing.T) {
 	mem := vfs.NewMem()
-	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: noBackupCopy()})
-	g.settle(t)
-	generated := g.chunkDigest(t, 1, 1)
-	g.paint(t, 1, 1, 5, 6, components.MakePixel(12, 3, 0, 0))
-	expect(t, g.chunkDigest(t, 1, 1) != generated, "the paint changed nothing")
-	must(t, g.pers.SaveNow().Err)
-	g.moveFocus(t, 20*testChunk, 0)
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})
+	g.Settle(t)
+	generated := g.ChunkDigest(t, 1, 1)
+	g.Paint(t, 1, 1, 5, 6, components.MakePixel(12, 3, 0, 0))
+	expect(t, g.ChunkDigest(t, 1, 1) != generated, "the paint changed nothing")
+	must(t, g.Pers.SaveNow().Err)
+	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
 
-	st, m := openCommittedStore(t, mem, "/save")
+	st, m := gametest.OpenCommittedStore(t, mem, "/save")
 	raw, ok, err := st.ReadRaw(chunkstore.Pos{X: 1, Y: 1})
 	must(t, err)
 	expect(t, ok && !raw.Handle.IsZero(), "chunk 1,1 not stored")
@@ -231,13 +232,13 @@ func TestDamagedChunkRecordRegenerates(t *testing.T) {
 	if n := raw.Handle.File(); n > 0 {
 		name = chunkstore.DataFileName(name, n)
 	}
-	flipAt(t, mem, "/save/"+name, raw.Handle.FileOffset()+int64(raw.Handle.Length)-2)
+	gametest.FlipAt(t, mem, "/save/"+name, raw.Handle.FileOffset()+int64(raw.Handle.Length)-2)
 
-	g.pers.Problems()
-	g.moveFocus(t, 0, 0)
-	expect(t, g.chunkDigest(t, 1, 1) == generated, "a damaged record does not read as the generated chunk")
+	g.Pers.Problems()
+	g.MoveFocus(t, 0, 0)
+	expect(t, g.ChunkDigest(t, 1, 1) == generated, "a damaged record does not read as the generated chunk")
 	found := false
-	for _, p := range g.pers.Problems() {
+	for _, p := range g.Pers.Problems() {
 		if p.Pos != nil && p.Pos.X == 1 && p.Pos.Y == 1 && errors.Is(p.Err, arksave.ErrCorrupt) {
 			found = true
 		}
@@ -253,24 +254,24 @@ func TestDamagedChunkRecordRegenerates(t *testing.T) {
 func TestMergeDuringReadErrorKeepsStoredEntities(t *testing.T) {
 	mem := vfs.NewMem()
 	faults := &readFaults{}
-	g := regionalGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: faults}, dir: "/save", radius: 1, autosave: noBackupCopy()})
+	g := regionalGame(t, gametest.Opts{FS: &vfs.Faulty{FS: mem, Injector: faults}, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})
 	want := buildStoredWorld(t, g)
-	g.moveFocus(t, 20*testChunk, 0)
+	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
 
-	g.spawnCrate(52, 60, 900, 9) // chunk (1,1), not loaded: unloaded into it
-	g.tick()
+	g.SpawnCrate(52, 60, 900, 9) // chunk (1,1), not loaded: unloaded into it
+	g.Tick()
 	faults.on.Store(true)
-	res := g.pers.SaveNow()
+	res := g.Pers.SaveNow()
 	expect(t, errors.Is(res.Err, syscall.EIO), "a save that could not read the stored entities it adds to: %v", res.Err)
 	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{X: 1, Y: 1}).Bodies) == 1, "the stored body of chunk 1,1 is gone")
 
 	faults.on.Store(false)
-	must(t, g.pers.SaveNow().Err)
-	g.moveFocus(t, 0, 0)
-	crates, _ := g.crates(t)
+	must(t, g.Pers.SaveNow().Err)
+	g.MoveFocus(t, 0, 0)
+	crates, _ := g.Crates(t)
 	expect(t, crates[900].HP == 9, "the new crate is lost: %v", crates)
 	delete(crates, 900)
-	got := g.storedWorld(t)
+	got := storedWorldOf(g, t)
 	got.crates = fmt.Sprint(crates)
 	expect(t, got.diff(want) == "[]", "after the merge: %s", got.diff(want))
 }
@@ -316,7 +317,7 @@ func (c *chaos) Inject(op vfs.Op, name string) error {
 // it never changed is the generated one), every crate and pixel body.
 type worldModel struct {
 	chunks map[components.ChunkPos][]components.Pixel
-	crates map[uint64]crateView
+	crates map[uint64]gametest.CrateView
 	bodies map[components.BodyID]string
 }
 
@@ -325,8 +326,8 @@ func (m *worldModel) pixels(pos components.ChunkPos) []components.Pixel {
 	if px, ok := m.chunks[pos]; ok {
 		return px
 	}
-	raw := make([]uint32, testChunk*testChunk)
-	gen{}.Generate(pos.X, pos.Y, 7, raw)
+	raw := make([]uint32, gametest.ChunkSize*gametest.ChunkSize)
+	gametest.Gen{}.Generate(pos.X, pos.Y, 7, raw)
 	px := make([]components.Pixel, len(raw))
 	for i, v := range raw {
 		px[i] = components.Pixel(v) & components.PersistMask
@@ -336,10 +337,10 @@ func (m *worldModel) pixels(pos components.ChunkPos) []components.Pixel {
 }
 
 // check compares every loaded chunk, crate and pixel body with the model.
-func (m *worldModel) check(t testing.TB, g *game, when string) {
+func (m *worldModel) check(t testing.TB, g *gametest.Game, when string) {
 	t.Helper()
-	ecs.GetResource[components.ChunkIndex](g.w).All(func(pos components.ChunkPos, _ ecs.Entity) bool {
-		c, _ := g.chunk(t, pos.X, pos.Y)
+	ecs.GetResource[components.ChunkIndex](g.W).All(func(pos components.ChunkPos, _ ecs.Entity) bool {
+		c, _ := g.Chunk(t, pos.X, pos.Y)
 		want := m.pixels(pos)
 		for i, p := range c.Pixels() {
 			if p&components.PersistMask != want[i] {
@@ -348,7 +349,7 @@ func (m *worldModel) check(t testing.TB, g *game, when string) {
 		}
 		return true
 	})
-	crates, _ := g.crates(t)
+	crates, _ := g.Crates(t)
 	for id, c := range crates {
 		expect(t, m.crates[id] == c, "%s: crate %d is %+v, want %+v", when, id, c, m.crates[id])
 	}
@@ -369,18 +370,18 @@ func TestReadErrorsLoseNothing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	mem := vfs.NewMem()
 	ch := &chaos{rng: rand.New(rand.NewPCG(seed, 2))}
-	g := regionalGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: ch}, dir: "/save", radius: 1, autosave: noBackupCopy()})
-	m := &worldModel{chunks: map[components.ChunkPos][]components.Pixel{}, crates: map[uint64]crateView{}, bodies: map[components.BodyID]string{}}
+	g := regionalGame(t, gametest.Opts{FS: &vfs.Faulty{FS: mem, Injector: ch}, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})
+	m := &worldModel{chunks: map[components.ChunkPos][]components.Pixel{}, crates: map[uint64]gametest.CrateView{}, bodies: map[components.BodyID]string{}}
 	buildStoredWorld(t, g)
 	for _, p := range around() {
-		c, _ := g.chunk(t, p.X, p.Y)
+		c, _ := g.Chunk(t, p.X, p.Y)
 		px := make([]components.Pixel, len(c.Pixels()))
 		for i, v := range c.Pixels() {
 			px[i] = v & components.PersistMask
 		}
 		m.chunks[p] = px
 	}
-	m.crates, _ = g.crates(t)
+	m.crates, _ = g.Crates(t)
 	for id, b := range bodyViews(g) {
 		m.bodies[id] = b
 	}
@@ -395,19 +396,19 @@ func TestReadErrorsLoseNothing(t *testing.T) {
 		}
 		ch.set(read, write)
 		c := centres[round%len(centres)]
-		g.setFocus((c[0]+0.5)*testChunk, (c[1]+0.5)*testChunk)
+		setFocus(g, (c[0]+0.5)*gametest.ChunkSize, (c[1]+0.5)*gametest.ChunkSize)
 		for i := range 40 {
-			g.tick()
+			g.Tick()
 			m.check(t, g, fmt.Sprintf("round %d tick %d", round, i))
 			time.Sleep(200 * time.Microsecond)
 		}
 		m.play(t, g, rng)
-		res := g.waitSave(t, g.pers.Save())
+		res := g.WaitSave(t, g.Pers.Save())
 		m.check(t, g, fmt.Sprintf("round %d after a save (%v)", round, res.Err))
 		if res.Err != nil {
 			failedSaves++
 		}
-		for _, p := range g.pers.Problems() {
+		for _, p := range g.Pers.Problems() {
 			expect(t, !errors.Is(p.Err, arksave.ErrCorrupt), "round %d: damage reported: %v", round, p)
 			if p.Section == chunkstore.SectionChunk {
 				readFailures++
@@ -418,21 +419,21 @@ func TestReadErrorsLoseNothing(t *testing.T) {
 	expect(t, readFailures > 0, "no chunk read failed: the test tests nothing")
 
 	ch.set(0, 0)
-	must(t, g.pers.SaveNow().Err)
-	must(t, g.pers.Close())
-	h := regionalGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
+	must(t, g.Pers.SaveNow().Err)
+	must(t, g.Pers.Close())
+	h := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
 	seen := map[uint64]bool{}
 	visit := map[components.ChunkPos]bool{}
 	for _, c := range centres {
 		visit[components.ChunkPos{X: int32(c[0]), Y: int32(c[1])}] = true
 	}
 	for _, c := range m.crates {
-		visit[components.ChunkOf(c.X, c.Y, testChunk)] = true
+		visit[components.ChunkOf(c.X, c.Y, gametest.ChunkSize)] = true
 	}
 	for pos := range visit {
-		h.moveFocus(t, (float64(pos.X)+0.5)*testChunk, (float64(pos.Y)+0.5)*testChunk)
+		h.MoveFocus(t, (float64(pos.X)+0.5)*gametest.ChunkSize, (float64(pos.Y)+0.5)*gametest.ChunkSize)
 		m.check(t, h, fmt.Sprintf("after the load, around %v", pos))
-		crates, _ := h.crates(t)
+		crates, _ := h.Crates(t)
 		for id := range crates {
 			seen[id] = true
 		}
@@ -444,10 +445,10 @@ func TestReadErrorsLoseNothing(t *testing.T) {
 
 // play paints pixels of loaded chunks, changes and moves crates (into
 // chunks that may not be loaded) and spawns new ones, keeping the model.
-func (m *worldModel) play(t testing.TB, g *game, rng *rand.Rand) {
+func (m *worldModel) play(t testing.TB, g *gametest.Game, rng *rand.Rand) {
 	t.Helper()
 	var loaded []components.ChunkPos
-	ecs.GetResource[components.ChunkIndex](g.w).All(func(pos components.ChunkPos, _ ecs.Entity) bool {
+	ecs.GetResource[components.ChunkIndex](g.W).All(func(pos components.ChunkPos, _ ecs.Entity) bool {
 		loaded = append(loaded, pos)
 		return true
 	})
@@ -456,33 +457,33 @@ func (m *worldModel) play(t testing.TB, g *game, rng *rand.Rand) {
 	}
 	for range 5 {
 		pos := loaded[rng.IntN(len(loaded))]
-		x, y := rng.IntN(testChunk), rng.IntN(testChunk)
+		x, y := rng.IntN(gametest.ChunkSize), rng.IntN(gametest.ChunkSize)
 		p := components.MakePixel(uint8(1+rng.IntN(200)), uint8(rng.IntN(8)), 0, 0)
-		g.paint(t, pos.X, pos.Y, x, y, p)
-		m.pixels(pos)[y*testChunk+x] = p & components.PersistMask
+		g.Paint(t, pos.X, pos.Y, x, y, p)
+		m.pixels(pos)[y*gametest.ChunkSize+x] = p & components.PersistMask
 	}
-	_, ents := g.crates(t)
-	pmap, cmap := ecs.NewMap1[Position](g.w), ecs.NewMap1[Crate](g.w)
+	_, ents := g.Crates(t)
+	pmap, cmap := ecs.NewMap1[gametest.Position](g.W), ecs.NewMap1[gametest.Crate](g.W)
 	for id, e := range ents {
 		switch rng.IntN(3) {
 		case 0:
 			cmap.Get(e).HP++
-			must(t, g.pers.MarkDirty(e))
+			must(t, g.Pers.MarkDirty(e))
 		case 1:
 			p := pmap.Get(e)
-			p.X += float64(rng.IntN(3)-1) * testChunk
-			p.Y += float64(rng.IntN(3)-1) * testChunk
+			p.X += float64(rng.IntN(3)-1) * gametest.ChunkSize
+			p.Y += float64(rng.IntN(3)-1) * gametest.ChunkSize
 		}
 		v := m.crates[id]
 		v.X, v.Y, v.HP = pmap.Get(e).X, pmap.Get(e).Y, cmap.Get(e).HP
 		m.crates[id] = v
 	}
 	pos := loaded[rng.IntN(len(loaded))]
-	x, y := (float64(pos.X)+0.25)*testChunk, (float64(pos.Y)+0.75)*testChunk
+	x, y := (float64(pos.X)+0.25)*gametest.ChunkSize, (float64(pos.Y)+0.75)*gametest.ChunkSize
 	id := uint64(1000 + len(m.crates))
-	g.spawnCrate(x, y, id, len(m.crates))
-	m.crates[id] = crateView{X: x, Y: y, HP: len(m.crates), Tags: fmt.Sprint([]string{"wood", fmt.Sprint(len(m.crates))})}
-	g.tick()
+	g.SpawnCrate(x, y, id, len(m.crates))
+	m.crates[id] = gametest.CrateView{X: x, Y: y, HP: len(m.crates), Tags: fmt.Sprint([]string{"wood", fmt.Sprint(len(m.crates))})}
+	g.Tick()
 }
 
 // fileFaults fails every read of the files it names with EIO (an I/O
@@ -514,9 +515,9 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 		files func(t *testing.T, fsys vfs.FS) []string
 	}{
 		{"world file", func(*testing.T, vfs.FS) []string { return []string{"/save/world-3.pecs"} }},
-		{"chunk store", func(t *testing.T, fsys vfs.FS) []string { return storeFiles(t, fsys) }},
+		{"chunk store", func(t *testing.T, fsys vfs.FS) []string { return gametest.StoreFiles(t, fsys) }},
 		{"chunk store data files", func(t *testing.T, fsys vfs.FS) []string {
-			files := storeFiles(t, fsys)[1:]
+			files := gametest.StoreFiles(t, fsys)[1:]
 			expect(t, len(files) > 0, "the store has no data file")
 			return files
 		}},
@@ -524,29 +525,29 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 	for _, tc := range cases {
 		for _, how := range []string{"install", "reload"} {
 			t.Run(tc.name+"/"+how, func(t *testing.T) {
-				mem, digests := threeGenerations(t)
+				mem, digests := gametest.ThreeGenerations(t)
 				faults := &fileFaults{files: map[string]bool{}}
 				for _, p := range tc.files(t, mem) {
 					faults.files[p] = true
 				}
 				fsys := &vfs.Faulty{FS: mem, Injector: faults}
-				var g *game
+				var g *gametest.Game
 				if how == "reload" {
-					g = newGame(t, gameOpts{fs: fsys, dir: "/save", load: true, radius: 1})
-					g.settle(t)
+					g = gametest.New(t, gametest.Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
+					g.Settle(t)
 				}
 				// Opening the directory removes what no manifest names: done
 				// first, so that what follows compares the save's files.
 				d, err := savedir.OpenDirReadOnly(mem, "/save")
 				must(t, err)
 				must(t, d.Close())
-				before := snapshotMem(t, mem, "/save")
+				before := gametest.Files(t, mem, "/save")
 
 				faults.on.Store(true)
 				if how == "install" {
-					_, err = installGame(t, gameOpts{fs: fsys, dir: "/save", load: true, radius: 1})
+					_, err = gametest.Install(t, gametest.Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
 				} else {
-					err = g.pers.Load("/save")
+					err = g.Pers.Load("/save")
 				}
 				expect(t, faults.hit.Load() > 0, "no read failed")
 				expect(t, err != nil, "the load succeeded while %s could not be read", tc.name)
@@ -557,7 +558,7 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 					named = named || strings.Contains(err.Error(), filepath.Base(p))
 				}
 				expect(t, named && strings.Contains(err.Error(), "not damage"), "the error names no file, or does not say it is not damage: %v", err)
-				after := snapshotMem(t, mem, "/save")
+				after := gametest.Files(t, mem, "/save")
 				expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
 				for name, raw := range before {
 					expect(t, bytes.Equal(after[name], raw), "%s changed", name)
@@ -570,15 +571,15 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 				// Healed, the same load gives generation 3 exactly.
 				faults.on.Store(false)
 				if how == "install" {
-					g = newGame(t, gameOpts{fs: fsys, dir: "/save", load: true, radius: 1})
+					g = gametest.New(t, gametest.Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
 				} else {
-					must(t, g.pers.Load("/save"))
+					must(t, g.Pers.Load("/save"))
 				}
-				g.settle(t)
-				expect(t, g.state().Fallback == nil && len(g.pers.Problems()) == 0 && g.pers.Generation() == 3,
-					"healed: fallback %+v, problems %v, generation %d", g.state().Fallback, g.pers.Problems(), g.pers.Generation())
-				expect(t, ecs.GetResource[Score](g.w).Points == 3 && g.chunkDigest(t, 0, 0) == digests[3],
-					"healed: score %d, chunk (0,0) is not generation 3's", ecs.GetResource[Score](g.w).Points)
+				g.Settle(t)
+				expect(t, g.State().Fallback == nil && len(g.Pers.Problems()) == 0 && g.Pers.Generation() == 3,
+					"healed: fallback %+v, problems %v, generation %d", g.State().Fallback, g.Pers.Problems(), g.Pers.Generation())
+				expect(t, ecs.GetResource[gametest.Score](g.W).Points == 3 && g.ChunkDigest(t, 0, 0) == digests[3],
+					"healed: score %d, chunk (0,0) is not generation 3's", ecs.GetResource[gametest.Score](g.W).Points)
 			})
 		}
 	}
@@ -589,28 +590,28 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 // that error instead of going on to an older backup, and nothing is
 // changed; healed, it falls back to the newest backup.
 func TestFallbackStopsAtAnUnreadableBackup(t *testing.T) {
-	mem, digests := threeGenerations(t)
-	flipAt(t, mem, "/save/world-3.pecs", 40)
+	mem, digests := gametest.ThreeGenerations(t)
+	gametest.FlipAt(t, mem, "/save/world-3.pecs", 40)
 	faults := &fileFaults{files: map[string]bool{"/save/backups/world-2.pecs": true}}
 	fsys := &vfs.Faulty{FS: mem, Injector: faults}
 	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, d.Close())
-	before := snapshotMem(t, mem, "/save")
+	before := gametest.Files(t, mem, "/save")
 	faults.on.Store(true)
-	_, err = installGame(t, gameOpts{fs: fsys, dir: "/save", load: true, radius: 1})
+	_, err = gametest.Install(t, gametest.Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
 	expect(t, errors.Is(err, syscall.EIO) && errors.Is(err, autosave.ErrUnreadable) && strings.Contains(err.Error(), "world-2.pecs"),
 		"Install: %v", err)
-	after := snapshotMem(t, mem, "/save")
+	after := gametest.Files(t, mem, "/save")
 	expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
 	for name, raw := range before {
 		expect(t, bytes.Equal(after[name], raw), "%s changed", name)
 	}
 
 	faults.on.Store(false)
-	g := newGame(t, gameOpts{fs: fsys, dir: "/save", load: true, radius: 1})
-	g.settle(t)
-	fb := g.state().Fallback
+	g := gametest.New(t, gametest.Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
+	g.Settle(t)
+	fb := g.State().Fallback
 	expect(t, fb != nil && fb.Damaged == 3 && fb.Loaded == 2, "healed: fallback %+v", fb)
-	expect(t, g.chunkDigest(t, 0, 0) == digests[2], "chunk (0,0) is not generation 2's")
+	expect(t, g.ChunkDigest(t, 0, 0) == digests[2], "chunk (0,0) is not generation 2's")
 }

@@ -1,4 +1,4 @@
-package arksave_test
+package systems_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -34,24 +35,24 @@ func threePlayerGenerations(t *testing.T) (*vfs.Mem, map[string]string) {
 func playerGenerations(t *testing.T, conf *autosave.Config) (*vfs.Mem, map[int]map[string]string) {
 	t.Helper()
 	mem := vfs.NewMem()
-	g := playerGame(t, gameOpts{fs: mem, dir: "/save", radius: 1, autosave: conf})
-	g.settle(t)
-	g.spawnPlayer("ada", 10, 10, 5, "sword", "rope")
-	g.spawnPlayer("bob", 20, 20, 1, "map")
+	g := playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1, Autosave: conf})
+	g.Settle(t)
+	g.SpawnPlayer("ada", 10, 10, 5, "sword", "rope")
+	g.SpawnPlayer("bob", 20, 20, 1, "map")
 	want := map[int]map[string]string{}
 	for gen := 1; gen <= 3; gen++ {
-		q := ecs.NewFilter2[components.Player, Inventory](g.w).Query()
+		q := ecs.NewFilter2[components.Player, gametest.Inventory](g.W).Query()
 		for q.Next() {
 			if p, inv := q.Get(); (p.ID == "bob") == (gen%2 == 0) {
 				inv.Gold += 10 * gen
 			}
 		}
-		res := g.pers.SaveNow()
+		res := g.Pers.SaveNow()
 		must(t, res.Err)
 		expect(t, res.Generation == uint64(gen), "save %d committed generation %d", gen, res.Generation)
-		want[gen] = map[string]string{"ada": g.inventory(t, "ada"), "bob": g.inventory(t, "bob")}
+		want[gen] = map[string]string{"ada": g.InventoryOf(t, "ada"), "bob": g.InventoryOf(t, "bob")}
 	}
-	must(t, g.pers.Close())
+	must(t, g.Pers.Close())
 	return mem, want
 }
 
@@ -82,7 +83,7 @@ var playersDamage = []struct {
 	{"players data byte flipped", func(t *testing.T, fsys vfs.FS, m *savedir.Manifest, p *savedir.Players) string {
 		e, ok := p.Find("ada")
 		expect(t, ok, "generation 3 has no ada")
-		flipAt(t, fsys, "/save/"+m.Players.Data, e.Offset+int64(e.Length)/2)
+		gametest.FlipAt(t, fsys, "/save/"+m.Players.Data, e.Offset+int64(e.Length)/2)
 		return m.Players.Data
 	}},
 	{"players index removed", func(t *testing.T, fsys vfs.FS, m *savedir.Manifest, _ *savedir.Players) string {
@@ -107,22 +108,22 @@ func damagePlayers(t *testing.T, mem vfs.FS, damage func(*testing.T, vfs.FS, *sa
 
 // loadsPlayers loads the save at /save through the plugin and checks that
 // ada and bob come back as want holds them; it returns the game.
-func loadsPlayers(t *testing.T, mem vfs.FS, want map[string]string) *game {
+func loadsPlayers(t *testing.T, mem vfs.FS, want map[string]string) *gametest.Game {
 	t.Helper()
-	h := playerGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
-	h.settle(t)
-	h.hasPlayers(t, want)
+	h := playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h.Settle(t)
+	hasPlayers(h, t, want)
 	return h
 }
 
 // hasPlayers loads ada and bob into the game and checks that they are as
 // want holds them.
-func (h *game) hasPlayers(t *testing.T, want map[string]string) {
+func hasPlayers(h *gametest.Game, t *testing.T, want map[string]string) {
 	t.Helper()
 	for _, id := range []string{"ada", "bob"} {
-		_, err := h.pers.LoadPlayer(id)
+		_, err := h.Pers.LoadPlayer(id)
 		must(t, err)
-		expect(t, h.inventory(t, id) == want[id], "%s: %q, want %q", id, h.inventory(t, id), want[id])
+		expect(t, h.InventoryOf(t, id) == want[id], "%s: %q, want %q", id, h.InventoryOf(t, id), want[id])
 	}
 }
 
@@ -174,7 +175,7 @@ func TestPlayersFileLostOrDamaged(t *testing.T) {
 			damagePlayers(t, mem, tc.damage)
 			repairKeepsIntactBackups(t, mem)
 			h := loadsPlayers(t, mem, want)
-			expect(t, h.state().Fallback == nil, "the repaired save fell back: %+v", h.state().Fallback)
+			expect(t, h.State().Fallback == nil, "the repaired save fell back: %+v", h.State().Fallback)
 		})
 	}
 }
@@ -187,23 +188,23 @@ func playersFallBack(t *testing.T, damage func(*testing.T, vfs.FS, *savedir.Mani
 	d, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)
 	backups := d.Backups()
-	var h *game
+	var h *gametest.Game
 	if how == "reload" {
-		h = playerGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
-		h.settle(t)
-		expect(t, h.state().Fallback == nil, "an intact save loaded with a fallback")
+		h = playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+		h.Settle(t)
+		expect(t, h.State().Fallback == nil, "an intact save loaded with a fallback")
 	}
 	file := damagePlayers(t, mem, damage)
 	if how == "reload" {
-		must(t, h.pers.Load("/save"))
-		h.settle(t)
-		h.hasPlayers(t, want)
+		must(t, h.Pers.Load("/save"))
+		h.Settle(t)
+		hasPlayers(h, t, want)
 	} else {
 		h = loadsPlayers(t, mem, want)
 	}
-	fb := h.state().Fallback
+	fb := h.State().Fallback
 	expect(t, fb != nil && fb.Damaged == 3 && fb.Loaded == 3 && fb.Generation == 4, "fallback %+v", fb)
-	probs := h.pers.Problems()
+	probs := h.Pers.Problems()
 	expect(t, len(probs) >= 2 && probs[0].File == savedir.ManifestName && errors.Is(probs[0].Err, arksave.ErrCorrupt) &&
 		strings.Contains(probs[0].Err.Error(), "players"), "problems %v", probs)
 	named := false
@@ -213,9 +214,9 @@ func playersFallBack(t *testing.T, damage func(*testing.T, vfs.FS, *savedir.Mani
 	expect(t, named, "no problem names %s: %v", file, probs)
 
 	// The game goes on from the players it fell back to.
-	res := h.pers.SaveNow()
+	res := h.Pers.SaveNow()
 	must(t, res.Err)
-	must(t, h.pers.Close())
+	must(t, h.Pers.Close())
 	loadsPlayers(t, mem, want)
 
 	// The players of every backup were a copy of their own.
@@ -247,7 +248,7 @@ func TestPlayersDataTruncatedWithoutCopies(t *testing.T) {
 			damagePlayers(t, mem, playersDamage[1].damage) // ada's record of generation 3 cut
 			if how == "load" {
 				h := loadsPlayers(t, mem, want[2])
-				fb := h.state().Fallback
+				fb := h.State().Fallback
 				expect(t, fb != nil && fb.Damaged == 3 && fb.Loaded == 2 && fb.Generation == 4, "fallback %+v", fb)
 				return
 			}
@@ -268,11 +269,11 @@ func TestPlayersDataTruncatedWithoutCopies(t *testing.T) {
 func TestPlayersIndexLostWithoutBackups(t *testing.T) {
 	mem, _ := playerGenerations(t, &autosave.Config{Interval: time.Hour})
 	damagePlayers(t, mem, playersDamage[3].damage)
-	before := snapshotMem(t, mem, "/save")
-	_, err := installGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1, prepare: registerPlayers})
+	before := gametest.Files(t, mem, "/save")
+	_, err := gametest.Install(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1, Prepare: gametest.RegisterPlayers})
 	expect(t, errors.Is(err, arksave.ErrCorrupt) && strings.Contains(err.Error(), "arksave repair") &&
 		strings.Contains(err.Error(), savedir.PlayersName(3)), "Install: %v", err)
-	after := snapshotMem(t, mem, "/save")
+	after := gametest.Files(t, mem, "/save")
 	expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
 	for name, raw := range before {
 		expect(t, bytes.Equal(after[name], raw), "%s changed", name)
@@ -280,7 +281,7 @@ func TestPlayersIndexLostWithoutBackups(t *testing.T) {
 
 	_, err = savetool.Repair("/save", savetool.RepairOptions{Options: savetool.Options{FS: mem}})
 	must(t, err)
-	h := playerGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
-	h.settle(t)
-	expect(t, h.state().Fallback == nil, "the repaired save fell back: %+v", h.state().Fallback)
+	h := playerGame(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+	h.Settle(t)
+	expect(t, h.State().Fallback == nil, "the repaired save fell back: %+v", h.State().Fallback)
 }

@@ -1,4 +1,4 @@
-package arksave_test
+package systems_test
 
 import (
 	"slices"

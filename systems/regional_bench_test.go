@@ -1,4 +1,4 @@
-package arksave_test
+package systems_test
 
 import (
 	"testing"
@@ -9,6 +9,7 @@ import (
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 )
 
 // Stats is a plain-old-data component of the benchmark's entities.
@@ -32,9 +33,9 @@ func BenchmarkSave_100kEntities_1000Chunks_5Dirty(b *testing.B) {
 			w := ecs.NewWorld()
 			ecs.ComponentID[Stats](w)
 			systems, err := arksave.Plugin{
-				Dir: b.TempDir(), ChunkSize: testChunk, TileSize: 8, Seed: 7, Generator: gen{},
+				Dir: b.TempDir(), ChunkSize: gametest.ChunkSize, TileSize: 8, Seed: 7, Generator: gametest.Gen{},
 				Autosave:  &autosave.Config{Interval: arksave.DefaultTickDuration, Enabled: true},
-				Positions: []arksave.RegionalPosition{position},
+				Positions: []arksave.RegionalPosition{gametest.PositionOf},
 			}.Install(w)
 			must(b, err)
 			pers := ecs.GetResource[arksave.Persistence](w)
@@ -44,7 +45,7 @@ func BenchmarkSave_100kEntities_1000Chunks_5Dirty(b *testing.B) {
 					s.Update(w)
 				}
 			}
-			ecs.NewMap1[components.Focus](w).NewEntity(&components.Focus{X: 16 * testChunk, Y: 16 * testChunk, Radius: 16})
+			ecs.NewMap1[components.Focus](w).NewEntity(&components.Focus{X: 16 * gametest.ChunkSize, Y: 16 * gametest.ChunkSize, Radius: 16})
 			ix := ecs.GetResource[components.ChunkIndex](w)
 			for ix.Len() < 33*33 {
 				tick()
@@ -55,12 +56,12 @@ func BenchmarkSave_100kEntities_1000Chunks_5Dirty(b *testing.B) {
 			// 100 entities in each of 1,000 chunks.
 			const perChunk, chunks = 100, 1000
 			first := make([]ecs.Entity, chunks) // one entity of each chunk, to change
-			reg := ecs.NewMap3[Position, Stats, components.Regional](w)
-			glob := ecs.NewMap2[Position, Stats](w)
+			reg := ecs.NewMap3[gametest.Position, Stats, components.Regional](w)
+			glob := ecs.NewMap2[gametest.Position, Stats](w)
 			for c := range chunks {
-				cx, cy := float64(c%32)*testChunk, float64(c/32)*testChunk
+				cx, cy := float64(c%32)*gametest.ChunkSize, float64(c/32)*gametest.ChunkSize
 				for i := range perChunk {
-					p := Position{cx + float64(i%10)*3 + 1, cy + float64(i/10)*3 + 1}
+					p := gametest.Position{X: cx + float64(i%10)*3 + 1, Y: cy + float64(i/10)*3 + 1}
 					s := Stats{HP: int32(i), Kind: int32(c)}
 					var e ecs.Entity
 					if regionalMode {
