@@ -6,6 +6,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -18,10 +19,10 @@ func TestPluginSkipsTypes(t *testing.T) {
 	fsys := vfs.NewMem()
 	open := func(load bool) (*ecs.World, *arksave.Persistence) {
 		w := ecs.NewWorld()
-		ecs.ComponentID[Position](w)
+		ecs.ComponentID[gametest.Position](w)
 		ecs.ComponentID[Velocity](w)
 		ecs.AddResource(w, &Cache{Hits: 1})
-		_, err := arksave.Plugin{Dir: "/save", FS: fsys, Load: load, Overwrite: !load, ChunkSize: testChunk,
+		_, err := arksave.Plugin{Dir: "/save", FS: fsys, Load: load, Overwrite: !load, ChunkSize: gametest.ChunkSize,
 			SkipComponents: []ecs.Comp{ecs.C[Velocity]()}, SkipResources: []ecs.Comp{ecs.C[Cache]()}}.Install(w)
 		must(t, err)
 		p := ecs.GetResource[arksave.Persistence](w)
@@ -29,13 +30,13 @@ func TestPluginSkipsTypes(t *testing.T) {
 		return w, p
 	}
 	w, p := open(false)
-	ecs.NewMap2[Position, Velocity](w).NewEntity(&Position{X: 3}, &Velocity{DX: 1})
+	ecs.NewMap2[gametest.Position, Velocity](w).NewEntity(&gametest.Position{X: 3}, &Velocity{DX: 1})
 	ecs.GetResource[Cache](w).Hits = 42
 	must(t, p.SaveNow().Err)
 	must(t, p.Close())
 
 	w2, _ := open(true)
-	q := ecs.NewFilter1[Position](w2).Query()
+	q := ecs.NewFilter1[gametest.Position](w2).Query()
 	n := 0
 	for q.Next() {
 		n++
