@@ -281,7 +281,8 @@ func ExampleRegister() {
 // Check refuses at start-up what a save could not bring back, naming the field and the ways out.
 func ExampleCheck() {
 	type Brain struct {
-		Mood    int
+		Mood int
+		//lint:ignore U1000 the field Check refuses
 		onThink func()
 	}
 	type Enemy struct{ AI Brain }

@@ -74,7 +74,8 @@ type (
 		AI   EnemyAI
 	}
 	EnemyAI struct {
-		Mode   int
+		Mode int
+		//lint:ignore U1000 the field Check refuses
 		target chan int
 	}
 	Callback   struct{ OnHit func() }

@@ -112,8 +112,6 @@ func decodeLooseMap(d *msgpack.Decoder) (any, error) {
 // and a hostile file could otherwise nest deep enough to exhaust the stack.
 const maxMsgpackDepth = 4096
 
-var errMsgpack = mpcheck.ErrMalformed
-
 // msgpackSize walks n msgpack values at the start of b without decoding them and returns the
 // bytes they take (see mpcheck.Size): no length the input cannot back, nesting within
 // maxMsgpackDepth.

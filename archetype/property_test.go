@@ -252,6 +252,7 @@ type (
 	}
 	PropPair struct {
 		A int32
+		//lint:ignore U1000 an unexported field the codec keeps through reflection
 		b string
 	}
 )
