@@ -171,14 +171,15 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 }
 
 // Imports point one way: the save directory's package knows nothing of the
-// world file codec (checking a save is savetool's), and the codecs know
-// nothing of the plugin.
+// world file codec (checking a save is savetool's), the codecs know
+// nothing of the plugin, and components knows no storage layer.
 func TestImportsPointOneWay(t *testing.T) {
 	for pkg, banned := range map[string][]string{
 		"./autosave":   {"/archetype", "/internal/savetool", "/systems", "/internal/persist"},
 		"./archetype":  {"/chunkstore", "/autosave", "/components", "/systems", "/snapshot"},
 		"./chunkstore": {"/archetype", "/autosave", "/components", "/systems", "/snapshot"},
 		"./systems":    {"/internal/savetool"},
+		"./components": {"/chunkstore", "/archetype", "/autosave", "/snapshot", "/systems", "/vfs", "/internal/persist"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		must(t, err)

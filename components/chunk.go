@@ -161,7 +161,7 @@ func (c *Chunk) Data() []byte {
 }
 
 // SetData replaces the chunk's extra data with a copy of data (nil or
-// empty: none; at most 16 MiB, chunkstore.MaxExtra, or the save fails) and
+// empty: none; at most 16 MiB, the most a chunk record holds, or the save fails) and
 // reports whether it changed. Like [Chunk.Set] it does not mark the chunk
 // dirty: call [ChunkState.MarkDirty] when it reports true, or use
 // arksave's Persistence.SetChunkData, which does both. A chunk whose only

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 )
 
@@ -327,10 +326,8 @@ func ExampleChunk_MutRect() {
 	// tiles copied: 2
 }
 
-// The default layers keep what PersistMask keeps, and Chunk.SetData
-// reports only real changes and keeps its own copy.
-func TestDefaultLayersAndData(t *testing.T) {
-	expect(t, chunkstore.LayerMask(components.DefaultLayers()) == components.PersistMask, "default layers keep %08x", chunkstore.LayerMask(components.DefaultLayers()))
+// Chunk.SetData reports only real changes and keeps its own copy.
+func TestChunkSetData(t *testing.T) {
 	c := components.NewChunk(8)
 	buf := []byte("chest")
 	expect(t, c.SetData(buf) && string(c.Data()) == "chest", "SetData")
@@ -338,19 +335,6 @@ func TestDefaultLayersAndData(t *testing.T) {
 	expect(t, string(c.Data()) == "chest", "SetData kept the caller's slice")
 	expect(t, !c.SetData([]byte("chest")), "the same data reported as a change")
 	expect(t, c.SetData(nil) && c.Data() == nil && !c.SetData([]byte{}), "clearing")
-}
-
-// The layers the plugin registers unless the game gives its own.
-func ExampleDefaultLayers() {
-	for _, l := range components.DefaultLayers() {
-		fmt.Printf("%s: bits %d..%d saved %v\n", l.Name, l.Offset, int(l.Offset)+int(l.Bits)-1, l.Persist)
-	}
-	// Output:
-	// material: bits 0..7 saved true
-	// color: bits 8..15 saved true
-	// damage: bits 16..23 saved true
-	// pixel-body-flag: bits 24..24 saved true
-	// simulation-flags: bits 25..31 saved false
 }
 
 // A chunk's extra data: SetData reports a change (for ChunkState.MarkDirty).
