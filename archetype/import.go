@@ -25,7 +25,7 @@ import (
 // is not alive, a free list that does not add up) is [ErrBadJSON], naming the JSON path and the
 // byte offset. JSON exported from a format 1.0 file whose values have no stored schema cannot
 // be imported: load that file into the game and save it again first. The file written is
-// checked as [ReadInfo] checks a file before the first byte is written.
+// checked as the check command checks a file before the first byte is written.
 func ImportJSON(w io.Writer, r io.Reader) error {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -54,11 +54,11 @@ func importJSON(data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if format != JSONFormat {
+	if format != jsonFormat {
 		if strings.HasPrefix(format, "PECS ") {
 			return nil, im.fail(top[0], "%q: this JSON was written by an older arksave export, which does not keep everything a file holds; export the file again", format)
 		}
-		return nil, im.fail(top[0], "format %q, this program reads %q", format, JSONFormat)
+		return nil, im.fail(top[0], "format %q, this program reads %q", format, jsonFormat)
 	}
 	im.pop()
 	v1, err := im.key("pecs").pecsVersion(top[1])
@@ -66,7 +66,7 @@ func importJSON(data []byte) ([]byte, error) {
 		return nil, err
 	}
 	im.pop()
-	h := Header{VersionMajor: VersionMajor, VersionMinor: worldMinor}
+	h := fileHeader{VersionMajor: VersionMajor, VersionMinor: worldMinor}
 	if h.Timestamp, err = im.key("timestamp").timestamp(top[2]); err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func importJSON(data []byte) ([]byte, error) {
 	}
 	// Every check of a reader, over the whole file: what the JSON says must hold together as a
 	// file does, whatever was edited by hand.
-	if _, err := ReadInfo(bytes.NewReader(sw.b)); err != nil {
+	if _, err := readInfo(bytes.NewReader(sw.b)); err != nil {
 		return nil, fmt.Errorf("%w: the world it describes is not one a PECS file can hold: %v", ErrBadJSON, err)
 	}
 	return sw.b, nil
@@ -151,7 +151,7 @@ func (im *importer) timestamp(v *jval) (int64, error) {
 	return t.UnixMilli(), nil
 }
 
-func (im *importer) flags(v *jval, h *Header) error {
+func (im *importer) flags(v *jval, h *fileHeader) error {
 	if err := im.want(v, jArray); err != nil {
 		return err
 	}

@@ -229,7 +229,7 @@ func (s *vschema) appendJSON(dst []byte, d *vdec, i uint16, concrete func(name s
 		if err != nil {
 			return dst, err
 		}
-		if h[0] != 0xd7 || h[1] != byte(EntityExtID) {
+		if h[0] != 0xd7 || h[1] != byte(entityExtID) {
 			return dst, d.corrupt("entity expected, found msgpack code %#02x", h[0])
 		}
 		le := binary.LittleEndian
@@ -627,7 +627,7 @@ func (im *importer) value(s *vschema, i uint16, v *jval) error {
 		if err != nil {
 			return err
 		}
-		im.b = binary.LittleEndian.AppendUint32(append(im.b, 0xd7, byte(EntityExtID)), e.id)
+		im.b = binary.LittleEndian.AppendUint32(append(im.b, 0xd7, byte(entityExtID)), e.id)
 		im.b = binary.LittleEndian.AppendUint32(im.b, e.gen)
 	case vTime:
 		return im.time(v)

@@ -77,7 +77,7 @@ func appendTables(entries []tableEntry) []byte {
 // readTables reads the archetype table section and checks every entry against the type
 // registry and the header: type indices, canonical order, relation targets for exactly the
 // relation components, column sizes, and data offsets that follow each other.
-func readTables(s *streamReader, h *Header, types []fileType, buf []byte) ([]tableEntry, []byte, error) {
+func readTables(s *streamReader, h *fileHeader, types []fileType, buf []byte) ([]tableEntry, []byte, error) {
 	r, count, buf, err := s.section(buf, "archetype table", entryFixedSize)
 	if err != nil {
 		return nil, buf, err

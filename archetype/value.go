@@ -34,7 +34,7 @@ import (
 //	struct                     map from field name to value, every field, exported or not, in
 //	                           declaration order (blank fields "_" are named "_" and their index)
 //	interface                  nil, or array of 2: the concrete type's name (see Register), value
-//	ecs.Entity                 extension EntityExtID: id u32, generation u32, little-endian
+//	ecs.Entity                 extension entityExtID: id u32, generation u32, little-endian
 //	time.Time                  array of 6: Unix seconds, nanoseconds, location kind (0 UTC,
 //	                           1 Local, 2 other), location name, zone abbreviation, zone offset in
 //	                           seconds

@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/arksave/arksave"
-	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/internal/testworld"
 	"github.com/arksave/arksave/demo/sand"
 	"github.com/arksave/arksave/demo/sim"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/mlange-42/ark/ecs"
 )
 
@@ -431,7 +431,7 @@ func TestBodiesRegionalCameraInPlayersFile(t *testing.T) {
 	expect(t, m.Players != nil, "the save has no players")
 	world, err := d.ReadWorld(nil)
 	expect(t, err == nil, "read world: %v", err)
-	info, err := archetype.ReadInfo(bytes.NewReader(world))
+	info, err := pecs.ReadInfo(bytes.NewReader(world))
 	expect(t, err == nil, "world file: %v", err)
 	for _, ty := range info.Types {
 		expect(t, !strings.HasSuffix(ty.Name, "components.Focus") && !strings.HasSuffix(ty.Name, "components.Regional"),

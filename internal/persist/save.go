@@ -4,8 +4,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/snapshot"
 )
 
@@ -226,7 +226,7 @@ func (r *Runtime) Snapshot() (*snapshot.Snapshot, error) {
 	}
 	snap.World = world
 	snap.ReuseWorld = r.reuseWorld
-	if h, err := archetype.ReadHeader(world); err == nil {
+	if h, err := pecs.ReadHeader(world); err == nil {
 		snap.WorldEntities = int(h.Entities)
 	}
 
