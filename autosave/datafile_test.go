@@ -26,7 +26,7 @@ func sparseSnap(g int) *snapshot.Snapshot {
 		for i := range 5 {
 			pix[rng.IntN(len(pix))] = uint32(200 + i + g)
 		}
-		c := components.NewChunkFrom(size, snapshot.Pixels(pix))
+		c := components.NewChunk(size, snapshot.Pixels(pix))
 		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share(), Version: uint64(g)})
 	}
 	return s

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/snapshot"
 )
@@ -127,7 +128,9 @@ func (r *Runtime) apply(res *autosave.Result) {
 		for _, cv := range res.Chunks {
 			if e, ok := r.index.Get(cv.Pos); ok && r.chunkMap.HasAll(e) {
 				_, _, st := r.chunkMap.Get(e)
-				st.Confirm(cv.Version)
+				if st.Status == components.Dirty && st.Version == cv.Version {
+					st.Status = components.Persisted
+				}
 			} else if p, ok := r.pendingChunks[cv.Pos]; ok && p.version == cv.Version {
 				if r.loading[cv.Pos] {
 					// A chunk on its way keeps its pixels: the store may
