@@ -136,7 +136,7 @@ func TestPluginLayers(t *testing.T) {
 
 	// The game now splits its simulation flags: bits 28..31 become a saved
 	// "temperature" layer with default 6.
-	layers := append(components.DefaultLayers()[:4],
+	layers := append(arksave.DefaultLayers()[:4],
 		chunkstore.Layer{Name: "simulation-flags", Offset: 25, Bits: 3},
 		chunkstore.Layer{Name: "temperature", Offset: 28, Bits: 4, Persist: true, Default: 6})
 	withTemp := func(p *arksave.Plugin) { p.Layers = layers }

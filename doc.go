@@ -38,7 +38,7 @@
 //     [Persistence.Resolve], [Persistence.Entity], [Persistence.MarkDirty],
 //     [Persistence.RegionStats]; errors [ErrNoPlayer], [ErrPlayerOnline].
 //   - Pixel layers and chunk data: [Plugin.Layers] registers the game's
-//     layers (saved or not, with defaults; components.DefaultLayers unless
+//     layers (saved or not, with defaults; [DefaultLayers] unless
 //     set); [Persistence.SetChunkData] and [Persistence.ChunkData], or
 //     [SetChunkValue] and [ChunkValue] for a value of the game's own type,
 //     keep the game's extra data with a chunk (error [ErrChunkNotLoaded]).

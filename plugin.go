@@ -53,6 +53,23 @@ const (
 	defaultCheckpoint = 10 * time.Second
 )
 
+// DefaultLayers returns the layers of [components.Pixel] the plugin
+// registers unless the game gives its own (Plugin.Layers): material (always
+// saved), colour and damage saved, of the flags byte the pixel-body flag
+// saved and the simulation flags not (they load as 0). Heat
+// (components.Chunk.Heat) is not a pixel layer and is never saved; a game
+// with a temperature layer adds it in bits of its own pixel layout, saved
+// or not, with its default.
+func DefaultLayers() []chunkstore.Layer {
+	return []chunkstore.Layer{
+		{Name: "material", Offset: components.MaterialShift, Bits: 8, Persist: true},
+		{Name: "color", Offset: components.ColorShift, Bits: 8, Persist: true},
+		{Name: "damage", Offset: components.DamageShift, Bits: 8, Persist: true},
+		{Name: "pixel-body-flag", Offset: components.FlagsShift, Bits: 1, Persist: true},
+		{Name: "simulation-flags", Offset: components.FlagsShift + 1, Bits: 7, Persist: false},
+	}
+}
+
 // Plugin configures arksave for a game. The zero value of every field but
 // Dir is a sensible default; Install fills the defaults in.
 //
@@ -114,7 +131,7 @@ type Plugin struct {
 	// bits of a pixel each holds, whether it is saved, and the value it
 	// loads as where the save does not hold it (a layer the game added
 	// after the chunk was saved, or one it does not save). Nil means
-	// components.DefaultLayers: material, colour and damage saved, of the
+	// [DefaultLayers]: material, colour and damage saved, of the
 	// flags only the pixel-body flag, the simulation flags not (they load
 	// as 0). Heat is not a pixel layer (components.Chunk.Heat) and is never
 	// saved.
@@ -256,7 +273,7 @@ func (p Plugin) resolve() (settings, error) {
 	}
 	layers := p.Layers
 	if layers == nil && p.PersistMask == 0 {
-		layers = components.DefaultLayers()
+		layers = DefaultLayers()
 	}
 	opts := p.WorldOptions
 	if len(p.SkipComponents) > 0 || len(p.SkipResources) > 0 {

@@ -53,7 +53,7 @@ func benchWorld(b *testing.B, dir string, entities int, chunks []components.Chun
 	for _, pos := range chunks {
 		pix := make([]uint32, benchChunk*benchChunk)
 		benchGen.Generate(pos.X, pos.Y, 1, pix)
-		c := components.NewChunkFrom(benchChunk, conv.Pixels(pix))
+		c := components.NewChunk(benchChunk, conv.Pixels(pix))
 		st := components.ChunkState{}
 		e := cm.NewEntity(&pos, &c, &st)
 		ix.Set(pos, e)
@@ -67,7 +67,7 @@ func dirty(w *ecs.World, fraction float64, rng *rand.Rand) {
 	q := ecs.NewFilter3[components.ChunkPos, components.Chunk, components.ChunkState](w).Query()
 	for q.Next() {
 		pos, c, st := q.Get()
-		pix := c.Mut()
+		pix := c.MutRect(0, 0, c.Size, c.Size)
 		benchGen.Generate(pos.X, pos.Y, 1, conv.Uint32s(pix))
 		for range int(fraction * float64(len(pix))) {
 			pix[rng.IntN(len(pix))] = components.MakePixel(terrain.Water, uint8(rng.IntN(4)), 0, 0)
@@ -164,7 +164,7 @@ func latencyStore(b *testing.B) string {
 				for range len(pix) / 100 {
 					pix[rng.IntN(len(pix))] = uint32(components.MakePixel(terrain.Water, 0, 0, 0))
 				}
-				c := components.NewChunkFrom(benchChunk, conv.Pixels(pix))
+				c := components.NewChunk(benchChunk, conv.Pixels(pix))
 				snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share()})
 			}
 			if !w.Submit(savedir.Job{Snap: snap}) {
@@ -296,7 +296,7 @@ func benchWorldAt(b *testing.B, dir string) (*ecs.World, []arksave.System, *arks
 		pos := components.ChunkPos{X: int32(10 + i), Y: 0}
 		pix := make([]uint32, benchChunk*benchChunk)
 		benchGen.Generate(pos.X, pos.Y, 1, pix)
-		c := components.NewChunkFrom(benchChunk, conv.Pixels(pix))
+		c := components.NewChunk(benchChunk, conv.Pixels(pix))
 		st := components.ChunkState{}
 		ix.Set(pos, cm.NewEntity(&pos, &c, &st))
 	}

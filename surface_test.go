@@ -181,6 +181,7 @@ func TestImportsPointOneWay(t *testing.T) {
 		"./archetype":  {"/chunkstore", "/autosave", "/components", "/systems", "/snapshot"},
 		"./chunkstore": {"/archetype", "/autosave", "/components", "/systems", "/snapshot"},
 		"./systems":    {"/internal/savetool"},
+		"./components": {"/chunkstore", "/archetype", "/autosave", "/snapshot", "/systems", "/vfs", "/internal/persist"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		must(t, err)

@@ -23,7 +23,7 @@
 //
 // A pixel is a uint32 whose little-endian bytes are its layers (see [Pixel]):
 // material, colour, damage and flags. The plugin stores the layers
-// [DefaultLayers] (or the game's Plugin.Layers) marks as persisted, the bits
+// arksave.DefaultLayers (or the game's Plugin.Layers) marks as persisted, the bits
 // of [PersistMask]; simulation flags and the heat layer are rebuilt by the
 // game. A chunk also carries the game's own extra data ([Chunk.Data],
 // [Chunk.SetData]), saved and loaded with its pixels.

@@ -77,7 +77,7 @@ func save10k(b *testing.B) string {
 			snap := &snapshot.Snapshot{World: emptyWorld(b)}
 			for i := start; i < start+batch; i++ {
 				pos := components.ChunkPos{X: int32(i%100) + 10, Y: int32(i / 100)}
-				c := components.NewChunkFrom(benchChunk, conv.Pixels(offGenerator(pos, benchChunk, 0.01, rng)))
+				c := components.NewChunk(benchChunk, conv.Pixels(offGenerator(pos, benchChunk, 0.01, rng)))
 				snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share()})
 			}
 			if !w.Submit(savedir.Job{Snap: snap}) {
@@ -126,7 +126,7 @@ func dirtySnapshot(world []byte, rng *rand.Rand) *snapshot.Snapshot {
 	snap := &snapshot.Snapshot{World: world}
 	for i := range 5 {
 		pos := components.ChunkPos{X: int32(10 + i*17), Y: int32(i * 13)}
-		c := components.NewChunkFrom(benchChunk, conv.Pixels(offGenerator(pos, benchChunk, 0.01, rng)))
+		c := components.NewChunk(benchChunk, conv.Pixels(offGenerator(pos, benchChunk, 0.01, rng)))
 		snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share()})
 	}
 	return snap
@@ -292,7 +292,7 @@ func dirtySmall(world []byte, size int, rng *rand.Rand) *snapshot.Snapshot {
 	snap := &snapshot.Snapshot{World: world}
 	for i := range 5 {
 		pos := components.ChunkPos{X: int32(i * 3), Y: 0}
-		c := components.NewChunkFrom(size, conv.Pixels(offGenerator(pos, size, 0.05, rng)))
+		c := components.NewChunk(size, conv.Pixels(offGenerator(pos, size, 0.05, rng)))
 		snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share()})
 	}
 	return snap
@@ -311,7 +311,7 @@ func buildAir(b *testing.B, fsys vfs.FS, path string, size, n int) {
 	for start := 0; start < n; start += batch {
 		snap := &snapshot.Snapshot{World: world}
 		for i := start; i < min(n, start+batch); i++ {
-			c := components.NewChunkFrom(size, air)
+			c := components.NewChunk(size, air)
 			snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: components.ChunkPos{X: int32(i % 1000), Y: int32(10 + i/1000)}, Buf: c.Share()})
 		}
 		if !w.Submit(savedir.Job{Snap: snap}) {

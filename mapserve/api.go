@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savetool"
 )
 
@@ -555,7 +555,7 @@ func shortName(name string) string {
 	return name
 }
 
-func newWorldFileJSON(file string, info *archetype.Info, errText string) *worldFileJSON {
+func newWorldFileJSON(file string, info *pecs.Info, errText string) *worldFileJSON {
 	h := info.Header
 	out := &worldFileJSON{File: file, Format: fmt.Sprintf("PECS %d.%d", h.VersionMajor, h.VersionMinor),
 		Written: time.UnixMilli(h.Timestamp).UTC(), Entities: uint64(h.Entities), Archetypes: uint64(h.Archetypes),

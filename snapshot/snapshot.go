@@ -32,8 +32,8 @@ import (
 // Chunk is one dirty chunk in a snapshot.
 type Chunk struct {
 	Pos     components.ChunkPos
-	Buf     *components.SharedPixels // the pixels at the snapshot, by reference
-	Version uint64                   // the chunk's ChunkState.Version when taken
+	Buf     components.SharedPixels // the pixels at the snapshot, by reference
+	Version uint64                  // the chunk's ChunkState.Version when taken
 	// Data is the chunk's extra data when taken ([components.Chunk.Data]:
 	// replaced, never written in place, so held by reference), nil for none.
 	Data []byte

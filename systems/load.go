@@ -5,10 +5,10 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
-	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/pecs"
 )
 
 // Load replaces the game's world with the last committed save in dir and
@@ -67,7 +67,7 @@ func (r *runner) Adopt(dir string, world []byte, fb *autosave.Fallback) error {
 	}
 	if log != nil {
 		entities := 0
-		if h, err := archetype.ReadHeader(world); err == nil {
+		if h, err := pecs.ReadHeader(world); err == nil {
 			entities = int(h.Entities)
 		}
 		log.Info("save loaded", "dir", dir, "generation", r.writer.Generation(), "entities", entities, "world_bytes", len(world))

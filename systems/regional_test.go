@@ -11,10 +11,10 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
-	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/internal/testkit/gametest"
@@ -52,7 +52,7 @@ func worldTypes(t testing.TB, fsys vfs.FS, dir string) []string {
 	must(t, err)
 	data, err := d.ReadWorld(nil)
 	must(t, err)
-	info, err := archetype.ReadInfo(bytes.NewReader(data))
+	info, err := pecs.ReadInfo(bytes.NewReader(data))
 	must(t, err)
 	var names []string
 	for _, ty := range info.Types {
@@ -154,7 +154,7 @@ func TestRegionalMovementUpdatesTheRightChunks(t *testing.T) {
 	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{X: 0, Y: 0}).Sections) == 0, "chunk 0,0 still keeps crate 5")
 	entered := storedBlock(t, mem, "/save", chunkstore.Pos{X: 1, Y: 0})
 	expect(t, len(entered.Sections) == 1, "chunk 1,0 keeps %d sections", len(entered.Sections))
-	info, err := archetype.ReadInfo(bytes.NewReader(entered.Sections[0]))
+	info, err := pecs.ReadInfo(bytes.NewReader(entered.Sections[0]))
 	must(t, err)
 	expect(t, info.Header.Entities == 1, "chunk 1,0 keeps %d entities", info.Header.Entities)
 	expect(t, len(storedBlock(t, mem, "/save", chunkstore.Pos{X: -1, Y: 0}).Sections) == 1, "chunk -1,0 lost crate 6")

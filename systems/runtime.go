@@ -74,10 +74,10 @@ type runner struct {
 	retry         map[components.ChunkPos]*readRetry // chunks whose last reads failed (not damage)
 	ticks         uint64                             // streaming ticks run, the clock of retry
 
-	held      []*components.SharedPixels // the running save's chunks, for what copy-on-write costs
-	heldTiles int                        // tiles copied for them, counted already
-	heldSpent time.Duration              // time spent copying them, counted already
-	tickStall time.Duration              // the game loop's saving this tick: copies and snapshot
+	held      []components.SharedPixels // the running save's chunks, for what copy-on-write costs
+	heldTiles int                       // tiles copied for them, counted already
+	heldSpent time.Duration             // time spent copying them, counted already
+	tickStall time.Duration             // the game loop's saving this tick: copies and snapshot
 
 	// spareWorld holds the memory of the last world file the writer is
 	// done with (see snapshot.Snapshot.ReuseWorld): the next snapshot

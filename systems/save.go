@@ -4,8 +4,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/plugin"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
@@ -133,7 +134,9 @@ func (r *runner) apply(res *autosave.Result) {
 		for _, cv := range done.chunks {
 			if e, ok := r.index.Get(cv.Pos); ok && r.chunkMap.HasAll(e) {
 				_, _, st := r.chunkMap.Get(e)
-				st.Confirm(cv.Version)
+				if st.Status == components.Dirty && st.Version == cv.Version {
+					st.Status = components.Persisted
+				}
 			} else if p, ok := r.pendingChunks[cv.Pos]; ok && p.version == cv.Version {
 				if r.loading[cv.Pos] {
 					// A chunk on its way keeps its pixels: the store may
@@ -232,7 +235,7 @@ func (r *runner) Snapshot() (*snapshot.Snapshot, error) {
 	}
 	snap.World = world
 	snap.ReuseWorld = r.reuseWorld
-	if h, err := archetype.ReadHeader(world); err == nil {
+	if h, err := pecs.ReadHeader(world); err == nil {
 		snap.WorldEntities = int(h.Entities)
 	}
 

@@ -149,7 +149,7 @@ func (r *runner) spawn(res loadResult) {
 		}
 		delete(r.pendingChunks, pos)
 	} else {
-		chunk = components.NewChunkFrom(r.cfg.ChunkSize, conv.Pixels(res.pix))
+		chunk = components.NewChunk(r.cfg.ChunkSize, conv.Pixels(res.pix))
 		chunk.SetData(res.data)
 	}
 	e := r.chunkMap.NewEntity(&pos, &chunk, &state)

@@ -27,7 +27,7 @@ func sparseSnap(g int) *snapshot.Snapshot {
 		for i := range 5 {
 			pix[rng.IntN(len(pix))] = uint32(200 + i + g)
 		}
-		c := components.NewChunkFrom(size, conv.Pixels(pix))
+		c := components.NewChunk(size, conv.Pixels(pix))
 		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share(), Version: uint64(g)})
 	}
 	return s

@@ -29,8 +29,8 @@ func TestSavesWhilePainting(t *testing.T) {
 	randPixel := func() components.Pixel { return components.Pixel(rng.Uint32()) & components.PersistMask }
 	chunks := make([]components.Chunk, nchunks)
 	for i := range chunks {
-		chunks[i] = components.NewChunk(csize)
-		pix := chunks[i].Mut()
+		chunks[i] = components.NewChunk(csize, nil)
+		pix := chunks[i].MutRect(0, 0, chunks[i].Size, chunks[i].Size)
 		for k := range pix {
 			pix[k] = randPixel()
 		}

@@ -64,7 +64,7 @@ func snapAt(g int) *snapshot.Snapshot {
 		for i := 1; i <= g; i++ {
 			pix[i] = uint32(100 + i + int(pos.X))
 		}
-		c := components.NewChunkFrom(size, conv.Pixels(pix))
+		c := components.NewChunk(size, conv.Pixels(pix))
 		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share(), Version: uint64(g)})
 	}
 	s.Entities = []snapshot.EntitySet{{Pos: components.ChunkPos{}, Version: uint64(g), Bodies: []components.PixelBody{{
@@ -264,7 +264,7 @@ func randomSnap(g int) *snapshot.Snapshot {
 		for i := range pix {
 			pix[i] = rng.Uint32()
 		}
-		c := components.NewChunkFrom(size, conv.Pixels(pix))
+		c := components.NewChunk(size, conv.Pixels(pix))
 		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: components.ChunkPos{X: x}, Buf: c.Share(), Version: uint64(g)})
 	}
 	return s

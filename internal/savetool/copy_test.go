@@ -40,7 +40,7 @@ func TestRepairTakesTheGenerationsCopy(t *testing.T) {
 		}
 		pos := components.ChunkPos{X: int32(g)}
 		want[conv.StorePos(pos)] = slices.Clone(pix)
-		c := components.NewChunkFrom(16, conv.Pixels(pix))
+		c := components.NewChunk(16, conv.Pixels(pix))
 		snap := &snapshot.Snapshot{World: world.Bytes(), Chunks: []snapshot.Chunk{{Pos: pos, Buf: c.Share(), Version: 1}}}
 		if g == 2 {
 			snap.Entities = []snapshot.EntitySet{{Pos: pos, Version: 1, Bodies: []components.PixelBody{{

@@ -169,7 +169,7 @@ func pixelsAt(pos components.ChunkPos, g int) []uint32 {
 func Snapshot(g int) *snapshot.Snapshot {
 	s := &snapshot.Snapshot{World: worldOf(g)}
 	for _, pos := range []components.ChunkPos{{X: 0, Y: 0}, {X: 1, Y: 0}} {
-		c := components.NewChunkFrom(chunkSize, conv.Pixels(pixelsAt(pos, g)))
+		c := components.NewChunk(chunkSize, conv.Pixels(pixelsAt(pos, g)))
 		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share(), Version: uint64(g)})
 	}
 	s.Players = []snapshot.PlayerRecord{{ID: "ada", Section: PlayerRecord(g), Hash: uint64(g)}}
