@@ -15,6 +15,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/testkit/terrain"
@@ -76,7 +77,7 @@ func save10k(b *testing.B) string {
 			snap := &snapshot.Snapshot{World: emptyWorld(b)}
 			for i := start; i < start+batch; i++ {
 				pos := components.ChunkPos{X: int32(i%100) + 10, Y: int32(i / 100)}
-				c := components.NewChunkFrom(benchChunk, snapshot.Pixels(offGenerator(pos, benchChunk, 0.01, rng)))
+				c := components.NewChunk(benchChunk, conv.Pixels(offGenerator(pos, benchChunk, 0.01, rng)))
 				snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share()})
 			}
 			if !w.Submit(savedir.Job{Snap: snap}) {
@@ -125,7 +126,7 @@ func dirtySnapshot(world []byte, rng *rand.Rand) *snapshot.Snapshot {
 	snap := &snapshot.Snapshot{World: world}
 	for i := range 5 {
 		pos := components.ChunkPos{X: int32(10 + i*17), Y: int32(i * 13)}
-		c := components.NewChunkFrom(benchChunk, snapshot.Pixels(offGenerator(pos, benchChunk, 0.01, rng)))
+		c := components.NewChunk(benchChunk, conv.Pixels(offGenerator(pos, benchChunk, 0.01, rng)))
 		snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share()})
 	}
 	return snap
@@ -291,7 +292,7 @@ func dirtySmall(world []byte, size int, rng *rand.Rand) *snapshot.Snapshot {
 	snap := &snapshot.Snapshot{World: world}
 	for i := range 5 {
 		pos := components.ChunkPos{X: int32(i * 3), Y: 0}
-		c := components.NewChunkFrom(size, snapshot.Pixels(offGenerator(pos, size, 0.05, rng)))
+		c := components.NewChunk(size, conv.Pixels(offGenerator(pos, size, 0.05, rng)))
 		snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share()})
 	}
 	return snap
@@ -303,14 +304,14 @@ func dirtySmall(world []byte, size int, rng *rand.Rand) *snapshot.Snapshot {
 func buildAir(b *testing.B, fsys vfs.FS, path string, size, n int) {
 	b.Helper()
 	world := emptyWorld(b)
-	air := snapshot.Pixels(make([]uint32, size*size)) // every stored chunk's pixels: nobody writes them
+	air := conv.Pixels(make([]uint32, size*size)) // every stored chunk's pixels: nobody writes them
 	w, err := savedir.OpenWriter(path, savedir.Options{FS: fsys, Store: benchStore(size)})
 	must(b, err)
 	const batch = 20_000
 	for start := 0; start < n; start += batch {
 		snap := &snapshot.Snapshot{World: world}
 		for i := start; i < min(n, start+batch); i++ {
-			c := components.NewChunkFrom(size, air)
+			c := components.NewChunk(size, air)
 			snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: components.ChunkPos{X: int32(i % 1000), Y: int32(10 + i/1000)}, Buf: c.Share()})
 		}
 		if !w.Submit(savedir.Job{Snap: snap}) {

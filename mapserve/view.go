@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"hash/maphash"
 	"image"
+	"io/fs"
 	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
@@ -92,7 +94,7 @@ func openView(dir string, o *Options, seed maphash.Seed, prev *view) (*view, err
 		s, m, damage, err = openDamaged(dir, o, err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, lostFile(dir, err)
 	}
 	cfg := s.Options()
 	v := &view{man: m, store: s, size: int(cfg.ChunkSize), chunks: map[chunkstore.Pos]*chunkRec{}}
@@ -388,6 +390,18 @@ func openDamaged(dir string, o *Options, err error) (*chunkstore.Store, *savedir
 	}
 	rep := s.OpenReport()
 	return s, man, &rep, nil
+}
+
+// lostFile turns the error for a file the generation names that is gone
+// (its chunk store, a data file) into one that matches autosave.ErrCorrupt,
+// and so arksave.ErrCorrupt, as every other damage does, with the next
+// step; other errors it returns as they are.
+func lostFile(dir string, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) || errors.Is(err, autosave.ErrNoSave) || errors.Is(err, autosave.ErrCorrupt) {
+		return err
+	}
+	return fmt.Errorf("%w: a file the committed generation of %s names is missing: %w; arksave check %s lists what is there, arksave repair %s rebuilds the save from what is left",
+		autosave.ErrCorrupt, dir, err, dir, dir)
 }
 
 // markDamaged notes the chunks whose records the rebuilt index of a

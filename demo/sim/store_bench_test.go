@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/sim"
@@ -145,7 +146,7 @@ func TestDemoSaveNotMostlyDead(t *testing.T) {
 // generator); "painted": demo terrain chunks a player painted.
 func BenchmarkPalette_DemoTerrain(b *testing.B) {
 	const size = 512
-	cfg := chunkstore.Options{ChunkSize: size, TileSize: 32, Seed: 1, Generator: terrain.Generator{}, Layers: components.DefaultLayers()}
+	cfg := chunkstore.Options{ChunkSize: size, TileSize: 32, Seed: 1, Generator: terrain.Generator{}, Layers: arksave.DefaultLayers()}
 	demoChunks := func(paint bool) []benchenc.Chunk {
 		var chunks []benchenc.Chunk
 		for i := range 8 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
@@ -26,7 +27,7 @@ func sparseSnap(g int) *snapshot.Snapshot {
 		for i := range 5 {
 			pix[rng.IntN(len(pix))] = uint32(200 + i + g)
 		}
-		c := components.NewChunkFrom(size, snapshot.Pixels(pix))
+		c := components.NewChunk(size, conv.Pixels(pix))
 		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share(), Version: uint64(g)})
 	}
 	return s
@@ -159,7 +160,7 @@ func expectRandomGenerationWith(t *testing.T, fsys vfs.FS, cfg chunkstore.Option
 	expect(t, string(world) == fmt.Sprintf("world generation %d", want), "world %q, want generation %d", world, want)
 	got := make([]uint32, size*size)
 	for _, c := range randomSnap(want).Chunks {
-		_, err := w.Get(snapshot.StorePos(c.Pos), got)
+		_, err := w.Get(conv.StorePos(c.Pos), got)
 		must(t, err)
 		expect(t, slicesEqual(got, chunkPixels(t, c)), "chunk %v is not generation %d's", c.Pos, want)
 	}

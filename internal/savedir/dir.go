@@ -1128,79 +1128,111 @@ func (d *Dir) cleanupWith(max int) error {
 		return nil
 	}
 	backups, damaged := d.backups()
-	if max >= 0 && len(backups) > max {
-		// The newest backup with a chunk store of its own stays beyond max:
-		// it is the one that shares no file with the current generation.
-		own := -1
-		for i, b := range backups {
-			if isCopiedStore(b.Chunks.Name) {
-				own = i
-				break
-			}
-		}
-		kept := backups[:max:max]
-		for i, b := range backups[max:] {
-			if max > 0 && i+max == own {
-				kept = append(kept, b)
-				continue
-			}
-			_ = d.remove(backupManifestName(b.Generation))
-		}
-		backups = kept
-	}
-	keep := map[string]bool{ManifestName: true, LockName: true}
-	allData := map[string]bool{} // stores whose every data file stays
-	keepStore := func(m *Manifest) {
-		keep[m.Chunks.Name] = true
-		for _, n := range m.Chunks.Data {
-			keep[n] = true
-		}
-		if m.Version < manifestVersionData {
-			// A manifest that predates data files cannot name them: keep
-			// all of its store's.
-			allData[m.Chunks.Name] = true
-		}
-	}
-	keepPlayers := func(p *PlayersRef) {
-		if p != nil {
-			keep[p.Index.Name] = true
-			keep[p.Data] = true
-		}
-	}
-	keep[cur.World.Name] = true
-	keepStore(cur)
-	keepPlayers(cur.Players)
+	backups = d.dropBackupsOver(backups, max)
+	k := keptFiles{names: map[string]bool{ManifestName: true, LockName: true}, allData: map[string]bool{}}
+	k.names[cur.World.Name] = true
+	k.store(cur)
+	k.players(cur.Players)
 	// The copy of the store made for the current generation waits for the
 	// next commit to name it in that generation's backup.
 	pending := CopiedChunksName(cur.Generation)
-	keep[pending] = true
+	k.names[pending] = true
 	// So does the copy of its players.
-	keep[CopiedPlayersName(cur.Generation)] = true
-	keep[CopiedPlayersDataName(cur.Generation)] = true
+	k.names[CopiedPlayersName(cur.Generation)] = true
+	k.names[CopiedPlayersDataName(cur.Generation)] = true
 	for _, b := range backups {
-		keep[b.World.Name] = true
-		keepStore(b)
-		keep[backupManifestName(b.Generation)] = true
-		keepPlayers(b.Players)
+		k.names[b.World.Name] = true
+		k.store(b)
+		k.names[backupManifestName(b.Generation)] = true
+		k.players(b.Players)
 	}
 	for _, p := range damaged {
-		if g, ok := backupManifestGeneration(path.Base(p.File)); ok {
-			keep[p.File] = true
-			keep[path.Join(BackupDir, WorldName(g))] = true
-			// Which players files it names is unknown: keep every one up to
-			// its generation, and its own copy, for a repair to decide.
-			keep[CopiedPlayersName(g)] = true
-			keep[CopiedPlayersDataName(g)] = true
-			names, _ := d.fs.ReadDir(d.path)
-			for _, n := range names {
-				if pg, ok := playersGeneration(n); ok && pg <= g {
-					keep[n] = true
-				} else if pg, ok := playersDataGeneration(n); ok && pg <= g {
-					keep[n] = true
-				}
-			}
+		d.keepDamagedBackup(k.names, p)
+	}
+	return d.removeStale(k, pending)
+}
+
+// dropBackupsOver removes the backup manifests beyond the newest max and
+// returns the backups kept. The newest backup with a chunk store of its
+// own stays beyond max: it is the one that shares no file with the current
+// generation.
+func (d *Dir) dropBackupsOver(backups []*Manifest, max int) []*Manifest {
+	if max < 0 || len(backups) <= max {
+		return backups
+	}
+	own := -1
+	for i, b := range backups {
+		if isCopiedStore(b.Chunks.Name) {
+			own = i
+			break
 		}
 	}
+	kept := backups[:max:max]
+	for i, b := range backups[max:] {
+		if max > 0 && i+max == own {
+			kept = append(kept, b)
+			continue
+		}
+		_ = d.remove(backupManifestName(b.Generation))
+	}
+	return kept
+}
+
+// keptFiles is what a cleanup keeps: names, and the stores whose every
+// data file stays.
+type keptFiles struct {
+	names   map[string]bool
+	allData map[string]bool
+}
+
+// store keeps a generation's chunk store and the data files it names.
+func (k keptFiles) store(m *Manifest) {
+	k.names[m.Chunks.Name] = true
+	for _, n := range m.Chunks.Data {
+		k.names[n] = true
+	}
+	if m.Version < manifestVersionData {
+		// A manifest that predates data files cannot name them: keep
+		// all of its store's.
+		k.allData[m.Chunks.Name] = true
+	}
+}
+
+// players keeps a generation's players files.
+func (k keptFiles) players(p *PlayersRef) {
+	if p != nil {
+		k.names[p.Index.Name] = true
+		k.names[p.Data] = true
+	}
+}
+
+// keepDamagedBackup keeps what a damaged backup manifest may name, for a
+// repair to decide.
+func (d *Dir) keepDamagedBackup(keep map[string]bool, p chunkstore.Problem) {
+	g, ok := backupManifestGeneration(path.Base(p.File))
+	if !ok {
+		return
+	}
+	keep[p.File] = true
+	keep[path.Join(BackupDir, WorldName(g))] = true
+	// Which players files it names is unknown: keep every one up to its
+	// generation, and its own copy.
+	keep[CopiedPlayersName(g)] = true
+	keep[CopiedPlayersDataName(g)] = true
+	names, _ := d.fs.ReadDir(d.path)
+	for _, n := range names {
+		if pg, ok := playersGeneration(n); ok && pg <= g {
+			keep[n] = true
+		} else if pg, ok := playersDataGeneration(n); ok && pg <= g {
+			keep[n] = true
+		}
+	}
+}
+
+// removeStale removes every file of a save directory's forms that k does
+// not keep, in the directory and in backups/; the data files of the store
+// copy pending for the next commit stay.
+func (d *Dir) removeStale(k keptFiles, pending string) error {
 	subs := []string{"."}
 	if d.checkBackupDir() == nil {
 		subs = append(subs, BackupDir)
@@ -1212,7 +1244,7 @@ func (d *Dir) cleanupWith(max int) error {
 		}
 		for _, n := range names {
 			rel := path.Join(sub, n)
-			if store, _, ok := DataFileOf(rel); keep[rel] || !formName(rel) || ok && allData[store] {
+			if store, _, ok := DataFileOf(rel); k.names[rel] || !formName(rel) || ok && k.allData[store] {
 				continue
 			}
 			if store, _, ok := dataFileOf(rel); ok && store == pending {

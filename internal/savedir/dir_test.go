@@ -14,22 +14,11 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/vfs"
 )
 
-func expect(t *testing.T, ok bool, format string, args ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatalf(format, args...)
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var expect, must = testkit.Expect, testkit.Must
 
 // fakeRoot stands in for a chunk store root where no store is opened.
 var fakeRoot = []byte("root")

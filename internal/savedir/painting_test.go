@@ -8,6 +8,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
@@ -28,8 +29,8 @@ func TestSavesWhilePainting(t *testing.T) {
 	randPixel := func() components.Pixel { return components.Pixel(rng.Uint32()) & components.PersistMask }
 	chunks := make([]components.Chunk, nchunks)
 	for i := range chunks {
-		chunks[i] = components.NewChunk(csize)
-		pix := chunks[i].Mut()
+		chunks[i] = components.NewChunk(csize, nil)
+		pix := chunks[i].MutRect(0, 0, chunks[i].Size, chunks[i].Size)
 		for k := range pix {
 			pix[k] = randPixel()
 		}
@@ -54,9 +55,9 @@ func TestSavesWhilePainting(t *testing.T) {
 		expect(t, int(res.Generation) == g, "save %d committed generation %d", g, res.Generation)
 		got := make([]uint32, csize*csize)
 		for i, c := range snap.Chunks {
-			_, err := w.Get(snapshot.StorePos(c.Pos), got)
+			_, err := w.Get(conv.StorePos(c.Pos), got)
 			must(t, err)
-			expect(t, slices.Equal(snapshot.Pixels(got), want[i]), "save %d: chunk %d is not as it was at the snapshot", g, i)
+			expect(t, slices.Equal(conv.Pixels(got), want[i]), "save %d: chunk %d is not as it was at the snapshot", g, i)
 			n, _ := c.Buf.CopyCost()
 			copied += n
 			expect(t, !chunks[i].Held(), "save %d: chunk %d still held after the save", g, i)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
@@ -43,7 +44,7 @@ func noisySnap(n int, seed uint64) *snapshot.Snapshot {
 		for k := range pix {
 			pix[k] = rng.Uint32()
 		}
-		c := components.NewChunkFrom(size, snapshot.Pixels(pix))
+		c := components.NewChunk(size, conv.Pixels(pix))
 		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: components.ChunkPos{X: int32(i % 16), Y: int32(i / 16)}, Buf: c.Share(), Version: 1})
 	}
 	return s

@@ -13,6 +13,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -60,7 +61,7 @@ type Job struct {
 // goroutine of its own. It holds the directory's lock from opening until
 // Close (a directory it switches to, by Switch, Continue or a Save As,
 // until it moves on again). The game loop submits a [Job] when the writer
-// is idle and polls for the [Result]; loaders read chunks through it
+// is idle and polls for the [autosave.Result]; loaders read chunks through it
 // concurrently with a commit.
 type Writer struct {
 	opts Options
@@ -926,6 +927,75 @@ func (p progressSource) ChunkExtra() []byte {
 	return nil
 }
 
+// reopenStore opens the chunk store again when a failed save could not.
+func (w *Writer) reopenStore(dir *Dir, name string) (*chunkstore.Store, error) {
+	w.recover(dir, nil, name, false, nil)
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.store == nil {
+		return nil, fmt.Errorf("autosave: chunk store %s in %s cannot be reopened after an earlier failure: %w", name, dir.Path(), w.storeErr)
+	}
+	return w.store, nil
+}
+
+// batchOf puts the snapshot's chunks (read while compressing) and entity
+// sets into a batch of store.
+func (w *Writer) batchOf(store *chunkstore.Store, j Job, tr *track) (*chunkstore.Batch, error) {
+	batch := store.NewBatch()
+	for _, c := range j.Snap.Chunks {
+		batch.PutChunkFrom(conv.StorePos(c.Pos), progressSource{src: c, t: tr, w: w})
+	}
+	for _, es := range j.Snap.Entities {
+		blk, err := entityBlock(store, es)
+		if err != nil {
+			return nil, err
+		}
+		batch.PutEntities(conv.StorePos(es.Pos), blk)
+	}
+	return batch, nil
+}
+
+// worldDone is the outcome of writing a world file.
+type worldDone struct {
+	ref FileRef
+	err error
+}
+
+// writeWorld writes and syncs the world file on a goroutine of its own and
+// delivers the outcome on the channel it returns; a panic there fails it.
+func (w *Writer) writeWorld(dir *Dir, world []byte, tr *track) <-chan worldDone {
+	ch := make(chan worldDone, 1)
+	go func() {
+		var done worldDone
+		defer func() {
+			if p := recover(); p != nil {
+				done.err = NewPanicError(p)
+			}
+			ch <- done
+		}()
+		done.ref, done.err = dir.WriteWorld(world)
+		if done.err == nil {
+			tr.written.Add(done.ref.Size)
+			w.advance()
+		}
+	}()
+	return ch
+}
+
+// settleCommitted moves what happened between saves into the result of the
+// save that committed: the compaction steps and the backup copy, which
+// are part of its generation now.
+func (w *Writer) settleCommitted(res *autosave.Result, backupChunks *StoreRef) {
+	res.Compacted, res.CompactErr = w.compacted.steps > 0, w.compacted.err
+	w.compacted = compaction{}
+	if backupChunks != nil {
+		res.BackupChunks = backupChunks.Name
+	}
+	w.copied, w.copiedPlayers = nil, nil
+	res.BackupCopyBytes, res.BackupCopyDuration, res.BackupCopyErr = w.copyStats.bytes, w.copyStats.duration, w.copyStats.err
+	w.copyStats = backupCopy{}
+}
+
 // run commits one save: the chunk store first (records, then its header
 // slot), then the world file and the manifest. An error anywhere leaves the
 // previous generation committed; the writer then reopens the store at that
@@ -939,7 +1009,6 @@ func (w *Writer) run(j Job) (res *autosave.Result) {
 	// returning: its memory is free for the next snapshot then.
 	defer j.Snap.ReleaseWorld()
 	res = &autosave.Result{Stall: j.Snap.Stall}
-	res.Chunks, res.Entities, res.Players = j.Snap.Committed()
 	defer func() { res.Duration = time.Since(j.RequestedAt) }()
 
 	w.mu.RLock()
@@ -973,16 +1042,7 @@ func (w *Writer) run(j Job) (res *autosave.Result) {
 		return res
 	}
 	if store == nil {
-		// A failed save could not reopen the store; try again now.
-		w.recover(dir, nil, name, false, nil)
-		w.mu.RLock()
-		store = w.store
-		w.mu.RUnlock()
-		if store == nil {
-			w.mu.RLock()
-			why := w.storeErr
-			w.mu.RUnlock()
-			res.Err = fmt.Errorf("autosave: chunk store %s in %s cannot be reopened after an earlier failure: %w", name, dir.Path(), why)
+		if store, res.Err = w.reopenStore(dir, name); res.Err != nil {
 			return res
 		}
 	}
@@ -1015,41 +1075,15 @@ func (w *Writer) run(j Job) (res *autosave.Result) {
 	markp = &mark
 	tr := w.beginProgress(len(j.Snap.Chunks), len(j.Snap.World))
 
-	batch := store.NewBatch()
-	for _, c := range j.Snap.Chunks {
-		// read while compressing
-		batch.PutChunkFrom(snapshot.StorePos(c.Pos), progressSource{src: c, t: tr, w: w})
-	}
-	for _, es := range j.Snap.Entities {
-		blk, err := entityBlock(store, es)
-		if err != nil {
-			res.Err = fmt.Errorf("autosave: save to %s: %w", dir.Path(), err)
-			w.recover(dir, store, name, saveAs, &mark)
-			return res
-		}
-		batch.PutEntities(snapshot.StorePos(es.Pos), blk)
+	batch, err := w.batchOf(store, j, tr)
+	if err != nil {
+		res.Err = fmt.Errorf("autosave: save to %s: %w", dir.Path(), err)
+		w.recover(dir, store, name, saveAs, &mark)
+		return res
 	}
 	// The world file does not depend on the chunk store: write and sync it
 	// while the store compresses and commits.
-	type worldDone struct {
-		ref FileRef
-		err error
-	}
-	worldCh := make(chan worldDone, 1)
-	go func() {
-		var done worldDone
-		defer func() {
-			if p := recover(); p != nil {
-				done.err = NewPanicError(p)
-			}
-			worldCh <- done
-		}()
-		done.ref, done.err = dir.WriteWorld(j.Snap.World)
-		if done.err == nil {
-			tr.written.Add(done.ref.Size)
-			w.advance()
-		}
-	}()
+	worldCh := w.writeWorld(dir, j.Snap.World, tr)
 	stats, err := store.Commit(batch)
 	// The store has read every chunk it committed (reading a chunk ends its
 	// hold); end the holds a failed commit left, so that the game's writes
@@ -1134,16 +1168,7 @@ func (w *Writer) run(j Job) (res *autosave.Result) {
 		res.ChunksStored = int(ri.Chunks)
 	}
 	if !saveAs {
-		// The compaction steps since the last save are part of this
-		// generation now.
-		res.Compacted, res.CompactErr = w.compacted.steps > 0, w.compacted.err
-		w.compacted = compaction{}
-		if backupChunks != nil {
-			res.BackupChunks = backupChunks.Name
-		}
-		w.copied, w.copiedPlayers = nil, nil
-		res.BackupCopyBytes, res.BackupCopyDuration, res.BackupCopyErr = w.copyStats.bytes, w.copyStats.duration, w.copyStats.err
-		w.copyStats = backupCopy{}
+		w.settleCommitted(res, backupChunks)
 	}
 
 	// Switch readers to what was committed.
@@ -1284,16 +1309,16 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 func entityBlock(store *chunkstore.Store, es snapshot.EntitySet) (chunkstore.EntityBlock, error) {
 	blk := chunkstore.EntityBlock{Bodies: make([]chunkstore.Body, len(es.Bodies)), Sections: es.Sections}
 	for i := range es.Bodies {
-		blk.Bodies[i] = snapshot.ToStore(&es.Bodies[i])
+		blk.Bodies[i] = conv.ToStore(&es.Bodies[i])
 	}
 	if !es.Merge {
 		return blk, nil
 	}
-	stored, err := store.Entities(snapshot.StorePos(es.Pos))
+	stored, err := store.Entities(conv.StorePos(es.Pos))
 	if err != nil && !errors.Is(err, chunkstore.ErrCorrupt) {
 		return chunkstore.EntityBlock{}, fmt.Errorf("read the stored entities of chunk %v to add to them: %w", es.Pos, err)
 	}
-	blk.Bodies = snapshot.MergeByID(stored.Bodies, blk.Bodies, func(b *chunkstore.Body) uint64 { return b.ID })
+	blk.Bodies = conv.MergeByID(stored.Bodies, blk.Bodies, func(b *chunkstore.Body) uint64 { return b.ID })
 	blk.Sections = append(append([][]byte(nil), stored.Sections...), es.Sections...)
 	return blk, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 )
@@ -141,7 +142,7 @@ func deltaSnap(rng *rand.Rand, chunk, g int, xs []int32) *snapshot.Snapshot {
 		for range chunk * chunk / 50 {
 			pix[rng.IntN(len(pix))] = uint32(1 + rng.IntN(200))
 		}
-		c := components.NewChunkFrom(chunk, snapshot.Pixels(pix))
+		c := components.NewChunk(chunk, conv.Pixels(pix))
 		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: components.ChunkPos{X: x}, Buf: c.Share(), Version: uint64(g)})
 	}
 	return s

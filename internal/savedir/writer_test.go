@@ -13,6 +13,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
@@ -63,7 +64,7 @@ func snapAt(g int) *snapshot.Snapshot {
 		for i := 1; i <= g; i++ {
 			pix[i] = uint32(100 + i + int(pos.X))
 		}
-		c := components.NewChunkFrom(size, snapshot.Pixels(pix))
+		c := components.NewChunk(size, conv.Pixels(pix))
 		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share(), Version: uint64(g)})
 	}
 	s.Entities = []snapshot.EntitySet{{Pos: components.ChunkPos{}, Version: uint64(g), Bodies: []components.PixelBody{{
@@ -96,7 +97,7 @@ func expectGeneration(t *testing.T, fsys vfs.FS, g int) {
 	expect(t, string(world) == fmt.Sprintf("world generation %d", g), "world file %q in generation %d", world, g)
 	got := make([]uint32, size*size)
 	for _, pos := range []components.ChunkPos{{X: 0, Y: 0}, {X: 1, Y: 0}} {
-		_, err := w.Get(snapshot.StorePos(pos), got)
+		_, err := w.Get(conv.StorePos(pos), got)
 		must(t, err)
 		wantPix := make([]uint32, size*size)
 		lastWritten := g
@@ -263,7 +264,7 @@ func randomSnap(g int) *snapshot.Snapshot {
 		for i := range pix {
 			pix[i] = rng.Uint32()
 		}
-		c := components.NewChunkFrom(size, snapshot.Pixels(pix))
+		c := components.NewChunk(size, conv.Pixels(pix))
 		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: components.ChunkPos{X: x}, Buf: c.Share(), Version: uint64(g)})
 	}
 	return s
@@ -391,7 +392,7 @@ func expectRandomGeneration(t *testing.T, fsys vfs.FS, want int) {
 	expect(t, string(world) == fmt.Sprintf("world generation %d", want), "world %q, want generation %d", world, want)
 	got := make([]uint32, size*size)
 	for _, c := range randomSnap(want).Chunks {
-		_, err := w.Get(snapshot.StorePos(c.Pos), got)
+		_, err := w.Get(conv.StorePos(c.Pos), got)
 		must(t, err)
 		expect(t, slicesEqual(got, chunkPixels(t, c)), "chunk %v is not generation %d's", c.Pos, want)
 	}

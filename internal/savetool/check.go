@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
@@ -139,7 +139,7 @@ func Check(path string, o Options) (*CheckReport, error) {
 		r.Worlds++
 		data, err := vfs.ReadFile(fsys, path)
 		if err == nil {
-			_, err = archetype.ReadInfo(bytes.NewReader(data))
+			_, err = pecs.ReadInfo(bytes.NewReader(data))
 		}
 		if err != nil {
 			r.add(name, -1, err)
@@ -249,7 +249,7 @@ func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *savedir.Dir) {
 			r.Worlds++
 			data, err := readNamed(d, name)
 			if err == nil {
-				_, err = archetype.ReadInfo(bytes.NewReader(data))
+				_, err = pecs.ReadInfo(bytes.NewReader(data))
 			}
 			if err != nil {
 				r.add(name, -1, err)
@@ -335,7 +335,7 @@ func checkGeneration(r *CheckReport, d *savedir.Dir, m *savedir.Manifest, checke
 	world, err := readRef(d, m.World)
 	if err != nil {
 		r.add(m.World.Name, -1, err)
-	} else if _, err := archetype.ReadInfo(bytes.NewReader(world)); err != nil {
+	} else if _, err := pecs.ReadInfo(bytes.NewReader(world)); err != nil {
 		r.add(m.World.Name, -1, err)
 	}
 	checkPlayers(r, d, m, checked)
@@ -387,7 +387,7 @@ func checkSections(r *CheckReport, s *chunkstore.Store, m *savedir.Manifest) {
 			return true // Check reported the block
 		}
 		for i, sec := range blk.Sections {
-			if _, err := archetype.ReadInfo(bytes.NewReader(sec)); err != nil {
+			if _, err := pecs.ReadInfo(bytes.NewReader(sec)); err != nil {
 				pos, key := e.Pos, e.Key
 				r.Problems = append(r.Problems, chunkstore.Problem{File: m.Chunks.Name, Section: chunkstore.SectionBodies, Offset: e.Handle.Offset, Pos: &pos, Key: &key,
 					Err: fmt.Errorf("generation %d: entity section %d: %w", m.Generation, i, err)})
@@ -421,7 +421,7 @@ func checkPlayerRecords(r *CheckReport, d *savedir.Dir, p *savedir.Players, what
 	for _, e := range p.Entries {
 		sec, err := d.ReadPlayer(p, e.ID)
 		if err == nil {
-			_, err = archetype.ReadInfo(bytes.NewReader(sec))
+			_, err = pecs.ReadInfo(bytes.NewReader(sec))
 		}
 		if err != nil {
 			r.add(p.Ref.Data, e.Offset, fmt.Errorf("%s: player %q: %w", what, e.ID, err))

@@ -14,6 +14,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/snapshot"
@@ -38,8 +39,8 @@ func TestRepairTakesTheGenerationsCopy(t *testing.T) {
 			pix[i] = uint32(components.MakePixel(uint8(1+rng.IntN(9)), uint8(rng.IntN(256)), 0, 0))
 		}
 		pos := components.ChunkPos{X: int32(g)}
-		want[snapshot.StorePos(pos)] = slices.Clone(pix)
-		c := components.NewChunkFrom(16, snapshot.Pixels(pix))
+		want[conv.StorePos(pos)] = slices.Clone(pix)
+		c := components.NewChunk(16, conv.Pixels(pix))
 		snap := &snapshot.Snapshot{World: world.Bytes(), Chunks: []snapshot.Chunk{{Pos: pos, Buf: c.Share(), Version: 1}}}
 		if g == 2 {
 			snap.Entities = []snapshot.EntitySet{{Pos: pos, Version: 1, Bodies: []components.PixelBody{{

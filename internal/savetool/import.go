@@ -9,6 +9,7 @@ import (
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savedir"
 )
 
@@ -118,7 +119,7 @@ func importWorld(r io.Reader) ([]byte, *ImportReport, error) {
 		}
 		return nil, nil, err
 	}
-	info, err := archetype.ReadInfo(bytes.NewReader(file.Bytes()))
+	info, err := pecs.ReadInfo(bytes.NewReader(file.Bytes()))
 	if err != nil {
 		return nil, nil, err
 	}

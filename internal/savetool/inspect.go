@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/vfs"
@@ -27,9 +27,9 @@ type DirInfo struct {
 	Stores        []StoreInfo      `json:"stores"`      // each chunk store a generation names, at the newest generation naming it
 	// World describes the committed generation's ECS world file; WorldError
 	// says why it could not be read whole.
-	World      *archetype.Info `json:"-"`
-	WorldFile  string          `json:"world_file,omitempty"`
-	WorldError string          `json:"world_error,omitempty"`
+	World      *pecs.Info `json:"-"`
+	WorldFile  string     `json:"world_file,omitempty"`
+	WorldError string     `json:"world_error,omitempty"`
 	// Players lists the players the committed generation holds, with the
 	// files that hold them; PlayersError says why they could not be read.
 	Players      []string `json:"players,omitempty"`
@@ -203,7 +203,7 @@ func inspectDir(fsys vfs.FS, dir string, d *savedir.Dir) *DirInfo {
 			info.WorldError = info.note(err)
 		}
 		if data != nil {
-			wi, err := archetype.ReadInfo(bytes.NewReader(data))
+			wi, err := pecs.ReadInfo(bytes.NewReader(data))
 			info.World = wi
 			if err != nil && info.WorldError == "" {
 				info.WorldError = err.Error()
@@ -265,7 +265,7 @@ func describeStore(st *StoreInfo, s *chunkstore.Store) {
 			}
 			st.Sections += len(blk.Sections)
 			for _, sec := range blk.Sections {
-				if info, err := archetype.ReadInfo(bytes.NewReader(sec)); err == nil {
+				if info, err := pecs.ReadInfo(bytes.NewReader(sec)); err == nil {
 					st.Entities += int(info.Header.Entities)
 				}
 			}

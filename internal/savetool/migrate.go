@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/words"
 )
@@ -55,7 +55,7 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if info, err := archetype.ReadInfo(bytes.NewReader(world)); err == nil {
+	if info, err := pecs.ReadInfo(bytes.NewReader(world)); err == nil {
 		rep.WorldVersion = fmt.Sprintf("PECS %d.%d", info.Header.VersionMajor, info.Header.VersionMinor)
 	}
 	root, err := rootOf(d, m)

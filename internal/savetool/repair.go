@@ -17,6 +17,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/fsguard"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
@@ -557,7 +558,7 @@ func (r *repairer) pickWorld() ([]byte, error) {
 			data, err = vfs.ReadFile(r.fsys, p)
 		}
 		if err == nil {
-			_, err = archetype.ReadInfo(bytes.NewReader(data))
+			_, err = pecs.ReadInfo(bytes.NewReader(data))
 		}
 		if err != nil {
 			why = append(why, fmt.Sprintf("%s: %v", c.name, err))
@@ -1105,13 +1106,38 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Fi
 		live[lossKey{e.Pos, e.Type == chunkstore.BodyBlock}] = e.Handle
 		return true
 	})
-	damaged := map[lossKey]bool{}
 	var problems []chunkstore.Problem
 	if fixed != nil {
 		problems = fixed.OpenReport().Problems
 	} else {
 		problems = src.Check().Problems
 	}
+	damaged := r.dropDamaged(l, live, problems)
+	if fixed == nil {
+		filled = wouldFill(src, fills, damaged, r.missing(loss))
+	}
+	filledMissing := r.revertFilled(l, filled, fillNames, loss)
+	if loss == nil {
+		return
+	}
+	r.classifyScanDamage(l, live, damaged, loss)
+	if loss.lostBytes > 0 {
+		r.note("%d damaged bytes of the chunk store have no readable record header: what they held, if anything live, is lost", loss.lostBytes)
+	}
+	if loss.lostFrom >= 0 && loss.gen > 0 {
+		kept := src
+		if fixed != nil {
+			kept = fixed
+		}
+		r.classifyLostTail(l, kept, fills, fillNames, loss)
+	}
+	r.noteUnnamed(l, src, live, filledMissing)
+}
+
+// dropDamaged lists as dropped every live record a problem of the store
+// is about, and returns them.
+func (r *repairer) dropDamaged(l *losses, live map[lossKey]chunkstore.Handle, problems []chunkstore.Problem) map[lossKey]bool {
+	damaged := map[lossKey]bool{}
 	for _, p := range problems {
 		if p.Pos == nil {
 			continue
@@ -1124,9 +1150,13 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Fi
 			}
 		}
 	}
-	if fixed == nil {
-		filled = wouldFill(src, fills, damaged, r.missing(loss))
-	}
+	return damaged
+}
+
+// revertFilled lists as reverted every chunk taken from a store the
+// repair fills from, and returns how many of them the store had lost (not
+// damaged).
+func (r *repairer) revertFilled(l *losses, filled []chunkstore.Filled, fillNames []string, loss *scanLoss) int {
 	filledMissing := 0
 	for _, f := range filled {
 		k := lossKey{f.Pos, false}
@@ -1137,10 +1167,12 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Fi
 		filledMissing++
 		l.revert(k, fmt.Sprintf("lost from %s with the records after %s; %s version is used", r.rep.Store.File, r.where(chunkstore.Handle{Offset: loss.lostFrom}), fillNames[f.From]))
 	}
-	if loss == nil {
-		return
-	}
-	// A damaged record of the generation may have been its chunk's newest.
+	return filledMissing
+}
+
+// classifyScanDamage lists the damaged records the scan found: a damaged
+// record of the generation may have been its chunk's newest.
+func (r *repairer) classifyScanDamage(l *losses, live map[lossKey]chunkstore.Handle, damaged map[lossKey]bool, loss *scanLoss) {
 	for _, d := range loss.damaged {
 		h, ok := live[d.k]
 		switch {
@@ -1153,61 +1185,65 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Fi
 			l.revert(d.k, fmt.Sprintf("its record at %s is damaged; an older one at %s is used", r.where(chunkstore.Handle{Offset: d.off}), r.where(h)))
 		}
 	}
-	if loss.lostBytes > 0 {
-		r.note("%d damaged bytes of the chunk store have no readable record header: what they held, if anything live, is lost", loss.lostBytes)
+}
+
+// classifyLostTail lists what lost records of the generation may have
+// held: any chunk of kept (the store as the repair leaves it) may have had
+// a newer record there; only the records found after the previous
+// generation's table are the generation's own.
+func (r *repairer) classifyLostTail(l *losses, kept *chunkstore.Store, fills []*chunkstore.Store, fillNames []string, loss *scanLoss) {
+	own := loss.lastTable+1 == loss.gen
+	since := fmt.Sprintf("of store generation %d or older", loss.lastTable)
+	if loss.lastTable == 0 {
+		since = "written before that point"
 	}
-	// Records of the generation are lost: any chunk may have had a newer
-	// record there. Only the records found after the previous generation's
-	// table are the generation's own.
-	if loss.lostFrom >= 0 && loss.gen > 0 {
-		own := loss.lastTable+1 == loss.gen
-		since := fmt.Sprintf("of store generation %d or older", loss.lastTable)
-		if loss.lastTable == 0 {
-			since = "written before that point"
+	lostAt := r.where(chunkstore.Handle{Offset: loss.lostFrom})
+	has := map[lossKey]bool{}
+	kept.Entries(func(e chunkstore.Entry) bool {
+		k := lossKey{e.Pos, e.Type == chunkstore.BodyBlock}
+		has[k] = true
+		if !l.listed(k) && !(own && loss.after[k]) {
+			l.revert(k, fmt.Sprintf("the records of %s after %s are lost: this is its newest surviving version, %s, which may be older than the one saved",
+				r.rep.Store.File, lostAt, since))
 		}
-		kept := src
-		if fixed != nil {
-			kept = fixed
+		return true
+	})
+	// A body set none of whose records survived leaves no trace in the
+	// store (bodies are never taken from a backup); the newest store the
+	// repair fills from (the generation's own copy, else the newest
+	// backup's) names the chunks that had one, which may have been lost.
+	if len(fills) == 0 {
+		return
+	}
+	fills[0].Entries(func(e chunkstore.Entry) bool {
+		if k := (lossKey{e.Pos, true}); e.Type == chunkstore.BodyBlock && !has[k] {
+			l.drop(k, fmt.Sprintf("the records of %s after %s are lost, and no version of its bodies survived (%s store held some): they may be lost",
+				r.rep.Store.File, lostAt, fillNames[0]))
 		}
-		has := map[lossKey]bool{}
-		kept.Entries(func(e chunkstore.Entry) bool {
-			k := lossKey{e.Pos, e.Type == chunkstore.BodyBlock}
-			has[k] = true
-			if !l.listed(k) && !(own && loss.after[k]) {
-				l.revert(k, fmt.Sprintf("the records of %s after %s are lost: this is its newest surviving version, %s, which may be older than the one saved",
-					r.rep.Store.File, r.where(chunkstore.Handle{Offset: loss.lostFrom}), since))
-			}
-			return true
-		})
-		// A body set none of whose records survived leaves no trace in the
-		// store (bodies are never taken from a backup); the newest store the
-		// repair fills from (the generation's own copy, else the newest
-		// backup's) names the chunks that had one, which may have been lost.
-		if len(fills) > 0 {
-			fills[0].Entries(func(e chunkstore.Entry) bool {
-				if k := (lossKey{e.Pos, true}); e.Type == chunkstore.BodyBlock && !has[k] {
-					l.drop(k, fmt.Sprintf("the records of %s after %s are lost, and no version of its bodies survived (%s store held some): they may be lost",
-						r.rep.Store.File, r.where(chunkstore.Handle{Offset: loss.lostFrom}), fillNames[0]))
-				}
-				return true
-			})
+		return true
+	})
+}
+
+// noteUnnamed notes the chunks the generation's header counts that the
+// repair found no trace of, not even a damaged record.
+func (r *repairer) noteUnnamed(l *losses, src *chunkstore.Store, live map[lossKey]chunkstore.Handle, filledMissing int) {
+	if r.rep.Store.Root == nil {
+		return
+	}
+	ri, err := chunkstore.ParseRoot(r.rep.Store.Root)
+	if err != nil {
+		return
+	}
+	found := src.Stats().Chunks
+	gone := 0
+	for k := range l.dropped {
+		if _, in := live[k]; !in && !k.bodies {
+			gone++
 		}
 	}
-	// The generation's header says how many chunks it stored.
-	if r.rep.Store.Root != nil {
-		if ri, err := chunkstore.ParseRoot(r.rep.Store.Root); err == nil {
-			found := src.Stats().Chunks
-			gone := 0
-			for k := range l.dropped {
-				if _, in := live[k]; !in && !k.bodies {
-					gone++
-				}
-			}
-			if missing := int(ri.Chunks) - found - gone - filledMissing; missing > 0 {
-				r.note("generation %d of %s stored %d chunks and %d were found: %s, written after the point of damage, left no trace to name them by and regenerate",
-					ri.Generation, r.rep.Store.File, ri.Chunks, found+filledMissing, plural(missing, "chunk", "chunks"))
-			}
-		}
+	if missing := int(ri.Chunks) - found - gone - filledMissing; missing > 0 {
+		r.note("generation %d of %s stored %d chunks and %d were found: %s, written after the point of damage, left no trace to name them by and regenerate",
+			ri.Generation, r.rep.Store.File, ri.Chunks, found+filledMissing, plural(missing, "chunk", "chunks"))
 	}
 }
 
@@ -1233,17 +1269,6 @@ func offsetIn(store string, off int64) string {
 		return fmt.Sprintf("offset %d", off)
 	}
 	return fmt.Sprintf("offset %d of %s", h.FileOffset(), chunkstore.DataFileName(store, h.File()))
-}
-
-// countPixels counts the chunk (not body) losses.
-func countPixels(ls []Loss) int {
-	n := 0
-	for _, l := range ls {
-		if !l.Bodies {
-			n++
-		}
-	}
-	return n
 }
 
 func countsOf(s *chunkstore.Store) Counts {
@@ -1317,7 +1342,7 @@ func (r *repairer) playersDamaged(m *savedir.Manifest) error {
 func (r *repairer) intactPlayer(p *savedir.Players, id string) ([]byte, error) {
 	sec, err := r.d.ReadPlayer(p, id)
 	if err == nil {
-		_, err = archetype.ReadInfo(bytes.NewReader(sec))
+		_, err = pecs.ReadInfo(bytes.NewReader(sec))
 	}
 	return sec, err
 }

@@ -19,7 +19,9 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -64,19 +66,7 @@ func Run(t *testing.T, b Backend) {
 	}
 }
 
-func expect(t *testing.T, ok bool, format string, args ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatalf(format, args...)
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var expect, must = testkit.Expect, testkit.Must
 
 func worldOf(g int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("world %d;", g)), 10+g) }
 
@@ -179,7 +169,7 @@ func pixelsAt(pos components.ChunkPos, g int) []uint32 {
 func Snapshot(g int) *snapshot.Snapshot {
 	s := &snapshot.Snapshot{World: worldOf(g)}
 	for _, pos := range []components.ChunkPos{{X: 0, Y: 0}, {X: 1, Y: 0}} {
-		c := components.NewChunkFrom(chunkSize, snapshot.Pixels(pixelsAt(pos, g)))
+		c := components.NewChunk(chunkSize, conv.Pixels(pixelsAt(pos, g)))
 		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share(), Version: uint64(g)})
 	}
 	s.Players = []snapshot.PlayerRecord{{ID: "ada", Section: PlayerRecord(g), Hash: uint64(g)}}
@@ -208,7 +198,7 @@ func ExpectGeneration(t *testing.T, fsys vfs.FS, dir string, g int) {
 	expect(t, bytes.Equal(world, worldOf(g)), "the world file of generation %d differs", g)
 	got := make([]uint32, chunkSize*chunkSize)
 	for _, pos := range []components.ChunkPos{{X: 0, Y: 0}, {X: 1, Y: 0}} {
-		_, err := w.Get(snapshot.StorePos(pos), got)
+		_, err := w.Get(conv.StorePos(pos), got)
 		must(t, err)
 		expect(t, slices.Equal(got, pixelsAt(pos, g)), "generation %d: chunk %v differs", g, pos)
 	}
@@ -438,7 +428,7 @@ func ExpectReadable(t *testing.T, fsys vfs.FS, dir string) int {
 		defer st.Close()
 		got := make([]uint32, chunkSize*chunkSize)
 		for _, pos := range []components.ChunkPos{{X: 0, Y: 0}, {X: 1, Y: 0}} {
-			if _, err := st.Get(snapshot.StorePos(pos), got); err != nil {
+			if _, err := st.Get(conv.StorePos(pos), got); err != nil {
 				return err
 			}
 			if !slices.Equal(got, pixelsAt(pos, g)) {
