@@ -13,7 +13,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 )
 
-// Save a world and load it into a fresh one. This is the README's usage example.
+// Save a world and load it into a fresh one. This is the usage example of docs/guide.md.
 func Example() {
 	type Pos struct{ X, Y float64 }
 	type Label struct{ Text string }

@@ -29,7 +29,7 @@ type Config struct {
 	// The copy is a compacted one of the whole store, written by the
 	// writer between saves (the game loop never waits for it; a save
 	// asked for meanwhile starts when it ends): it costs what a compaction
-	// of the whole store costs (README, "Backups").
+	// of the whole store costs (docs/guide.md, "Backups").
 	BackupCopyEvery int
 	// PauseDuringSave asks the game to pause its simulation while a save is
 	// in progress: the plugin sets

@@ -15,7 +15,7 @@ import (
 // Sizes of the benchmark world.
 var sizes = []int{10_000, 100_000}
 
-// report adds the figures the README quotes: microseconds per 1,000 entities and, where a file
+// report adds the figures docs/benchmarks.md quotes: microseconds per 1,000 entities and, where a file
 // is involved, its bytes per entity.
 func report(b *testing.B, n, fileBytes int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "us/1k-entities")

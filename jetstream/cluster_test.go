@@ -230,7 +230,7 @@ func (s *saver) waitPast(g int, why string) {
 // leaderKills is how often the stream's leader is killed in one run.
 const leaderKills = 10
 
-// The README's example location on a cluster of three processes,
+// The example location of docs/guide.md on a cluster of three processes,
 // replication 3 and a lease of 5 s: a writer saves continuously while
 // the stream leader's process is killed with SIGKILL at random moments of
 // the saves, 10 times. The election outlasts the lease, which lapses

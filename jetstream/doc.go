@@ -96,7 +96,7 @@
 // the commit point as a key-value entry updated by compare-and-set on its
 // revision. BenchmarkMapping measures the writes of one commit of 5 dirty
 // chunks that way, as one key-value bucket, and as this package does, in
-// one run (see the README for the figures): one stream with one pipeline
+// one run (docs/benchmarks.md, "NATS JetStream", has the figures): one stream with one pipeline
 // is the fastest, since the other ways wait for each service (the object
 // store answers each put with its chunks and metadata written, the
 // key-value API each put) where this one waits once; and only one

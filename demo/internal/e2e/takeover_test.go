@@ -48,7 +48,7 @@ func waitGeneration(t *testing.T, location string, g int) int {
 	}
 }
 
-// The README's two demos on one world in NATS JetStream: the first plays
+// The two demos of docs/guide.md ("Trying it") on one world in NATS JetStream: the first plays
 // and autosaves; a second one started with -load -wait waits while the
 // first holds the world, and once the first is killed (SIGKILL: it never
 // lets go, its lease expires) takes the world over from its last
