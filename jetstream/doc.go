@@ -96,8 +96,8 @@
 // the commit point as a key-value entry updated by compare-and-set on its
 // revision. BenchmarkMapping measures the writes of one commit of 5 dirty
 // chunks that way, as one key-value bucket, and as this package does, in
-// one run (docs/benchmarks.md, "NATS JetStream", has the figures): one stream with one pipeline
-// is the fastest, since the other ways wait for each service (the object
+// one run (the figures are in docs/benchmarks.md): one stream with one
+// pipeline is the fastest, since the other ways wait for each service (the object
 // store answers each put with its chunks and metadata written, the
 // key-value API each put) where this one waits once; and only one
 // sequence over the whole world fences every write, where a
