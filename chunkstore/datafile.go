@@ -334,18 +334,6 @@ func (fset *fileSet) remove(n uint32) error {
 	return err
 }
 
-// forget closes data file n (without deleting it) and forgets what is
-// known of it, so that the next get opens it again.
-func (fset *fileSet) forget(n uint32) {
-	fset.mu.Lock()
-	defer fset.mu.Unlock()
-	if f, ok := fset.open[n]; ok && n != 0 {
-		f.Close()
-		delete(fset.open, n)
-	}
-	delete(fset.bad, n)
-}
-
 // opened returns the numbers of the data files open now.
 func (fset *fileSet) opened() []uint32 {
 	fset.mu.Lock()
@@ -391,11 +379,4 @@ func (fset *fileSet) closeAll() error {
 	}
 	fset.open = map[uint32]vfs.File{}
 	return first
-}
-
-// setMain replaces the store file (after a rename put another in place).
-func (fset *fileSet) setMain(f vfs.File) {
-	fset.mu.Lock()
-	defer fset.mu.Unlock()
-	fset.open[0] = f
 }

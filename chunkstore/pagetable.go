@@ -28,14 +28,6 @@ type Pos struct{ X, Y int32 }
 
 func (p Pos) String() string { return fmt.Sprintf("(%d, %d)", p.X, p.Y) }
 
-// comparePos orders positions by (y, x), the page table's order.
-func comparePos(a, b Pos) int {
-	if c := cmp.Compare(a.Y, b.Y); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.X, b.X)
-}
-
 // StorageType says how a chunk is stored (its values are part of the file format), or marks an
 // index entry that holds a chunk's pixel bodies.
 type StorageType uint8

@@ -224,5 +224,6 @@ func TestCountdown(t *testing.T) {
 	fsys = &vfs.Faulty{FS: m, Injector: sticky}
 	h, err := fsys.Create("/h")
 	must(t, err)
-	expect(t, errors.Is(h.Sync(), syscall.EIO) && errors.Is(h.Sync(), syscall.EIO), "sticky sync failure")
+	first, second := h.Sync(), h.Sync()
+	expect(t, errors.Is(first, syscall.EIO) && errors.Is(second, syscall.EIO), "sticky sync failure: %v, then %v", first, second)
 }
