@@ -35,7 +35,7 @@ func (s *Store) NewBatch() *Batch {
 
 // PutChunk stores pix (ChunkSize*ChunkSize pixels, row-major) at pos. The
 // batch keeps the slice: the caller must not modify it until Commit
-// returns. A chunk identical to generation under PersistMask is not stored
+// returns. A chunk identical to generation in its persisted layers is not stored
 // (a stored one at pos is removed).
 func (b *Batch) PutChunk(pos Pos, pix []uint32) { b.PutChunkKey(pos.Key(), pix) }
 

@@ -85,7 +85,7 @@ type chunkCodec struct {
 	kgen      KeyGenerator // gen, in a store of 3 or 4 axes
 	threshold float64
 	bases     *baseCache // nil when disabled
-	layers    []Layer    // the game's registered layers; nil: PersistMask alone
+	layers    []Layer    // the game's registered layers; nil: all 32 bits kept
 	deltaFull bool       // EncodeDeltaFull
 }
 

@@ -83,7 +83,7 @@ func expectOneOf(t *testing.T, disk *vfs.Mem, cfg chunkstore.Options, states ...
 		if s.Generation() != st.gen {
 			continue
 		}
-		d := st.m.diff(s, int(cfg.ChunkSize), cfg.PersistMask|maskIfZero(cfg.PersistMask))
+		d := st.m.diff(s, int(cfg.ChunkSize), keptMask(cfg.Layers))
 		if d == "" {
 			checkAfterCrash(t, s)
 			return s
@@ -98,11 +98,13 @@ func expectOneOf(t *testing.T, disk *vfs.Mem, cfg chunkstore.Options, states ...
 	return nil
 }
 
-func maskIfZero(m uint32) uint32 {
-	if m == 0 {
+// keptMask returns the bits a store with these layers keeps: all without
+// layers.
+func keptMask(layers []chunkstore.Layer) uint32 {
+	if layers == nil {
 		return ^uint32(0)
 	}
-	return 0
+	return chunkstore.LayerMask(layers)
 }
 
 // checkAfterCrash runs the checker and accepts one problem only: the header

@@ -12,7 +12,7 @@
 //   - [Create] makes a store and [Open] opens one, giving a [Store];
 //     [Options] carry the game's constants, its [Generator] and its pixel
 //     [Layer]s ([Options.Layers]: which are kept, and the default of those
-//     a record does not hold; [Options.PersistMask] before them), how
+//     a record does not hold), how
 //     chunks are encoded ([Options.Encoding]), and choose what Open opens: the newest
 //     generation, a given one ([Options.Generation]), the one a root
 //     describes ([Options.Root]: the header slot a save directory's

@@ -40,9 +40,13 @@ func Example() {
 	path := filepath.Join(dir, "chunks.pxsw")
 	opts := chunkstore.Options{
 		ChunkSize: 64, TileSize: 16, PixelSize: 4, // the game's constants
-		Seed:        42,
-		Generator:   flatWorld{},
-		PersistMask: 0x01FFFFFF, // material, colour, damage and the pixel-body flag
+		Seed:      42,
+		Generator: flatWorld{},
+		Layers: []chunkstore.Layer{ // what the store keeps of a pixel
+			{Name: "material, colour, damage", Offset: 0, Bits: 24, Persist: true},
+			{Name: "pixel-body flag", Offset: 24, Bits: 1, Persist: true},
+			{Name: "simulation flags", Offset: 25, Bits: 7}, // not kept: read as 0
+		},
 	}
 	s, err := chunkstore.Create(path, &opts)
 	if err != nil {

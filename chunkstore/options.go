@@ -1,8 +1,10 @@
 package chunkstore
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/arksave/arksave/vfs"
 )
@@ -77,22 +79,11 @@ type Options struct {
 	// where a chunk's record does not hold it (see [Layer]). The store
 	// keeps the persisted layers only; every chunk record it writes notes
 	// which layers it holds, so that a layer the game registers later
-	// reads as its default in chunks saved before. Nil: PersistMask alone
-	// says what is kept, and what is not kept reads as zero. Pixel bodies'
-	// pixels keep the persisted layers too; the others read as zero there
-	// (body records do not note their layers).
+	// reads as its default in chunks saved before. Nil means one layer of
+	// all 32 bits, kept. Pixel bodies' pixels keep the persisted layers
+	// too; the others read as zero there (body records do not note their
+	// layers).
 	Layers []Layer
-
-	// PersistMask selects the bits of each pixel that are stored (pixel
-	// bytes are material, colour, damage, flags, little-endian). Only
-	// pixel&PersistMask is compared, written and returned, for chunks and
-	// body pixels alike. Zero means all bits, or with Layers the bits of
-	// the persisted layers (a non-zero PersistMask must then equal them).
-	//
-	// Deprecated: register the game's layers with Layers, which also gives
-	// layers that are not stored their default value. PersistMask keeps
-	// working as before.
-	PersistMask uint32
 
 	// DeltaThreshold: a chunk may be stored as a delta while fewer than
 	// this fraction of its pixels differ from the generator's. Zero means
@@ -233,74 +224,89 @@ const smallFullRecord = 16 << 10
 func (c Options) withDefaults(creating bool) (Options, error) {
 	// What chose the generation to open is not part of the store's options.
 	c.Generation, c.Root, c.Repair = 0, nil, false
+	if len(c.Layers) > 0 {
+		if _, err := checkLayers(c.Layers); err != nil {
+			return c, err
+		}
+		c.Layers = slices.Clone(c.Layers)
+	}
+	c.fillDefaults(creating)
+	return c, c.check(creating)
+}
+
+// fillDefaults gives every zero field the default its documentation names.
+func (c *Options) fillDefaults(creating bool) {
 	if c.FS == nil {
 		c.FS = vfs.OS
 	}
-	if len(c.Layers) > 0 {
-		m, err := checkLayers(c.Layers)
-		if err != nil {
-			return c, err
-		}
-		if c.PersistMask != 0 && c.PersistMask != m {
-			return c, fmt.Errorf("%w: PersistMask %#08x, the persisted layers hold %#08x", ErrInvalidConfig, c.PersistMask, m)
-		}
-		c.PersistMask = m
-		c.Layers = append([]Layer(nil), c.Layers...)
-	}
-	if c.PersistMask == 0 {
-		c.PersistMask = ^uint32(0)
-	}
-	if c.DeltaThreshold == 0 {
-		c.DeltaThreshold = DefaultDeltaThreshold
-	}
-	if c.CompactionThreshold == 0 {
-		c.CompactionThreshold = DefaultCompactionThreshold
-	}
-	if c.CheckpointRatio == 0 {
-		c.CheckpointRatio = DefaultCheckpointRatio
-	}
+	c.DeltaThreshold = cmp.Or(c.DeltaThreshold, DefaultDeltaThreshold)
+	c.CompactionThreshold = cmp.Or(c.CompactionThreshold, DefaultCompactionThreshold)
+	c.CheckpointRatio = cmp.Or(c.CheckpointRatio, DefaultCheckpointRatio)
+	c.BaseCache = cmp.Or(c.BaseCache, DefaultBaseCache)
+	c.DataFileSize = cmp.Or(c.DataFileSize, DefaultDataFileSize)
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
-	if c.BaseCache == 0 {
-		c.BaseCache = DefaultBaseCache
+	if creating {
+		c.Axes = cmp.Or(c.Axes, MinAxes)
+		c.PixelSize = cmp.Or(c.PixelSize, pixelSize)
 	}
-	if c.DataFileSize == 0 {
-		c.DataFileSize = DefaultDataFileSize
+}
+
+// check refuses options no store can have, naming the field.
+func (c *Options) check(creating bool) error {
+	if err := c.checkSizes(creating); err != nil {
+		return err
 	}
-	if creating && c.Axes == 0 {
-		c.Axes = MinAxes
+	if err := c.checkTuning(); err != nil {
+		return err
 	}
-	if creating && c.PixelSize == 0 {
-		c.PixelSize = pixelSize
-	}
+	return c.checkKeys()
+}
+
+// checkSizes checks the game's constants and the data file size.
+func (c *Options) checkSizes(creating bool) error {
 	switch {
 	case creating && c.ChunkSize == 0:
-		return c, fmt.Errorf("%w: ChunkSize is zero", ErrInvalidConfig)
+		return fmt.Errorf("%w: ChunkSize is zero", ErrInvalidConfig)
 	case c.ChunkSize > maxChunkSize:
-		return c, fmt.Errorf("%w: ChunkSize %d > %d (delta positions are 24 bits)", ErrInvalidConfig, c.ChunkSize, maxChunkSize)
+		return fmt.Errorf("%w: ChunkSize %d > %d (delta positions are 24 bits)", ErrInvalidConfig, c.ChunkSize, maxChunkSize)
 	case c.PixelSize != 0 && c.PixelSize != pixelSize:
-		return c, fmt.Errorf("%w: PixelSize %d, this package stores %d-byte pixels", ErrInvalidConfig, c.PixelSize, pixelSize)
-	case !(c.DeltaThreshold > 0 && c.DeltaThreshold <= 1):
-		return c, fmt.Errorf("%w: DeltaThreshold %v not in (0, 1]", ErrInvalidConfig, c.DeltaThreshold)
-	case !(c.CompactionThreshold > 0 && c.CompactionThreshold < 1):
-		return c, fmt.Errorf("%w: CompactionThreshold %v not in (0, 1)", ErrInvalidConfig, c.CompactionThreshold)
-	case !(c.CheckpointRatio > 0):
-		return c, fmt.Errorf("%w: CheckpointRatio %v not positive", ErrInvalidConfig, c.CheckpointRatio)
+		return fmt.Errorf("%w: PixelSize %d, this package stores %d-byte pixels", ErrInvalidConfig, c.PixelSize, pixelSize)
 	case c.DataFileSize < minDataFileSize || c.DataFileSize >= maxDataFileSize:
-		return c, fmt.Errorf("%w: DataFileSize %d not in [%d, %d)", ErrInvalidConfig, c.DataFileSize, minDataFileSize, int64(maxDataFileSize))
-	case c.Encoding > EncodeDeltaFull:
-		return c, fmt.Errorf("%w: Encoding %d", ErrInvalidConfig, c.Encoding)
-	case c.Dictionary > DictionaryOff:
-		return c, fmt.Errorf("%w: Dictionary %d", ErrInvalidConfig, c.Dictionary)
-	case c.Axes != 0 && (c.Axes < MinAxes || c.Axes > MaxAxes):
-		return c, fmt.Errorf("%w: Axes %d not in [%d, %d]", ErrInvalidConfig, c.Axes, MinAxes, MaxAxes)
-	case c.Axes > 2 && c.Generator != nil && !isKeyGenerator(c.Generator):
-		return c, fmt.Errorf("%w: a store of %d axes needs a KeyGenerator; %T is not one", ErrInvalidConfig, c.Axes, c.Generator)
-	case c.Generator != nil && c.Generator.Version() > maxGeneratorVersion:
-		return c, fmt.Errorf("%w: generator version %d does not fit in 24 bits", ErrInvalidConfig, c.Generator.Version())
+		return fmt.Errorf("%w: DataFileSize %d not in [%d, %d)", ErrInvalidConfig, c.DataFileSize, minDataFileSize, int64(maxDataFileSize))
 	}
-	return c, nil
+	return nil
+}
+
+// checkTuning checks the thresholds and the encoding modes.
+func (c *Options) checkTuning() error {
+	switch {
+	case !(c.DeltaThreshold > 0 && c.DeltaThreshold <= 1):
+		return fmt.Errorf("%w: DeltaThreshold %v not in (0, 1]", ErrInvalidConfig, c.DeltaThreshold)
+	case !(c.CompactionThreshold > 0 && c.CompactionThreshold < 1):
+		return fmt.Errorf("%w: CompactionThreshold %v not in (0, 1)", ErrInvalidConfig, c.CompactionThreshold)
+	case !(c.CheckpointRatio > 0):
+		return fmt.Errorf("%w: CheckpointRatio %v not positive", ErrInvalidConfig, c.CheckpointRatio)
+	case c.Encoding > EncodeDeltaFull:
+		return fmt.Errorf("%w: Encoding %d", ErrInvalidConfig, c.Encoding)
+	case c.Dictionary > DictionaryOff:
+		return fmt.Errorf("%w: Dictionary %d", ErrInvalidConfig, c.Dictionary)
+	}
+	return nil
+}
+
+// checkKeys checks the key axes against the generator.
+func (c *Options) checkKeys() error {
+	switch {
+	case c.Axes != 0 && (c.Axes < MinAxes || c.Axes > MaxAxes):
+		return fmt.Errorf("%w: Axes %d not in [%d, %d]", ErrInvalidConfig, c.Axes, MinAxes, MaxAxes)
+	case c.Axes > 2 && c.Generator != nil && !isKeyGenerator(c.Generator):
+		return fmt.Errorf("%w: a store of %d axes needs a KeyGenerator; %T is not one", ErrInvalidConfig, c.Axes, c.Generator)
+	case c.Generator != nil && c.Generator.Version() > maxGeneratorVersion:
+		return fmt.Errorf("%w: generator version %d does not fit in 24 bits", ErrInvalidConfig, c.Generator.Version())
+	}
+	return nil
 }
 
 // generatorVersion is the version recorded for a config: 0 without a

@@ -34,7 +34,7 @@ type StorageType uint8
 
 // Storage types.
 const (
-	// Empty: the chunk is all zero (air) under PersistMask; no record.
+	// Empty: the chunk is all zero (air) in its persisted layers; no record.
 	Empty StorageType = 0
 	// Delta: the pixels that differ from the Generator's chunk.
 	Delta StorageType = 1

@@ -38,8 +38,8 @@ func (s *Store) lookup(ix func() *index, pos Key, sc *readScratch) (v ival, ok b
 // Get fills dst (ChunkSize*ChunkSize pixels, row-major) with the chunk at
 // pos and reports whether it is stored. It reads only that chunk's record.
 // A chunk that is not stored is generated (zeros without a Generator).
-// Bits outside PersistMask are zero, or with Options.Layers their layer's
-// default.
+// Bits of layers that are not persisted read as their layer's default
+// ([Options.Layers]).
 //
 // When the chunk's record is damaged, Get fills dst with the generated
 // chunk and returns false and an error matching ErrCorrupt that names the

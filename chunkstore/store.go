@@ -118,7 +118,7 @@ func newStore(path string, cfg Options, files *fileSet, h header) *Store {
 	s.cfg.Axes = axes
 	files.identify(h)
 	s.cc = chunkCodec{
-		npix: int(cfg.ChunkSize) * int(cfg.ChunkSize), mask: cfg.PersistMask, seed: cfg.Seed,
+		npix: int(cfg.ChunkSize) * int(cfg.ChunkSize), mask: keptBits(cfg.Layers), seed: cfg.Seed,
 		gen: cfg.Generator, threshold: cfg.DeltaThreshold, bases: newBaseCache(cfg.BaseCache), layers: cfg.Layers, deltaFull: cfg.Encoding == EncodeDeltaFull,
 	}
 	if kg, ok := cfg.Generator.(KeyGenerator); ok && axes > 2 {

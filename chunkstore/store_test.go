@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -74,12 +76,23 @@ func TestRoundTripEachType(t *testing.T) {
 	mustCheck(t, s)
 }
 
-// Per-layer persistence: only pixel&PersistMask is stored, compared and
-// returned, for chunks and bodies.
-func TestPersistMaskLayers(t *testing.T) {
+// lowLayers returns a kept layer of the low bits of mask, which holds its
+// low bits only, and a layer of the others that is not kept.
+func lowLayers(mask uint32) []chunkstore.Layer {
+	kept := uint8(bits.OnesCount32(mask))
+	ls := []chunkstore.Layer{{Name: "kept", Offset: 0, Bits: kept, Persist: true}}
+	if kept < 32 {
+		ls = append(ls, chunkstore.Layer{Name: "dropped", Offset: kept, Bits: 32 - kept})
+	}
+	return ls
+}
+
+// Per-layer persistence: only the bits of the persisted layers are stored,
+// compared and returned, for chunks and bodies.
+func TestPersistedLayerBits(t *testing.T) {
 	for _, mask := range []uint32{^uint32(0), 0x01FFFFFF, 0x00FFFFFF, 0x000000FF, 0x0000FFFF} {
 		cfg := testConfig(vfs.NewMem())
-		cfg.PersistMask = mask
+		cfg.Layers = lowLayers(mask)
 		s := create(t, cfg)
 		rng := rand.New(rand.NewPCG(uint64(mask), 3))
 		m := newModel()
@@ -377,4 +390,40 @@ func TestPanicOnCompressionWorkerReachesCommit(t *testing.T) {
 	commit(t, s, b)
 	mustCheck(t, s)
 	must(t, s.Close())
+}
+
+// A zero field of Options takes the default its documentation names, and
+// a field no store can have is refused with ErrInvalidConfig, naming it.
+func TestOptionsDefaults(t *testing.T) {
+	mem := vfs.NewMem()
+	s := must2[*chunkstore.Store](t)(chunkstore.Create("/d.pxsw", &chunkstore.Options{ChunkSize: small, FS: mem}))
+	got := s.Options()
+	must(t, s.Close())
+	expect(t, got.DeltaThreshold == chunkstore.DefaultDeltaThreshold && got.CompactionThreshold == chunkstore.DefaultCompactionThreshold &&
+		got.CheckpointRatio == chunkstore.DefaultCheckpointRatio && got.BaseCache == chunkstore.DefaultBaseCache &&
+		got.DataFileSize == chunkstore.DefaultDataFileSize && got.Workers == runtime.GOMAXPROCS(0) &&
+		got.Axes == chunkstore.MinAxes && got.PixelSize == 4 && got.FS == mem, "defaults: %+v", got)
+
+	for _, tc := range []struct {
+		field string
+		edit  func(*chunkstore.Options)
+	}{
+		{"ChunkSize", func(c *chunkstore.Options) { c.ChunkSize = 0 }},
+		{"ChunkSize", func(c *chunkstore.Options) { c.ChunkSize = 8192 }},
+		{"PixelSize", func(c *chunkstore.Options) { c.PixelSize = 3 }},
+		{"DataFileSize", func(c *chunkstore.Options) { c.DataFileSize = 10 }},
+		{"DeltaThreshold", func(c *chunkstore.Options) { c.DeltaThreshold = 1.5 }},
+		{"CompactionThreshold", func(c *chunkstore.Options) { c.CompactionThreshold = 1 }},
+		{"CheckpointRatio", func(c *chunkstore.Options) { c.CheckpointRatio = -1 }},
+		{"Encoding", func(c *chunkstore.Options) { c.Encoding = 7 }},
+		{"Dictionary", func(c *chunkstore.Options) { c.Dictionary = 7 }},
+		{"Axes", func(c *chunkstore.Options) { c.Axes = 5 }},
+		{"KeyGenerator", func(c *chunkstore.Options) { c.Axes = 3 }},
+		{"layer", func(c *chunkstore.Options) { c.Layers = []chunkstore.Layer{{Name: "a", Bits: 8}} }},
+	} {
+		cfg := testConfig(vfs.NewMem())
+		tc.edit(&cfg)
+		_, err := chunkstore.Create(storePath, &cfg)
+		expect(t, errors.Is(err, chunkstore.ErrInvalidConfig) && strings.Contains(err.Error(), tc.field), "%s: %v", tc.field, err)
+	}
 }

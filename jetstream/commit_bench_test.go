@@ -34,7 +34,7 @@ var benchGen = terrain.Generator{}
 
 func benchStore(size int) chunkstore.Options {
 	return chunkstore.Options{ChunkSize: uint16(size), TileSize: 32, PixelSize: 4, Seed: 1,
-		Generator: benchGen, PersistMask: components.PersistMask}
+		Generator: benchGen, Layers: components.DefaultLayers()}
 }
 
 func emptyWorld(b *testing.B) []byte {

@@ -40,7 +40,7 @@ func storeOf(tb testing.TB, dir string) *chunkstore.Store {
 		tb.Fatal(err)
 	}
 	s, err := chunkstore.Open(p, &chunkstore.Options{ReadOnly: true, Root: m.Chunks.Root, Generator: terrain.Generator{},
-		PersistMask: uint32(components.PersistMask)})
+		Layers: components.DefaultLayers()})
 	if err != nil {
 		tb.Fatal(err)
 	}
