@@ -33,8 +33,34 @@ func (s *Store) Check() Report {
 		r.add(SectionHeader, 0, err)
 		return r
 	}
+	s.checkSlots(&r, main, size)
+	files := s.Files()
+	s.checkFilesInto(&r, files)
+	inChain := s.checkTable(&r)
+	damaged, order := s.scanFiles(&r, files)
+	s.checkLive(&r, damaged)
+	for _, off := range order {
+		ev, ok := damaged[off]
+		switch {
+		case !ok || inChain[off]:
+		case ev.hdrOK && !ev.hdr.kind.isTable():
+			// A chunk or body record no entry uses (an older version, or one
+			// a rebuild skipped): its header still says which chunk.
+			r.addKey(SectionRecord, off, ev.hdr.keyAny(nil), fmt.Errorf("unreferenced %s (%d bytes): %w", ev.hdr.kind, ev.length, ev.bad))
+		default:
+			r.add(SectionRecord, off, fmt.Errorf("unreferenced bytes (%d): %w", ev.length, ev.bad))
+		}
+	}
+	if n := s.chunks.Len(); s.hdr.chunkCount != uint32(n) {
+		r.add(SectionHeader, slotOffset(s.hdr.generation), fmt.Errorf("%w: header counts %d chunks, the page table %d", ErrCorrupt, s.hdr.chunkCount, n))
+	}
+	slices.SortStableFunc(r.Problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
+	return s.localize(r)
+}
 
-	// Header slots.
+// checkSlots reports the damaged header slots of the store file, of size
+// bytes, and counts the valid ones.
+func (s *Store) checkSlots(r *Report, main vfs.File, size int64) {
 	slots := make([]byte, min(size, dataStart))
 	if n, err := main.ReadAt(slots, 0); n < len(slots) {
 		r.add(SectionHeader, 0, err)
@@ -48,12 +74,12 @@ func (s *Store) Check() Report {
 			r.add(SectionHeader, int64(i)*headerSize, err)
 		}
 	}
+}
 
-	// The files of the generation.
-	files := s.Files()
-	s.checkFilesInto(&r, files)
-
-	// The page table of the committed generation.
+// checkTable walks the page table of the committed generation, newest
+// record first, reports its damaged records and entries, and returns the
+// offsets of its records.
+func (s *Store) checkTable(r *Report) map[int64]bool {
 	inChain := map[int64]bool{}
 	var buf []byte
 	for off, n := s.hdr.root, 0; off != 0 && n < 1<<20; n++ {
@@ -82,9 +108,13 @@ func (s *Store) Check() Report {
 		}
 		off = t.prev
 	}
+	return inChain
+}
 
-	// Every record in the files of the generation, up to where the next
-	// commit appends.
+// scanFiles reads every record in the files of the generation, up to where
+// the next commit appends, counts them and returns the damaged ones by
+// offset, and their offsets in file order.
+func (s *Store) scanFiles(r *Report, files []FileStats) (map[int64]scanEvent, []int64) {
 	damaged := map[int64]scanEvent{}
 	var order []int64
 	for _, fs := range files {
@@ -109,8 +139,13 @@ func (s *Store) Check() Report {
 			r.add(SectionRecord, storeOffset(fs.Number, firstRecord(fs.Number)), err)
 		}
 	}
+	return damaged, order
+}
 
-	// Every live record decodes.
+// checkLive checks that every live record decodes, counts the entries by
+// storage type, and reports a live record that is damaged under its chunk,
+// removing it from damaged.
+func (s *Store) checkLive(r *Report, damaged map[int64]scanEvent) {
 	var entries []Entry
 	s.Entries(func(e Entry) bool {
 		entries = append(entries, e)
@@ -142,23 +177,6 @@ func (s *Store) Check() Report {
 			r.addKey(section, e.Handle.Offset, e.Key, err)
 		}
 	}
-	for _, off := range order {
-		ev, ok := damaged[off]
-		switch {
-		case !ok || inChain[off]:
-		case ev.hdrOK && !ev.hdr.kind.isTable():
-			// A chunk or body record no entry uses (an older version, or one
-			// a rebuild skipped): its header still says which chunk.
-			r.addKey(SectionRecord, off, ev.hdr.keyAny(nil), fmt.Errorf("unreferenced %s (%d bytes): %w", ev.hdr.kind, ev.length, ev.bad))
-		default:
-			r.add(SectionRecord, off, fmt.Errorf("unreferenced bytes (%d): %w", ev.length, ev.bad))
-		}
-	}
-	if n := s.chunks.Len(); s.hdr.chunkCount != uint32(n) {
-		r.add(SectionHeader, slotOffset(s.hdr.generation), fmt.Errorf("%w: header counts %d chunks, the page table %d", ErrCorrupt, s.hdr.chunkCount, n))
-	}
-	slices.SortStableFunc(r.Problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
-	return s.localize(r)
 }
 
 // checkFilesInto reports the files of the generation that are missing, cut

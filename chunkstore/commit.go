@@ -694,6 +694,38 @@ func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, e
 	for _, m := range muts {
 		overlay[tkey{m.key, m.body}] = m
 	}
+	post := s.entriesAfter(muts)
+	limit := max(minCheckpointJournal, int(s.cfg.CheckpointRatio*float64(post)))
+	if s.needCheckpoint || s.journalEntries+len(muts) > limit || !s.ckpt.IsZero() && evict[s.ckpt.File()] {
+		return s.planCheckpoint(overlay, post), nil
+	}
+	level, k := s.mergeDepth(evict)
+	if k == 0 && len(muts) == 0 {
+		return nil, nil
+	}
+	plan := &tablePlan{kind: RecordJournal, level: uint8(level), merged: k, prev: s.ckpt.Offset}
+	if n := len(s.chain) - k; n > 0 {
+		plan.prev = s.chain[n-1].h.Offset
+	}
+	if k == 0 {
+		plan.entries = make([]tableEntry, len(muts))
+		for i, m := range muts {
+			plan.entries[i] = m.entry(s.axes)
+		}
+		slices.SortFunc(plan.entries, compareEntries)
+		return plan, nil
+	}
+	entries, ok := s.mergeSegments(overlay, k)
+	if !ok {
+		return s.planCheckpoint(overlay, post), nil
+	}
+	plan.entries = entries
+	return plan, nil
+}
+
+// entriesAfter returns how many page-table entries (chunks and bodies) the
+// store holds once muts are applied.
+func (s *Store) entriesAfter(muts []mutation) int {
 	post := s.chunks.Len() + s.bodies.Len() + chunkDelta(s, muts)
 	for _, m := range muts {
 		if m.body {
@@ -705,11 +737,14 @@ func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, e
 			}
 		}
 	}
-	limit := max(minCheckpointJournal, int(s.cfg.CheckpointRatio*float64(post)))
-	if s.needCheckpoint || s.journalEntries+len(muts) > limit || !s.ckpt.IsZero() && evict[s.ckpt.File()] {
-		return s.planCheckpoint(overlay, post), nil
-	}
-	level, k := 0, 0
+	return post
+}
+
+// mergeDepth returns how many of the newest journal segments the next
+// segment replaces, and its level: journalFanIn-1 segments of one level
+// merge into one of the next, repeatedly; a segment in a data file that
+// evict names is merged with every newer one.
+func (s *Store) mergeDepth(evict map[uint32]bool) (level, k int) {
 	for {
 		n := len(s.chain) - k
 		if n < journalFanIn-1 {
@@ -736,46 +771,37 @@ func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, e
 			break
 		}
 	}
-	if k == 0 && len(muts) == 0 {
-		return nil, nil
-	}
-	plan := &tablePlan{kind: RecordJournal, level: uint8(level), merged: k, prev: s.ckpt.Offset}
-	if n := len(s.chain) - k; n > 0 {
-		plan.prev = s.chain[n-1].h.Offset
-	}
-	if k == 0 {
-		plan.entries = make([]tableEntry, len(muts))
-		for i, m := range muts {
-			plan.entries[i] = m.entry(s.axes)
-		}
-		slices.SortFunc(plan.entries, compareEntries)
-		return plan, nil
-	}
-	// Merge: the newest value of every position the merged segments or
-	// this commit touch.
-	keys := make(map[tkey]struct{}, len(muts))
-	for _, m := range muts {
-		keys[tkey{m.key, m.body}] = struct{}{}
+	return level, k
+}
+
+// mergeSegments returns the entries of a segment that replaces the k
+// newest: the newest value of every position those segments or this
+// commit (overlay) touch, sorted. It returns false when a segment cannot
+// be read: the commit then writes a checkpoint.
+func (s *Store) mergeSegments(overlay map[tkey]mutation, k int) ([]tableEntry, bool) {
+	keys := make(map[tkey]struct{}, len(overlay))
+	for key := range overlay {
+		keys[key] = struct{}{}
 	}
 	var buf []byte
 	for _, sg := range s.chain[len(s.chain)-k:] {
 		_, rec, err := s.read(sg.h, buf)
 		if err != nil {
-			return s.planCheckpoint(overlay, post), nil
+			return nil, false
 		}
 		buf = rec
 		t, _, err := parseTable(rec[recordHeaderSize:], sg.h.Offset, false, s.axes)
 		if err != nil {
-			return s.planCheckpoint(overlay, post), nil
+			return nil, false
 		}
 		for _, e := range t.entries {
 			keys[tkey{e.pos.ik(), e.isBody()}] = struct{}{}
 		}
 	}
-	plan.entries = make([]tableEntry, 0, len(keys))
+	entries := make([]tableEntry, 0, len(keys))
 	for k := range keys {
 		if m, ok := overlay[k]; ok {
-			plan.entries = append(plan.entries, m.entry(s.axes))
+			entries = append(entries, m.entry(s.axes))
 			continue
 		}
 		ix := s.chunks
@@ -785,10 +811,10 @@ func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, e
 		m := mutation{key: k.key, body: k.body}
 		m.v, m.del = ix.get(k.key)
 		m.del = !m.del
-		plan.entries = append(plan.entries, m.entry(s.axes))
+		entries = append(entries, m.entry(s.axes))
 	}
-	slices.SortFunc(plan.entries, compareEntries)
-	return plan, nil
+	slices.SortFunc(entries, compareEntries)
+	return entries, true
 }
 
 // planCheckpoint builds a checkpoint: every entry after the commit, sorted.
