@@ -84,7 +84,7 @@ func TestPanicWhileWritingFailsTheSave(t *testing.T) {
 		cd := &vfs.Countdown{N: 1 << 30}
 		// The save's own calls are counted: no copy of the store for a
 		// backup runs after it (that step has a test of its own).
-		g := newGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: panicky{cd}}, dir: "/save", radius: 1,
+		g := newGame(t, gameOpts{fs: vfs.Faulty(mem, panicky{cd}), dir: "/save", radius: 1,
 			autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 1, BackupCopyEvery: -1}})
 		g.settle(t)
 		g.paint(t, 0, 0, 3, 3, components.MakePixel(9, 0, 0, 0))

@@ -86,12 +86,13 @@ func TestSaveStatsAndLog(t *testing.T) {
 	mem := vfs.NewMem()
 	var log records
 	var fail atomic.Bool
-	faulty := &vfs.Faulty{FS: mem, Injector: vfs.InjectorFunc(func(op vfs.Op, _ string) error {
+	faulty := vfs.Faulty(mem, vfs.InjectorFunc(func(op vfs.Op, _ string) error {
 		if fail.Load() && op == vfs.OpSync {
 			return errors.New("disk on fire")
 		}
 		return nil
-	})}
+	}))
+
 	withLog := func(p *arksave.Plugin) { p.Logger = slog.New(&log) }
 	g := newGame(t, gameOpts{fs: faulty, dir: "/save", radius: 1, plugin: withLog,
 		prepare: func(w *ecs.World) { ecs.ComponentID[Tag](w) }})

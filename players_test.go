@@ -230,7 +230,7 @@ func TestPlayerInventoryCrashAtEveryStep(t *testing.T) {
 		for n := 0; ; n++ {
 			mem := vfs.NewMem()
 			sw := &swapInjector{}
-			g := playerGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: sw}, dir: "/save", radius: 1})
+			g := playerGame(t, gameOpts{fs: vfs.Faulty(mem, sw), dir: "/save", radius: 1})
 			g.settle(t)
 			g.spawnPlayer("ada", 3, 4, 7, "sword")
 			g.spawnCrate(12, 5, 500, 1)

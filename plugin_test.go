@@ -100,7 +100,7 @@ func TestFaultsAtEveryCall(t *testing.T) {
 		for n := 0; ; n++ {
 			mem := vfs.NewMem()
 			cd := &vfs.Countdown{N: 1 << 30, Err: fault}
-			fsys := &vfs.Faulty{FS: mem, Injector: cd}
+			fsys := vfs.Faulty(mem, cd)
 			// Without the store copy that runs between saves for the backups (its
 			// faults: autosave's TestBackupCopyFails), the nth call is one of the save's.
 			g := newGame(t, gameOpts{fs: fsys, dir: "/save", radius: 1, autosave: noBackupCopy()})

@@ -154,7 +154,7 @@ func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 	mem := vfs.NewMem()
 	faults := &readFaults{}
 	logs := &records{}
-	g := regionalGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: faults}, dir: "/save", radius: 1, autosave: noBackupCopy(),
+	g := regionalGame(t, gameOpts{fs: vfs.Faulty(mem, faults), dir: "/save", radius: 1, autosave: noBackupCopy(),
 		plugin: func(p *arksave.Plugin) { p.Logger = slog.New(logs) }})
 	want := buildStoredWorld(t, g)
 	g.pers.Problems()
@@ -252,7 +252,7 @@ func TestDamagedChunkRecordRegenerates(t *testing.T) {
 func TestMergeDuringReadErrorKeepsStoredEntities(t *testing.T) {
 	mem := vfs.NewMem()
 	faults := &readFaults{}
-	g := regionalGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: faults}, dir: "/save", radius: 1, autosave: noBackupCopy()})
+	g := regionalGame(t, gameOpts{fs: vfs.Faulty(mem, faults), dir: "/save", radius: 1, autosave: noBackupCopy()})
 	want := buildStoredWorld(t, g)
 	g.moveFocus(t, 20*testChunk, 0)
 
@@ -368,7 +368,7 @@ func TestReadErrorsLoseNothing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	mem := vfs.NewMem()
 	ch := &chaos{rng: rand.New(rand.NewPCG(seed, 2))}
-	g := regionalGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: ch}, dir: "/save", radius: 1, autosave: noBackupCopy()})
+	g := regionalGame(t, gameOpts{fs: vfs.Faulty(mem, ch), dir: "/save", radius: 1, autosave: noBackupCopy()})
 	m := &worldModel{chunks: map[components.ChunkPos][]components.Pixel{}, crates: map[uint64]crateView{}, bodies: map[components.BodyID]string{}}
 	buildStoredWorld(t, g)
 	for _, p := range around() {
@@ -528,7 +528,7 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 				for _, p := range tc.files(t, mem) {
 					faults.files[p] = true
 				}
-				fsys := &vfs.Faulty{FS: mem, Injector: faults}
+				fsys := vfs.Faulty(mem, faults)
 				var g *game
 				if how == "reload" {
 					g = newGame(t, gameOpts{fs: fsys, dir: "/save", load: true, radius: 1})
@@ -591,7 +591,7 @@ func TestFallbackStopsAtAnUnreadableBackup(t *testing.T) {
 	mem, digests := threeGenerations(t)
 	flipAt(t, mem, "/save/world-3.pecs", 40)
 	faults := &fileFaults{files: map[string]bool{"/save/backups/world-2.pecs": true}}
-	fsys := &vfs.Faulty{FS: mem, Injector: faults}
+	fsys := vfs.Faulty(mem, faults)
 	d, err := autosave.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, d.Close())

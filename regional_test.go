@@ -399,7 +399,7 @@ func TestRegionalUnloadDuringSave(t *testing.T) {
 		}
 		return nil
 	})
-	g := regionalGame(t, gameOpts{fs: &vfs.Faulty{FS: mem, Injector: inj}, dir: "/save", radius: 1})
+	g := regionalGame(t, gameOpts{fs: vfs.Faulty(mem, inj), dir: "/save", radius: 1})
 	g.settle(t)
 	for i := range 6 {
 		g.spawnCrate(float64(i*9-20), 5, uint64(200+i), i)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
+	"github.com/arksave/arksave/internal/fsx"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -210,7 +211,7 @@ func openLocked(fsys vfs.FS, dir string, o dirOptions) (*Dir, error) {
 	switch {
 	case err == nil:
 		d.lock = lock
-	case vfs.IsReadOnly(err):
+	case fsx.IsReadOnly(err):
 		d.roErr = fmt.Errorf("%w: %s cannot be written: %w", ErrReadOnly, dir, err)
 	default:
 		var le *LockedError

@@ -70,7 +70,7 @@ func TestFailedSavesKeepStoreSize(t *testing.T) {
 		t.Run(strings.ReplaceAll(step, " ", "-"), func(t *testing.T) {
 			mem := vfs.NewMem()
 			faults := &failAt{}
-			w, err := autosave.OpenWriter("/save", autosave.Options{FS: &vfs.Faulty{FS: mem, Injector: faults}, Store: storeConfig()})
+			w, err := autosave.OpenWriter("/save", autosave.Options{FS: vfs.Faulty(mem, faults), Store: storeConfig()})
 			must(t, err)
 			defer w.Close()
 			must(t, save(t, w, 1).Err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/internal/fsguard"
+	"github.com/arksave/arksave/internal/fsx"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -196,7 +197,7 @@ func checkLockFile(fsys vfs.FS, dir string) error {
 // that a writer that finds it taken never touches the lock file its
 // holder may be taking anew (see Dir.checkLock).
 func tryLock(fsys vfs.FS, dir string) (*heldLock, error) {
-	d, err := vfs.LockDir(fsys, dir)
+	d, err := fsx.LockDir(fsys, dir)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 		d = nil // the lock file alone, as before directories could be locked
@@ -235,7 +236,7 @@ func (d *Dir) checkLock() error {
 		return err
 	}
 	name := filepath.Join(d.path, LockName)
-	same, err := vfs.SameFile(d.fs, d.lock.file, name)
+	same, err := fsx.SameFile(d.fs, d.lock.file, name)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported), err == nil && same:
 		return nil

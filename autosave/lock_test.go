@@ -89,13 +89,14 @@ func TestLockTimeout(t *testing.T) {
 
 	tried := make(chan struct{})
 	var once bool
-	fsys := &vfs.Faulty{FS: mem, Injector: vfs.InjectorFunc(func(op vfs.Op, _ string) error {
-		if (op == vfs.OpLockDir || op == vfs.OpLock) && !once { // the first try
+	fsys := vfs.Faulty(mem, vfs.InjectorFunc(func(op vfs.Op, _ string) error {
+		if (op == vfs.OpLockDir || op == vfs.OpLock) && !once {
 			once = true
 			close(tried)
 		}
 		return nil
-	})}
+	}))
+
 	got := make(chan error, 1)
 	go func() {
 		d, err := autosave.OpenDir(fsys, "/save", autosave.LockTimeout(time.Minute))

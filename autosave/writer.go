@@ -136,7 +136,7 @@ func NewWriter(d *Dir, opts Options) (*Writer, error) {
 	w := &Writer{jobs: make(chan Job, 1), results: make(chan *Result, 1), done: make(chan struct{}), recordEstimate: defaultRecordEstimate,
 		log: logger(opts.Logger)}
 	w.afterDone = sync.NewCond(&w.afterMu)
-	opts.Store.FS = &vfs.Counting{FS: opts.FS, Count: w.countBytes}
+	opts.Store.FS = vfs.Counting(opts.FS, w.countBytes)
 	w.opts = opts
 	store, name, err := w.openStoreOf(d, opts.Fresh)
 	if err != nil {

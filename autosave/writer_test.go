@@ -420,12 +420,13 @@ func TestWriterAfterClose(t *testing.T) {
 func TestWriterHandsWorldBack(t *testing.T) {
 	mem := vfs.NewMem()
 	var failWorld atomic.Bool
-	fsys := &vfs.Faulty{FS: mem, Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
+	fsys := vfs.Faulty(mem, vfs.InjectorFunc(func(op vfs.Op, name string) error {
 		if failWorld.Load() && op == vfs.OpWrite && strings.Contains(name, "world-") {
 			return errors.New("disk full")
 		}
 		return nil
-	})}
+	}))
+
 	w, err := autosave.OpenWriter("/save", autosave.Options{FS: fsys, Store: storeConfig()})
 	must(t, err)
 	defer w.Close()

@@ -43,7 +43,7 @@ func faultEvery(t *testing.T, base *vfs.Mem, cfg chunkstore.Options,
 				cd := &vfs.Countdown{N: n, Err: fault, Sticky: sticky}
 				sw := &switchable{on: true, in: cd}
 				c := cfg
-				c.FS = &vfs.Faulty{FS: disk, Injector: sw}
+				c.FS = vfs.Faulty(disk, sw)
 				s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &c))
 				err := op(s)
 				if !cd.Fired() {
@@ -172,7 +172,7 @@ func TestReadFaultsAreNotDamage(t *testing.T) {
 		}
 		sw.in = vfs.InjectorFunc(fault)
 		o := cfg
-		o.FS = &vfs.Faulty{FS: base.Crash(1, nil), Injector: sw}
+		o.FS = vfs.Faulty(base.Crash(1, nil), sw)
 		o.ReadOnly = true
 		t.Run(op.String()+" at open", func(t *testing.T) {
 			sw.on = true

@@ -1,7 +1,6 @@
 package vfs
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -48,10 +47,6 @@ var knownBackends = map[string]string{
 	"nats": "github.com/arksave/arksave/jetstream",
 }
 
-// ErrUnknownScheme is returned by [OpenLocation] for a location whose
-// scheme no backend registered.
-var ErrUnknownScheme = errors.New("vfs: no backend for the location's scheme")
-
 // Register makes OpenLocation open locations of scheme ("nats" for
 // "nats://...") with open. A backend registers itself in an init function,
 // so that importing its package is enough. Registering a scheme twice
@@ -66,8 +61,8 @@ func Register(scheme string, open Opener) {
 	registry[scheme] = open
 }
 
-// Schemes returns the registered schemes, sorted.
-func Schemes() []string {
+// schemes returns the registered schemes, sorted.
+func schemes() []string {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
 	out := make([]string, 0, len(registry))

@@ -199,7 +199,7 @@ func TestMemCrashKeepSomeKeepsDurable(t *testing.T) {
 func TestCountdown(t *testing.T) {
 	m := vfs.NewMem()
 	cd := &vfs.Countdown{N: 1, Err: syscall.ENOSPC}
-	fsys := &vfs.Faulty{FS: m, Injector: cd}
+	fsys := vfs.Faulty(m, cd)
 	f, err := fsys.Create("/f") // call 0
 	must(t, err)
 	_, err = f.WriteAt([]byte("abcd"), 0) // call 1: fails
@@ -208,12 +208,13 @@ func TestCountdown(t *testing.T) {
 	_, err = f.WriteAt([]byte("abcd"), 0) // not sticky: succeeds
 	must(t, err)
 
-	short := &vfs.Faulty{FS: m, Injector: vfs.InjectorFunc(func(op vfs.Op, _ string) error {
+	short := vfs.Faulty(m, vfs.InjectorFunc(func(op vfs.Op, _ string) error {
 		if op == vfs.OpWrite {
 			return io.ErrShortWrite
 		}
 		return nil
-	})}
+	}))
+
 	g, err := short.Create("/g")
 	must(t, err)
 	n, err := g.WriteAt([]byte("abcd"), 0)
@@ -221,7 +222,7 @@ func TestCountdown(t *testing.T) {
 	expect(t, string(readAll(t, m, "/g")) == "ab", "short write content")
 
 	sticky := &vfs.Countdown{N: 0, Err: syscall.EIO, Sticky: true, Ops: []vfs.Op{vfs.OpSync}}
-	fsys = &vfs.Faulty{FS: m, Injector: sticky}
+	fsys = vfs.Faulty(m, sticky)
 	h, err := fsys.Create("/h")
 	must(t, err)
 	first, second := h.Sync(), h.Sync()

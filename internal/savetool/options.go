@@ -51,7 +51,7 @@ func newTracker(o Options) (*tracker, vfs.FS) {
 	if t.fn == nil {
 		return t, o.fs()
 	}
-	return t, &vfs.Counting{FS: o.fs(), Count: func(n int64, _ bool) { t.add(n) }}
+	return t, vfs.Counting(o.fs(), func(n int64, _ bool) { t.add(n) })
 }
 
 // begin starts a stage of about total units.
