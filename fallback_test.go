@@ -14,6 +14,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -60,7 +61,7 @@ func recordOf(t *testing.T, fsys vfs.FS, pos chunkstore.Pos) (string, int64, int
 	expect(t, !h.IsZero(), "no record of chunk %v", pos)
 	name := m.Chunks.Name
 	if n := h.File(); n != 0 {
-		name = chunkstore.DataFileName(m.Chunks.Name, n)
+		name = storetool.Tool.DataFileName(m.Chunks.Name, n)
 	}
 	return path.Join("/save", name), h.FileOffset(), int64(h.Length)
 }

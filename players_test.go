@@ -15,6 +15,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -322,7 +323,7 @@ func TestPlayerSurvivesRegionDamage(t *testing.T) {
 	for _, h := range handles {
 		p := storePath
 		if n := h.File(); n != 0 {
-			p, _ = d.File(chunkstore.DataFileName(m.Chunks.Name, n))
+			p, _ = d.File(storetool.Tool.DataFileName(m.Chunks.Name, n))
 		}
 		flipAt(t, mem, p, h.FileOffset()+int64(h.Length)-3)
 	}

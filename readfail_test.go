@@ -22,6 +22,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -36,7 +37,7 @@ func (f *readFaults) Inject(op vfs.Op, name string) error {
 	if op != vfs.OpRead || !f.on.Load() {
 		return nil
 	}
-	if _, _, ok := chunkstore.ParseDataFileName(filepath.Base(name)); !ok {
+	if _, _, ok := storetool.Tool.ParseDataFileName(filepath.Base(name)); !ok {
 		return nil
 	}
 	f.failed.Add(1)
@@ -185,7 +186,7 @@ func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 	must(t, g.pers.SaveNow().Err)
 	st, _ := openCommittedStore(t, mem, "/save")
 	for _, p := range around() {
-		raw, ok, err := st.ReadRaw(chunkstore.Pos{X: p.X, Y: p.Y})
+		raw, ok, err := storetool.Tool.ReadRaw(st, chunkstore.Pos{X: p.X, Y: p.Y})
 		must(t, err)
 		expect(t, ok && raw.Type != chunkstore.Empty, "chunk %v lost its record: %+v", p, raw)
 	}
@@ -222,13 +223,13 @@ func TestDamagedChunkRecordRegenerates(t *testing.T) {
 	g.moveFocus(t, 20*testChunk, 0)
 
 	st, m := openCommittedStore(t, mem, "/save")
-	raw, ok, err := st.ReadRaw(chunkstore.Pos{X: 1, Y: 1})
+	raw, ok, err := storetool.Tool.ReadRaw(st, chunkstore.Pos{X: 1, Y: 1})
 	must(t, err)
 	expect(t, ok && !raw.Handle.IsZero(), "chunk 1,1 not stored")
 	must(t, st.Close())
 	name := m.Chunks.Name
 	if n := raw.Handle.File(); n > 0 {
-		name = chunkstore.DataFileName(name, n)
+		name = storetool.Tool.DataFileName(name, n)
 	}
 	flipAt(t, mem, "/save/"+name, raw.Handle.FileOffset()+int64(raw.Handle.Length)-2)
 
@@ -295,7 +296,7 @@ func (c *chaos) Inject(op vfs.Op, name string) error {
 	var p float64
 	switch {
 	case op == vfs.OpRead:
-		if _, _, ok := chunkstore.ParseDataFileName(filepath.Base(name)); ok {
+		if _, _, ok := storetool.Tool.ParseDataFileName(filepath.Base(name)); ok {
 			p = c.read
 		}
 	case op.Mutating() && op != vfs.OpLock:

@@ -17,6 +17,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/fsx"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -350,7 +351,7 @@ func (d *Dir) storeCommitted(name string) bool {
 	if err != nil {
 		return true
 	}
-	g, err := chunkstore.NewestGeneration(d.fs, p)
+	g, err := storetool.Tool.NewestGeneration(d.fs, p)
 	return err != nil || g >= 2
 }
 
@@ -1055,7 +1056,7 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 	}
 	if len(b.Chunks.Root) == 0 {
 		// A manifest of format 1 names the store generation by number only.
-		root, err := chunkstore.FindRoot(d.fs, store, b.Chunks.Generation)
+		root, err := storetool.Tool.FindRoot(d.fs, store, b.Chunks.Generation)
 		if err != nil {
 			return nil, fmt.Errorf("autosave: restore generation %d: its manifest has no chunk store root and none can be found: %w", g, err)
 		}
@@ -1078,7 +1079,7 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 		if err != nil {
 			return nil, fmt.Errorf("autosave: restore generation %d: %w", g, err)
 		}
-		b.Chunks.Data = s.DataFileNames()
+		b.Chunks.Data = storetool.Tool.DataFileNames(s)
 		s.Close()
 	}
 	if isCopiedStore(b.Chunks.Name) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -126,12 +127,12 @@ func TestStoreRevert(t *testing.T) {
 	}
 	must(t, put(s, 1))
 	before := storeBytes(t, mem, "/", "s.pxsw")
-	mark, err := s.Mark()
+	mark, err := storetool.Tool.Mark(s)
 	must(t, err)
 	must(t, put(s, 2))
 	must(t, put(s, 3))
 	expect(t, storeBytes(t, mem, "/", "s.pxsw") > before, "the commits wrote nothing")
-	must(t, s.Revert(mark))
+	must(t, storetool.Tool.Revert(s, mark))
 	expect(t, storeBytes(t, mem, "/", "s.pxsw") == before, "revert left %d bytes, want %d", storeBytes(t, mem, "/", "s.pxsw"), before)
 	expect(t, put(s, 4) != nil, "a reverted store still commits")
 	s, err = chunkstore.Open("/s.pxsw", &cfg)

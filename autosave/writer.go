@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -948,8 +949,8 @@ func (w *Writer) run(j Job) (res *Result) {
 	saveAs := j.SaveTo != ""
 	w.log.Info("save started", "dir", dir.Path(), "generation", dir.Generation()+1, "chunks", len(j.Snap.Chunks),
 		"regions", len(j.Snap.Entities), "players", len(j.Snap.Players), "save_as", j.SaveTo)
-	var markp *chunkstore.Mark // set once the store is marked: a panic after it reverts the store too
-	committing := false        // set once the manifest may be replaced
+	var markp *storetool.Mark // set once the store is marked: a panic after it reverts the store too
+	committing := false       // set once the manifest may be replaced
 	defer func() {
 		// A change refused because the lock was lost names the new holder.
 		res.Err = dir.lockLost(res.Err)
@@ -1004,7 +1005,7 @@ func (w *Writer) run(j Job) (res *Result) {
 	}
 	// Should a later step fail, the store is taken back to this mark: a
 	// failed save leaves the file as it was.
-	mark, err := store.Mark()
+	mark, err := storetool.Tool.Mark(store)
 	if err != nil {
 		res.Err = fmt.Errorf("autosave: save to %s: %w", dir.Path(), err)
 		w.recover(dir, store, name, saveAs, nil)
@@ -1109,7 +1110,7 @@ func (w *Writer) run(j Job) (res *Result) {
 		backupPlayers: backupPlayers,
 		WorldRef:      &wd.ref,
 		Chunks: StoreRef{Name: commitName, Generation: commitStore.Generation(), Root: commitStore.Root(),
-			Data: commitStore.DataFileNames()},
+			Data: storetool.Tool.DataFileNames(commitStore)},
 		Players:    playersRef,
 		MaxBackups: j.MaxBackups,
 		committed:  func() { w.setProgress(1) },
@@ -1128,7 +1129,7 @@ func (w *Writer) run(j Job) (res *Result) {
 	res.Generation = man.Generation
 	res.WorldBytes = int64(len(j.Snap.World))
 	res.WorldEntities = j.Snap.WorldEntities
-	if ri, err := chunkstore.ParseRoot(commitStore.Root()); err == nil {
+	if ri, err := storetool.Tool.ParseRoot(commitStore.Root()); err == nil {
 		res.ChunksStored = int(ri.Chunks)
 	}
 	if !saveAs {
@@ -1224,7 +1225,7 @@ func (w *Writer) prepareSaveAs(target string, cur *chunkstore.Store) (*Dir, *chu
 // saves never make it grow. For a failed Save As the target's store is
 // closed, the target released, and the writer stays on its current
 // directory.
-func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs bool, mark *chunkstore.Mark) {
+func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs bool, mark *storetool.Mark) {
 	if saveAs {
 		store.Close()
 		if dir.Manifest() == nil {
@@ -1242,7 +1243,7 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 	w.compacted = compaction{} // the store reopens at what the manifest names: steps since are gone
 	if store != nil {
 		if mark != nil {
-			_ = store.Revert(*mark) // closes it
+			_ = storetool.Tool.Revert(store, *mark) // closes it
 		} else {
 			store.Close()
 		}

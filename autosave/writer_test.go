@@ -13,6 +13,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -42,7 +43,7 @@ func storeBytes(t *testing.T, fsys vfs.FS, dir, name string) int64 {
 	names, err := fsys.ReadDir(dir)
 	must(t, err)
 	for _, f := range names {
-		if store, _, ok := chunkstore.ParseDataFileName(f); f == name || ok && store == name {
+		if store, _, ok := storetool.Tool.ParseDataFileName(f); f == name || ok && store == name {
 			n += fileSize(t, fsys, dir+"/"+f)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -330,7 +331,7 @@ func TestAxesRefuseOtherKeys(t *testing.T) {
 	b.PutChunk(chunkstore.Pos{X: 1, Y: 1}, uniformChunk(small, 5))
 	_, err = s.Commit(b)
 	expect(t, errors.Is(err, chunkstore.ErrAxes), "commit of a 2-axis key on 3 axes: %v", err)
-	expect(t, s.Generation() == 0 && s.Stats().Chunks == 0, "a refused commit wrote generation %d", s.Generation())
+	expect(t, s.Generation() == 0 && storetool.Tool.Stats(s).Chunks == 0, "a refused commit wrote generation %d", s.Generation())
 	mustCheck(t, s)
 	must(t, s.Close())
 
@@ -647,7 +648,7 @@ func TestAxesPaletteExtraLayers(t *testing.T) {
 							t.Fatalf("%s: %v: pixel %d is %08x, want %08x", when, k, i, dst[i], wantPix)
 						}
 					}
-					raw, ok, err := s.ReadRawKey(k)
+					raw, ok, err := storetool.Tool.ReadRawKey(s, k)
 					expect(t, err == nil && ok && raw.Type == c.typ && raw.Key == k && raw.Layers == mask && string(raw.Extra) == c.extra,
 						"%s: raw %v: %v %v %v layers %08x extra %q", when, k, ok, err, raw.Type, raw.Layers, raw.Extra)
 				}
@@ -688,7 +689,7 @@ func loseTables(t *testing.T, mem *vfs.Mem, n int) (map[string][]byte, int) {
 	t.Helper()
 	files := storeFiles(t, mem)
 	lost := 0
-	must(t, chunkstore.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
+	must(t, storetool.Tool.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
 		if r.Kind == chunkstore.RecordJournal || r.Kind == chunkstore.RecordCheckpoint {
 			path, off := locate(storePath, r.Handle.Offset)
 			files[path][off+19] ^= 0xFF // the header's CRC-8

@@ -34,7 +34,7 @@ func (s *Store) Check() Report {
 		return r
 	}
 	s.checkSlots(&r, main, size)
-	files := s.Files()
+	files := s.fileList()
 	s.checkFilesInto(&r, files)
 	inChain := s.checkTable(&r)
 	damaged, order := s.scanFiles(&r, files)
@@ -114,7 +114,7 @@ func (s *Store) checkTable(r *Report) map[int64]bool {
 // scanFiles reads every record in the files of the generation, up to where
 // the next commit appends, counts them and returns the damaged ones by
 // offset, and their offsets in file order.
-func (s *Store) scanFiles(r *Report, files []FileStats) (map[int64]scanEvent, []int64) {
+func (s *Store) scanFiles(r *Report, files []fileStats) (map[int64]scanEvent, []int64) {
 	damaged := map[int64]scanEvent{}
 	var order []int64
 	for _, fs := range files {
@@ -182,7 +182,7 @@ func (s *Store) checkLive(r *Report, damaged map[int64]scanEvent) {
 // checkFilesInto reports the files of the generation that are missing, cut
 // short (shorter than the records the generation uses in them) or not the
 // store's (a damaged header, another store's, another number).
-func (s *Store) checkFilesInto(r *Report, files []FileStats) {
+func (s *Store) checkFilesInto(r *Report, files []fileStats) {
 	s.mu.RLock()
 	ends := s.ends
 	s.mu.RUnlock()
@@ -249,18 +249,18 @@ func (s *Store) checkEntry(e Entry, sc *readScratch, dst []uint32) error {
 	return err
 }
 
-// CheckFile checks the store file at path (through fsys, nil meaning
+// checkFile checks the store file at path (through fsys, nil meaning
 // vfs.OS) on its own, without the game: it opens the newest generation
 // read-only for inspection and returns what opening skipped together with
 // what Check finds. When the file cannot be opened (no valid header slot),
 // the report holds that error and every damaged stretch a forward scan of
 // the file finds.
-func CheckFile(fsys vfs.FS, path string) Report {
+func checkFile(fsys vfs.FS, path string) Report {
 	s, err := Open(path, &Options{FS: fsys, ReadOnly: true})
 	if err != nil {
 		var r Report
 		r.add(SectionHeader, 0, err)
-		scanErr := Scan(fsys, path, func(rec ScanRecord) bool {
+		scanErr := scanFile(fsys, path, func(rec ScanRecord) bool {
 			r.Records++
 			if rec.Err != nil {
 				switch rec.Kind {

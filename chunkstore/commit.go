@@ -285,16 +285,16 @@ func (s *Store) Commit(b *Batch) (CommitStats, error) {
 
 // begin checks that a commit may run and marks the files, so that a
 // failed one is taken back. The caller holds wmu.
-func (s *Store) begin() (Mark, error) {
+func (s *Store) begin() (fileMark, error) {
 	if err := s.writable(); err != nil {
-		return Mark{}, err
+		return fileMark{}, err
 	}
 	if s.hdr.generation >= maxGeneration {
-		return Mark{}, fmt.Errorf("generation %d is the last", s.hdr.generation)
+		return fileMark{}, fmt.Errorf("generation %d is the last", s.hdr.generation)
 	}
 	if s.needDirSync {
 		if err := s.cfg.FS.SyncDir(filepath.Dir(s.path)); err != nil {
-			return Mark{}, fmt.Errorf("sync directory: %w", err)
+			return fileMark{}, fmt.Errorf("sync directory: %w", err)
 		}
 		s.needDirSync = false
 	}

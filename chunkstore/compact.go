@@ -28,15 +28,15 @@ type CompactStats struct {
 // their stats: every data file, and the store file while it holds records
 // of the generation (a store of format 1: its records move to data files;
 // its space is given back only by Compact or CompactTo).
-func (s *Store) candidates() []FileStats {
-	files := s.Files()
+func (s *Store) candidates() []fileStats {
+	files := s.fileList()
 	s.mu.RLock()
 	mainLive := s.live[0] > 0 || s.ckpt.File() == 0 && !s.ckpt.IsZero()
 	for _, sg := range s.chain {
 		mainLive = mainLive || sg.h.File() == 0
 	}
 	s.mu.RUnlock()
-	return slices.DeleteFunc(files, func(f FileStats) bool { return f.Number == 0 && !mainLive })
+	return slices.DeleteFunc(files, func(f fileStats) bool { return f.Number == 0 && !mainLive })
 }
 
 // NeedsCompaction reports whether the dead bytes of the data files exceed
@@ -49,9 +49,9 @@ func (s *Store) NeedsCompaction() bool {
 
 // nextCompaction returns the file with the most dead bytes when the store
 // needs compaction.
-func (s *Store) nextCompaction() (FileStats, bool) {
+func (s *Store) nextCompaction() (fileStats, bool) {
 	var size, dead int64
-	var best FileStats
+	var best fileStats
 	for _, f := range s.candidates() {
 		size += f.Size
 		dead += f.Dead
@@ -158,7 +158,7 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 		s.undo(undo)
 		return st, fmt.Errorf("chunkstore: compact: %w", cw.err)
 	}
-	for _, f := range s.Files() {
+	for _, f := range s.fileList() {
 		if evict[f.Number] {
 			st.Files = append(st.Files, f.Number)
 			st.Freed += f.Size
@@ -275,7 +275,7 @@ func (s *Store) Compact() error {
 		return err
 	}
 	evict := map[uint32]bool{0: true}
-	for _, f := range s.Files() {
+	for _, f := range s.fileList() {
 		evict[f.Number] = true
 	}
 	prev := s.hdr
@@ -305,7 +305,7 @@ func (s *Store) Compact() error {
 // neither header slot names anything in them.
 func (s *Store) removeUnused() error {
 	keep := map[uint32]bool{}
-	for _, f := range s.Files() {
+	for _, f := range s.fileList() {
 		keep[f.Number] = true
 	}
 	var errs []error
@@ -344,11 +344,12 @@ func (s *Store) removeUnused() error {
 // The store itself is unchanged. It works on a read-only store too, which
 // makes it the repair step after Open with Options.Repair.
 func (s *Store) CompactTo(path string) (*Store, error) {
-	n, _, err := s.CompactToFilling(path, nil)
+	n, _, err := s.compactToFilling(path, nil)
 	return n, err
 }
 
-// A Filled is a chunk that [Store.CompactToFilling] took from one of its
+// A Filled is a chunk that a compaction filling from other stores
+// (internal/storetool's CompactToFilling) took from one of its
 // fill stores.
 type Filled struct {
 	Pos     Pos // the first two axes of Key
@@ -357,7 +358,7 @@ type Filled struct {
 	Damaged bool // the store held it, in a damaged record
 }
 
-// CompactToFilling is CompactTo that also takes, record for record, the
+// compactToFilling is CompactTo that also takes, record for record, the
 // chunks the store lost from the first of fill that holds them intact:
 // every chunk whose record in the store is damaged and every one the store
 // does not hold for which missing (when not nil) returns true (after a
@@ -369,7 +370,7 @@ type Filled struct {
 // size or other axes gives nothing; one of another seed or generator
 // version no Delta chunks: they mean something only against their own
 // generator.
-func (s *Store) CompactToFilling(path string, missing func(pos Pos) bool, fill ...*Store) (*Store, []Filled, error) {
+func (s *Store) compactToFilling(path string, missing func(pos Pos) bool, fill ...*Store) (*Store, []Filled, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed {

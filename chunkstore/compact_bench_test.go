@@ -291,7 +291,7 @@ func BenchmarkCompactionFloor(b *testing.B) {
 					}
 					took += time.Since(t0)
 					saves++
-					stats := s.Stats()
+					stats := s.statistics()
 					deadShare += float64(stats.DeadBytes) / float64(stats.FileSize)
 				}
 				s.Close()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -64,7 +65,7 @@ func TestConcurrentReadsDuringCommit(t *testing.T) {
 					errs <- err.Error()
 					return
 				}
-				s.Stats()
+				storetool.Tool.Stats(s)
 			}
 		}()
 	}

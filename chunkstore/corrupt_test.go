@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -55,7 +56,7 @@ func memWith(t testing.TB, data []byte) *vfs.Mem {
 func storeOrder(files map[string][]byte) []string {
 	out := []string{storePath}
 	for n := uint32(1); n <= chunkstore.MaxDataFiles; n++ {
-		name := chunkstore.DataFileName(storePath, n)
+		name := storetool.Tool.DataFileName(storePath, n)
 		if _, ok := files[name]; !ok {
 			break
 		}
@@ -68,7 +69,7 @@ func storeOrder(files map[string][]byte) []string {
 func regions(t testing.TB, mem *vfs.Mem) []chunkstore.ScanRecord {
 	t.Helper()
 	var rs []chunkstore.ScanRecord
-	must(t, chunkstore.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
+	must(t, storetool.Tool.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
 		expect(t, r.Err == nil, "damaged record in a good file: %v", r.Err)
 		rs = append(rs, r)
 		return true

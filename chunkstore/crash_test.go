@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -210,7 +211,7 @@ func TestCrashDuringCompact(t *testing.T) {
 			defer s.Close()
 			if finished {
 				expect(t, s.Generation() == next.gen, "compaction did not land: %d", s.Generation())
-				expect(t, s.Stats().DeadBytes == 0, "dead bytes after compaction: %+v", s.Stats())
+				expect(t, storetool.Tool.Stats(s).DeadBytes == 0, "dead bytes after compaction: %+v", storetool.Tool.Stats(s))
 			}
 			// The compacted file keeps the old generation in its other slot.
 			c := cfg

@@ -44,10 +44,6 @@ func localOf(off int64) int64 { return off & localMask }
 // storeOffset returns the store offset of byte local of file n.
 func storeOffset(n uint32, local int64) int64 { return int64(n)<<fileShift | local }
 
-// StoreOffset returns the store offset (see Handle) of byte offset of data
-// file n, 0 being the store file itself.
-func StoreOffset(n uint32, offset int64) int64 { return storeOffset(n, offset&localMask) }
-
 // firstRecord returns the offset within file n where its records start.
 func firstRecord(n uint32) int64 {
 	if n == 0 {
@@ -67,19 +63,19 @@ func (l loc) String() string {
 	return fmt.Sprintf("offset %d", int64(l))
 }
 
-// DataFileName returns the name of data file n of the store file named
+// dataFileName returns the name of data file n of the store file named
 // store: "chunks.pxsw" keeps its records in "chunks-data-1.pxsd",
 // "chunks-data-2.pxsd" and so on, next to it. The name is a base name when
 // store is one, else a path in store's directory.
-func DataFileName(store string, n uint32) string {
+func dataFileName(store string, n uint32) string {
 	return strings.TrimSuffix(store, storeExt) + "-data-" + strconv.FormatUint(uint64(n), 10) + dataFileExt
 }
 
-// ParseDataFileName splits the name of a data file into the name of its
+// parseDataFileName splits the name of a data file into the name of its
 // store file and its number: "chunks-7-data-3.pxsd" is data file 3 of
 // "chunks-7.pxsw". The number is plain decimal without a leading zero,
 // from 1 to MaxDataFiles; anything else is not a data file's name.
-func ParseDataFileName(name string) (store string, n uint32, ok bool) {
+func parseDataFileName(name string) (store string, n uint32, ok bool) {
 	rest, ok := strings.CutSuffix(name, dataFileExt)
 	if !ok {
 		return "", 0, false
@@ -204,7 +200,7 @@ func (fset *fileSet) name(n uint32) string {
 	if n == 0 {
 		return fset.path
 	}
-	return DataFileName(fset.path, n)
+	return dataFileName(fset.path, n)
 }
 
 // main returns the store file.
@@ -359,7 +355,7 @@ func dataFilesOnDisk(fsys vfs.FS, path string) []uint32 {
 	base := filepath.Base(path)
 	var out []uint32
 	for _, name := range names {
-		if _, n, ok := ParseDataFileName(name); ok && DataFileName(base, n) == name {
+		if _, n, ok := parseDataFileName(name); ok && dataFileName(base, n) == name {
 			out = append(out, n)
 		}
 	}

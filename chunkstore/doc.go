@@ -26,8 +26,6 @@
 //     [KeyGenerator] generates the chunks of a store of 3 or 4 axes. A key
 //     of other axes is refused with [ErrAxes]. [Store.EntriesIn] lists
 //     every stored chunk in a [Box] without visiting the whole index.
-//   - [ParseRoot] decodes a root; [FindRoot] recovers the root of a
-//     generation that a manifest names only by number.
 //   - [Store.Get] loads one chunk by random access (one record read),
 //     [Store.Entities] what is kept with it besides its pixels (an
 //     [EntityBlock]: its [Body] set and its entity sections), [Store.Bodies]
@@ -42,14 +40,15 @@
 //   - [Store.CompactNext] and [Store.CompactFile] compact data file by
 //     data file, each step a commit whose cost is one file;
 //     [Store.NeedsCompaction] says when dead bytes pass
-//     [Options.CompactionThreshold]; [Store.Files] describes the files.
+//     [Options.CompactionThreshold].
 //     [Store.Compact] rewrites everything in place, [Store.CompactTo] into
 //     a new store.
-//   - [DataFileName] and [ParseDataFileName] name the data files;
-//     [Options.DataFileSize] bounds them.
-//   - [Store.Check] returns a [Report] of every damaged item; [Scan] walks
-//     the records of any file; [Store.ReadRaw], [Store.Entries],
-//     [Store.RecordInfo] and [Store.Stats] are what tools need.
+//   - [Options.DataFileSize] bounds the data files.
+//   - [Store.Check] returns a [Report] of every damaged item;
+//     [Store.Entries] lists what the store holds.
+//   - What only the module's save directory and tools need (data-file
+//     names, roots, raw records, a forward scan of a damaged file, the
+//     mark a failed save reverts to) is in its internal/storetool.
 //
 // # File layout
 //

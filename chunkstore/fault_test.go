@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -165,7 +166,7 @@ func TestReadFaultsAreNotDamage(t *testing.T) {
 	for _, op := range []vfs.Op{vfs.OpOpen, vfs.OpRead} {
 		sw := &switchable{}
 		fault := func(o vfs.Op, name string) error {
-			if _, _, ok := chunkstore.ParseDataFileName(filepath.Base(name)); !ok || o != op {
+			if _, _, ok := storetool.Tool.ParseDataFileName(filepath.Base(name)); !ok || o != op {
 				return nil
 			}
 			return &fs.PathError{Op: o.String(), Path: name, Err: syscall.EIO}

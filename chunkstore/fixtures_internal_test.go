@@ -279,7 +279,7 @@ func TestWriteFixtures(t *testing.T) {
 	}
 	for i, h := range append(hs1, hs2...) {
 		kinds := append(kinds1, kinds2...)
-		file := good[DataFileName(main, h.File())]
+		file := good[dataFileName(main, h.File())]
 		seed("FuzzRecord", fmt.Sprintf("v3-%02d-%s", i, strings.ReplaceAll(kinds[i].String(), " ", "-")), file[h.FileOffset():h.FileOffset()+int64(h.Length)])
 	}
 	writeAxesFixtures(t)
@@ -375,9 +375,9 @@ func writeAxesFixtures(t *testing.T) {
 		seed := func(target, name string, args ...[]byte) { writeSeed(t, target, name, args...) }
 		seed("FuzzOpen", "v3-"+name, files["w.pxsw"], files["w-data-1.pxsd"], files["w-data-2.pxsd"])
 		for _, d := range []uint32{1, 2} {
-			hs, kinds := recordsOf(t, files[DataFileName("w.pxsw", d)], d)
+			hs, kinds := recordsOf(t, files[dataFileName("w.pxsw", d)], d)
 			for i, h := range hs {
-				file := files[DataFileName("w.pxsw", h.File())]
+				file := files[dataFileName("w.pxsw", h.File())]
 				seed("FuzzRecord", fmt.Sprintf("v3-%s-%d-%02d-%s", name, d, i, strings.ReplaceAll(kinds[i].String(), " ", "-")),
 					file[h.FileOffset():h.FileOffset()+int64(h.Length)])
 			}

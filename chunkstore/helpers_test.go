@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/vfs"
 )
@@ -66,7 +67,7 @@ func locate(path string, off int64) (string, int64) {
 	if h.File() == 0 {
 		return path, off
 	}
-	return chunkstore.DataFileName(path, h.File()), h.FileOffset()
+	return storetool.Tool.DataFileName(path, h.File()), h.FileOffset()
 }
 
 func generated(p chunkstore.Pos, size int) []uint32 {

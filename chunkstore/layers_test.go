@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -54,7 +55,7 @@ func TestLayersKeepPersistedOnly(t *testing.T) {
 	for i := range got {
 		expect(t, got[i] == gen[i]&0x01FFFFFF|5<<25, "generated pixel %d: %08x", i, got[i])
 	}
-	raw, _, err := s.ReadRaw(p)
+	raw, _, err := storetool.Tool.ReadRaw(s, p)
 	must(t, err)
 	expect(t, raw.Layers == 0x01FFFFFF, "record holds layers %08x", raw.Layers)
 	mustCheck(t, s)

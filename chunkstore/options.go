@@ -137,7 +137,7 @@ type Options struct {
 
 	// ReadOnly opens the file read-only; Commit and Compact then return
 	// ErrReadOnly. Read-only without a Generator, a store opens for
-	// inspection: the generator version is not checked (Check and ReadRaw
+	// inspection: the generator version is not checked (Check and reading raw records
 	// work, Get of a Delta chunk does not).
 	ReadOnly bool
 

@@ -169,13 +169,13 @@ type RawChunk struct {
 	Extra  []byte // the game's extra data for the chunk, nil for none
 }
 
-// ReadRaw returns the stored form of the chunk at pos, and false when it is
+// readRaw returns the stored form of the chunk at pos, and false when it is
 // not stored. It needs no Generator.
-func (s *Store) ReadRaw(pos Pos) (RawChunk, bool, error) { return s.ReadRawKey(pos.Key()) }
+func (s *Store) readRaw(pos Pos) (RawChunk, bool, error) { return s.readRawKey(pos.Key()) }
 
-// ReadRawKey is ReadRaw at a key of the store's axes; a key of other axes
+// readRawKey is readRaw at a key of the store's axes; a key of other axes
 // returns ErrAxes.
-func (s *Store) ReadRawKey(pos Key) (RawChunk, bool, error) {
+func (s *Store) readRawKey(pos Key) (RawChunk, bool, error) {
 	if err := checkAxes(pos, s.axes, "read"); err != nil {
 		return RawChunk{}, false, err
 	}
@@ -240,8 +240,8 @@ type RecordInfo struct {
 	Extra      int    // chunk records: bytes of the game's extra data
 }
 
-// RecordInfo reads and checks the record at h and describes it.
-func (s *Store) RecordInfo(h Handle) (RecordInfo, error) {
+// recordInfo reads and checks the record at h and describes it.
+func (s *Store) recordInfo(h Handle) (RecordInfo, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {

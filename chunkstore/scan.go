@@ -281,7 +281,7 @@ type ScanRecord struct {
 	Err        error      // non-nil for damaged bytes; matches ErrCorrupt
 }
 
-// Scan walks the records of the store at path forward, without using the
+// scanFile walks the records of the store at path forward, without using the
 // header slots or the page table, and calls fn for each record and each
 // damaged stretch until fn returns false: the store file's records (a
 // store of format 1 keeps them there), then those of each of its data
@@ -294,7 +294,7 @@ type ScanRecord struct {
 // damaged stretch of no length at its start (Kind zero, Err wrapping
 // ErrCorrupt and naming it) and the scan goes on with the next one; such a
 // store file is an error.
-func Scan(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
+func scanFile(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
 	if fsys == nil {
 		fsys = vfs.OS
 	}
@@ -303,12 +303,12 @@ func Scan(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
 		path string
 	}
 	var parts []part
-	if store, n, ok := ParseDataFileName(filepath.Base(path)); ok && DataFileName(store, n) == filepath.Base(path) {
+	if store, n, ok := parseDataFileName(filepath.Base(path)); ok && dataFileName(store, n) == filepath.Base(path) {
 		parts = []part{{n, path}}
 	} else {
 		parts = []part{{0, path}}
 		for _, n := range dataFilesOnDisk(fsys, path) {
-			parts = append(parts, part{n, DataFileName(path, n)})
+			parts = append(parts, part{n, dataFileName(path, n)})
 		}
 	}
 	stop := false

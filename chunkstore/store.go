@@ -15,7 +15,7 @@ import (
 	"github.com/arksave/arksave/vfs"
 )
 
-// Store is an open chunk store. Get, Bodies, ReadRaw, Stats and Entries may
+// Store is an open chunk store. Get, Bodies and Entries may
 // be called from any goroutine, also while Commit or a compaction runs on
 // another: they see the last committed generation or the new one, never a
 // mix. Commit, the compactions and Close are serialised.
@@ -825,7 +825,7 @@ func (s *Store) chainHandles() []Handle {
 // missing, cut short or not the store's.
 func (s *Store) checkFiles() {
 	var r Report
-	s.checkFilesInto(&r, s.Files())
+	s.checkFilesInto(&r, s.fileList())
 	s.report.Problems = append(s.report.Problems, r.Problems...)
 }
 

@@ -146,8 +146,8 @@ func bigStore(b *testing.B, n int) (*Store, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if s.Stats().Chunks != n {
-		b.Fatalf("%d chunks", s.Stats().Chunks)
+	if s.statistics().Chunks != n {
+		b.Fatalf("%d chunks", s.statistics().Chunks)
 	}
 	return s, path
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/vfs"
 )
@@ -58,7 +59,7 @@ func TestRoundTripEachType(t *testing.T) {
 	s = reopen(t, s, cfg)
 	defer s.Close()
 	expectSame(t, m, s, ^uint32(0))
-	stats := s.Stats()
+	stats := storetool.Tool.Stats(s)
 	expect(t, stats.Chunks == 3 && stats.Delta == 1 && stats.Full == 1 && stats.Empty == 1 && stats.BodyBlocks == 1, "%+v", stats)
 
 	// Overwrite, delete, revert to generation, remove bodies.
@@ -72,7 +73,7 @@ func TestRoundTripEachType(t *testing.T) {
 	expectSame(t, m, s, ^uint32(0))
 	s = reopen(t, s, cfg)
 	expectSame(t, m, s, ^uint32(0))
-	expect(t, s.Stats().Chunks == 1, "%+v", s.Stats())
+	expect(t, storetool.Tool.Stats(s).Chunks == 1, "%+v", storetool.Tool.Stats(s))
 	mustCheck(t, s)
 }
 
@@ -156,7 +157,7 @@ func TestDeltaThreshold(t *testing.T) {
 		var got chunkstore.StorageType = 99
 		s.Entries(func(e chunkstore.Entry) bool { got = e.Type; return true })
 		expect(t, got == tc.want, "threshold %v, %d of %d changed: %v, want %v", tc.threshold, tc.changed, npix, got, tc.want)
-		raw, ok, err := s.ReadRaw(p)
+		raw, ok, err := storetool.Tool.ReadRaw(s, p)
 		must(t, err)
 		expect(t, ok && raw.Type == tc.want, "ReadRaw: %v %v", ok, raw.Type)
 		if tc.want == chunkstore.Delta {
@@ -306,7 +307,7 @@ func TestGeneratorChange(t *testing.T) {
 	other.AllowGeneratorChange = false
 	s = must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", &other))
 	defer s.Close()
-	expect(t, s.GeneratorVersion() == 2 && s.Stats().Chunks == 1, "version %d, %+v", s.GeneratorVersion(), s.Stats())
+	expect(t, s.GeneratorVersion() == 2 && storetool.Tool.Stats(s).Chunks == 1, "version %d, %+v", s.GeneratorVersion(), storetool.Tool.Stats(s))
 	mustCheck(t, s)
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/storetool"
 )
 
 // route checks a request and hands it to its handler. Only GET and HEAD
@@ -381,7 +382,7 @@ func (s *Server) describeChunk(v *view, pos chunkPos) chunkJSON {
 		return out
 	}
 	record := func(h chunkstore.Handle) (*recordJSON, error) {
-		ri, err := v.store.RecordInfo(h)
+		ri, err := storetool.Tool.RecordInfo(v.store, h)
 		if err != nil {
 			return nil, err
 		}
@@ -407,7 +408,7 @@ func (s *Server) describeChunk(v *view, pos chunkPos) chunkJSON {
 			out.Record = rec
 			if err == nil && c.typ == chunkstore.Delta {
 				var raw chunkstore.RawChunk
-				if raw, _, err = v.store.ReadRaw(pos); err == nil {
+				if raw, _, err = storetool.Tool.ReadRaw(v.store, pos); err == nil {
 					out.ChangedPixels = len(raw.Delta)
 				}
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/mapserve"
 )
@@ -226,14 +227,14 @@ func TestChunkInfo(t *testing.T) {
 		case chunkstore.Empty:
 			expect(t, c.Record == nil && c.Version == "empty", "empty chunk %v: %+v", e.Pos, c)
 		default:
-			ri, err := s.RecordInfo(e.Handle)
+			ri, err := storetool.Tool.RecordInfo(s, e.Handle)
 			must(t, err)
 			expect(t, c.Record != nil && c.Record.Offset == e.Handle.Offset && c.Record.Length == e.Handle.Length &&
 				c.Record.Stored == ri.Stored && c.Record.Raw == ri.Raw && c.Record.Compressed == ri.Compressed &&
 				c.Version == strconv.FormatInt(e.Handle.Offset, 10), "chunk %v: record %+v, version %s; want %+v %+v", e.Pos, c.Record, c.Version, e.Handle, ri)
 		}
 		if e.Type == chunkstore.Delta {
-			raw, _, err := s.ReadRaw(e.Pos)
+			raw, _, err := storetool.Tool.ReadRaw(s, e.Pos)
 			must(t, err)
 			expect(t, c.ChangedPixels == len(raw.Delta) && c.ChangedPixels > 0, "delta chunk %v: %d changed pixels, want %d", e.Pos, c.ChangedPixels, len(raw.Delta))
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/words"
 )
 
@@ -185,8 +186,8 @@ func sameChunk(prev, v *view, pos chunkstore.Pos, a, b chunkstore.Handle, budget
 		return false
 	}
 	*budget -= int64(a.Length)
-	ra, _, errA := prev.store.ReadRaw(pos)
-	rb, _, errB := v.store.ReadRaw(pos)
+	ra, _, errA := storetool.Tool.ReadRaw(prev.store, pos)
+	rb, _, errB := storetool.Tool.ReadRaw(v.store, pos)
 	return errA == nil && errB == nil && ra.Type == rb.Type && slices.Equal(ra.Delta, rb.Delta) && slices.Equal(ra.Pixels, rb.Pixels)
 }
 
@@ -410,7 +411,7 @@ func (v *view) markDamaged(dir string, rep *chunkstore.Report, rec func(chunksto
 		first = fmt.Sprintf(", first: %s", rep.Problems[0])
 	}
 	lost := ""
-	if ri, err := chunkstore.ParseRoot(v.man.Chunks.Root); err == nil && int(ri.Chunks) > len(v.order) {
+	if ri, err := storetool.Tool.ParseRoot(v.man.Chunks.Root); err == nil && int(ri.Chunks) > len(v.order) {
 		// Records past the cut leave no trace but the count.
 		lost = fmt.Sprintf(" (the generation stored %d chunks; %d of them are not found at all and show as not stored)", ri.Chunks, int(ri.Chunks)-len(v.order))
 	}

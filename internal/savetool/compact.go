@@ -7,6 +7,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 )
 
 // CompactOptions configure [Compact].
@@ -40,7 +41,7 @@ type CompactReport struct {
 	OldKept     bool     // files the old generation used stay: a backup uses them
 	BackupsKept int
 
-	mark *chunkstore.Mark // the store before a file-by-file compaction, for a failed commit
+	mark *storetool.Mark // the store before a file-by-file compaction, for a failed commit
 }
 
 // Compact reclaims the dead space of the committed chunk store generation
@@ -86,7 +87,7 @@ func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 	}
 	nm, _, err := d.Commit(autosave.Commit{
 		World:      world,
-		Chunks:     autosave.StoreRef{Name: rep.NewStore, Generation: c.Generation(), Root: c.Root(), Data: c.DataFileNames()},
+		Chunks:     autosave.StoreRef{Name: rep.NewStore, Generation: c.Generation(), Root: c.Root(), Data: storetool.Tool.DataFileNames(c)},
 		Players:    m.Players,
 		MaxBackups: keep,
 	})
@@ -94,12 +95,12 @@ func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 		if rep.NewStore != rep.OldStore {
 			_ = removeStore(d, rep.NewStore)
 		} else if rep.mark != nil {
-			_ = c.Revert(*rep.mark) // the store's files as they were
+			_ = storetool.Tool.Revert(c, *rep.mark) // the store's files as they were
 		}
 		return nil, fmt.Errorf("compact: commit: %w", err)
 	}
 	rep.Generation = nm.Generation
-	st := c.Stats()
+	st := storetool.Tool.Stats(c)
 	rep.After, rep.DeadAfter = st.FileSize, st.DeadBytes
 	rep.DirAfter = dirBytes(fsys, dir)
 	rep.BackupsKept = len(d.Backups())
@@ -113,7 +114,7 @@ func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 // store format 1: a single file, which file-by-file compaction cannot
 // shrink.
 func isFormat1(m *autosave.Manifest) bool {
-	ri, err := chunkstore.ParseRoot(m.Chunks.Root)
+	ri, err := storetool.Tool.ParseRoot(m.Chunks.Root)
 	return err == nil && ri.FormatVersion < chunkstore.FormatVersion && len(m.Chunks.Data) == 0
 }
 
@@ -124,7 +125,7 @@ func compactWhole(d *autosave.Dir, m *autosave.Manifest, rep *CompactReport, t *
 		return nil, damagedOr(err, d.Path())
 	}
 	defer s.Close()
-	st := s.Stats()
+	st := storetool.Tool.Stats(s)
 	rep.Before, rep.DeadBefore = st.FileSize, st.DeadBytes
 	rep.NewStore = autosave.CompactedChunksName(d.Generation() + 1)
 	newStore, err := d.File(rep.NewStore)
@@ -154,7 +155,7 @@ func compactFiles(d *autosave.Dir, m *autosave.Manifest, rep *CompactReport, t *
 	if err != nil {
 		return nil, damagedOr(err, d.Path())
 	}
-	ri, err := chunkstore.ParseRoot(root)
+	ri, err := storetool.Tool.ParseRoot(root)
 	if err != nil {
 		return nil, damagedOr(err, d.Path())
 	}
@@ -172,22 +173,22 @@ func compactFiles(d *autosave.Dir, m *autosave.Manifest, rep *CompactReport, t *
 		s.Close()
 		return nil, fmt.Errorf("%w: %s: %v; run arksave repair", ErrDamaged, m.Chunks.Name, open.Problems[0])
 	}
-	st := s.Stats()
+	st := storetool.Tool.Stats(s)
 	rep.Before, rep.DeadBefore = st.FileSize, st.DeadBytes
 	t.begin("compacting "+m.Chunks.Name, st.RecordBytes)
 	defer t.end()
 	// Every file with dead bytes, once (asked for, it need not pass the
 	// threshold the game's writer waits for); the newest one last, since
 	// compacting it starts the next.
-	files := s.Files()
-	slices.SortStableFunc(files, func(a, b chunkstore.FileStats) int { return cmpBool(a.Newest, b.Newest) })
-	mark, err := s.Mark()
+	files := storetool.Tool.Files(s)
+	slices.SortStableFunc(files, func(a, b storetool.FileStats) int { return cmpBool(a.Newest, b.Newest) })
+	mark, err := storetool.Tool.Mark(s)
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("compact: %w", err)
 	}
 	undo := func(err error) (*chunkstore.Store, error) {
-		_ = s.Revert(mark) // the files as they were; closes the store
+		_ = storetool.Tool.Revert(s, mark) // the files as they were; closes the store
 		return nil, err
 	}
 	for _, f := range files {
@@ -206,7 +207,7 @@ func compactFiles(d *autosave.Dir, m *autosave.Manifest, rep *CompactReport, t *
 		}
 		for _, n := range cs.Files {
 			if n != 0 {
-				rep.Emptied = append(rep.Emptied, chunkstore.DataFileName(m.Chunks.Name, n))
+				rep.Emptied = append(rep.Emptied, storetool.Tool.DataFileName(m.Chunks.Name, n))
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 )
 
 // ChunkIndex is the chunk store generation of a save as data: every stored
@@ -97,12 +98,12 @@ func IndexOf(s *chunkstore.Store, name string) *ChunkIndex {
 		}
 		c := ChunkEntry{X: e.Pos.X, Y: e.Pos.Y, Type: e.Type.String(), Offset: e.Handle.Offset, Length: e.Handle.Length}
 		if !e.Handle.IsZero() {
-			if ri, err := s.RecordInfo(e.Handle); err != nil {
+			if ri, err := storetool.Tool.RecordInfo(s, e.Handle); err != nil {
 				c.Error = err.Error()
 			} else {
 				c.Stored, c.Raw, c.Compressed, c.Extra = ri.Stored, ri.Raw, ri.Compressed, ri.Extra
 				if e.Type == chunkstore.Delta || e.Type == chunkstore.Palette {
-					if raw, _, err := s.ReadRaw(e.Pos); err == nil {
+					if raw, _, err := storetool.Tool.ReadRaw(s, e.Pos); err == nil {
 						c.Changed, c.Palette = len(raw.Delta), len(raw.Palette)
 					} else {
 						c.Error = err.Error()

@@ -14,6 +14,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/vfs"
 )
@@ -160,7 +161,7 @@ func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 			Store: m.Chunks.Name, StoreGeneration: m.Chunks.Generation,
 		}
 		if root, err := rootOf(d, m); err == nil {
-			if ri, err := chunkstore.ParseRoot(root); err == nil {
+			if ri, err := storetool.Tool.ParseRoot(root); err == nil {
 				g.Chunks = ri.Chunks
 			}
 		}
@@ -169,7 +170,7 @@ func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 			seen[m.Chunks.Name] = true
 			st := StoreInfo{Name: m.Chunks.Name, DataFiles: []DataFileInfo{}}
 			if root, err := rootOf(d, m); err == nil {
-				if ri, err := chunkstore.ParseRoot(root); err == nil {
+				if ri, err := storetool.Tool.ParseRoot(root); err == nil {
 					st.FormatVersion = int(ri.FormatVersion)
 				}
 			}
@@ -230,7 +231,7 @@ func InspectStore(path string, o Options) (*StoreInfo, error) {
 }
 
 func describeStore(st *StoreInfo, s *chunkstore.Store) {
-	stats := s.Stats()
+	stats := storetool.Tool.Stats(s)
 	cfg := s.Options()
 	st.Generation = stats.Generation
 	st.FileBytes = stats.FileSize
@@ -242,7 +243,7 @@ func describeStore(st *StoreInfo, s *chunkstore.Store) {
 		st.DeadRatio = float64(stats.DeadBytes) / float64(stats.FileSize)
 	}
 	st.JournalSegments = stats.JournalSegments
-	for _, f := range s.Files() {
+	for _, f := range storetool.Tool.Files(s) {
 		if f.Number == 0 {
 			continue
 		}

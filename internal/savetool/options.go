@@ -8,6 +8,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -120,7 +121,7 @@ func rootOf(d *autosave.Dir, m *autosave.Manifest) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return chunkstore.FindRoot(d.FS(), p, m.Chunks.Generation)
+	return storetool.Tool.FindRoot(d.FS(), p, m.Chunks.Generation)
 }
 
 // openGeneration opens the chunk store generation a manifest names with o
@@ -272,7 +273,7 @@ func keptStoreRef(d *autosave.Dir, m *autosave.Manifest, fsys vfs.FS) (autosave.
 	ref := m.Chunks
 	ref.Root, _ = rootOf(d, m)
 	if m.Version < autosave.ManifestVersion {
-		ref.Data = s.DataFileNames() // the manifest predates data files
+		ref.Data = storetool.Tool.DataFileNames(s) // the manifest predates data files
 	}
 	return ref, s, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 )
 
 // RenderOptions configure [RenderDir] and [RenderStore].
@@ -225,7 +226,7 @@ const (
 
 // chunkPixels fills pix with the chunk at pos, as stored or generated.
 func chunkPixels(s *chunkstore.Store, pos chunkstore.Pos, gen chunkstore.Generator, pix []uint32, st *RenderStats) drawKind {
-	raw, ok, err := s.ReadRaw(pos)
+	raw, ok, err := storetool.Tool.ReadRaw(s, pos)
 	switch {
 	case err != nil:
 		st.Damaged++

@@ -17,6 +17,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/fsguard"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -228,8 +229,8 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 // name.
 func storeOfDataFile(rel string) (string, bool) {
 	base := path.Base(rel)
-	store, n, ok := chunkstore.ParseDataFileName(base)
-	if !ok || chunkstore.DataFileName(store, n) != base {
+	store, n, ok := storetool.Tool.ParseDataFileName(base)
+	if !ok || storetool.Tool.DataFileName(store, n) != base {
 		return "", false
 	}
 	return path.Join(path.Dir(rel), store), true
@@ -321,9 +322,9 @@ func (r *repairer) repairCurrent() error {
 	}
 	var fixed *chunkstore.Store
 	if src != nil {
-		r.t.begin("writing "+name, 2*src.Stats().RecordBytes)
+		r.t.begin("writing "+name, 2*storetool.Tool.Stats(src).RecordBytes)
 		var filled []chunkstore.Filled
-		fixed, filled, err = src.CompactToFilling(p, r.missing(loss), fills...)
+		fixed, filled, err = storetool.Tool.CompactToFilling(src, p, r.missing(loss), fills...)
 		r.t.end()
 		if err != nil {
 			_ = removeStore(r.d, name)
@@ -346,7 +347,7 @@ func (r *repairer) repairCurrent() error {
 	}
 	m, _, err := r.d.Commit(autosave.Commit{
 		World:      world,
-		Chunks:     autosave.StoreRef{Name: name, Generation: fixed.Generation(), Root: fixed.Root(), Data: fixed.DataFileNames()},
+		Chunks:     autosave.StoreRef{Name: name, Generation: fixed.Generation(), Root: fixed.Root(), Data: storetool.Tool.DataFileNames(fixed)},
 		Players:    players,
 		Generation: r.newGen,
 		NoBackup:   true,
@@ -592,7 +593,7 @@ func (r *repairer) known() (chunkstore.Options, bool) {
 		roots = append(roots, b.Chunks.Root)
 	}
 	for _, root := range roots {
-		if ri, err := chunkstore.ParseRoot(root); err == nil {
+		if ri, err := storetool.Tool.ParseRoot(root); err == nil {
 			return chunkstore.Options{ChunkSize: ri.ChunkSize, TileSize: ri.TileSize, Seed: ri.Seed,
 				Generator: versionOnly(ri.GeneratorVersion)}, true
 		}
@@ -647,7 +648,7 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 		root, how := c.root, c.how
 		if root == nil && c.how != "" {
 			// Format 1: the root of that generation, from its slot or its table.
-			if found, err := chunkstore.FindRoot(r.fsys, p, c.gen); err == nil {
+			if found, err := storetool.Tool.FindRoot(r.fsys, p, c.gen); err == nil {
 				root = found
 			}
 		}
@@ -937,7 +938,7 @@ func wouldFill(src *chunkstore.Store, fills []*chunkstore.Store, damaged map[los
 				return true // body sets are never taken from a backup
 			}
 			if !e.Handle.IsZero() {
-				if _, err := f.RecordInfo(e.Handle); err != nil {
+				if _, err := storetool.Tool.RecordInfo(f, e.Handle); err != nil {
 					return true // damaged there too
 				}
 			}
@@ -973,7 +974,7 @@ type damagedRecord struct {
 func (r *repairer) scanLoss(src *chunkstore.Store) *scanLoss {
 	l := &scanLoss{after: map[lossKey]bool{}, lostFrom: -1}
 	bound := int64(-1)
-	if ri, err := chunkstore.ParseRoot(src.Root()); err == nil {
+	if ri, err := storetool.Tool.ParseRoot(src.Root()); err == nil {
 		l.gen = ri.Generation
 		if ri.Table > 0 {
 			bound = ri.Table
@@ -986,7 +987,7 @@ func (r *repairer) scanLoss(src *chunkstore.Store) *scanLoss {
 	headerless := int64(-1) // the first damaged stretch without a header after the last table
 	var last *lossKey       // the last intact chunk or body record
 	var cut *lossKey        // last when the first headerless stretch was met
-	_ = chunkstore.Scan(r.fsys, store, func(rec chunkstore.ScanRecord) bool {
+	_ = storetool.Tool.Scan(r.fsys, store, func(rec chunkstore.ScanRecord) bool {
 		if bound >= 0 && rec.Handle.Offset >= bound {
 			return false
 		}
@@ -1042,13 +1043,13 @@ func storeEnd(fsys vfs.FS, store string, bound int64) int64 {
 	last := chunkstore.Handle{Offset: bound}.File()
 	p := store
 	if last != 0 {
-		p = chunkstore.DataFileName(store, last)
+		p = storetool.Tool.DataFileName(store, last)
 	}
 	size := fileSize(fsys, p)
 	if last != 0 && size == 0 {
-		return chunkstore.StoreOffset(last, 0)
+		return storetool.Tool.StoreOffset(last, 0)
 	}
-	return min(bound, chunkstore.StoreOffset(last, size))
+	return min(bound, storetool.Tool.StoreOffset(last, size))
 }
 
 // missing returns which chunks the store may have lost, for
@@ -1194,8 +1195,8 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Fi
 	}
 	// The generation's header says how many chunks it stored.
 	if r.rep.Store.Root != nil {
-		if ri, err := chunkstore.ParseRoot(r.rep.Store.Root); err == nil {
-			found := src.Stats().Chunks
+		if ri, err := storetool.Tool.ParseRoot(r.rep.Store.Root); err == nil {
+			found := storetool.Tool.Stats(src).Chunks
 			gone := 0
 			for k := range l.dropped {
 				if _, in := live[k]; !in && !k.bodies {
@@ -1216,7 +1217,7 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Fi
 func (r *repairer) isAt(h chunkstore.Handle, p chunkstore.Problem) bool {
 	file := ""
 	if h.File() != 0 {
-		file = chunkstore.DataFileName(r.rep.Store.File, h.File())
+		file = storetool.Tool.DataFileName(r.rep.Store.File, h.File())
 	}
 	return p.Offset == h.FileOffset() && (p.File == file || file == "" && p.File == r.rep.Store.File)
 }
@@ -1231,7 +1232,7 @@ func offsetIn(store string, off int64) string {
 	if h.File() == 0 {
 		return fmt.Sprintf("offset %d", off)
 	}
-	return fmt.Sprintf("offset %d of %s", h.FileOffset(), chunkstore.DataFileName(store, h.File()))
+	return fmt.Sprintf("offset %d of %s", h.FileOffset(), storetool.Tool.DataFileName(store, h.File()))
 }
 
 // countPixels counts the chunk (not body) losses.
@@ -1246,7 +1247,7 @@ func countPixels(ls []Loss) int {
 }
 
 func countsOf(s *chunkstore.Store) Counts {
-	st := s.Stats()
+	st := storetool.Tool.Stats(s)
 	c := Counts{Chunks: st.Chunks, Empty: st.Empty, Delta: st.Delta, Full: st.Full, Palette: st.Palette, BodyBlocks: st.BodyBlocks}
 	s.Entries(func(e chunkstore.Entry) bool {
 		if e.Type == chunkstore.BodyBlock {
@@ -1369,7 +1370,7 @@ func (r *repairer) rewriteBackup(b *autosave.Manifest) error {
 	}
 	nb := *b
 	nb.Version = autosave.ManifestVersion
-	nb.Chunks = autosave.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root(), Data: c.DataFileNames()}
+	nb.Chunks = autosave.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root(), Data: storetool.Tool.DataFileNames(c)}
 	if err := r.d.ReplaceBackup(&nb); err != nil {
 		return err
 	}

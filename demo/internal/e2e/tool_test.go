@@ -24,6 +24,7 @@ import (
 	"github.com/arksave/arksave/demo/render"
 	"github.com/arksave/arksave/demo/terrain"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 )
 
@@ -321,7 +322,7 @@ func storeFile(t *testing.T, dir string) string {
 
 // dataFile returns the path of the data file that holds the record at h.
 func dataFile(t *testing.T, dir string, h chunkstore.Handle) string {
-	return chunkstore.DataFileName(storeFile(t, dir), h.File())
+	return storetool.Tool.DataFileName(storeFile(t, dir), h.File())
 }
 
 // newestDataFile returns the path of the last data file the manifest names.
@@ -356,7 +357,7 @@ func contents(t *testing.T, dir string) map[chunkstore.Pos]string {
 	})
 	for _, p := range positions {
 		h := fnv.New64a()
-		raw, ok, err := s.ReadRaw(p)
+		raw, ok, err := storetool.Tool.ReadRaw(s, p)
 		must(t, err)
 		if ok {
 			fmt.Fprint(h, raw.Type, raw.Delta, raw.Pixels, raw.Extra)

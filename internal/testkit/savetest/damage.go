@@ -7,6 +7,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 )
 
 // Chunks of the save Build makes, by what they are.
@@ -31,7 +32,7 @@ func (l *Layout) Locate(off int64) (string, int64) {
 	if h.File() == 0 {
 		return l.Store, off
 	}
-	return chunkstore.DataFileName(l.Store, h.File()), h.FileOffset()
+	return storetool.Tool.DataFileName(l.Store, h.File()), h.FileOffset()
 }
 
 // Flip inverts four bits of the byte at store offset off of the store.
@@ -56,7 +57,7 @@ func LayoutOf(dir string) (*Layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	ri, err := chunkstore.ParseRoot(m.Chunks.Root)
+	ri, err := storetool.Tool.ParseRoot(m.Chunks.Root)
 	if err != nil {
 		return nil, err
 	}

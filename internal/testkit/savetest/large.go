@@ -9,6 +9,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 )
 
@@ -72,7 +73,7 @@ func BuildLarge(dir string, n, size int) error {
 				return err
 			}
 			if _, _, err := d.Commit(autosave.Commit{World: world.Bytes(), MaxBackups: MaxBackups,
-				Chunks: autosave.StoreRef{Name: autosave.ChunksName, Generation: s.Generation(), Root: s.Root(), Data: s.DataFileNames()}}); err != nil {
+				Chunks: autosave.StoreRef{Name: autosave.ChunksName, Generation: s.Generation(), Root: s.Root(), Data: storetool.Tool.DataFileNames(s)}}); err != nil {
 				return err
 			}
 			b = s.NewBatch()
