@@ -66,17 +66,17 @@ func (s *Store) nextCompaction() (fileStats, bool) {
 // CompactNext compacts the file with the most dead bytes, when the store
 // needs compaction (see NeedsCompaction), and reports whether it did: a
 // step whose cost is that file's live records, whatever the size of the
-// world. See CompactFile.
+// world. See compactFile.
 func (s *Store) CompactNext() (CompactStats, bool, error) {
 	f, ok := s.nextCompaction()
 	if !ok {
 		return CompactStats{}, false, nil
 	}
-	st, err := s.CompactFile(f.Number)
+	st, err := s.compactFile(f.Number)
 	return st, err == nil, err
 }
 
-// CompactFile moves the live records of file n (a data file, or the store
+// compactFile moves the live records of file n (a data file, or the store
 // file of a format 1 store) to the newest data file (the next one when n is
 // the newest), as a commit of generation Generation()+1 that changes no
 // chunk: its page-table record points the moved entries at their copies
@@ -89,7 +89,7 @@ func (s *Store) CompactNext() (CompactStats, bool, error) {
 // while being copied is dropped (its chunk regenerates) and listed in
 // OpenReport. On error nothing is published and the files are taken back,
 // as for a failed Commit.
-func (s *Store) CompactFile(n uint32) (CompactStats, error) {
+func (s *Store) compactFile(n uint32) (CompactStats, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	return s.relocate(map[uint32]bool{n: true}, false)

@@ -17,21 +17,15 @@ import (
 // Data files. Their layout is part of the file format; see the package
 // documentation.
 const (
-	dataMagic      = "PXSD" // bytes 0..3 of a data file
-	dataHeaderSize = 64     // a data file's header; its records start after it
-	dataHeaderCRC  = 12     // CRC32-C of the header's other bytes
-	fileShift      = 40     // a store offset is file<<40 | offset within that file
-	localMask      = 1<<fileShift - 1
-	// MaxDataFiles is the highest data file number: store offsets stay
-	// below 1<<62.
-	MaxDataFiles = 1<<22 - 1
-	// DefaultDataFileSize is the size a data file grows to before the next
-	// one starts, when Options.DataFileSize is zero.
-	DefaultDataFileSize = 128 << 20
-	minDataFileSize     = 1 << 10
-	maxDataFileSize     = 1 << fileShift
-	dataFileExt         = ".pxsd"
-	storeExt            = ".pxsw"
+	dataMagic       = "PXSD" // bytes 0..3 of a data file
+	dataHeaderSize  = 64     // a data file's header; its records start after it
+	dataHeaderCRC   = 12     // CRC32-C of the header's other bytes
+	fileShift       = 40     // a store offset is file<<40 | offset within that file
+	localMask       = 1<<fileShift - 1
+	minDataFileSize = 1 << 10
+	maxDataFileSize = 1 << fileShift
+	dataFileExt     = ".pxsd"
+	storeExt        = ".pxsw"
 )
 
 // fileOf returns the number of the file a store offset is in: 0 for the

@@ -267,7 +267,7 @@ func TestCompactFileWithTableRecords(t *testing.T) {
 			commit(t, s, b)
 		}
 		expect(t, storetool.Tool.Stats(s).JournalSegments > 1, "stats %+v", storetool.Tool.Stats(s))
-		cs := must2[chunkstore.CompactStats](t)(s.CompactFile(1))
+		cs := must2[chunkstore.CompactStats](t)(storetool.Tool.CompactFile(s, 1))
 		expect(t, cs.Commit.Checkpoint == withCheckpoint, "compaction of data file 1 (checkpoint %v): %+v", withCheckpoint, cs.Commit)
 		if !withCheckpoint {
 			// Every segment was in data file 1: one merged segment replaces them.
@@ -312,7 +312,7 @@ func TestFormat1StoreContinues(t *testing.T) {
 	want[chunkstore.Pos{X: 9, Y: 9}] = pix
 	// The store file's records move out; the store file is not rewritten.
 	expect(t, storetool.Tool.Files(s)[0].Live > 128, "store file holds no records: %+v", storetool.Tool.Files(s)[0])
-	must2[chunkstore.CompactStats](t)(s.CompactFile(0))
+	must2[chunkstore.CompactStats](t)(storetool.Tool.CompactFile(s, 0))
 	expect(t, storetool.Tool.Files(s)[0].Live == 128, "store file records after compaction: %+v", storetool.Tool.Files(s)[0])
 	for p, pixels := range want {
 		must2[bool](t)(s.Get(p, dst))
@@ -509,7 +509,7 @@ func TestCrashDuringCompactFile(t *testing.T) {
 			must(t, s.Close())
 		}
 		crashEvery(t, mem, cfg, -1, func(s *chunkstore.Store) error {
-			_, err := s.CompactFile(n)
+			_, err := storetool.Tool.CompactFile(s, n)
 			return err
 		}, func(t *testing.T, disk *vfs.Mem, finished bool) {
 			s := expectOneOf(t, disk, cfg, old, next)
@@ -544,7 +544,7 @@ func TestFaultsDuringCompactFile(t *testing.T) {
 	next := generation{old.gen + 1, m}
 	must(t, s.Close())
 	faultEvery(t, mem, cfg, func(s *chunkstore.Store) error {
-		_, err := s.CompactFile(1)
+		_, err := storetool.Tool.CompactFile(s, 1)
 		return err
 	}, func(t *testing.T, s *chunkstore.Store, disk *vfs.Mem, sw *switchable) {
 		expect(t, s.Generation() == old.gen, "generation %d after a failed compaction", s.Generation())
@@ -554,7 +554,7 @@ func TestFaultsDuringCompactFile(t *testing.T) {
 		expectOneOf(t, disk.Crash(1, nil), cfg, old, next).Close()
 		expectOneOf(t, disk.Crash(0, nil), cfg, old, next).Close()
 		sw.on = false
-		must2[chunkstore.CompactStats](t)(s.CompactFile(1))
+		must2[chunkstore.CompactStats](t)(storetool.Tool.CompactFile(s, 1))
 		mustCheck(t, s)
 		expectOneOf(t, disk.Crash(0, nil), cfg, next).Close()
 	})
@@ -634,7 +634,7 @@ func TestCompactNewestSealsIt(t *testing.T) {
 	must(t, f.Close())
 
 	s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
-	must2[chunkstore.CompactStats](t)(s.CompactFile(1))
+	must2[chunkstore.CompactStats](t)(storetool.Tool.CompactFile(s, 1))
 	must(t, s.Close())
 	size := must2[os.FileInfo](t)(mem.Stat(name)).Size()
 	expect(t, size == newest.Size, "data file 1 after its compaction: %d bytes, sealed at %d", size, newest.Size)

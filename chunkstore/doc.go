@@ -37,7 +37,7 @@
 //     [Store.GetExtra] returns), [Batch.DeleteChunk] and
 //     [Batch.PutEntities] (or [Batch.PutBodies]); [Store.Commit] makes them durable as generation+1
 //     and returns [CommitStats].
-//   - [Store.CompactNext] and [Store.CompactFile] compact data file by
+//   - [Store.CompactNext] compacts data file by
 //     data file, each step a commit whose cost is one file;
 //     [Store.NeedsCompaction] says when dead bytes pass
 //     [Options.CompactionThreshold].

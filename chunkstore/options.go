@@ -32,16 +32,32 @@ type KeyGenerator interface {
 	GenerateKey(k Key, seed uint64, dst []uint32)
 }
 
-// Default thresholds: what a zero field of Options means.
+// Defaults: what a zero field of Options means.
 const (
 	DefaultDeltaThreshold      = 0.75
 	DefaultCompactionThreshold = 0.25
 	DefaultCheckpointRatio     = 0.5
+	// DefaultBaseCache is how many generated chunks a store keeps
+	// (Options.BaseCache): 16 MiB of 512x512 chunks.
+	DefaultBaseCache = 16
+	// DefaultDataFileSize is the size a data file grows to before the
+	// next one starts (Options.DataFileSize).
+	DefaultDataFileSize = 128 << 20
 )
 
-// DefaultBaseCache is how many generated chunks a store keeps by default
-// (Options.BaseCache): 16 MiB of 512x512 chunks.
-const DefaultBaseCache = 16
+// Limits of a store.
+const (
+	// A store's chunks are keyed by 2, 3 or 4 int32 axes (x, y, then z,
+	// then w), fixed when the store is created ([Options.Axes]) and kept in
+	// its header slots.
+	MinAxes = 2 // the fewest axes of a chunk key: (x, y)
+	MaxAxes = 4 // the most axes of a chunk key: (x, y, z, w)
+	// MaxDataFiles is the highest data file number: store offsets stay
+	// below 1<<62.
+	MaxDataFiles = 1<<22 - 1
+	// MaxExtra is the most extra data a chunk can carry (16 MiB).
+	MaxExtra = 16 << 20
+)
 
 // Options describe the game a store belongs to, how the store behaves, and
 // which generation [Open] opens. The zero value of every field is its

@@ -211,7 +211,7 @@ func TestChunkDictionaryEveryKind(t *testing.T) {
 	expect(t, st.Shared == 1 && st.RecordBytes == 0, "after reopen: %+v", st)
 	// Compaction moves a shared record once, and the dictionary follows it.
 	before := storetool.Tool.Stats(s).RecordBytes
-	must2[chunkstore.CompactStats](t)(s.CompactFile(1))
+	must2[chunkstore.CompactStats](t)(storetool.Tool.CompactFile(s, 1))
 	expect(t, storetool.Tool.Stats(s).RecordBytes == before, "record bytes %d after compaction, %d before", storetool.Tool.Stats(s).RecordBytes, before)
 	b = s.NewBatch()
 	b.PutChunk(chunkstore.Pos{X: 10, Y: 0}, painted)

@@ -38,8 +38,6 @@ const (
 	knownRecFlags = chunkFlags3 | flagKeyAxes
 	layersSize    = 4 // the layer mask
 	extraLenSz    = 4 // the extra data's length
-	// MaxExtra is the most extra data a chunk can carry (16 MiB).
-	MaxExtra = 16 << 20
 )
 
 // maxRecordLength is the length of the longest record: header, payload and

@@ -48,6 +48,8 @@ func (tools) TypeCounts(types map[StorageType]int) string        { return typeCo
 func (tools) ReadRaw(s *Store, pos Pos) (RawChunk, bool, error)  { return s.readRaw(pos) }
 func (tools) ReadRawKey(s *Store, k Key) (RawChunk, bool, error) { return s.readRawKey(k) }
 
+func (tools) CompactFile(s *Store, n uint32) (CompactStats, error) { return s.compactFile(n) }
+
 func (tools) RecordInfo(s *Store, h Handle) (RecordInfo, error) { return s.recordInfo(h) }
 
 func (tools) CompactToFilling(s *Store, path string, missing func(pos Pos) bool, fill ...*Store) (*Store, []Filled, error) {

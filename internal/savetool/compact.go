@@ -195,7 +195,7 @@ func compactFiles(d *autosave.Dir, m *autosave.Manifest, rep *CompactReport, t *
 		if f.Dead == 0 || f.Number == 0 && f.Live == f.Size {
 			continue // nothing to reclaim, or a store file without records
 		}
-		cs, err := s.CompactFile(f.Number)
+		cs, err := storetool.Tool.CompactFile(s, f.Number)
 		if err != nil {
 			if errors.Is(err, chunkstore.ErrCorrupt) {
 				return undo(fmt.Errorf("%w: compact: %v; run arksave repair", ErrDamaged, err))

@@ -126,6 +126,10 @@ type Tools interface {
 	// RecordInfo reads and checks the record of s at h and describes it.
 	RecordInfo(s *chunkstore.Store, h chunkstore.Handle) (chunkstore.RecordInfo, error)
 
+	// CompactFile moves the live records of file n of s (a data file, or
+	// the store file of a store of format 1) into the newest data file and
+	// commits: see chunkstore.Store.CompactNext, which picks the file.
+	CompactFile(s *chunkstore.Store, n uint32) (chunkstore.CompactStats, error)
 	// CompactToFilling is s.CompactTo(path) that also takes, record for
 	// record, the chunks s lost from the first of fill that holds them
 	// intact: every chunk whose record in s is damaged and every one s
