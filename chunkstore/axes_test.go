@@ -689,7 +689,7 @@ func loseTables(t *testing.T, mem *vfs.Mem, n int) (map[string][]byte, int) {
 	t.Helper()
 	files := storeFiles(t, mem)
 	lost := 0
-	must(t, storetool.Tool.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
+	must(t, storetool.Tool.Scan(mem, storePath, func(r storetool.ScanRecord) bool {
 		if r.Kind == chunkstore.RecordJournal || r.Kind == chunkstore.RecordCheckpoint {
 			path, off := locate(storePath, r.Handle.Offset)
 			files[path][off+19] ^= 0xFF // the header's CRC-8

@@ -260,7 +260,7 @@ func checkFile(fsys vfs.FS, path string) Report {
 	if err != nil {
 		var r Report
 		r.add(SectionHeader, 0, err)
-		scanErr := scanFile(fsys, path, func(rec ScanRecord) bool {
+		scanErr := scanFile(fsys, path, func(rec scanRecord) bool {
 			r.Records++
 			if rec.Err != nil {
 				switch rec.Kind {

@@ -348,16 +348,6 @@ func (s *Store) CompactTo(path string) (*Store, error) {
 	return n, err
 }
 
-// A Filled is a chunk that a compaction filling from other stores
-// (internal/storetool's CompactToFilling) took from one of its
-// fill stores.
-type Filled struct {
-	Pos     Pos // the first two axes of Key
-	Key     Key
-	From    int  // the index of the fill store it came from
-	Damaged bool // the store held it, in a damaged record
-}
-
 // compactToFilling is CompactTo that also takes, record for record, the
 // chunks the store lost from the first of fill that holds them intact:
 // every chunk whose record in the store is damaged and every one the store
@@ -370,7 +360,7 @@ type Filled struct {
 // size or other axes gives nothing; one of another seed or generator
 // version no Delta chunks: they mean something only against their own
 // generator.
-func (s *Store) compactToFilling(path string, missing func(pos Pos) bool, fill ...*Store) (*Store, []Filled, error) {
+func (s *Store) compactToFilling(path string, missing func(pos Pos) bool, fill ...*Store) (*Store, []filledChunk, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed {
@@ -450,9 +440,9 @@ func (s *Store) fillEntries(fill []*Store) map[tkey]struct {
 // the directory, then writes both header slots to tmp and syncs it.
 // Records that fail their checks are dropped, or taken from fill (see
 // CompactToFilling).
-func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, fill []*Store) (Report, []Filled, error) {
+func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, fill []*Store) (Report, []filledChunk, error) {
 	var dropped Report
-	var filled []Filled
+	var filled []filledChunk
 	entries := make([]tableEntry, 0, s.chunks.Len()+s.bodies.Len())
 	add := func(ix *index, body bool) {
 		ix.each(func(key ikey, v ival) bool {
@@ -532,7 +522,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 		if err == nil {
 			kept = append(kept, ne)
 			if src.from >= 0 {
-				filled = append(filled, Filled{Pos: e.pos.Pos(), Key: e.pos, From: src.from})
+				filled = append(filled, filledChunk{Pos: e.pos.Pos(), Key: e.pos, From: src.from})
 			}
 			continue
 		}
@@ -546,11 +536,11 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 		if fe, ok := fills[tkey{e.pos.ik(), e.isBody()}]; ok {
 			if ne, err := copyRecord(fe.e, source{fill[fe.src], fe.src}); err == nil {
 				kept = append(kept, ne)
-				filled = append(filled, Filled{Pos: e.pos.Pos(), Key: e.pos, From: fe.src, Damaged: true})
+				filled = append(filled, filledChunk{Pos: e.pos.Pos(), Key: e.pos, From: fe.src, Damaged: true})
 			}
 		}
 	}
-	slices.SortFunc(filled, func(a, b Filled) int { return compareKeys(a.Key, b.Key) })
+	slices.SortFunc(filled, func(a, b filledChunk) int { return compareKeys(a.Key, b.Key) })
 	g := s.hdr.generation + 1
 	rec := make([]byte, recordHeaderSize, recordHeaderSize+tableHeaderSize+entrySizeOf(s.axes)*len(kept))
 	rec = appendTable(rec, 0, 0, kept, s.axes)

@@ -66,10 +66,10 @@ func storeOrder(files map[string][]byte) []string {
 }
 
 // regions lists the records of a file by kind, via Scan.
-func regions(t testing.TB, mem *vfs.Mem) []chunkstore.ScanRecord {
+func regions(t testing.TB, mem *vfs.Mem) []storetool.ScanRecord {
 	t.Helper()
-	var rs []chunkstore.ScanRecord
-	must(t, storetool.Tool.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
+	var rs []storetool.ScanRecord
+	must(t, storetool.Tool.Scan(mem, storePath, func(r storetool.ScanRecord) bool {
 		expect(t, r.Err == nil, "damaged record in a good file: %v", r.Err)
 		rs = append(rs, r)
 		return true

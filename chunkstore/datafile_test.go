@@ -114,7 +114,7 @@ func TestRecordLargerThanDataFile(t *testing.T) {
 	// Each data file past the limit holds one record.
 	for n, size := range fileSizes(t, mem) {
 		records := 0
-		must(t, storetool.Tool.Scan(mem, storetool.Tool.DataFileName(storePath, n), func(chunkstore.ScanRecord) bool {
+		must(t, storetool.Tool.Scan(mem, storetool.Tool.DataFileName(storePath, n), func(storetool.ScanRecord) bool {
 			records++
 			return true
 		}))

@@ -221,7 +221,7 @@ func TestRepairWithoutHeader(t *testing.T) {
 
 	// Scan sees every record of the damaged file.
 	var kinds []chunkstore.RecordKind
-	must(t, storetool.Tool.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
+	must(t, storetool.Tool.Scan(mem, storePath, func(r storetool.ScanRecord) bool {
 		kinds = append(kinds, r.Kind)
 		return true
 	}))

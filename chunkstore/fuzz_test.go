@@ -72,6 +72,6 @@ func FuzzOpen(f *testing.F) {
 		if s, err := chunkstore.Open(storePath, forRepair(cfg, nil)); err == nil {
 			exercise(s)
 		}
-		storetool.Tool.Scan(mem, storePath, func(chunkstore.ScanRecord) bool { return true })
+		storetool.Tool.Scan(mem, storePath, func(storetool.ScanRecord) bool { return true })
 	})
 }

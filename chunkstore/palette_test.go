@@ -60,7 +60,7 @@ func TestPaletteRoundTrip(t *testing.T) {
 		must(t, err)
 		expect(t, ok && raw.Type == c.want && len(raw.Palette) == c.palette && slices.Equal(raw.Pixels, want[p]),
 			"%d distinct: ReadRaw %v with a palette of %d", c.distinct, raw.Type, len(raw.Palette))
-		info := must2[chunkstore.RecordInfo](t)(storetool.Tool.RecordInfo(s, raw.Handle))
+		info := must2[storetool.RecordInfo](t)(storetool.Tool.RecordInfo(s, raw.Handle))
 		if c.want == chunkstore.Palette {
 			width := 1
 			if c.distinct > 256 {

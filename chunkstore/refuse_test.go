@@ -44,7 +44,7 @@ func TestScanRefusesPipesAndLinks(t *testing.T) {
 	var refused []string
 	later := 0
 	go func() {
-		done <- storetool.Tool.Scan(nil, path, func(r chunkstore.ScanRecord) bool {
+		done <- storetool.Tool.Scan(nil, path, func(r storetool.ScanRecord) bool {
 			switch {
 			case r.Err != nil && r.Kind == 0 && r.Handle.Length == 0 && errors.Is(r.Err, chunkstore.ErrCorrupt):
 				refused = append(refused, r.Err.Error())

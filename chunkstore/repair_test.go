@@ -180,8 +180,8 @@ func TestCheckFile(t *testing.T) {
 // kind and position with the damage.
 func TestScanTruncatedRecord(t *testing.T) {
 	mem, _, _ := rootsOf(t, 2)
-	var last chunkstore.ScanRecord
-	must(t, storetool.Tool.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
+	var last storetool.ScanRecord
+	must(t, storetool.Tool.Scan(mem, storePath, func(r storetool.ScanRecord) bool {
 		if r.Kind == chunkstore.RecordFull {
 			last = r
 		}
@@ -191,8 +191,8 @@ func TestScanTruncatedRecord(t *testing.T) {
 	f := must2[vfs.File](t)(mem.OpenRW(path))
 	must(t, f.Truncate(off+int64(last.Handle.Length)/2))
 	must(t, f.Close())
-	var cut []chunkstore.ScanRecord
-	must(t, storetool.Tool.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
+	var cut []storetool.ScanRecord
+	must(t, storetool.Tool.Scan(mem, storePath, func(r storetool.ScanRecord) bool {
 		if r.Err != nil {
 			cut = append(cut, r)
 		}

@@ -268,19 +268,6 @@ func (s *Store) replayTable(h recordHeader, rec []byte, off int64, damaged bool)
 	s.applyLoaded(kept)
 }
 
-// ScanRecord is one record, or one damaged stretch of bytes, found by Scan.
-type ScanRecord struct {
-	Handle     Handle     // the record, or the damaged bytes
-	Kind       RecordKind // zero when the damaged bytes have no readable header
-	Pos        Pos        // chunk and body records: the first two axes of Key
-	Key        Key        // chunk and body records, with the axes their key bytes give
-	Generation uint64     // journal segments and checkpoints: the generation that wrote them
-	Stored     uint32     // payload bytes in the file
-	Raw        uint32     // payload bytes decoded
-	Compressed bool       // the payload is LZ4
-	Err        error      // non-nil for damaged bytes; matches ErrCorrupt
-}
-
 // scanFile walks the records of the store at path forward, without using the
 // header slots or the page table, and calls fn for each record and each
 // damaged stretch until fn returns false: the store file's records (a
@@ -294,7 +281,7 @@ type ScanRecord struct {
 // damaged stretch of no length at its start (Kind zero, Err wrapping
 // ErrCorrupt and naming it) and the scan goes on with the next one; such a
 // store file is an error.
-func scanFile(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
+func scanFile(fsys vfs.FS, path string, fn func(scanRecord) bool) error {
 	if fsys == nil {
 		fsys = vfs.OS
 	}
@@ -317,7 +304,7 @@ func scanFile(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
 		if err != nil && pt.n != 0 && errors.Is(err, ErrCorrupt) {
 			// A data file refused unopened (a symbolic link, a pipe): its
 			// records are lost, as when it is missing; the others are read.
-			if !fn(ScanRecord{Handle: Handle{Offset: storeOffset(pt.n, 0)}, Err: err}) {
+			if !fn(scanRecord{Handle: Handle{Offset: storeOffset(pt.n, 0)}, Err: err}) {
 				return nil
 			}
 			continue
@@ -328,7 +315,7 @@ func scanFile(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
 		size, err := f.Size()
 		if err == nil {
 			err = scanRecords(f, storeOffset(pt.n, firstRecord(pt.n)), storeOffset(pt.n, min(size, localMask)), func(ev scanEvent) bool {
-				r := ScanRecord{Handle: Handle{ev.off, uint32(min(ev.length, 1<<32-1))}, Err: ev.bad}
+				r := scanRecord{Handle: Handle{ev.off, uint32(min(ev.length, 1<<32-1))}, Err: ev.bad}
 				if ev.hdrOK {
 					r.Kind, r.Stored, r.Raw, r.Compressed = ev.hdr.kind, ev.hdr.size, ev.hdr.raw, ev.hdr.codec == codecLZ4
 					if ev.hdr.kind.isTable() {

@@ -10,6 +10,15 @@ import (
 // documented there.
 type tools struct{}
 
+// The descriptions of records that tools read, with this package's types.
+type (
+	deltaPixel  = pxsw.DeltaPixel
+	rawChunk    = pxsw.RawChunk[Pos, Key, StorageType, Handle]
+	recordDesc  = pxsw.RecordInfo[Pos, Key, RecordKind]
+	scanRecord  = pxsw.ScanRecord[Pos, Key, RecordKind, Handle]
+	filledChunk = pxsw.Filled[Pos, Key]
+)
+
 func init() { pxsw.Hook = tools{} }
 
 // The two header slots are what a Mark keeps of the store file.
@@ -39,19 +48,19 @@ func (tools) Stats(s *Store) pxsw.Stats          { return s.statistics() }
 func (tools) Mark(s *Store) (pxsw.Mark, error)   { return s.markFiles() }
 func (tools) Revert(s *Store, m pxsw.Mark) error { return s.revertTo(m) }
 
-func (tools) Scan(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
+func (tools) Scan(fsys vfs.FS, path string, fn func(scanRecord) bool) error {
 	return scanFile(fsys, path, fn)
 }
 
 func (tools) CheckFile(fsys vfs.FS, path string) Report          { return checkFile(fsys, path) }
 func (tools) TypeCounts(types map[StorageType]int) string        { return typeCounts(types) }
-func (tools) ReadRaw(s *Store, pos Pos) (RawChunk, bool, error)  { return s.readRaw(pos) }
-func (tools) ReadRawKey(s *Store, k Key) (RawChunk, bool, error) { return s.readRawKey(k) }
+func (tools) ReadRaw(s *Store, pos Pos) (rawChunk, bool, error)  { return s.readRaw(pos) }
+func (tools) ReadRawKey(s *Store, k Key) (rawChunk, bool, error) { return s.readRawKey(k) }
 
 func (tools) CompactFile(s *Store, n uint32) (CompactStats, error) { return s.compactFile(n) }
 
-func (tools) RecordInfo(s *Store, h Handle) (RecordInfo, error) { return s.recordInfo(h) }
+func (tools) RecordInfo(s *Store, h Handle) (recordDesc, error) { return s.recordInfo(h) }
 
-func (tools) CompactToFilling(s *Store, path string, missing func(pos Pos) bool, fill ...*Store) (*Store, []Filled, error) {
+func (tools) CompactToFilling(s *Store, path string, missing func(pos Pos) bool, fill ...*Store) (*Store, []filledChunk, error) {
 	return s.compactToFilling(path, missing, fill...)
 }

@@ -407,7 +407,7 @@ func (s *Server) describeChunk(v *view, pos chunkPos) chunkJSON {
 			rec, err := record(c.handle)
 			out.Record = rec
 			if err == nil && c.typ == chunkstore.Delta {
-				var raw chunkstore.RawChunk
+				var raw storetool.RawChunk
 				if raw, _, err = storetool.Tool.ReadRaw(v.store, pos); err == nil {
 					out.ChangedPixels = len(raw.Delta)
 				}

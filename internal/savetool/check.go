@@ -153,7 +153,7 @@ func Check(path string, o Options) (*CheckReport, error) {
 		addStoreProblems(r, name, "", rep.Problems)
 	case strings.HasSuffix(path, ".pxsd"):
 		// A data file on its own: every record in it checks out.
-		err := storetool.Tool.Scan(fsys, path, func(rec chunkstore.ScanRecord) bool {
+		err := storetool.Tool.Scan(fsys, path, func(rec storetool.ScanRecord) bool {
 			if rec.Err != nil {
 				p := chunkstore.Problem{File: name, Section: chunkstore.SectionRecord, Offset: rec.Handle.FileOffset(), Err: rec.Err}
 				if rec.Kind != 0 && rec.Kind != chunkstore.RecordJournal && rec.Kind != chunkstore.RecordCheckpoint {

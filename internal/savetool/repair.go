@@ -323,7 +323,7 @@ func (r *repairer) repairCurrent() error {
 	var fixed *chunkstore.Store
 	if src != nil {
 		r.t.begin("writing "+name, 2*storetool.Tool.Stats(src).RecordBytes)
-		var filled []chunkstore.Filled
+		var filled []storetool.Filled
 		fixed, filled, err = storetool.Tool.CompactToFilling(src, p, r.missing(loss), fills...)
 		r.t.end()
 		if err != nil {
@@ -923,13 +923,13 @@ func (r *repairer) fillSources() ([]*chunkstore.Store, []string) {
 // wouldFill says, for a dry run, what CompactToFilling would take from the
 // backups' stores: chunks whose record is damaged, and those missing
 // accepts that src does not hold.
-func wouldFill(src *chunkstore.Store, fills []*chunkstore.Store, damaged map[lossKey]bool, missing func(chunkstore.Pos) bool) []chunkstore.Filled {
+func wouldFill(src *chunkstore.Store, fills []*chunkstore.Store, damaged map[lossKey]bool, missing func(chunkstore.Pos) bool) []storetool.Filled {
 	has := map[lossKey]bool{}
 	src.Entries(func(e chunkstore.Entry) bool {
 		has[lossKey{e.Pos, e.Type == chunkstore.BodyBlock}] = true
 		return true
 	})
-	var out []chunkstore.Filled
+	var out []storetool.Filled
 	taken := map[lossKey]bool{}
 	for i, f := range fills {
 		f.Entries(func(e chunkstore.Entry) bool {
@@ -944,7 +944,7 @@ func wouldFill(src *chunkstore.Store, fills []*chunkstore.Store, damaged map[los
 			}
 			if !taken[k] && (damaged[k] || !has[k] && missing != nil && missing(k.pos)) {
 				taken[k] = true
-				out = append(out, chunkstore.Filled{Pos: e.Pos, From: i, Damaged: damaged[k]})
+				out = append(out, storetool.Filled{Pos: e.Pos, From: i, Damaged: damaged[k]})
 			}
 			return true
 		})
@@ -987,7 +987,7 @@ func (r *repairer) scanLoss(src *chunkstore.Store) *scanLoss {
 	headerless := int64(-1) // the first damaged stretch without a header after the last table
 	var last *lossKey       // the last intact chunk or body record
 	var cut *lossKey        // last when the first headerless stretch was met
-	_ = storetool.Tool.Scan(r.fsys, store, func(rec chunkstore.ScanRecord) bool {
+	_ = storetool.Tool.Scan(r.fsys, store, func(rec storetool.ScanRecord) bool {
 		if bound >= 0 && rec.Handle.Offset >= bound {
 			return false
 		}
@@ -1094,7 +1094,7 @@ func comparePos(a, b chunkstore.Pos) int {
 // records of the generation were lost with the file's tail (or in bytes
 // without a readable header), every chunk that is not known to be the
 // generation's own version.
-func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Filled, fills []*chunkstore.Store, fillNames []string, loss *scanLoss) {
+func (r *repairer) classify(src, fixed *chunkstore.Store, filled []storetool.Filled, fills []*chunkstore.Store, fillNames []string, loss *scanLoss) {
 	l := &losses{dropped: map[lossKey]string{}, reverted: map[lossKey]string{}}
 	defer func() {
 		r.rep.Dropped = append(r.rep.Dropped, sortedLosses(l.dropped)...)

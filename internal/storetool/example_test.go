@@ -75,7 +75,7 @@ func ExampleTools_Scan() {
 	b.PutChunk(chunkstore.Pos{}, pix)
 	s.Commit(b)
 	s.Close()
-	storetool.Tool.Scan(cfg.FS, "/chunks.pxsw", func(r chunkstore.ScanRecord) bool {
+	storetool.Tool.Scan(cfg.FS, "/chunks.pxsw", func(r storetool.ScanRecord) bool {
 		fmt.Println(r.Kind, r.Pos, r.Err == nil)
 		return true
 	})

@@ -13,13 +13,18 @@ import (
 	"github.com/arksave/arksave/vfs"
 )
 
-// The descriptions of a store's files, defined in package pxsw (where
-// package chunkstore makes them).
+// The descriptions of a store's files and records, defined in package
+// pxsw (where package chunkstore makes them).
 type (
-	RootInfo  = pxsw.RootInfo
-	FileStats = pxsw.FileStats
-	Stats     = pxsw.Stats
-	Mark      = pxsw.Mark
+	RootInfo   = pxsw.RootInfo
+	FileStats  = pxsw.FileStats
+	Stats      = pxsw.Stats
+	Mark       = pxsw.Mark
+	DeltaPixel = pxsw.DeltaPixel
+	RawChunk   = pxsw.RawChunk[chunkstore.Pos, chunkstore.Key, chunkstore.StorageType, chunkstore.Handle]
+	RecordInfo = pxsw.RecordInfo[chunkstore.Pos, chunkstore.Key, chunkstore.RecordKind]
+	ScanRecord = pxsw.ScanRecord[chunkstore.Pos, chunkstore.Key, chunkstore.RecordKind, chunkstore.Handle]
+	Filled     = pxsw.Filled[chunkstore.Pos, chunkstore.Key]
 )
 
 // Tools lists the operations package chunkstore gives the module's own
@@ -105,7 +110,7 @@ type Tools interface {
 	// one damaged stretch of no length at its start (Kind zero, Err
 	// wrapping chunkstore.ErrCorrupt and naming it) and the scan goes on
 	// with the next one; such a store file is an error.
-	Scan(fsys vfs.FS, path string, fn func(chunkstore.ScanRecord) bool) error
+	Scan(fsys vfs.FS, path string, fn func(ScanRecord) bool) error
 	// CheckFile checks the store file at path (through fsys, nil meaning
 	// vfs.OS) on its own, without the game: it opens the newest generation
 	// read-only for inspection and returns what opening skipped together
@@ -119,12 +124,12 @@ type Tools interface {
 
 	// ReadRaw returns the stored form of the chunk of s at pos, and false
 	// when it is not stored. It needs no Generator.
-	ReadRaw(s *chunkstore.Store, pos chunkstore.Pos) (chunkstore.RawChunk, bool, error)
+	ReadRaw(s *chunkstore.Store, pos chunkstore.Pos) (RawChunk, bool, error)
 	// ReadRawKey is ReadRaw at a key of the store's axes; a key of other
 	// axes returns chunkstore.ErrAxes.
-	ReadRawKey(s *chunkstore.Store, k chunkstore.Key) (chunkstore.RawChunk, bool, error)
+	ReadRawKey(s *chunkstore.Store, k chunkstore.Key) (RawChunk, bool, error)
 	// RecordInfo reads and checks the record of s at h and describes it.
-	RecordInfo(s *chunkstore.Store, h chunkstore.Handle) (chunkstore.RecordInfo, error)
+	RecordInfo(s *chunkstore.Store, h chunkstore.Handle) (RecordInfo, error)
 
 	// CompactFile moves the live records of file n of s (a data file, or
 	// the store file of a store of format 1) into the newest data file and
@@ -142,7 +147,7 @@ type Tools interface {
 	// store of another chunk size or other axes gives nothing; one of
 	// another seed or generator version no Delta chunks: they mean
 	// something only against their own generator.
-	CompactToFilling(s *chunkstore.Store, path string, missing func(pos chunkstore.Pos) bool, fill ...*chunkstore.Store) (*chunkstore.Store, []chunkstore.Filled, error)
+	CompactToFilling(s *chunkstore.Store, path string, missing func(pos chunkstore.Pos) bool, fill ...*chunkstore.Store) (*chunkstore.Store, []Filled, error)
 }
 
 // Tool is package chunkstore's implementation of Tools.

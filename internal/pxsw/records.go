@@ -1,0 +1,68 @@
+package pxsw
+
+// The descriptions of records below are generic in the chunk store's own
+// types, which this package cannot name (package chunkstore imports it): P
+// is chunkstore.Pos, K chunkstore.Key, T chunkstore.StorageType, R
+// chunkstore.RecordKind and H chunkstore.Handle. Package storetool names
+// them with those types.
+
+// DeltaPixel is one entry of a Delta chunk: a pixel index (row-major) and
+// the pixel stored for it.
+type DeltaPixel struct {
+	Index uint32
+	Pixel uint32
+}
+
+// RawChunk is a chunk as stored, without applying it to the generator:
+// what export and inspection tools need.
+type RawChunk[P, K, T, H any] struct {
+	Pos    P // the first two axes of Key
+	Key    K
+	Type   T
+	Handle H            // zero for Empty
+	Delta  []DeltaPixel // Type == Delta: the pixels that differ from generation
+	Pixels []uint32     // Type == Full or Palette: every pixel
+	// Palette is the chunk's palette when Type == Palette: its distinct
+	// pixels, Pixels holding them by value.
+	Palette []uint32
+	// Layers is the persisted-layer mask the record was written with; 0 for
+	// records of format 1 and 2, which do not say.
+	Layers uint32
+	Extra  []byte // the game's extra data for the chunk, nil for none
+}
+
+// RecordInfo describes a record: kind, key, sizes.
+type RecordInfo[P, K, R any] struct {
+	Kind       R
+	Pos        P      // chunk and body records: the first two axes of Key
+	Key        K      // chunk and body records
+	Generation uint64 // table records
+	Stored     uint32 // payload bytes in the file
+	Raw        uint32 // payload bytes decoded
+	Compressed bool
+	Layers     uint32 // chunk records of format 3: the persisted-layer mask they were written with
+	Extra      int    // chunk records: bytes of the game's extra data
+}
+
+// ScanRecord is one record, or one damaged stretch of bytes, found by a
+// forward scan.
+type ScanRecord[P, K, R, H any] struct {
+	Handle     H      // the record, or the damaged bytes
+	Kind       R      // zero when the damaged bytes have no readable header
+	Pos        P      // chunk and body records: the first two axes of Key
+	Key        K      // chunk and body records, with the axes their key bytes give
+	Generation uint64 // journal segments and checkpoints: the generation that wrote them
+	Stored     uint32 // payload bytes in the file
+	Raw        uint32 // payload bytes decoded
+	Compressed bool   // the payload is LZ4
+	Err        error  // non-nil for damaged bytes; matches chunkstore.ErrCorrupt
+}
+
+// Filled is a chunk that a compaction filling from other stores took from
+// one of them.
+type Filled[P, K any] struct {
+	Pos     P // the first two axes of Key
+	Key     K
+	From    int  // the index of the fill store it came from
+	Damaged bool // the store held it, in a damaged record
+}
