@@ -479,7 +479,7 @@ func TestAxesEveryBitFlipIsDetected(t *testing.T) {
 			for _, r := range regions(t, mem) {
 				path, off := locate(storePath, r.Handle.Offset)
 				end := off + int64(r.Handle.Length)
-				if r.Kind == chunkstore.RecordJournal || r.Kind == chunkstore.RecordCheckpoint {
+				if r.Kind == storetool.RecordJournal || r.Kind == storetool.RecordCheckpoint {
 					spans = append(spans, span{path, off, end})
 				} else {
 					spans = append(spans, span{path, end - ext, end})
@@ -690,7 +690,7 @@ func loseTables(t *testing.T, mem *vfs.Mem, n int) (map[string][]byte, int) {
 	files := storeFiles(t, mem)
 	lost := 0
 	must(t, storetool.Tool.Scan(mem, storePath, func(r storetool.ScanRecord) bool {
-		if r.Kind == chunkstore.RecordJournal || r.Kind == chunkstore.RecordCheckpoint {
+		if r.Kind == storetool.RecordJournal || r.Kind == storetool.RecordCheckpoint {
 			path, off := locate(storePath, r.Handle.Offset)
 			files[path][off+19] ^= 0xFF // the header's CRC-8
 			lost++

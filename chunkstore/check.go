@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -43,7 +44,7 @@ func (s *Store) Check() Report {
 		ev, ok := damaged[off]
 		switch {
 		case !ok || inChain[off]:
-		case ev.hdrOK && !ev.hdr.kind.isTable():
+		case ev.hdrOK && !ev.hdr.kind.IsTable():
 			// A chunk or body record no entry uses (an older version, or one
 			// a rebuild skipped): its header still says which chunk.
 			r.addKey(SectionRecord, off, ev.hdr.keyAny(nil), fmt.Errorf("unreferenced %s (%d bytes): %w", ev.hdr.kind, ev.length, ev.bad))
@@ -103,7 +104,7 @@ func (s *Store) checkTable(r *Report) map[int64]bool {
 		for _, p := range problems {
 			r.add(SectionTable, off, p)
 		}
-		if err != nil || h.kind == RecordCheckpoint || t.prev >= off {
+		if err != nil || h.kind == pxsw.RecordCheckpoint || t.prev >= off {
 			break // a damaged record's previous pointer is not to be trusted
 		}
 		off = t.prev
@@ -221,7 +222,7 @@ func (s *Store) checkEntry(e Entry, sc *readScratch, dst []uint32) error {
 	if err != nil {
 		return err
 	}
-	if h.kind.storageType() != e.Type {
+	if storageOf(h.kind) != e.Type {
 		return fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.Handle.Offset), e.Type)
 	}
 	switch e.Type {
@@ -264,7 +265,7 @@ func checkFile(fsys vfs.FS, path string) Report {
 			r.Records++
 			if rec.Err != nil {
 				switch rec.Kind {
-				case RecordFull, RecordDelta, RecordPalette, RecordBodies:
+				case pxsw.RecordFull, pxsw.RecordDelta, pxsw.RecordPalette, pxsw.RecordBodies:
 					r.addKey(SectionRecord, rec.Handle.Offset, rec.Key, rec.Err)
 				default:
 					r.add(SectionRecord, rec.Handle.Offset, rec.Err)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -351,7 +352,7 @@ func (s *Store) finish(cw *commitWriter, muts []mutation, evict map[uint32]bool,
 		plan.h = cw.append(rec)
 		h.root = plan.h.Offset
 		st.TableBytes = int64(len(rec))
-		st.Checkpoint = plan.kind == RecordCheckpoint
+		st.Checkpoint = plan.kind == pxsw.RecordCheckpoint
 		st.MergedLevel = int(plan.level)
 	}
 	syncs, err := cw.sync(s.cfg.FS)
@@ -544,12 +545,12 @@ func (s *Store) place(it *workItem, cw *commitWriter, st *CommitStats) (mutation
 
 // dictTakes reports whether the chunk dictionary shares rec.
 func (s *Store) dictTakes(rec []byte) bool {
-	kind := RecordKind(rec[16])
+	kind := recordKind(rec[16])
 	switch s.cfg.Dictionary {
 	case DictionaryOff:
 		return false
 	case DictionarySmallFull:
-		return kind == RecordFull && len(rec) <= smallFullRecord
+		return kind == pxsw.RecordFull && len(rec) <= smallFullRecord
 	}
 	return sharable(kind)
 }
@@ -634,7 +635,7 @@ func (s *Store) encodeItem(e *encoder, it *workItem) {
 			return
 		}
 		rec := e.appendBodyBlock(make([]byte, recordHeaderSize, 4096), it.bodies, it.secs, s.cc.mask)
-		it.rec = sealKeyed(rec, RecordBodies, codecNone, 0, it.pos, uint32(len(rec)-recordHeaderSize))
+		it.rec = sealKeyed(rec, pxsw.RecordBodies, codecNone, 0, it.pos, uint32(len(rec)-recordHeaderSize))
 		return
 	}
 	if it.chunk.del {
@@ -664,7 +665,7 @@ func (s *Store) encodeItem(e *encoder, it *workItem) {
 
 // tablePlan is the page-table record a commit writes.
 type tablePlan struct {
-	kind    RecordKind
+	kind    recordKind
 	level   uint8
 	prev    int64
 	merged  int // journal segments it replaces (from the top of the chain)
@@ -703,7 +704,7 @@ func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, e
 	if k == 0 && len(muts) == 0 {
 		return nil, nil
 	}
-	plan := &tablePlan{kind: RecordJournal, level: uint8(level), merged: k, prev: s.ckpt.Offset}
+	plan := &tablePlan{kind: pxsw.RecordJournal, level: uint8(level), merged: k, prev: s.ckpt.Offset}
 	if n := len(s.chain) - k; n > 0 {
 		plan.prev = s.chain[n-1].h.Offset
 	}
@@ -819,7 +820,7 @@ func (s *Store) mergeSegments(overlay map[tkey]mutation, k int) ([]tableEntry, b
 
 // planCheckpoint builds a checkpoint: every entry after the commit, sorted.
 func (s *Store) planCheckpoint(overlay map[tkey]mutation, post int) *tablePlan {
-	plan := &tablePlan{kind: RecordCheckpoint, merged: len(s.chain), entries: make([]tableEntry, 0, post)}
+	plan := &tablePlan{kind: pxsw.RecordCheckpoint, merged: len(s.chain), entries: make([]tableEntry, 0, post)}
 	add := func(ix *index, body bool) {
 		ix.each(func(key ikey, v ival) bool {
 			if _, ok := overlay[tkey{key, body}]; !ok {
@@ -877,7 +878,7 @@ func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWr
 	if plan != nil {
 		s.ends[plan.h.File()] = max(s.ends[plan.h.File()], plan.h.end())
 		sg := segment{h: plan.h, level: plan.level, count: len(plan.entries)}
-		if plan.kind == RecordCheckpoint {
+		if plan.kind == pxsw.RecordCheckpoint {
 			s.ckpt, s.chain, s.journalEntries = plan.h, nil, 0
 		} else {
 			for _, old := range s.chain[len(s.chain)-plan.merged:] {

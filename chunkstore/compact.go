@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/arksave/arksave/internal/pxsw"
 )
 
 // minCompactionDead keeps NeedsCompaction quiet for tiny stores: below this
@@ -132,7 +134,7 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 		if !ok {
 			rh, rec, err := s.read(e.h, buf)
 			buf = rec
-			if err == nil && rh.kind.storageType() != e.typ {
+			if err == nil && storageOf(rh.kind) != e.typ {
 				err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, rh.kind, loc(e.h.Offset), e.typ)
 			}
 			if err != nil {
@@ -200,11 +202,11 @@ func (s *Store) entriesIn(n uint32) []tableEntry {
 	f, err := s.file(n)
 	if err == nil && want > 0 {
 		err = scanRecords(f, storeOffset(n, firstRecord(n)), end, func(ev scanEvent) bool {
-			if !ev.hdrOK || ev.hdr.kind.isTable() {
+			if !ev.hdrOK || ev.hdr.kind.IsTable() {
 				return true
 			}
 			h := Handle{ev.off, ev.hdr.length()}
-			body := ev.hdr.kind == RecordBodies
+			body := ev.hdr.kind == pxsw.RecordBodies
 			s.mu.RLock()
 			var keys []tkey
 			if r, ok := s.dict.refs[ev.off]; ok {
@@ -502,7 +504,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 		}
 		h, rec, err := src.st.read(e.h, buf)
 		buf = rec
-		if err == nil && h.kind.storageType() != e.typ {
+		if err == nil && storageOf(h.kind) != e.typ {
 			err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.h.Offset), e.typ)
 		}
 		if err != nil {
@@ -544,7 +546,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 	g := s.hdr.generation + 1
 	rec := make([]byte, recordHeaderSize, recordHeaderSize+tableHeaderSize+entrySizeOf(s.axes)*len(kept))
 	rec = appendTable(rec, 0, 0, kept, s.axes)
-	sealRecord(rec, RecordCheckpoint, codecNone, 0, g, uint32(len(rec)-recordHeaderSize))
+	sealRecord(rec, pxsw.RecordCheckpoint, codecNone, 0, g, uint32(len(rec)-recordHeaderSize))
 	ck := cw.append(rec)
 	if _, err := cw.sync(s.cfg.FS); err != nil {
 		return dropped, nil, err

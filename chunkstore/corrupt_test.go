@@ -113,13 +113,13 @@ func TestEveryBitFlipIsDetected(t *testing.T) {
 		start, end int64
 	}
 	spans := []span{{"header slots", storePath, 0, 128}}
-	seen := map[chunkstore.RecordKind]bool{}
+	seen := map[storetool.RecordKind]bool{}
 	last := int64(0)
 	for _, r := range regions(t, mem) {
 		path, off := locate(storePath, r.Handle.Offset)
 		sp := span{r.Kind.String(), path, off, off + int64(r.Handle.Length)}
 		switch {
-		case r.Kind == chunkstore.RecordJournal || r.Kind == chunkstore.RecordCheckpoint:
+		case r.Kind == storetool.RecordJournal || r.Kind == storetool.RecordCheckpoint:
 			spans = append(spans, sp)
 			last = r.Handle.Offset
 		case !seen[r.Kind] && r.Handle.Offset > last:
@@ -265,7 +265,7 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 	must(t, s.Close())
 	var journals []int64
 	for _, r := range regions(t, mem) {
-		if r.Kind == chunkstore.RecordJournal {
+		if r.Kind == storetool.RecordJournal {
 			journals = append(journals, r.Handle.Offset+int64(r.Handle.Length))
 		}
 	}

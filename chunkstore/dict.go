@@ -59,7 +59,7 @@ func newDict() dict {
 
 // sharable reports whether records of kind take part: every chunk and body
 // record, of any size.
-func sharable(kind RecordKind) bool { return !kind.isTable() }
+func sharable(kind recordKind) bool { return !kind.IsTable() }
 
 // hash covers what makes two records interchangeable: raw size, kind,
 // codec, flags and what follows the header; not the position key.

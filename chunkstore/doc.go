@@ -125,7 +125,7 @@
 // size is the length in the file of the flagged parts and the payload, raw
 // the payload's decoded length; key is the chunk position (x then y, int32
 // each) for chunk and body records and the writing generation for
-// page-table records; kind is a [RecordKind]; codec 0 stores the payload as
+// page-table records; kind is a record kind (1 delta chunk, 2 full chunk, 3 body block, 4 journal segment, 5 checkpoint, 6 palette chunk); codec 0 stores the payload as
 // is, 1 as one LZ4 block (only when that is smaller). The CRC-8 (SMBUS)
 // covers bytes 0..18 and lets a scan skip garbage cheaply; the CRC32-C
 // covers bytes 0..19 and everything after the header. A record is

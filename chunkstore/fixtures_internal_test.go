@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/vfs"
 )
@@ -92,7 +93,7 @@ func fixtureFiles(t *testing.T, s *Store, mem *vfs.Mem) map[string][]byte {
 
 // recordsOf lists the records of a good data file in order, as store
 // offsets of data file n.
-func recordsOf(t *testing.T, data []byte, n uint32) (hs []Handle, kinds []RecordKind) {
+func recordsOf(t *testing.T, data []byte, n uint32) (hs []Handle, kinds []recordKind) {
 	mem := vfs.NewMem()
 	f, _ := mem.Create("/f")
 	f.WriteAt(data, 0)
@@ -175,7 +176,7 @@ func TestWriteFixtures(t *testing.T) {
 	const main, d1, d2 = "w.pxsw", "w-data-1.pxsd", "w-data-2.pxsd"
 	hs1, kinds1 := recordsOf(t, good[d1], 1)
 	hs2, kinds2 := recordsOf(t, good[d2], 2)
-	last := func(hs []Handle, kinds []RecordKind, k RecordKind) Handle {
+	last := func(hs []Handle, kinds []recordKind, k recordKind) Handle {
 		var h Handle
 		for i := range hs {
 			if kinds[i] == k {
@@ -194,28 +195,28 @@ func TestWriteFixtures(t *testing.T) {
 	edit("bad-header-crc", main, func(b []byte) []byte { b[9] ^= 0x10; b[64+9] ^= 0x10; return b })
 	edit("bad-newest-slot", main, func(b []byte) []byte { b[20] ^= 1; return b }) // generation 2 lives in slot A
 	edit("no-header", main, func(b []byte) []byte { clear(b[:dataStart]); return b })
-	j := last(hs2, kinds2, RecordJournal)
+	j := last(hs2, kinds2, pxsw.RecordJournal)
 	edit("bad-entry-crc", d2, func(b []byte) []byte {
 		b[j.FileOffset()+recordHeaderSize+tableHeaderSize+2] ^= 4 // first entry's x
 		reseal(b, j)
 		return b
 	})
-	fr := last(hs2, kinds2, RecordFull)
+	fr := last(hs2, kinds2, pxsw.RecordFull)
 	edit("bad-record-crc", d2, func(b []byte) []byte { b[payloadAt(b, fr)+3] ^= 0x80; return b })
-	br := last(hs1, kinds1, RecordBodies)
+	br := last(hs1, kinds1, pxsw.RecordBodies)
 	edit("bad-body-crc", d1, func(b []byte) []byte {
 		b[br.FileOffset()+recordHeaderSize+bodyBlockHeaderSize+8] ^= 1 // body X
 		reseal(b, br)
 		return b
 	})
-	dr := last(hs2, kinds2, RecordDelta)
+	dr := last(hs2, kinds2, pxsw.RecordDelta)
 	edit("delta-out-of-range", d2, func(b []byte) []byte {
 		at := payloadAt(b, dr) + deltaCountSize
 		b[at], b[at+1], b[at+2] = 0xFF, 0xFF, 0x00 // pixel 65535 of 64
 		reseal(b, dr)
 		return b
 	})
-	pr := last(hs2, kinds2, RecordPalette)
+	pr := last(hs2, kinds2, pxsw.RecordPalette)
 	if pr.IsZero() || good[d2][pr.FileOffset()+recordHeaderSize-7] != codecNone {
 		t.Fatalf("the palette chunk is not a stored palette record: %v", pr)
 	}

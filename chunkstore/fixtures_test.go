@@ -220,7 +220,7 @@ func TestRepairWithoutHeader(t *testing.T) {
 	expect(t, n == 6, "%d entries", n)
 
 	// Scan sees every record of the damaged file.
-	var kinds []chunkstore.RecordKind
+	var kinds []storetool.RecordKind
 	must(t, storetool.Tool.Scan(mem, storePath, func(r storetool.ScanRecord) bool {
 		kinds = append(kinds, r.Kind)
 		return true

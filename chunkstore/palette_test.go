@@ -66,7 +66,7 @@ func TestPaletteRoundTrip(t *testing.T) {
 			if c.distinct > 256 {
 				width = 2
 			}
-			expect(t, info.Kind == chunkstore.RecordPalette && int(info.Raw) == 8+4*c.distinct+width*n,
+			expect(t, info.Kind == storetool.RecordPalette && int(info.Raw) == 8+4*c.distinct+width*n,
 				"%d distinct: %+v, want %d-byte indices", c.distinct, info, width)
 		}
 	}

@@ -29,7 +29,7 @@ func (s *Store) lookup(ix func() *index, pos Key, sc *readScratch) (v ival, ok b
 	if rec != nil {
 		sc.rec = rec[:0:cap(rec)]
 	}
-	if err == nil && h.kind.storageType() != v.typ {
+	if err == nil && storageOf(h.kind) != v.typ {
 		err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(v.h.Offset), v.typ)
 	}
 	return v, ok, h, rec, err
@@ -220,7 +220,7 @@ func (s *Store) recordInfo(h Handle) (recordDesc, error) {
 		}
 		ri.Layers, ri.Extra = x.layers, len(x.extra)
 	}
-	if rh.kind.isTable() {
+	if rh.kind.IsTable() {
 		ri.Generation = rh.key
 	} else {
 		if ri.Key, err = rh.keyIn(rec, s.axes, h.Offset); err != nil {

@@ -182,7 +182,7 @@ func TestScanTruncatedRecord(t *testing.T) {
 	mem, _, _ := rootsOf(t, 2)
 	var last storetool.ScanRecord
 	must(t, storetool.Tool.Scan(mem, storePath, func(r storetool.ScanRecord) bool {
-		if r.Kind == chunkstore.RecordFull {
+		if r.Kind == storetool.RecordFull {
 			last = r
 		}
 		return true
@@ -198,7 +198,7 @@ func TestScanTruncatedRecord(t *testing.T) {
 		}
 		return true
 	}))
-	expect(t, len(cut) == 1 && cut[0].Kind == chunkstore.RecordFull && cut[0].Pos == last.Pos && cut[0].Handle.Offset == last.Handle.Offset,
+	expect(t, len(cut) == 1 && cut[0].Kind == storetool.RecordFull && cut[0].Pos == last.Pos && cut[0].Handle.Offset == last.Handle.Offset,
 		"truncated record scanned as %+v, was %+v", cut, last)
 	expect(t, errors.Is(cut[0].Err, chunkstore.ErrCorrupt), "%v", cut[0].Err)
 }

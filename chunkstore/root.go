@@ -70,7 +70,7 @@ func findRoot(fsys vfs.FS, path string, gen uint64) ([]byte, error) {
 	}
 	var cands []cand
 	err = s.scanStore(storeOffset(MaxDataFiles, localMask), func(ev scanEvent) bool {
-		if ev.bad == nil && ev.hdr.kind.isTable() && ev.hdr.key <= gen {
+		if ev.bad == nil && ev.hdr.kind.IsTable() && ev.hdr.key <= gen {
 			cands = append(cands, cand{ev.hdr.key, ev.off})
 		}
 		return true

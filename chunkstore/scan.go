@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/arksave/arksave/internal/crc8"
+	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -171,19 +172,19 @@ func (s *Store) rebuild(bound int64) error {
 	err := s.scanStore(bound, func(ev scanEvent) bool {
 		s.report.Records++
 		if ev.bad != nil {
-			if ev.hdrOK && !ev.hdr.kind.isTable() {
+			if ev.hdrOK && !ev.hdr.kind.IsTable() {
 				s.report.addKey(SectionRecord, ev.off, ev.hdr.keyAny(ev.rec), ev.bad)
 			} else {
 				s.report.add(SectionRecord, ev.off, ev.bad)
 			}
-			if ev.hdrOK && ev.hdr.kind.isTable() && ev.rec != nil {
+			if ev.hdrOK && ev.hdr.kind.IsTable() && ev.rec != nil {
 				s.replayTable(ev.hdr, ev.rec, ev.off, true)
 			}
 			return true
 		}
 		h := Handle{ev.off, ev.hdr.length()}
 		var pos Key
-		if !ev.hdr.kind.isTable() {
+		if !ev.hdr.kind.IsTable() {
 			var err error
 			if pos, err = ev.hdr.keyIn(ev.rec, s.axes, ev.off); err != nil {
 				s.report.add(SectionRecord, ev.off, err)
@@ -191,9 +192,9 @@ func (s *Store) rebuild(bound int64) error {
 			}
 		}
 		switch ev.hdr.kind {
-		case RecordFull, RecordDelta, RecordPalette:
-			s.chunks.set(pos.ik(), ival{h: h, typ: ev.hdr.kind.storageType()})
-		case RecordBodies:
+		case pxsw.RecordFull, pxsw.RecordDelta, pxsw.RecordPalette:
+			s.chunks.set(pos.ik(), ival{h: h, typ: storageOf(ev.hdr.kind)})
+		case pxsw.RecordBodies:
 			s.bodies.set(pos.ik(), ival{h: h, typ: BodyBlock})
 		default:
 			maxGen = max(maxGen, ev.hdr.key)
@@ -253,7 +254,7 @@ func (s *Store) replayTable(h recordHeader, rec []byte, off int64, damaged bool)
 	for _, p := range problems {
 		s.report.add(SectionTable, off, p)
 	}
-	if h.kind == RecordCheckpoint {
+	if h.kind == pxsw.RecordCheckpoint {
 		s.chunks, s.bodies = newIndexAxes(len(t.entries), s.axes), newIndexAxes(0, s.axes)
 	}
 	kept := t.entries[:0]
@@ -318,7 +319,7 @@ func scanFile(fsys vfs.FS, path string, fn func(scanRecord) bool) error {
 				r := scanRecord{Handle: Handle{ev.off, uint32(min(ev.length, 1<<32-1))}, Err: ev.bad}
 				if ev.hdrOK {
 					r.Kind, r.Stored, r.Raw, r.Compressed = ev.hdr.kind, ev.hdr.size, ev.hdr.raw, ev.hdr.codec == codecLZ4
-					if ev.hdr.kind.isTable() {
+					if ev.hdr.kind.IsTable() {
 						r.Generation = ev.hdr.key
 					} else {
 						r.Key = ev.hdr.keyAny(ev.rec)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -476,7 +477,7 @@ func (s *Store) loadChain(h header) (int64, error) {
 	}
 	type rec struct {
 		h    Handle
-		kind RecordKind
+		kind recordKind
 		t    table  // a journal segment's entries
 		ckpt []byte // a checkpoint's payload, its entries applied from there
 	}
@@ -497,7 +498,7 @@ func (s *Store) loadChain(h header) (int64, error) {
 			return 0, fmt.Errorf("%w: table record at %v: generation %d, expected below %d", ErrCorrupt, loc(off), hdr.key, next)
 		}
 		next = hdr.key
-		if hdr.kind == RecordCheckpoint {
+		if hdr.kind == pxsw.RecordCheckpoint {
 			// The last record read: its buffer stays its own.
 			prev, err := checkTableHeader(hdr.payload(rb), off, s.axes)
 			if err != nil {
@@ -532,7 +533,7 @@ func (s *Store) loadChain(h header) (int64, error) {
 	}
 	for i := len(recs) - 1; i >= 0; i-- {
 		r := recs[i]
-		if r.kind == RecordCheckpoint {
+		if r.kind == pxsw.RecordCheckpoint {
 			s.ckpt = r.h
 			if err := s.applyCheckpoint(r.ckpt, r.h.Offset, func(e tableEntry) error { return ahead(e, r) }); err != nil {
 				return 0, err
@@ -635,7 +636,7 @@ func (s *Store) readTableRecord(off int64, buf []byte) (recordHeader, []byte, er
 	if err != nil {
 		return hdr, nil, err
 	}
-	if !hdr.kind.isTable() {
+	if !hdr.kind.IsTable() {
 		return hdr, nil, fmt.Errorf("%w: record at %v: %s where a table record belongs", ErrCorrupt, loc(off), hdr.kind)
 	}
 	if local+int64(hdr.length()) > size {

@@ -14,8 +14,8 @@ type tools struct{}
 type (
 	deltaPixel  = pxsw.DeltaPixel
 	rawChunk    = pxsw.RawChunk[Pos, Key, StorageType, Handle]
-	recordDesc  = pxsw.RecordInfo[Pos, Key, RecordKind]
-	scanRecord  = pxsw.ScanRecord[Pos, Key, RecordKind, Handle]
+	recordDesc  = pxsw.RecordInfo[Pos, Key]
+	scanRecord  = pxsw.ScanRecord[Pos, Key, Handle]
 	filledChunk = pxsw.Filled[Pos, Key]
 )
 

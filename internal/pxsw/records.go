@@ -1,10 +1,11 @@
 package pxsw
 
+import "fmt"
+
 // The descriptions of records below are generic in the chunk store's own
 // types, which this package cannot name (package chunkstore imports it): P
-// is chunkstore.Pos, K chunkstore.Key, T chunkstore.StorageType, R
-// chunkstore.RecordKind and H chunkstore.Handle. Package storetool names
-// them with those types.
+// is chunkstore.Pos, K chunkstore.Key, T chunkstore.StorageType and H
+// chunkstore.Handle. Package storetool names them with those types.
 
 // DeltaPixel is one entry of a Delta chunk: a pixel index (row-major) and
 // the pixel stored for it.
@@ -32,8 +33,8 @@ type RawChunk[P, K, T, H any] struct {
 }
 
 // RecordInfo describes a record: kind, key, sizes.
-type RecordInfo[P, K, R any] struct {
-	Kind       R
+type RecordInfo[P, K any] struct {
+	Kind       RecordKind
 	Pos        P      // chunk and body records: the first two axes of Key
 	Key        K      // chunk and body records
 	Generation uint64 // table records
@@ -46,16 +47,16 @@ type RecordInfo[P, K, R any] struct {
 
 // ScanRecord is one record, or one damaged stretch of bytes, found by a
 // forward scan.
-type ScanRecord[P, K, R, H any] struct {
-	Handle     H      // the record, or the damaged bytes
-	Kind       R      // zero when the damaged bytes have no readable header
-	Pos        P      // chunk and body records: the first two axes of Key
-	Key        K      // chunk and body records, with the axes their key bytes give
-	Generation uint64 // journal segments and checkpoints: the generation that wrote them
-	Stored     uint32 // payload bytes in the file
-	Raw        uint32 // payload bytes decoded
-	Compressed bool   // the payload is LZ4
-	Err        error  // non-nil for damaged bytes; matches chunkstore.ErrCorrupt
+type ScanRecord[P, K, H any] struct {
+	Handle     H          // the record, or the damaged bytes
+	Kind       RecordKind // zero when the damaged bytes have no readable header
+	Pos        P          // chunk and body records: the first two axes of Key
+	Key        K          // chunk and body records, with the axes their key bytes give
+	Generation uint64     // journal segments and checkpoints: the generation that wrote them
+	Stored     uint32     // payload bytes in the file
+	Raw        uint32     // payload bytes decoded
+	Compressed bool       // the payload is LZ4
+	Err        error      // non-nil for damaged bytes; matches chunkstore.ErrCorrupt
 }
 
 // Filled is a chunk that a compaction filling from other stores took from
@@ -66,3 +67,34 @@ type Filled[P, K any] struct {
 	From    int  // the index of the fill store it came from
 	Damaged bool // the store held it, in a damaged record
 }
+
+// RecordKind says what a record holds.
+type RecordKind uint8
+
+// Record kinds. The chunk kinds equal their chunkstore.StorageType.
+const (
+	RecordDelta      RecordKind = 1 // a delta chunk
+	RecordFull       RecordKind = 2 // a full chunk: ChunkSize*ChunkSize little-endian pixels
+	RecordBodies     RecordKind = 3 // the body block of one chunk
+	RecordJournal    RecordKind = 4 // a journal segment of the page table
+	RecordCheckpoint RecordKind = 5 // a full sorted page table
+	RecordPalette    RecordKind = 6 // a palette chunk (format 3)
+	// RecordKindMax is the highest kind.
+	RecordKindMax = RecordPalette
+)
+
+var recordKindNames = [...]string{"", "delta chunk", "full chunk", "body block", "journal segment", "checkpoint", "palette chunk"}
+
+// String names the kind.
+func (k RecordKind) String() string {
+	if k >= 1 && k <= RecordKindMax {
+		return recordKindNames[k]
+	}
+	return fmt.Sprintf("kind %d", uint8(k))
+}
+
+// IsTable reports whether records of kind hold page-table entries.
+func (k RecordKind) IsTable() bool { return k == RecordJournal || k == RecordCheckpoint }
+
+// IsChunk reports whether records of kind hold a chunk's pixels.
+func (k RecordKind) IsChunk() bool { return k == RecordDelta || k == RecordFull || k == RecordPalette }

@@ -156,7 +156,7 @@ func Check(path string, o Options) (*CheckReport, error) {
 		err := storetool.Tool.Scan(fsys, path, func(rec storetool.ScanRecord) bool {
 			if rec.Err != nil {
 				p := chunkstore.Problem{File: name, Section: chunkstore.SectionRecord, Offset: rec.Handle.FileOffset(), Err: rec.Err}
-				if rec.Kind != 0 && rec.Kind != chunkstore.RecordJournal && rec.Kind != chunkstore.RecordCheckpoint {
+				if rec.Kind != 0 && rec.Kind != storetool.RecordJournal && rec.Kind != storetool.RecordCheckpoint {
 					pos, key := rec.Pos, rec.Key
 					p.Pos, p.Key = &pos, &key
 				}

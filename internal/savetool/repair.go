@@ -993,11 +993,11 @@ func (r *repairer) scanLoss(src *chunkstore.Store) *scanLoss {
 		}
 		var k lossKey
 		switch rec.Kind {
-		case chunkstore.RecordFull, chunkstore.RecordDelta, chunkstore.RecordPalette:
+		case storetool.RecordFull, storetool.RecordDelta, storetool.RecordPalette:
 			k = lossKey{rec.Pos, false}
-		case chunkstore.RecordBodies:
+		case storetool.RecordBodies:
 			k = lossKey{rec.Pos, true}
-		case chunkstore.RecordJournal, chunkstore.RecordCheckpoint:
+		case storetool.RecordJournal, storetool.RecordCheckpoint:
 			if rec.Err == nil {
 				l.lastTable, headerless, last, cut = rec.Generation, -1, nil, nil
 				clear(l.after)

@@ -22,9 +22,20 @@ type (
 	Mark       = pxsw.Mark
 	DeltaPixel = pxsw.DeltaPixel
 	RawChunk   = pxsw.RawChunk[chunkstore.Pos, chunkstore.Key, chunkstore.StorageType, chunkstore.Handle]
-	RecordInfo = pxsw.RecordInfo[chunkstore.Pos, chunkstore.Key, chunkstore.RecordKind]
-	ScanRecord = pxsw.ScanRecord[chunkstore.Pos, chunkstore.Key, chunkstore.RecordKind, chunkstore.Handle]
+	RecordInfo = pxsw.RecordInfo[chunkstore.Pos, chunkstore.Key]
+	ScanRecord = pxsw.ScanRecord[chunkstore.Pos, chunkstore.Key, chunkstore.Handle]
 	Filled     = pxsw.Filled[chunkstore.Pos, chunkstore.Key]
+	RecordKind = pxsw.RecordKind
+)
+
+// Record kinds (see [RecordKind]).
+const (
+	RecordDelta      = pxsw.RecordDelta
+	RecordFull       = pxsw.RecordFull
+	RecordBodies     = pxsw.RecordBodies
+	RecordJournal    = pxsw.RecordJournal
+	RecordCheckpoint = pxsw.RecordCheckpoint
+	RecordPalette    = pxsw.RecordPalette
 )
 
 // Tools lists the operations package chunkstore gives the module's own
