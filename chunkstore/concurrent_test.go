@@ -74,7 +74,7 @@ func TestConcurrentReadsDuringCommit(t *testing.T) {
 		for _, p := range positions {
 			b.PutChunk(p, stamped(v))
 		}
-		b.PutBodies(positions[0], []chunkstore.Body{{ID: uint64(v), Width: 1, Height: 1, Pixels: []uint32{v}, Shape: []bool{true}}})
+		b.PutEntities(positions[0], chunkstore.EntityBlock{Bodies: []chunkstore.Body{{ID: uint64(v), Width: 1, Height: 1, Pixels: []uint32{v}, Shape: []bool{true}}}})
 		commit(t, s, b)
 		if v == versions/2 {
 			must(t, s.Compact())

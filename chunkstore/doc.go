@@ -35,7 +35,7 @@
 //     [PixelSource] read while Commit compresses; [Batch.PutChunkExtra] and
 //     an [ExtraSource] add the game's extra data for the chunk, which
 //     [Store.GetExtra] returns), [Batch.DeleteChunk] and
-//     [Batch.PutEntities] (or [Batch.PutBodies]); [Store.Commit] makes them durable as generation+1
+//     [Batch.PutEntities]; [Store.Commit] makes them durable as generation+1
 //     and returns [CommitStats].
 //   - [Store.CompactNext] compacts data file by
 //     data file, each step a commit whose cost is one file;

@@ -106,7 +106,7 @@ func ExampleStore_Bodies() {
 	}
 	debris := chunkstore.Body{ID: 1<<32 | 8, Width: 2, Height: 1, Pixels: []uint32{1, 1}, Shape: []bool{false, false}}
 	b := s.NewBatch()
-	b.PutBodies(chunkstore.Pos{X: 3, Y: 0}, []chunkstore.Body{crate, debris}) // debris is empty: dropped
+	b.PutEntities(chunkstore.Pos{X: 3, Y: 0}, chunkstore.EntityBlock{Bodies: []chunkstore.Body{crate, debris}}) // debris is empty: dropped
 	if _, err := s.Commit(b); err != nil {
 		log.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func goodFixture(t *testing.T) map[string][]byte {
 	b.PutChunk(Pos{0, 20}, random())
 	b.PutChunk(Pos{1, 20}, delta(Pos{1, 20}, 0x0404))
 	b.PutChunk(Pos{2, 20}, make([]uint32, 64))
-	b.PutBodies(Pos{0, 20}, []Body{body})
+	b.PutEntities(Pos{0, 20}, EntityBlock{Bodies: []Body{body}})
 	if _, err := s.Commit(b); err != nil {
 		t.Fatal(err)
 	}

@@ -134,7 +134,7 @@ func (m *model) deleteChunk(b *chunkstore.Batch, p chunkstore.Pos) {
 }
 
 func (m *model) putBodies(b *chunkstore.Batch, p chunkstore.Pos, bodies []chunkstore.Body) {
-	b.PutBodies(p, bodies)
+	b.PutEntities(p, chunkstore.EntityBlock{Bodies: bodies})
 	var kept []chunkstore.Body
 	for _, bd := range bodies {
 		if !bd.IsEmpty() {

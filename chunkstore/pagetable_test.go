@@ -167,7 +167,7 @@ func TestChunkDictionaryEveryKind(t *testing.T) {
 	}
 	bodies := []chunkstore.Body{body(1, 40, 30, rng)}
 	for i := range 3 {
-		b.PutBodies(chunkstore.Pos{X: int32(i), Y: 5}, bodies)
+		b.PutEntities(chunkstore.Pos{X: int32(i), Y: 5}, chunkstore.EntityBlock{Bodies: bodies})
 	}
 	st := commit(t, s, b)
 	expect(t, st.Full == 4 && st.Delta == 4 && st.BodyBlocks == 3, "commit %+v", st)
@@ -278,7 +278,7 @@ func TestDictionaryModes(t *testing.T) {
 		bodies := []chunkstore.Body{body(3, 4, 4, rng)}
 		for i := range 4 {
 			b.PutChunk(chunkstore.Pos{X: int32(i), Y: 60}, stone)
-			b.PutBodies(chunkstore.Pos{X: int32(i), Y: 61}, bodies)
+			b.PutEntities(chunkstore.Pos{X: int32(i), Y: 61}, chunkstore.EntityBlock{Bodies: bodies})
 		}
 		st := commit(t, s, b)
 		expect(t, st.Shared == tc.shared, "mode %d: shared %d, want %d", tc.mode, st.Shared, tc.shared)

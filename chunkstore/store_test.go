@@ -229,7 +229,7 @@ func TestBodiesRoundTrip(t *testing.T) {
 	bad := body(13, 4, 4, rng)
 	bad.Pixels = bad.Pixels[:5]
 	b = s.NewBatch()
-	b.PutBodies(chunkstore.Pos{X: 3}, []chunkstore.Body{bad})
+	b.PutEntities(chunkstore.Pos{X: 3}, chunkstore.EntityBlock{Bodies: []chunkstore.Body{bad}})
 	_, err := s.Commit(b)
 	expect(t, errors.Is(err, chunkstore.ErrInvalidBody), "err %v", err)
 	expect(t, s.Generation() == 1, "generation moved: %d", s.Generation())

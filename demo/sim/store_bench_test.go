@@ -97,7 +97,7 @@ func BenchmarkDictionary_DemoSave(b *testing.B) {
 				if ch.pix != nil {
 					batch.PutChunk(ch.pos, ch.pix)
 				} else {
-					batch.PutBodies(ch.pos, ch.bodies)
+					batch.PutEntities(ch.pos, chunkstore.EntityBlock{Bodies: ch.bodies})
 				}
 			}
 			st, err := s.Commit(batch)

@@ -66,7 +66,7 @@ func BuildLarge(dir string, n, size int) error {
 				body.Pixels = append(body.Pixels, terrain.Stone|uint32(k%4)<<8)
 				body.Shape = append(body.Shape, k%5 != 0)
 			}
-			b.PutBodies(p, []chunkstore.Body{body})
+			b.PutEntities(p, chunkstore.EntityBlock{Bodies: []chunkstore.Body{body}})
 		}
 		if b.Len() >= 64 || i == n-1 {
 			if _, err := s.Commit(b); err != nil {
