@@ -50,8 +50,8 @@ func recordOf(t *testing.T, fsys vfs.FS, pos chunkstore.Pos) (string, int64, int
 	t.Helper()
 	s, m := openCommittedStore(t, fsys, "/save")
 	defer s.Close()
-	var h chunkstore.Handle
-	s.Entries(func(e chunkstore.Entry) bool {
+	var h storetool.Handle
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Pos == pos && e.Type != chunkstore.BodyBlock {
 			h = e.Handle
 			return false

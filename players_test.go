@@ -311,8 +311,8 @@ func TestPlayerSurvivesRegionDamage(t *testing.T) {
 	storePath, _ := d.File(m.Chunks.Name)
 	s, err := chunkstore.Open(storePath, &chunkstore.Options{FS: mem, ReadOnly: true, Root: m.Chunks.Root})
 	must(t, err)
-	var handles []chunkstore.Handle
-	s.Entries(func(e chunkstore.Entry) bool {
+	var handles []storetool.Handle
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Pos == (chunkstore.Pos{X: 1, Y: 1}) {
 			handles = append(handles, e.Handle)
 		}

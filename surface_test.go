@@ -130,8 +130,8 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 	must(t, g.pers.Close())
 	s, err := chunkstore.Open("/save/chunks.pxsw", &chunkstore.Options{FS: mem, ReadOnly: true})
 	must(t, err)
-	var rec chunkstore.Handle
-	s.Entries(func(e chunkstore.Entry) bool {
+	var rec storetool.Handle
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Pos == (chunkstore.Pos{}) && e.Type != chunkstore.Empty {
 			rec = e.Handle
 		}

@@ -218,7 +218,7 @@ func checkDataNames(m *Manifest) error {
 	}
 	if len(ref.Root) > 0 && m.Version >= manifestVersionData {
 		if ri, err := storetool.Tool.ParseRoot(ref.Root); err == nil {
-			if n := (chunkstore.Handle{Offset: ri.Table}).File(); n != 0 && !slices.Contains(ref.Data, storetool.Tool.DataFileName(ref.Name, n)) {
+			if n := (storetool.Handle{Offset: ri.Table}).File(); n != 0 && !slices.Contains(ref.Data, storetool.Tool.DataFileName(ref.Name, n)) {
 				return fmt.Errorf("%w: manifest of generation %d: the chunk store root's page table is in data file %d, which chunks.data does not name",
 					ErrCorrupt, m.Generation, n)
 			}

@@ -147,8 +147,8 @@ func (s *Store) scanFiles(r *Report, files []fileStats) (map[int64]scanEvent, []
 // storage type, and reports a live record that is damaged under its chunk,
 // removing it from damaged.
 func (s *Store) checkLive(r *Report, damaged map[int64]scanEvent) {
-	var entries []Entry
-	s.Entries(func(e Entry) bool {
+	var entries []toolEntry
+	s.entries(func(e toolEntry) bool {
 		entries = append(entries, e)
 		return true
 	})
@@ -214,7 +214,7 @@ func (s *Store) localize(r Report) Report {
 }
 
 // checkEntry reads and fully decodes the record of one entry.
-func (s *Store) checkEntry(e Entry, sc *readScratch, dst []uint32) error {
+func (s *Store) checkEntry(e toolEntry, sc *readScratch, dst []uint32) error {
 	h, rec, err := s.read(e.Handle, sc.rec)
 	if rec != nil {
 		sc.rec = rec

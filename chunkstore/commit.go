@@ -58,7 +58,7 @@ func (m mutation) entry(n int) tableEntry {
 		e.typ = BodyBlock
 	}
 	if m.del {
-		e.h = Handle{}
+		e.h = handle{}
 	}
 	return e
 }
@@ -76,12 +76,12 @@ type commitWriter struct {
 	wrote    int64
 	written  []uint32 // data files written to, to sync
 	created  []uint32 // data files created
-	dictAdds map[uint64]Handle
+	dictAdds map[uint64]handle
 	err      error
 }
 
 func newCommitWriter(files *fileSet, id header, limit, at int64) *commitWriter {
-	cw := &commitWriter{files: files, id: id, limit: limit, flushed: at, dictAdds: map[uint64]Handle{}}
+	cw := &commitWriter{files: files, id: id, limit: limit, flushed: at, dictAdds: map[uint64]handle{}}
 	if b, ok := commitBufs.Get().(*[]byte); ok {
 		cw.buf = *b
 	}
@@ -92,9 +92,9 @@ func (cw *commitWriter) end() int64 { return cw.flushed + int64(len(cw.buf)) }
 
 // append adds rec and returns its handle (zero after an error, which
 // cw.err keeps).
-func (cw *commitWriter) append(rec []byte) Handle {
+func (cw *commitWriter) append(rec []byte) handle {
 	if cw.err != nil {
-		return Handle{}
+		return handle{}
 	}
 	end := cw.end()
 	n, local := fileOf(end), localOf(end)
@@ -111,9 +111,9 @@ func (cw *commitWriter) append(rec []byte) Handle {
 		cw.open(n + 1)
 	}
 	if cw.err != nil {
-		return Handle{}
+		return handle{}
 	}
-	h := Handle{cw.end(), uint32(len(rec))}
+	h := handle{Offset: cw.end(), Length: uint32(len(rec))}
 	if len(cw.buf)+len(rec) > commitFlushBytes {
 		// Write what the buffer holds first, so that it never grows past
 		// commitFlushBytes, and a record as large bypasses it.
@@ -243,7 +243,7 @@ func (cw *commitWriter) sync(fsys vfs.FS) (int, error) {
 }
 
 // record returns the bytes of a record of this commit or of the store.
-func (cw *commitWriter) record(h Handle) ([]byte, error) {
+func (cw *commitWriter) record(h handle) ([]byte, error) {
 	if h.Offset >= cw.flushed {
 		at := h.Offset - cw.flushed
 		return cw.buf[at : at+int64(h.Length)], nil
@@ -334,7 +334,7 @@ func (cw *commitWriter) release() {
 // page-table record for muts (replacing the chain records in the files
 // evict empties, when not nil), syncs what it wrote, writes the header slot
 // of the next generation, syncs it and publishes.
-func (s *Store) finish(cw *commitWriter, muts []mutation, evict map[uint32]bool, moved map[Handle]Handle, st CommitStats, start time.Time) (CommitStats, error) {
+func (s *Store) finish(cw *commitWriter, muts []mutation, evict map[uint32]bool, moved map[handle]handle, st CommitStats, start time.Time) (CommitStats, error) {
 	h := s.hdr
 	h.version = h.currentVersion() // a commit writes the current format, whatever it opened
 	h.generation++
@@ -557,7 +557,7 @@ func (s *Store) dictTakes(rec []byte) bool {
 
 // put appends rec, or returns an identical record the store or this
 // commit holds (the chunk dictionary) and true.
-func (s *Store) put(rec []byte, cw *commitWriter, st *CommitStats) (Handle, bool) {
+func (s *Store) put(rec []byte, cw *commitWriter, st *CommitStats) (handle, bool) {
 	if !s.dictTakes(rec) {
 		st.RecordBytes += int64(len(rec))
 		return cw.append(rec), false
@@ -670,7 +670,7 @@ type tablePlan struct {
 	prev    int64
 	merged  int // journal segments it replaces (from the top of the chain)
 	entries []tableEntry
-	h       Handle
+	h       handle
 }
 
 type tkey struct {
@@ -842,7 +842,7 @@ func (s *Store) planCheckpoint(overlay map[tkey]mutation, post int) *tablePlan {
 
 // publish makes a durable commit visible to readers. moved maps the
 // records a compaction copied to their copies.
-func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWriter, moved map[Handle]Handle) {
+func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWriter, moved map[handle]handle) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for hash, dh := range cw.dictAdds {
@@ -867,7 +867,7 @@ func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWr
 			old, had = ix.set(m.key, m.v)
 			s.ref(m.key, m.v, m.body)
 			if !m.v.h.IsZero() {
-				s.ends[m.v.h.File()] = max(s.ends[m.v.h.File()], m.v.h.end())
+				s.ends[m.v.h.File()] = max(s.ends[m.v.h.File()], m.v.h.End())
 			}
 		}
 		if had {
@@ -876,7 +876,7 @@ func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWr
 	}
 	s.updateCells(muts)
 	if plan != nil {
-		s.ends[plan.h.File()] = max(s.ends[plan.h.File()], plan.h.end())
+		s.ends[plan.h.File()] = max(s.ends[plan.h.File()], plan.h.End())
 		sg := segment{h: plan.h, level: plan.level, count: len(plan.entries)}
 		if plan.kind == pxsw.RecordCheckpoint {
 			s.ckpt, s.chain, s.journalEntries = plan.h, nil, 0

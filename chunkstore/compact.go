@@ -124,7 +124,7 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 		entries = append(entries, s.entriesIn(n)...)
 	}
 	slices.SortFunc(entries, func(a, b tableEntry) int { return cmp.Compare(a.h.Offset, b.h.Offset) })
-	moved := map[Handle]Handle{}
+	moved := map[handle]handle{}
 	var muts []mutation
 	var dropped []Problem
 	var buf []byte
@@ -205,7 +205,7 @@ func (s *Store) entriesIn(n uint32) []tableEntry {
 			if !ev.hdrOK || ev.hdr.kind.IsTable() {
 				return true
 			}
-			h := Handle{ev.off, ev.hdr.length()}
+			h := handle{Offset: ev.off, Length: ev.hdr.length()}
 			body := ev.hdr.kind == pxsw.RecordBodies
 			s.mu.RLock()
 			var keys []tkey
@@ -491,7 +491,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 		st  *Store
 		off int64
 	}
-	moved := map[at]Handle{} // records copied already: shared ones are copied once
+	moved := map[at]handle{} // records copied already: shared ones are copied once
 	kept := make([]tableEntry, 0, len(entries))
 	var buf []byte
 	copyRecord := func(e tableEntry, src source) (tableEntry, error) {

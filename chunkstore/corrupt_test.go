@@ -253,7 +253,7 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 	// Where each position's data ends: its record, or its commit's journal.
 	carrier := map[chunkstore.Pos]int64{}
 	bodyCarrier := map[chunkstore.Pos]int64{}
-	s.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Type == chunkstore.BodyBlock {
 			bodyCarrier[e.Pos] = e.Handle.Offset + int64(e.Handle.Length)
 		} else if !e.Handle.IsZero() {
@@ -294,7 +294,7 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 				kept[earlier] = files[earlier]
 			}
 			kept[name] = data[:c]
-			cut := chunkstore.Handle{Offset: int64(fi)<<40 | int64(c)}.Offset
+			cut := storetool.Handle{Offset: int64(fi)<<40 | int64(c)}.Offset
 			if fi == 0 {
 				cut = int64(c)
 			}

@@ -72,8 +72,8 @@ func TestDataFileRollover(t *testing.T) {
 		started += st.DataFiles
 		root := must2[storetool.RootInfo](t)(storetool.Tool.ParseRoot(s.Root()))
 		newest := storetool.Tool.Files(s)[len(storetool.Tool.Files(s))-1]
-		expect(t, chunkstore.Handle{Offset: root.Table}.File() == newest.Number, "commit %d: root in data file %d, newest %d",
-			i, chunkstore.Handle{Offset: root.Table}.File(), newest.Number)
+		expect(t, storetool.Handle{Offset: root.Table}.File() == newest.Number, "commit %d: root in data file %d, newest %d",
+			i, storetool.Handle{Offset: root.Table}.File(), newest.Number)
 	}
 	expect(t, started >= 20, "only %d data files started by 30 commits of 3 KiB", started)
 	sizes := fileSizes(t, mem)
@@ -293,10 +293,10 @@ func TestFormat1StoreContinues(t *testing.T) {
 	s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
 	oldRoot := s.Root()
 	info := must2[storetool.RootInfo](t)(storetool.Tool.ParseRoot(oldRoot))
-	expect(t, chunkstore.Handle{Offset: info.Table}.File() == 0, "format 1 root in data file")
+	expect(t, storetool.Handle{Offset: info.Table}.File() == 0, "format 1 root in data file")
 	dst := make([]uint32, 64)
 	want := map[chunkstore.Pos][]uint32{}
-	s.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Type != chunkstore.BodyBlock {
 			must2[bool](t)(s.Get(e.Pos, dst))
 			want[e.Pos] = slices.Clone(dst)
@@ -352,7 +352,7 @@ func TestDamagedDataFiles(t *testing.T) {
 			c := testConfig(mem)
 			s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &c))
 			var end int64
-			s.Entries(func(e chunkstore.Entry) bool {
+			storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 				if e.Handle.File() == 1 {
 					end = max(end, e.Handle.FileOffset()+int64(e.Handle.Length))
 				}
@@ -378,7 +378,7 @@ func TestDamagedDataFiles(t *testing.T) {
 			mem, cfg, m := build(t)
 			var in []chunkstore.Pos
 			s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
-			s.Entries(func(e chunkstore.Entry) bool {
+			storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 				if e.Handle.File() == 1 && e.Type != chunkstore.BodyBlock {
 					in = append(in, e.Pos)
 				}

@@ -69,7 +69,7 @@
 //
 // A store offset names a file and a place in it: its high bits (>> 40) are
 // the data file's number, 0 meaning the store file, the low 40 bits the
-// offset within the file ([Handle.File], [Handle.FileOffset]). Handles,
+// offset within the file. Record handles,
 // page-table entries, the chain's prev pointers and a slot's table root
 // are store offsets. A commit appends to the newest data file; when a
 // record would take it past [Options.DataFileSize], the next one starts (a
@@ -129,7 +129,7 @@
 // is, 1 as one LZ4 block (only when that is smaller). The CRC-8 (SMBUS)
 // covers bytes 0..18 and lets a scan skip garbage cheaply; the CRC32-C
 // covers bytes 0..19 and everything after the header. A record is
-// addressed by a [Handle]{Offset, Length}, Length counting the header and
+// addressed by a handle {Offset, Length}, Length counting the header and
 // the key bytes.
 //
 // flags (format 3; 0 before, and always 0 on table records) say what a

@@ -93,7 +93,7 @@ func fixtureFiles(t *testing.T, s *Store, mem *vfs.Mem) map[string][]byte {
 
 // recordsOf lists the records of a good data file in order, as store
 // offsets of data file n.
-func recordsOf(t *testing.T, data []byte, n uint32) (hs []Handle, kinds []recordKind) {
+func recordsOf(t *testing.T, data []byte, n uint32) (hs []handle, kinds []recordKind) {
 	mem := vfs.NewMem()
 	f, _ := mem.Create("/f")
 	f.WriteAt(data, 0)
@@ -101,7 +101,7 @@ func recordsOf(t *testing.T, data []byte, n uint32) (hs []Handle, kinds []record
 		if ev.bad != nil {
 			t.Fatal(ev.bad)
 		}
-		hs = append(hs, Handle{ev.off, uint32(ev.length)})
+		hs = append(hs, handle{Offset: ev.off, Length: uint32(ev.length)})
 		kinds = append(kinds, ev.hdr.kind)
 		return true
 	})
@@ -113,7 +113,7 @@ func recordsOf(t *testing.T, data []byte, n uint32) (hs []Handle, kinds []record
 
 // reseal recomputes the CRC32-C of the record at h in its file's bytes, so
 // that only the damage inside it is left to find.
-func reseal(data []byte, h Handle) {
+func reseal(data []byte, h handle) {
 	rec := data[h.FileOffset() : h.FileOffset()+int64(h.Length)]
 	binary.LittleEndian.PutUint32(rec[recordCRCOff:], recordCRC(rec))
 }
@@ -136,7 +136,7 @@ func paletteFixture() []uint32 {
 
 // payloadAt returns the offset in its file of the payload of the record at
 // h: after its header and the parts its flags announce.
-func payloadAt(data []byte, h Handle) int64 {
+func payloadAt(data []byte, h handle) int64 {
 	at := h.FileOffset() + recordHeaderSize
 	flags := data[h.FileOffset()+recordFlagsOff]
 	if flags&flagLayers != 0 {
@@ -176,8 +176,8 @@ func TestWriteFixtures(t *testing.T) {
 	const main, d1, d2 = "w.pxsw", "w-data-1.pxsd", "w-data-2.pxsd"
 	hs1, kinds1 := recordsOf(t, good[d1], 1)
 	hs2, kinds2 := recordsOf(t, good[d2], 2)
-	last := func(hs []Handle, kinds []recordKind, k recordKind) Handle {
-		var h Handle
+	last := func(hs []handle, kinds []recordKind, k recordKind) handle {
+		var h handle
 		for i := range hs {
 			if kinds[i] == k {
 				h = hs[i]

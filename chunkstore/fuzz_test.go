@@ -46,7 +46,7 @@ func FuzzOpen(f *testing.F) {
 			s.Check()
 			storetool.Tool.Stats(s)
 			var box chunkstore.Box
-			s.Entries(func(e chunkstore.Entry) bool {
+			storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 				s.Get(e.Pos, dst)
 				s.Bodies(e.Pos)
 				storetool.Tool.ReadRaw(s, e.Pos)

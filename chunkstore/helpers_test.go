@@ -61,9 +61,9 @@ func testConfig(fsys vfs.FS) chunkstore.Options {
 }
 
 // locate returns the file of the store at path that holds store offset off
-// (see chunkstore.Handle) and the offset within it.
+// (see storetool.Handle) and the offset within it.
 func locate(path string, off int64) (string, int64) {
-	h := chunkstore.Handle{Offset: off}
+	h := storetool.Handle{Offset: off}
 	if h.File() == 0 {
 		return path, off
 	}

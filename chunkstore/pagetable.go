@@ -60,7 +60,7 @@ func (t StorageType) String() string {
 // block, or a tombstone that removes one of those.
 type tableEntry struct {
 	pos     Key
-	h       Handle
+	h       handle
 	typ     StorageType
 	deleted bool
 }

@@ -173,8 +173,8 @@ func TestChunkDictionaryEveryKind(t *testing.T) {
 	expect(t, st.Full == 4 && st.Delta == 4 && st.BodyBlocks == 3, "commit %+v", st)
 	expect(t, st.Shared == 3+3+2, "shared %d records, want 8: %+v", st.Shared, st)
 	one := func(kind chunkstore.StorageType) int64 {
-		var h chunkstore.Handle
-		s.Entries(func(e chunkstore.Entry) bool {
+		var h storetool.Handle
+		storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 			if e.Type == kind {
 				h = e.Handle
 			}
@@ -249,8 +249,8 @@ func TestChunkDictionaryForgetsDeadRecords(t *testing.T) {
 	b.PutChunk(chunkstore.Pos{X: 5, Y: 5}, stone)
 	st := commit(t, s, b)
 	expect(t, st.Shared == 0 && st.RecordBytes > 0, "a dead record was shared: %+v", st)
-	var h chunkstore.Handle
-	s.Entries(func(e chunkstore.Entry) bool {
+	var h storetool.Handle
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Pos == (chunkstore.Pos{X: 5, Y: 5}) {
 			h = e.Handle
 		}

@@ -202,7 +202,7 @@ func (s *Store) readRawKey(pos Key) (rawChunk, bool, error) {
 }
 
 // recordInfo reads and checks the record at h and describes it.
-func (s *Store) recordInfo(h Handle) (recordDesc, error) {
+func (s *Store) recordInfo(h handle) (recordDesc, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {

@@ -56,33 +56,15 @@ func storageOf(k recordKind) StorageType {
 	return StorageType(k)
 }
 
-// Handle addresses one record: its store offset and its length, header
-// included. A store offset names the file and the place in it: the high
-// bits (Offset >> 40) are the data file's number, 0 for the store file
-// itself (where a format 1 store keeps its records), the low 40 bits the
-// offset within that file.
-type Handle struct {
-	Offset int64
-	Length uint32
-}
-
-func (h Handle) end() int64 { return h.Offset + int64(h.Length) }
-
-// File returns the number of the data file that holds the record (0: the
-// store file).
-func (h Handle) File() uint32 { return fileOf(h.Offset) }
-
-// FileOffset returns the record's offset within its file.
-func (h Handle) FileOffset() int64 { return localOf(h.Offset) }
+// handle addresses one record: its store offset and its length, header
+// included (see internal/pxsw).
+type handle = pxsw.Handle
 
 // validOffset reports whether off can start a record: within the first
 // MaxDataFiles data files, after its file's header.
 func validOffset(off int64) bool {
 	return off > 0 && off < 1<<62 && fileOf(off) <= MaxDataFiles && localOf(off) >= firstRecord(fileOf(off))
 }
-
-// IsZero reports whether h addresses nothing (an Empty chunk has no record).
-func (h Handle) IsZero() bool { return h == Handle{} }
 
 // recordHeader is the decoded first 24 bytes of a record.
 type recordHeader struct {
@@ -247,7 +229,7 @@ func checkRecord(rec []byte, off int64) (recordHeader, error) {
 // readRecord reads the record at h into buf (grown as needed) and checks
 // it. It returns the header and the whole record. f is the file that holds
 // the record (see Handle.File).
-func readRecord(f vfs.File, h Handle, buf []byte) (recordHeader, []byte, error) {
+func readRecord(f vfs.File, h handle, buf []byte) (recordHeader, []byte, error) {
 	if h.Length < recordHeaderSize || h.Length > maxRecordLength || !validOffset(h.Offset) {
 		return recordHeader{}, nil, fmt.Errorf("%w: handle {%d, %d} cannot address a record", ErrCorrupt, h.Offset, h.Length)
 	}

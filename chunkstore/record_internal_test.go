@@ -48,7 +48,7 @@ func TestRecordRoundTrip(t *testing.T) {
 }
 
 func TestEntryLayout(t *testing.T) {
-	e := tableEntry{pos: Key2(-1, 2), h: Handle{Offset: 4096, Length: 300}, typ: Delta}
+	e := tableEntry{pos: Key2(-1, 2), h: handle{Offset: 4096, Length: 300}, typ: Delta}
 	var b [entrySize]byte
 	e.put(b[:], 2)
 	if b[0] != 0xFF || b[4] != 2 || b[8] != 0x00 || b[9] != 0x10 || b[16] != 44 || b[17] != 1 || b[20] != 1 {
@@ -66,7 +66,7 @@ func TestEntryLayout(t *testing.T) {
 func TestEntryLayoutAxes(t *testing.T) {
 	for _, k := range []Key{Key3(-1, 2, -3), Key4(-1, 2, -3, 4)} {
 		n := k.Axes()
-		e := tableEntry{pos: k, h: Handle{Offset: 4096, Length: 300}, typ: Delta}
+		e := tableEntry{pos: k, h: handle{Offset: 4096, Length: 300}, typ: Delta}
 		b := make([]byte, entrySizeOf(n))
 		e.put(b, n)
 		if len(b) != 4*n+16 || b[0] != 0xFF || b[4] != 2 || b[8] != 0xFD || b[4*n+1] != 0x10 || b[4*n+8] != 44 || b[4*n+12] != 1 {

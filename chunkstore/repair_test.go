@@ -210,12 +210,12 @@ func TestCheckNamesUnreferencedRecords(t *testing.T) {
 	cfg := testConfig(mem)
 	s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
 	p := chunkstore.Pos{X: 3, Y: -2}
-	var first chunkstore.Handle
+	var first storetool.Handle
 	for i := range 2 {
 		b := s.NewBatch()
 		b.PutChunk(p, uniformChunk(small, uint32(0x0302+i)))
 		must2[chunkstore.CommitStats](t)(s.Commit(b))
-		s.Entries(func(e chunkstore.Entry) bool {
+		storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 			if i == 0 {
 				first = e.Handle
 			}

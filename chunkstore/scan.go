@@ -166,7 +166,7 @@ func isCorrupt(err error) bool { return err != nil && errors.Is(err, ErrCorrupt)
 // skips is reported.
 func (s *Store) rebuild(bound int64) error {
 	s.chunks, s.bodies = newIndexAxes(0, s.axes), newIndexAxes(0, s.axes)
-	s.ckpt, s.chain, s.journalEntries = Handle{}, nil, 0
+	s.ckpt, s.chain, s.journalEntries = handle{}, nil, 0
 	s.needCheckpoint = true
 	var maxGen uint64
 	err := s.scanStore(bound, func(ev scanEvent) bool {
@@ -182,7 +182,7 @@ func (s *Store) rebuild(bound int64) error {
 			}
 			return true
 		}
-		h := Handle{ev.off, ev.hdr.length()}
+		h := handle{Offset: ev.off, Length: ev.hdr.length()}
 		var pos Key
 		if !ev.hdr.kind.IsTable() {
 			var err error
@@ -259,7 +259,7 @@ func (s *Store) replayTable(h recordHeader, rec []byte, off int64, damaged bool)
 	}
 	kept := t.entries[:0]
 	for i, e := range t.entries {
-		if !e.deleted && e.typ != Empty && e.h.end() > off {
+		if !e.deleted && e.typ != Empty && e.h.End() > off {
 			s.report.addKey(SectionTable, off+recordHeaderSize+tableHeaderSize+int64(i*entrySizeOf(s.axes)), e.pos,
 				fmt.Errorf("%w: entry points ahead of its table to {%d, %d}", ErrCorrupt, e.h.Offset, e.h.Length))
 			continue
@@ -305,7 +305,7 @@ func scanFile(fsys vfs.FS, path string, fn func(scanRecord) bool) error {
 		if err != nil && pt.n != 0 && errors.Is(err, ErrCorrupt) {
 			// A data file refused unopened (a symbolic link, a pipe): its
 			// records are lost, as when it is missing; the others are read.
-			if !fn(scanRecord{Handle: Handle{Offset: storeOffset(pt.n, 0)}, Err: err}) {
+			if !fn(scanRecord{Handle: handle{Offset: storeOffset(pt.n, 0)}, Err: err}) {
 				return nil
 			}
 			continue
@@ -316,7 +316,7 @@ func scanFile(fsys vfs.FS, path string, fn func(scanRecord) bool) error {
 		size, err := f.Size()
 		if err == nil {
 			err = scanRecords(f, storeOffset(pt.n, firstRecord(pt.n)), storeOffset(pt.n, min(size, localMask)), func(ev scanEvent) bool {
-				r := scanRecord{Handle: Handle{ev.off, uint32(min(ev.length, 1<<32-1))}, Err: ev.bad}
+				r := scanRecord{Handle: handle{Offset: ev.off, Length: uint32(min(ev.length, 1<<32-1))}, Err: ev.bad}
 				if ev.hdrOK {
 					r.Kind, r.Stored, r.Raw, r.Compressed = ev.hdr.kind, ev.hdr.size, ev.hdr.raw, ev.hdr.codec == codecLZ4
 					if ev.hdr.kind.IsTable() {

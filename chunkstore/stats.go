@@ -100,30 +100,37 @@ func (s *Store) dataFileNames() []string {
 // Entry is one entry of the index: a stored chunk, or the body block of a
 // chunk (Type BodyBlock).
 type Entry struct {
-	Pos    Pos // the first two axes of Key
-	Key    Key
-	Type   StorageType
-	Handle Handle // the record; zero for Empty chunks
+	Pos  Pos // the first two axes of Key
+	Key  Key
+	Type StorageType
 }
+
+// toolEntry is an entry with its record, as tools see it.
+type toolEntry = pxsw.Entry[Pos, Key, StorageType]
 
 // Entries calls fn for every index entry in page-table order, (y, x) with
 // a chunk before its body block ((w, z, y, x) in a store of 4 axes), until
 // fn returns false. It works on a
 // copy taken at one generation, so fn may call the store.
 func (s *Store) Entries(fn func(Entry) bool) {
+	s.entries(func(e toolEntry) bool { return fn(Entry{Pos: e.Pos, Key: e.Key, Type: e.Type}) })
+}
+
+// entries is Entries with each entry's record.
+func (s *Store) entries(fn func(toolEntry) bool) {
 	s.mu.RLock()
-	es := make([]Entry, 0, s.chunks.Len()+s.bodies.Len())
+	es := make([]toolEntry, 0, s.chunks.Len()+s.bodies.Len())
 	collect := func(ix *index) {
 		ix.each(func(key ikey, v ival) bool {
 			k := keyOf(key, s.axes)
-			es = append(es, Entry{Pos: k.Pos(), Key: k, Type: v.typ, Handle: v.h})
+			es = append(es, toolEntry{Pos: k.Pos(), Key: k, Type: v.typ, Handle: v.h})
 			return true
 		})
 	}
 	collect(s.chunks)
 	collect(s.bodies)
 	s.mu.RUnlock()
-	slices.SortFunc(es, func(a, b Entry) int {
+	slices.SortFunc(es, func(a, b toolEntry) int {
 		return compareEntries(tableEntry{pos: a.Key, typ: a.Type}, tableEntry{pos: b.Key, typ: b.Type})
 	})
 	for _, e := range es {

@@ -43,7 +43,7 @@ type Store struct {
 
 	// Writer state, guarded by wmu (written under mu too where readers see it).
 	w              int64     // next append: a store offset in the newest data file
-	ckpt           Handle    // checkpoint the journal chain starts from; zero = none
+	ckpt           handle    // checkpoint the journal chain starts from; zero = none
 	chain          []segment // journal segments after ckpt, oldest first
 	journalEntries int       // entries in chain
 	dict           dict
@@ -59,7 +59,7 @@ type Store struct {
 
 // segment is a journal segment of the live chain.
 type segment struct {
-	h     Handle
+	h     handle
 	level uint8
 	count int
 }
@@ -132,7 +132,7 @@ func newStore(path string, cfg Options, files *fileSet, h header) *Store {
 func (s *Store) file(n uint32) (vfs.File, error) { return s.files.get(n) }
 
 // read reads and checks the record at h, from whichever file holds it.
-func (s *Store) read(h Handle, buf []byte) (recordHeader, []byte, error) {
+func (s *Store) read(h handle, buf []byte) (recordHeader, []byte, error) {
 	f, err := s.files.get(h.File())
 	if err != nil {
 		return recordHeader{}, nil, err
@@ -476,7 +476,7 @@ func (s *Store) loadChain(h header) (int64, error) {
 		return storeOffset(0, dataStart), nil
 	}
 	type rec struct {
-		h    Handle
+		h    handle
 		kind recordKind
 		t    table  // a journal segment's entries
 		ckpt []byte // a checkpoint's payload, its entries applied from there
@@ -507,18 +507,18 @@ func (s *Store) loadChain(h header) (int64, error) {
 			if prev != 0 {
 				return 0, fmt.Errorf("%w: checkpoint at %v has a previous record %v", ErrCorrupt, loc(off), loc(prev))
 			}
-			recs = append(recs, rec{h: Handle{off, hdr.length()}, kind: hdr.kind, ckpt: hdr.payload(rb)})
+			recs = append(recs, rec{h: handle{Offset: off, Length: hdr.length()}, kind: hdr.kind, ckpt: hdr.payload(rb)})
 			break
 		}
 		t, _, err := parseTable(hdr.payload(rb), off, false, s.axes)
 		if err != nil {
 			return 0, err
 		}
-		recs = append(recs, rec{h: Handle{off, hdr.length()}, kind: hdr.kind, t: t})
+		recs = append(recs, rec{h: handle{Offset: off, Length: hdr.length()}, kind: hdr.kind, t: t})
 		off = t.prev
 	}
 	ahead := func(e tableEntry, r rec) error {
-		if !e.deleted && e.typ != Empty && e.h.end() > r.h.Offset {
+		if !e.deleted && e.typ != Empty && e.h.End() > r.h.Offset {
 			return fmt.Errorf("%w: page-table entry for %v in the record at %v points ahead to {%d, %d}",
 				ErrCorrupt, e.pos, loc(r.h.Offset), e.h.Offset, e.h.Length)
 		}
@@ -642,7 +642,7 @@ func (s *Store) readTableRecord(off int64, buf []byte) (recordHeader, []byte, er
 	if local+int64(hdr.length()) > size {
 		return hdr, nil, fmt.Errorf("%w: %s at %v: %d bytes, the file ends after %d: %w", ErrCorrupt, hdr.kind, loc(off), hdr.length(), size-local, io.ErrUnexpectedEOF)
 	}
-	return readRecord(f, Handle{off, hdr.length()}, buf)
+	return readRecord(f, handle{Offset: off, Length: hdr.length()}, buf)
 }
 
 // applyLoaded applies table entries to the index while opening.
@@ -701,10 +701,10 @@ func (s *Store) recount() {
 				offs = append(offs, uint64(v.h.Offset))
 				if n := v.h.File(); n < uint32(len(first)) {
 					first[n].live += int64(v.h.Length)
-					first[n].end = max(first[n].end, v.h.end())
+					first[n].end = max(first[n].end, v.h.End())
 				} else {
 					s.live[n] += int64(v.h.Length)
-					s.ends[n] = max(s.ends[n], v.h.end())
+					s.ends[n] = max(s.ends[n], v.h.End())
 				}
 			}
 			return true
@@ -726,7 +726,7 @@ func (s *Store) recount() {
 		}
 	}
 	if len(shared) > 0 {
-		handles := map[int64]Handle{}
+		handles := map[int64]handle{}
 		group := func(body bool) func(ikey, ival) bool {
 			return func(k ikey, v ival) bool {
 				if ks, ok := shared[v.h.Offset]; ok && !v.h.IsZero() {
@@ -760,9 +760,9 @@ func (s *Store) recount() {
 			delete(s.live, n)
 		}
 	}
-	for _, t := range append([]Handle{s.ckpt}, s.chainHandles()...) {
+	for _, t := range append([]handle{s.ckpt}, s.chainHandles()...) {
 		if !t.IsZero() {
-			s.ends[t.File()] = max(s.ends[t.File()], t.end())
+			s.ends[t.File()] = max(s.ends[t.File()], t.End())
 		}
 	}
 	s.hdr.chunkCount = uint32(s.chunks.Len())
@@ -814,8 +814,8 @@ func radixSortFrom(v []uint64, from uint) []uint64 {
 	return v
 }
 
-func (s *Store) chainHandles() []Handle {
-	hs := make([]Handle, len(s.chain))
+func (s *Store) chainHandles() []handle {
+	hs := make([]handle, len(s.chain))
 	for i, sg := range s.chain {
 		hs[i] = sg.h
 	}

@@ -13,16 +13,18 @@ type tools struct{}
 // The descriptions of records that tools read, with this package's types.
 type (
 	deltaPixel  = pxsw.DeltaPixel
-	rawChunk    = pxsw.RawChunk[Pos, Key, StorageType, Handle]
+	rawChunk    = pxsw.RawChunk[Pos, Key, StorageType]
 	recordDesc  = pxsw.RecordInfo[Pos, Key]
-	scanRecord  = pxsw.ScanRecord[Pos, Key, Handle]
+	scanRecord  = pxsw.ScanRecord[Pos, Key]
 	filledChunk = pxsw.Filled[Pos, Key]
 )
 
 func init() { pxsw.Hook = tools{} }
 
-// The two header slots are what a Mark keeps of the store file.
-const _ = uint(pxsw.SlotsSize-dataStart) + uint(dataStart-pxsw.SlotsSize)
+// The two header slots are what a Mark keeps of the store file, and a
+// Handle splits store offsets as this package does.
+const _ = uint(pxsw.SlotsSize-dataStart) + uint(dataStart-pxsw.SlotsSize) +
+	uint(pxsw.OffsetShift-fileShift) + uint(fileShift-pxsw.OffsetShift)
 
 func (tools) DataFileName(store string, n uint32) string { return dataFileName(store, n) }
 
@@ -59,7 +61,9 @@ func (tools) ReadRawKey(s *Store, k Key) (rawChunk, bool, error) { return s.read
 
 func (tools) CompactFile(s *Store, n uint32) (CompactStats, error) { return s.compactFile(n) }
 
-func (tools) RecordInfo(s *Store, h Handle) (recordDesc, error) { return s.recordInfo(h) }
+func (tools) Entries(s *Store, fn func(toolEntry) bool) { s.entries(fn) }
+
+func (tools) RecordInfo(s *Store, h handle) (recordDesc, error) { return s.recordInfo(h) }
 
 func (tools) CompactToFilling(s *Store, path string, missing func(pos Pos) bool, fill ...*Store) (*Store, []filledChunk, error) {
 	return s.compactToFilling(path, missing, fill...)

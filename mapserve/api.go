@@ -381,7 +381,7 @@ func (s *Server) describeChunk(v *view, pos chunkPos) chunkJSON {
 	if c == nil {
 		return out
 	}
-	record := func(h chunkstore.Handle) (*recordJSON, error) {
+	record := func(h storetool.Handle) (*recordJSON, error) {
 		ri, err := storetool.Tool.RecordInfo(v.store, h)
 		if err != nil {
 			return nil, err

@@ -56,7 +56,7 @@ func TestWorld(t *testing.T) {
 	expect(t, w.Bounds == [4]int{-n, -n, 2 * n, 2 * n} && w.Extent == [4]int{-2 * n, -2 * n, 3 * n, 3 * n}, "bounds %v, extent %v", w.Bounds, w.Extent)
 	s := storeOf(t, base)
 	want := map[string]string{}
-	s.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		k := fmt.Sprint(e.Pos.X, e.Pos.Y)
 		if e.Type != chunkstore.BodyBlock {
 			want[k] = e.Type.String()
@@ -206,7 +206,7 @@ func TestChunkInfo(t *testing.T) {
 	_, ts := newServer(t, base, mapserve.Options{Poll: -1, Generator: savetest.Generator})
 	s := storeOf(t, base)
 	seen := map[string]bool{}
-	s.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		var c chunkInfo
 		getJSON(t, ts, fmt.Sprintf("/api/chunk?x=%d&y=%d", e.Pos.X, e.Pos.Y), &c)
 		expect(t, c.X == e.Pos.X && c.Y == e.Pos.Y && c.Generation == 3 && c.Error == "", "chunk %v: %+v", e.Pos, c)

@@ -25,7 +25,7 @@ type RootInfo struct {
 	PixelSize        uint8
 	Seed             uint64
 	GeneratorVersion uint32
-	Table            int64 // store offset (see chunkstore.Handle) of the generation's newest page-table record; 0 = empty
+	Table            int64 // store offset (see storetool.Handle) of the generation's newest page-table record; 0 = empty
 	Created          time.Time
 	Modified         time.Time // when the generation was committed
 }

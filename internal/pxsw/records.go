@@ -4,8 +4,8 @@ import "fmt"
 
 // The descriptions of records below are generic in the chunk store's own
 // types, which this package cannot name (package chunkstore imports it): P
-// is chunkstore.Pos, K chunkstore.Key, T chunkstore.StorageType and H
-// chunkstore.Handle. Package storetool names them with those types.
+// is chunkstore.Pos, K chunkstore.Key and T chunkstore.StorageType.
+// Package storetool names them with those types.
 
 // DeltaPixel is one entry of a Delta chunk: a pixel index (row-major) and
 // the pixel stored for it.
@@ -16,11 +16,11 @@ type DeltaPixel struct {
 
 // RawChunk is a chunk as stored, without applying it to the generator:
 // what export and inspection tools need.
-type RawChunk[P, K, T, H any] struct {
+type RawChunk[P, K, T any] struct {
 	Pos    P // the first two axes of Key
 	Key    K
 	Type   T
-	Handle H            // zero for Empty
+	Handle Handle       // zero for Empty
 	Delta  []DeltaPixel // Type == Delta: the pixels that differ from generation
 	Pixels []uint32     // Type == Full or Palette: every pixel
 	// Palette is the chunk's palette when Type == Palette: its distinct
@@ -47,8 +47,8 @@ type RecordInfo[P, K any] struct {
 
 // ScanRecord is one record, or one damaged stretch of bytes, found by a
 // forward scan.
-type ScanRecord[P, K, H any] struct {
-	Handle     H          // the record, or the damaged bytes
+type ScanRecord[P, K any] struct {
+	Handle     Handle     // the record, or the damaged bytes
 	Kind       RecordKind // zero when the damaged bytes have no readable header
 	Pos        P          // chunk and body records: the first two axes of Key
 	Key        K          // chunk and body records, with the axes their key bytes give
@@ -98,3 +98,40 @@ func (k RecordKind) IsTable() bool { return k == RecordJournal || k == RecordChe
 
 // IsChunk reports whether records of kind hold a chunk's pixels.
 func (k RecordKind) IsChunk() bool { return k == RecordDelta || k == RecordFull || k == RecordPalette }
+
+// OffsetShift splits a store offset: its high bits (>> OffsetShift) are
+// the number of the file it is in (0 for the store file, 1 and up for data
+// files), the low bits the offset within that file.
+const OffsetShift = 40
+
+// Handle addresses one record: its store offset and its length, header
+// included. A store offset names the file and the place in it: the high
+// bits (Offset >> 40) are the data file's number, 0 for the store file
+// itself (where a format 1 store keeps its records), the low 40 bits the
+// offset within that file.
+type Handle struct {
+	Offset int64
+	Length uint32
+}
+
+// End returns the store offset just after the record.
+func (h Handle) End() int64 { return h.Offset + int64(h.Length) }
+
+// File returns the number of the data file that holds the record (0: the
+// store file).
+func (h Handle) File() uint32 { return uint32(h.Offset >> OffsetShift) }
+
+// FileOffset returns the record's offset within its file.
+func (h Handle) FileOffset() int64 { return h.Offset & (1<<OffsetShift - 1) }
+
+// IsZero reports whether h addresses no record: an Empty chunk's.
+func (h Handle) IsZero() bool { return h == Handle{} }
+
+// Entry is one entry of a store's index, as tools see it: a stored chunk,
+// or the body block of a chunk, and its record.
+type Entry[P, K, T any] struct {
+	Pos    P // the first two axes of Key
+	Key    K
+	Type   T
+	Handle Handle // the record; zero for Empty chunks
+}

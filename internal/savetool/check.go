@@ -378,7 +378,7 @@ func checkGeneration(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, chec
 // checkSections reads every entity section the store generation keeps with
 // its chunks (the regional entities), checking each as a PECS file.
 func checkSections(r *CheckReport, s *chunkstore.Store, m *autosave.Manifest) {
-	s.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Type != chunkstore.BodyBlock {
 			return true
 		}

@@ -79,7 +79,7 @@ func IndexOf(s *chunkstore.Store, name string) *ChunkIndex {
 	cfg := s.Options()
 	ix := &ChunkIndex{Store: name, Generation: s.Generation(), ChunkSize: cfg.ChunkSize, TileSize: cfg.TileSize,
 		Seed: cfg.Seed, GeneratorVersion: s.GeneratorVersion(), Chunks: []ChunkEntry{}}
-	s.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Type == chunkstore.BodyBlock {
 			n := len(ix.Chunks)
 			if n == 0 || ix.Chunks[n-1].X != e.Pos.X || ix.Chunks[n-1].Y != e.Pos.Y {

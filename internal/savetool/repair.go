@@ -899,7 +899,7 @@ func (r *repairer) fillSources() ([]*chunkstore.Store, []string) {
 		// the generation's own chunks, first.
 		if s, err := openGeneration(r.d, &autosave.Manifest{Generation: r.man.Generation, Chunks: *ref}, *inspectOptions(r.fsys)); err == nil {
 			r.ownCopy = map[chunkstore.Pos]bool{}
-			s.Entries(func(e chunkstore.Entry) bool {
+			storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 				if e.Type != chunkstore.BodyBlock {
 					r.ownCopy[e.Pos] = true
 				}
@@ -925,14 +925,14 @@ func (r *repairer) fillSources() ([]*chunkstore.Store, []string) {
 // accepts that src does not hold.
 func wouldFill(src *chunkstore.Store, fills []*chunkstore.Store, damaged map[lossKey]bool, missing func(chunkstore.Pos) bool) []storetool.Filled {
 	has := map[lossKey]bool{}
-	src.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(src, func(e storetool.Entry) bool {
 		has[lossKey{e.Pos, e.Type == chunkstore.BodyBlock}] = true
 		return true
 	})
 	var out []storetool.Filled
 	taken := map[lossKey]bool{}
 	for i, f := range fills {
-		f.Entries(func(e chunkstore.Entry) bool {
+		storetool.Tool.Entries(f, func(e storetool.Entry) bool {
 			k := lossKey{e.Pos, e.Type == chunkstore.BodyBlock}
 			if k.bodies {
 				return true // body sets are never taken from a backup
@@ -1040,7 +1040,7 @@ func storeEnd(fsys vfs.FS, store string, bound int64) int64 {
 	}
 	// An earlier data file may be gone on purpose (a compaction emptied
 	// it): only the file of the table tells a cut.
-	last := chunkstore.Handle{Offset: bound}.File()
+	last := storetool.Handle{Offset: bound}.File()
 	p := store
 	if last != 0 {
 		p = storetool.Tool.DataFileName(store, last)
@@ -1100,8 +1100,8 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []storetool.Fil
 		r.rep.Dropped = append(r.rep.Dropped, sortedLosses(l.dropped)...)
 		r.rep.Reverted = append(r.rep.Reverted, sortedLosses(l.reverted)...)
 	}()
-	live := map[lossKey]chunkstore.Handle{}
-	src.Entries(func(e chunkstore.Entry) bool {
+	live := map[lossKey]storetool.Handle{}
+	storetool.Tool.Entries(src, func(e storetool.Entry) bool {
 		live[lossKey{e.Pos, e.Type == chunkstore.BodyBlock}] = e.Handle
 		return true
 	})
@@ -1135,7 +1135,7 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []storetool.Fil
 			continue
 		}
 		filledMissing++
-		l.revert(k, fmt.Sprintf("lost from %s with the records after %s; %s version is used", r.rep.Store.File, r.where(chunkstore.Handle{Offset: loss.lostFrom}), fillNames[f.From]))
+		l.revert(k, fmt.Sprintf("lost from %s with the records after %s; %s version is used", r.rep.Store.File, r.where(storetool.Handle{Offset: loss.lostFrom}), fillNames[f.From]))
 	}
 	if loss == nil {
 		return
@@ -1147,10 +1147,10 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []storetool.Fil
 		case damaged[d.k] || l.listed(d.k):
 		case !ok:
 			damaged[d.k] = true
-			l.drop(d.k, fmt.Sprintf("its record at %s is damaged and no older one is intact", r.where(chunkstore.Handle{Offset: d.off})))
+			l.drop(d.k, fmt.Sprintf("its record at %s is damaged and no older one is intact", r.where(storetool.Handle{Offset: d.off})))
 		case h.Offset < d.off:
 			damaged[d.k] = true
-			l.revert(d.k, fmt.Sprintf("its record at %s is damaged; an older one at %s is used", r.where(chunkstore.Handle{Offset: d.off}), r.where(h)))
+			l.revert(d.k, fmt.Sprintf("its record at %s is damaged; an older one at %s is used", r.where(storetool.Handle{Offset: d.off}), r.where(h)))
 		}
 	}
 	if loss.lostBytes > 0 {
@@ -1175,7 +1175,7 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []storetool.Fil
 			has[k] = true
 			if !l.listed(k) && !(own && loss.after[k]) {
 				l.revert(k, fmt.Sprintf("the records of %s after %s are lost: this is its newest surviving version, %s, which may be older than the one saved",
-					r.rep.Store.File, r.where(chunkstore.Handle{Offset: loss.lostFrom}), since))
+					r.rep.Store.File, r.where(storetool.Handle{Offset: loss.lostFrom}), since))
 			}
 			return true
 		})
@@ -1187,7 +1187,7 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []storetool.Fil
 			fills[0].Entries(func(e chunkstore.Entry) bool {
 				if k := (lossKey{e.Pos, true}); e.Type == chunkstore.BodyBlock && !has[k] {
 					l.drop(k, fmt.Sprintf("the records of %s after %s are lost, and no version of its bodies survived (%s store held some): they may be lost",
-						r.rep.Store.File, r.where(chunkstore.Handle{Offset: loss.lostFrom}), fillNames[0]))
+						r.rep.Store.File, r.where(storetool.Handle{Offset: loss.lostFrom}), fillNames[0]))
 				}
 				return true
 			})
@@ -1214,7 +1214,7 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []storetool.Fil
 // isAt reports whether problem p of the store the repair reads is about
 // the record at h: the same file (the store file, or the data file that
 // holds the record) and offset.
-func (r *repairer) isAt(h chunkstore.Handle, p chunkstore.Problem) bool {
+func (r *repairer) isAt(h storetool.Handle, p chunkstore.Problem) bool {
 	file := ""
 	if h.File() != 0 {
 		file = storetool.Tool.DataFileName(r.rep.Store.File, h.File())
@@ -1223,12 +1223,12 @@ func (r *repairer) isAt(h chunkstore.Handle, p chunkstore.Problem) bool {
 }
 
 // where names the place of a record of the store the repair reads.
-func (r *repairer) where(h chunkstore.Handle) string { return offsetIn(r.rep.Store.File, h.Offset) }
+func (r *repairer) where(h storetool.Handle) string { return offsetIn(r.rep.Store.File, h.Offset) }
 
 // offsetIn names a store offset of the store file store: "offset N" in the
 // store file itself, "offset N of <data file>" in a data file.
 func offsetIn(store string, off int64) string {
-	h := chunkstore.Handle{Offset: off}
+	h := storetool.Handle{Offset: off}
 	if h.File() == 0 {
 		return fmt.Sprintf("offset %d", off)
 	}

@@ -21,11 +21,13 @@ type (
 	Stats      = pxsw.Stats
 	Mark       = pxsw.Mark
 	DeltaPixel = pxsw.DeltaPixel
-	RawChunk   = pxsw.RawChunk[chunkstore.Pos, chunkstore.Key, chunkstore.StorageType, chunkstore.Handle]
+	RawChunk   = pxsw.RawChunk[chunkstore.Pos, chunkstore.Key, chunkstore.StorageType]
 	RecordInfo = pxsw.RecordInfo[chunkstore.Pos, chunkstore.Key]
-	ScanRecord = pxsw.ScanRecord[chunkstore.Pos, chunkstore.Key, chunkstore.Handle]
+	ScanRecord = pxsw.ScanRecord[chunkstore.Pos, chunkstore.Key]
 	Filled     = pxsw.Filled[chunkstore.Pos, chunkstore.Key]
 	RecordKind = pxsw.RecordKind
+	Handle     = pxsw.Handle
+	Entry      = pxsw.Entry[chunkstore.Pos, chunkstore.Key, chunkstore.StorageType]
 )
 
 // Record kinds (see [RecordKind]).
@@ -52,7 +54,7 @@ type Tools interface {
 	// zero, from 1 to chunkstore.MaxDataFiles; anything else is not a data
 	// file's name.
 	ParseDataFileName(name string) (store string, n uint32, ok bool)
-	// StoreOffset returns the store offset (see chunkstore.Handle) of byte
+	// StoreOffset returns the store offset (see Handle) of byte
 	// offset of data file n, 0 being the store file itself.
 	StoreOffset(n uint32, offset int64) int64
 
@@ -113,7 +115,7 @@ type Tools interface {
 	// records (a store of format 1 keeps them there), then those of each
 	// of its data files found next to it, in number order. Given a data
 	// file's path, it walks that file only. Handles are store offsets (see
-	// chunkstore.Handle). It is what a repair tool uses to see a store
+	// Handle). It is what a repair tool uses to see a store
 	// whose page table is lost.
 	//
 	// No file is opened that is not a regular file: a data file that is a
@@ -139,8 +141,12 @@ type Tools interface {
 	// ReadRawKey is ReadRaw at a key of the store's axes; a key of other
 	// axes returns chunkstore.ErrAxes.
 	ReadRawKey(s *chunkstore.Store, k chunkstore.Key) (RawChunk, bool, error)
+	// Entries calls fn for every entry of the index of s, each with its
+	// record, in page-table order, until fn returns false: what
+	// s.Entries lists, and where each record is.
+	Entries(s *chunkstore.Store, fn func(Entry) bool)
 	// RecordInfo reads and checks the record of s at h and describes it.
-	RecordInfo(s *chunkstore.Store, h chunkstore.Handle) (RecordInfo, error)
+	RecordInfo(s *chunkstore.Store, h Handle) (RecordInfo, error)
 
 	// CompactFile moves the live records of file n of s (a data file, or
 	// the store file of a store of format 1) into the newest data file and

@@ -178,8 +178,8 @@ var damages = []struct {
 	}, ".pxsw"},
 	{"flipped-chunk-record", func(t *testing.T, dir string) {
 		s := openStore(t, dir)
-		var h chunkstore.Handle
-		s.Entries(func(e chunkstore.Entry) bool {
+		var h storetool.Handle
+		storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 			if e.Type == chunkstore.Delta || e.Type == chunkstore.Full || e.Type == chunkstore.Palette {
 				h = e.Handle
 			}
@@ -321,7 +321,7 @@ func storeFile(t *testing.T, dir string) string {
 }
 
 // dataFile returns the path of the data file that holds the record at h.
-func dataFile(t *testing.T, dir string, h chunkstore.Handle) string {
+func dataFile(t *testing.T, dir string, h storetool.Handle) string {
 	return storetool.Tool.DataFileName(storeFile(t, dir), h.File())
 }
 
