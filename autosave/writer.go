@@ -296,7 +296,7 @@ func (w *Writer) Seed() uint64 {
 	if w.store == nil {
 		return w.opts.Store.Seed
 	}
-	return w.store.Seed()
+	return w.store.Options().Seed
 }
 
 // FS returns the file system the writer uses.

@@ -219,7 +219,7 @@ func TestAxesStore(t *testing.T) {
 			mem := vfs.NewMem()
 			cfg := axesConfig(mem, n)
 			s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
-			expect(t, s.Axes() == n, "created with %d axes, reports %d", n, s.Axes())
+			expect(t, s.Options().Axes == n, "created with %d axes, reports %d", n, s.Options().Axes)
 			m := newKeyModel()
 			rng := rand.New(rand.NewPCG(uint64(n), 14))
 			dst := make([]uint32, npix)
@@ -236,7 +236,7 @@ func TestAxesStore(t *testing.T) {
 			// Reopen without saying the axes: the header has them.
 			open := axesConfig(mem, 0)
 			s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &open))
-			expect(t, s.Axes() == n && s.Options().Axes == n, "reopened with %d axes", s.Axes())
+			expect(t, s.Options().Axes == n, "reopened with %d axes", s.Options().Axes)
 			expect(t, m.diff(s) == "", "after reopen: %s", m.diff(s))
 			expectRange(t, s, m, n, rng)
 
@@ -269,7 +269,7 @@ func TestAxesStore(t *testing.T) {
 			s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
 			r := s.OpenReport()
 			expect(t, !r.OK(), "a lost page table not reported")
-			expect(t, s.Axes() == n, "rebuilt with %d axes", s.Axes())
+			expect(t, s.Options().Axes == n, "rebuilt with %d axes", s.Options().Axes)
 			shared, kept := 0, 0
 			for k, pix := range m.chunks {
 				if slices.Equal(pix, uniformChunk(small, 0)) {
@@ -352,7 +352,7 @@ func TestAxesRefuseOtherKeys(t *testing.T) {
 	mem2 := vfs.NewMem()
 	cfg2 := testConfig(mem2)
 	s2 := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg2))
-	expect(t, s2.Axes() == 2, "default axes %d", s2.Axes())
+	expect(t, s2.Options().Axes == 2, "default axes %d", s2.Options().Axes)
 	b = s2.NewBatch()
 	pix := uniformChunk(small, 9)
 	b.PutChunkKey(chunkstore.Key2(3, -4), pix)
@@ -400,7 +400,7 @@ func TestAxesFixtures(t *testing.T) {
 			cfg.Generator = fixtureKeyGen{}
 			s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
 			defer s.Close()
-			expect(t, s.Axes() == n, "%d axes, want %d", s.Axes(), n)
+			expect(t, s.Options().Axes == n, "%d axes, want %d", s.Options().Axes, n)
 			var got []string
 			s.Entries(func(e chunkstore.Entry) bool {
 				got = append(got, fmt.Sprintf("%v %v", e.Key, e.Type))
@@ -426,7 +426,7 @@ func TestAxesFixtures(t *testing.T) {
 
 			insp := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &chunkstore.Options{FS: mem, ReadOnly: true}))
 			defer insp.Close()
-			expect(t, insp.Axes() == n && insp.Check().OK(), "inspection: %d axes, %s", insp.Axes(), insp.Check())
+			expect(t, insp.Options().Axes == n && insp.Check().OK(), "inspection: %d axes, %s", insp.Options().Axes, insp.Check())
 		})
 	}
 }
@@ -660,7 +660,7 @@ func TestAxesPaletteExtraLayers(t *testing.T) {
 				expect(t, err == nil && len(es) == 3, "%s: entries in the box: %v %v", when, es, err)
 			}
 			s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, ptr(axesConfig(mem, 0))))
-			expect(t, s.Axes() == n, "reopened with %d axes", s.Axes())
+			expect(t, s.Options().Axes == n, "reopened with %d axes", s.Options().Axes)
 			s.Close()
 			open := axesConfig(mem, 0)
 			open.Layers = cfg.Layers

@@ -20,7 +20,7 @@
 //     for inspection, no generator version checked), or a damaged file for
 //     repair ([Options.Repair]: no header, no generator needed).
 //   - Chunk keys have 2, 3 or 4 int32 axes, fixed per store
-//     ([Options.Axes], [Store.Axes]): a [Pos] or a [Key] of 2 axes
+//     ([Options.Axes], which [Store.Options] reports): a [Pos] or a [Key] of 2 axes
 //     ([Key2]), or a [Key] of 3 or 4 ([Key3], [Key4]) given to the methods
 //     ending in Key ([Store.GetKey], [Batch.PutChunkKey], ...); a
 //     [KeyGenerator] generates the chunks of a store of 3 or 4 axes. A key

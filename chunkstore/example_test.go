@@ -358,7 +358,7 @@ func ExampleKey() {
 		log.Fatal(err)
 	}
 	defer s.Close()
-	fmt.Println("axes:", s.Axes())
+	fmt.Println("axes:", s.Options().Axes)
 	es, err := s.EntriesIn(chunkstore.Box{Min: chunkstore.Key4(0, 0, 0, 1), Max: chunkstore.Key4(9, 9, 9, 9)})
 	if err != nil {
 		log.Fatal(err)

@@ -73,7 +73,7 @@ type Options struct {
 
 	// Seed is the world seed. Create records it; Open adopts the file's when
 	// Seed is zero and refuses a different non-zero seed (deltas are only
-	// valid against the seed they were made with). Store.Seed reports it.
+	// valid against the seed they were made with). Store.Options reports it.
 	Seed uint64
 
 	// Axes is the number of int32 axes of a chunk key: 2 (x, y; the

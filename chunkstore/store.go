@@ -846,15 +846,9 @@ func (s *Store) Generation() uint64 {
 	return s.hdr.generation
 }
 
-// Axes returns the number of axes of the store's chunk keys: 2, 3 or 4,
-// as its header records them (see [Options.Axes]).
-func (s *Store) Axes() int { return s.axes }
-
-// Seed returns the world seed recorded in the file.
-func (s *Store) Seed() uint64 { return s.cfg.Seed }
-
 // Options returns the store's options with defaults filled in and the
-// file's values adopted.
+// file's values adopted: the game's constants, the world seed and the axes
+// of the chunk keys as the header records them.
 func (s *Store) Options() Options { return s.cfg }
 
 // GeneratorVersion returns the generator version recorded for the

@@ -266,7 +266,7 @@ func TestOpenChecksConstants(t *testing.T) {
 	c = chunkstore.Options{FS: mem, Generator: gen}
 	s = must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", &c))
 	got := s.Options()
-	expect(t, got.ChunkSize == small && got.TileSize == 4 && got.PixelSize == 4 && s.Seed() == 7, "%+v", got)
+	expect(t, got.ChunkSize == small && got.TileSize == 4 && got.PixelSize == 4 && s.Options().Seed == 7, "%+v", got)
 	s.Close()
 
 	_, err = chunkstore.Create("/w.pxsw", &cfg)

@@ -221,7 +221,7 @@ func (s *Server) serveWorld(w http.ResponseWriter, r *http.Request, v *view, _ u
 		Save: filepath.Base(s.dir), Generation: v.man.Generation,
 		Modified: time.UnixMilli(v.man.ModifiedMS).UTC(), Created: time.UnixMilli(v.man.CreatedMS).UTC(),
 		Store: v.man.Chunks.Name, ChunkSize: v.size, TileSize: TileSize, MaxLevel: MaxLevel,
-		Seed: v.store.Seed(), Generator: s.opts.Generator != nil, GeneratorVersion: v.store.GeneratorVersion(),
+		Seed: v.store.Options().Seed, Generator: s.opts.Generator != nil, GeneratorVersion: v.store.GeneratorVersion(),
 		Extent: rect4(v.extent), Bounds: rect4(v.bounds), Chunks: []storedJSON{}, Bodies: len(v.bodies), Entities: len(v.regionals), Players: len(v.players), Warnings: v.warnings,
 	}
 	if err := s.refreshErr(); err != nil {

@@ -236,7 +236,7 @@ func describeStore(st *StoreInfo, s *chunkstore.Store) {
 	st.Generation = stats.Generation
 	st.FileBytes = stats.FileSize
 	st.ChunkSize, st.TileSize, st.Seed, st.GeneratorVersion = cfg.ChunkSize, cfg.TileSize, cfg.Seed, s.GeneratorVersion()
-	st.Axes = s.Axes()
+	st.Axes = s.Options().Axes
 	st.Chunks, st.Empty, st.Delta, st.Full, st.Palette, st.BodyBlocks = stats.Chunks, stats.Empty, stats.Delta, stats.Full, stats.Palette, stats.BodyBlocks
 	st.RecordBytes, st.TableBytes, st.DeadBytes = stats.RecordBytes, stats.TableBytes, stats.DeadBytes
 	if stats.FileSize > 0 {
