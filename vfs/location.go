@@ -3,7 +3,6 @@ package vfs
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -59,18 +58,6 @@ func Register(scheme string, open Opener) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	registry[scheme] = open
-}
-
-// schemes returns the registered schemes, sorted.
-func schemes() []string {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	out := make([]string, 0, len(registry))
-	for s := range registry {
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Scheme returns the scheme of a location ("nats" of "nats://host/w"), or
