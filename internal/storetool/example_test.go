@@ -9,24 +9,16 @@ import (
 	"github.com/arksave/arksave/vfs"
 )
 
-// flatWorld is a generator of 64x64 chunks: air above y = 40, stone below.
-type flatWorld struct{}
+// air is a generator of empty chunks.
+type air struct{}
 
-func (flatWorld) Version() uint32 { return 1 }
+func (air) Version() uint32 { return 1 }
 
-func (flatWorld) Generate(x, y int32, seed uint64, dst []uint32) {
-	const size = 64
-	for i := range dst {
-		if int(y)*size+i/size >= 40 {
-			dst[i] = 2
-		} else {
-			dst[i] = 0
-		}
-	}
-}
+func (air) Generate(x, y int32, seed uint64, dst []uint32) { clear(dst) }
 
+// newExampleStore creates a store of 64x64 chunks in memory.
 func newExampleStore() (*chunkstore.Store, chunkstore.Options) {
-	cfg := chunkstore.Options{ChunkSize: 64, TileSize: 16, PixelSize: 4, Seed: 42, Generator: flatWorld{}, FS: vfs.NewMem()}
+	cfg := chunkstore.Options{ChunkSize: 64, TileSize: 8, Generator: air{}, FS: vfs.NewMem()}
 	s, err := chunkstore.Create("/chunks.pxsw", &cfg)
 	if err != nil {
 		log.Fatal(err)
