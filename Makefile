@@ -8,8 +8,13 @@ GO       ?= go
 FUZZTIME ?= 20000x
 BENCH    ?= .
 PKGS      = ./... ./demo/... ./bench/... ./arktools/... ./jetstream/...
+# The modules beside the core one, each linted in its own directory.
+MODULES   = demo jetstream bench arktools
+# Linters at pinned versions, through go run (the module cache keeps them).
+STATICCHECK = $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOCYCLO     = $(GO) run github.com/fzipp/gocyclo/cmd/gocyclo@v0.6.0
 
-.PHONY: all deps demo test fmt vet core unit fuzz fuzz-long bench bench-compare bench-capacity clean
+.PHONY: all deps demo test fmt vet lint core unit fuzz fuzz-long bench bench-compare bench-capacity clean
 
 all: test
 
@@ -21,8 +26,8 @@ deps:
 demo: deps
 	@bash scripts/demo.sh $(ARGS)
 
-## test: every check CI runs: formatting, vet, the core module without cgo, race-enabled tests of every module, a short fuzz of every target.
-test: deps fmt vet core unit fuzz
+## test: every check CI runs: formatting, vet, lint, the core module without cgo, race-enabled tests of every module, a short fuzz of every target.
+test: deps fmt vet lint core unit fuzz
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
@@ -30,6 +35,14 @@ fmt:
 
 vet:
 	$(GO) vet $(PKGS)
+
+## lint: staticcheck with no finding in every module, tests included; no non-test function over
+## cyclomatic complexity 30; the core module's public surface within scripts/apicount.sh's bound.
+lint:
+	GOWORK=off $(STATICCHECK) ./...
+	@for m in $(MODULES); do echo "cd $$m && $(STATICCHECK) ./..."; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
+	$(GOCYCLO) -over 30 -ignore '_test\.go$$' .
+	@GO=$(GO) bash scripts/apicount.sh
 
 ## core: the library module on its own, as a game's CI builds it: no go.work, no cgo, no X11 headers;
 ## also for 32-bit x86 and for arm64 (the code without amd64 assembly).

@@ -12,6 +12,8 @@ import (
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -27,7 +29,7 @@ func callSafely(call func() error) (err error) {
 }
 
 // resultErr is the error of a Result, which must be there.
-func resultErr(r *arksave.Result) error {
+func resultErr(r *autosave.Result) error {
 	if r == nil {
 		return errors.New("no result")
 	}
@@ -40,7 +42,7 @@ func handleErr(h *arksave.SaveHandle) error {
 		return errors.New("the handle is not complete")
 	}
 	<-h.Done()
-	if h.Wait() != h.Err() || h.Result() == nil {
+	if h.Wait().Err != h.Err() || h.Result() == nil {
 		return errors.New("Wait, Err and Result disagree")
 	}
 	return h.Err()
@@ -54,12 +56,12 @@ func handleErr(h *arksave.SaveHandle) error {
 // directory is free for the next game.
 func TestEveryCallAfterClose(t *testing.T) {
 	mem := vfs.NewMem()
-	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 1})
-	g.settle(t)
-	must(t, g.waitSave(t, g.pers.Save()).Err)
-	gen := g.pers.Generation()
-	pending := g.pers.Save() // asked for, never started: no tick runs before Close
-	p := g.pers
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
+	g.Settle(t)
+	must(t, g.WaitSave(t, g.Pers.Save()).Err)
+	gen := g.Pers.Generation()
+	pending := g.Pers.Save() // asked for, never started: no tick runs before Close
+	p := g.Pers
 	must(t, p.Close())
 	expect(t, pending.IsComplete() && errors.Is(pending.Err(), arksave.ErrClosed), "a save asked for before Close: complete %v, %v", pending.IsComplete(), pending.Err())
 
@@ -70,7 +72,6 @@ func TestEveryCallAfterClose(t *testing.T) {
 	}{
 		{"Save", func() error { return handleErr(p.Save()) }},
 		{"SaveAs", func() error { return handleErr(p.SaveAs("/elsewhere")) }},
-		{"SaveTo", func() error { return handleErr(p.SaveTo("/elsewhere")) }},
 		{"SaveNow", func() error { return resultErr(p.SaveNow()) }},
 		{"Wait", func() error { return resultErr(p.Wait()) }},
 		{"WaitIdle", func() error { return resultErr(p.WaitIdle()) }},
@@ -78,7 +79,7 @@ func TestEveryCallAfterClose(t *testing.T) {
 		{"SavePlayer", func() error { _, err := p.SavePlayer("ada"); return err }},
 		{"LoadPlayer", func() error { _, err := p.LoadPlayer("ada"); return err }},
 		{"DeletePlayer", func() error { _, err := p.DeletePlayer("bob"); return err }},
-		{"MarkDirty", func() error { return p.MarkDirty(g.player) }},
+		{"MarkDirty", func() error { return p.MarkDirty(g.Player) }},
 		{"SetChunkData", func() error { return p.SetChunkData(pos, []byte("x")) }},
 		{"ChunkData", func() error { _, err := p.ChunkData(pos); return err }},
 		{"SetChunkValue", func() error { return arksave.SetChunkValue(p, pos, 1) }},
@@ -96,17 +97,17 @@ func TestEveryCallAfterClose(t *testing.T) {
 		_ = p.DirtyChunks()
 		_ = p.Problems()
 		_ = p.Players()
-		_, _ = p.Resolve(g.player)
+		_, _ = p.Resolve(g.Player)
 		_, _ = p.Entity(1)
 		_ = p.RegionStats()
 		for range 3 {
-			g.tick()
+			g.Tick()
 		}
 		return nil
 	}))
 	expect(t, p.Generation() == gen, "a save committed after Close: generation %d, was %d", p.Generation(), gen)
-	next := newGame(t, gameOpts{fs: mem, dir: "/save", load: true})
-	expect(t, next.pers.Generation() == gen, "the next game loads generation %d, want %d", next.pers.Generation(), gen)
+	next := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Load: true})
+	expect(t, next.Pers.Generation() == gen, "the next game loads generation %d, want %d", next.Pers.Generation(), gen)
 }
 
 // A second Install into a world whose plugin is installed is ErrInstalled,
@@ -115,29 +116,29 @@ func TestEveryCallAfterClose(t *testing.T) {
 // Once its Persistence is closed, the world takes the plugin again.
 func TestSecondInstallIntoOneWorld(t *testing.T) {
 	mem := vfs.NewMem()
-	g := newGame(t, gameOpts{fs: mem, dir: "/a", radius: 1})
-	g.settle(t)
-	must(t, g.waitSave(t, g.pers.Save()).Err)
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/a", Radius: 1})
+	g.Settle(t)
+	must(t, g.WaitSave(t, g.Pers.Save()).Err)
 	for _, dir := range []string{"/b", "/a"} {
-		_, err := arksave.Plugin{Dir: dir, FS: mem, ChunkSize: testChunk, TileSize: 8, Generator: gen{}, LoadOrCreate: true}.Install(g.w)
+		_, err := arksave.Plugin{Dir: dir, FS: mem, ChunkSize: gametest.ChunkSize, TileSize: 8, Generator: gametest.Gen{}, LoadOrCreate: true}.Install(g.W)
 		expect(t, errors.Is(err, arksave.ErrInstalled) && containsAll(err.Error(), "/a", "Persistence.Close"), "a second Install into %s: %v", dir, err)
 	}
 	_, err := mem.Stat("/b")
 	expect(t, errors.Is(err, fs.ErrNotExist), "the second Install created its directory: %v", err)
-	expect(t, ecs.GetResource[arksave.Persistence](g.w) == g.pers && g.pers.Dir() == "/a", "the world's Persistence changed")
+	expect(t, ecs.GetResource[arksave.Persistence](g.W) == g.Pers && g.Pers.Dir() == "/a", "the world's Persistence changed")
 
-	res := g.waitSave(t, g.pers.Save())
+	res := g.WaitSave(t, g.Pers.Save())
 	must(t, res.Err)
 	expect(t, res.Dir == "/a", "the first installation saved to %s", res.Dir)
-	must(t, g.pers.Close())
+	must(t, g.Pers.Close())
 
-	b, err := autosave.OpenDir(mem, "/b")
+	b, err := savedir.OpenDir(mem, "/b")
 	must(t, err)
 	must(t, b.Close())
-	systems, err := arksave.Plugin{Dir: "/a", FS: mem, ChunkSize: testChunk, TileSize: 8, Generator: gen{}, Load: true}.Install(g.w)
+	systems, err := arksave.Plugin{Dir: "/a", FS: mem, ChunkSize: gametest.ChunkSize, TileSize: 8, Generator: gametest.Gen{}, Load: true}.Install(g.W)
 	must(t, err)
-	expect(t, len(systems) > 0 && g.pers.Generation() == res.Generation, "installed again: generation %d, want %d", g.pers.Generation(), res.Generation)
-	must(t, g.pers.Close())
+	expect(t, len(systems) > 0 && g.Pers.Generation() == res.Generation, "installed again: generation %d, want %d", g.Pers.Generation(), res.Generation)
+	must(t, g.Pers.Close())
 }
 
 // containsAll reports whether s contains every part.

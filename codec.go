@@ -9,7 +9,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
-	"github.com/arksave/arksave/internal/persist"
+	"github.com/arksave/arksave/internal/plugin"
 )
 
 // SchedulerResources are the full type names of the resources that
@@ -39,7 +39,7 @@ func newWorldCodec(extra []archetype.Option) *worldCodec {
 		ecs.C[components.ChunkState](),
 		ecs.C[components.PixelBody](),
 		ecs.C[components.Transient](),
-	}, persist.SavedApart()...)
+	}, plugin.SavedApart()...)
 	opts := []archetype.Option{
 		// The entities saved elsewhere leave free slots in the pool: a bit
 		// each in a compact pool, not 8 bytes.
@@ -51,7 +51,7 @@ func newWorldCodec(extra []archetype.Option) *worldCodec {
 			ecs.C[autosave.SimulationState](),
 			ecs.C[components.ChunkIndex](),
 			ecs.C[Persistence](),
-			ecs.C[persist.Runtime](),
+			ecs.C[plugin.Slot](),
 		),
 		archetype.SkipResourceNames(SchedulerResources...),
 	}

@@ -24,9 +24,9 @@
 //   - [Persistence]: the resource to save ([Persistence.Save],
 //     [Persistence.SaveAs], [Persistence.SaveNow]) and load
 //     ([Persistence.Load]) on demand; a [SaveHandle] tracks a save.
-//   - [AutosaveConfig] and [AutosaveState]: the autosave resources:
-//     interval, on/off, backups; progress and the last [Result].
-//     [SimulationState] asks the game to pause while a save runs, if
+//   - [autosave.Config] and [autosave.State]: the autosave resources:
+//     interval, on/off, backups; progress and the last [autosave.Result].
+//     [autosave.SimulationState] asks the game to pause while a save runs, if
 //     configured.
 //   - Errors: [ErrCorrupt] (damage, whatever layer found it), [ErrNoSave],
 //     [ErrLocked], [ErrReadOnly], [ErrSaveExists]; [Problem] is damage met
@@ -38,7 +38,7 @@
 //     [Persistence.Resolve], [Persistence.Entity], [Persistence.MarkDirty],
 //     [Persistence.RegionStats]; errors [ErrNoPlayer], [ErrPlayerOnline].
 //   - Pixel layers and chunk data: [Plugin.Layers] registers the game's
-//     layers (saved or not, with defaults; components.DefaultLayers unless
+//     layers (saved or not, with defaults; [DefaultLayers] unless
 //     set); [Persistence.SetChunkData] and [Persistence.ChunkData], or
 //     [SetChunkValue] and [ChunkValue] for a value of the game's own type,
 //     keep the game's extra data with a chunk (error [ErrChunkNotLoaded]).

@@ -5,7 +5,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/internal/errs"
-	"github.com/arksave/arksave/internal/persist"
+	"github.com/arksave/arksave/internal/plugin"
 )
 
 // Errors of the plugin and of the save directory, matched with errors.Is.
@@ -52,7 +52,7 @@ var (
 
 	// ErrExhausted is the error of every save into a directory whose
 	// committed generation is the last one a save directory can have
-	// (autosave.MaxGeneration): the game keeps running and the save stays
+	// (savedir.MaxGeneration): the game keeps running and the save stays
 	// loadable; a [Persistence.SaveAs] into a new directory starts its
 	// generations again at 1.
 	ErrExhausted = autosave.ErrExhausted
@@ -60,16 +60,16 @@ var (
 	// ErrNoPlayer is returned by [Persistence.LoadPlayer] for a player the
 	// save holds no record of (a new player), and by
 	// [Persistence.SavePlayer] for one without entities in the world.
-	ErrNoPlayer = persist.ErrNoPlayer
+	ErrNoPlayer = plugin.ErrNoPlayer
 
 	// ErrPlayerOnline is returned by [Persistence.LoadPlayer] for a player
 	// whose entities are in the world already, and by
 	// [Persistence.DeletePlayer] for such a player.
-	ErrPlayerOnline = persist.ErrPlayerOnline
+	ErrPlayerOnline = plugin.ErrPlayerOnline
 
 	// ErrChunkNotLoaded is returned by [Persistence.SetChunkData] and
 	// [Persistence.ChunkData] for a chunk that is not loaded.
-	ErrChunkNotLoaded = persist.ErrChunkNotLoaded
+	ErrChunkNotLoaded = plugin.ErrChunkNotLoaded
 
 	// ErrSaveExists is returned by [Plugin.Install] when the directory
 	// holds a save and the plugin was asked neither to load it nor to

@@ -12,6 +12,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/vfs"
 )
@@ -114,7 +115,7 @@ func Example_autosave() {
 
 	plugin := arksave.Plugin{
 		Dir: dir, ChunkSize: 64, Generator: hills{},
-		Autosave: &arksave.AutosaveConfig{Interval: arksave.Ticks(30), Enabled: true},
+		Autosave: &autosave.Config{Interval: 30 * arksave.DefaultTickDuration, Enabled: true},
 	}
 	systems, err := plugin.Install(world)
 	if err != nil {
@@ -126,7 +127,7 @@ func Example_autosave() {
 
 	game := &painter{}
 	app := &loop{world: world, systems: append([]arksave.System{game}, systems...)}
-	state := ecs.GetResource[arksave.AutosaveState](world)
+	state := ecs.GetResource[autosave.State](world)
 	// A real game ticks 60 times a second; this one ticks as fast as it can
 	// until the painted chunk is in a committed autosave.
 	for !(game.painted && state.Saves >= 2 && persistence.DirtyChunks() == 0) {
@@ -185,7 +186,7 @@ func ExamplePersistence_SaveAs() {
 	defer persistence.Close()
 
 	h := persistence.SaveAs(filepath.Join(dir, "slot2"))
-	if err := h.Wait(); err != nil { // between ticks: finishes the save here
+	if err := h.Wait().Err; err != nil { // between ticks: finishes the save here
 		fmt.Println(err)
 		return
 	}
@@ -208,7 +209,7 @@ func ExampleSaveHandle_Wait() {
 	defer persistence.Close()
 
 	h := persistence.Save()
-	err := h.Wait() // no tick ran: Wait takes the snapshot and waits for the commit
+	err := h.Wait().Err // no tick ran: Wait takes the snapshot and waits for the commit
 	fmt.Println("error:", err, "generation:", persistence.Generation())
 	// Output: error: <nil> generation: 1
 }
@@ -376,7 +377,7 @@ func ExamplePersistence_LoadPlayer() {
 		return
 	}
 	world.RemoveEntity(ada)
-	fmt.Println("saved:", handle.Wait(), persistence.Players())
+	fmt.Println("saved:", handle.Wait().Err, persistence.Players())
 
 	// Ada joins again.
 	ents, err := persistence.LoadPlayer("ada")

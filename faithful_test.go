@@ -15,6 +15,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -43,24 +44,24 @@ func (f *Fragile) UnmarshalBinary(b []byte) error {
 type Holder struct{ F *Fragile }
 
 // A panic while the world is encoded on the game loop fails that save, with the panic's message
-// in AutosaveState.LastResult; the game goes on and the next save commits.
+// in autosave.State.LastResult; the game goes on and the next save commits.
 func TestPanicWhileEncodingFailsTheSave(t *testing.T) {
 	mem := vfs.NewMem()
-	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 0})
-	ecs.NewMap1[Holder](g.w).NewEntity(&Holder{F: &Fragile{N: 7}})
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 0})
+	ecs.NewMap1[Holder](g.W).NewEntity(&Holder{F: &Fragile{N: 7}})
 	fragile.Store(true)
-	res := g.waitSave(t, g.pers.Save())
+	res := g.WaitSave(t, g.Pers.Save())
 	fragile.Store(false)
 	expect(t, errors.Is(res.Err, autosave.ErrPanic) && strings.Contains(res.Err.Error(), "Fragile.MarshalBinary exploded"),
 		"want ErrPanic with the panic's message, got %v", res.Err)
-	state := ecs.GetResource[arksave.AutosaveState](g.w)
+	state := ecs.GetResource[autosave.State](g.W)
 	expect(t, state.LastResult == res && !state.InProgress, "the failed save is not the last result")
-	expect(t, g.pers.Generation() == 0, "a failed save committed generation %d", g.pers.Generation())
+	expect(t, g.Pers.Generation() == 0, "a failed save committed generation %d", g.Pers.Generation())
 
-	must(t, g.waitSave(t, g.pers.Save()).Err)
-	must(t, g.pers.Close()) // the directory has one owner at a time
-	h := newGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 0, prepare: func(w *ecs.World) { ecs.ComponentID[Holder](w) }})
-	q := ecs.NewFilter1[Holder](h.w).Query()
+	must(t, g.WaitSave(t, g.Pers.Save()).Err)
+	must(t, g.Pers.Close()) // the directory has one owner at a time
+	h := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 0, Prepare: func(w *ecs.World) { ecs.ComponentID[Holder](w) }})
+	q := ecs.NewFilter1[Holder](h.W).Query()
 	defer q.Close()
 	expect(t, q.Next() && q.Get().F.N == 7, "the retried save did not keep the component")
 }
@@ -84,19 +85,19 @@ func TestPanicWhileWritingFailsTheSave(t *testing.T) {
 		cd := &vfs.Countdown{N: 1 << 30}
 		// The save's own calls are counted: no copy of the store for a
 		// backup runs after it (that step has a test of its own).
-		g := newGame(t, gameOpts{fs: vfs.Faulty(mem, panicky{cd}), dir: "/save", radius: 1,
-			autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: 1, BackupCopyEvery: -1}})
-		g.settle(t)
-		g.paint(t, 0, 0, 3, 3, components.MakePixel(9, 0, 0, 0))
-		must(t, g.waitSave(t, g.pers.Save()).Err)
-		digests := map[uint64]uint64{1: g.chunkDigest(t, 0, 0)}
-		g.paint(t, 0, 0, 4, 4, components.MakePixel(9, 0, 0, 0))
-		digests[2] = g.chunkDigest(t, 0, 0)
+		g := gametest.New(t, gametest.Opts{FS: vfs.Faulty(mem, panicky{cd}), Dir: "/save", Radius: 1,
+			Autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 1, BackupCopyEvery: -1}})
+		g.Settle(t)
+		g.Paint(t, 0, 0, 3, 3, components.MakePixel(9, 0, 0, 0))
+		must(t, g.WaitSave(t, g.Pers.Save()).Err)
+		digests := map[uint64]uint64{1: g.ChunkDigest(t, 0, 0)}
+		g.Paint(t, 0, 0, 4, 4, components.MakePixel(9, 0, 0, 0))
+		digests[2] = g.ChunkDigest(t, 0, 0)
 		cd.N = cd.Calls() + n
-		res := g.waitSave(t, g.pers.Save())
+		res := g.WaitSave(t, g.Pers.Save())
 		if !cd.Fired() {
 			must(t, res.Err)
-			g.pers.Close()
+			g.Pers.Close()
 			if n < 5 {
 				t.Fatalf("a save makes only %d mutating calls", n)
 			}
@@ -105,27 +106,30 @@ func TestPanicWhileWritingFailsTheSave(t *testing.T) {
 		expect(t, errors.Is(res.Err, autosave.ErrPanic) && strings.Contains(res.Err.Error(), "injected panic"),
 			"panic at call %d: want ErrPanic, got %v", n, res.Err)
 		// The fault is gone: the next save commits the change.
-		must(t, g.waitSave(t, g.pers.Save()).Err)
-		g.pers.Close()
-		k := newGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 1})
-		k.settle(t)
-		expect(t, k.chunkDigest(t, 0, 0) == digests[2], "panic at call %d: the retry did not save the change", n)
-		k.pers.Close()
+		must(t, g.WaitSave(t, g.Pers.Save()).Err)
+		g.Pers.Close()
+		k := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1})
+		k.Settle(t)
+		expect(t, k.ChunkDigest(t, 0, 0) == digests[2], "panic at call %d: the retry did not save the change", n)
+		k.Pers.Close()
 	}
 }
 
 // Install refuses, at start-up, a game type that a save could not bring back exactly.
 func TestInstallRefusesTypesThatCannotBeSaved(t *testing.T) {
-	type Brain struct{ think func() }
+	type Brain struct {
+		//lint:ignore U1000 the unexported function field the refusal names
+		think func()
+	}
 	type Enemy struct{ AI Brain }
 	w := ecs.NewWorld()
 	ecs.ComponentID[Enemy](w)
-	_, err := arksave.Plugin{Dir: t.TempDir(), ChunkSize: testChunk}.Install(w)
+	_, err := arksave.Plugin{Dir: t.TempDir(), ChunkSize: gametest.ChunkSize}.Install(w)
 	expect(t, errors.Is(err, archetype.ErrUnsupportedType) && strings.Contains(err.Error(), "Enemy.AI.think"),
 		"want ErrUnsupportedType naming Enemy.AI.think, got %v", err)
 
 	// The ways out: leave the type out.
-	sys, err := arksave.Plugin{Dir: t.TempDir(), ChunkSize: testChunk,
+	sys, err := arksave.Plugin{Dir: t.TempDir(), ChunkSize: gametest.ChunkSize,
 		WorldOptions: []archetype.Option{archetype.Transient(ecs.C[Enemy]())}}.Install(w)
 	must(t, err)
 	expect(t, len(sys) == 2, "systems")
@@ -136,24 +140,26 @@ func TestInstallRefusesTypesThatCannotBeSaved(t *testing.T) {
 // while saving would load held, and the loaded game would deadlock.
 func TestInstallRefusesLocks(t *testing.T) {
 	type Inventory struct {
-		mu    sync.Mutex // plain-old-data with it: copied as raw memory if allowed
+		//lint:ignore U1000 plain-old-data with it: copied as raw memory if allowed
+		mu    sync.Mutex
 		Count int64
 	}
 	type Jobs struct {
-		Name    string
+		Name string
+		//lint:ignore U1000 the lock the refusal names
 		pending sync.WaitGroup
 	}
 	w := ecs.NewWorld()
 	ecs.ComponentID[Inventory](w)
 	ecs.AddResource(w, &Jobs{Name: "jobs"})
-	_, err := arksave.Plugin{Dir: t.TempDir(), ChunkSize: testChunk}.Install(w)
+	_, err := arksave.Plugin{Dir: t.TempDir(), ChunkSize: gametest.ChunkSize}.Install(w)
 	for _, want := range []string{"Inventory.mu (sync.Mutex)", "Jobs.pending (sync.WaitGroup)", "must not be copied", "archetype.Transient"} {
 		expect(t, errors.Is(err, archetype.ErrUnsupportedType) && strings.Contains(err.Error(), want),
 			"want ErrUnsupportedType naming %q, got %v", want, err)
 	}
 
 	// The ways out: leave the types out.
-	sys, err := arksave.Plugin{Dir: t.TempDir(), ChunkSize: testChunk,
+	sys, err := arksave.Plugin{Dir: t.TempDir(), ChunkSize: gametest.ChunkSize,
 		WorldOptions: []archetype.Option{archetype.Transient(ecs.C[Inventory]()), archetype.SkipResources(ecs.C[Jobs]())}}.Install(w)
 	must(t, err)
 	expect(t, len(sys) == 2, "systems")
@@ -165,12 +171,12 @@ func TestPointerCycleFailsTheSaveNotTheGame(t *testing.T) {
 	type Node struct{ Next *Node }
 	type Graph struct{ Root *Node }
 	mem := vfs.NewMem()
-	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 0})
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 0})
 	n := &Node{}
 	n.Next = n
-	ecs.AddResource(g.w, &Graph{Root: n})
-	res := g.waitSave(t, g.pers.Save())
+	ecs.AddResource(g.W, &Graph{Root: n})
+	res := g.WaitSave(t, g.Pers.Save())
 	expect(t, errors.Is(res.Err, archetype.ErrCycle), "want ErrCycle, got %v", res.Err)
 	n.Next = nil
-	must(t, g.waitSave(t, g.pers.Save()).Err)
+	must(t, g.WaitSave(t, g.Pers.Save()).Err)
 }

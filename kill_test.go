@@ -15,9 +15,10 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/internal/testkit/killtest"
 	"github.com/arksave/arksave/vfs"
 )
@@ -37,15 +38,15 @@ func TestKillChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestKillDuringSaves")
 	}
-	_, err := os.Stat(filepath.Join(dir, autosave.ManifestName))
-	g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: err == nil, radius: 1, prepare: registerPlayers})
-	g.settle(t)
+	_, err := os.Stat(filepath.Join(dir, savedir.ManifestName))
+	g := gametest.New(t, gametest.Opts{FS: vfs.OS, Dir: dir, Load: err == nil, Radius: 1, Prepare: gametest.RegisterPlayers})
+	g.Settle(t)
 	killtest.Child(func() (uint64, uint64) {
-		gen := g.pers.Generation() + 1
-		g.mutate(t, gen)
-		return gen, g.digest(t)
+		gen := g.Pers.Generation() + 1
+		mutate(g, t, gen)
+		return gen, digest(g, t)
 	}, func() (uint64, error) {
-		r := g.pers.SaveNow()
+		r := g.Pers.SaveNow()
 		return r.Generation, r.Err
 	})
 }
@@ -54,110 +55,110 @@ func TestKillChild(t *testing.T) {
 // score, the player's position, a pixel in one of three chunks, a body, a
 // regional crate (spawned, moved across a border, removed now and then),
 // and two players (one stays, one is saved and leaves).
-func (g *game) mutate(t testing.TB, gen uint64) {
-	g.mutateRegional(t, gen)
-	ecs.GetResource[Score](g.w).Points = int(gen)
+func mutate(g *gametest.Game, t testing.TB, gen uint64) {
+	mutateRegional(g, t, gen)
+	ecs.GetResource[gametest.Score](g.W).Points = int(gen)
 	// (Crates move within the loaded chunks: see mutateRegional.)
-	q := ecs.NewFilter1[Position](g.w).Without(ecs.C[components.Regional]()).Query()
+	q := ecs.NewFilter1[gametest.Position](g.W).Without(ecs.C[components.Regional]()).Query()
 	for q.Next() {
 		q.Get().Y = float64(gen) / 2
 	}
 	x := int32(gen%3) - 1
-	g.paint(t, x, 0, int(gen*7)%testChunk, int(gen*3)%testChunk, components.MakePixel(uint8(gen), 1, 2, 0))
-	ids := ecs.GetResource[components.BodyIDs](g.w)
-	b := components.PixelBody{ID: ids.New(), X: float32(gen % testChunk), Y: 3, Width: 1, Height: 1,
+	g.Paint(t, x, 0, int(gen*7)%gametest.ChunkSize, int(gen*3)%gametest.ChunkSize, components.MakePixel(uint8(gen), 1, 2, 0))
+	ids := ecs.GetResource[components.BodyIDs](g.W)
+	b := components.PixelBody{ID: ids.New(), X: float32(gen % gametest.ChunkSize), Y: 3, Width: 1, Height: 1,
 		Pixels: []components.Pixel{components.Pixel(gen)}, Shape: []bool{true}}
 	if gen%4 == 0 { // now and then the bodies go
 		rm := []ecs.Entity{}
-		bq := ecs.NewFilter1[components.PixelBody](g.w).Query()
+		bq := ecs.NewFilter1[components.PixelBody](g.W).Query()
 		for bq.Next() {
 			rm = append(rm, bq.Entity())
 		}
 		for _, e := range rm {
-			g.w.RemoveEntity(e)
+			g.W.RemoveEntity(e)
 		}
 	}
-	g.bodies.NewEntity(&b, &components.Persistable{})
+	g.Bodies.NewEntity(&b, &components.Persistable{})
 }
 
 // digest hashes what a save holds: the score, positions, the chunks around
 // the origin, and the bodies (in id order).
-func (g *game) digest(t testing.TB) uint64 {
+func digest(g *gametest.Game, t testing.TB) uint64 {
 	h := fnv.New64a()
-	fmt.Fprint(h, ecs.GetResource[Score](g.w).Points)
+	fmt.Fprint(h, ecs.GetResource[gametest.Score](g.W).Points)
 	// Global entities keep their ids; crates and players are compared by
 	// stable id below.
-	q := ecs.NewFilter1[Position](g.w).Without(ecs.C[components.Regional](), ecs.C[components.Player]()).Query()
+	q := ecs.NewFilter1[gametest.Position](g.W).Without(ecs.C[components.Regional](), ecs.C[components.Player]()).Query()
 	for q.Next() {
 		fmt.Fprint(h, q.Entity(), *q.Get())
 	}
 	for y := int32(-1); y <= 1; y++ {
 		for x := int32(-1); x <= 1; x++ {
-			fmt.Fprint(h, g.chunkDigest(t, x, y))
+			fmt.Fprint(h, g.ChunkDigest(t, x, y))
 		}
 	}
 	var bodies []string
-	bq := ecs.NewFilter1[components.PixelBody](g.w).Query()
+	bq := ecs.NewFilter1[components.PixelBody](g.W).Query()
 	for bq.Next() {
 		b := bq.Get()
 		bodies = append(bodies, fmt.Sprint(b.ID, b.X, b.Y, b.Pixels))
 	}
 	sortStrings(bodies)
 	fmt.Fprint(h, bodies)
-	fmt.Fprint(h, g.regionalDigest(t))
+	fmt.Fprint(h, regionalDigest(g, t))
 	return h.Sum64()
 }
 
 // mutateRegional changes the crates and players for generation gen.
-func (g *game) mutateRegional(t testing.TB, gen uint64) {
+func mutateRegional(g *gametest.Game, t testing.TB, gen uint64) {
 	if gen%4 == 0 {
-		_, ents := g.crates(t)
+		_, ents := g.Crates(t)
 		for _, e := range ents {
-			g.w.RemoveEntity(e)
+			g.W.RemoveEntity(e)
 		}
 	}
-	g.spawnCrate(float64(int(gen%3)-1)*testChunk+float64(gen%20), 5, 1000+gen, int(gen))
-	_, ents := g.crates(t)
+	g.SpawnCrate(float64(int(gen%3)-1)*gametest.ChunkSize+float64(gen%20), 5, 1000+gen, int(gen))
+	_, ents := g.Crates(t)
 	for id, e := range ents {
-		p := ecs.NewMap1[Position](g.w).Get(e)
+		p := ecs.NewMap1[gametest.Position](g.W).Get(e)
 		p.Y = 5 + float64(gen%20) // within the chunk: saved by the save the test asks for
 		if id%2 == 1 {            // odd crates wander between chunks 0 and 1
-			p.X = float64(gen%2)*testChunk + 15
+			p.X = float64(gen%2)*gametest.ChunkSize + 15
 		}
 	}
 	for _, id := range []string{"ada", "bob"} {
-		if g.inventory(t, id) == "" {
-			if _, err := g.pers.LoadPlayer(id); errors.Is(err, arksave.ErrNoPlayer) {
-				g.spawnPlayer(id, 1, 1, 0)
+		if g.InventoryOf(t, id) == "" {
+			if _, err := g.Pers.LoadPlayer(id); errors.Is(err, arksave.ErrNoPlayer) {
+				g.SpawnPlayer(id, 1, 1, 0)
 			} else if err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	q := ecs.NewFilter2[components.Player, Inventory](g.w).Query()
+	q := ecs.NewFilter2[components.Player, gametest.Inventory](g.W).Query()
 	for q.Next() {
 		_, inv := q.Get()
 		inv.Gold = int(gen)
 		inv.Items = append(inv.Items, fmt.Sprint(gen))
 	}
 	if gen%2 == 0 { // bob leaves, saved
-		_, err := g.pers.SavePlayer("bob")
+		_, err := g.Pers.SavePlayer("bob")
 		must(t, err)
-		g.removePlayer("bob")
+		g.RemovePlayer("bob")
 	}
 }
 
 // regionalDigest describes the loaded crates and both players (loading
 // those that are not in the world).
-func (g *game) regionalDigest(t testing.TB) string {
+func regionalDigest(g *gametest.Game, t testing.TB) string {
 	for _, id := range []string{"ada", "bob"} {
-		if g.inventory(t, id) == "" {
-			if _, err := g.pers.LoadPlayer(id); err != nil && !errors.Is(err, arksave.ErrNoPlayer) {
+		if g.InventoryOf(t, id) == "" {
+			if _, err := g.Pers.LoadPlayer(id); err != nil && !errors.Is(err, arksave.ErrNoPlayer) {
 				t.Fatal(err)
 			}
 		}
 	}
-	return crateDigest(t, g) + g.inventory(t, "ada") + g.inventory(t, "bob")
+	return gametest.CrateDigest(t, g) + g.InventoryOf(t, "ada") + g.InventoryOf(t, "bob")
 }
 
 func sortStrings(s []string) {
@@ -195,10 +196,10 @@ func TestKillDuringSaves(t *testing.T) {
 		if r, err := savetool.Check(dir, savetool.Options{}); (err != nil || !r.OK()) && acked.Gen > 0 {
 			t.Fatalf("kill %d: checker: %v %v %s", i, err, r, killtest.Keep(dir))
 		}
-		g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: true, create: true, radius: 1, prepare: registerPlayers})
-		g.settle(t)
-		gen, d := g.pers.Generation(), g.digest(t)
-		g.pers.Close()
+		g := gametest.New(t, gametest.Opts{FS: vfs.OS, Dir: dir, Load: true, Create: true, Radius: 1, Prepare: gametest.RegisterPlayers})
+		g.Settle(t)
+		gen, d := g.Pers.Generation(), digest(g, t)
+		g.Pers.Close()
 		if err := acked.Judge(said, gen, d); err != nil {
 			t.Fatalf("kill %d: %v %s", i, err, killtest.Keep(dir))
 		}

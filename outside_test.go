@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -32,7 +31,7 @@ func TestAGameOutsideTheModule(t *testing.T) {
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644))
 
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "run", ".")
+	cmd := exec.Command("go", "run", ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off", "CGO_ENABLED=0")
 	out, err := cmd.CombinedOutput()

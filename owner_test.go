@@ -17,7 +17,9 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -31,11 +33,11 @@ func TestSecondInstallIsLocked(t *testing.T) {
 		dir  string
 	}{{"mem", vfs.NewMem(), "/save"}, {"os", vfs.OS, filepath.Join(t.TempDir(), "save")}} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newGame(t, gameOpts{fs: tc.fs, dir: tc.dir})
-			must(t, g.waitSave(t, g.pers.Save()).Err)
-			for _, o := range []gameOpts{{load: true}, {create: true}, {}} {
-				o.fs, o.dir = tc.fs, tc.dir
-				_, err := installGame(t, o)
+			g := gametest.New(t, gametest.Opts{FS: tc.fs, Dir: tc.dir})
+			must(t, g.WaitSave(t, g.Pers.Save()).Err)
+			for _, o := range []gametest.Opts{{Load: true}, {Create: true}, {}} {
+				o.FS, o.Dir = tc.fs, tc.dir
+				_, err := gametest.Install(t, o)
 				expect(t, errors.Is(err, arksave.ErrLocked), "a second Install (%+v): %v", o, err)
 				msg := err.Error()
 				host, _ := os.Hostname()
@@ -43,11 +45,11 @@ func TestSecondInstallIsLocked(t *testing.T) {
 					expect(t, strings.Contains(msg, part), "the error does not name the holder (%q): %s", part, msg)
 				}
 			}
-			res := g.waitSave(t, g.pers.Save())
+			res := g.WaitSave(t, g.Pers.Save())
 			must(t, res.Err)
-			must(t, g.pers.Close())
-			h := newGame(t, gameOpts{fs: tc.fs, dir: tc.dir, load: true})
-			expect(t, h.pers.Generation() == res.Generation, "the first game's generation %d, loaded %d", res.Generation, h.pers.Generation())
+			must(t, g.Pers.Close())
+			h := gametest.New(t, gametest.Opts{FS: tc.fs, Dir: tc.dir, Load: true})
+			expect(t, h.Pers.Generation() == res.Generation, "the first game's generation %d, loaded %d", res.Generation, h.Pers.Generation())
 		})
 	}
 }
@@ -58,25 +60,25 @@ func TestSecondInstallIsLocked(t *testing.T) {
 func TestLoadWithoutSave(t *testing.T) {
 	root := t.TempDir()
 	missing := filepath.Join(root, "mistyped", "save")
-	_, err := installGame(t, gameOpts{fs: vfs.OS, dir: missing, load: true})
+	_, err := gametest.Install(t, gametest.Opts{FS: vfs.OS, Dir: missing, Load: true})
 	expect(t, errors.Is(err, arksave.ErrNoSave) && strings.Contains(err.Error(), "LoadOrCreate"), "Load of a missing directory: %v", err)
 	_, err = os.Stat(filepath.Join(root, "mistyped"))
 	expect(t, errors.Is(err, fs.ErrNotExist), "Load created the directory: %v", err)
 
 	empty := filepath.Join(root, "empty")
 	must(t, os.Mkdir(empty, 0o755))
-	_, err = installGame(t, gameOpts{fs: vfs.OS, dir: empty, load: true})
+	_, err = gametest.Install(t, gametest.Opts{FS: vfs.OS, Dir: empty, Load: true})
 	expect(t, errors.Is(err, arksave.ErrNoSave), "Load of an empty directory: %v", err)
 	names, _ := os.ReadDir(empty)
 	expect(t, len(names) == 0, "Load left files in an empty directory: %v", names)
 
-	g := newGame(t, gameOpts{fs: vfs.OS, dir: missing, create: true, radius: 0})
-	expect(t, g.pers.Generation() == 0, "LoadOrCreate of a missing directory loaded generation %d", g.pers.Generation())
-	ecs.GetResource[Score](g.w).Points = 4
-	must(t, g.waitSave(t, g.pers.Save()).Err)
-	must(t, g.pers.Close())
-	h := newGame(t, gameOpts{fs: vfs.OS, dir: missing, create: true})
-	expect(t, h.pers.Generation() == 1 && ecs.GetResource[Score](h.w).Points == 4, "LoadOrCreate did not load the save")
+	g := gametest.New(t, gametest.Opts{FS: vfs.OS, Dir: missing, Create: true, Radius: 0})
+	expect(t, g.Pers.Generation() == 0, "LoadOrCreate of a missing directory loaded generation %d", g.Pers.Generation())
+	ecs.GetResource[gametest.Score](g.W).Points = 4
+	must(t, g.WaitSave(t, g.Pers.Save()).Err)
+	must(t, g.Pers.Close())
+	h := gametest.New(t, gametest.Opts{FS: vfs.OS, Dir: missing, Create: true})
+	expect(t, h.Pers.Generation() == 1 && ecs.GetResource[gametest.Score](h.W).Points == 4, "LoadOrCreate did not load the save")
 }
 
 // A directory whose manifest was lost while its files and backups remain:
@@ -84,20 +86,20 @@ func TestLoadWithoutSave(t *testing.T) {
 // no file is removed, changed or reused.
 func TestLoadLostManifest(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "save")
-	g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, radius: 1})
-	g.settle(t)
+	g := gametest.New(t, gametest.Opts{FS: vfs.OS, Dir: dir, Radius: 1})
+	g.Settle(t)
 	for gen := 1; gen <= 3; gen++ {
-		g.paint(t, 0, 0, gen, gen, components.MakePixel(9, 0, 0, 0))
-		must(t, g.waitSave(t, g.pers.Save()).Err)
+		g.Paint(t, 0, 0, gen, gen, components.MakePixel(9, 0, 0, 0))
+		must(t, g.WaitSave(t, g.Pers.Save()).Err)
 	}
-	must(t, g.pers.Close())
+	must(t, g.Pers.Close())
 	_, err := os.Stat(filepath.Join(dir, "backups", "manifest-2"))
 	must(t, err)
 	must(t, os.Remove(filepath.Join(dir, "manifest")))
 	before := osFiles(t, dir)
-	for _, o := range []gameOpts{{load: true}, {create: true}, {}} {
-		o.fs, o.dir = vfs.OS, dir
-		_, err := installGame(t, o)
+	for _, o := range []gametest.Opts{{Load: true}, {Create: true}, {}} {
+		o.FS, o.Dir = vfs.OS, dir
+		_, err := gametest.Install(t, o)
 		expect(t, err != nil && strings.Contains(err.Error(), "arksave repair"), "Install (%+v) over a lost manifest: %v", o, err)
 		after := osFiles(t, dir)
 		for name, b := range before {
@@ -140,27 +142,27 @@ func osFiles(t *testing.T, dir string) map[string]string {
 // read-only error and names the directory; the game keeps running.
 func TestReadOnlyMediumLoads(t *testing.T) {
 	mem := vfs.NewMem()
-	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 1})
-	g.settle(t)
-	ecs.GetResource[Score](g.w).Points = 7
-	g.paint(t, 0, 0, 2, 2, components.MakePixel(9, 0, 0, 0))
-	must(t, g.waitSave(t, g.pers.Save()).Err)
-	want := g.chunkDigest(t, 0, 0)
-	must(t, g.pers.Close())
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1})
+	g.Settle(t)
+	ecs.GetResource[gametest.Score](g.W).Points = 7
+	g.Paint(t, 0, 0, 2, 2, components.MakePixel(9, 0, 0, 0))
+	must(t, g.WaitSave(t, g.Pers.Save()).Err)
+	want := g.ChunkDigest(t, 0, 0)
+	must(t, g.Pers.Close())
 
-	h := newGame(t, gameOpts{fs: vfs.ReadOnly(mem), dir: "/save", load: true, radius: 1,
-		autosave: &arksave.AutosaveConfig{Interval: arksave.Ticks(2), Enabled: true, MaxBackups: 1}})
-	h.settle(t)
-	expect(t, ecs.GetResource[Score](h.w).Points == 7 && h.chunkDigest(t, 0, 0) == want, "the read-only save did not load")
-	h.paint(t, 0, 0, 3, 3, components.MakePixel(9, 0, 0, 0))
-	res := h.waitSave(t, h.pers.Save())
+	h := gametest.New(t, gametest.Opts{FS: vfs.ReadOnly(mem), Dir: "/save", Load: true, Radius: 1,
+		Autosave: &autosave.Config{Interval: 2 * arksave.DefaultTickDuration, Enabled: true, MaxBackups: 1}})
+	h.Settle(t)
+	expect(t, ecs.GetResource[gametest.Score](h.W).Points == 7 && h.ChunkDigest(t, 0, 0) == want, "the read-only save did not load")
+	h.Paint(t, 0, 0, 3, 3, components.MakePixel(9, 0, 0, 0))
+	res := h.WaitSave(t, h.Pers.Save())
 	expect(t, errors.Is(res.Err, arksave.ErrReadOnly) && res.Dir == "/save" && res.Generation == 1, "a save on a read-only medium: %+v", res)
 	for range 10 {
-		h.tick() // autosaves fail the same way; the game goes on
+		h.Tick() // autosaves fail the same way; the game goes on
 	}
-	last := h.state().LastResult
+	last := h.State().LastResult
 	expect(t, last != nil && errors.Is(last.Err, arksave.ErrReadOnly), "autosave on a read-only medium: %v", last)
-	expect(t, h.pers.Generation() == 1, "generation %d", h.pers.Generation())
+	expect(t, h.Pers.Generation() == 1, "generation %d", h.Pers.Generation())
 }
 
 // The lock holds across processes: while a child process has the
@@ -172,7 +174,7 @@ func TestLockAcrossProcesses(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "save")
 	for i, end := range []string{"exit", "kill"} {
 		child, done := startHolder(t, dir)
-		_, err := installGame(t, gameOpts{fs: vfs.OS, dir: dir, load: true})
+		_, err := gametest.Install(t, gametest.Opts{FS: vfs.OS, Dir: dir, Load: true})
 		expect(t, errors.Is(err, arksave.ErrLocked) && strings.Contains(err.Error(), fmt.Sprintf("pid %d", child.Process.Pid)),
 			"Install while another process holds the directory: %v", err)
 		switch end {
@@ -188,9 +190,9 @@ func TestLockAcrossProcesses(t *testing.T) {
 		} else {
 			must(t, err)
 		}
-		g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, load: true})
-		expect(t, g.pers.Generation() == uint64(i+1), "after the holder's %s: generation %d, want %d", end, g.pers.Generation(), i+1)
-		must(t, g.pers.Close())
+		g := gametest.New(t, gametest.Opts{FS: vfs.OS, Dir: dir, Load: true})
+		expect(t, g.Pers.Generation() == uint64(i+1), "after the holder's %s: generation %d, want %d", end, g.Pers.Generation(), i+1)
+		must(t, g.Pers.Close())
 	}
 }
 
@@ -226,33 +228,33 @@ func TestHolderChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestLockAcrossProcesses")
 	}
-	g := newGame(t, gameOpts{fs: vfs.OS, dir: dir, create: true})
-	must(t, g.waitSave(t, g.pers.Save()).Err)
+	g := gametest.New(t, gametest.Opts{FS: vfs.OS, Dir: dir, Create: true})
+	must(t, g.WaitSave(t, g.Pers.Save()).Err)
 	fmt.Println("holding")
 	io.Copy(io.Discard, os.Stdin)
-	must(t, g.pers.Close())
+	must(t, g.Pers.Close())
 }
 
 // The final-save helper Wait never starts a save, however short the
 // autosave interval: waiting, then one SaveNow, makes exactly one more
 // save.
 func TestWaitStartsNoSave(t *testing.T) {
-	g := newGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save",
-		autosave: &arksave.AutosaveConfig{Interval: time.Nanosecond, Enabled: true, MaxBackups: 1}})
+	g := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save",
+		Autosave: &autosave.Config{Interval: time.Nanosecond, Enabled: true, MaxBackups: 1}})
 	for range 5 {
-		g.tick() // an autosave starts every tick the writer is idle
+		g.Tick() // an autosave starts every tick the writer is idle
 	}
-	saves := g.state().Saves
-	running := g.state().InProgress
-	g.pers.Wait()
-	expect(t, !g.state().InProgress, "a save runs after Wait")
+	saves := g.State().Saves
+	running := g.State().InProgress
+	g.Pers.Wait()
+	expect(t, !g.State().InProgress, "a save runs after Wait")
 	if running {
 		saves++
 	}
-	expect(t, g.state().Saves == saves, "Wait: %d saves finished, want %d", g.state().Saves, saves)
-	res := g.pers.SaveNow()
+	expect(t, g.State().Saves == saves, "Wait: %d saves finished, want %d", g.State().Saves, saves)
+	res := g.Pers.SaveNow()
 	must(t, res.Err)
-	expect(t, g.state().Saves == saves+1 && !g.state().InProgress && res.Generation == g.pers.Generation(), "SaveNow after Wait: %d saves", g.state().Saves)
+	expect(t, g.State().Saves == saves+1 && !g.State().InProgress && res.Generation == g.Pers.Generation(), "SaveNow after Wait: %d saves", g.State().Saves)
 }
 
 // Loading or saving into a directory another game holds fails with
@@ -260,21 +262,21 @@ func TestWaitStartsNoSave(t *testing.T) {
 // where it was.
 func TestLoadAndSaveToHeldDirectory(t *testing.T) {
 	mem := vfs.NewMem()
-	other := newGame(t, gameOpts{fs: mem, dir: "/other"})
-	must(t, other.waitSave(t, other.pers.Save()).Err)
+	other := gametest.New(t, gametest.Opts{FS: mem, Dir: "/other"})
+	must(t, other.WaitSave(t, other.Pers.Save()).Err)
 
-	g := newGame(t, gameOpts{fs: mem, dir: "/mine", radius: 0})
-	ecs.GetResource[Score](g.w).Points = 3
-	err := g.pers.Load("/other")
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/mine", Radius: 0})
+	ecs.GetResource[gametest.Score](g.W).Points = 3
+	err := g.Pers.Load("/other")
 	expect(t, errors.Is(err, arksave.ErrLocked), "Load of a held directory: %v", err)
-	expect(t, ecs.GetResource[Score](g.w).Points == 3 && g.w.Alive(g.player), "a refused Load changed the world")
-	err = g.pers.Load("/mistyped")
+	expect(t, ecs.GetResource[gametest.Score](g.W).Points == 3 && g.W.Alive(g.Player), "a refused Load changed the world")
+	err = g.Pers.Load("/mistyped")
 	_, statErr := mem.Stat("/mistyped")
 	expect(t, errors.Is(err, arksave.ErrNoSave) && errors.Is(statErr, fs.ErrNotExist), "Load of a missing directory: %v (%v)", err, statErr)
-	res := g.waitSave(t, g.pers.SaveAs("/other"))
+	res := g.WaitSave(t, g.Pers.SaveAs("/other"))
 	expect(t, errors.Is(res.Err, arksave.ErrLocked), "SaveAs into a held directory: %+v", res)
-	expect(t, g.pers.Dir() == "/mine", "the game moved to %s", g.pers.Dir())
-	res = g.waitSave(t, g.pers.Save())
+	expect(t, g.Pers.Dir() == "/mine", "the game moved to %s", g.Pers.Dir())
+	res = g.WaitSave(t, g.Pers.Save())
 	must(t, res.Err)
-	expect(t, res.Dir == "/mine" && res.Generation == 1 && other.pers.Generation() == 1, "saved %+v; the other game is at %d", res, other.pers.Generation())
+	expect(t, res.Dir == "/mine" && res.Generation == 1 && other.Pers.Generation() == 1, "saved %+v; the other game is at %d", res, other.Pers.Generation())
 }

@@ -5,7 +5,8 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
-	"github.com/arksave/arksave/internal/persist"
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/plugin"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -14,7 +15,7 @@ import (
 // [Plugin.Install]. Call its methods from the game loop's goroutine,
 // between ticks (not while a query is being iterated).
 type Persistence struct {
-	rt  *persist.Runtime
+	rt  plugin.Runtime
 	loc *vfs.Location // the location Plugin.Dir opened (a connection), closed with the Persistence
 }
 
@@ -33,31 +34,26 @@ func (p *Persistence) SaveAs(dir string) *SaveHandle {
 	return &SaveHandle{h: p.rt.RequestSaveTo(dir)}
 }
 
-// SaveTo is SaveAs under the name the design first gave it.
-//
-// Deprecated: use SaveAs.
-func (p *Persistence) SaveTo(dir string) *SaveHandle { return p.SaveAs(dir) }
-
 // SaveNow saves synchronously and returns the result once the save is
 // durable: it waits for a running save, takes a snapshot and waits for its
 // commit. It is for a final save on exit (or after a scheduler's run: the
 // systems' Finalize does not save unless Plugin.SaveOnFinalize is set); in
 // play, prefer Save, which never stalls the game.
-func (p *Persistence) SaveNow() *Result { return p.rt.SaveNow() }
+func (p *Persistence) SaveNow() *autosave.Result { return p.rt.SaveNow() }
 
 // Wait waits for the running save, if any, to finish and takes its result
-// (AutosaveState.LastResult shows it), without starting another, however
+// (autosave.State.LastResult shows it), without starting another, however
 // short the autosave interval; nil when no save was running. Call it
 // between ticks, for example before a final SaveNow.
-func (p *Persistence) Wait() *Result { return p.rt.WaitSave() }
+func (p *Persistence) Wait() *autosave.Result { return p.rt.WaitSave() }
 
 // WaitIdle is Wait, and then it also waits for the work the writer
 // goroutine does after a save: the copy of the chunk store for the backup
-// (AutosaveConfig.BackupCopyEvery) and compaction. Until the next save, the
+// (autosave.Config.BackupCopyEvery) and compaction. Until the next save, the
 // writer then takes no CPU from the game; a benchmark of the game alone, or
 // a game about to measure or hand the directory to a tool, calls it.
 // Call it between ticks.
-func (p *Persistence) WaitIdle() *Result { return p.rt.WaitIdle() }
+func (p *Persistence) WaitIdle() *autosave.Result { return p.rt.WaitIdle() }
 
 // Load replaces the world with the last committed save in dir and
 // continues saving there. Loading the directory in use goes back to its
@@ -73,7 +69,7 @@ func (p *Persistence) WaitIdle() *Result { return p.rt.WaitIdle() }
 // as it was, still saving where it was. A committed generation that is
 // damaged, its world file or the chunk store's records it uses, loads the
 // newest intact backup instead (committed as a new generation; the
-// damaged files are all kept), and Problems and AutosaveState.Fallback
+// damaged files are all kept), and Problems and autosave.State.Fallback
 // report it. A file of it that cannot be read for a reason that is not
 // damage (an I/O error, a permission) is an error matching
 // autosave.ErrUnreadable and the file system's error, naming the file:
@@ -181,23 +177,32 @@ func (p *Persistence) Entity(id uint64) (ecs.Entity, bool) { return p.rt.Entity(
 func (p *Persistence) MarkDirty(e ecs.Entity) error { return p.rt.MarkDirty(e) }
 
 // RegionStats counts what the regional bookkeeping holds and did.
-type RegionStats = persist.RegionStats
+type RegionStats struct {
+	Regions     int // loaded chunks with regional entities
+	Entities    int // placed regional entities
+	Pending     int // unloaded chunks whose entities wait for a save
+	Dirty       int // loaded chunks whose entities wait for a save
+	Crossings   int // border crossings past the hysteresis margin
+	Checkpoints int // chunks a checkpoint found changed
+	Spawned     int // entities placed or spawned with their chunk
+	Unloaded    int // entities unloaded with their chunk or into one
+}
 
 // RegionStats returns the regional bookkeeping's counters: loaded chunks
 // with regional entities, placed entities, unloaded chunks whose entities
 // wait for a save, dirty chunks; crossings, checkpoints that found a
 // change, entities spawned and unloaded since Install (or the last Load).
-func (p *Persistence) RegionStats() RegionStats { return p.rt.RegionStats() }
+func (p *Persistence) RegionStats() RegionStats { return RegionStats(p.rt.RegionStats()) }
 
 // Close waits for a running save (and the copy of the chunk store that
-// follows it for its backup, AutosaveConfig.BackupCopyEvery) and releases
+// follows it for its backup, autosave.Config.BackupCopyEvery) and releases
 // the save directory (and the connection its location opened). It does
 // not save: call SaveNow first if the game wants a final save. Saves asked
 // for that had not started complete with an error matching ErrClosed.
 //
 // After Close, every method that can fail does so at once with an error
 // matching ErrClosed (Close again included; Save and SaveAs return a
-// complete handle holding it; SaveNow, Wait and WaitIdle a Result holding
+// complete handle holding it; SaveNow, Wait and WaitIdle a autosave.Result holding
 // it), and the plugin's systems do nothing. Dir, Generation, Seed and the
 // other queries still answer from what the game last held.
 func (p *Persistence) Close() error {
@@ -214,7 +219,7 @@ func (p *Persistence) Close() error {
 // finishes the save itself and cannot deadlock. Another goroutine (a
 // loading screen's, say) waits on Done.
 type SaveHandle struct {
-	h *persist.Handle
+	h plugin.Handle
 }
 
 // IsComplete reports whether the save has finished, successfully or not.
@@ -226,11 +231,12 @@ func (h *SaveHandle) IsComplete() bool { return h.h.IsComplete() }
 func (h *SaveHandle) Done() <-chan struct{} { return h.h.Done() }
 
 // Wait finishes the save on the calling goroutine, which must be the game
-// loop's, between ticks, and returns its error: a save that has not started
-// yet is started now (its snapshot taken), then its commit is waited for,
-// as SaveNow does. It never waits for a tick, so it cannot deadlock the
-// game loop; it stalls it for the time the save takes.
-func (h *SaveHandle) Wait() error { return h.h.Wait().Err }
+// loop's, between ticks, and returns its result (never nil; Result.Err is
+// the save's error), as Persistence.Wait and SaveNow do: a save that has
+// not started yet is started now (its snapshot taken), then its commit is
+// waited for. It never waits for a tick, so it cannot deadlock the game
+// loop; it stalls it for the time the save takes.
+func (h *SaveHandle) Wait() *autosave.Result { return h.h.Wait() }
 
 // Err returns the save's error once it is complete, nil before.
 func (h *SaveHandle) Err() error {
@@ -240,5 +246,5 @@ func (h *SaveHandle) Err() error {
 	return nil
 }
 
-// Result returns the save's result once it is complete, nil before.
-func (h *SaveHandle) Result() *Result { return h.h.Result() }
+// autosave.Result returns the save's result once it is complete, nil before.
+func (h *SaveHandle) Result() *autosave.Result { return h.h.Result() }

@@ -15,36 +15,25 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/errs"
-	"github.com/arksave/arksave/internal/persist"
+	"github.com/arksave/arksave/internal/plugin"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/systems"
 	"github.com/arksave/arksave/vfs"
 )
 
-// Resources and results the plugin shares with the game.
-type (
-	// AutosaveConfig controls autosave: interval, on/off, backups kept.
-	AutosaveConfig = autosave.Config
-	// AutosaveState shows what autosave is doing: timer, progress, last result.
-	AutosaveState = autosave.State
-	// SimulationState asks the game to pause while a save runs, if configured.
-	SimulationState = autosave.SimulationState
-	// Result is the outcome of one save.
-	Result = autosave.Result
-	// Fallback describes a load that found the committed generation
-	// damaged and loaded the newest intact backup instead.
-	Fallback = autosave.Fallback
-	// Problem is damage found while loading a chunk or its bodies: the
-	// chunk was regenerated, or its bodies dropped. File names the chunk
-	// store, Section says which ("chunk" or "bodies"), Pos the chunk, Err
-	// the damage (matching ErrCorrupt). A load that fell back to a backup
-	// reports that as a Problem of the manifest (Section "generation"),
-	// followed by what was damaged, each naming its file.
-	Problem = chunkstore.Problem
-)
+// Problem is damage found while loading a chunk or its bodies: the chunk
+// was regenerated, or its bodies dropped. File names the chunk store,
+// Section says which ("chunk" or "bodies"), Pos the chunk, Err the damage
+// (matching ErrCorrupt). A load that fell back to a backup reports that as
+// a Problem of the manifest (Section "generation"), followed by what was
+// damaged, each naming its file. It is the chunk store's report
+// (chunkstore.Problem), so that a tool reading the store gives the same.
+type Problem = chunkstore.Problem
 
-// Ticks returns the game time of n ticks at the default TickDuration
-// (1/60 s), for AutosaveConfig.Interval.
-func Ticks(n int) time.Duration { return time.Duration(n) * defaultTick }
+// DefaultTickDuration is the game time of one tick when
+// Plugin.TickDuration is not set (1/60 s): 30 ticks of autosave interval
+// are 30 * DefaultTickDuration.
+const DefaultTickDuration = time.Second / 60
 
 // System is an ECS system in the shape ark-tools' app.App schedules
 // (app.System): the arktools module runs the plugin under it.
@@ -58,12 +47,28 @@ type System interface {
 const (
 	defaultChunkSize  = 512
 	defaultTileSize   = 32
-	defaultTick       = time.Second / 60
 	defaultMaxPending = 64
 	maxChunkSize      = 1 << 12
 	defaultHysteresis = 0.20
 	defaultCheckpoint = 10 * time.Second
 )
+
+// DefaultLayers returns the layers of [components.Pixel] the plugin
+// registers unless the game gives its own (Plugin.Layers): material (always
+// saved), colour and damage saved, of the flags byte the pixel-body flag
+// saved and the simulation flags not (they load as 0). Heat
+// (components.Chunk.Heat) is not a pixel layer and is never saved; a game
+// with a temperature layer adds it in bits of its own pixel layout, saved
+// or not, with its default.
+func DefaultLayers() []chunkstore.Layer {
+	return []chunkstore.Layer{
+		{Name: "material", Offset: components.MaterialShift, Bits: 8, Persist: true},
+		{Name: "color", Offset: components.ColorShift, Bits: 8, Persist: true},
+		{Name: "damage", Offset: components.DamageShift, Bits: 8, Persist: true},
+		{Name: "pixel-body-flag", Offset: components.FlagsShift, Bits: 1, Persist: true},
+		{Name: "simulation-flags", Offset: components.FlagsShift + 1, Bits: 7, Persist: false},
+	}
+}
 
 // Plugin configures arksave for a game. The zero value of every field but
 // Dir is a sensible default; Install fills the defaults in.
@@ -78,7 +83,7 @@ type Plugin struct {
 	// location with a scheme is a save kept by the backend registered for
 	// it (see vfs.Register): "nats://host:4222/<world>" is a world in NATS
 	// JetStream once the program imports github.com/arksave/arksave/jetstream.
-	// The plugin holds the save (a lock file, see autosave.LockName; a
+	// The plugin holds the save (a lock file, see savedir.LockName; a
 	// lease on JetStream) from Install to Persistence.Close: a second
 	// Install on it, in this process or another, fails with ErrLocked.
 	// With FS set, Dir is a path in FS.
@@ -91,7 +96,7 @@ type Plugin struct {
 	// committed generation that is damaged (its world file, its players,
 	// or the chunk store's records it uses) loads the newest intact backup
 	// instead, committed as a new generation and reported in
-	// AutosaveState.Fallback and Persistence.Problems; without one, a
+	// autosave.State.Fallback and Persistence.Problems; without one, a
 	// generation whose world file is intact loads as it is (damaged
 	// chunks regenerate), else Install fails naming arksave repair. Only
 	// proven damage (a checksum, a bound, a lost file) falls back: a file
@@ -126,7 +131,7 @@ type Plugin struct {
 	// bits of a pixel each holds, whether it is saved, and the value it
 	// loads as where the save does not hold it (a layer the game added
 	// after the chunk was saved, or one it does not save). Nil means
-	// components.DefaultLayers: material, colour and damage saved, of the
+	// [DefaultLayers]: material, colour and damage saved, of the
 	// flags only the pixel-body flag, the simulation flags not (they load
 	// as 0). Heat is not a pixel layer (components.Chunk.Heat) and is never
 	// saved.
@@ -135,9 +140,9 @@ type Plugin struct {
 	// chunkstore.EncodeSmallest: the smallest of delta, palette and full).
 	ChunkEncoding chunkstore.Encoding
 
-	// Autosave is the initial AutosaveConfig resource; nil means
+	// Autosave is the initial autosave.Config resource; nil means
 	// autosave.DefaultConfig (every 300 s, one backup).
-	Autosave *AutosaveConfig
+	Autosave *autosave.Config
 	// TickDuration is the game time of one Update (default 1/60 s); the
 	// autosave timer counts it.
 	TickDuration time.Duration
@@ -185,6 +190,14 @@ type Plugin struct {
 	// crossings and Persistence.MarkDirty reach the save).
 	Checkpoint time.Duration
 
+	// SkipComponents and SkipResources are game types a save leaves out:
+	// entities are saved without those components (and load without
+	// them), those resources are neither saved nor touched by a load. For
+	// a component whose presence matters but whose data does not, or for
+	// aliases and migrations, use WorldOptions.
+	SkipComponents []ecs.Comp
+	SkipResources  []ecs.Comp
+
 	// WorldOptions are passed to the PECS codec, for example to skip
 	// components, register aliases or migrations (package archetype).
 	WorldOptions []archetype.Option
@@ -210,7 +223,7 @@ type settings struct {
 	dir   string        // Dir as a path in fs
 	loc   *vfs.Location // what resolving Dir opened; nil with Plugin.FS
 	codec *worldCodec
-	rt    persist.Config
+	rt    plugin.Config
 }
 
 // resolve fills in the defaults and checks the fields: the one place where
@@ -236,7 +249,7 @@ func (p Plugin) resolve() (settings, error) {
 	if checkpoint < 0 {
 		checkpoint = 0
 	}
-	locs := make([]persist.Locator, 0, len(p.Positions))
+	locs := make([]plugin.Locator, 0, len(p.Positions))
 	for _, pos := range p.Positions {
 		if pos == nil {
 			return settings{}, errors.New("arksave: a nil entry in Plugin.Positions")
@@ -254,16 +267,20 @@ func (p Plugin) resolve() (settings, error) {
 	}
 	layers := p.Layers
 	if layers == nil {
-		layers = components.DefaultLayers()
+		layers = DefaultLayers()
 	}
-	codec := newWorldCodec(p.WorldOptions)
+	opts := p.WorldOptions
+	if len(p.SkipComponents) > 0 || len(p.SkipResources) > 0 {
+		opts = append([]archetype.Option{archetype.SkipComponents(p.SkipComponents...), archetype.SkipResources(p.SkipResources...)}, opts...)
+	}
+	codec := newWorldCodec(opts)
 	return settings{
 		fs:    fsys,
 		dir:   dir,
 		loc:   loc,
 		codec: codec,
-		rt: persist.Config{
-			Writer: autosave.Options{
+		rt: plugin.Config{
+			Writer: savedir.Options{
 				FS: fsys,
 				Store: chunkstore.Options{
 					ChunkSize:    uint16(chunk),
@@ -279,7 +296,7 @@ func (p Plugin) resolve() (settings, error) {
 				LockTimeout: p.LockTimeout,
 				Logger:      p.Logger,
 			},
-			TickDuration:     cmpOr(p.TickDuration, defaultTick),
+			TickDuration:     cmpOr(p.TickDuration, DefaultTickDuration),
 			MaxPendingChunks: cmpOr(p.MaxPendingChunks, defaultMaxPending),
 			OnChunkLoaded:    p.OnChunkLoaded,
 			OnBodyLoaded:     p.OnBodyLoaded,
@@ -287,7 +304,7 @@ func (p Plugin) resolve() (settings, error) {
 			Positions:        locs,
 			Hysteresis:       cmpOr(p.Hysteresis, defaultHysteresis),
 			Checkpoint:       checkpoint,
-			SectionOptions:   p.WorldOptions,
+			SectionOptions:   opts,
 			WorldCodec:       codec,
 			SaveOnFinalize:   p.SaveOnFinalize,
 		},
@@ -330,8 +347,8 @@ func cmpOr[T comparable](v, def T) T {
 // locks anything. Once that Persistence is closed, Install may install the
 // plugin in the world again.
 //
-// The resources Install adds: [AutosaveConfig], [AutosaveState],
-// [SimulationState], [Persistence], components.ChunkIndex and
+// The resources Install adds: [autosave.Config], [autosave.State],
+// [autosave.SimulationState], [Persistence], components.ChunkIndex and
 // components.BodyIDs.
 func (p Plugin) Install(w *ecs.World) ([]System, error) {
 	if old := ecs.GetResource[Persistence](w); old != nil && old.rt != nil && !old.rt.Closed() {
@@ -378,7 +395,7 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 	addResource(w, components.NewChunkIndex())
 	addResource(w, &components.BodyIDs{Session: 1})
 
-	dir, err := autosave.OpenDir(s.fs, p.Dir, autosave.LockTimeout(p.LockTimeout))
+	dir, err := savedir.OpenDir(s.fs, p.Dir, savedir.LockTimeout(p.LockTimeout))
 	if err != nil {
 		if le := (*autosave.LockedError)(nil); errors.As(err, &le) && p.Logger != nil {
 			p.Logger.Error("save directory locked", "dir", p.Dir, "holder", le.Who(), "err", err)
@@ -400,7 +417,7 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 		return nil, p.noSave(dir)
 	}
 	var world []byte
-	var fb *Fallback
+	var fb *autosave.Fallback
 	if hasSave && load {
 		// The newest intact generation, before the writer opens its store.
 		world, fb, err = dir.LoadIntact(func(data []byte) error { return s.codec.Validate(data, w) })
@@ -413,7 +430,7 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 		}
 	}
 	s.rt.Writer.Fresh = hasSave && !load
-	rt, err := persist.New(w, dir, s.rt)
+	rt, err := plugin.New(w, dir, s.rt)
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +448,7 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 // holds no save, without creating or changing anything. A damaged or lost
 // manifest is left to OpenDir, which names the repair.
 func (p Plugin) expectSave(fsys vfs.FS) error {
-	d, err := autosave.OpenDirReadOnly(fsys, p.Dir)
+	d, err := savedir.OpenDirReadOnly(fsys, p.Dir)
 	if hint := errs.DeniedHint(err); hint != "" {
 		return fmt.Errorf("arksave: load: %w; %s", err, hint)
 	}
@@ -445,7 +462,7 @@ func (p Plugin) expectSave(fsys vfs.FS) error {
 }
 
 // noSave explains a directory that holds no save to load.
-func (p Plugin) noSave(d *autosave.Dir) error {
+func (p Plugin) noSave(d *savedir.Dir) error {
 	msg := fmt.Sprintf("arksave: load: %s holds no save", p.Dir)
 	if files := d.Leftovers(); len(files) > 0 {
 		msg += fmt.Sprintf(" (%s: what a first save left that did not commit; arksave repair %s can make a save of it)", strings.Join(files, ", "), p.Dir)
@@ -471,13 +488,13 @@ func registerComponents(w *ecs.World) {
 	ecs.ComponentID[components.Persistable](w)
 	ecs.ComponentID[components.Transient](w)
 	ecs.ComponentID[components.Focus](w)
-	persist.Register(w)
+	plugin.Register(w)
 }
 
 // RegionalPosition tells the plugin where regional entities with one
 // position component type stand; make one with [Position].
 type RegionalPosition interface {
-	locator() persist.Locator
+	locator() plugin.Locator
 }
 
 // Position returns the [RegionalPosition] of position component T: xy
@@ -485,9 +502,9 @@ type RegionalPosition interface {
 // registered position components is placed by the first in
 // Plugin.Positions (a pixel body by its PixelBody).
 func Position[T any](xy func(*T) (x, y float64)) RegionalPosition {
-	return positionOf{persist.NewLocator(xy)}
+	return positionOf{plugin.NewLocator(xy)}
 }
 
-type positionOf struct{ l persist.Locator }
+type positionOf struct{ l plugin.Locator }
 
-func (p positionOf) locator() persist.Locator { return p.l }
+func (p positionOf) locator() plugin.Locator { return p.l }

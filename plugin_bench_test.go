@@ -19,6 +19,9 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
+	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/snapshot"
 )
@@ -34,23 +37,23 @@ func benchWorld(b *testing.B, dir string, entities int, chunks []components.Chun
 	w := ecs.NewWorld()
 	systems, err := arksave.Plugin{
 		Dir: dir, Overwrite: true, ChunkSize: benchChunk, Generator: benchGen, Seed: 1,
-		Autosave: &arksave.AutosaveConfig{Enabled: false, MaxBackups: 0},
+		Autosave: &autosave.Config{Enabled: false, MaxBackups: 0},
 	}.Install(w)
 	must(b, err)
-	pm := ecs.NewMap2[Position, Player](w)
+	pm := ecs.NewMap2[gametest.Position, gametest.Player](w)
 	for i := range entities {
-		p := Player{}
+		p := gametest.Player{}
 		if i%10 == 0 {
 			p.Name = fmt.Sprint("p", i)
 		}
-		pm.NewEntity(&Position{X: float64(i)}, &p)
+		pm.NewEntity(&gametest.Position{X: float64(i)}, &p)
 	}
 	ix := ecs.GetResource[components.ChunkIndex](w)
 	cm := ecs.NewMap3[components.ChunkPos, components.Chunk, components.ChunkState](w)
 	for _, pos := range chunks {
 		pix := make([]uint32, benchChunk*benchChunk)
 		benchGen.Generate(pos.X, pos.Y, 1, pix)
-		c := components.NewChunkFrom(benchChunk, snapshot.Pixels(pix))
+		c := components.NewChunk(benchChunk, conv.Pixels(pix))
 		st := components.ChunkState{}
 		e := cm.NewEntity(&pos, &c, &st)
 		ix.Set(pos, e)
@@ -64,8 +67,8 @@ func dirty(w *ecs.World, fraction float64, rng *rand.Rand) {
 	q := ecs.NewFilter3[components.ChunkPos, components.Chunk, components.ChunkState](w).Query()
 	for q.Next() {
 		pos, c, st := q.Get()
-		pix := c.Mut()
-		benchGen.Generate(pos.X, pos.Y, 1, snapshot.Uint32s(pix))
+		pix := c.MutRect(0, 0, c.Size, c.Size)
+		benchGen.Generate(pos.X, pos.Y, 1, conv.Uint32s(pix))
 		for range int(fraction * float64(len(pix))) {
 			pix[rng.IntN(len(pix))] = components.MakePixel(terrain.Water, uint8(rng.IntN(4)), 0, 0)
 		}
@@ -148,7 +151,7 @@ func latencyStore(b *testing.B) string {
 		dir, err := os.MkdirTemp("", "arksave-bench-")
 		must(b, err)
 		latencyDir = filepath.Join(dir, "save")
-		w, err := autosave.OpenWriter(latencyDir, autosave.Options{Store: chunkstoreConfig()})
+		w, err := savedir.OpenWriter(latencyDir, savedir.Options{Store: chunkstoreConfig()})
 		must(b, err)
 		rng := rand.New(rand.NewPCG(3, 4))
 		const total, batch = 10000, 500
@@ -161,10 +164,10 @@ func latencyStore(b *testing.B) string {
 				for range len(pix) / 100 {
 					pix[rng.IntN(len(pix))] = uint32(components.MakePixel(terrain.Water, 0, 0, 0))
 				}
-				c := components.NewChunkFrom(benchChunk, snapshot.Pixels(pix))
+				c := components.NewChunk(benchChunk, conv.Pixels(pix))
 				snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share()})
 			}
-			if !w.Submit(autosave.Job{Snap: snap}) {
+			if !w.Submit(savedir.Job{Snap: snap}) {
 				b.Fatal("writer busy")
 			}
 			must(b, w.Wait().Err)
@@ -282,7 +285,7 @@ func benchWorldAt(b *testing.B, dir string) (*ecs.World, []arksave.System, *arks
 	w := ecs.NewWorld()
 	systems, err := arksave.Plugin{
 		Dir: dir, Load: true, ChunkSize: benchChunk, Generator: benchGen, Seed: 1,
-		Autosave: &arksave.AutosaveConfig{Enabled: false, MaxBackups: 0},
+		Autosave: &autosave.Config{Enabled: false, MaxBackups: 0},
 	}.Install(w)
 	must(b, err)
 	// A focus of radius 1 loads nine chunks; dirty() touches all loaded ones,
@@ -293,7 +296,7 @@ func benchWorldAt(b *testing.B, dir string) (*ecs.World, []arksave.System, *arks
 		pos := components.ChunkPos{X: int32(10 + i), Y: 0}
 		pix := make([]uint32, benchChunk*benchChunk)
 		benchGen.Generate(pos.X, pos.Y, 1, pix)
-		c := components.NewChunkFrom(benchChunk, snapshot.Pixels(pix))
+		c := components.NewChunk(benchChunk, conv.Pixels(pix))
 		st := components.ChunkState{}
 		ix.Set(pos, cm.NewEntity(&pos, &c, &st))
 	}
@@ -302,7 +305,7 @@ func benchWorldAt(b *testing.B, dir string) (*ecs.World, []arksave.System, *arks
 
 func chunkstoreConfig() chunkstore.Options {
 	return chunkstore.Options{ChunkSize: benchChunk, TileSize: 32, PixelSize: 4, Seed: 1,
-		Generator: benchGen, Layers: components.DefaultLayers()}
+		Generator: benchGen, Layers: arksave.DefaultLayers()}
 }
 
 func emptyWorld(b *testing.B) []byte {

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 )
 
 // The README's first snippet is Example with the generator it uses, as
@@ -38,7 +38,7 @@ func TestFormatDocVersions(t *testing.T) {
 	doc, err := os.ReadFile("docs/format.md")
 	must(t, err)
 	for _, row := range []string{
-		fmt.Sprintf("| save directory manifest (JSON) | %d | %d to %d |", autosave.ManifestVersion, autosave.OldestManifestVersion, autosave.ManifestVersion),
+		fmt.Sprintf("| save directory manifest (JSON) | %d | %d to %d |", savedir.ManifestVersion, savedir.OldestManifestVersion, savedir.ManifestVersion),
 		fmt.Sprintf("| PECS world file | %d.%d | %d.0 and %d.%d |", archetype.VersionMajor, archetype.VersionMinor, archetype.OldestVersionMajor, archetype.VersionMajor, archetype.VersionMinor),
 		fmt.Sprintf("| PXSW chunk store | %d | %d to %d |", chunkstore.FormatVersion, chunkstore.OldestFormatVersion, chunkstore.FormatVersion),
 	} {

@@ -15,6 +15,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/storetool"
+	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/systems"
 	"github.com/arksave/arksave/vfs"
 )
@@ -22,13 +23,13 @@ import (
 // SaveHandle.Wait on the game loop finishes the save itself: it returns
 // without a single tick, for a save not started yet and for one in flight.
 func TestSaveHandleWaitOnTheGameLoop(t *testing.T) {
-	g := newGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 1})
-	g.settle(t)
+	g := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1})
+	g.Settle(t)
 
-	h := g.pers.Save() // not started: no tick ran since
+	h := g.Pers.Save() // not started: no tick ran since
 	expect(t, !h.IsComplete(), "complete before any tick")
-	must(t, h.Wait())
-	expect(t, h.IsComplete() && h.Result().Generation == 1 && g.pers.Generation() == 1, "after Wait: %+v", h.Result())
+	must(t, h.Wait().Err)
+	expect(t, h.IsComplete() && h.Result().Generation == 1 && g.Pers.Generation() == 1, "after Wait: %+v", h.Result())
 	select {
 	case <-h.Done():
 	default:
@@ -36,32 +37,32 @@ func TestSaveHandleWaitOnTheGameLoop(t *testing.T) {
 	}
 
 	// In flight: one tick starts it, Wait finishes it.
-	h = g.pers.Save()
-	g.tick()
-	must(t, h.Wait())
-	expect(t, g.pers.Generation() == 2, "generation %d", g.pers.Generation())
+	h = g.Pers.Save()
+	g.Tick()
+	must(t, h.Wait().Err)
+	expect(t, g.Pers.Generation() == 2, "generation %d", g.Pers.Generation())
 
 	// A second Wait, and Err, on a finished handle return at once.
-	must(t, h.Wait())
+	must(t, h.Wait().Err)
 	must(t, h.Err())
 }
 
 // Another goroutine waits on Done while the game loop ticks.
 func TestSaveHandleDoneFromAnotherGoroutine(t *testing.T) {
-	g := newGame(t, gameOpts{fs: vfs.NewMem(), dir: "/save", radius: 1})
-	g.settle(t)
-	h := g.pers.Save()
+	g := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1})
+	g.Settle(t)
+	h := g.Pers.Save()
 	waited := make(chan error)
 	go func() {
 		<-h.Done()
 		waited <- h.Err()
 	}()
 	for {
-		g.tick()
+		g.Tick()
 		select {
 		case err := <-waited:
 			must(t, err)
-			expect(t, g.pers.Generation() == 1, "generation %d", g.pers.Generation())
+			expect(t, g.Pers.Generation() == 1, "generation %d", g.Pers.Generation())
 			return
 		default: // the game loop ticks on while the other goroutine waits
 		}
@@ -121,13 +122,13 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 	// loading, reported as a Problem of the store file naming the chunk.
 	mem := vfs.NewMem()
 	// No copy of the store for a backup: the damaged record is read.
-	g := newGame(t, gameOpts{fs: mem, dir: "/save", radius: 0, autosave: noBackupCopy()})
-	g.settle(t)
-	for i := range testChunk {
-		g.paint(t, 0, 0, i, i, components.MakePixel(9, 9, 0, 0))
+	g := gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 0, Autosave: gametest.NoBackupCopy()})
+	g.Settle(t)
+	for i := range gametest.ChunkSize {
+		g.Paint(t, 0, 0, i, i, components.MakePixel(9, 9, 0, 0))
 	}
-	must(t, g.pers.SaveNow().Err)
-	must(t, g.pers.Close())
+	must(t, g.Pers.SaveNow().Err)
+	must(t, g.Pers.Close())
 	s, err := chunkstore.Open("/save/chunks.pxsw", &chunkstore.Options{FS: mem, ReadOnly: true})
 	must(t, err)
 	var rec storetool.Handle
@@ -149,9 +150,9 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 	_, err = f.WriteAt(b, off)
 	must(t, err)
 	must(t, f.Close())
-	g = newGame(t, gameOpts{fs: mem, dir: "/save", load: true, radius: 0})
-	g.settle(t)
-	ps := g.pers.Problems()
+	g = gametest.New(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 0})
+	g.Settle(t)
+	ps := g.Pers.Problems()
 	expect(t, len(ps) == 1, "problems %v", ps)
 	p := ps[0]
 	expect(t, errors.Is(p.Err, arksave.ErrCorrupt) && errors.Is(p.Err, chunkstore.ErrChecksum) && !errors.Is(p.Err, archetype.ErrCorrupt),
@@ -171,15 +172,17 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 	expect(t, errors.Is(err, arksave.ErrCorrupt) && errors.Is(err, chunkstore.ErrCorrupt), "chunkstore.ErrChecksum: %v", err)
 }
 
-// Imports point one way: the save directory's package knows nothing of the
-// world file codec (checking a save is savetool's), and the codecs know
-// nothing of the plugin.
+// Imports point one way: autosave (what a game sees of saving) knows
+// nothing of the save directory, the snapshot or the world file codec, the
+// codecs know nothing of the plugin, and components (the game's
+// vocabulary) nothing of the storage layers.
 func TestImportsPointOneWay(t *testing.T) {
 	for pkg, banned := range map[string][]string{
-		"./autosave":   {"/archetype", "/internal/savetool", "/systems", "/internal/persist"},
+		"./autosave":   {"/archetype", "/internal/savetool", "/systems", "/internal/savedir", "/snapshot", "/components"},
 		"./archetype":  {"/chunkstore", "/autosave", "/components", "/systems", "/snapshot"},
 		"./chunkstore": {"/archetype", "/autosave", "/components", "/systems", "/snapshot"},
 		"./systems":    {"/internal/savetool"},
+		"./components": {"/chunkstore", "/archetype", "/autosave", "/snapshot", "/systems", "/vfs", "/internal/persist"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		must(t, err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/mlange-42/ark/ecs"
 )
 
@@ -95,7 +96,7 @@ func BenchmarkReadInfo_PosVel_100k(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := archetype.ReadInfo(bytes.NewReader(data)); err != nil {
+		if _, err := pecs.ReadInfo(bytes.NewReader(data)); err != nil {
 			b.Fatal(err)
 		}
 	}

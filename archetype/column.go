@@ -2,11 +2,8 @@ package archetype
 
 import (
 	"fmt"
-	"reflect"
-	"unsafe"
 
 	"github.com/pierrec/lz4/v4"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // A column is the data of one component for all entities of a table, in row order: raw memory
@@ -42,17 +39,6 @@ func (c *compressor) compress(b *blob) {
 // write streams the blob and its CRC.
 func (b *blob) write(w *streamWriter) {
 	w.writeCRC(w.writeSum(b.stored))
-}
-
-// encodeRows appends one msgpack value per row of a column of type t starting at base.
-func encodeRows(enc *msgpack.Encoder, t reflect.Type, base unsafe.Pointer, rows int) error {
-	size := t.Size()
-	for i := range rows {
-		if err := enc.EncodeValue(reflect.NewAt(t, unsafe.Add(base, uintptr(i)*size)).Elem()); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // readBlob reads one blob of raw size raw and stored size stored and checks its CRC. When dst

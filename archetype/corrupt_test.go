@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/mlange-42/ark/ecs"
 )
 
@@ -51,7 +52,7 @@ func readAll(data []byte) (decodeErr, infoErr, exportErr error) {
 	w := ecs.NewWorld()
 	registerAll(w)
 	decodeErr = archetype.Decode(bytes.NewReader(data), w)
-	_, infoErr = archetype.ReadInfo(bytes.NewReader(data))
+	_, infoErr = pecs.ReadInfo(bytes.NewReader(data))
 	exportErr = archetype.ExportJSON(io.Discard, bytes.NewReader(data))
 	return
 }

@@ -126,31 +126,8 @@ type binding struct {
 
 // bindTypes finds each stored type in the target world and decides how its data is read.
 func bindTypes(world *ecs.World, types []fileType, o *options) ([]binding, error) {
-	compByName := map[string]ecs.ID{}
-	compByType := map[reflect.Type]ecs.ID{}
-	for _, id := range ecs.ComponentIDs(world) {
-		ci, _ := ecs.ComponentInfo(world, id)
-		compByName[typeName(ci.Type)] = id
-		compByType[ci.Type] = id
-	}
-	resByName := map[string]ecs.ResID{}
-	resByType := map[reflect.Type]ecs.ResID{}
-	for _, id := range ecs.ResourceIDs(world) {
-		t, _ := ecs.ResourceType(world, id)
-		resByName[typeName(t)] = id
-		resByType[t] = id
-	}
-	skipped := map[string]bool{}
-	for t := range o.skipComps {
-		skipped[typeName(t)] = true
-	}
-	for t := range o.skipRes {
-		skipped[typeName(t)+" (resource)"] = true
-	}
-	for n := range o.skipResNames {
-		skipped[n+" (resource)"] = true
-	}
-
+	wt := newWorldTypes(world)
+	skipped := skippedNames(o)
 	binds := make([]binding, len(types))
 	for i := range types {
 		ft, b := &types[i], &binds[i]
@@ -169,19 +146,7 @@ func bindTypes(world *ecs.World, types []fileType, o *options) ([]binding, error
 			b.drop = true
 			continue
 		}
-		found := false
-		if alias, ok := o.aliases[ft.name]; ok {
-			if isRes {
-				b.res, found = resByType[alias]
-			} else {
-				b.id, found = compByType[alias]
-			}
-		} else if isRes {
-			b.res, found = resByName[ft.name]
-		} else {
-			b.id, found = compByName[ft.name]
-		}
-		if !found {
+		if !wt.find(ft, b, o) {
 			if o.ignore {
 				b.drop = true
 				continue
@@ -204,41 +169,114 @@ func bindTypes(world *ecs.World, types []fileType, o *options) ([]binding, error
 		if !isRes && !ft.hasData() {
 			continue
 		}
-		current := o.version(b.info)
-		switch {
-		case ft.version != current:
-			m, ok := o.migrations[migrationKey{typ: b.typ, from: ft.version}]
-			if !ok {
-				return nil, fmt.Errorf("%w: type registry entry %d: %s %q is stored with type version %d, the registered type has version %d; "+
-					"register archetype.Migrate[%s](%d, ...)", ErrVersion, i, kind, ft.name, ft.version, current, b.typ, ft.version)
-			}
-			b.mode, b.migrate = modeMigrate, m
-		case ft.is(TypeRaw) && b.info.raw && schemaEqual(b.info.schema, ft.schema):
-			b.mode = modeRaw
-		case ft.is(TypeRaw):
-			local := localSchema(b)
-			if ft.node != nil && local != nil {
-				if runs, ok := relayoutRuns(ft.node, local); ok {
-					b.mode, b.runs, b.stored = modeRelayout, runs, ft.size
-					break
-				}
-			}
-			return nil, rawMismatch(i, kind, ft, b, local)
-		case ft.vs == nil:
-			b.mode = modeMsgpack // format 1.0
-		default:
-			p, terr := planOf(b.typ)
-			if terr == nil {
-				terr = ft.vs.compatible(0, p, map[compatKey]bool{})
-			}
-			if terr != nil {
-				return nil, fmt.Errorf("%w: type registry entry %d: %s %q: field %s; register a migration (archetype.TypeVersion and archetype.Migrate) or skip the type",
-					ErrIncompatible, i, kind, ft.name, terr.describe(b.typ))
-			}
-			b.mode, b.plan = modeValue, p
+		if err := bindMode(ft, b, i, kind, o); err != nil {
+			return nil, err
 		}
 	}
 	return binds, nil
+}
+
+// worldTypes are the component and resource types of the target world, by name and by Go type.
+type worldTypes struct {
+	compByName map[string]ecs.ID
+	compByType map[reflect.Type]ecs.ID
+	resByName  map[string]ecs.ResID
+	resByType  map[reflect.Type]ecs.ResID
+}
+
+func newWorldTypes(world *ecs.World) *worldTypes {
+	wt := &worldTypes{
+		compByName: map[string]ecs.ID{},
+		compByType: map[reflect.Type]ecs.ID{},
+		resByName:  map[string]ecs.ResID{},
+		resByType:  map[reflect.Type]ecs.ResID{},
+	}
+	for _, id := range ecs.ComponentIDs(world) {
+		ci, _ := ecs.ComponentInfo(world, id)
+		wt.compByName[typeName(ci.Type)] = id
+		wt.compByType[ci.Type] = id
+	}
+	for _, id := range ecs.ResourceIDs(world) {
+		t, _ := ecs.ResourceType(world, id)
+		wt.resByName[typeName(t)] = id
+		wt.resByType[t] = id
+	}
+	return wt
+}
+
+// find sets b's component or resource id to the world's type for stored type ft: the alias's
+// type when ft's name has one, else the type of the same name. It reports whether there is one.
+func (wt *worldTypes) find(ft *fileType, b *binding, o *options) (found bool) {
+	isRes := ft.is(TypeResource)
+	if alias, ok := o.aliases[ft.name]; ok {
+		if isRes {
+			b.res, found = wt.resByType[alias]
+		} else {
+			b.id, found = wt.compByType[alias]
+		}
+		return found
+	}
+	if isRes {
+		b.res, found = wt.resByName[ft.name]
+	} else {
+		b.id, found = wt.compByName[ft.name]
+	}
+	return found
+}
+
+// skippedNames are the names of the types the options leave out, resources with " (resource)".
+func skippedNames(o *options) map[string]bool {
+	skipped := map[string]bool{}
+	for t := range o.skipComps {
+		skipped[typeName(t)] = true
+	}
+	for t := range o.skipRes {
+		skipped[typeName(t)+" (resource)"] = true
+	}
+	for n := range o.skipResNames {
+		skipped[n+" (resource)"] = true
+	}
+	return skipped
+}
+
+// bindMode decides how the data of stored type ft (registry entry i) is read into b's type:
+// migrated, copied raw, relaid out field by field, through msgpack (format 1.0), or value by
+// value against its value schema; or it says why it cannot be.
+func bindMode(ft *fileType, b *binding, i int, kind string, o *options) error {
+	current := o.version(b.info)
+	switch {
+	case ft.version != current:
+		m, ok := o.migrations[migrationKey{typ: b.typ, from: ft.version}]
+		if !ok {
+			return fmt.Errorf("%w: type registry entry %d: %s %q is stored with type version %d, the registered type has version %d; "+
+				"register archetype.Migrate[%s](%d, ...)", ErrVersion, i, kind, ft.name, ft.version, current, b.typ, ft.version)
+		}
+		b.mode, b.migrate = modeMigrate, m
+	case ft.is(TypeRaw) && b.info.raw && schemaEqual(b.info.schema, ft.schema):
+		b.mode = modeRaw
+	case ft.is(TypeRaw):
+		local := localSchema(b)
+		if ft.node != nil && local != nil {
+			if runs, ok := relayoutRuns(ft.node, local); ok {
+				b.mode, b.runs, b.stored = modeRelayout, runs, ft.size
+				return nil
+			}
+		}
+		return rawMismatch(i, kind, ft, b, local)
+	case ft.vs == nil:
+		b.mode = modeMsgpack // format 1.0
+	default:
+		p, terr := planOf(b.typ)
+		if terr == nil {
+			terr = ft.vs.compatible(0, p, map[compatKey]bool{})
+		}
+		if terr != nil {
+			return fmt.Errorf("%w: type registry entry %d: %s %q: field %s; register a migration (archetype.TypeVersion and archetype.Migrate) or skip the type",
+				ErrIncompatible, i, kind, ft.name, terr.describe(b.typ))
+		}
+		b.mode, b.plan = modeValue, p
+	}
+	return nil
 }
 
 // fileConcretes resolves the concrete types that values behind interfaces name, against the

@@ -15,11 +15,11 @@
 //   - [Check] refuses, before anything is written, the component and resource types a save could
 //     not bring back exactly; [Register] and [RegisterName] name the concrete types that values
 //     behind interfaces hold.
-//   - [ReadInfo] describes a file and checks it without a world, every value included;
-//     [ExportJSON] writes the world a file holds as JSON without the Go types, and
+//   - [ExportJSON] writes the world a file holds as JSON without the Go types, and
 //     [ImportJSON] turns that JSON (edited or not) back into a file: the same bytes when it was
 //     not edited; [ExportSectionJSON] writes an entity section's entities the same way. The
-//     arksave command's inspect, check, export and import use them, and its map (serve) shows
+//     arksave command's export and import use them (its inspect and check read every
+//     value of a file without a world, through this module's internal/pecs), and its map (serve) shows
 //     regional entities through ExportSectionJSON.
 //   - Errors: [ErrCorrupt], [ErrVersion], [ErrUnknownType], [ErrIncompatible],
 //     [ErrUnsupportedType], [ErrCycle], [ErrWorldNotEmpty], [ErrBadJSON].
@@ -129,7 +129,7 @@
 // [TypeConcrete] type. Raw types carry a schema (field names, kinds, offsets, sizes; nested
 // structs and arrays), so that a file can be read by field name without the Go types; in format
 // 2.0 every type stored as msgpack carries a value schema (value_schema.go), against which
-// [ReadInfo] checks every stored value and Decode checks the program's types.
+// the inspect and check commands check every stored value and Decode checks the program's types.
 //
 // A table's entity ids are its run of the pool's alive list: alive ids are listed table after
 // table, row after row. They sit in the pool section, ahead of all column data, because Decode
@@ -173,7 +173,7 @@
 // Other component types and all resources are msgpack values, written by a plan compiled once per
 // Go type (value.go has the wire form of every kind): structs as maps from field name to value,
 // every field included, map keys sorted by their encoding, ecs.Entity as the extension type
-// [EntityExtID], values behind interfaces as their type's name and the value. The bytes are
+// 69 (entityExtID), values behind interfaces as their type's name and the value. The bytes are
 // msgpack, so a file can be read without the Go types ([ExportJSON], [Migrate]). Format 1.0
 // files, written by msgpack's own reflection (exported fields only), are read as they were.
 //
@@ -186,7 +186,7 @@
 // interfaces as {"type", "value"} (jsonvalue.go lists every form). The registry's schemas, the
 // whole entity pool, relation targets, flags and the timestamp go along, so [ImportJSON] writes
 // the file again byte for byte, in the form Encode writes: map entries sorted, the shortest
-// integers where Encode writes them. The JSON's "format" ([JSONFormat]) is versioned apart from
+// integers where Encode writes them. The JSON's "format" ("pecs-json 1") is versioned apart from
 // the file's.
 //
 // Types are identified by full name: package path and type name. Two types declared inside

@@ -121,7 +121,7 @@ func planFile(world *ecs.World, opts []Option) (*plan, int, error) {
 
 // plan is everything Encode writes, gathered before the first byte.
 type plan struct {
-	header    Header
+	header    fileHeader
 	registry  []byte
 	entries   []tableEntry
 	blobs     [][]blob // per entry, per data column
@@ -218,7 +218,7 @@ func newEncoding(world *ecs.World, o *options) (*plan, error) {
 		e.pool.compact = true
 		minor = VersionMinor
 	}
-	e.header = Header{
+	e.header = fileHeader{
 		VersionMajor: VersionMajor, VersionMinor: minor, Flags: flags,
 		Entities: uint64(len(e.pool.alive)), Archetypes: uint32(len(e.entries)),
 		Types: uint32(len(pl.types) + len(concrete)), Resources: uint32(len(res)), Timestamp: ts,

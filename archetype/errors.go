@@ -32,12 +32,6 @@ var ErrUnknownType = errors.New("archetype: unknown type")
 // alive or recycled. Decode needs a fresh world or one cleared with [ecs.World.Reset].
 var ErrWorldNotEmpty = errors.New("archetype: target world is not empty")
 
-// ErrBigEndian is no longer returned: [Encode] and [Decode] work on big-endian hosts too,
-// swapping the bytes of raw columns and the entity pool on their way in and out.
-//
-// Deprecated: nothing returns it; a file written on any host opens on any other.
-var ErrBigEndian = errors.New("archetype: raw column copies need a little-endian host")
-
 var errEntityExt = errors.New("archetype: entity extension must hold 8 bytes")
 
 // ErrUnsupportedType is returned by [Check], [Encode] and the arksave plugin's Install when a

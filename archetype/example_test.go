@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/mlange-42/ark/ecs"
 )
 
@@ -173,10 +174,11 @@ func ExampleMigrate() {
 	// Output: <nil> {[old school label] 3}
 }
 
-func ExampleReadInfo() {
+// What the inspect command reads of a file (internal/pecs, filled in by this package).
+func Example_info() {
 	var file bytes.Buffer
 	_ = archetype.Encode(&file, smallWorld(), archetype.Timestamp(testTime))
-	info, err := archetype.ReadInfo(&file)
+	info, err := pecs.ReadInfo(&file)
 	fmt.Println(err, info.Header.Entities, "entities in", len(info.Tables), "tables; checksum ok:", info.Checksum.OK)
 	for _, t := range info.Types {
 		fmt.Println(strings.TrimSpace(strings.TrimPrefix(t.Name, "github.com/arksave/arksave/archetype_test.") + " " + t.Encoding + " " + t.Layout))
@@ -281,7 +283,8 @@ func ExampleRegister() {
 // Check refuses at start-up what a save could not bring back, naming the field and the ways out.
 func ExampleCheck() {
 	type Brain struct {
-		Mood    int
+		Mood int
+		//lint:ignore U1000 the field Check refuses
 		onThink func()
 	}
 	type Enemy struct{ AI Brain }
@@ -303,7 +306,7 @@ func ExampleSkipResourceNames() {
 	ecs.AddResource(world, &Tick{N: 1})
 	var file bytes.Buffer
 	err := archetype.Encode(&file, world, archetype.SkipResourceNames("github.com/arksave/arksave/archetype_test.Tick"))
-	info, _ := archetype.ReadInfo(&file)
+	info, _ := pecs.ReadInfo(&file)
 	fmt.Println(err, len(info.Resources))
 	// Output: <nil> 0
 }
@@ -387,8 +390,8 @@ func ExampleExportSectionJSON() {
 	// }
 }
 
-// ReadHeader looks at a PECS file's counts without reading the rest.
-func ExampleReadHeader() {
+// The header (internal/pecs.ReadHeader) shows a file's counts without reading the rest.
+func Example_header() {
 	type Pos struct{ X, Y float64 }
 	w := ecs.NewWorld()
 	m := ecs.NewMap1[Pos](w)
@@ -400,9 +403,9 @@ func ExampleReadHeader() {
 		fmt.Println(err)
 		return
 	}
-	h, err := archetype.ReadHeader(buf.Bytes())
+	h, err := pecs.ReadHeader(buf.Bytes())
 	fmt.Println(h.Entities, err)
-	_, err = archetype.ReadHeader(buf.Bytes()[:10])
+	_, err = pecs.ReadHeader(buf.Bytes()[:10])
 	fmt.Println(errors.Is(err, archetype.ErrCorrupt), errors.Is(err, io.ErrUnexpectedEOF))
 	// Output:
 	// 3 <nil>

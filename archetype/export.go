@@ -15,9 +15,9 @@ import (
 	"github.com/mlange-42/ark/ecs"
 )
 
-// JSONFormat is the "format" of the JSON that [ExportJSON] writes and [ImportJSON] reads. Its
+// jsonFormat is the "format" of the JSON that [ExportJSON] writes and [ImportJSON] reads. Its
 // number goes up when the JSON changes in a way an older ImportJSON would misread.
-const JSONFormat = "pecs-json 1"
+const jsonFormat = "pecs-json 1"
 
 // ExportJSON reads a PECS file from r and writes the world it holds to w as JSON, without the
 // Go types: raw columns are read through the layouts stored in the type registry, other values
@@ -144,7 +144,7 @@ func (x *exporter) bytes(b []byte) {
 
 func (x *exporter) head() {
 	h := &x.f.header
-	b := fmt.Appendf(x.tmp[:0], "{\n\"format\": %q,\n\"pecs\": \"%d.%d\",\n\"timestamp\": ", JSONFormat, h.VersionMajor, h.VersionMinor)
+	b := fmt.Appendf(x.tmp[:0], "{\n\"format\": %q,\n\"pecs\": \"%d.%d\",\n\"timestamp\": ", jsonFormat, h.VersionMajor, h.VersionMinor)
 	if t := time.UnixMilli(h.Timestamp).UTC(); t.Year() >= 0 && t.Year() <= 9999 {
 		b = appendJSONString(b, t.Format(time.RFC3339Nano))
 	} else {

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/mlange-42/ark/ecs"
 )
 
@@ -74,7 +75,8 @@ type (
 		AI   EnemyAI
 	}
 	EnemyAI struct {
-		Mode   int
+		Mode int
+		//lint:ignore U1000 the field Check refuses
 		target chan int
 	}
 	Callback   struct{ OnHit func() }
@@ -109,7 +111,7 @@ func valueWorld() *ecs.World {
 func roundTrip(t *testing.T, world *ecs.World, prepare func(*ecs.World)) *ecs.World {
 	t.Helper()
 	data := encode(t, world)
-	if _, err := archetype.ReadInfo(bytes.NewReader(data)); err != nil {
+	if _, err := pecs.ReadInfo(bytes.NewReader(data)); err != nil {
 		t.Fatalf("ReadInfo (arksave check): %v", err)
 	}
 	loaded := ecs.NewWorld()
@@ -407,7 +409,7 @@ func TestIncompatibleTypes(t *testing.T) {
 func TestFormat1FileLoads(t *testing.T) {
 	data, err := os.ReadFile("testdata/v1-valid.pecs")
 	expectNoError(t, err, "reading the 1.0 file")
-	info, err := archetype.ReadInfo(bytes.NewReader(data))
+	info, err := pecs.ReadInfo(bytes.NewReader(data))
 	expectNoError(t, err, "ReadInfo")
 	expectEqual(t, uint16(1), info.Header.VersionMajor, "major version of the fixture")
 	expectSameWorld(t, smallWorld(), decode(t, data))
@@ -434,7 +436,7 @@ func TestCheckReadsValuesAgainstTheStoredTypes(t *testing.T) {
 	le := binary.LittleEndian
 	le.PutUint32(bad[l.resources-4:], crc32.Checksum(bad[l.data:l.resources-4], crc32.MakeTable(crc32.Castagnoli)))
 	bad = fixSums(bad)
-	_, err := archetype.ReadInfo(bytes.NewReader(bad))
+	_, err := pecs.ReadInfo(bytes.NewReader(bad))
 	if !errors.Is(err, archetype.ErrCorrupt) || !strings.Contains(err.Error(), "Drawing.Shape") || !strings.Contains(err.Error(), "Sqxxxx") {
 		t.Errorf("ReadInfo: want ErrCorrupt naming Drawing.Shape and the type, got %v", err)
 	}

@@ -75,7 +75,7 @@ func FuzzDecodeBehindChecksums(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		verifyChecksums = false
 		defer func() { verifyChecksums = true }()
-		_, _ = ReadInfo(bytes.NewReader(data))
+		_, _ = readInfo(bytes.NewReader(data))
 		_ = ExportJSON(io.Discard, bytes.NewReader(data))
 		w := ecs.NewWorld()
 		fzRegister(w)
@@ -125,7 +125,7 @@ func FuzzDecodeEntitiesBehindChecksums(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		verifyChecksums = false
 		defer func() { verifyChecksums = true }()
-		_, _ = ReadInfo(bytes.NewReader(data))
+		_, _ = readInfo(bytes.NewReader(data))
 		w := ecs.NewWorld()
 		fzRegister(w)
 		var js bytes.Buffer

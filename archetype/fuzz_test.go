@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/mlange-42/ark/ecs"
 )
 
@@ -29,9 +30,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add(encode(f, valueWorld()))
 	f.Add(encode(f, richWorld(), archetype.CompactPool(), archetype.LZ4()))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = archetype.ReadInfo(bytes.NewReader(data))
+		_, _ = pecs.ReadInfo(bytes.NewReader(data))
 		_ = archetype.ExportJSON(io.Discard, bytes.NewReader(data))
-		hdr, hdrErr := archetype.ReadHeader(data)
+		hdr, hdrErr := pecs.ReadHeader(data)
 		if hdrErr != nil && !isSentinel(hdrErr) {
 			t.Fatalf("ReadHeader: error matches no sentinel: %v", hdrErr)
 		}
@@ -42,7 +43,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		info, err := archetype.ReadInfo(bytes.NewReader(data))
+		info, err := pecs.ReadInfo(bytes.NewReader(data))
 		if err != nil {
 			t.Fatalf("Decode accepted what ReadInfo rejects: %v", err)
 		}
@@ -130,7 +131,7 @@ func fuzzWorld() *ecs.World {
 
 // otherHost reports whether a file's type registry records a size for one of w's component
 // types other than this host's: the file comes from a host of another word size or alignment.
-func otherHost(w *ecs.World, info *archetype.Info) bool {
+func otherHost(w *ecs.World, info *pecs.Info) bool {
 	sizes := map[string]uintptr{}
 	for _, id := range ecs.ComponentIDs(w) {
 		ci, _ := ecs.ComponentInfo(w, id)

@@ -5,20 +5,12 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+
+	"github.com/arksave/arksave/internal/pecs"
 )
 
-// Header is the fixed 64-byte start of a PECS file.
-type Header struct {
-	VersionMajor uint16 // format major version
-	VersionMinor uint16 // format minor version
-	Flags        uint32 // header flags, see [FlagLZ4]
-	Entities     uint64 // alive entities saved
-	Archetypes   uint32 // entries of the archetype table: one per Ark table (archetype and relation targets)
-	Types        uint32 // entries of the type registry (components and resources)
-	Resources    uint32 // resources saved
-	Timestamp    int64  // milliseconds since the Unix epoch
-	FileSize     uint64 // size of the whole file, footer included
-}
+// fileHeader is the fixed 64-byte start of a PECS file.
+type fileHeader = pecs.Header
 
 // minFileSize is the size of a file with an empty world: header, four empty sections
 // (the pool holds the two reserved slots), footer.
@@ -33,7 +25,7 @@ const minSectionSize = headerSize + 4*(sectionHeadSize+crcSize) + footerSize
 const minCompactSize = headerSize + 4*(sectionHeadSize+crcSize) + compactFixed + 1 + footerSize
 
 // appendHeader appends the 64 header bytes, CRC included.
-func appendHeader(b []byte, h *Header) []byte {
+func appendHeader(b []byte, h *fileHeader) []byte {
 	start := len(b)
 	w := (*writeBuf)(&b)
 	w.bytes([]byte(magic))
@@ -51,22 +43,21 @@ func appendHeader(b []byte, h *Header) []byte {
 	return b
 }
 
-// ReadHeader parses the 64-byte header at the start of a PECS file (magic,
-// version, checksum, values) without reading the rest: a cheap look at its
-// counts, Entities among them. Input shorter than a header is an error
-// wrapping ErrCorrupt and io.ErrUnexpectedEOF.
-func ReadHeader(b []byte) (Header, error) {
+// readHeader parses the 64-byte header at the start of a PECS file (pecs.ReadHeader): magic,
+// version, checksum, values, without reading the rest. Input shorter than a header is an
+// error wrapping ErrCorrupt and io.ErrUnexpectedEOF.
+func readHeader(b []byte) (fileHeader, error) {
 	if len(b) < headerSize {
-		return Header{}, fmt.Errorf("%w: header at offset 0: %d bytes, want %d: %w", ErrCorrupt, len(b), headerSize, io.ErrUnexpectedEOF)
+		return fileHeader{}, fmt.Errorf("%w: header at offset 0: %d bytes, want %d: %w", ErrCorrupt, len(b), headerSize, io.ErrUnexpectedEOF)
 	}
 	return parseHeader(b[:headerSize])
 }
 
 // parseHeader checks magic, then version, then checksum, then the values, each failure
 // with its own error, and returns the header.
-func parseHeader(b []byte) (Header, error) {
+func parseHeader(b []byte) (fileHeader, error) {
 	le := binary.LittleEndian
-	var h Header
+	var h fileHeader
 	if string(b[0:4]) != magic {
 		return h, fmt.Errorf("%w: header at offset 0: magic %q, want %q: not a PECS file", ErrCorrupt, b[0:4], magic)
 	}
@@ -147,7 +138,7 @@ func appendFooter(b []byte, f *footer) []byte {
 
 // parseFooter checks the footer at file offset off against the running checksum of
 // everything before it and the header's file size.
-func parseFooter(b []byte, off int64, crc uint32, h *Header) (footer, error) {
+func parseFooter(b []byte, off int64, crc uint32, h *fileHeader) (footer, error) {
 	le := binary.LittleEndian
 	f := footer{checksumType: le.Uint32(b), checksum: le.Uint64(b[4:]), fileSize: le.Uint64(b[12:])}
 	fail := func(at int64, format string, args ...any) (footer, error) {

@@ -25,7 +25,7 @@ import (
 // is not alive, a free list that does not add up) is [ErrBadJSON], naming the JSON path and the
 // byte offset. JSON exported from a format 1.0 file whose values have no stored schema cannot
 // be imported: load that file into the game and save it again first. The file written is
-// checked as [ReadInfo] checks a file before the first byte is written.
+// checked as the check command checks a file before the first byte is written.
 func ImportJSON(w io.Writer, r io.Reader) error {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -54,11 +54,11 @@ func importJSON(data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if format != JSONFormat {
+	if format != jsonFormat {
 		if strings.HasPrefix(format, "PECS ") {
 			return nil, im.fail(top[0], "%q: this JSON was written by an older arksave export, which does not keep everything a file holds; export the file again", format)
 		}
-		return nil, im.fail(top[0], "format %q, this program reads %q", format, JSONFormat)
+		return nil, im.fail(top[0], "format %q, this program reads %q", format, jsonFormat)
 	}
 	im.pop()
 	v1, err := im.key("pecs").pecsVersion(top[1])
@@ -66,7 +66,7 @@ func importJSON(data []byte) ([]byte, error) {
 		return nil, err
 	}
 	im.pop()
-	h := Header{VersionMajor: VersionMajor, VersionMinor: worldMinor}
+	h := fileHeader{VersionMajor: VersionMajor, VersionMinor: worldMinor}
 	if h.Timestamp, err = im.key("timestamp").timestamp(top[2]); err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func importJSON(data []byte) ([]byte, error) {
 	}
 	// Every check of a reader, over the whole file: what the JSON says must hold together as a
 	// file does, whatever was edited by hand.
-	if _, err := ReadInfo(bytes.NewReader(sw.b)); err != nil {
+	if _, err := readInfo(bytes.NewReader(sw.b)); err != nil {
 		return nil, fmt.Errorf("%w: the world it describes is not one a PECS file can hold: %v", ErrBadJSON, err)
 	}
 	return sw.b, nil
@@ -151,7 +151,7 @@ func (im *importer) timestamp(v *jval) (int64, error) {
 	return t.UnixMilli(), nil
 }
 
-func (im *importer) flags(v *jval, h *Header) error {
+func (im *importer) flags(v *jval, h *fileHeader) error {
 	if err := im.want(v, jArray); err != nil {
 		return err
 	}
@@ -349,23 +349,39 @@ func (im *importer) table(v *jval, p *pool, alive []bool) (tableEntry, []blob, e
 	if err != nil {
 		return entry, nil, err
 	}
-	// Components, in registry order.
-	im.key("components")
-	if err := im.want(f[1], jArray); err != nil {
+	pos, err := im.tableComponents(&entry, f[0], f[1])
+	if err != nil {
 		return entry, nil, err
 	}
+	if err := im.tableRelations(&entry, f[2], pos); err != nil {
+		return entry, nil, err
+	}
+	cols, err := im.tableRows(&entry, f[3], p, alive)
+	if err != nil {
+		return entry, nil, err
+	}
+	return entry, im.tableBlobs(&entry, cols), nil
+}
+
+// tableComponents reads a table's components (and checks its archetype id, when given) into
+// entry, in registry order, and returns each name's JSON position plus one.
+func (im *importer) tableComponents(entry *tableEntry, arch, comps *jval) (map[string]int, error) {
+	im.key("components")
+	if err := im.want(comps, jArray); err != nil {
+		return nil, err
+	}
 	pos := map[string]int{} // component name -> JSON position
-	for j := range f[1].kids {
-		name, err := im.at(j).str(&f[1].kids[j])
+	for j := range comps.kids {
+		name, err := im.at(j).str(&comps.kids[j])
 		if err != nil {
-			return entry, nil, err
+			return nil, err
 		}
 		t := im.comps[name]
 		switch {
 		case t == nil:
-			return entry, nil, im.fail(&f[1].kids[j], "%q is not a component type in types", name)
+			return nil, im.fail(&comps.kids[j], "%q is not a component type in types", name)
 		case pos[name] != 0:
-			return entry, nil, im.fail(&f[1].kids[j], "component %q twice", name)
+			return nil, im.fail(&comps.kids[j], "component %q twice", name)
 		}
 		pos[name] = j + 1
 		entry.comps = append(entry.comps, im.index[t])
@@ -373,35 +389,38 @@ func (im *importer) table(v *jval, p *pool, alive []bool) (tableEntry, []blob, e
 	}
 	im.pop()
 	if len(entry.comps) > 1<<15 {
-		return entry, nil, im.fail(f[1], "%d components", len(entry.comps))
+		return nil, im.fail(comps, "%d components", len(entry.comps))
 	}
 	sort.Slice(entry.comps, func(a, b int) bool { return entry.comps[a] < entry.comps[b] })
 	entry.archID = archetypeID(im.ids, entry.comps)
-	if f[0] != nil {
-		s, err := im.key("archetype").str(f[0])
+	if arch != nil {
+		s, err := im.key("archetype").str(arch)
 		if err != nil {
-			return entry, nil, err
+			return nil, err
 		}
 		if s != fmt.Sprintf("%#016x", entry.archID) {
-			return entry, nil, im.fail(f[0], "archetype %s, its components hash to %#016x (the field may be left out)", s, entry.archID)
+			return nil, im.fail(arch, "archetype %s, its components hash to %#016x (the field may be left out)", s, entry.archID)
 		}
 		im.pop()
 	}
+	return pos, nil
+}
 
-	// Relation targets.
+// tableRelations reads the targets of a table's relation components: one for each.
+func (im *importer) tableRelations(entry *tableEntry, rels *jval, pos map[string]int) error {
 	im.key("relations")
-	if err := im.want(f[2], jObject); err != nil {
-		return entry, nil, err
+	if err := im.want(rels, jObject); err != nil {
+		return err
 	}
-	for j := 0; j+1 < len(f[2].kids); j += 2 {
-		name := f[2].kids[j].s
+	for j := 0; j+1 < len(rels.kids); j += 2 {
+		name := rels.kids[j].s
 		t := im.comps[name]
 		if t == nil || pos[name] == 0 || !t.is(TypeRelation) {
-			return entry, nil, im.fail(&f[2].kids[j], "%q is not a relation component of the table", name)
+			return im.fail(&rels.kids[j], "%q is not a relation component of the table", name)
 		}
-		target, err := im.key(name).pair(&f[2].kids[j+1])
+		target, err := im.key(name).pair(&rels.kids[j+1])
 		if err != nil {
-			return entry, nil, err
+			return err
 		}
 		im.pop()
 		entry.rels = append(entry.rels, relEntry{comp: im.index[t], target: target})
@@ -409,30 +428,33 @@ func (im *importer) table(v *jval, p *pool, alive []bool) (tableEntry, []blob, e
 	sort.Slice(entry.rels, func(a, b int) bool { return entry.rels[a].comp < entry.rels[b].comp })
 	for _, c := range entry.comps {
 		if im.types[c].is(TypeRelation) && !slices.ContainsFunc(entry.rels, func(r relEntry) bool { return r.comp == c }) {
-			return entry, nil, im.fail(f[2], "relation component %q has no target", im.types[c].name)
+			return im.fail(rels, "relation component %q has no target", im.types[c].name)
 		}
 	}
 	im.pop()
+	return nil
+}
 
-	// Entities, row by row, into one column per component with data.
+// tableRows reads a table's entities, row by row, into one column per component (by position
+// in entry.comps).
+func (im *importer) tableRows(entry *tableEntry, ents *jval, p *pool, alive []bool) ([]column, error) {
 	im.key("entities")
-	ents := f[3]
 	if err := im.want(ents, jArray); err != nil {
-		return entry, nil, err
+		return nil, err
 	}
 	if uint64(len(ents.kids)) > math.MaxUint32 {
-		return entry, nil, im.fail(ents, "%d entities in one table", len(ents.kids))
+		return nil, im.fail(ents, "%d entities in one table", len(ents.kids))
 	}
 	entry.count = uint32(len(ents.kids))
 	entry.first = uint64(len(p.alive))
-	cols := make([]column, len(entry.comps)) // by position in entry.comps
+	cols := make([]column, len(entry.comps))
 	for k, c := range entry.comps {
 		t := im.types[c]
 		cols[k].t = t
 		if t.is(TypeRaw) {
 			size := int64(entry.count) * int64(t.size)
 			if im.budget -= size; im.budget < 0 {
-				return entry, nil, im.fail(ents, "%d entities of %q take %d bytes, more than this JSON can describe", entry.count, t.name, size)
+				return nil, im.fail(ents, "%d entities of %q take %d bytes, more than this JSON can describe", entry.count, t.name, size)
 			}
 			cols[k].buf = make([]byte, size)
 		}
@@ -442,52 +464,71 @@ func (im *importer) table(v *jval, p *pool, alive []bool) (tableEntry, []blob, e
 		slotOfComp[im.types[c].name] = k
 	}
 	for row := range ents.kids {
-		ev := &ents.kids[row]
-		im.at(row)
-		if err := im.want(ev, jObject); err != nil {
-			return entry, nil, err
+		if err := im.tableRow(entry, &ents.kids[row], row, cols, slotOfComp, p, alive); err != nil {
+			return nil, err
 		}
-		seenEntity := false
-		seen := make([]bool, len(entry.comps))
-		for j := 0; j+1 < len(ev.kids); j += 2 {
-			key, val := ev.kids[j].s, &ev.kids[j+1]
-			im.key(key)
-			if key == "entity" {
-				e, err := im.pair(val)
-				if err != nil {
-					return entry, nil, err
-				}
-				if e.id < reservedEntities || e.id >= uint32(len(p.slots)) || p.slots[e.id] != e || alive[e.id] {
-					return entry, nil, im.fail(val, "entity [%d,%d] is not an alive slot of the pool (pool.slots holds [id, generation] of alive entities), or appears twice", e.id, e.gen)
-				}
-				alive[e.id] = true
-				p.alive = append(p.alive, e.id)
-				seenEntity = true
-				im.pop()
-				continue
+	}
+	im.pop()
+	return cols, nil
+}
+
+// tableRow reads one entity of a table: its id and a value for every component.
+func (im *importer) tableRow(entry *tableEntry, ev *jval, row int, cols []column, slotOfComp map[string]int, p *pool, alive []bool) error {
+	im.at(row)
+	if err := im.want(ev, jObject); err != nil {
+		return err
+	}
+	seenEntity := false
+	seen := make([]bool, len(entry.comps))
+	for j := 0; j+1 < len(ev.kids); j += 2 {
+		key, val := ev.kids[j].s, &ev.kids[j+1]
+		im.key(key)
+		if key == "entity" {
+			if err := im.tableEntity(val, p, alive); err != nil {
+				return err
 			}
-			k, ok := slotOfComp[key]
-			if !ok {
-				return entry, nil, im.fail(&ev.kids[j], "%q is not a component of the table", key)
-			}
-			seen[k] = true
-			if err := im.component(&cols[k], val, row); err != nil {
-				return entry, nil, err
-			}
+			seenEntity = true
 			im.pop()
+			continue
 		}
-		if !seenEntity {
-			return entry, nil, im.fail(ev, "key \"entity\" missing")
+		k, ok := slotOfComp[key]
+		if !ok {
+			return im.fail(&ev.kids[j], "%q is not a component of the table", key)
 		}
-		for k, ok := range seen {
-			if !ok {
-				return entry, nil, im.fail(ev, "component %q missing (zero-sized and transient ones are null)", im.types[entry.comps[k]].name)
-			}
+		seen[k] = true
+		if err := im.component(&cols[k], val, row); err != nil {
+			return err
 		}
 		im.pop()
 	}
+	if !seenEntity {
+		return im.fail(ev, "key \"entity\" missing")
+	}
+	for k, ok := range seen {
+		if !ok {
+			return im.fail(ev, "component %q missing (zero-sized and transient ones are null)", im.types[entry.comps[k]].name)
+		}
+	}
 	im.pop()
+	return nil
+}
 
+// tableEntity reads an entity's id, which must be an alive slot of the pool, listed once.
+func (im *importer) tableEntity(val *jval, p *pool, alive []bool) error {
+	e, err := im.pair(val)
+	if err != nil {
+		return err
+	}
+	if e.id < reservedEntities || e.id >= uint32(len(p.slots)) || p.slots[e.id] != e || alive[e.id] {
+		return im.fail(val, "entity [%d,%d] is not an alive slot of the pool (pool.slots holds [id, generation] of alive entities), or appears twice", e.id, e.gen)
+	}
+	alive[e.id] = true
+	p.alive = append(p.alive, e.id)
+	return nil
+}
+
+// tableBlobs turns the columns with data into blobs, compressed when the file is.
+func (im *importer) tableBlobs(entry *tableEntry, cols []column) []blob {
 	var blobs []blob
 	for k := range cols {
 		if !cols[k].t.hasData() {
@@ -501,7 +542,7 @@ func (im *importer) table(v *jval, p *pool, alive []bool) (tableEntry, []blob, e
 		b.raw = nil
 		blobs = append(blobs, b)
 	}
-	return entry, blobs, nil
+	return blobs
 }
 
 // component writes one entity's value of a column.

@@ -293,7 +293,7 @@ func TestImportRefusesBadJSON(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			text := js
+			var text []byte
 			if c.text != nil {
 				text = []byte(c.text(string(js)))
 			} else {

@@ -6,75 +6,16 @@ import (
 	"io"
 	"strings"
 
-	"github.com/mlange-42/ark/ecs"
+	"github.com/arksave/arksave/internal/pecs"
 )
 
-// Info describes a PECS file without decoding it into a world: what `arksave inspect` prints.
-type Info struct {
-	Header    Header
-	Types     []TypeInfo
-	Tables    []TableInfo
-	Resources []ResourceInfo
-	Pool      PoolInfo     // a world file's entity pool
-	Section   *SectionInfo // an entity section's references (nil for a world file)
-	Checksum  ChecksumInfo
-}
+func init() { pecs.Register(pecs.Readers{Info: readInfo, Header: readHeader}) }
 
-// TypeInfo is one entry of the type registry.
-type TypeInfo struct {
-	ID       [16]byte // FNV-1a 128 of Name
-	Name     string   // full name: package path and type name
-	Version  uint32   // type version, see [Versioned]
-	Flags    uint32   // [TypeTransient], [TypeResource], [TypeZeroSized], [TypeRaw], [TypeRelation], [TypeConcrete]
-	Size     uint32   // memory size of the Go type when saved
-	Encoding string   // "raw", "msgpack", "zero-sized" or "transient"
-	Layout   string   // raw types: fields, kinds, offsets ("{X float64 @0, Y float64 @8}"); others: "{Name string, Tags []string}"
-}
-
-// TableInfo is one entry of the archetype table: an Ark table.
-type TableInfo struct {
-	ArchetypeID uint64         // hash of the component type ids
-	Entities    uint32         // entities in the table
-	Components  []string       // component type names
-	Relations   []RelationInfo // relation targets
-	DataOffset  uint64         // file offset of the table's columns
-	DataSize    uint64         // bytes of the table's columns in the file, CRCs included
-	RawSize     uint64         // bytes of the columns before compression
-}
-
-// RelationInfo is the target of one relation component of a table.
-type RelationInfo struct {
-	Component string
-	Target    ecs.Entity
-}
-
-// ResourceInfo is one saved resource.
-type ResourceInfo struct {
-	Name       string
-	RawSize    uint64 // msgpack bytes
-	StoredSize uint64 // bytes in the file
-}
-
-// PoolInfo summarises the entity pool.
-type PoolInfo struct {
-	Slots uint32 // slots in the pool, Ark's two reserved ones included
-	Alive uint32 // alive entities
-	Free  uint32 // free slots waiting to be recycled
-}
-
-// ChecksumInfo is the verdict on the file's checksums.
-type ChecksumInfo struct {
-	Type     uint32 // [ChecksumCRC32C]
-	Stored   uint64 // checksum in the footer
-	Computed uint64 // checksum of the bytes read
-	OK       bool   // every section, column and the footer checked out
-}
-
-// ReadInfo reads a whole PECS file from r and describes it, checking every section's, column's
-// and the footer's checksum on the way. On damage it returns what it could read so far together
-// with an error as [Decode] would return it ([ErrCorrupt], [ErrVersion]).
-func ReadInfo(r io.Reader) (*Info, error) {
-	info := &Info{}
+// readInfo reads a whole PECS file from r and describes it (pecs.ReadInfo), checking every
+// section's, column's and the footer's checksum on the way. On damage it returns what it could
+// read so far together with an error as [Decode] would return it ([ErrCorrupt], [ErrVersion]).
+func readInfo(r io.Reader) (*pecs.Info, error) {
+	info := &pecs.Info{}
 	f := newFileReader(r)
 	err := f.readHead()
 	info.Header = f.header
@@ -94,7 +35,7 @@ func ReadInfo(r io.Reader) (*Info, error) {
 		return info, err
 	}
 	if f.pool != nil {
-		info.Pool = PoolInfo{Slots: uint32(len(f.pool.slots)), Alive: uint32(len(f.pool.alive)), Free: f.pool.available}
+		info.Pool = pecs.PoolInfo{Slots: uint32(len(f.pool.slots)), Alive: uint32(len(f.pool.alive)), Free: f.pool.available}
 	} else {
 		info.Section = describeRefs(f.refs)
 	}
@@ -118,7 +59,7 @@ func ReadInfo(r io.Reader) (*Info, error) {
 		return info, err
 	}
 	for i := range res {
-		info.Resources = append(info.Resources, ResourceInfo{Name: f.types[res[i].typ].name, RawSize: res[i].raw, StoredSize: uint64(len(res[i].stored))})
+		info.Resources = append(info.Resources, pecs.ResourceInfo{Name: f.types[res[i].typ].name, RawSize: res[i].raw, StoredSize: uint64(len(res[i].stored))})
 		data, err := f.resourceBytes(&res[i])
 		if err != nil {
 			return info, err
@@ -128,7 +69,7 @@ func ReadInfo(r io.Reader) (*Info, error) {
 			return info, err
 		}
 	}
-	info.Checksum = ChecksumInfo{Type: ChecksumCRC32C, Computed: uint64(f.s.fileCRC())}
+	info.Checksum = pecs.ChecksumInfo{Type: ChecksumCRC32C, Computed: uint64(f.s.fileCRC())}
 	err = f.readFooter()
 	info.Checksum.Stored = f.footer.checksum
 	info.Checksum.OK = err == nil
@@ -192,8 +133,8 @@ func shortTypeName(name string) string {
 	return name
 }
 
-func describeType(t *fileType) TypeInfo {
-	ti := TypeInfo{ID: t.id, Name: t.name, Version: t.version, Flags: t.flags, Size: t.size, Encoding: t.encoding()}
+func describeType(t *fileType) pecs.TypeInfo {
+	ti := pecs.TypeInfo{ID: t.id, Name: t.name, Version: t.version, Flags: t.flags, Size: t.size, Encoding: t.encoding()}
 	switch {
 	case t.node != nil:
 		ti.Layout = t.node.String()
@@ -216,14 +157,14 @@ func (t *fileType) encoding() string {
 	return "msgpack"
 }
 
-func (f *fileReader) describeTable(i int) TableInfo {
+func (f *fileReader) describeTable(i int) pecs.TableInfo {
 	e := &f.tables[i]
-	ti := TableInfo{ArchetypeID: e.archID, Entities: e.count, DataOffset: e.offset, DataSize: e.size}
+	ti := pecs.TableInfo{ArchetypeID: e.archID, Entities: e.count, DataOffset: e.offset, DataSize: e.size}
 	for _, c := range e.comps {
 		ti.Components = append(ti.Components, f.types[c].name)
 	}
 	for _, r := range e.rels {
-		ti.Relations = append(ti.Relations, RelationInfo{Component: f.types[r.comp].name, Target: entityOf(r.target)})
+		ti.Relations = append(ti.Relations, pecs.RelationInfo{Component: f.types[r.comp].name, Target: entityOf(r.target)})
 	}
 	for _, c := range e.cols {
 		ti.RawSize += c.raw

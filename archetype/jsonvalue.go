@@ -186,67 +186,8 @@ func appendTimeJSON(dst []byte, t timeParts) []byte {
 // reads it: a value Decode would refuse on the file's own terms is an error here too.
 func (s *vschema) appendJSON(dst []byte, d *vdec, i uint16, concrete func(name string) (*vschema, bool)) ([]byte, error) {
 	nd := &s.nodes[i]
-	switch nd.kind {
-	case vBool:
-		b, err := d.boolean()
-		return strconv.AppendBool(dst, b), err
-	case vInt8, vInt16, vInt32, vInt64, vInt, vUint8, vUint16, vUint32, vUint64, vUint:
-		u, neg, err := d.integer()
-		if neg {
-			return strconv.AppendInt(dst, int64(u), 10), err
-		}
-		return strconv.AppendUint(dst, u, 10), err
-	case vFloat32, vFloat64:
-		b, err := d.floatBits(nd.kind == vFloat32)
-		return appendFloatBits(dst, b, nd.kind == vFloat32), err
-	case vComplex64, vComplex128:
-		if n, err := d.arrayLen(); err != nil || n != 2 {
-			return dst, errOr(err, d.corrupt("complex number: array of %d", n))
-		}
-		single := nd.kind == vComplex64
-		re, err := d.floatBits(single)
-		if err != nil {
-			return dst, err
-		}
-		im, err := d.floatBits(single)
-		dst = appendFloatBits(append(dst, '['), re, single)
-		dst = appendFloatBits(append(dst, ','), im, single)
-		return append(dst, ']'), err
-	case vString:
-		b, err := d.strBytes()
-		return appendStringJSON(dst, b), err
-	case vBytes, vByteArray, vBinary:
-		if nd.kind == vBytes && d.isNil() {
-			return append(dst, "null"...), nil
-		}
-		b, err := d.binBytes()
-		if err == nil && nd.kind == vByteArray && uint64(len(b)) != uint64(nd.length) {
-			err = d.corrupt("%d bytes for an array of %d", len(b), nd.length)
-		}
-		return appendBase64JSON(dst, b), err
-	case vEntity:
-		h, err := d.take(10)
-		if err != nil {
-			return dst, err
-		}
-		if h[0] != 0xd7 || h[1] != byte(EntityExtID) {
-			return dst, d.corrupt("entity expected, found msgpack code %#02x", h[0])
-		}
-		le := binary.LittleEndian
-		return fmt.Appendf(dst, "[%d,%d]", le.Uint32(h[2:]), le.Uint32(h[6:])), nil
-	case vTime:
-		t, err := d.timeParts()
-		if err != nil {
-			return dst, err
-		}
-		return appendTimeJSON(dst, t), nil
-	case vMsgpack, vMsgpackRaw:
-		n, err := msgpackSize(d.b[d.pos:], 1)
-		if err != nil {
-			return dst, d.corrupt("malformed msgpack value of %s", nd.name)
-		}
-		d.pos += n
-		return appendBase64JSON(dst, d.b[d.pos-n:d.pos]), nil
+	if out, ok, err := appendLeafJSON(dst, d, nd); ok {
+		return out, err
 	}
 	if err := d.enter(); err != nil {
 		return dst, err
@@ -254,86 +195,191 @@ func (s *vschema) appendJSON(dst []byte, d *vdec, i uint16, concrete func(name s
 	defer func() { d.depth-- }()
 	switch nd.kind {
 	case vArray, vSlice:
-		if nd.kind == vSlice && d.isNil() {
-			return append(dst, "null"...), nil
-		}
-		n, err := d.arrayLen()
-		if err != nil {
-			return dst, err
-		}
-		if nd.kind == vArray && uint64(n) != uint64(nd.length) {
-			return dst, d.corrupt("array of %d, the schema says %d", n, nd.length)
-		}
-		dst = append(dst, '[')
-		for j := range n {
-			if j > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, err = s.appendJSON(dst, d, nd.elem, concrete); err != nil {
-				return dst, at(err, fmt.Sprintf("[%d]", j))
-			}
-		}
-		return append(dst, ']'), nil
+		return s.appendSeqJSON(dst, d, nd, concrete)
 	case vPointer:
-		if d.isNil() {
-			return append(dst, "null"...), nil
-		}
-		if !s.nodes[nd.elem].kind.nilable() {
-			return s.appendJSON(dst, d, nd.elem, concrete)
-		}
-		if n, err := d.arrayLen(); err != nil || n != 1 {
-			return dst, errOr(err, d.corrupt("pointer: array of %d", n))
-		}
-		dst, err := s.appendJSON(append(dst, '['), d, nd.elem, concrete)
-		return append(dst, ']'), err
+		return s.appendPointerJSON(dst, d, nd, concrete)
 	case vMap:
 		return s.appendMapJSON(dst, d, nd, concrete)
 	case vStruct:
-		n, err := d.mapLen()
-		if err != nil {
-			return dst, err
-		}
-		if n != len(nd.fields) {
-			return dst, d.corrupt("%d fields, the schema has %d", n, len(nd.fields))
-		}
-		dst = append(dst, '{')
-		for j, f := range nd.fields {
-			key, err := d.strBytes()
-			if err != nil {
-				return dst, err
-			}
-			if string(key) != f.name {
-				return dst, d.corrupt("field %q where the schema has %q", key, f.name)
-			}
-			if j > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(appendKeyJSON(dst, f.name), ':')
-			if dst, err = s.appendJSON(dst, d, f.node, concrete); err != nil {
-				return dst, at(err, "."+f.name)
-			}
-		}
-		return append(dst, '}'), nil
+		return s.appendStructJSON(dst, d, nd, concrete)
 	case vInterface:
-		if d.isNil() {
-			return append(dst, "null"...), nil
-		}
-		if n, err := d.arrayLen(); err != nil || n != 2 {
-			return dst, errOr(err, d.corrupt("interface value: array of %d", n))
-		}
-		name, err := d.strBytes()
-		if err != nil {
-			return dst, err
-		}
-		cs, ok := concrete(string(name))
-		if !ok {
-			return dst, d.corrupt("a value behind an interface has type %q, which the file does not describe", name)
-		}
-		dst = appendKeyJSON(append(dst, `{"type":`...), string(name))
-		dst, err = cs.appendJSON(append(dst, `,"value":`...), d, 0, concrete)
-		return append(dst, '}'), err
+		return s.appendInterfaceJSON(dst, d, concrete)
 	}
 	return dst, d.corrupt("no JSON form for kind %v", nd.kind)
+}
+
+// appendLeafJSON appends a value of a kind that holds no other value; ok is false for the
+// kinds that do (arrays, slices, pointers, maps, structs, interfaces).
+func appendLeafJSON(dst []byte, d *vdec, nd *vnode) (out []byte, ok bool, err error) {
+	switch nd.kind {
+	case vBool:
+		b, err := d.boolean()
+		return strconv.AppendBool(dst, b), true, err
+	case vInt8, vInt16, vInt32, vInt64, vInt, vUint8, vUint16, vUint32, vUint64, vUint:
+		u, neg, err := d.integer()
+		if neg {
+			return strconv.AppendInt(dst, int64(u), 10), true, err
+		}
+		return strconv.AppendUint(dst, u, 10), true, err
+	case vFloat32, vFloat64:
+		b, err := d.floatBits(nd.kind == vFloat32)
+		return appendFloatBits(dst, b, nd.kind == vFloat32), true, err
+	case vComplex64, vComplex128:
+		out, err = appendComplexJSON(dst, d, nd.kind == vComplex64)
+	case vString:
+		b, err := d.strBytes()
+		return appendStringJSON(dst, b), true, err
+	case vBytes, vByteArray, vBinary:
+		out, err = appendBytesValueJSON(dst, d, nd)
+	case vEntity:
+		out, err = appendEntityJSON(dst, d)
+	case vTime:
+		t, err := d.timeParts()
+		if err != nil {
+			return dst, true, err
+		}
+		return appendTimeJSON(dst, t), true, nil
+	case vMsgpack, vMsgpackRaw:
+		n, err := msgpackSize(d.b[d.pos:], 1)
+		if err != nil {
+			return dst, true, d.corrupt("malformed msgpack value of %s", nd.name)
+		}
+		d.pos += n
+		return appendBase64JSON(dst, d.b[d.pos-n:d.pos]), true, nil
+	default:
+		return dst, false, nil
+	}
+	return out, true, err
+}
+
+// appendComplexJSON appends a complex number, stored as an array of its two parts.
+func appendComplexJSON(dst []byte, d *vdec, single bool) ([]byte, error) {
+	if n, err := d.arrayLen(); err != nil || n != 2 {
+		return dst, errOr(err, d.corrupt("complex number: array of %d", n))
+	}
+	re, err := d.floatBits(single)
+	if err != nil {
+		return dst, err
+	}
+	im, err := d.floatBits(single)
+	dst = appendFloatBits(append(dst, '['), re, single)
+	dst = appendFloatBits(append(dst, ','), im, single)
+	return append(dst, ']'), err
+}
+
+// appendBytesValueJSON appends a byte slice, byte array or binary value as base64.
+func appendBytesValueJSON(dst []byte, d *vdec, nd *vnode) ([]byte, error) {
+	if nd.kind == vBytes && d.isNil() {
+		return append(dst, "null"...), nil
+	}
+	b, err := d.binBytes()
+	if err == nil && nd.kind == vByteArray && uint64(len(b)) != uint64(nd.length) {
+		err = d.corrupt("%d bytes for an array of %d", len(b), nd.length)
+	}
+	return appendBase64JSON(dst, b), err
+}
+
+// appendEntityJSON appends an ecs.Entity as [id,generation].
+func appendEntityJSON(dst []byte, d *vdec) ([]byte, error) {
+	h, err := d.take(10)
+	if err != nil {
+		return dst, err
+	}
+	if h[0] != 0xd7 || h[1] != byte(entityExtID) {
+		return dst, d.corrupt("entity expected, found msgpack code %#02x", h[0])
+	}
+	le := binary.LittleEndian
+	return fmt.Appendf(dst, "[%d,%d]", le.Uint32(h[2:]), le.Uint32(h[6:])), nil
+}
+
+// appendSeqJSON appends an array or a slice.
+func (s *vschema) appendSeqJSON(dst []byte, d *vdec, nd *vnode, concrete func(string) (*vschema, bool)) ([]byte, error) {
+	if nd.kind == vSlice && d.isNil() {
+		return append(dst, "null"...), nil
+	}
+	n, err := d.arrayLen()
+	if err != nil {
+		return dst, err
+	}
+	if nd.kind == vArray && uint64(n) != uint64(nd.length) {
+		return dst, d.corrupt("array of %d, the schema says %d", n, nd.length)
+	}
+	dst = append(dst, '[')
+	for j := range n {
+		if j > 0 {
+			dst = append(dst, ',')
+		}
+		if dst, err = s.appendJSON(dst, d, nd.elem, concrete); err != nil {
+			return dst, at(err, fmt.Sprintf("[%d]", j))
+		}
+	}
+	return append(dst, ']'), nil
+}
+
+// appendPointerJSON appends a pointer: null, its value, or, when that value can be nil itself,
+// its value in an array of one.
+func (s *vschema) appendPointerJSON(dst []byte, d *vdec, nd *vnode, concrete func(string) (*vschema, bool)) ([]byte, error) {
+	if d.isNil() {
+		return append(dst, "null"...), nil
+	}
+	if !s.nodes[nd.elem].kind.nilable() {
+		return s.appendJSON(dst, d, nd.elem, concrete)
+	}
+	if n, err := d.arrayLen(); err != nil || n != 1 {
+		return dst, errOr(err, d.corrupt("pointer: array of %d", n))
+	}
+	dst, err := s.appendJSON(append(dst, '['), d, nd.elem, concrete)
+	return append(dst, ']'), err
+}
+
+// appendStructJSON appends a struct: an object of its fields in the schema's order.
+func (s *vschema) appendStructJSON(dst []byte, d *vdec, nd *vnode, concrete func(string) (*vschema, bool)) ([]byte, error) {
+	n, err := d.mapLen()
+	if err != nil {
+		return dst, err
+	}
+	if n != len(nd.fields) {
+		return dst, d.corrupt("%d fields, the schema has %d", n, len(nd.fields))
+	}
+	dst = append(dst, '{')
+	for j, f := range nd.fields {
+		key, err := d.strBytes()
+		if err != nil {
+			return dst, err
+		}
+		if string(key) != f.name {
+			return dst, d.corrupt("field %q where the schema has %q", key, f.name)
+		}
+		if j > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(appendKeyJSON(dst, f.name), ':')
+		if dst, err = s.appendJSON(dst, d, f.node, concrete); err != nil {
+			return dst, at(err, "."+f.name)
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// appendInterfaceJSON appends a value behind an interface: null, or {"type": name, "value": v}.
+func (s *vschema) appendInterfaceJSON(dst []byte, d *vdec, concrete func(string) (*vschema, bool)) ([]byte, error) {
+	if d.isNil() {
+		return append(dst, "null"...), nil
+	}
+	if n, err := d.arrayLen(); err != nil || n != 2 {
+		return dst, errOr(err, d.corrupt("interface value: array of %d", n))
+	}
+	name, err := d.strBytes()
+	if err != nil {
+		return dst, err
+	}
+	cs, ok := concrete(string(name))
+	if !ok {
+		return dst, d.corrupt("a value behind an interface has type %q, which the file does not describe", name)
+	}
+	dst = appendKeyJSON(append(dst, `{"type":`...), string(name))
+	dst, err = cs.appendJSON(append(dst, `,"value":`...), d, 0, concrete)
+	return append(dst, '}'), err
 }
 
 // appendMapJSON appends a stored map: an object when its keys are UTF-8 strings, else an array of
@@ -549,7 +595,6 @@ func putLE(dst []byte, u uint64, size uint32) {
 // value appends the msgpack of one value of node i of s, in the form Encode writes it.
 func (im *importer) value(s *vschema, i uint16, v *jval) error {
 	nd := &s.nodes[i]
-	be := binary.BigEndian
 	switch k := nd.kind; k {
 	case vBool:
 		if err := im.want(v, jBool); err != nil {
@@ -561,40 +606,11 @@ func (im *importer) value(s *vschema, i uint16, v *jval) error {
 			im.b = append(im.b, 0xc2)
 		}
 	case vInt8, vInt16, vInt32, vInt64, vInt, vUint8, vUint16, vUint32, vUint64, vUint:
-		r := valueIntRange[k]
-		u, err := im.integer(v, r.lo, r.hi)
-		if err != nil {
-			return err
-		}
-		switch k {
-		case vInt:
-			im.b = appendInt(im.b, int64(u))
-		case vUint:
-			im.b = appendUint(im.b, u)
-		case vInt8, vUint8:
-			im.b = append(im.b, sizedCode(k), byte(u))
-		case vInt16, vUint16:
-			im.b = be.AppendUint16(append(im.b, sizedCode(k)), uint16(u))
-		case vInt32, vUint32:
-			im.b = be.AppendUint32(append(im.b, sizedCode(k)), uint32(u))
-		default:
-			im.b = be.AppendUint64(append(im.b, sizedCode(k)), u)
-		}
+		return im.integerValue(k, v)
 	case vFloat32, vFloat64:
 		return im.float(v, k == vFloat32)
 	case vComplex64, vComplex128:
-		if err := im.want(v, jArray); err != nil {
-			return err
-		}
-		if len(v.kids) != 2 {
-			return im.fail(v, "[real, imaginary] expected, found an array of %d", len(v.kids))
-		}
-		im.b = append(im.b, 0x92)
-		for j := range 2 {
-			if err := im.float(&v.kids[j], k == vComplex64); err != nil {
-				return err
-			}
-		}
+		return im.complexValue(v, k == vComplex64)
 	case vString:
 		s, err := im.goString(v)
 		if err != nil {
@@ -602,17 +618,7 @@ func (im *importer) value(s *vschema, i uint16, v *jval) error {
 		}
 		im.b = appendStr(im.b, string(s))
 	case vBytes, vByteArray, vBinary:
-		if k == vBytes && im.null(v) {
-			return nil
-		}
-		b, err := im.base64(v)
-		if err != nil {
-			return err
-		}
-		if k == vByteArray && uint64(len(b)) != uint64(nd.length) {
-			return im.fail(v, "%d bytes for an array of %d", len(b), nd.length)
-		}
-		im.b = appendBin(im.b, b)
+		return im.bytesValue(nd, v)
 	case vMsgpack, vMsgpackRaw:
 		b, err := im.base64(v)
 		if err != nil {
@@ -627,7 +633,7 @@ func (im *importer) value(s *vschema, i uint16, v *jval) error {
 		if err != nil {
 			return err
 		}
-		im.b = binary.LittleEndian.AppendUint32(append(im.b, 0xd7, byte(EntityExtID)), e.id)
+		im.b = binary.LittleEndian.AppendUint32(append(im.b, 0xd7, byte(entityExtID)), e.id)
 		im.b = binary.LittleEndian.AppendUint32(im.b, e.gen)
 	case vTime:
 		return im.time(v)
@@ -640,6 +646,64 @@ func (im *importer) value(s *vschema, i uint16, v *jval) error {
 		}
 		im.depth--
 	}
+	return nil
+}
+
+// integerValue appends an integer of kind k in the width Encode writes it with.
+func (im *importer) integerValue(k vkind, v *jval) error {
+	r := valueIntRange[k]
+	u, err := im.integer(v, r.lo, r.hi)
+	if err != nil {
+		return err
+	}
+	be := binary.BigEndian
+	switch k {
+	case vInt:
+		im.b = appendInt(im.b, int64(u))
+	case vUint:
+		im.b = appendUint(im.b, u)
+	case vInt8, vUint8:
+		im.b = append(im.b, sizedCode(k), byte(u))
+	case vInt16, vUint16:
+		im.b = be.AppendUint16(append(im.b, sizedCode(k)), uint16(u))
+	case vInt32, vUint32:
+		im.b = be.AppendUint32(append(im.b, sizedCode(k)), uint32(u))
+	default:
+		im.b = be.AppendUint64(append(im.b, sizedCode(k)), u)
+	}
+	return nil
+}
+
+// complexValue appends a complex number given as [real, imaginary].
+func (im *importer) complexValue(v *jval, single bool) error {
+	if err := im.want(v, jArray); err != nil {
+		return err
+	}
+	if len(v.kids) != 2 {
+		return im.fail(v, "[real, imaginary] expected, found an array of %d", len(v.kids))
+	}
+	im.b = append(im.b, 0x92)
+	for j := range 2 {
+		if err := im.float(&v.kids[j], single); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bytesValue appends a byte slice, byte array or binary value given in base64.
+func (im *importer) bytesValue(nd *vnode, v *jval) error {
+	if nd.kind == vBytes && im.null(v) {
+		return nil
+	}
+	b, err := im.base64(v)
+	if err != nil {
+		return err
+	}
+	if nd.kind == vByteArray && uint64(len(b)) != uint64(nd.length) {
+		return im.fail(v, "%d bytes for an array of %d", len(b), nd.length)
+	}
+	im.b = appendBin(im.b, b)
 	return nil
 }
 

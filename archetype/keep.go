@@ -291,7 +291,7 @@ func (sp *splitSection) build(tables []int, cross func(int) ref) ([]byte, error)
 		e.entries = append(e.entries, entry)
 		e.blobs = append(e.blobs, blobs)
 	}
-	e.header = Header{VersionMajor: f.header.VersionMajor, VersionMinor: f.header.VersionMinor, Flags: f.header.Flags,
+	e.header = fileHeader{VersionMajor: f.header.VersionMajor, VersionMinor: f.header.VersionMinor, Flags: f.header.Flags,
 		Entities: uint64(len(index)), Archetypes: uint32(len(e.entries)), Types: uint32(len(types))}
 	e.layout()
 	if e.header.FileSize > math.MaxInt {

@@ -25,23 +25,41 @@ type (
 	}
 	PendingWork struct {
 		Name string
-		wg   sync.WaitGroup
+		//lint:ignore U1000 the field Check must refuse
+		wg sync.WaitGroup
 	}
-	OnceInit  struct{ once sync.Once }
-	CondWait  struct{ c sync.Cond }
-	SyncMap   struct{ m sync.Map }
+	OnceInit struct {
+		//lint:ignore U1000 the field Check must refuse
+		once sync.Once
+	}
+	CondWait struct {
+		//lint:ignore U1000 the field Check must refuse
+		c sync.Cond
+	}
+	SyncMap struct {
+		//lint:ignore U1000 the field Check must refuse
+		m sync.Map
+	}
 	PooledBuf struct {
 		Name string
+		//lint:ignore U1000 the field Check must refuse
 		pool sync.Pool
 	}
-	LockPointer struct{ mu *sync.Mutex }
-	NestedLock  struct {
+	LockPointer struct {
+		//lint:ignore U1000 the field Check must refuse
+		mu *sync.Mutex
+	}
+	NestedLock struct {
 		Inner struct {
-			X  float64
+			X float64
+			//lint:ignore U1000 the field Check must refuse
 			mu sync.Mutex
 		}
 	}
-	LockSlice struct{ locks []sync.Mutex }
+	LockSlice struct {
+		//lint:ignore U1000 the field Check must refuse
+		locks []sync.Mutex
+	}
 	SpinLock  struct{ state int32 } // a lock of the game's own: Lock and Unlock on the pointer
 	SpinGuard struct {
 		Spin SpinLock
@@ -160,7 +178,8 @@ func TestAtomicValuesRoundTrip(t *testing.T) {
 func TestStoredTypeNowRefusedNamesTheField(t *testing.T) {
 	type Plain struct{ A, B int32 }
 	type Guarded struct {
-		A  int32
+		A int32
+		//lint:ignore U1000 the field Check must refuse
 		mu sync.Mutex
 	}
 	_, err := changeType(t, Plain{1, 2}, ecs.C[Guarded]())

@@ -16,31 +16,31 @@ import (
 // own codec (value.go); this file keeps what format 1.0 files need, which were written by
 // msgpack's reflection (structs as maps of their exported fields, map keys sorted) and are read
 // the same way, and what reads values without their Go type (migrations, JSON export):
-// ecs.Entity as the extension type [EntityExtID], loose decoding, and msgpackSize.
+// ecs.Entity as the extension type entityExtID, loose decoding, and msgpackSize.
 //
 // The package's msgpack decoders use their own struct tag name (structTag, a fallback after
 // "msgpack" tags), as its 1.0 encoders did.
 
-// EntityExtID is the msgpack extension type with which ecs.Entity values inside
+// entityExtID is the msgpack extension type with which ecs.Entity values inside
 // msgpack-encoded components and resources are written: 8 bytes, id u32 and generation u32,
 // little-endian. The package registers it with msgpack at start-up (msgpack's registry is
 // global), so that entities survive in every position, including map values where Ark's own
 // BinaryMarshaler cannot be reached, and come back as ecs.Entity values when read without the
 // Go type.
-const EntityExtID int8 = 69 // 'E'
+const entityExtID int8 = 69 // 'E'
 
 // structTag is the fallback struct tag of the package's msgpack encoders and decoders.
 const structTag = "pecs"
 
 func init() {
-	msgpack.RegisterExtEncoder(EntityExtID, ecs.Entity{}, func(_ *msgpack.Encoder, v reflect.Value) ([]byte, error) {
+	msgpack.RegisterExtEncoder(entityExtID, ecs.Entity{}, func(_ *msgpack.Encoder, v reflect.Value) ([]byte, error) {
 		s := slotOf(v.Interface().(ecs.Entity))
 		b := make([]byte, 8)
 		binary.LittleEndian.PutUint32(b, s.id)
 		binary.LittleEndian.PutUint32(b[4:], s.gen)
 		return b, nil
 	})
-	msgpack.RegisterExtDecoder(EntityExtID, ecs.Entity{}, func(d *msgpack.Decoder, v reflect.Value, n int) error {
+	msgpack.RegisterExtDecoder(entityExtID, ecs.Entity{}, func(d *msgpack.Decoder, v reflect.Value, n int) error {
 		if n != 8 {
 			return errEntityExt
 		}
@@ -111,8 +111,6 @@ func decodeLooseMap(d *msgpack.Decoder) (any, error) {
 // maxMsgpackDepth bounds the nesting of stored msgpack values: decoding recurses once per level,
 // and a hostile file could otherwise nest deep enough to exhaust the stack.
 const maxMsgpackDepth = 4096
-
-var errMsgpack = mpcheck.ErrMalformed
 
 // msgpackSize walks n msgpack values at the start of b without decoding them and returns the
 // bytes they take (see mpcheck.Size): no length the input cannot back, nesting within

@@ -108,7 +108,7 @@ func SkipResources(res ...ecs.Comp) Option {
 }
 
 // SkipResourceNames leaves out the resources whose types have the given full names (package
-// path, dot, type name, as [Info] lists them), like [SkipResources] for types of packages the
+// path, dot, type name, as the inspect command lists them), like [SkipResources] for types of packages the
 // program does not import: the arksave plugin leaves ark-tools' scheduler resources out this way.
 // Encode and Decode.
 func SkipResourceNames(names ...string) Option {
@@ -140,7 +140,7 @@ func LZ4() Option {
 }
 
 // Alias makes Decode read the type stored under oldName (its full name: package path, dot,
-// type name, as [Info] lists it) as the given type, for renamed or moved types. It applies to
+// type name, as the inspect command lists it) as the given type, for renamed or moved types. It applies to
 // components and resources. Decode only.
 func Alias(oldName string, comp ecs.Comp) Option {
 	return func(o *options) {

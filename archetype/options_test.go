@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/mlange-42/ark/ecs"
 )
 
@@ -22,9 +23,9 @@ func expectErrorIs(t testing.TB, err, target error, what string) {
 	}
 }
 
-func readInfo(t testing.TB, data []byte) *archetype.Info {
+func readInfo(t testing.TB, data []byte) *pecs.Info {
 	t.Helper()
-	info, err := archetype.ReadInfo(bytes.NewReader(data))
+	info, err := pecs.ReadInfo(bytes.NewReader(data))
 	expectNoError(t, err, "ReadInfo")
 	return info
 }

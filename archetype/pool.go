@@ -153,7 +153,7 @@ func readSlice[T any](s *streamReader, n int, section string) ([]T, error) {
 }
 
 // readPool reads the entity pool section and checks that it is a pool Ark could have had.
-func readPool(s *streamReader, h *Header) (*pool, error) {
+func readPool(s *streamReader, h *fileHeader) (*pool, error) {
 	const name = "entity pool"
 	start := s.off
 	s.beginCRC()
@@ -203,7 +203,7 @@ func readPool(s *streamReader, h *Header) (*pool, error) {
 // readCompactPool reads a compact entity pool section and turns it into the full pool: the
 // free slots, in ascending order, form the free list with the free generation. The bitmap
 // (a bit per slot) is what justifies the slots allocated: n slots take n/8 bytes of the file.
-func readCompactPool(s *streamReader, h *Header) (*pool, error) {
+func readCompactPool(s *streamReader, h *fileHeader) (*pool, error) {
 	const name = "entity pool"
 	start := s.off
 	s.beginCRC()

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/mlange-42/ark/ecs"
 )
 
@@ -147,7 +148,7 @@ func propertyWorld(t *testing.T, seed uint64) string {
 		t.Errorf("seed %d: Encode accepted a value that cannot be saved", seed)
 	}
 	data := buf.Bytes()
-	if _, err := archetype.ReadInfo(bytes.NewReader(data)); err != nil {
+	if _, err := pecs.ReadInfo(bytes.NewReader(data)); err != nil {
 		t.Errorf("seed %d: ReadInfo: %v", seed, err)
 	}
 	loaded := prepare()
@@ -252,6 +253,7 @@ type (
 	}
 	PropPair struct {
 		A int32
+		//lint:ignore U1000 an unexported field the codec keeps through reflection
 		b string
 	}
 )

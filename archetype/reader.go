@@ -9,7 +9,7 @@ import (
 // ExportJSON share it; it knows nothing of worlds.
 type fileReader struct {
 	s      *streamReader
-	header Header
+	header fileHeader
 	types  []fileType
 	tables []tableEntry
 	pool   *pool

@@ -85,7 +85,7 @@ func appendRegistry(types []*fileType) []byte {
 }
 
 // readRegistry reads and validates the type registry section.
-func readRegistry(s *streamReader, h *Header, buf []byte) ([]fileType, []byte, error) {
+func readRegistry(s *streamReader, h *fileHeader, buf []byte) ([]fileType, []byte, error) {
 	r, count, buf, err := s.section(buf, "type registry", typeFixedSize)
 	if err != nil {
 		return nil, buf, err

@@ -9,6 +9,7 @@ import (
 	"testing/iotest"
 
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/mlange-42/ark/ecs"
 )
 
@@ -143,7 +144,7 @@ func TestManyArchetypes(t *testing.T) {
 		}
 	}
 	data := encode(t, w)
-	info, err := archetype.ReadInfo(bytes.NewReader(data))
+	info, err := pecs.ReadInfo(bytes.NewReader(data))
 	expectNoError(t, err, "ReadInfo")
 	expectEqual(t, 512, len(info.Tables), "tables")
 

@@ -8,12 +8,12 @@ import (
 	"math"
 	"reflect"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave/internal/pecs"
 )
 
 // An entity section is a PECS file of chosen entities, not of a whole world: the chunk store keeps
@@ -316,7 +316,7 @@ func planSection(world *ecs.World, entities []ecs.Entity, o *options) (*plan, er
 	if o.lz4 {
 		flags |= FlagLZ4
 	}
-	e.header = Header{
+	e.header = fileHeader{
 		VersionMajor: VersionMajor, VersionMinor: VersionMinor, Flags: flags,
 		Entities: uint64(n), Archetypes: uint32(len(e.entries)), Types: uint32(len(types) + len(concrete)),
 	}
@@ -752,17 +752,8 @@ func (s *sectionDecoder) mapLoose(v any) (any, error) {
 	return v, nil
 }
 
-// SectionInfo describes an entity section for tools: what [ReadInfo] reads of it besides the
-// registry and the tables.
-type SectionInfo struct {
-	Refs   int // entries of the reference table
-	Local  int // references to entities of the section
-	Stable int // references by stable id
-	Exact  int // references to entities as they are
-}
-
-func describeRefs(refs []ref) *SectionInfo {
-	si := &SectionInfo{Refs: len(refs)}
+func describeRefs(refs []ref) *pecs.SectionInfo {
+	si := &pecs.SectionInfo{Refs: len(refs)}
 	for _, r := range refs {
 		switch r.kind {
 		case refLocal:
@@ -774,18 +765,4 @@ func describeRefs(refs []ref) *SectionInfo {
 		}
 	}
 	return si
-}
-
-// String summarises the references.
-func (si *SectionInfo) String() string {
-	var parts []string
-	for _, p := range []struct {
-		n    int
-		name string
-	}{{si.Local, "local"}, {si.Stable, "stable"}, {si.Exact, "exact"}} {
-		if p.n > 0 {
-			parts = append(parts, strconv.Itoa(p.n)+" "+p.name)
-		}
-	}
-	return fmt.Sprintf("%d references (%s)", si.Refs, strings.Join(parts, ", "))
 }

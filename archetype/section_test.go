@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/mlange-42/ark/ecs"
 )
 
@@ -141,7 +142,7 @@ func TestSectionIsDeterministic(t *testing.T) {
 	a := appendSection(t, fx)
 	b := appendSection(t, fx)
 	expectBytes(t, a, b, "two sections of the same entities")
-	info, err := archetype.ReadInfo(bytes.NewReader(a))
+	info, err := pecs.ReadInfo(bytes.NewReader(a))
 	expectNoError(t, err, "ReadInfo")
 	expectEqual(t, uint64(len(fx.chosen)), info.Header.Entities, "entities")
 	expectEqual(t, archetype.FlagSection, info.Header.Flags&archetype.FlagSection, "section flag")
@@ -285,7 +286,7 @@ func TestExportSectionJSON(t *testing.T) {
 		expectNoError(t, archetype.ExportSectionJSON(&out, data), "ExportSectionJSON")
 		var s sectionJSON
 		expectNoError(t, json.Unmarshal(out.Bytes(), &s), "the JSON")
-		expectEqual(t, archetype.JSONFormat, s.Format, "format")
+		expectEqual(t, "pecs-json 1", s.Format, "format")
 		expectEqual(t, "2.1", s.PECS, "pecs")
 		expectEqual(t, lz4, slices.Contains(s.Flags, "lz4"), "lz4 flag")
 		expectEqual(t, true, slices.Contains(s.Flags, "section"), "section flag")
@@ -406,7 +407,7 @@ func FuzzDecodeEntities(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = archetype.ReadInfo(bytes.NewReader(data))
+		_, _ = pecs.ReadInfo(bytes.NewReader(data))
 		var js bytes.Buffer
 		exportErr := archetype.ExportSectionJSON(&js, data)
 		if exportErr == nil && !json.Valid(js.Bytes()) {
@@ -429,7 +430,7 @@ func FuzzDecodeEntities(f *testing.F) {
 		if n := dst.Stats().Entities.Used; n != len(got)+1 {
 			t.Fatalf("%d entities created, the world holds %d more", len(got), n-1)
 		}
-		if _, err := archetype.ReadInfo(bytes.NewReader(data)); err != nil {
+		if _, err := pecs.ReadInfo(bytes.NewReader(data)); err != nil {
 			t.Fatalf("DecodeEntities accepted what ReadInfo rejects: %v", err)
 		}
 		if len(dedupe(got)) != len(got) {
@@ -459,7 +460,7 @@ func TestCompactPool(t *testing.T) {
 	w := richWorld()
 	full := encode(t, w)
 	compact := encode(t, w, archetype.CompactPool())
-	info, err := archetype.ReadInfo(bytes.NewReader(compact))
+	info, err := pecs.ReadInfo(bytes.NewReader(compact))
 	expectNoError(t, err, "ReadInfo")
 	expectEqual(t, archetype.FlagCompactPool, info.Header.Flags&archetype.FlagCompactPool, "flag")
 	expectEqual(t, uint16(1), info.Header.VersionMinor, "minor version")

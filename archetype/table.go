@@ -77,7 +77,7 @@ func appendTables(entries []tableEntry) []byte {
 // readTables reads the archetype table section and checks every entry against the type
 // registry and the header: type indices, canonical order, relation targets for exactly the
 // relation components, column sizes, and data offsets that follow each other.
-func readTables(s *streamReader, h *Header, types []fileType, buf []byte) ([]tableEntry, []byte, error) {
+func readTables(s *streamReader, h *fileHeader, types []fileType, buf []byte) ([]tableEntry, []byte, error) {
 	r, count, buf, err := s.section(buf, "archetype table", entryFixedSize)
 	if err != nil {
 		return nil, buf, err
@@ -95,91 +95,22 @@ func readTables(s *streamReader, h *Header, types []fileType, buf []byte) ([]tab
 	for i := range entries {
 		e := &entries[i]
 		at := r.offset()
-		bad := func(format string, args ...any) ([]tableEntry, []byte, error) {
-			return nil, buf, fmt.Errorf("%w: archetype table entry %d at offset %d: %s", ErrCorrupt, i, at, fmt.Sprintf(format, args...))
+		why, err := readEntry(&r, e)
+		if err != nil {
+			return nil, buf, err
 		}
-		e.archID = r.u64()
-		e.count = r.u32()
-		nc := int(r.u16())
-		if nc*entryCompSize > r.remaining() {
-			return bad("%d components do not fit", nc)
+		if why == "" {
+			why = checkEntry(e, types, ids, lz4)
 		}
-		e.comps = make([]uint16, nc)
-		for j := range e.comps {
-			e.comps[j] = r.u16()
+		if why == "" {
+			why = checkEntryData(e, i > 0, dataEnd, h)
 		}
-		nr := int(r.u16())
-		if nr > nc {
-			return bad("%d relations for %d components", nr, nc)
-		}
-		e.rels = make([]relEntry, nr)
-		for j := range e.rels {
-			e.rels[j] = relEntry{comp: r.u16(), target: slot{id: r.u32(), gen: r.u32()}}
-		}
-		e.offset = r.u64()
-		e.size = r.u64()
-		ncol := int(r.u16())
-		if ncol > nc {
-			return bad("%d columns for %d components", ncol, nc)
-		}
-		e.cols = make([]colEntry, ncol)
-		for j := range e.cols {
-			e.cols[j] = colEntry{raw: r.u64(), stored: r.u64()}
-		}
-		if r.err != nil {
-			return nil, buf, r.err
-		}
-		if e.count == 0 {
-			return bad("no entities")
+		if why != "" {
+			return nil, buf, fmt.Errorf("%w: archetype table entry %d at offset %d: %s", ErrCorrupt, i, at, why)
 		}
 		e.first = total
 		total += uint64(e.count)
-		col, rel := 0, 0
-		for j, c := range e.comps {
-			if int(c) >= len(types) || types[c].is(TypeResource) || types[c].is(TypeConcrete) {
-				return bad("component %d is type %d, not a component in the registry", j, c)
-			}
-			if j > 0 && c <= e.comps[j-1] {
-				return bad("components not in ascending order")
-			}
-			t := &types[c]
-			if t.is(TypeRelation) {
-				if rel >= nr || e.rels[rel].comp != c {
-					return bad("relation component %q has no target", t.name)
-				}
-				rel++
-			}
-			if t.hasData() {
-				if col >= ncol {
-					return bad("column of %q missing", t.name)
-				}
-				e.cols[col].comp = c
-				if err := checkColumn(t, e.count, &e.cols[col], lz4); err != "" {
-					return bad("column of %q: %s", t.name, err)
-				}
-				col++
-			}
-		}
-		if rel != nr || col != ncol {
-			return bad("%d relations and %d columns, components need %d and %d", nr, ncol, rel, col)
-		}
-		if e.archID != archetypeID(ids, e.comps) {
-			return bad("archetype id %#x does not match its components", e.archID)
-		}
-		var size uint64
-		for _, c := range e.cols {
-			size += c.stored + crcSize
-		}
-		if size != e.size {
-			return bad("data size %d, columns add up to %d", e.size, size)
-		}
-		if i > 0 && e.offset != dataEnd {
-			return bad("data offset %d, previous table ends at %d", e.offset, dataEnd)
-		}
 		dataEnd = e.offset + e.size
-		if e.offset > h.FileSize || dataEnd > h.FileSize-footerSize {
-			return bad("data [%d, %d) lies past the end of the file (%d bytes)", e.offset, dataEnd, h.FileSize)
-		}
 	}
 	if r.remaining() != 0 {
 		return nil, buf, fmt.Errorf("%w: archetype table at offset %d: %d bytes after the last entry", ErrCorrupt, r.offset(), r.remaining())
@@ -188,6 +119,106 @@ func readTables(s *streamReader, h *Header, types []fileType, buf []byte) ([]tab
 		return nil, buf, fmt.Errorf("%w: archetype table: entries hold %d entities, header says %d", ErrCorrupt, total, h.Entities)
 	}
 	return entries, buf, nil
+}
+
+// readEntry reads one entry of the archetype table into e. It returns what is wrong with the
+// counts it holds, or the reader's error.
+func readEntry(r *readBuf, e *tableEntry) (string, error) {
+	e.archID = r.u64()
+	e.count = r.u32()
+	nc := int(r.u16())
+	if nc*entryCompSize > r.remaining() {
+		return fmt.Sprintf("%d components do not fit", nc), nil
+	}
+	e.comps = make([]uint16, nc)
+	for j := range e.comps {
+		e.comps[j] = r.u16()
+	}
+	nr := int(r.u16())
+	if nr > nc {
+		return fmt.Sprintf("%d relations for %d components", nr, nc), nil
+	}
+	e.rels = make([]relEntry, nr)
+	for j := range e.rels {
+		e.rels[j] = relEntry{comp: r.u16(), target: slot{id: r.u32(), gen: r.u32()}}
+	}
+	e.offset = r.u64()
+	e.size = r.u64()
+	ncol := int(r.u16())
+	if ncol > nc {
+		return fmt.Sprintf("%d columns for %d components", ncol, nc), nil
+	}
+	e.cols = make([]colEntry, ncol)
+	for j := range e.cols {
+		e.cols[j] = colEntry{raw: r.u64(), stored: r.u64()}
+	}
+	if r.err != nil {
+		return "", r.err
+	}
+	if e.count == 0 {
+		return "no entities", nil
+	}
+	return "", nil
+}
+
+// checkEntry checks an entry's components against the type registry: registered components in
+// ascending order, a target for exactly the relation components, a column for exactly those
+// with data, and the archetype id they hash to. It returns what is wrong, or "".
+func checkEntry(e *tableEntry, types []fileType, ids [][typeIDSize]byte, lz4 bool) string {
+	col, rel := 0, 0
+	for j, c := range e.comps {
+		if int(c) >= len(types) || types[c].is(TypeResource) || types[c].is(TypeConcrete) {
+			return fmt.Sprintf("component %d is type %d, not a component in the registry", j, c)
+		}
+		if j > 0 && c <= e.comps[j-1] {
+			return "components not in ascending order"
+		}
+		t := &types[c]
+		if t.is(TypeRelation) {
+			if rel >= len(e.rels) || e.rels[rel].comp != c {
+				return fmt.Sprintf("relation component %q has no target", t.name)
+			}
+			rel++
+		}
+		if t.hasData() {
+			if col >= len(e.cols) {
+				return fmt.Sprintf("column of %q missing", t.name)
+			}
+			e.cols[col].comp = c
+			if err := checkColumn(t, e.count, &e.cols[col], lz4); err != "" {
+				return fmt.Sprintf("column of %q: %s", t.name, err)
+			}
+			col++
+		}
+	}
+	if rel != len(e.rels) || col != len(e.cols) {
+		return fmt.Sprintf("%d relations and %d columns, components need %d and %d", len(e.rels), len(e.cols), rel, col)
+	}
+	if e.archID != archetypeID(ids, e.comps) {
+		return fmt.Sprintf("archetype id %#x does not match its components", e.archID)
+	}
+	return ""
+}
+
+// checkEntryData checks where an entry's columns lie: their sizes add up to its data size, it
+// starts where the previous table's data ends (after is false for the first), and it ends
+// before the footer. It returns what is wrong, or "".
+func checkEntryData(e *tableEntry, after bool, dataEnd uint64, h *fileHeader) string {
+	var size uint64
+	for _, c := range e.cols {
+		size += c.stored + crcSize
+	}
+	if size != e.size {
+		return fmt.Sprintf("data size %d, columns add up to %d", e.size, size)
+	}
+	if after && e.offset != dataEnd {
+		return fmt.Sprintf("data offset %d, previous table ends at %d", e.offset, dataEnd)
+	}
+	end := e.offset + e.size
+	if e.offset > h.FileSize || end > h.FileSize-footerSize {
+		return fmt.Sprintf("data [%d, %d) lies past the end of the file (%d bytes)", e.offset, end, h.FileSize)
+	}
+	return ""
 }
 
 // checkColumn checks the sizes of one column against its type; it returns what is wrong, or "".

@@ -34,7 +34,7 @@ import (
 //	struct                     map from field name to value, every field, exported or not, in
 //	                           declaration order (blank fields "_" are named "_" and their index)
 //	interface                  nil, or array of 2: the concrete type's name (see Register), value
-//	ecs.Entity                 extension EntityExtID: id u32, generation u32, little-endian
+//	ecs.Entity                 extension entityExtID: id u32, generation u32, little-endian
 //	time.Time                  array of 6: Unix seconds, nanoseconds, location kind (0 UTC,
 //	                           1 Local, 2 other), location name, zone abbreviation, zone offset in
 //	                           seconds
@@ -252,105 +252,129 @@ func (c *planCompiler) compile(t reflect.Type) (*vplan, *typeError) {
 	}
 	p := &vplan{typ: t, size: t.Size(), keyOK: true}
 	c.seen[t] = p
-	refuse := func(why string) (*vplan, *typeError) { return nil, &typeError{typ: t, why: why} }
-	switch {
-	case t == entityType:
-		p.kind = vEntity
-		return p, nil
-	case t == timeType:
-		p.kind, p.keyOK = vTime, false // its *time.Location would differ after loading
-		return p, nil
-	}
-	if k := ownEncoding(t); k != 0 {
-		p.kind, p.keyOK = k, !hasPointers(t) && t.Comparable()
+	if compileOwn(p) {
 		return p, nil
 	}
 	if why := copyLock(t); why != "" {
-		return refuse(why)
+		return nil, &typeError{typ: t, why: why}
 	}
+	if k := t.Kind(); int(k) < len(leafKinds) && leafKinds[k] != 0 {
+		p.kind = leafKinds[k] // an interface's keyOK is checked per value
+		return p, nil
+	}
+	var err *typeError
 	switch t.Kind() {
-	case reflect.Bool:
-		p.kind = vBool
-	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		p.kind = vInt8 + vkind(t.Kind()-reflect.Int8)
-	case reflect.Int:
-		p.kind = vInt
-	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		p.kind = vUint8 + vkind(t.Kind()-reflect.Uint8)
-	case reflect.Uint, reflect.Uintptr:
-		p.kind = vUint
-	case reflect.Float32:
-		p.kind = vFloat32
-	case reflect.Float64:
-		p.kind = vFloat64
-	case reflect.Complex64:
-		p.kind = vComplex64
-	case reflect.Complex128:
-		p.kind = vComplex128
-	case reflect.String:
-		p.kind = vString
 	case reflect.Array, reflect.Slice:
-		if t.Kind() == reflect.Array && t.Len() == 0 {
-			// Nothing to save, whatever the element type.
-			p.kind, p.elem = vArray, &vplan{kind: vStruct, typ: t.Elem(), byName: map[string]int{}, keyOK: true}
-			return p, nil
-		}
-		elem, err := c.compile(t.Elem())
-		if err != nil {
-			return nil, err.at("[]")
-		}
-		p.elem = elem
-		byteElem := elem.kind == vUint8
-		switch {
-		case t.Kind() == reflect.Slice && byteElem:
-			p.kind = vBytes
-		case t.Kind() == reflect.Slice:
-			p.kind = vSlice
-		case byteElem:
-			p.kind, p.length = vByteArray, t.Len()
-		default:
-			p.kind, p.length = vArray, t.Len()
-		}
-		p.keyOK = t.Kind() == reflect.Array && elem.keyOK
+		err = c.compileSeq(p)
 	case reflect.Map:
-		key, err := c.compile(t.Key())
-		if err != nil {
-			return nil, err.at("[key]")
-		}
-		if !key.keyOK {
-			return nil, (&typeError{typ: t.Key(), why: "a map key that holds a pointer (a string or slice inside is fine, a pointer, " +
-				"time.Time or interface value holding a pointer is not) would not find its entry after loading"}).at("[key]")
-		}
-		elem, err := c.compile(t.Elem())
-		if err != nil {
-			return nil, err.at("[value]")
-		}
-		p.kind, p.key, p.elem = vMap, key, elem
+		err = c.compileMap(p)
 	case reflect.Pointer:
-		elem, err := c.compile(t.Elem())
-		if err != nil {
+		var elem *vplan
+		if elem, err = c.compile(t.Elem()); err != nil {
 			return nil, err.at("")
 		}
 		p.kind, p.elem, p.keyOK = vPointer, elem, false
 	case reflect.Struct:
 		if t.NumField() > 1<<15 {
-			return refuse("more than 32768 fields")
+			return nil, &typeError{typ: t, why: "more than 32768 fields"}
 		}
-		if err := c.compileStruct(p); err != nil {
-			return nil, err
-		}
-	case reflect.Interface:
-		p.kind = vInterface // keyOK: checked per value
-	case reflect.Chan:
-		return refuse("a channel cannot be saved")
-	case reflect.Func:
-		return refuse("a function cannot be saved")
-	case reflect.UnsafePointer:
-		return refuse("an unsafe.Pointer cannot be saved")
+		err = c.compileStruct(p)
 	default:
-		return refuse("its kind cannot be saved")
+		return nil, &typeError{typ: t, why: kindRefusal(t.Kind())}
+	}
+	if err != nil {
+		return nil, err
 	}
 	return p, nil
+}
+
+// leafKinds are the plan kinds of the Go kinds compile takes as they are (0: not one of them).
+var leafKinds = [...]vkind{
+	reflect.Bool: vBool,
+	reflect.Int8: vInt8, reflect.Int16: vInt16, reflect.Int32: vInt32, reflect.Int64: vInt64, reflect.Int: vInt,
+	reflect.Uint8: vUint8, reflect.Uint16: vUint16, reflect.Uint32: vUint32, reflect.Uint64: vUint64,
+	reflect.Uint: vUint, reflect.Uintptr: vUint,
+	reflect.Float32: vFloat32, reflect.Float64: vFloat64, reflect.Complex64: vComplex64, reflect.Complex128: vComplex128,
+	reflect.String: vString, reflect.Interface: vInterface,
+}
+
+// kindRefusal says why a value of a Go kind that compile has no plan for cannot be saved.
+func kindRefusal(k reflect.Kind) string {
+	switch k {
+	case reflect.Chan:
+		return "a channel cannot be saved"
+	case reflect.Func:
+		return "a function cannot be saved"
+	case reflect.UnsafePointer:
+		return "an unsafe.Pointer cannot be saved"
+	}
+	return "its kind cannot be saved"
+}
+
+// compileOwn sets the kind of p when its type has a wire form of its own: ecs.Entity,
+// time.Time, or an encoding of the type's own methods.
+func compileOwn(p *vplan) bool {
+	t := p.typ
+	switch {
+	case t == entityType:
+		p.kind = vEntity
+	case t == timeType:
+		p.kind, p.keyOK = vTime, false // its *time.Location would differ after loading
+	default:
+		k := ownEncoding(t)
+		if k == 0 {
+			return false
+		}
+		p.kind, p.keyOK = k, !hasPointers(t) && t.Comparable()
+	}
+	return true
+}
+
+// compileSeq compiles the array or slice plan p.
+func (c *planCompiler) compileSeq(p *vplan) *typeError {
+	t := p.typ
+	if t.Kind() == reflect.Array && t.Len() == 0 {
+		// Nothing to save, whatever the element type.
+		p.kind, p.elem = vArray, &vplan{kind: vStruct, typ: t.Elem(), byName: map[string]int{}, keyOK: true}
+		return nil
+	}
+	elem, err := c.compile(t.Elem())
+	if err != nil {
+		return err.at("[]")
+	}
+	p.elem = elem
+	byteElem := elem.kind == vUint8
+	switch {
+	case t.Kind() == reflect.Slice && byteElem:
+		p.kind = vBytes
+	case t.Kind() == reflect.Slice:
+		p.kind = vSlice
+	case byteElem:
+		p.kind, p.length = vByteArray, t.Len()
+	default:
+		p.kind, p.length = vArray, t.Len()
+	}
+	p.keyOK = t.Kind() == reflect.Array && elem.keyOK
+	return nil
+}
+
+// compileMap compiles the map plan p: its key must come back equal after loading.
+func (c *planCompiler) compileMap(p *vplan) *typeError {
+	t := p.typ
+	key, err := c.compile(t.Key())
+	if err != nil {
+		return err.at("[key]")
+	}
+	if !key.keyOK {
+		return (&typeError{typ: t.Key(), why: "a map key that holds a pointer (a string or slice inside is fine, a pointer, " +
+			"time.Time or interface value holding a pointer is not) would not find its entry after loading"}).at("[key]")
+	}
+	elem, err := c.compile(t.Elem())
+	if err != nil {
+		return err.at("[value]")
+	}
+	p.kind, p.key, p.elem = vMap, key, elem
+	return nil
 }
 
 // compileStruct compiles the fields of the struct plan p, every field, exported or not; blank

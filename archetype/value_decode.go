@@ -358,7 +358,7 @@ func (d *vdec) value(p *vplan, ptr unsafe.Pointer) error {
 		if err != nil {
 			return err
 		}
-		if h[0] != 0xd7 || h[1] != byte(EntityExtID) {
+		if h[0] != 0xd7 || h[1] != byte(entityExtID) {
 			return d.corrupt("entity expected, found msgpack code %#02x", h[0])
 		}
 		data, err := d.take(8)

@@ -171,7 +171,7 @@ func (e *venc) value(p *vplan, ptr unsafe.Pointer) error {
 			ptr = unsafe.Pointer(&ent)
 		}
 		s := (*slot)(ptr) // id, generation: little-endian on every host
-		b = binary.LittleEndian.AppendUint32(append(b, 0xd7, byte(EntityExtID)), s.id)
+		b = binary.LittleEndian.AppendUint32(append(b, 0xd7, byte(entityExtID)), s.id)
 		b = binary.LittleEndian.AppendUint32(b, s.gen)
 	case vTime:
 		b = appendTime(b, *(*time.Time)(ptr))

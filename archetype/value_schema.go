@@ -286,56 +286,8 @@ func (s *vschema) format(b *strings.Builder, i uint16, path map[uint16]bool, dep
 // schema of their concrete type, which the file must list (concrete).
 func (s *vschema) checkValue(d *vdec, i uint16, concrete func(name string) (*vschema, bool)) error {
 	nd := &s.nodes[i]
-	switch nd.kind {
-	case vBool:
-		_, err := d.boolean()
+	if ok, err := checkLeaf(d, nd); ok {
 		return err
-	case vInt8, vInt16, vInt32, vInt64, vInt, vUint8, vUint16, vUint32, vUint64, vUint:
-		_, _, err := d.integer()
-		return err
-	case vFloat32, vFloat64:
-		_, err := d.float()
-		return err
-	case vComplex64, vComplex128:
-		if n, err := d.arrayLen(); err != nil || n != 2 {
-			return errOr(err, d.corrupt("complex number: array of %d", n))
-		}
-		if _, err := d.float(); err != nil {
-			return err
-		}
-		_, err := d.float()
-		return err
-	case vString:
-		_, err := d.strBytes()
-		return err
-	case vBytes:
-		if d.isNil() {
-			return nil
-		}
-		_, err := d.binBytes()
-		return err
-	case vByteArray:
-		b, err := d.binBytes()
-		if err == nil && uint64(len(b)) != uint64(nd.length) {
-			err = d.corrupt("%d bytes for an array of %d", len(b), nd.length)
-		}
-		return err
-	case vEntity:
-		var e ecs.Entity
-		return d.value(&vplan{kind: vEntity}, unsafe.Pointer(&e))
-	case vTime:
-		var t time.Time
-		return d.timeAt(unsafe.Pointer(&t))
-	case vBinary:
-		_, err := d.binBytes()
-		return err
-	case vMsgpack, vMsgpackRaw:
-		n, err := msgpackSize(d.b[d.pos:], 1)
-		if err != nil {
-			return d.corrupt("malformed msgpack value of %s", nd.name)
-		}
-		d.pos += n
-		return nil
 	}
 	if err := d.enter(); err != nil {
 		return err
@@ -343,83 +295,168 @@ func (s *vschema) checkValue(d *vdec, i uint16, concrete func(name string) (*vsc
 	defer func() { d.depth-- }()
 	switch nd.kind {
 	case vArray, vSlice:
-		if nd.kind == vSlice && d.isNil() {
-			return nil
-		}
-		n, err := d.arrayLen()
-		if err != nil {
-			return err
-		}
-		if nd.kind == vArray && uint64(n) != uint64(nd.length) {
-			return d.corrupt("array of %d, the schema says %d", n, nd.length)
-		}
-		for j := range n {
-			if err := s.checkValue(d, nd.elem, concrete); err != nil {
-				return at(err, fmt.Sprintf("[%d]", j))
-			}
-		}
+		return s.checkSeq(d, nd, concrete)
 	case vPointer:
-		if d.isNil() {
-			return nil
-		}
-		if s.nodes[nd.elem].kind.nilable() {
-			if n, err := d.arrayLen(); err != nil || n != 1 {
-				return errOr(err, d.corrupt("pointer: array of %d", n))
-			}
-		}
-		return s.checkValue(d, nd.elem, concrete)
+		return s.checkPointer(d, nd, concrete)
 	case vMap:
-		if d.isNil() {
-			return nil
-		}
-		n, err := d.mapLen()
-		if err != nil {
-			return err
-		}
-		for range n {
-			if err := s.checkValue(d, nd.key, concrete); err != nil {
-				return at(err, "[key]")
-			}
-			if err := s.checkValue(d, nd.elem, concrete); err != nil {
-				return at(err, "[value]")
-			}
-		}
+		return s.checkMap(d, nd, concrete)
 	case vStruct:
-		n, err := d.mapLen()
-		if err != nil {
-			return err
-		}
-		if n != len(nd.fields) {
-			return d.corrupt("%d fields, the schema has %d", n, len(nd.fields))
-		}
-		for _, f := range nd.fields {
-			key, err := d.strBytes()
-			if err != nil {
-				return err
-			}
-			if string(key) != f.name {
-				return d.corrupt("field %q where the schema has %q", key, f.name)
-			}
-			if err := s.checkValue(d, f.node, concrete); err != nil {
-				return at(err, "."+f.name)
-			}
-		}
+		return s.checkStruct(d, nd, concrete)
 	case vInterface:
-		if d.isNil() {
-			return nil
-		}
-		if n, err := d.arrayLen(); err != nil || n != 2 {
-			return errOr(err, d.corrupt("interface value: array of %d", n))
-		}
-		name, err := d.strBytes()
-		if err != nil {
-			return err
-		}
-		cs, ok := concrete(string(name))
-		if !ok {
-			return d.corrupt("a value behind an interface has type %q, which the file does not describe", name)
-		}
-		return cs.checkValue(d, 0, concrete)
+		return checkInterface(d, concrete)
 	}
 	return nil
+}
+
+// checkLeaf checks a value of a kind that holds no other value; ok is false for the kinds
+// that do (arrays, slices, pointers, maps, structs, interfaces).
+func checkLeaf(d *vdec, nd *vnode) (ok bool, err error) {
+	switch nd.kind {
+	case vBool:
+		_, err = d.boolean()
+	case vInt8, vInt16, vInt32, vInt64, vInt, vUint8, vUint16, vUint32, vUint64, vUint:
+		_, _, err = d.integer()
+	case vFloat32, vFloat64:
+		_, err = d.float()
+	case vComplex64, vComplex128:
+		err = checkComplex(d)
+	case vString:
+		_, err = d.strBytes()
+	case vBytes:
+		if !d.isNil() {
+			_, err = d.binBytes()
+		}
+	case vByteArray:
+		var b []byte
+		b, err = d.binBytes()
+		if err == nil && uint64(len(b)) != uint64(nd.length) {
+			err = d.corrupt("%d bytes for an array of %d", len(b), nd.length)
+		}
+	case vEntity:
+		var e ecs.Entity
+		err = d.value(&vplan{kind: vEntity}, unsafe.Pointer(&e))
+	case vTime:
+		var t time.Time
+		err = d.timeAt(unsafe.Pointer(&t))
+	case vBinary:
+		_, err = d.binBytes()
+	case vMsgpack, vMsgpackRaw:
+		n, serr := msgpackSize(d.b[d.pos:], 1)
+		if serr != nil {
+			return true, d.corrupt("malformed msgpack value of %s", nd.name)
+		}
+		d.pos += n
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// checkComplex checks a complex number: an array of its two parts.
+func checkComplex(d *vdec) error {
+	if n, err := d.arrayLen(); err != nil || n != 2 {
+		return errOr(err, d.corrupt("complex number: array of %d", n))
+	}
+	if _, err := d.float(); err != nil {
+		return err
+	}
+	_, err := d.float()
+	return err
+}
+
+// checkSeq checks an array or a slice, element by element.
+func (s *vschema) checkSeq(d *vdec, nd *vnode, concrete func(string) (*vschema, bool)) error {
+	if nd.kind == vSlice && d.isNil() {
+		return nil
+	}
+	n, err := d.arrayLen()
+	if err != nil {
+		return err
+	}
+	if nd.kind == vArray && uint64(n) != uint64(nd.length) {
+		return d.corrupt("array of %d, the schema says %d", n, nd.length)
+	}
+	for j := range n {
+		if err := s.checkValue(d, nd.elem, concrete); err != nil {
+			return at(err, fmt.Sprintf("[%d]", j))
+		}
+	}
+	return nil
+}
+
+// checkPointer checks a pointer: nil, or its value (in an array of one when the value can be
+// nil itself).
+func (s *vschema) checkPointer(d *vdec, nd *vnode, concrete func(string) (*vschema, bool)) error {
+	if d.isNil() {
+		return nil
+	}
+	if s.nodes[nd.elem].kind.nilable() {
+		if n, err := d.arrayLen(); err != nil || n != 1 {
+			return errOr(err, d.corrupt("pointer: array of %d", n))
+		}
+	}
+	return s.checkValue(d, nd.elem, concrete)
+}
+
+// checkMap checks a map, key and value after key and value.
+func (s *vschema) checkMap(d *vdec, nd *vnode, concrete func(string) (*vschema, bool)) error {
+	if d.isNil() {
+		return nil
+	}
+	n, err := d.mapLen()
+	if err != nil {
+		return err
+	}
+	for range n {
+		if err := s.checkValue(d, nd.key, concrete); err != nil {
+			return at(err, "[key]")
+		}
+		if err := s.checkValue(d, nd.elem, concrete); err != nil {
+			return at(err, "[value]")
+		}
+	}
+	return nil
+}
+
+// checkStruct checks a struct: every field of the schema, by name, in its order.
+func (s *vschema) checkStruct(d *vdec, nd *vnode, concrete func(string) (*vschema, bool)) error {
+	n, err := d.mapLen()
+	if err != nil {
+		return err
+	}
+	if n != len(nd.fields) {
+		return d.corrupt("%d fields, the schema has %d", n, len(nd.fields))
+	}
+	for _, f := range nd.fields {
+		key, err := d.strBytes()
+		if err != nil {
+			return err
+		}
+		if string(key) != f.name {
+			return d.corrupt("field %q where the schema has %q", key, f.name)
+		}
+		if err := s.checkValue(d, f.node, concrete); err != nil {
+			return at(err, "."+f.name)
+		}
+	}
+	return nil
+}
+
+// checkInterface checks a value behind an interface against its concrete type's schema.
+func checkInterface(d *vdec, concrete func(string) (*vschema, bool)) error {
+	if d.isNil() {
+		return nil
+	}
+	if n, err := d.arrayLen(); err != nil || n != 2 {
+		return errOr(err, d.corrupt("interface value: array of %d", n))
+	}
+	name, err := d.strBytes()
+	if err != nil {
+		return err
+	}
+	cs, ok := concrete(string(name))
+	if !ok {
+		return d.corrupt("a value behind an interface has type %q, which the file does not describe", name)
+	}
+	return cs.checkValue(d, 0, concrete)
 }

@@ -3,12 +3,10 @@ package autosave
 import (
 	"fmt"
 	"time"
-
-	"github.com/arksave/arksave/snapshot"
 )
 
-// Config is the ECS resource that controls autosave (arksave.AutosaveConfig
-// in the root package). The plugin reads it every tick, so a game can change it
+// Config is the ECS resource that controls autosave: arksave.Plugin's
+// Autosave field gives its first value. The plugin reads it every tick, so a game can change it
 // at any time, for example from a settings menu.
 type Config struct {
 	// Interval between automatic saves. The timer counts game ticks, not wall
@@ -44,8 +42,8 @@ func DefaultConfig() Config {
 	return Config{Interval: 300 * time.Second, Enabled: true, MaxBackups: 1}
 }
 
-// State is the ECS resource that shows what autosave is doing
-// (arksave.AutosaveState in the root package). The plugin writes it; the game reads it, for example to
+// State is the ECS resource that shows what autosave is doing. The
+// plugin writes it; the game reads it, for example to
 // draw a progress bar.
 type State struct {
 	// TimeSinceLastSave is the game time since the last save finished.
@@ -131,13 +129,6 @@ type Result struct {
 	BackupCopyBytes    int64
 	BackupCopyDuration time.Duration
 	BackupCopyErr      error
-
-	// Chunks, Entities and Players list what the save committed, so that
-	// the game loop can mark those chunks Persisted (unless they changed
-	// since).
-	Chunks   []snapshot.ChunkVersion
-	Entities []snapshot.EntityVersion
-	Players  []snapshot.PlayerHash
 }
 
 // String summarises the result in one line.

@@ -3,7 +3,6 @@ package autosave
 import (
 	"errors"
 	"fmt"
-	"runtime/debug"
 
 	"github.com/arksave/arksave/internal/errs"
 )
@@ -38,11 +37,6 @@ var ErrPanic = errors.New("autosave: save panicked")
 type PanicError struct {
 	Value any
 	Stack []byte
-}
-
-// NewPanicError wraps a value recovered from a panic, with the current stack.
-func NewPanicError(value any) *PanicError {
-	return &PanicError{Value: value, Stack: debug.Stack()}
 }
 
 func (e *PanicError) Error() string { return fmt.Sprintf("%v: %v", ErrPanic, e.Value) }
@@ -88,3 +82,6 @@ var ErrReadOnly = errors.New("autosave: save directory is read-only")
 // a backup: nothing is changed, and the same load succeeds once the cause
 // is fixed.
 var ErrUnreadable = errors.New("autosave: save file could not be read")
+
+// ErrNoPlayer is returned when a save holds no record of a player.
+var ErrNoPlayer = errors.New("autosave: no such player in the save")

@@ -4,76 +4,40 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
-	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
 
-// A writer opens the save directory and holds its lock; a reader opens it
-// read-only meanwhile and sees the committed generation; a second writer
-// is refused.
-func ExampleOpenDirReadOnly() {
+// A game configures autosave with the Config resource and reads its
+// progress from the State resource; a second game on the same save is
+// refused with ErrLocked.
+func Example() {
 	fsys := vfs.NewMem()
-	d, err := autosave.OpenDir(fsys, "/saves/world1")
+	w := ecs.NewWorld()
+	systems, err := arksave.Plugin{Dir: "/saves/world1", FS: fsys,
+		Autosave: &autosave.Config{Interval: 2 * arksave.DefaultTickDuration, Enabled: true, MaxBackups: 1}}.Install(w)
 	if err != nil {
 		panic(err)
 	}
-	defer d.Close()
-	_, _, err = d.Commit(autosave.Commit{World: []byte("the ECS world"),
-		Chunks: autosave.StoreRef{Name: autosave.ChunksName, Generation: 1, Root: []byte("the store's root")}})
-	if err != nil {
-		panic(err)
-	}
+	p := ecs.GetResource[arksave.Persistence](w)
+	defer p.Close()
 
-	r, err := autosave.OpenDirReadOnly(fsys, "/saves/world1")
-	if err != nil {
-		panic(err)
-	}
-	world, _ := r.ReadWorld(nil)
-	fmt.Printf("a reader sees generation %d: %q\n", r.Generation(), world)
-	_, err = autosave.OpenDir(fsys, "/saves/world1")
-	fmt.Println("a second writer:", errors.Is(err, autosave.ErrLocked))
-	// Output:
-	// a reader sees generation 1: "the ECS world"
-	// a second writer: true
-}
-
-// Three saves, each backup with a chunk store of its own; then the world
-// file of the last one is damaged, and loading falls back to the newest
-// intact generation by itself.
-func ExampleDir_LoadIntact() {
-	fsys := vfs.NewMem()
-	store := chunkstore.Options{ChunkSize: 16, TileSize: 8, PixelSize: 4}
-	w, err := autosave.OpenWriter("/saves/world1", autosave.Options{FS: fsys, Store: store})
-	if err != nil {
-		panic(err)
-	}
-	for g := 1; g <= 3; g++ {
-		w.Submit(autosave.Job{Snap: &snapshot.Snapshot{World: fmt.Appendf(nil, "world of save %d", g)}, MaxBackups: 1, BackupCopyEvery: 1})
-		if r := w.Wait(); r.Err != nil {
-			panic(r.Err)
+	for range 3 { // two ticks make the interval: the autosave starts
+		for _, s := range systems {
+			s.Update(w)
 		}
 	}
-	w.Close()
+	p.Wait()
+	state := ecs.GetResource[autosave.State](w)
+	fmt.Println("saves:", state.Saves, "generation:", state.LastResult.Generation, "error:", state.LastResult.Err)
 
-	// One bit of the current world file flips on disk.
-	f, _ := fsys.OpenRW("/saves/world1/world-3.pecs")
-	f.WriteAt([]byte("W"), 0)
-	f.Close()
-
-	d, err := autosave.OpenDir(fsys, "/saves/world1")
-	if err != nil {
-		panic(err)
-	}
-	defer d.Close()
-	world, fb, err := d.LoadIntact(nil)
-	fmt.Printf("%q %v\n", world, err)
-	fmt.Println("damaged", fb.Damaged, "loaded", fb.Loaded, "as", fb.Generation)
-	b, _ := d.Backup(2)
-	fmt.Println("backup 2's chunk store:", b.Chunks.Name)
+	_, err = arksave.Plugin{Dir: "/saves/world1", FS: fsys}.Install(ecs.NewWorld())
+	var le *autosave.LockedError
+	fmt.Println("second game locked out:", errors.Is(err, autosave.ErrLocked), errors.As(err, &le))
 	// Output:
-	// "world of save 2" <nil>
-	// damaged 3 loaded 2 as 4
-	// backup 2's chunk store: backups/chunks-2.pxsw
+	// saves: 1 generation: 1 error: <nil>
+	// second game locked out: true true
 }

@@ -10,7 +10,8 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/internal/persist"
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/plugin"
 	"github.com/arksave/arksave/vfs"
 	arkserde "github.com/mlange-42/ark-serde"
 	"github.com/mlange-42/ark/ecs"
@@ -197,11 +198,11 @@ func (flat) Generate(_, _ int32, _ uint64, dst []uint32) { clear(dst) }
 
 // pluginRuntime installs the plugin on w (a save in memory, autosave off) and returns its
 // runtime, whose Snapshot is what the game loop pays for a save.
-func pluginRuntime(b *testing.B, w *ecs.World) *persist.Runtime {
+func pluginRuntime(b *testing.B, w *ecs.World) plugin.Runtime {
 	if _, err := (arksave.Plugin{Dir: "/save", FS: vfs.NewMem(), ChunkSize: 16, TileSize: 8, Generator: flat{},
-		Autosave: &arksave.AutosaveConfig{Interval: time.Hour}}).Install(w); err != nil {
+		Autosave: &autosave.Config{Interval: time.Hour}}).Install(w); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ecs.GetResource[arksave.Persistence](w).Close() })
-	return persist.Of(w)
+	return ecs.GetResource[plugin.Slot](w).Runtime
 }

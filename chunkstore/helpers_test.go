@@ -8,6 +8,7 @@ import (
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/storetool"
+	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/vfs"
 )
@@ -18,19 +19,7 @@ const (
 	npix  = small * small
 )
 
-func expect(t testing.TB, ok bool, format string, args ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatalf(format, args...)
-	}
-}
-
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var expect, must = testkit.Expect, testkit.Must
 
 func must2[T any](t testing.TB) func(T, error) T {
 	return func(v T, err error) T {

@@ -5,12 +5,6 @@ package components
 // It survives saves, loads, chunk unloads and reloads.
 type BodyID uint64
 
-// Session returns the session part of the id.
-func (id BodyID) Session() uint32 { return uint32(id >> 32) }
-
-// Counter returns the counter part of the id.
-func (id BodyID) Counter() uint32 { return uint32(id) }
-
 // BodyIDs is the resource that hands out [BodyID]s. Session is unique per
 // play session: the plugin starts a fresh world at session 1 and every load
 // continues at the saved session plus one, so ids made in different sessions

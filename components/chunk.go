@@ -47,24 +47,23 @@ type Chunk struct {
 type buffer struct {
 	pix    []Pixel
 	side   int           // tiles per edge
-	hold   *SharedPixels // the newest share, nil before the first
+	hold   *sharedPixels // the newest share, nil before the first
 	active bool          // hold may still need tiles
 	spare  []*tile       // tiles copied for earlier shares, for the next copies
 	data   []byte        // the game's extra data for the chunk; never written in place
 }
 
-// NewChunk returns a chunk of size x size pixels, all zero (air), with a heat layer.
-func NewChunk(size int) Chunk {
-	return NewChunkFrom(size, make([]Pixel, size*size))
-}
-
-// NewChunkFrom returns a chunk that takes ownership of pix, which must hold
-// size*size pixels.
+// NewChunk returns a chunk of size x size pixels that takes ownership of
+// pix, which must hold size*size pixels; nil pix is all zero (air). It
+// has a heat layer.
 //
-// Panics if len(pix) != size*size.
-func NewChunkFrom(size int, pix []Pixel) Chunk {
+// Panics if pix is not nil and len(pix) != size*size.
+func NewChunk(size int, pix []Pixel) Chunk {
+	if pix == nil {
+		pix = make([]Pixel, size*size)
+	}
 	if len(pix) != size*size {
-		panic("components: NewChunkFrom: len(pix) != size*size")
+		panic("components: NewChunk: len(pix) != size*size")
 	}
 	return Chunk{Size: size, Heat: make([]uint8, size*size), buf: &buffer{pix: pix, side: (size + TileSize - 1) / TileSize}}
 }
@@ -108,12 +107,6 @@ func (c *Chunk) MutRect(x0, y0, x1, y1 int) []Pixel {
 	return c.buf.pix
 }
 
-// Mut returns the chunk's pixels for writing anywhere: MutRect of the whole
-// chunk. While a save holds the chunk, that copies every tile the save has
-// not read yet, up to the whole chunk; prefer [Chunk.Set] or
-// [Chunk.MutRect] of what will be written.
-func (c *Chunk) Mut() []Pixel { return c.MutRect(0, 0, c.Size, c.Size) }
-
 // Held reports whether a save still holds tiles of the chunk that it has
 // not read: writes then go through [Chunk.Set] or [Chunk.MutRect] with
 // their rectangle. It changes to false on its own as the save reads; it
@@ -139,7 +132,7 @@ func (c *Chunk) Held() bool {
 // earlier share of the chunk still holds tiles, Share first copies them for
 // it (up to the whole chunk, on the calling goroutine); the plugin never
 // does this, as its saves do not overlap.
-func (c *Chunk) Share() *SharedPixels {
+func (c *Chunk) Share() SharedPixels {
 	b := c.buf
 	b.hold = b.newShared(c.Size)
 	b.active = true
@@ -161,7 +154,7 @@ func (c *Chunk) Data() []byte {
 }
 
 // SetData replaces the chunk's extra data with a copy of data (nil or
-// empty: none; at most 16 MiB, chunkstore.MaxExtra, or the save fails) and
+// empty: none; at most 16 MiB, the most a chunk record holds, or the save fails) and
 // reports whether it changed. Like [Chunk.Set] it does not mark the chunk
 // dirty: call [ChunkState.MarkDirty] when it reports true, or use
 // arksave's Persistence.SetChunkData, which does both. A chunk whose only
@@ -249,11 +242,3 @@ func (s *ChunkState) MarkDirty() {
 
 // IsDirty reports whether the chunk has changes that are not saved.
 func (s *ChunkState) IsDirty() bool { return s.Status == Dirty }
-
-// Confirm is called when a save that snapshotted the chunk at version has
-// committed. The chunk becomes Persisted unless it changed since.
-func (s *ChunkState) Confirm(version uint64) {
-	if s.Status == Dirty && s.Version == version {
-		s.Status = Persisted
-	}
-}

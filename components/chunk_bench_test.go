@@ -17,7 +17,7 @@ import (
 // copy-on-write went per tile. It reports both, in µs, and their ratio.
 func BenchmarkFirstWriteToSharedChunk(b *testing.B) {
 	const size = 512
-	c := components.NewChunk(size)
+	c := components.NewChunk(size, nil)
 	var tile, chunk time.Duration
 	var sink []components.Pixel
 	read := make([]components.Pixel, size*size)

@@ -7,16 +7,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/testkit"
 )
 
-func expect(t *testing.T, ok bool, format string, args ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatalf(format, args...)
-	}
-}
+var expect = testkit.Expect
 
 // pattern returns size*size distinct pixels.
 func pattern(size int) []components.Pixel {
@@ -28,7 +23,7 @@ func pattern(size int) []components.Pixel {
 }
 
 // read copies what a share holds.
-func read(t *testing.T, s *components.SharedPixels) []components.Pixel {
+func read(t *testing.T, s components.SharedPixels) []components.Pixel {
 	t.Helper()
 	dst := make([]components.Pixel, s.Size()*s.Size())
 	if err := s.CopyTo(dst); err != nil {
@@ -38,17 +33,17 @@ func read(t *testing.T, s *components.SharedPixels) []components.Pixel {
 }
 
 func TestChunkCopyOnWrite(t *testing.T) {
-	c := components.NewChunk(4)
-	c.Mut()[0] = 7
+	c := components.NewChunk(4, nil)
+	c.MutRect(0, 0, c.Size, c.Size)[0] = 7
 	snap := c.Share()
-	expect(t, snap.Shared() && c.Held(), "a shared chunk must report Shared and Held")
+	expect(t, components.Shared(snap) && c.Held(), "a shared chunk must report Shared and Held")
 
 	// Writing after Share must not touch the snapshot.
 	expect(t, c.Set(0, 0, 9), "Set must report a change")
 	expect(t, c.At(0, 0) == 9, "chunk lost its write: %v", c.At(0, 0))
 	got := read(t, snap)
 	expect(t, got[0] == 7, "snapshot changed under the reader: %v", got[0])
-	expect(t, !snap.Shared() && !c.Held(), "a read share is over")
+	expect(t, !components.Shared(snap) && !c.Held(), "a read share is over")
 	tiles, _ := snap.CopyCost()
 	expect(t, tiles == 1, "one write copies one tile, copied %d", tiles)
 	snap.Release()
@@ -60,7 +55,7 @@ func TestChunkCopyOnWrite(t *testing.T) {
 func TestChunkCopiesOneTilePerWrite(t *testing.T) {
 	const size = 512
 	orig := pattern(size)
-	c := components.NewChunkFrom(size, slices.Clone(orig))
+	c := components.NewChunk(size, slices.Clone(orig))
 	live := &c.Pixels()[0]
 	s := c.Share()
 
@@ -84,14 +79,14 @@ func TestChunkCopiesOneTilePerWrite(t *testing.T) {
 }
 
 func TestChunkNoCopyWithoutWrite(t *testing.T) {
-	c := components.NewChunk(64)
+	c := components.NewChunk(64, nil)
 	s := c.Share()
 	expect(t, !c.Set(1, 1, 0), "setting the same value must not report a change")
 	tiles, _ := s.CopyCost()
 	expect(t, tiles == 0, "a no-op Set copied a tile")
 	s.Release()
 	expect(t, !c.Held(), "a released chunk is still held")
-	c.Mut()[0] = 1
+	c.MutRect(0, 0, c.Size, c.Size)[0] = 1
 	tiles, _ = s.CopyCost()
 	expect(t, tiles == 0, "a write after Release copied a tile")
 	expect(t, errors.Is(s.CopyTo(make([]components.Pixel, 64*64)), components.ErrNotShared), "CopyTo after Release must fail")
@@ -102,7 +97,7 @@ func TestChunkNoCopyWithoutWrite(t *testing.T) {
 func TestChunkMutRect(t *testing.T) {
 	const size = 128 // 4x4 tiles
 	orig := pattern(size)
-	c := components.NewChunkFrom(size, slices.Clone(orig))
+	c := components.NewChunk(size, slices.Clone(orig))
 	s := c.Share()
 	pix := c.MutRect(30, 30, 34, 34) // the corners of four tiles
 	pix[31*size+31], pix[33*size+33] = 0, 0
@@ -113,7 +108,7 @@ func TestChunkMutRect(t *testing.T) {
 	c.MutRect(size, 0, size+5, 5)
 	tiles, _ = s.CopyCost()
 	expect(t, tiles == 4, "clipped and empty rectangles copied: %d tiles", tiles)
-	c.Mut()
+	c.MutRect(0, 0, c.Size, c.Size)
 	tiles, _ = s.CopyCost()
 	expect(t, tiles == 16, "Mut copies every held tile: %d", tiles)
 	expect(t, slices.Equal(read(t, s), orig), "the share does not hold the pixels at Share")
@@ -124,7 +119,7 @@ func TestChunkMutRect(t *testing.T) {
 func TestChunkPartialTiles(t *testing.T) {
 	const size = components.TileSize + 8
 	orig := pattern(size)
-	c := components.NewChunkFrom(size, slices.Clone(orig))
+	c := components.NewChunk(size, slices.Clone(orig))
 	s := c.Share()
 	for _, xy := range [][2]int{{size - 1, 0}, {0, size - 1}, {size - 1, size - 1}, {0, 0}} {
 		c.Set(xy[0], xy[1], 0)
@@ -138,7 +133,7 @@ func TestChunkPartialTiles(t *testing.T) {
 func TestChunkShareTwice(t *testing.T) {
 	const size = 64
 	orig := pattern(size)
-	c := components.NewChunkFrom(size, slices.Clone(orig))
+	c := components.NewChunk(size, slices.Clone(orig))
 	first := c.Share()
 	c.Set(1, 1, 0)
 	second := c.Share()
@@ -155,7 +150,7 @@ func TestChunkShareTwice(t *testing.T) {
 // allocate on the game loop (only the share itself does, once).
 func TestChunkCopyReusesTiles(t *testing.T) {
 	const size = 128
-	c := components.NewChunkFrom(size, pattern(size))
+	c := components.NewChunk(size, pattern(size))
 	dst := make([]components.Pixel, size*size)
 	v := components.Pixel(0)
 	allocs := testing.AllocsPerRun(50, func() {
@@ -173,10 +168,10 @@ func TestChunkCopyReusesTiles(t *testing.T) {
 }
 
 func TestSharedPixelsMisuse(t *testing.T) {
-	c := components.NewChunk(64)
+	c := components.NewChunk(64, nil)
 	s := c.Share()
 	expect(t, s.CopyTo(make([]components.Pixel, 10)) != nil, "CopyTo into a short dst must fail")
-	expect(t, s.Shared(), "a failed CopyTo ended the hold")
+	expect(t, components.Shared(s), "a failed CopyTo ended the hold")
 	read(t, s)
 	expect(t, errors.Is(s.CopyTo(make([]components.Pixel, 64*64)), components.ErrNotShared), "a second CopyTo must fail")
 	s.Release()
@@ -189,7 +184,7 @@ func TestSharedPixelsMisuse(t *testing.T) {
 func TestSharedPixelsConcurrentWrites(t *testing.T) {
 	const size = 256
 	rng := rand.New(rand.NewPCG(1, 2))
-	c := components.NewChunkFrom(size, pattern(size))
+	c := components.NewChunk(size, pattern(size))
 	copied := 0
 	for round := range 30 {
 		want := slices.Clone(c.Pixels())
@@ -220,27 +215,20 @@ func TestSharedPixelsConcurrentWrites(t *testing.T) {
 	}
 	expect(t, copied > 0, "no write ever met a held tile: the test did not test copy-on-write")
 }
-func TestChunkStateConfirm(t *testing.T) {
+func TestChunkStateMarkDirty(t *testing.T) {
 	var s components.ChunkState
 	expect(t, s.Status == components.Clean && !s.IsDirty(), "zero state must be clean")
 	s.MarkDirty()
-	v := s.Version
-	s.Confirm(v)
-	expect(t, s.Status == components.Persisted, "confirm of current version: %v", s.Status)
-
 	s.MarkDirty()
-	v = s.Version
-	s.MarkDirty() // changed after the snapshot
-	s.Confirm(v)
-	expect(t, s.IsDirty(), "a chunk changed after its snapshot must stay dirty")
+	expect(t, s.IsDirty() && s.Status == components.Dirty && s.Version == 2, "after two changes: %v %d", s.Status, s.Version)
 }
 
 func TestBodyIDs(t *testing.T) {
 	g := components.BodyIDs{Session: 3, Counter: ^uint32(0) - 1}
 	a := g.New()
 	b := g.New()
-	expect(t, a.Session() == 3 && a.Counter() == ^uint32(0), "a = %x", uint64(a))
-	expect(t, b.Session() == 4 && b.Counter() == 1, "counter wrap must advance session: %x", uint64(b))
+	expect(t, a == components.BodyID(3<<32|uint64(^uint32(0))), "a = %x", uint64(a))
+	expect(t, b == components.BodyID(4<<32|1), "counter wrap must advance session: %x", uint64(b))
 	var z components.BodyIDs
 	expect(t, z.New() == components.BodyID(1<<32|1), "zero generator starts at session 1")
 }
@@ -279,7 +267,7 @@ func TestPixelBodyEmptyAndClone(t *testing.T) {
 // a tile the save has not read yet copies that tile (32x32 pixels), not the
 // chunk. The save's writer goroutine reads the pixels as they were.
 func ExampleChunk_Share() {
-	chunk := components.NewChunk(512)
+	chunk := components.NewChunk(512, nil)
 	var state components.ChunkState
 
 	if chunk.Set(10, 20, components.MakePixel(3, 0, 0, 0)) {
@@ -301,16 +289,15 @@ func ExampleChunk_Share() {
 	tiles, _ := saved.CopyCost()
 	fmt.Println("saved:", pix[20*512+10].Material(), "live:", chunk.At(10, 20).Material(), "tiles copied:", tiles)
 	saved.Release()
-	state.Confirm(version) // the save committed, but the chunk changed since
-	fmt.Println(state.Status)
+	fmt.Println(state.Status, state.Version > version) // changed since the save's snapshot
 	// Output:
 	// saved: 3 live: 4 tiles copied: 1
-	// dirty
+	// dirty true
 }
 
 // A system that writes many pixels of a region asks for the region once.
 func ExampleChunk_MutRect() {
-	chunk := components.NewChunk(512)
+	chunk := components.NewChunk(512, nil)
 	saved := chunk.Share()
 
 	// Fill a 40x8 strip: it touches two tiles, so at most two are copied.
@@ -327,11 +314,9 @@ func ExampleChunk_MutRect() {
 	// tiles copied: 2
 }
 
-// The default layers keep what PersistMask keeps, and Chunk.SetData
-// reports only real changes and keeps its own copy.
-func TestDefaultLayersAndData(t *testing.T) {
-	expect(t, chunkstore.LayerMask(components.DefaultLayers()) == components.PersistMask, "default layers keep %08x", chunkstore.LayerMask(components.DefaultLayers()))
-	c := components.NewChunk(8)
+// Chunk.SetData reports only real changes and keeps its own copy.
+func TestChunkSetData(t *testing.T) {
+	c := components.NewChunk(8, nil)
 	buf := []byte("chest")
 	expect(t, c.SetData(buf) && string(c.Data()) == "chest", "SetData")
 	buf[0] = 'X'
@@ -340,22 +325,9 @@ func TestDefaultLayersAndData(t *testing.T) {
 	expect(t, c.SetData(nil) && c.Data() == nil && !c.SetData([]byte{}), "clearing")
 }
 
-// The layers the plugin registers unless the game gives its own.
-func ExampleDefaultLayers() {
-	for _, l := range components.DefaultLayers() {
-		fmt.Printf("%s: bits %d..%d saved %v\n", l.Name, l.Offset, int(l.Offset)+int(l.Bits)-1, l.Persist)
-	}
-	// Output:
-	// material: bits 0..7 saved true
-	// color: bits 8..15 saved true
-	// damage: bits 16..23 saved true
-	// pixel-body-flag: bits 24..24 saved true
-	// simulation-flags: bits 25..31 saved false
-}
-
 // A chunk's extra data: SetData reports a change (for ChunkState.MarkDirty).
 func ExampleChunk_SetData() {
-	c := components.NewChunk(32)
+	c := components.NewChunk(32, nil)
 	fmt.Println(c.SetData([]byte("chest at (3, 4)")), c.SetData([]byte("chest at (3, 4)")), string(c.Data()))
 	// Output: true false chest at (3, 4)
 }

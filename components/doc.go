@@ -23,7 +23,7 @@
 //
 // A pixel is a uint32 whose little-endian bytes are its layers (see [Pixel]):
 // material, colour, damage and flags. The plugin stores the layers
-// [DefaultLayers] (or the game's Plugin.Layers) marks as persisted, the bits
+// arksave.DefaultLayers (or the game's Plugin.Layers) marks as persisted, the bits
 // of [PersistMask]; simulation flags and the heat layer are rebuilt by the
 // game. A chunk also carries the game's own extra data ([Chunk.Data],
 // [Chunk.SetData]), saved and loaded with its pixels.
@@ -39,7 +39,7 @@
 // written without copying. So a save costs the game loop its snapshot plus
 // at most one 4 KiB copy per tile it writes before the writer gets there,
 // never a whole chunk (1 MiB at 512x512: 0.25-0.76 ms). The plugin counts
-// these copies in AutosaveState.LongestStall and CopiedTiles.
+// these copies in autosave.State.LongestStall and CopiedTiles.
 //
 // A save's writer reads each chunk when it compresses it (the chunk store's
 // PixelSource), so a chunk stays held only until then, and a save of many

@@ -1,7 +1,5 @@
 package components
 
-import "github.com/arksave/arksave/chunkstore"
-
 // Pixel is one pixel of a chunk or pixel body. Its four layers are its
 // little-endian bytes: byte 0 material, byte 1 colour, byte 2 damage,
 // byte 3 flags. This layout is part of the chunk store's file format.
@@ -21,25 +19,9 @@ const (
 	// PersistMask selects the bits of a pixel that are saved: material, colour
 	// and damage always, of the flags only FlagPixelBody. Simulation flags and
 	// heat are rebuilt by the game after a load. It is the persisted bits of
-	// [DefaultLayers].
+	// the plugin's default layers (arksave.DefaultLayers).
 	PersistMask = 0x00FFFFFF | FlagPixelBody<<FlagsShift
 )
-
-// DefaultLayers returns the layers of [Pixel] as the plugin registers them
-// unless the game gives its own (Plugin.Layers): material (always saved),
-// colour and damage saved, of the flags byte the pixel-body flag saved and
-// the simulation flags not (they load as 0). Heat ([Chunk.Heat]) is not a
-// pixel layer and is never saved; a game with a temperature layer adds it
-// in bits of its own pixel layout, saved or not, with its default.
-func DefaultLayers() []chunkstore.Layer {
-	return []chunkstore.Layer{
-		{Name: "material", Offset: MaterialShift, Bits: 8, Persist: true},
-		{Name: "color", Offset: ColorShift, Bits: 8, Persist: true},
-		{Name: "damage", Offset: DamageShift, Bits: 8, Persist: true},
-		{Name: "pixel-body-flag", Offset: FlagsShift, Bits: 1, Persist: true},
-		{Name: "simulation-flags", Offset: FlagsShift + 1, Bits: 7, Persist: false},
-	}
-}
 
 // MakePixel builds a pixel from its layers.
 func MakePixel(material, color, damage, flags uint8) Pixel {

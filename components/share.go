@@ -28,7 +28,7 @@ const spareTiles = 64
 // microsecond, yielding can cost the game loop its core for longer.
 const copySpins = 1000
 
-// The states of a tile of a [SharedPixels]. A tile only moves forward:
+// The states of a tile of a [sharedPixels]. A tile only moves forward:
 // held -> copying -> free (the save read it from the chunk), or
 // held -> preserving -> preserved (the game copied it for the save before
 // writing; the save reads the copy).
@@ -40,10 +40,10 @@ const (
 	tileFree                     // the save has read the tile; the game writes freely
 )
 
-// ErrNotShared is returned by [SharedPixels.CopyTo] after
-// [SharedPixels.Release] or a first CopyTo: the game may have written the
-// chunk since, so the pixels as they were at [Chunk.Share] are gone.
-var ErrNotShared = errors.New("components: shared pixels read after Release or a first CopyTo")
+// errNotShared is returned by CopyTo after Release or a first CopyTo: the
+// game may have written the chunk since, so the pixels as they were at
+// [Chunk.Share] are gone.
+var errNotShared = errors.New("components: shared pixels read after Release or a first CopyTo")
 
 // SharedPixels is a save's hold on a chunk's pixels as they were at
 // [Chunk.Share]. The save reads them once, with [SharedPixels.CopyTo], on
@@ -58,7 +58,30 @@ var ErrNotShared = errors.New("components: shared pixels read after Release or a
 // write into the one tile the reader is reading at that moment waits for
 // that tile's copy (4 KiB) to end. Neither side ever reads a tile the other
 // is writing.
-type SharedPixels struct {
+type SharedPixels interface {
+	// Size returns the chunk's pixels per edge.
+	Size() int
+	// CopyTo copies the pixels as they were at [Chunk.Share] into dst
+	// (Size()*Size() pixels, row-major), tile by tile, each tile from the
+	// chunk or from the copy the game made of it. As soon as a tile is
+	// read, the game writes it without copying. CopyTo may run on any
+	// goroutine, once; afterwards the hold is over, as after Release. It
+	// fails when called again or after Release, and when dst has the wrong
+	// length.
+	CopyTo(dst []Pixel) error
+	// Release ends the hold: the game writes every tile without copying
+	// from now on. Call it when the save no longer needs the pixels,
+	// instead of CopyTo or after it. It is safe to call more than once,
+	// from any goroutine; while CopyTo runs it does nothing (CopyTo ends
+	// the hold when it returns).
+	Release()
+	// CopyCost returns how many tiles the game copied for this save and
+	// the time it spent copying them. Call it on the game's goroutine.
+	CopyCost() (tiles int, spent time.Duration)
+}
+
+// sharedPixels is the one implementation of [SharedPixels].
+type sharedPixels struct {
 	pix   []Pixel // the chunk's live pixels
 	buf   *buffer // the chunk's: only the game touches it
 	size  int     // pixels per edge
@@ -72,7 +95,7 @@ type SharedPixels struct {
 	spent  time.Duration
 }
 
-// The phases of a [SharedPixels] as a whole.
+// The phases of a [sharedPixels] as a whole.
 const (
 	holdOpen    uint32 = iota // shared, not read yet
 	holdReading               // CopyTo is running
@@ -85,8 +108,8 @@ var tilePool = sync.Pool{New: func() any { return new(tile) }}
 // newShared starts a share of b's pixels. Once the previous share is over,
 // nobody but the game touches its tile states and copies: the new share
 // reuses them, and the copies become spares.
-func (b *buffer) newShared(size int) *SharedPixels {
-	s := &SharedPixels{pix: b.pix, buf: b, size: size, side: b.side}
+func (b *buffer) newShared(size int) *sharedPixels {
+	s := &sharedPixels{pix: b.pix, buf: b, size: size, side: b.side}
 	old := b.hold
 	if old != nil && !old.over() {
 		// An earlier share still needs tiles: copy them for it, and leave
@@ -117,36 +140,29 @@ func (b *buffer) newShared(size int) *SharedPixels {
 	return s
 }
 
-// Size returns the chunk's pixels per edge.
-func (s *SharedPixels) Size() int { return s.size }
+// Size implements [SharedPixels.Size].
+func (s *sharedPixels) Size() int { return s.size }
 
-// Shared reports whether the hold is in force: neither released nor
+// shared reports whether the hold is in force: neither released nor
 // read yet.
-func (s *SharedPixels) Shared() bool { return s.phase.Load() != holdOver }
+func (s *sharedPixels) shared() bool { return s.phase.Load() != holdOver }
 
 // over reports whether the game may forget the hold.
-func (s *SharedPixels) over() bool { return s.phase.Load() == holdOver }
+func (s *sharedPixels) over() bool { return s.phase.Load() == holdOver }
 
 // tileRect returns the chunk-local rectangle of tile t.
-func (s *SharedPixels) tileRect(t int) (x0, y0, x1, y1 int) {
+func (s *sharedPixels) tileRect(t int) (x0, y0, x1, y1 int) {
 	x0, y0 = t%s.side*TileSize, t/s.side*TileSize
 	return x0, y0, min(x0+TileSize, s.size), min(y0+TileSize, s.size)
 }
 
-// CopyTo copies the pixels as they were at [Chunk.Share] into dst
-// (Size()*Size() pixels, row-major), tile by tile, each tile from the chunk
-// or from the copy the game made of it. As soon as a tile is read, the
-// game writes it without copying. CopyTo may run on any goroutine, once;
-// afterwards the hold is over, as after Release.
-//
-// It returns [ErrNotShared] when called again or after Release, and an
-// error when dst has the wrong length.
-func (s *SharedPixels) CopyTo(dst []Pixel) error {
+// CopyTo implements [SharedPixels.CopyTo].
+func (s *sharedPixels) CopyTo(dst []Pixel) error {
 	if len(dst) != s.size*s.size {
 		return errors.New("components: SharedPixels.CopyTo: dst does not hold Size()*Size() pixels")
 	}
 	if !s.phase.CompareAndSwap(holdOpen, holdReading) {
-		return ErrNotShared
+		return errNotShared
 	}
 	defer s.phase.Store(holdOver)
 	for t := range s.state {
@@ -175,17 +191,13 @@ func (s *SharedPixels) CopyTo(dst []Pixel) error {
 	return nil
 }
 
-// Release ends the hold: the game writes every tile without copying from
-// now on. Call it when the save no longer needs the pixels, instead of
-// CopyTo or after it. It is safe to call more than once, from any
-// goroutine; while CopyTo runs it does nothing (CopyTo ends the hold when
-// it returns).
-func (s *SharedPixels) Release() { s.phase.CompareAndSwap(holdOpen, holdOver) }
+// Release implements [SharedPixels.Release].
+func (s *sharedPixels) Release() { s.phase.CompareAndSwap(holdOpen, holdOver) }
 
 // preserve runs on the game's goroutine before a write into tile t: if the
 // reader still needs the tile from the chunk, it copies the tile aside for
 // the reader; if the reader is reading it, it waits until it is done.
-func (s *SharedPixels) preserve(t int) {
+func (s *sharedPixels) preserve(t int) {
 	st := &s.state[t]
 	for spins := 0; ; spins++ {
 		switch st.Load() {
@@ -221,6 +233,5 @@ func (s *SharedPixels) preserve(t int) {
 	}
 }
 
-// CopyCost returns how many tiles the game copied for this save and the
-// time it spent copying them. Call it on the game's goroutine.
-func (s *SharedPixels) CopyCost() (tiles int, spent time.Duration) { return s.copies, s.spent }
+// CopyCost implements [SharedPixels.CopyCost].
+func (s *sharedPixels) CopyCost() (tiles int, spent time.Duration) { return s.copies, s.spent }

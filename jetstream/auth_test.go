@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
-	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/testkit/contract"
 	"github.com/arksave/arksave/jetstream"
 	"github.com/arksave/arksave/vfs"
@@ -72,11 +72,11 @@ func TestAuthorization(t *testing.T) {
 	contract.ExpectGeneration(t, admin, "alice", 2)
 
 	start := time.Now()
-	_, err = autosave.OpenDirReadOnly(alice, "bob")
+	_, err = savedir.OpenDirReadOnly(alice, "bob")
 	expect(t, errors.Is(err, fs.ErrPermission) && strings.Contains(err.Error(), "do not allow"), "alice reads bob's world: %v", err)
 	_, err = alice.Open("bob/manifest")
 	expect(t, errors.Is(err, fs.ErrPermission), "alice opens bob's manifest: %v", err)
-	_, err = autosave.OpenDir(alice, "bob")
+	_, err = savedir.OpenDir(alice, "bob")
 	expect(t, err != nil, "alice opens bob's world to write")
 	expect(t, time.Since(start) < 30*time.Second, "refusals took %v", time.Since(start))
 	contract.ExpectGeneration(t, admin, "bob", 1)

@@ -13,6 +13,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/testkit/contract"
 	"github.com/arksave/arksave/jetstream"
 )
@@ -137,7 +138,7 @@ func seeded(t *testing.T, stream uint64) *rand.Rand {
 // keeps count of what the saves returned.
 type saver struct {
 	t    *testing.T
-	w    *autosave.Writer
+	w    *savedir.Writer
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
@@ -149,7 +150,7 @@ type saver struct {
 }
 
 // startSaving starts saving with w until halt or the test's end.
-func startSaving(t *testing.T, w *autosave.Writer) *saver {
+func startSaving(t *testing.T, w *savedir.Writer) *saver {
 	s := &saver{t: t, w: w, stop: make(chan struct{}), done: make(chan struct{})}
 	go s.run()
 	t.Cleanup(s.halt)

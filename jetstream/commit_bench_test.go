@@ -12,10 +12,12 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
+	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/jetstream"
@@ -34,7 +36,7 @@ var benchGen = terrain.Generator{}
 
 func benchStore(size int) chunkstore.Options {
 	return chunkstore.Options{ChunkSize: uint16(size), TileSize: 32, PixelSize: 4, Seed: 1,
-		Generator: benchGen, Layers: components.DefaultLayers()}
+		Generator: benchGen, Layers: arksave.DefaultLayers()}
 }
 
 func emptyWorld(b *testing.B) []byte {
@@ -68,7 +70,7 @@ func save10k(b *testing.B) string {
 		root, err := os.MkdirTemp("", "arksave-jetstream-bench-")
 		must(b, err)
 		save10kDir = filepath.Join(root, "save")
-		w, err := autosave.OpenWriter(save10kDir, autosave.Options{Store: benchStore(benchChunk)})
+		w, err := savedir.OpenWriter(save10kDir, savedir.Options{Store: benchStore(benchChunk)})
 		must(b, err)
 		rng := rand.New(rand.NewPCG(3, 4))
 		const total, batch = 10_000, 500
@@ -76,10 +78,10 @@ func save10k(b *testing.B) string {
 			snap := &snapshot.Snapshot{World: emptyWorld(b)}
 			for i := start; i < start+batch; i++ {
 				pos := components.ChunkPos{X: int32(i%100) + 10, Y: int32(i / 100)}
-				c := components.NewChunkFrom(benchChunk, snapshot.Pixels(offGenerator(pos, benchChunk, 0.01, rng)))
+				c := components.NewChunk(benchChunk, conv.Pixels(offGenerator(pos, benchChunk, 0.01, rng)))
 				snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share()})
 			}
-			if !w.Submit(autosave.Job{Snap: snap}) {
+			if !w.Submit(savedir.Job{Snap: snap}) {
 				b.Fatal("writer busy")
 			}
 			must(b, w.Wait().Err)
@@ -125,7 +127,7 @@ func dirtySnapshot(world []byte, rng *rand.Rand) *snapshot.Snapshot {
 	snap := &snapshot.Snapshot{World: world}
 	for i := range 5 {
 		pos := components.ChunkPos{X: int32(10 + i*17), Y: int32(i * 13)}
-		c := components.NewChunkFrom(benchChunk, snapshot.Pixels(offGenerator(pos, benchChunk, 0.01, rng)))
+		c := components.NewChunk(benchChunk, conv.Pixels(offGenerator(pos, benchChunk, 0.01, rng)))
 		snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share()})
 	}
 	return snap
@@ -137,9 +139,9 @@ func dirtySnapshot(world []byte, rng *rand.Rand) *snapshot.Snapshot {
 // reports each backend's time per commit and its ratio to the directory's.
 func BenchmarkCommit_5Dirty_10kStored(b *testing.B) {
 	bs := backends(b)
-	writers := make([]*autosave.Writer, len(bs))
+	writers := make([]*savedir.Writer, len(bs))
 	for i, be := range bs {
-		w, err := autosave.OpenWriter(be.path, autosave.Options{FS: be.fsys, Store: benchStore(benchChunk)})
+		w, err := savedir.OpenWriter(be.path, savedir.Options{FS: be.fsys, Store: benchStore(benchChunk)})
 		must(b, err)
 		defer w.Close()
 		writers[i] = w
@@ -153,7 +155,7 @@ func BenchmarkCommit_5Dirty_10kStored(b *testing.B) {
 			k = (k + iter) % len(bs) // no backend always goes first
 			snap := dirtySnapshot(world, rng)
 			start := time.Now()
-			if !writers[k].Submit(autosave.Job{Snap: snap, MaxBackups: 2}) {
+			if !writers[k].Submit(savedir.Job{Snap: snap, MaxBackups: 2}) {
 				b.Fatal("writer busy")
 			}
 			r := writers[k].Wait()
@@ -187,7 +189,7 @@ func BenchmarkGet_10kStored(b *testing.B) {
 	bs := backends(b)
 	stores := make([]*chunkstore.Store, len(bs))
 	for i, be := range bs {
-		d, err := autosave.OpenDirReadOnly(be.fsys, be.path)
+		d, err := savedir.OpenDirReadOnly(be.fsys, be.path)
 		must(b, err)
 		m := d.Manifest()
 		p, err := d.File(m.Chunks.Name)
@@ -236,7 +238,7 @@ func BenchmarkCommit_5Dirty_10kVs1M(b *testing.B) {
 	type world struct {
 		backend string
 		n       int
-		w       *autosave.Writer
+		w       *savedir.Writer
 	}
 	var worlds []world
 	for _, be := range []backend{
@@ -254,7 +256,7 @@ func BenchmarkCommit_5Dirty_10kVs1M(b *testing.B) {
 			// rarely of a big one, rewriting what lives; left out here.
 			o := benchStore(size)
 			o.CompactionThreshold = 0.99
-			w, err := autosave.OpenWriter(path, autosave.Options{FS: be.fsys, Store: o})
+			w, err := savedir.OpenWriter(path, savedir.Options{FS: be.fsys, Store: o})
 			must(b, err)
 			defer w.Close()
 			worlds = append(worlds, world{be.name, n, w})
@@ -269,7 +271,7 @@ func BenchmarkCommit_5Dirty_10kVs1M(b *testing.B) {
 			k = (k + iter) % len(worlds)
 			snap := dirtySmall(empty, size, rng)
 			start := time.Now()
-			if !worlds[k].w.Submit(autosave.Job{Snap: snap, MaxBackups: 2}) {
+			if !worlds[k].w.Submit(savedir.Job{Snap: snap, MaxBackups: 2}) {
 				b.Fatal("writer busy")
 			}
 			r := worlds[k].w.Wait()
@@ -291,7 +293,7 @@ func dirtySmall(world []byte, size int, rng *rand.Rand) *snapshot.Snapshot {
 	snap := &snapshot.Snapshot{World: world}
 	for i := range 5 {
 		pos := components.ChunkPos{X: int32(i * 3), Y: 0}
-		c := components.NewChunkFrom(size, snapshot.Pixels(offGenerator(pos, size, 0.05, rng)))
+		c := components.NewChunk(size, conv.Pixels(offGenerator(pos, size, 0.05, rng)))
 		snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share()})
 	}
 	return snap
@@ -303,17 +305,17 @@ func dirtySmall(world []byte, size int, rng *rand.Rand) *snapshot.Snapshot {
 func buildAir(b *testing.B, fsys vfs.FS, path string, size, n int) {
 	b.Helper()
 	world := emptyWorld(b)
-	air := snapshot.Pixels(make([]uint32, size*size)) // every stored chunk's pixels: nobody writes them
-	w, err := autosave.OpenWriter(path, autosave.Options{FS: fsys, Store: benchStore(size)})
+	air := conv.Pixels(make([]uint32, size*size)) // every stored chunk's pixels: nobody writes them
+	w, err := savedir.OpenWriter(path, savedir.Options{FS: fsys, Store: benchStore(size)})
 	must(b, err)
 	const batch = 20_000
 	for start := 0; start < n; start += batch {
 		snap := &snapshot.Snapshot{World: world}
 		for i := start; i < min(n, start+batch); i++ {
-			c := components.NewChunkFrom(size, air)
+			c := components.NewChunk(size, air)
 			snap.Chunks = append(snap.Chunks, snapshot.Chunk{Pos: components.ChunkPos{X: int32(i % 1000), Y: int32(10 + i/1000)}, Buf: c.Share()})
 		}
-		if !w.Submit(autosave.Job{Snap: snap}) {
+		if !w.Submit(savedir.Job{Snap: snap}) {
 			b.Fatal("writer busy")
 		}
 		must(b, w.Wait().Err)
@@ -321,10 +323,10 @@ func buildAir(b *testing.B, fsys vfs.FS, path string, size, n int) {
 	must(b, w.Close())
 	o := benchStore(size)
 	o.CheckpointRatio = 1e-9
-	w, err = autosave.OpenWriter(path, autosave.Options{FS: fsys, Store: o})
+	w, err = savedir.OpenWriter(path, savedir.Options{FS: fsys, Store: o})
 	must(b, err)
 	defer w.Close()
-	if !w.Submit(autosave.Job{Snap: dirtySmall(world, size, rand.New(rand.NewPCG(1, 2)))}) {
+	if !w.Submit(savedir.Job{Snap: dirtySmall(world, size, rand.New(rand.NewPCG(1, 2)))}) {
 		b.Fatal("writer busy")
 	}
 	must(b, w.Wait().Err)

@@ -20,7 +20,7 @@
 //     world's name; [Location.Connect] does the same for a parsed one.
 //   - [New] makes an FS over a connection the caller keeps.
 //   - [FS] is a [vfs.FS]: its top-level directories are worlds, so that the
-//     save directory's code (package autosave) runs on it unchanged.
+//     save directory's code (internal/savedir) runs on it unchanged.
 //   - [Options] choose the replication of new worlds, the lease's time to
 //     live, stealing, the block size and the request timeout.
 //   - [LostError] is the error of every change after the lease was lost;

@@ -12,14 +12,15 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/testkit/contract"
 	"github.com/arksave/arksave/jetstream"
 	"github.com/arksave/arksave/vfs"
 )
 
-func openWriter(t *testing.T, fsys vfs.FS, world string, wait time.Duration) *autosave.Writer {
+func openWriter(t *testing.T, fsys vfs.FS, world string, wait time.Duration) *savedir.Writer {
 	t.Helper()
-	w, err := autosave.OpenWriter(world, autosave.Options{FS: fsys, Store: contract.StoreOptions(), LockTimeout: wait})
+	w, err := savedir.OpenWriter(world, savedir.Options{FS: fsys, Store: contract.StoreOptions(), LockTimeout: wait})
 	must(t, err)
 	return w
 }
@@ -27,7 +28,7 @@ func openWriter(t *testing.T, fsys vfs.FS, world string, wait time.Duration) *au
 // holderBehindProxy starts a server and a writer that reaches it through a
 // proxy, holds the world "world" with a lease of 1 s and has committed
 // generations 1 and 2.
-func holderBehindProxy(t *testing.T) (*server.Server, *proxy, *autosave.Writer) {
+func holderBehindProxy(t *testing.T) (*server.Server, *proxy, *savedir.Writer) {
 	t.Helper()
 	s := startServer(t)
 	p := startProxy(t, s.Addr().String())
@@ -40,8 +41,8 @@ func holderBehindProxy(t *testing.T) (*server.Server, *proxy, *autosave.Writer) 
 	return s, p, wa
 }
 
-func saveGen(w *autosave.Writer, g int) *autosave.Result {
-	if !w.Submit(autosave.Job{Snap: contract.Snapshot(g), MaxBackups: 2}) {
+func saveGen(w *savedir.Writer, g int) *autosave.Result {
+	if !w.Submit(savedir.Job{Snap: contract.Snapshot(g), MaxBackups: 2}) {
 		return &autosave.Result{Err: errors.New("writer busy")}
 	}
 	return w.Wait()
@@ -54,7 +55,7 @@ func saveGen(w *autosave.Writer, g int) *autosave.Result {
 func TestFencing(t *testing.T) {
 	s, p, wa := holderBehindProxy(t)
 	b := connectFS(t, s.ClientURL(), jetstream.Options{LeaseTTL: time.Second})
-	_, err := autosave.OpenDir(b, "world")
+	_, err := savedir.OpenDir(b, "world")
 	expect(t, errors.Is(err, autosave.ErrLocked), "B opens the world while A holds it: %v", err)
 
 	p.pause()
@@ -170,7 +171,7 @@ func TestLapsedLeaseTakenBack(t *testing.T) {
 		expect(t, attempt < 5, "saving did not resume after the lease lapsed: %v", r.Err)
 	}
 	must(t, saveGen(wa, g+1).Err)
-	_, err := autosave.OpenDir(connectFS(t, s.ClientURL(), jetstream.Options{}), "world")
+	_, err := savedir.OpenDir(connectFS(t, s.ClientURL(), jetstream.Options{}), "world")
 	expect(t, errors.Is(err, autosave.ErrLocked), "the lease was not taken back: another program opens the world: %v", err)
 	must(t, wa.Close())
 	contract.ExpectGeneration(t, reader, "world", g+1)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/jetstream"
 	"github.com/arksave/arksave/vfs"
 )
@@ -22,7 +23,7 @@ func TestInUseMessageNamesWaitAndSteal(t *testing.T) {
 	wa := openWriter(t, a, "held", 0)
 	defer wa.Close()
 
-	_, err := autosave.OpenDir(b, "held")
+	_, err := savedir.OpenDir(b, "held")
 	var le *autosave.LockedError
 	if !errors.Is(err, autosave.ErrLocked) || !errors.As(err, &le) {
 		t.Fatalf("opening a held world: %v", err)
@@ -38,12 +39,12 @@ func TestInUseMessageNamesWaitAndSteal(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	d, err := autosave.OpenDir(vfs.OS, dir)
+	d, err := savedir.OpenDir(vfs.OS, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	_, err = autosave.OpenDir(vfs.OS, dir)
+	_, err = savedir.OpenDir(vfs.OS, dir)
 	if !errors.Is(err, autosave.ErrLocked) || !strings.Contains(err.Error(), "save directory "+dir+" is in use by") ||
 		!strings.Contains(err.Error(), "close that first or use another directory") || strings.Contains(err.Error(), "steal") {
 		t.Errorf("a held directory: %v", err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
-	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/testkit/savetest"
@@ -15,7 +15,7 @@ import (
 )
 
 // Network faults: the connection dropped while a save is on the wire
-// fails that save (AutosaveState says so), nothing of it is visible as a
+// fails that save (autosave.State says so), nothing of it is visible as a
 // generation, and the next save commits.
 func TestConnectionDroppedDuringSave(t *testing.T) {
 	s := startServer(t)
@@ -33,7 +33,7 @@ func TestConnectionDroppedDuringSave(t *testing.T) {
 		expect(t, r.OK(), "the save has problems: %v", r.Problems)
 		return r.Manifest.Generation
 	}
-	state := ecs.GetResource[arksave.AutosaveState](g.W)
+	state := ecs.GetResource[autosave.State](g.W)
 	for round := 0; round < 3; round++ {
 		committed := generation()
 		must(t, g.Paint(0, 0, round, 3, components.MakePixel(3, uint8(round), 0, 0)))

@@ -17,22 +17,11 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/jetstream"
 )
 
-func expect(t testing.TB, ok bool, format string, args ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatalf(format, args...)
-	}
-}
-
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var expect, must = testkit.Expect, testkit.Must
 
 // startServer runs a JetStream server on a loopback port, stopped when the
 // test ends. Configure edits its options first.

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/storetool"
 )
@@ -220,7 +220,7 @@ func (s *Server) serveWorld(w http.ResponseWriter, r *http.Request, v *view, _ u
 	out := worldJSON{
 		Save: filepath.Base(s.dir), Generation: v.man.Generation,
 		Modified: time.UnixMilli(v.man.ModifiedMS).UTC(), Created: time.UnixMilli(v.man.CreatedMS).UTC(),
-		Store: v.man.Chunks.Name, ChunkSize: v.size, TileSize: TileSize, MaxLevel: MaxLevel,
+		Store: v.man.Chunks.Name, ChunkSize: v.size, TileSize: tileSize, MaxLevel: maxLevel,
 		Seed: v.store.Options().Seed, Generator: s.opts.Generator != nil, GeneratorVersion: v.store.GeneratorVersion(),
 		Extent: rect4(v.extent), Bounds: rect4(v.bounds), Chunks: []storedJSON{}, Bodies: len(v.bodies), Entities: len(v.regionals), Players: len(v.players), Warnings: v.warnings,
 	}
@@ -298,7 +298,7 @@ func parseTile(rest string) (z, x, y int, err error) {
 	if len(parts) != 3 || !strings.HasSuffix(parts[2], ".png") {
 		return 0, 0, 0, fmt.Errorf("mapserve: a tile is /api/tiles/{z}/{x}/{y}.png, not %q", rest)
 	}
-	zz, err := intParam("zoom level", parts[0], 0, MaxLevel)
+	zz, err := intParam("zoom level", parts[0], 0, maxLevel)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -449,15 +449,15 @@ func (s *Server) describeChunk(v *view, pos chunkPos) chunkJSON {
 // entitiesJSON is /api/entities.
 type entitiesJSON struct {
 	Generation uint64   `json:"generation"`
-	Entities   []Entity `json:"entities"`
+	Entities   []entity `json:"entities"`
 	Truncated  bool     `json:"truncated,omitempty"`
 }
 
 func (s *Server) serveEntities(w http.ResponseWriter, r *http.Request, v *view, _ url.Values) {
 	n := len(v.bodies) + len(v.regionals) + len(v.players)
-	out := entitiesJSON{Generation: v.man.Generation, Entities: make([]Entity, 0, min(n, maxListed)), Truncated: n > maxListed}
+	out := entitiesJSON{Generation: v.man.Generation, Entities: make([]entity, 0, min(n, maxListed)), Truncated: n > maxListed}
 	for _, b := range v.bodies[:min(len(v.bodies), maxListed)] {
-		out.Entities = append(out.Entities, b.Entity)
+		out.Entities = append(out.Entities, b.entity)
 	}
 	for _, e := range v.regionals[:min(len(v.regionals), maxListed-len(out.Entities))] {
 		out.Entities = append(out.Entities, e.listed())
@@ -471,13 +471,13 @@ func (s *Server) serveEntities(w http.ResponseWriter, r *http.Request, v *view, 
 func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, v *view, q url.Values) {
 	kind, id := q.Get("kind"), q.Get("id")
 	if kind == "" {
-		kind = KindBody
+		kind = kindBody
 	}
-	if kind != KindBody && kind != KindEntity && kind != KindPlayer {
-		httpError(w, http.StatusBadRequest, fmt.Sprintf("mapserve: no entities of kind %q; the map has %q, %q and %q", kind, KindBody, KindEntity, KindPlayer))
+	if kind != kindBody && kind != kindEntity && kind != kindPlayer {
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("mapserve: no entities of kind %q; the map has %q, %q and %q", kind, kindBody, kindEntity, kindPlayer))
 		return
 	}
-	if kind == KindPlayer {
+	if kind == kindPlayer {
 		if id == "" || len(id) > maxPlayerID {
 			httpError(w, http.StatusBadRequest, fmt.Sprintf("mapserve: a player's id has 1 to %d bytes, not %d", maxPlayerID, len(id)))
 			return
@@ -487,7 +487,7 @@ func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, v *view, q 
 			httpError(w, http.StatusNotFound, fmt.Sprintf("mapserve: generation %d has no player %q on the map", v.man.Generation, id))
 			return
 		}
-		writeEntity(w, v, p.Entity)
+		writeEntity(w, v, p.entity)
 		return
 	}
 	n, err := strconv.ParseUint(id, 10, 64)
@@ -495,8 +495,8 @@ func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, v *view, q 
 		httpError(w, http.StatusBadRequest, fmt.Sprintf("mapserve: entity id %q: want a whole number, a body's id or a regional entity's stable id", id))
 		return
 	}
-	var e Entity
-	if kind == KindBody {
+	var e entity
+	if kind == kindBody {
 		i, found := slices.BinarySearchFunc(v.bodies, n, func(b *body, id uint64) int { return cmp.Compare(b.body.ID, id) })
 		if !found {
 			httpError(w, http.StatusNotFound, fmt.Sprintf("mapserve: generation %d stores no body %d", v.man.Generation, n))
@@ -512,7 +512,7 @@ func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, v *view, q 
 			httpError(w, http.StatusNotFound, fmt.Sprintf("mapserve: generation %d stores no regional entity %d besides its bodies", v.man.Generation, n))
 			return
 		}
-		e = v.regionals[i].Entity
+		e = v.regionals[i].entity
 	}
 	writeEntity(w, v, e)
 }
@@ -521,10 +521,10 @@ func (s *Server) serveEntity(w http.ResponseWriter, r *http.Request, v *view, q 
 const maxPlayerID = 255
 
 // writeEntity answers /api/entity.
-func writeEntity(w http.ResponseWriter, v *view, e Entity) {
+func writeEntity(w http.ResponseWriter, v *view, e entity) {
 	writeJSON(w, http.StatusOK, struct {
 		Generation uint64 `json:"generation"`
-		Entity
+		entity
 	}{v.man.Generation, e})
 }
 
@@ -556,7 +556,7 @@ func shortName(name string) string {
 	return name
 }
 
-func newWorldFileJSON(file string, info *archetype.Info, errText string) *worldFileJSON {
+func newWorldFileJSON(file string, info *pecs.Info, errText string) *worldFileJSON {
 	h := info.Header
 	out := &worldFileJSON{File: file, Format: fmt.Sprintf("PECS %d.%d", h.VersionMajor, h.VersionMinor),
 		Written: time.UnixMilli(h.Timestamp).UTC(), Entities: uint64(h.Entities), Archetypes: uint64(h.Archetypes),

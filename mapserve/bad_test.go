@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/mapserve"
@@ -141,8 +142,33 @@ func TestClosed(t *testing.T) {
 	expect(t, err != nil && s.Generation() == 0, "Refresh after Close: %v", err)
 }
 
-// A path that is not a save is refused as savetool refuses it.
+// A path that is not a save is refused as savetool refuses it, with an
+// error a game matches with arksave.ErrNoSave.
 func TestNotASave(t *testing.T) {
 	_, err := mapserve.New(t.TempDir(), mapserve.Options{Poll: -1})
-	expect(t, errors.Is(err, savetool.ErrNotASave), "an empty directory: %v", err)
+	expect(t, errors.Is(err, savetool.ErrNotASave) && errors.Is(err, arksave.ErrNoSave), "an empty directory: %v", err)
+	_, err = mapserve.New(filepath.Join(t.TempDir(), "nothing"), mapserve.Options{Poll: -1})
+	expect(t, errors.Is(err, arksave.ErrNoSave), "a missing path: %v", err)
+}
+
+// A save whose committed generation does not open is refused with an
+// error a game matches with arksave.ErrCorrupt, naming the tool that
+// mends it: a damaged manifest, and a chunk store the manifest names that
+// is gone.
+func TestDamagedSaveIsCorrupt(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		damage func(dir string) error
+	}{
+		{"manifest", func(dir string) error { return savetest.FlipMiddle(filepath.Join(dir, "manifest")) }},
+		{"chunk store gone", func(dir string) error { return os.Remove(filepath.Join(dir, "chunks.pxsw")) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := savetest.Fresh(t, base)
+			must(t, c.damage(dir))
+			_, err := mapserve.New(dir, mapserve.Options{Poll: -1})
+			expect(t, errors.Is(err, arksave.ErrCorrupt) && !errors.Is(err, arksave.ErrNoSave), "New: %v", err)
+			expect(t, strings.Contains(err.Error(), "arksave repair "+dir), "the error does not say what to do: %v", err)
+		})
+	}
 }

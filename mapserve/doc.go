@@ -8,7 +8,7 @@
 // entities as a marker at their position), and on a click shows a chunk's
 // record or an entity's components. A panel lists the generations and
 // backups, the chunk stores and the ECS world file, and the result of
-// [savetool.Check]. While a game autosaves into the directory the page
+// arksave check. While a game autosaves into the directory the page
 // follows each new generation and redraws only what changed.
 //
 // # Outline
@@ -16,14 +16,13 @@
 //   - [New] opens a save directory read-only and returns a [Server], an
 //     http.Handler; [Server.Close] stops it.
 //   - [Options]: the file system, the game's [chunkstore.Generator] and
-//     [savetool.Palette], how often the manifest is polled, the tile cache.
+//     colours, where its regional entities stand ([PositionFields]), how
+//     often the manifest is polled, the tile cache.
 //   - [Server.Refresh] reads the manifest once and moves to a new
 //     generation if there is one; the server does so every Options.Poll.
-//   - [Entity]: what the map draws over the pixels and selects on a click:
-//     a pixel body ([KindBody]), another regional entity ([KindEntity])
-//     or a player ([KindPlayer]),
-//     placed by Options.Position ([PositionFields]) or found as
-//     [Entity.Placed] says.
+//   - New fails for a path that holds no save with an error matching
+//     arksave.ErrNoSave, and for a save whose committed generation does
+//     not open with one matching arksave.ErrCorrupt.
 //
 // # Regional entities
 //
@@ -35,10 +34,11 @@
 // section stores no position the map could know, so it asks
 // Options.Position; without an answer it takes the first component (in the
 // section's order) with number fields X and Y, or x and y; failing that it
-// draws the entity at the centre of its chunk and says so (PlacedChunk).
+// draws the entity at the centre of its chunk and says so ("placed":
+// "chunk" in /api/entities).
 //
 // Players (components.Player) are saved apart from the chunks, each as one
-// record of its entities. A player is on the map ([KindPlayer]) where an
+// record of its entities. A player is on the map (kind "player") where an
 // entity of its record has a position found the same way (Options.Position,
 // else X and Y); a player without one is not.
 //
@@ -49,7 +49,7 @@
 // read-only through the root the manifest keeps, and reads records that
 // the store only ever appends, so a game keeps saving undisturbed. Should a
 // commit move a file on while a generation opens, it opens the new one
-// (autosave.ReadConsistent). Every file it opens is one the manifest names,
+// (savedir.ReadConsistent). Every file it opens is one the manifest names,
 // checked by the save directory's rules; nothing a request says is ever
 // used as a file name.
 //
@@ -64,7 +64,7 @@
 //	                                   kind "body" by body id, "entity" by stable id,
 //	                                   "player" by player id
 //	GET /api/generations               generations and backups, chunk stores, the world file
-//	GET /api/check[?fresh=1]           savetool.Check's result, as arksave check --json
+//	GET /api/check[?fresh=1]           the save's check, as arksave check --json prints it
 //	GET /api/events                    server-sent events: one "generation" event a commit
 //
 // Tiles carry an ETag made from the versions of the records drawn in them

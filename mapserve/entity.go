@@ -9,11 +9,11 @@ import (
 	"github.com/arksave/arksave/internal/savetool"
 )
 
-// Entity is one thing the map draws over the pixels, with its id, and that
-// a click selects: a pixel body ([KindBody]), another regional entity
-// ([KindEntity]) or a player with a position ([KindPlayer]). The page
+// entity is one thing the map draws over the pixels, with its id, and that
+// a click selects: a pixel body ([kindBody]), another regional entity
+// ([kindEntity]) or a player with a position ([kindPlayer]). The page
 // draws any list of entities by their bounds and ids.
-type Entity struct {
+type entity struct {
 	Kind string `json:"kind"` // "body", "entity" or "player"
 	// ID names the entity among those of its kind, as the page shows it: a
 	// body's id, or a regional entity's stable id, in decimal (a string,
@@ -22,8 +22,8 @@ type Entity struct {
 	X  float64 `json:"x"` // position, world pixels
 	Y  float64 `json:"y"`
 	// Placed says how a regional entity's (or a player's) position was found:
-	// PlacedRegistered, PlacedFields (PlacedBy names the component) or
-	// PlacedChunk (not found: the centre of its chunk). Empty for a body.
+	// placedRegistered, placedFields (PlacedBy names the component) or
+	// placedChunk (not found: the centre of its chunk). Empty for a body.
 	Placed   string `json:"placed,omitempty"`
 	PlacedBy string `json:"placed_by,omitempty"`
 	// Bounds are the world pixels it may cover, [x0, y0, x1, y1) with x1
@@ -48,17 +48,17 @@ type Entity struct {
 }
 
 // listed is e as /api/entities lists it: without its components.
-func (e Entity) listed() Entity {
+func (e entity) listed() entity {
 	e.Components, e.Section, e.Refs = nil, nil, nil
 	return e
 }
 
-// KindBody is the Entity.Kind of a pixel body.
-const KindBody = "body"
+// kindBody is the entity.Kind of a pixel body.
+const kindBody = "body"
 
 // body is a pixel body of a view, with what the map needs of it.
 type body struct {
-	Entity
+	entity
 	body    *chunkstore.Body
 	section sectionEntity // its entity in the chunk's section, if any
 	bounds  image.Rectangle
@@ -72,7 +72,7 @@ func bodiesOf(pos chunkstore.Pos, bs []chunkstore.Body, sections map[uint64]sect
 		b := &bs[i]
 		r := savetool.BodyBounds(b)
 		out = append(out, &body{
-			Entity: Entity{Kind: KindBody, ID: strconv.FormatUint(b.ID, 10), X: float64(b.X), Y: float64(b.Y),
+			entity: entity{Kind: kindBody, ID: strconv.FormatUint(b.ID, 10), X: float64(b.X), Y: float64(b.Y),
 				Bounds: [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, Chunk: [2]int32{pos.X, pos.Y}},
 			body: b, section: sections[b.ID], bounds: r,
 		})
@@ -81,8 +81,8 @@ func bodiesOf(pos chunkstore.Pos, bs []chunkstore.Body, sections map[uint64]sect
 }
 
 // withComponents returns the entity with its components filled in.
-func (b *body) withComponents() (Entity, error) {
-	e := b.Entity
+func (b *body) withComponents() (entity, error) {
+	e := b.entity
 	c, err := json.Marshal(savetool.NewBodyEntry(b.body))
 	e.Components, e.Section, e.Refs = c, b.section.components, b.section.refs
 	return e, err

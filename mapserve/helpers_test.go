@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/mapserve"
 	"github.com/arksave/arksave/vfs"
@@ -29,19 +30,7 @@ func TestMain(m *testing.M) { os.Exit(savetest.Main(m, &base)) }
 
 func fresh(t testing.TB) string { return savetest.Fresh(t, base) }
 
-func expect(t testing.TB, ok bool, format string, args ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatalf(format, args...)
-	}
-}
-
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var expect, must = testkit.Expect, testkit.Must
 
 // watchedFS is the real file system, recording every call the server
 // makes and counting the files it holds open.

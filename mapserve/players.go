@@ -7,21 +7,21 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/sectionjson"
 )
 
-// KindPlayer is the Entity.Kind of a saved player (components.Player)
+// kindPlayer is the entity.Kind of a saved player (components.Player)
 // that has a position: players are saved apart from the chunks, each as
 // one record of its entities, so the map shows one only where a component
 // of its record says where it stands, found as for regional entities
 // (Options.Position, else a component's X and Y); a player without one is
 // not on the map. Its ID is the player's id.
-const KindPlayer = "player"
+const kindPlayer = "player"
 
 // player is a saved player that the map places.
 type player struct {
-	Entity
+	entity
 	key playerKey
 }
 
@@ -39,8 +39,8 @@ func (v *view) readPlayers(dir string, o *Options, prev *view) {
 	if v.man.Players == nil {
 		return
 	}
-	d, err := autosave.OpenDirReadOnly(o.FS, dir)
-	var p *autosave.Players
+	d, err := savedir.OpenDirReadOnly(o.FS, dir)
+	var p *savedir.Players
 	if err == nil {
 		p, err = d.ReadPlayers(v.man)
 	}
@@ -79,7 +79,7 @@ func (v *view) readPlayers(dir string, o *Options, prev *view) {
 // of the record, in the export's view.
 func placePlayer(id string, sec []byte, size int, place func(Components) (float64, float64, bool)) (*player, error) {
 	var ents []json.RawMessage
-	pl := &player{Entity: Entity{Kind: KindPlayer, ID: id}}
+	pl := &player{entity: entity{Kind: kindPlayer, ID: id}}
 	found := false
 	err := eachEntity(sec, func(e *sectionjson.Entity, raw, refs json.RawMessage) {
 		ents = append(ents, raw)

@@ -15,22 +15,22 @@ import (
 	"github.com/arksave/arksave/internal/sectionjson"
 )
 
-// KindEntity is the Entity.Kind of a regional entity that is not a pixel
+// kindEntity is the entity.Kind of a regional entity that is not a pixel
 // body: an entity of any archetype with components.Regional, stored in an
 // entity section of the chunk it stands in. Its ID is its stable id
 // (Regional.ID) in decimal.
-const KindEntity = "entity"
+const kindEntity = "entity"
 
-// How the map found where a regional entity stands (Entity.Placed).
+// How the map found where a regional entity stands (entity.Placed).
 const (
-	// PlacedRegistered: Options.Position gave the position.
-	PlacedRegistered = "registered"
-	// PlacedFields: a component's fields X and Y (or x and y), numbers;
-	// Entity.PlacedBy names the component.
-	PlacedFields = "fields"
-	// PlacedChunk: neither; the entity is drawn at the centre of the chunk
+	// placedRegistered: Options.Position gave the position.
+	placedRegistered = "registered"
+	// placedFields: a component's fields X and Y (or x and y), numbers;
+	// entity.PlacedBy names the component.
+	placedFields = "fields"
+	// placedChunk: neither; the entity is drawn at the centre of the chunk
 	// it is stored with.
-	PlacedChunk = "chunk"
+	placedChunk = "chunk"
 )
 
 // Components are a regional entity's components in the JSON export's view
@@ -175,7 +175,7 @@ var heuristicFields = [...][2]string{{"X", "Y"}, {"x", "y"}}
 
 // regional is a regional entity of a view that is not a pixel body.
 type regional struct {
-	Entity
+	entity
 	stable uint64
 }
 
@@ -347,11 +347,11 @@ func (s *regionalSet) body(id uint64, raw, refs json.RawMessage) bool {
 // (placed by by), or at its chunk's centre when ok is false; it replaces
 // an earlier copy of id.
 func (s *regionalSet) add(id uint64, raw, refs json.RawMessage, x, y float64, placed, by string, ok bool) {
-	r := &regional{stable: id, Entity: Entity{Kind: KindEntity, ID: strconv.FormatUint(id, 10),
+	r := &regional{stable: id, entity: entity{Kind: kindEntity, ID: strconv.FormatUint(id, 10),
 		Chunk: [2]int32{s.pos.X, s.pos.Y}, Components: raw, Refs: refs, X: x, Y: y, Placed: placed, PlacedBy: by}}
 	if !ok {
 		half := float64(s.size) / 2
-		r.X, r.Y, r.Placed = float64(int(s.pos.X)*s.size)+half, float64(int(s.pos.Y)*s.size)+half, PlacedChunk
+		r.X, r.Y, r.Placed = float64(int(s.pos.X)*s.size)+half, float64(int(s.pos.Y)*s.size)+half, placedChunk
 	}
 	r.Bounds = markBounds(r.X, r.Y)
 	if i, ok := s.index[id]; ok {
@@ -374,7 +374,7 @@ func locate(e *sectionjson.Entity, place func(Components) (float64, float64, boo
 			comps[name] = bytes.Clone(e.Values[i])
 		}
 		if x, y, ok := place(comps); usable(x, y, ok) {
-			return x, y, PlacedRegistered, "", true
+			return x, y, placedRegistered, "", true
 		}
 	}
 	var scratch [8]field
@@ -385,7 +385,7 @@ func locate(e *sectionjson.Entity, place func(Components) (float64, float64, boo
 		fields := appendFields(scratch[:0], e.Values[i])
 		for _, f := range heuristicFields {
 			if x, y, ok := fieldsXY(fields, f[0], f[1]); usable(x, y, ok) {
-				return x, y, PlacedFields, name, true
+				return x, y, placedFields, name, true
 			}
 		}
 	}

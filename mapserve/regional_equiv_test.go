@@ -143,7 +143,7 @@ func expectSameRegionals(t *testing.T, what string, pos chunkPos, blk *chunkstor
 		if g.stable != o.stable || g.ID != o.ID || g.Kind != o.Kind || g.X != o.X || g.Y != o.Y || g.Placed != o.Placed ||
 			g.PlacedBy != o.PlacedBy || g.Bounds != o.Bounds || g.Chunk != o.Chunk ||
 			!bytes.Equal(g.Components, o.Components) || !bytes.Equal(g.Refs, o.Refs) {
-			t.Errorf("%s: regional %d:\n got  %+v %s %s\n want %+v %s %s", what, i, g.Entity, g.Components, g.Refs, o.Entity, o.Components, o.Refs)
+			t.Errorf("%s: regional %d:\n got  %+v %s %s\n want %+v %s %s", what, i, g.entity, g.Components, g.Refs, o.entity, o.Components, o.Refs)
 		}
 	}
 	if len(gotBodies) != len(oldBodies) {

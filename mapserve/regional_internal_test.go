@@ -30,11 +30,11 @@ func TestLocate(t *testing.T) {
 		placed string
 		by     string
 	}{
-		{"registered", registered(7, 8, true), map[string]string{"a.Pos": `{"X":1,"Y":2}`}, 7, 8, PlacedRegistered, ""},
-		{"the game does not know", registered(7, 8, false), map[string]string{"a.Pos": `{"X":1,"Y":2}`}, 1, 2, PlacedFields, "a.Pos"},
-		{"the game says NaN", registered(math.NaN(), 8, true), map[string]string{"a.Pos": `{"X":1,"Y":2}`}, 1, 2, PlacedFields, "a.Pos"},
-		{"lower case", nil, map[string]string{"a.Pos": `{"x":-3.5,"y":4}`}, -3.5, 4, PlacedFields, "a.Pos"},
-		{"first with both", nil, map[string]string{"a.A": `{"X":1}`, "a.B": `{"X":"NaN","Y":2}`, "a.C": `{"X":5,"Y":6,"Z":7}`}, 5, 6, PlacedFields, "a.C"},
+		{"registered", registered(7, 8, true), map[string]string{"a.Pos": `{"X":1,"Y":2}`}, 7, 8, placedRegistered, ""},
+		{"the game does not know", registered(7, 8, false), map[string]string{"a.Pos": `{"X":1,"Y":2}`}, 1, 2, placedFields, "a.Pos"},
+		{"the game says NaN", registered(math.NaN(), 8, true), map[string]string{"a.Pos": `{"X":1,"Y":2}`}, 1, 2, placedFields, "a.Pos"},
+		{"lower case", nil, map[string]string{"a.Pos": `{"x":-3.5,"y":4}`}, -3.5, 4, placedFields, "a.Pos"},
+		{"first with both", nil, map[string]string{"a.A": `{"X":1}`, "a.B": `{"X":"NaN","Y":2}`, "a.C": `{"X":5,"Y":6,"Z":7}`}, 5, 6, placedFields, "a.C"},
 		{"too far", nil, map[string]string{"a.Pos": `{"X":1e300,"Y":0}`}, 0, 0, "", ""},
 		{"not a struct", nil, map[string]string{"a.Pos": `[1,2]`, "a.Name": `"X"`}, 0, 0, "", ""},
 		{"nothing", nil, map[string]string{"a.Mark": `null`}, 0, 0, "", ""},

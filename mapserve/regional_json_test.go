@@ -87,7 +87,7 @@ func locateJSON(names []string, e map[string]json.RawMessage, place func(Compone
 			}
 		}
 		if x, y, ok := place(comps); usable(x, y, ok) {
-			return x, y, PlacedRegistered, "", true
+			return x, y, placedRegistered, "", true
 		}
 	}
 	for _, name := range names {
@@ -97,7 +97,7 @@ func locateJSON(names []string, e map[string]json.RawMessage, place func(Compone
 		fields := objectFieldsJSON(e[name])
 		for _, f := range heuristicFields {
 			if x, y, ok := fieldsXYJSON(fields, f[0], f[1]); usable(x, y, ok) {
-				return x, y, PlacedFields, name, true
+				return x, y, placedFields, name, true
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package mapserve
 import (
 	"errors"
 	"hash/maphash"
+	"image/color"
 	"log/slog"
 	"net/http"
 	"runtime"
@@ -10,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/vfs"
 )
@@ -27,15 +28,16 @@ type Options struct {
 	// hatched grey ("not stored") and Delta chunks drawn over flat grey, as
 	// arksave render draws them.
 	Generator chunkstore.Generator
-	// Palette colours the pixels; nil means savetool.DefaultPalette(). It
-	// is called from several goroutines at once.
-	Palette savetool.Palette
+	// Palette colours the pixels: Color returns the colour of a pixel
+	// value (components.Pixel); nil means the demo's colours. It is called
+	// from several goroutines at once.
+	Palette interface{ Color(pixel uint32) color.RGBA }
 	// Position, when set, tells where a regional entity that is not a
 	// pixel body stands, in world pixels, from its components in the JSON
 	// export's view; PositionFields makes one from a component's fields.
 	// Where it is nil or says !ok, the map takes the first component with
 	// number fields X and Y (or x and y), else the centre of the entity's
-	// chunk (Entity.Placed says which). It is called as a new generation
+	// chunk ("placed" in /api/entities says which). It is called as a new generation
 	// opens, never from two goroutines at once.
 	Position func(c Components) (x, y float64, ok bool)
 	// Poll is how often the manifest is read to follow new generations;
@@ -54,8 +56,8 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultPoll       = 250 * time.Millisecond
-	DefaultCacheBytes = 64 << 20
+	defaultPoll       = 250 * time.Millisecond
+	defaultCacheBytes = 64 << 20
 )
 
 func (o Options) withDefaults() Options {
@@ -68,10 +70,10 @@ func (o Options) withDefaults() Options {
 		o.Palette = pal
 	}
 	if o.Poll == 0 {
-		o.Poll = DefaultPoll
+		o.Poll = defaultPoll
 	}
 	if o.CacheBytes <= 0 {
-		o.CacheBytes = DefaultCacheBytes
+		o.CacheBytes = defaultCacheBytes
 	}
 	if o.Workers <= 0 {
 		o.Workers = max(1, runtime.NumCPU()/2)
@@ -105,9 +107,10 @@ type Server struct {
 
 // New opens the save directory at dir read-only, at its committed
 // generation, and returns its server, polling for new generations unless
-// o.Poll is negative. It fails as savetool's operations do for a path
-// that is not a save (an error matching savetool.ErrNotASave) or a save
-// whose committed generation does not open. Close stops it.
+// o.Poll is negative. It fails for a path that holds no save with an
+// error matching arksave.ErrNoSave, and for a save whose committed
+// generation does not open with one matching arksave.ErrCorrupt; each
+// error names the path and what to do. Close stops it.
 func New(dir string, o Options) (*Server, error) {
 	o = o.withDefaults()
 	s := &Server{dir: dir, opts: o, seed: maphash.MakeSeed(), cache: newCache(o.CacheBytes),
@@ -194,7 +197,7 @@ func (s *Server) Refresh() (bool, error) {
 		return false, errClosed
 	}
 	defer cur.release()
-	d, err := autosave.OpenDirReadOnly(s.opts.FS, s.dir)
+	d, err := savedir.OpenDirReadOnly(s.opts.FS, s.dir)
 	if err == nil {
 		if m := d.Manifest(); m == nil {
 			err = d.ManifestErr()
@@ -227,7 +230,7 @@ func (s *Server) Refresh() (bool, error) {
 }
 
 // sameManifest reports whether two manifests are the same commit.
-func sameManifest(a, b *autosave.Manifest) bool {
+func sameManifest(a, b *savedir.Manifest) bool {
 	return a.Generation == b.Generation && a.Checksum == b.Checksum && a.ModifiedMS == b.ModifiedMS
 }
 

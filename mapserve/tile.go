@@ -11,12 +11,12 @@ import (
 
 // Tiles.
 const (
-	// TileSize is a tile's edge in image pixels.
-	TileSize = 256
-	// MaxLevel is the coarsest zoom level: at level z a tile pixel covers
+	// tileSize is a tile's edge in image pixels.
+	tileSize = 256
+	// maxLevel is the coarsest zoom level: at level z a tile pixel covers
 	// 2^z x 2^z world pixels, so a tile of level 8 covers 65536 world
 	// pixels a side.
-	MaxLevel = 8
+	maxLevel = 8
 	// maxTileCoord bounds tile coordinates, whatever the level, so that
 	// world coordinates stay far from overflowing.
 	maxTileCoord = 1 << 24
@@ -24,7 +24,7 @@ const (
 
 // tileRect returns the world pixels of tile (x, y) of level z.
 func tileRect(z, x, y int) image.Rectangle {
-	span := TileSize << z
+	span := tileSize << z
 	return image.Rect(x*span, y*span, (x+1)*span, (y+1)*span)
 }
 
@@ -89,10 +89,10 @@ func (s *Server) pixelsOf(v *view, z, x, y int, key tileKey) (*image.RGBA, error
 		}
 		s.work <- struct{}{}
 		defer func() { <-s.work }()
-		img := image.NewRGBA(image.Rect(0, 0, TileSize, TileSize))
+		img := image.NewRGBA(image.Rect(0, 0, tileSize, tileSize))
 		for i, q := range quads {
 			if q != nil {
-				halve(img, q, (i%2)*TileSize/2, (i/2)*TileSize/2)
+				halve(img, q, (i%2)*tileSize/2, (i/2)*tileSize/2)
 			}
 		}
 		return tile{rgba: img}, nil
@@ -122,7 +122,7 @@ func (s *Server) renderLevel0(v *view, x, y int) (*image.RGBA, error) {
 	if clip == r {
 		return img, nil
 	}
-	out := image.NewRGBA(image.Rect(0, 0, TileSize, TileSize))
+	out := image.NewRGBA(image.Rect(0, 0, tileSize, tileSize))
 	draw.Draw(out, clip.Sub(r.Min), img, image.Point{}, draw.Src)
 	return out, nil
 }

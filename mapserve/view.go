@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"image"
+	"io/fs"
 	"reflect"
 	"slices"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/words"
@@ -24,7 +26,7 @@ import (
 // a reference while they use it; the store closes with the last one.
 type view struct {
 	refs  atomic.Int64
-	man   *autosave.Manifest
+	man   *savedir.Manifest
 	store *chunkstore.Store
 	size  int // chunk edge, world pixels
 	// identity tells saves apart: a tile drawn from one never stands for a
@@ -93,7 +95,7 @@ func openView(dir string, o *Options, seed maphash.Seed, prev *view) (*view, err
 		s, m, damage, err = openDamaged(dir, o, err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, lostFile(dir, err)
 	}
 	cfg := s.Options()
 	v := &view{man: m, store: s, size: int(cfg.ChunkSize), chunks: map[chunkstore.Pos]*chunkRec{}}
@@ -367,10 +369,10 @@ func floorDiv(a, b int) int {
 // index rebuilt by scanning its records (chunkstore's Repair, read-only),
 // with the report of what was skipped. A store that cannot be opened even
 // so returns err.
-func openDamaged(dir string, o *Options, err error) (*chunkstore.Store, *autosave.Manifest, *chunkstore.Report, error) {
+func openDamaged(dir string, o *Options, err error) (*chunkstore.Store, *savedir.Manifest, *chunkstore.Report, error) {
 	var s *chunkstore.Store
-	var man *autosave.Manifest
-	rerr := autosave.ReadConsistent(o.FS, dir, func(d *autosave.Dir) error {
+	var man *savedir.Manifest
+	rerr := savedir.ReadConsistent(o.FS, dir, func(d *savedir.Dir) error {
 		m := d.Manifest()
 		if m == nil || len(m.Chunks.Root) == 0 {
 			return err
@@ -389,6 +391,18 @@ func openDamaged(dir string, o *Options, err error) (*chunkstore.Store, *autosav
 	}
 	rep := s.OpenReport()
 	return s, man, &rep, nil
+}
+
+// lostFile turns the error for a file the generation names that is gone
+// (its chunk store, a data file) into one that matches autosave.ErrCorrupt,
+// and so arksave.ErrCorrupt, as every other damage does, with the next
+// step; other errors it returns as they are.
+func lostFile(dir string, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) || errors.Is(err, autosave.ErrNoSave) || errors.Is(err, autosave.ErrCorrupt) {
+		return err
+	}
+	return fmt.Errorf("%w: a file the committed generation of %s names is missing: %w; arksave check %s lists what is there, arksave repair %s rebuilds the save from what is left",
+		autosave.ErrCorrupt, dir, err, dir, dir)
 }
 
 // markDamaged notes the chunks whose records the rebuilt index of a

@@ -24,17 +24,16 @@ package snapshot
 
 import (
 	"time"
-	"unsafe"
 
-	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
 )
 
 // Chunk is one dirty chunk in a snapshot.
 type Chunk struct {
 	Pos     components.ChunkPos
-	Buf     *components.SharedPixels // the pixels at the snapshot, by reference
-	Version uint64                   // the chunk's ChunkState.Version when taken
+	Buf     components.SharedPixels // the pixels at the snapshot, by reference
+	Version uint64                  // the chunk's ChunkState.Version when taken
 	// Data is the chunk's extra data when taken ([components.Chunk.Data]:
 	// replaced, never written in place, so held by reference), nil for none.
 	Data []byte
@@ -48,7 +47,7 @@ func (c Chunk) ChunkExtra() []byte { return c.Data }
 // dst, as the chunk store's [chunkstore.PixelSource]: the writer reads each
 // chunk when a compression goroutine gets to it, so that a save of many
 // chunks needs no copy of each up front. It can read a chunk once.
-func (c Chunk) ReadPixels(dst []uint32) error { return c.Buf.CopyTo(Pixels(dst)) }
+func (c Chunk) ReadPixels(dst []uint32) error { return c.Buf.CopyTo(conv.Pixels(dst)) }
 
 // EntitySet is what one chunk keeps besides its pixels: its regional
 // entities as entity sections (archetype.AppendEntities) and the pixel
@@ -130,98 +129,4 @@ func (s *Snapshot) ReleaseWorld() {
 		s.ReuseWorld(s.World)
 	}
 	s.World = nil
-}
-
-// Uint32s views pixels as the chunk store's []uint32 without copying.
-// components.Pixel is a uint32, so the memory layouts are identical.
-func Uint32s(p []components.Pixel) []uint32 {
-	if len(p) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*uint32)(unsafe.Pointer(&p[0])), len(p))
-}
-
-// Pixels views the chunk store's []uint32 as pixels without copying.
-func Pixels(u []uint32) []components.Pixel {
-	if len(u) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*components.Pixel)(unsafe.Pointer(&u[0])), len(u))
-}
-
-// StorePos converts a chunk position to the store's.
-func StorePos(p components.ChunkPos) chunkstore.Pos { return chunkstore.Pos{X: p.X, Y: p.Y} }
-
-// ToStore converts a pixel body to the chunk store's record, sharing its slices.
-func ToStore(b *components.PixelBody) chunkstore.Body {
-	return chunkstore.Body{
-		ID: uint64(b.ID), X: b.X, Y: b.Y, Rotation: b.Rotation,
-		VX: b.VX, VY: b.VY, AngularVelocity: b.AngularVelocity,
-		Width: b.Width, Height: b.Height, OriginX: b.OriginX, OriginY: b.OriginY,
-		Pixels: Uint32s(b.Pixels), Shape: b.Shape, Extension: b.Extension,
-	}
-}
-
-// FromStore converts a chunk store record to a pixel body, sharing its slices.
-func FromStore(b *chunkstore.Body) components.PixelBody {
-	return components.PixelBody{
-		ID: components.BodyID(b.ID), X: b.X, Y: b.Y, Rotation: b.Rotation,
-		VX: b.VX, VY: b.VY, AngularVelocity: b.AngularVelocity,
-		Width: b.Width, Height: b.Height, OriginX: b.OriginX, OriginY: b.OriginY,
-		Pixels: Pixels(b.Pixels), Shape: b.Shape, Extension: b.Extension,
-	}
-}
-
-// ChunkVersion identifies what a save committed of one chunk.
-type ChunkVersion struct {
-	Pos     components.ChunkPos
-	Version uint64
-}
-
-// EntityVersion identifies what a save committed of one chunk's entities.
-type EntityVersion struct {
-	Pos     components.ChunkPos
-	Version uint64
-	Hash    uint64
-	Merge   bool // the set was merged into the stored one
-}
-
-// PlayerHash identifies what a save committed of one player.
-type PlayerHash struct {
-	ID   string
-	Hash uint64 // 0: the record was removed
-}
-
-// Committed lists what the snapshot holds, for confirming chunk states,
-// entity versions and player records once the save has committed.
-func (s *Snapshot) Committed() ([]ChunkVersion, []EntityVersion, []PlayerHash) {
-	cv := make([]ChunkVersion, len(s.Chunks))
-	for i, c := range s.Chunks {
-		cv[i] = ChunkVersion{Pos: c.Pos, Version: c.Version}
-	}
-	ev := make([]EntityVersion, len(s.Entities))
-	for i, e := range s.Entities {
-		ev[i] = EntityVersion{Pos: e.Pos, Version: e.Version, Hash: e.Hash, Merge: e.Merge}
-	}
-	ph := make([]PlayerHash, len(s.Players))
-	for i, p := range s.Players {
-		ph[i] = PlayerHash{ID: p.ID, Hash: p.Hash}
-	}
-	return cv, ev, ph
-}
-
-// MergeByID returns base with the elements of add replacing those with the
-// same id, and the others of add appended, in order.
-func MergeByID[T any](base, add []T, id func(*T) uint64) []T {
-	ids := make(map[uint64]bool, len(add))
-	for i := range add {
-		ids[id(&add[i])] = true
-	}
-	out := make([]T, 0, len(base)+len(add))
-	for i := range base {
-		if !ids[id(&base[i])] {
-			out = append(out, base[i])
-		}
-	}
-	return append(out, add...)
 }

@@ -1,4 +1,6 @@
-// Package systems holds the ECS systems of the arksave plugin, in the shape
+// Package systems holds the ECS systems of the arksave plugin and the
+// runtime they run: chunk streaming, snapshots, regional entities, players
+// and save scheduling. The systems come in the shape
 // ark-tools' scheduler takes (Initialize, Update, Finalize on the
 // [ecs.World]); a game loop or an Ebiten Update calls them just as well.
 // arksave.Plugin.Install returns them, in the order to run them every tick
@@ -13,8 +15,10 @@
 //     autosave timer, and when a save is due or asked for takes a snapshot
 //     and hands it to the writer goroutine.
 //
-// The systems hold no state of their own: they find the plugin installed in
-// the world they are given, so they work with the world Install was given
+// The runtime is the plugin's own: a game reaches it through
+// arksave.Persistence, which Install adds to the world. The systems hold no
+// state of their own: they find the runtime installed in the world they are
+// given, so they work with the world Install was given
 // (and keep working after arksave.Persistence.Load resets it). Neither
 // waits on disk.
 //

@@ -2,8 +2,6 @@ package systems
 
 import (
 	"github.com/mlange-42/ark/ecs"
-
-	"github.com/arksave/arksave/internal/persist"
 )
 
 // StreamSystem keeps the chunks around every [components.Focus] loaded.
@@ -24,7 +22,7 @@ import (
 //
 // [components.Focus]: https://pkg.go.dev/github.com/arksave/arksave/components#Focus
 // [components.Persistable]: https://pkg.go.dev/github.com/arksave/arksave/components#Persistable
-type StreamSystem struct{ plugin }
+type StreamSystem struct{ installed }
 
 // Initialize implements ark-tools' system interface: it finds the plugin
 // installed in w.
@@ -52,7 +50,7 @@ func (s *StreamSystem) Finalize(w *ecs.World) {}
 //
 // arksave.Plugin.Install returns it. Its methods panic when the world has
 // no arksave plugin installed.
-type SaveSystem struct{ plugin }
+type SaveSystem struct{ installed }
 
 // Initialize implements ark-tools' system interface: it finds the plugin
 // installed in w.
@@ -65,16 +63,16 @@ func (s *SaveSystem) Update(w *ecs.World) { s.of(w).UpdateSave() }
 // installed with SaveOnFinalize; otherwise it does nothing.
 func (s *SaveSystem) Finalize(w *ecs.World) { s.of(w).FinalizeSave() }
 
-// plugin finds the runtime of the plugin installed in a world, once per
+// installed finds the runtime of the plugin installed in a world, once per
 // world: the state the systems work on lives there, not in them.
-type plugin struct {
-	rt *persist.Runtime
+type installed struct {
+	rt *runner
 	w  *ecs.World
 }
 
-func (p *plugin) of(w *ecs.World) *persist.Runtime {
+func (p *installed) of(w *ecs.World) *runner {
 	if p.w != w {
-		p.rt, p.w = persist.Of(w), w
+		p.rt, p.w = of(w), w
 	}
 	return p.rt
 }

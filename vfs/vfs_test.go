@@ -11,22 +11,11 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/vfs"
 )
 
-func expect(t *testing.T, ok bool, format string, args ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatalf(format, args...)
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var expect, must = testkit.Expect, testkit.Must
 
 func readAll(t *testing.T, fsys vfs.FS, name string) []byte {
 	t.Helper()

@@ -333,7 +333,7 @@ func textPanel(screen *ebiten.Image, lines []string, x, y int) {
 
 // drawSaving shows a progress bar at the top right while a save runs.
 func (g *Game) drawSaving(screen *ebiten.Image) {
-	st := g.sim.Persistence.State() // arksave's AutosaveState
+	st := g.sim.Persistence.State() // arksave's autosave.State
 	if !st.InProgress {
 		return
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/demo/hud"
 	"github.com/arksave/arksave/demo/sim"
 )
@@ -16,7 +16,7 @@ func TestLines(t *testing.T) {
 		Save: sim.SaveStatus{
 			Dir: "/tmp/w", Generation: 7, InProgress: true, Progress: 0.5, Autosave: 2 * time.Second, SinceLast: 500 * time.Millisecond, DirtyChunks: 3,
 			Saves: 5, Failed: 1, ChunksWritten: 20, BytesWritten: 5 << 20,
-			Last:          &arksave.Result{Generation: 7, Duration: 12 * time.Millisecond, BytesWritten: 3 << 20, ChunksWritten: 4, WorldBytes: 2048},
+			Last:          &autosave.Result{Generation: 7, Duration: 12 * time.Millisecond, BytesWritten: 3 << 20, ChunksWritten: 4, WorldBytes: 2048},
 			SnapshotStall: 400 * time.Microsecond, CopiedTiles: 7, SaveTick: 3100 * time.Microsecond,
 			LastError: "autosave: no space left on device", Problems: 1, LastProblem: "chunk 1,2 regenerated",
 		},

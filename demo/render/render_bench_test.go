@@ -23,7 +23,7 @@ func BenchmarkRender_640x360(b *testing.B) {
 			pix := make([]components.Pixel, size*size)
 			terrain.Generator{}.Generate(x, y, seed, unsafe.Slice((*uint32)(unsafe.Pointer(&pix[0])), len(pix)))
 			pos := components.ChunkPos{X: x, Y: y}
-			c := components.NewChunkFrom(size, pix)
+			c := components.NewChunk(size, pix)
 			index.Set(pos, chunks.NewEntity(&pos, &c, &components.ChunkState{}))
 		}
 	}

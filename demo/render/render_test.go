@@ -18,7 +18,7 @@ func TestRender(t *testing.T) {
 	chunks := ecs.NewMap3[components.ChunkPos, components.Chunk, components.ChunkState](w)
 	// one chunk high in the sky with a single sand pixel and a body pixel
 	pos := components.ChunkPos{X: 0, Y: -10}
-	c := components.NewChunk(size)
+	c := components.NewChunk(size, nil)
 	c.Set(5, 5, sand.Make(sand.Sand, 255))
 	c.Set(6, 5, sand.Make(sand.Stone, 0)|components.FlagPixelBody<<components.FlagsShift)
 	index.Set(pos, chunks.NewEntity(&pos, &c, &components.ChunkState{}))

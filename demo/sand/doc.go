@@ -24,7 +24,7 @@
 // marks pixels that belong to a pixel body: the automaton treats them as a
 // wall and never moves them. No other flag is used, so nothing the
 // simulation needs is lost when only the persisted layers of
-// [components.DefaultLayers] (the bits of [components.PersistMask]) are saved;
+// arksave.DefaultLayers (the bits of [components.PersistMask]) are saved;
 // the heat layer ([components.Chunk.Heat]) is never saved.
 //
 // # Determinism

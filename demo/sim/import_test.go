@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/demo/sim"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/mlange-42/ark/ecs"
 )
@@ -28,7 +28,7 @@ func TestExportImportDemoSave(t *testing.T) {
 	})
 	expect(t, err == nil, "headless run: %v", err)
 
-	d, err := autosave.OpenDirReadOnly(nil, cfg.Save.Dir)
+	d, err := savedir.OpenDirReadOnly(nil, cfg.Save.Dir)
 	expect(t, err == nil, "open: %v", err)
 	file, err := d.ReadWorld(d.Manifest())
 	expect(t, err == nil, "world file: %v", err)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/vfs"
 	"github.com/mlange-42/ark/ecs"
 )
@@ -43,14 +44,14 @@ type SaveConfig struct {
 // Persistence is the demo's face of arksave: the requests the game makes
 // (F5 Save, F6 SaveAs, F9 is Sim.Load, the final save is Sim.Close) and
 // the figures the overlay and the headless stats show, gathered from the
-// plugin's Persistence and AutosaveState resources tick by tick.
+// plugin's Persistence and autosave.State resources tick by tick.
 type Persistence struct {
 	w     *ecs.World
 	p     *arksave.Persistence
-	state *arksave.AutosaveState
-	conf  *arksave.AutosaveConfig
+	state *autosave.State
+	conf  *autosave.Config
 
-	seen           *arksave.Result // the last result accounted for
+	seen           *autosave.Result // the last result accounted for
 	watch          saveWatch
 	onSaving       func(string)
 	committed      int
@@ -69,8 +70,8 @@ type Persistence struct {
 func newPersistence(s *Sim, p *arksave.Persistence) *Persistence {
 	return &Persistence{
 		w: s.World, p: p,
-		state:    ecs.GetResource[arksave.AutosaveState](s.World),
-		conf:     ecs.GetResource[arksave.AutosaveConfig](s.World),
+		state:    ecs.GetResource[autosave.State](s.World),
+		conf:     ecs.GetResource[autosave.Config](s.World),
 		onSaving: s.Config.Save.OnSaving,
 	}
 }
@@ -78,12 +79,12 @@ func newPersistence(s *Sim, p *arksave.Persistence) *Persistence {
 // Plugin returns arksave's Persistence resource.
 func (p *Persistence) Plugin() *arksave.Persistence { return p.p }
 
-// State returns arksave's AutosaveState resource.
-func (p *Persistence) State() *arksave.AutosaveState { return p.state }
+// State returns arksave's autosave.State resource.
+func (p *Persistence) State() *autosave.State { return p.state }
 
-// Autosave returns arksave's AutosaveConfig resource; changes take effect
+// Autosave returns arksave's autosave.Config resource; changes take effect
 // at the next tick.
-func (p *Persistence) Autosave() *arksave.AutosaveConfig { return p.conf }
+func (p *Persistence) Autosave() *autosave.Config { return p.conf }
 
 // Save asks for a save at the next tick (F5); the game keeps running while
 // it is written. Poll the handle's IsComplete once a tick.
@@ -144,7 +145,7 @@ type saveWatch struct {
 // saving stopped (the save failed and the one before it committed, or
 // there was none before it) or resumed (the save committed and the one
 // before it failed), and "" when the save changed neither.
-func (w *saveWatch) see(r *arksave.Result) string {
+func (w *saveWatch) see(r *autosave.Result) string {
 	if r.Err != nil {
 		w.failed++
 		if w.failing {
@@ -173,7 +174,7 @@ func (p *Persistence) WaitIdle() {
 
 // finalSave lets a running save finish (accounting for it), then saves
 // synchronously and returns that save's result.
-func (p *Persistence) finalSave() *arksave.Result {
+func (p *Persistence) finalSave() *autosave.Result {
 	p.WaitIdle()
 	res := p.p.SaveNow()
 	p.account()
@@ -195,10 +196,10 @@ type SaveStatus struct {
 	ChunksWritten  uint64 // by the committed saves of this session
 	RegionsWritten uint64 // chunks whose regional entities they wrote
 	BytesWritten   uint64
-	Last           *arksave.Result // the last finished save, nil before the first
+	Last           *autosave.Result // the last finished save, nil before the first
 
 	// SnapshotStall is arksave's measure of the longest game-loop stall
-	// saving caused in one tick (AutosaveState.LongestStall): taking a
+	// saving caused in one tick (autosave.State.LongestStall): taking a
 	// snapshot (the ECS world encoded, chunk pixels shared), plus the
 	// tiles copied for a running save (copy-on-write); CopiedTiles counts
 	// those tiles. SaveTick is the demo's: the longest whole tick while a

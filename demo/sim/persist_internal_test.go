@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 )
 
 // saveWatch says once that saving stopped, at the first failure after a
@@ -13,12 +13,12 @@ import (
 // resumed, at the first committed save after failures; every other
 // result says nothing.
 func TestSaveWatchTransitions(t *testing.T) {
-	ok := func(g uint64) *arksave.Result { return &arksave.Result{Generation: g, Dir: "w"} }
-	bad := func(g uint64) *arksave.Result {
-		return &arksave.Result{Generation: g, Dir: "w", Err: errors.New("no leader")}
+	ok := func(g uint64) *autosave.Result { return &autosave.Result{Generation: g, Dir: "w"} }
+	bad := func(g uint64) *autosave.Result {
+		return &autosave.Result{Generation: g, Dir: "w", Err: errors.New("no leader")}
 	}
 	steps := []struct {
-		r    *arksave.Result
+		r    *autosave.Result
 		want string // the line's start, "" for none
 	}{
 		{ok(1), ""},

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave"
-	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/bodies"
 	"github.com/arksave/arksave/demo/sand"
@@ -95,7 +95,7 @@ type Sim struct {
 	focus    *ecs.Map1[components.Focus]
 	commands ecs.Resource[Commands]
 	clock    ecs.Resource[Clock]
-	sim      ecs.Resource[arksave.SimulationState]
+	sim      ecs.Resource[autosave.SimulationState]
 	index    *components.ChunkIndex
 	closed   bool
 }
@@ -134,7 +134,7 @@ func New(cfg Config) (*Sim, error) {
 	ecs.AddResource(w, s.Field)
 	s.commands = ecs.NewResource[Commands](w)
 	s.clock = ecs.NewResource[Clock](w)
-	s.sim = ecs.NewResource[arksave.SimulationState](w)
+	s.sim = ecs.NewResource[autosave.SimulationState](w)
 	s.index = ecs.GetResource[components.ChunkIndex](w)
 	s.focus = ecs.NewMap1[components.Focus](w)
 
@@ -173,7 +173,7 @@ func install(w *ecs.World, cfg Config, loaded func(*ecs.World, ecs.Entity)) (*ar
 		TileSize:    sand.TileSize,
 		Seed:        cfg.Seed,
 		Generator:   terrain.Generator{},
-		Autosave: &arksave.AutosaveConfig{
+		Autosave: &autosave.Config{
 			Interval:        sc.Autosave,
 			Enabled:         sc.Autosave > 0,
 			MaxBackups:      sc.MaxBackups,
@@ -188,10 +188,8 @@ func install(w *ecs.World, cfg Config, loaded func(*ecs.World, ecs.Entity)) (*ar
 		// The sand field and the player's commands are rebuilt, not saved;
 		// so is a body's Motion (the body system starts it from the body's
 		// blitted transform).
-		WorldOptions: []archetype.Option{
-			archetype.SkipResources(ecs.C[sand.Field](), ecs.C[Commands]()),
-			archetype.SkipComponents(ecs.C[bodies.Motion]()),
-		},
+		SkipResources:  []ecs.Comp{ecs.C[sand.Field](), ecs.C[Commands]()},
+		SkipComponents: []ecs.Comp{ecs.C[bodies.Motion]()},
 	}.Install(w)
 	if err != nil {
 		return nil, nil, err
@@ -247,7 +245,7 @@ func (s *Sim) chunkLoaded(*ecs.World, ecs.Entity) { s.Persistence.chunksLoaded++
 
 // Step advances the world by one fixed tick: every system's Update, in order.
 // The commands of the tick must be set before. While arksave asks for a
-// pause (AutosaveConfig.PauseDuringSave), bodies and sand stand still.
+// pause (autosave.Config.PauseDuringSave), bodies and sand stand still.
 func (s *Sim) Step() {
 	start := time.Now() // measurement only; the simulation never reads the clock
 	saving := s.Persistence.state.InProgress
@@ -336,7 +334,7 @@ func (y *syncStreamer) Finalize(w *ecs.World)   { y.inner.Finalize(w) }
 // reverse order and releases the save directory. It returns the final
 // save's result (nil if the Sim was closed before); the error is the save's
 // or the release's.
-func (s *Sim) Close() (*arksave.Result, error) {
+func (s *Sim) Close() (*autosave.Result, error) {
 	if s.closed {
 		return nil, nil
 	}

@@ -166,7 +166,7 @@ func BenchmarkTick_4ActiveChunks(b *testing.B) {
 // first ticks after a snapshot (where the game's writes meet the chunks the
 // save holds: first_p50_ratio is it over the median tick without saves),
 // the saves, the tiles the game copied per save for the running save
-// (copy-on-write), and arksave's AutosaveState.LongestStall over the turns
+// (copy-on-write), and arksave's autosave.State.LongestStall over the turns
 // (the longest a tick spent on saving: snapshot and copies). Run it with
 // -benchtime 30x for 3900 ticks of each (about 30 saves).
 func BenchmarkAutosaveP99(b *testing.B) {

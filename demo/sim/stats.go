@@ -31,7 +31,7 @@ type Stats struct {
 	TickMsP50 float64 `json:"tick_ms_p50"`
 	TickMsP99 float64 `json:"tick_ms_p99"`
 	TickMsMax float64 `json:"tick_ms_max"`
-	// LongestSaveStallMs is arksave's AutosaveState.LongestStall during
+	// LongestSaveStallMs is arksave's autosave.State.LongestStall during
 	// play: the longest time the game loop spent on saving in one tick
 	// (a save's snapshot, and tiles copied for a running save).
 	LongestSaveStallMs float64 `json:"longest_save_stall_ms"`

@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/sim"
 	"github.com/arksave/arksave/demo/terrain"
 	"github.com/arksave/arksave/internal/benchenc"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 )
 
@@ -31,7 +31,7 @@ func demoSave(tb testing.TB, ticks int) string {
 // read-only, with the demo's generator.
 func storeOf(tb testing.TB, dir string) *chunkstore.Store {
 	tb.Helper()
-	d, err := autosave.OpenDirReadOnly(nil, dir)
+	d, err := savedir.OpenDirReadOnly(nil, dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func storeOf(tb testing.TB, dir string) *chunkstore.Store {
 		tb.Fatal(err)
 	}
 	s, err := chunkstore.Open(p, &chunkstore.Options{ReadOnly: true, Root: m.Chunks.Root, Generator: terrain.Generator{},
-		Layers: components.DefaultLayers()})
+		Layers: arksave.DefaultLayers()})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestDemoSaveNotMostlyDead(t *testing.T) {
 // generator); "painted": demo terrain chunks a player painted.
 func BenchmarkPalette_DemoTerrain(b *testing.B) {
 	const size = 512
-	cfg := chunkstore.Options{ChunkSize: size, TileSize: 32, Seed: 1, Generator: terrain.Generator{}, Layers: components.DefaultLayers()}
+	cfg := chunkstore.Options{ChunkSize: size, TileSize: 32, Seed: 1, Generator: terrain.Generator{}, Layers: arksave.DefaultLayers()}
 	demoChunks := func(paint bool) []benchenc.Chunk {
 		var chunks []benchenc.Chunk
 		for i := range 8 {

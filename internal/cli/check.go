@@ -7,9 +7,9 @@ import (
 	"io"
 	"io/fs"
 
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/words"
@@ -84,8 +84,8 @@ func printCheck(w io.Writer, path string, isDir bool, r *savetool.CheckReport) {
 	}
 	if r.OK() {
 		fmt.Fprintf(w, "%s: no problems found (%s)\n", path, checked)
-		if r.Manifest != nil && r.Manifest.Version < autosave.ManifestVersion {
-			fmt.Fprintf(w, "note: the manifest is in format %d; arksave migrate %s upgrades it to %d\n", r.Manifest.Version, path, autosave.ManifestVersion)
+		if r.Manifest != nil && r.Manifest.Version < savedir.ManifestVersion {
+			fmt.Fprintf(w, "note: the manifest is in format %d; arksave migrate %s upgrades it to %d\n", r.Manifest.Version, path, savedir.ManifestVersion)
 		}
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/internal/pecs"
 )
 
 // Types of a world whose values sit behind an interface.
@@ -46,7 +47,7 @@ func TestCheckReadsEveryValue(t *testing.T) {
 	// The only column starts after the pool and ends with its CRC, before the resources.
 	data := bytes.Clone(buf.Bytes())
 	le := binary.LittleEndian
-	info, err := archetype.ReadInfo(bytes.NewReader(data))
+	info, err := pecs.ReadInfo(bytes.NewReader(data))
 	if err != nil || len(info.Tables) != 1 {
 		t.Fatalf("ReadInfo: %v", err)
 	}

@@ -17,7 +17,7 @@
 //	compact [--backups N] [-q] DIR   rewrite the chunk store without dead space, as a new generation
 //	restore --generation G DIR       make a backed-up generation current again, as a new generation
 //	render -o FILE.png [flags] DIR   draw the saved pixel world as a PNG
-//	export --json DIR|FILE.pecs      the ECS world and the chunk index as JSON
+//	export --json DIR|FILE.pecs      the ECS world and the stored chunks as JSON
 //	import [--out F|--into DIR] JSON the JSON of export back into a world file, or into a save
 //	copy [-q] SRC DST                copy a save with its backups to a new location (a directory or a JetStream world)
 //	migrate [--dry-run] DIR          upgrade older format versions to the current ones

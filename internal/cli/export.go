@@ -20,7 +20,7 @@ func init() {
 	register(&command{
 		name:    "export",
 		args:    "--json [--generation G] DIR|FILE.pecs",
-		summary: "write a save's ECS world and chunk index (or a PECS file's world) as JSON to standard output, without the game's types",
+		summary: "write a save's ECS world and its stored chunks (or a PECS file's world) as JSON to standard output, without the game's types",
 		run:     runExport,
 		flags:   func() *flag.FlagSet { return exportFlags(new(bool), new(uint64)) },
 	})
@@ -82,7 +82,7 @@ func exportableFile(path string, in *bufio.Reader) error {
 	switch {
 	case string(magic) == "PXSW" || strings.HasSuffix(path, ".pxsw"):
 		return &savetool.NotASaveError{Path: path, Reason: fmt.Sprintf("it is a chunk store (.pxsw), and export takes a save directory or a world file (.pecs): "+
-			"give the save directory that holds it (arksave export --json %s) to export its world and chunk index", filepath.Dir(path))}
+			"give the save directory that holds it (arksave export --json %s) to export its world and stored chunks", filepath.Dir(path))}
 	case string(magic) != "PECS" && !strings.HasSuffix(path, ".pecs"):
 		return &savetool.NotASaveError{Path: path, Reason: "it is neither a save directory nor a world file (.pecs, starting with PECS); export takes one of those"}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savetool"
 )
 
@@ -73,7 +74,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	case string(magic) != "PECS":
 		return fmt.Errorf("%s does not start with PECS: it is not a world file, or its first bytes are damaged (arksave check on its save directory tells which)", path)
 	}
-	info, readErr := archetype.ReadInfo(bufio.NewReaderSize(f, 1<<16))
+	info, readErr := pecs.ReadInfo(bufio.NewReaderSize(f, 1<<16))
 	if asJSON {
 		if err := printInfoJSON(stdout, path, st.Size(), info, readErr); err != nil {
 			return err
@@ -88,7 +89,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func printInfo(w io.Writer, path string, size int64, info *archetype.Info, readErr error) {
+func printInfo(w io.Writer, path string, size int64, info *pecs.Info, readErr error) {
 	h := &info.Header
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "file\t%s (%d bytes)\n", path, size)
@@ -187,15 +188,15 @@ func typeFlags(flags uint32) []string {
 
 // infoJSON is the JSON form of inspect's output.
 type infoJSON struct {
-	File      string             `json:"file"`
-	Size      int64              `json:"size"`
-	Header    *archetype.Header  `json:"header"`
-	Types     []typeJSON         `json:"types"`
-	Tables    []tableJSON        `json:"tables"`
-	Resources []resourceJSON     `json:"resources"`
-	Pool      archetype.PoolInfo `json:"pool"`
-	Checksum  checksumJSON       `json:"checksum"`
-	Error     string             `json:"error,omitempty"`
+	File      string         `json:"file"`
+	Size      int64          `json:"size"`
+	Header    *pecs.Header   `json:"header"`
+	Types     []typeJSON     `json:"types"`
+	Tables    []tableJSON    `json:"tables"`
+	Resources []resourceJSON `json:"resources"`
+	Pool      pecs.PoolInfo  `json:"pool"`
+	Checksum  checksumJSON   `json:"checksum"`
+	Error     string         `json:"error,omitempty"`
 }
 
 type typeJSON struct {
@@ -231,11 +232,11 @@ type checksumJSON struct {
 	OK       bool   `json:"ok"`
 }
 
-func printInfoJSON(w io.Writer, path string, size int64, info *archetype.Info, readErr error) error {
+func printInfoJSON(w io.Writer, path string, size int64, info *pecs.Info, readErr error) error {
 	return writeJSON(w, toInfoJSON(path, size, info, readErr))
 }
 
-func toInfoJSON(path string, size int64, info *archetype.Info, readErr error) infoJSON {
+func toInfoJSON(path string, size int64, info *pecs.Info, readErr error) infoJSON {
 	out := infoJSON{File: path, Size: size, Header: &info.Header, Pool: info.Pool,
 		Types: []typeJSON{}, Tables: []tableJSON{}, Resources: []resourceJSON{}}
 	for _, t := range info.Types {

@@ -83,7 +83,7 @@ func TestExportPaletteAndExtra(t *testing.T) {
 		t.Fatal("chunk not loaded")
 	}
 	c := ecs.NewMap1[components.Chunk](w).Get(e)
-	pix := c.Mut()
+	pix := c.MutRect(0, 0, c.Size, c.Size)
 	for i := range pix {
 		pix[i] = components.MakePixel(7, uint8(i/100%3), 0, 0) // painted: a palette record
 	}

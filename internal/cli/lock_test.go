@@ -13,6 +13,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 )
@@ -65,7 +66,7 @@ func files(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	must(t, filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() || fi.Name() == autosave.LockName {
+		if err != nil || fi.IsDir() || fi.Name() == savedir.LockName {
 			return err
 		}
 		data, err := os.ReadFile(p)
@@ -88,7 +89,7 @@ func TestCommandsRefuseNamesOutside(t *testing.T) {
 			must(t, os.WriteFile(canary, []byte("canary"), 0o644))
 			past := time.Now().Add(-time.Hour).Truncate(time.Second)
 			must(t, os.Chtimes(canary, past, past))
-			d, err := autosave.OpenDirReadOnly(nil, dir)
+			d, err := savedir.OpenDirReadOnly(nil, dir)
 			must(t, err)
 			m := d.Manifest()
 			if field == "world.name" {
@@ -148,7 +149,7 @@ func playAndSave(g *savetest.Game, stop <-chan struct{}, n *atomic.Int64) ([]ack
 // tamperLock removes the lock file of dir (even rounds) or renames another
 // file over it (odd ones).
 func tamperLock(dir string, round int) error {
-	lock := filepath.Join(dir, autosave.LockName)
+	lock := filepath.Join(dir, savedir.LockName)
 	if round%2 == 0 {
 		return os.Remove(lock)
 	}
@@ -217,7 +218,7 @@ func TestLockTamperingLosesNoCommit(t *testing.T) {
 	acks := p.acks
 	last := acks[len(acks)-1]
 
-	d, err := autosave.OpenDirReadOnly(nil, dir)
+	d, err := savedir.OpenDirReadOnly(nil, dir)
 	must(t, err)
 	if d.Generation() != last.gen {
 		t.Fatalf("the save is at generation %d, the game's last acknowledged save was %d", d.Generation(), last.gen)
@@ -242,7 +243,7 @@ func TestLockTamperingLosesNoCommit(t *testing.T) {
 // dir, for a restore to ask for.
 func backupGeneration(t *testing.T, dir string) uint64 {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(nil, dir)
+	d, err := savedir.OpenDirReadOnly(nil, dir)
 	must(t, err)
 	b := d.Backups()
 	if len(b) == 0 {

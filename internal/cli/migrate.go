@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 )
 
@@ -39,9 +39,9 @@ func runMigrate(args []string, stdout, stderr io.Writer) error {
 		}
 		old := 0
 		for _, g := range d.Generations {
-			if g.FormatVersion < autosave.ManifestVersion {
+			if g.FormatVersion < savedir.ManifestVersion {
 				old++
-				fmt.Fprintf(stdout, "generation %d: manifest format %d would become %d\n", g.Generation, g.FormatVersion, autosave.ManifestVersion)
+				fmt.Fprintf(stdout, "generation %d: manifest format %d would become %d\n", g.Generation, g.FormatVersion, savedir.ManifestVersion)
 			}
 		}
 		if len(d.Stores) > 0 && d.Generations[0].Current {

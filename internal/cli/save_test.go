@@ -15,6 +15,7 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
+	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 )
 
@@ -26,12 +27,7 @@ func TestMain(m *testing.M) { os.Exit(savetest.Main(m, &base)) }
 // fresh returns a copy of the test save.
 func fresh(t *testing.T) string { return savetest.Fresh(t, base) }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var must = testkit.Must
 
 // loadsScore loads the save with the game and returns its Score.
 func loadsScore(t *testing.T, dir string) int {
@@ -154,6 +150,7 @@ func TestCommandsOnASave(t *testing.T) {
 	expectContains(t, stdout, "compacted chunks.pxsw data file by data file", "as generation 5", "save directory:")
 	code, stdout, stderr = arksave("check", dir)
 	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, "no problems found", "generation 5 and 3 backups")
 	if s := loadsScore(t, dir); s != 2 {
 		t.Errorf("compacted save scores %d", s)
 	}
@@ -162,6 +159,7 @@ func TestCommandsOnASave(t *testing.T) {
 	expectContains(t, stdout, "into chunks-6.pxsw", "as generation 6")
 	code, stdout, stderr = arksave("compact", "--whole", "--backups", "0", dir)
 	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, "into chunks-7.pxsw", "as generation 7")
 	names, _ := os.ReadDir(dir)
 	for _, n := range names {
 		if strings.HasPrefix(n.Name(), "chunks.") || strings.HasPrefix(n.Name(), "chunks-data-") || strings.HasPrefix(n.Name(), "chunks-6") {

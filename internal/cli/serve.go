@@ -28,6 +28,10 @@ func init() {
 	})
 }
 
+// servePoll is how often serve reads the manifest unless --poll says:
+// often enough that the page follows a game's autosaves at once.
+const servePoll = 250 * time.Millisecond
+
 type serveArgs struct {
 	addr, palette string
 	poll          time.Duration
@@ -37,7 +41,7 @@ func serveFlags(a *serveArgs) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&a.addr, "addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0 picks a free one)")
 	fs.StringVar(&a.palette, "palette", "", "read colours by material id from `FILE.json`, as render does (default: the demo's)")
-	fs.DurationVar(&a.poll, "poll", mapserve.DefaultPoll, "read the manifest every `D` to follow new generations")
+	fs.DurationVar(&a.poll, "poll", servePoll, "read the manifest every `D` to follow new generations")
 	return fs
 }
 

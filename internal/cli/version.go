@@ -8,8 +8,8 @@ import (
 	"runtime/debug"
 
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 )
 
 func init() {
@@ -55,8 +55,8 @@ func buildVersion() versionJSON {
 		}
 	}
 	v.Formats = []formatJSON{
-		{Name: "save directory manifest", Writes: fmt.Sprint(autosave.ManifestVersion),
-			Reads: fmt.Sprintf("%d to %d", autosave.OldestManifestVersion, autosave.ManifestVersion)},
+		{Name: "save directory manifest", Writes: fmt.Sprint(savedir.ManifestVersion),
+			Reads: fmt.Sprintf("%d to %d", savedir.OldestManifestVersion, savedir.ManifestVersion)},
 		{Name: "PECS world file", Writes: fmt.Sprintf("%d.%d (entity sections %d.%d)", archetype.VersionMajor, archetype.WorldVersionMinor, archetype.VersionMajor, archetype.VersionMinor),
 			Reads: fmt.Sprintf("%d.0 to %d.%d", archetype.OldestVersionMajor, archetype.VersionMajor, archetype.VersionMinor)},
 		{Name: "PXSW chunk store", Writes: fmt.Sprint(chunkstore.FormatVersion),

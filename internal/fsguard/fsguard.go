@@ -3,7 +3,7 @@
 // A symbolic link is never followed (it may lead outside the save
 // directory), and a named pipe, a device, a socket or a directory is never
 // opened (opening a pipe blocks until a writer comes; a device reads
-// forever). autosave's names and chunkstore's data files both go through
+// forever). the save directory's names and chunkstore's data files both go through
 // it, so that every command refuses the same files in the same words.
 package fsguard
 

@@ -18,10 +18,8 @@ var ErrMalformed = errors.New("malformed msgpack")
 // maxDepth, so that decoding the values afterwards neither recurses without bound nor
 // trusts a length the input cannot back.
 func Size(b []byte, n, maxDepth int) (int, error) {
-	be := binary.BigEndian
 	stack := []int{n} // values left to read at each level
 	pos := 0
-	need := func(k int64) bool { return k >= 0 && k <= int64(len(b)-pos) }
 	for len(stack) > 0 {
 		top := len(stack) - 1
 		if stack[top] == 0 {
@@ -29,67 +27,14 @@ func Size(b []byte, n, maxDepth int) (int, error) {
 			continue
 		}
 		stack[top]--
-		if !need(1) {
+		if pos >= len(b) {
 			return 0, ErrMalformed
 		}
 		c := b[pos]
 		pos++
-		var skip, items int64 // 64 bits: a 32-bit length must not wrap on a 32-bit host
-		switch {
-		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
-		case c&0xf0 == 0x80:
-			items = 2 * int64(c&0x0f)
-		case c&0xf0 == 0x90:
-			items = int64(c & 0x0f)
-		case c&0xe0 == 0xa0:
-			skip = int64(c & 0x1f)
-		case c == 0xca, c == 0xce, c == 0xd2:
-			skip = 4
-		case c == 0xcb, c == 0xcf, c == 0xd3:
-			skip = 8
-		case c == 0xcc, c == 0xd0:
-			skip = 1
-		case c == 0xcd, c == 0xd1:
-			skip = 2
-		case c >= 0xd4 && c <= 0xd8: // fixext 1, 2, 4, 8, 16 and its type byte
-			skip = 1 + 1<<(c-0xd4)
-		case c == 0xc4 || c == 0xd9 || c == 0xc7: // bin8, str8, ext8
-			if !need(1) {
-				return 0, ErrMalformed
-			}
-			skip = 1 + int64(b[pos])
-		case c == 0xc5 || c == 0xda || c == 0xc8: // bin16, str16, ext16
-			if !need(2) {
-				return 0, ErrMalformed
-			}
-			skip = 2 + int64(be.Uint16(b[pos:]))
-		case c == 0xc6 || c == 0xdb || c == 0xc9: // bin32, str32, ext32
-			if !need(4) {
-				return 0, ErrMalformed
-			}
-			skip = 4 + int64(be.Uint32(b[pos:]))
-		case c == 0xdc || c == 0xde: // array16, map16
-			if !need(2) {
-				return 0, ErrMalformed
-			}
-			items = int64(be.Uint16(b[pos:]))
-			skip = 2
-		case c == 0xdd || c == 0xdf: // array32, map32
-			if !need(4) {
-				return 0, ErrMalformed
-			}
-			items = int64(be.Uint32(b[pos:]))
-			skip = 4
-		default: // 0xc1, never used
-			return 0, ErrMalformed
-		}
-		if c >= 0xc7 && c <= 0xc9 {
-			skip++ // the extension's type byte
-		}
-		if c == 0xde || c == 0xdf {
-			items *= 2
-		}
-		if !need(skip) {
+		// 64 bits: a 32-bit length must not wrap on a 32-bit host
+		skip, items, ok := lengths(c, b[pos:])
+		if !ok || skip > int64(len(b)-pos) {
 			return 0, ErrMalformed
 		}
 		pos += int(skip)
@@ -101,4 +46,96 @@ func Size(b []byte, n, maxDepth int) (int, error) {
 		}
 	}
 	return pos, nil
+}
+
+// lengths reads the value that starts with code c, followed by rest: the bytes it takes after
+// its code (skip) and the values nested in it (items). ok is false for a code msgpack never
+// uses and for a length that rest does not hold.
+func lengths(c byte, rest []byte) (skip, items int64, ok bool) {
+	switch {
+	case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
+		return 0, 0, true // fixint, nil, false, true
+	case c&0xf0 == 0x80: // fixmap
+		return 0, 2 * int64(c&0x0f), true
+	case c&0xf0 == 0x90: // fixarray
+		return 0, int64(c & 0x0f), true
+	case c&0xe0 == 0xa0: // fixstr
+		return int64(c & 0x1f), 0, true
+	case c >= 0xc4 && c <= 0xc9, c >= 0xd9 && c <= 0xdb: // bin, ext, str with a length
+		return lengthPrefixed(c, rest)
+	case c >= 0xdc: // array16, array32, map16, map32
+		return containerLengths(c, rest)
+	}
+	skip = scalarSize(c)
+	return skip, 0, skip > 0
+}
+
+// lengthPrefixed reads the length of a bin8/16/32, str8/16/32 or ext8/16/32 value.
+func lengthPrefixed(c byte, rest []byte) (skip, items int64, ok bool) {
+	var width int64
+	switch c {
+	case 0xc4, 0xd9, 0xc7: // bin8, str8, ext8
+		width = 1
+	case 0xc5, 0xda, 0xc8: // bin16, str16, ext16
+		width = 2
+	default: // bin32, str32, ext32
+		width = 4
+	}
+	n, ok := uintAt(rest, width)
+	if !ok {
+		return 0, 0, false
+	}
+	skip = width + n
+	if c >= 0xc7 && c <= 0xc9 {
+		skip++ // the extension's type byte
+	}
+	return skip, 0, true
+}
+
+// containerLengths reads the count of an array16/32 or map16/32: a map holds a key and a value
+// per entry.
+func containerLengths(c byte, rest []byte) (skip, items int64, ok bool) {
+	width := int64(2)
+	if c == 0xdd || c == 0xdf {
+		width = 4
+	}
+	n, ok := uintAt(rest, width)
+	if !ok {
+		return 0, 0, false
+	}
+	if c == 0xde || c == 0xdf {
+		n *= 2
+	}
+	return width, n, true
+}
+
+// uintAt reads a big-endian length of width 1, 2 or 4 bytes at the start of b.
+func uintAt(b []byte, width int64) (int64, bool) {
+	if int64(len(b)) < width {
+		return 0, false
+	}
+	switch width {
+	case 1:
+		return int64(b[0]), true
+	case 2:
+		return int64(binary.BigEndian.Uint16(b)), true
+	}
+	return int64(binary.BigEndian.Uint32(b)), true
+}
+
+// scalarSize returns the bytes after the code of a number or fixext, 0 for 0xc1 (never used).
+func scalarSize(c byte) int64 {
+	switch {
+	case c == 0xca, c == 0xce, c == 0xd2:
+		return 4
+	case c == 0xcb, c == 0xcf, c == 0xd3:
+		return 8
+	case c == 0xcc, c == 0xd0:
+		return 1
+	case c == 0xcd, c == 0xd1:
+		return 2
+	case c >= 0xd4 && c <= 0xd8: // fixext 1, 2, 4, 8, 16 and its type byte
+		return 1 + 1<<(c-0xd4)
+	}
+	return 0
 }

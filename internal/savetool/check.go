@@ -11,9 +11,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/pecs"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
@@ -21,7 +22,7 @@ import (
 // CheckReport is the result of [Check]: every problem found, not only the
 // first, and what was looked at.
 type CheckReport struct {
-	Manifest *autosave.Manifest   // nil when there is none or it is unreadable
+	Manifest *savedir.Manifest    // nil when there is none or it is unreadable
 	Problems []chunkstore.Problem // File is relative to the save directory (the file's own name for a file)
 	Backups  int                  // backup generations checked
 	Stores   int                  // chunk store generations checked
@@ -139,7 +140,7 @@ func Check(path string, o Options) (*CheckReport, error) {
 		r.Worlds++
 		data, err := vfs.ReadFile(fsys, path)
 		if err == nil {
-			_, err = archetype.ReadInfo(bytes.NewReader(data))
+			_, err = pecs.ReadInfo(bytes.NewReader(data))
 		}
 		if err != nil {
 			r.add(name, -1, err)
@@ -211,9 +212,9 @@ func (r *CheckReport) key() string {
 
 // checkOnce checks the directory once; the Dir is nil when it cannot be
 // opened.
-func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *autosave.Dir) {
+func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *savedir.Dir) {
 	r := &CheckReport{}
-	d, err := autosave.OpenDirReadOnly(fsys, dir)
+	d, err := savedir.OpenDirReadOnly(fsys, dir)
 	if err != nil {
 		r.add(".", -1, err)
 		return r, nil
@@ -237,19 +238,19 @@ func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *autosave.Dir) {
 		stores, worlds := unnamedFiles(d, checked)
 		if errors.Is(err, autosave.ErrNoSave) {
 			if len(stores)+len(worlds)+r.Backups+len(d.DamagedBackups()) == 0 {
-				r.add(autosave.ManifestName, -1, emptyDir(dir))
+				r.add(savedir.ManifestName, -1, emptyDir(dir))
 				return r, d
 			}
 			err = fmt.Errorf("%w: manifest missing; run arksave repair to rebuild it from the chunk store and the newest intact world file", autosave.ErrCorrupt)
 		} else if errors.Is(err, autosave.ErrCorrupt) {
 			err = fmt.Errorf("%w; run arksave repair to rebuild it", err)
 		}
-		r.add(autosave.ManifestName, -1, err)
+		r.add(savedir.ManifestName, -1, err)
 		for _, name := range worlds {
 			r.Worlds++
 			data, err := readNamed(d, name)
 			if err == nil {
-				_, err = archetype.ReadInfo(bytes.NewReader(data))
+				_, err = pecs.ReadInfo(bytes.NewReader(data))
 			}
 			if err != nil {
 				r.add(name, -1, err)
@@ -276,7 +277,7 @@ func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *autosave.Dir) {
 // readRef reads the file a manifest names and verifies its size and
 // CRC32-C; the error does not repeat the file's name, which the problem
 // carries.
-func readRef(d *autosave.Dir, ref autosave.FileRef) ([]byte, error) {
+func readRef(d *savedir.Dir, ref savedir.FileRef) ([]byte, error) {
 	p, err := d.File(ref.Name)
 	if err != nil {
 		return nil, err
@@ -304,7 +305,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // readNamed reads a file of the directory by its name, through the Dir's
 // checks of names and file types.
-func readNamed(d *autosave.Dir, name string) ([]byte, error) {
+func readNamed(d *savedir.Dir, name string) ([]byte, error) {
 	p, err := d.File(name)
 	if err != nil {
 		return nil, err
@@ -314,10 +315,10 @@ func readNamed(d *autosave.Dir, name string) ([]byte, error) {
 
 // unnamedFiles lists the chunk stores and top-level world files of a
 // directory without a manifest that no checked generation named.
-func unnamedFiles(d *autosave.Dir, checked map[string]bool) (stores, worlds []string) {
+func unnamedFiles(d *savedir.Dir, checked map[string]bool) (stores, worlds []string) {
 	for _, n := range d.Leftovers() {
-		_, world := autosave.WorldGeneration(n)
-		_, store := autosave.StoreGeneration(n)
+		_, world := savedir.WorldGeneration(n)
+		_, store := savedir.StoreGeneration(n)
 		switch {
 		case checked[n]:
 		case store:
@@ -329,13 +330,13 @@ func unnamedFiles(d *autosave.Dir, checked map[string]bool) (stores, worlds []st
 	return stores, worlds
 }
 
-func checkGeneration(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, checked map[string]bool) {
+func checkGeneration(r *CheckReport, d *savedir.Dir, m *savedir.Manifest, checked map[string]bool) {
 	r.Worlds++
 	checked[m.World.Name] = true
 	world, err := readRef(d, m.World)
 	if err != nil {
 		r.add(m.World.Name, -1, err)
-	} else if _, err := archetype.ReadInfo(bytes.NewReader(world)); err != nil {
+	} else if _, err := pecs.ReadInfo(bytes.NewReader(world)); err != nil {
 		r.add(m.World.Name, -1, err)
 	}
 	checkPlayers(r, d, m, checked)
@@ -377,7 +378,7 @@ func checkGeneration(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, chec
 
 // checkSections reads every entity section the store generation keeps with
 // its chunks (the regional entities), checking each as a PECS file.
-func checkSections(r *CheckReport, s *chunkstore.Store, m *autosave.Manifest) {
+func checkSections(r *CheckReport, s *chunkstore.Store, m *savedir.Manifest) {
 	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Type != chunkstore.BodyBlock {
 			return true
@@ -387,7 +388,7 @@ func checkSections(r *CheckReport, s *chunkstore.Store, m *autosave.Manifest) {
 			return true // Check reported the block
 		}
 		for i, sec := range blk.Sections {
-			if _, err := archetype.ReadInfo(bytes.NewReader(sec)); err != nil {
+			if _, err := pecs.ReadInfo(bytes.NewReader(sec)); err != nil {
 				pos, key := e.Pos, e.Key
 				r.Problems = append(r.Problems, chunkstore.Problem{File: m.Chunks.Name, Section: chunkstore.SectionBodies, Offset: e.Handle.Offset, Pos: &pos, Key: &key,
 					Err: fmt.Errorf("generation %d: entity section %d: %w", m.Generation, i, err)})
@@ -399,7 +400,7 @@ func checkSections(r *CheckReport, s *chunkstore.Store, m *autosave.Manifest) {
 
 // checkPlayers checks the players a generation names: the index (size,
 // CRC32-C, its own checks) and every record in it, each as a PECS file.
-func checkPlayers(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, checked map[string]bool) {
+func checkPlayers(r *CheckReport, d *savedir.Dir, m *savedir.Manifest, checked map[string]bool) {
 	if m.Players == nil {
 		return
 	}
@@ -417,11 +418,11 @@ func checkPlayers(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, checked
 // checkPlayerRecords reads every record of the players p, each as a PECS
 // file; a damaged one is a problem of p's data file, its error prefixed
 // with what the players are.
-func checkPlayerRecords(r *CheckReport, d *autosave.Dir, p *autosave.Players, what string) {
+func checkPlayerRecords(r *CheckReport, d *savedir.Dir, p *savedir.Players, what string) {
 	for _, e := range p.Entries {
 		sec, err := d.ReadPlayer(p, e.ID)
 		if err == nil {
-			_, err = archetype.ReadInfo(bytes.NewReader(sec))
+			_, err = pecs.ReadInfo(bytes.NewReader(sec))
 		}
 		if err != nil {
 			r.add(p.Ref.Data, e.Offset, fmt.Errorf("%s: player %q: %w", what, e.ID, err))
@@ -434,14 +435,14 @@ func checkPlayerRecords(r *CheckReport, d *autosave.Dir, p *autosave.Players, wh
 const maxPlayersIndex = 1 << 30
 
 // checkPlayersCopy checks the copy of the committed generation m's players
-// that the writer made for its backup (autosave.CopiedPlayersName and
+// that the writer made for its backup (savedir.CopiedPlayersName and
 // CopiedPlayersDataName), when there is one: no manifest names it until the
 // next save retires m, but a load reads the players from it when m's are
 // damaged. The writer writes the copy's data file first, then its index
 // through a temp file renamed into place: a copy whose index is not there
 // yet is being written (or was never made), not damaged.
-func checkPlayersCopy(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, checked map[string]bool) {
-	index, data := autosave.CopiedPlayersName(m.Generation), autosave.CopiedPlayersDataName(m.Generation)
+func checkPlayersCopy(r *CheckReport, d *savedir.Dir, m *savedir.Manifest, checked map[string]bool) {
+	index, data := savedir.CopiedPlayersName(m.Generation), savedir.CopiedPlayersDataName(m.Generation)
 	if checked[index] {
 		return
 	}
@@ -461,9 +462,9 @@ func checkPlayersCopy(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, che
 			err = fmt.Errorf("%w: %w", autosave.ErrCorrupt, err)
 		}
 	}
-	var entries []autosave.PlayerEntry
+	var entries []savedir.PlayerEntry
 	if err == nil {
-		_, entries, err = autosave.ParsePlayersIndex(idx)
+		_, entries, err = savedir.ParsePlayersIndex(idx)
 	}
 	if err != nil {
 		r.add(index, -1, fmt.Errorf("%s: %w", what, err))
@@ -476,15 +477,15 @@ func checkPlayersCopy(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, che
 		r.add(data, -1, fmt.Errorf("%s: %w: missing, while its index %s is in place (the writer writes the index last)", what, autosave.ErrCorrupt, index))
 		return
 	}
-	ref := autosave.PlayersRef{Index: autosave.FileRef{Name: index, Size: int64(len(idx)), CRC32C: crc32.Checksum(idx, castagnoli)}, Data: data}
-	checkPlayerRecords(r, d, &autosave.Players{Ref: ref, Entries: entries}, what)
+	ref := savedir.PlayersRef{Index: savedir.FileRef{Name: index, Size: int64(len(idx)), CRC32C: crc32.Checksum(idx, castagnoli)}, Data: data}
+	checkPlayerRecords(r, d, &savedir.Players{Ref: ref, Entries: entries}, what)
 }
 
 // dataFileProblems checks the data files a manifest names against those its
 // store generation uses: each one it names is there (the store's check
 // reports a damaged or short one), and it names every one the generation
 // uses (a save directory keeps only the data files its manifests name).
-func dataFileProblems(d *autosave.Dir, m *autosave.Manifest, s *chunkstore.Store) []chunkstore.Problem {
+func dataFileProblems(d *savedir.Dir, m *savedir.Manifest, s *chunkstore.Store) []chunkstore.Problem {
 	var out []chunkstore.Problem
 	used := map[string]bool{}
 	// The store's files are named relative to its own directory: backups/
@@ -505,12 +506,12 @@ func dataFileProblems(d *autosave.Dir, m *autosave.Manifest, s *chunkstore.Store
 			out = append(out, chunkstore.Problem{File: name, Section: chunkstore.SectionFile, Offset: -1, Err: err})
 		}
 	}
-	if m.Version < autosave.ManifestVersion {
+	if m.Version < savedir.ManifestVersion {
 		return out // it predates data files: all of the store's are kept
 	}
 	for _, f := range storetool.Tool.Files(s) {
 		if f.Number != 0 && !slices.Contains(m.Chunks.Data, rel(f.Name)) && f.Err == nil {
-			out = append(out, chunkstore.Problem{File: autosave.ManifestName, Offset: -1,
+			out = append(out, chunkstore.Problem{File: savedir.ManifestName, Offset: -1,
 				Err: fmt.Errorf("%w: generation %d uses data file %s, which its manifest does not name", autosave.ErrCorrupt, m.Generation, f.Name)})
 		}
 	}
@@ -518,11 +519,11 @@ func dataFileProblems(d *autosave.Dir, m *autosave.Manifest, s *chunkstore.Store
 }
 
 // checkCopy checks the copy of the committed generation m's chunk store
-// that the writer made for its backup (autosave.CopiedChunksName), when
+// that the writer made for its backup (savedir.CopiedChunksName), when
 // there is one: no manifest names it until the next save retires m, but it
 // is the first thing a load falls back to when m's store is damaged.
-func checkCopy(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, checked map[string]bool) {
-	name := autosave.CopiedChunksName(m.Generation)
+func checkCopy(r *CheckReport, d *savedir.Dir, m *savedir.Manifest, checked map[string]bool) {
+	name := savedir.CopiedChunksName(m.Generation)
 	if checked[name] {
 		return
 	}
@@ -538,7 +539,7 @@ func checkCopy(r *CheckReport, d *autosave.Dir, m *autosave.Manifest, checked ma
 
 // checkStoreFile checks a chunk store that no manifest names, at its
 // newest generation, or scans it when no header slot is valid.
-func checkStoreFile(r *CheckReport, d *autosave.Dir, name string) {
+func checkStoreFile(r *CheckReport, d *savedir.Dir, name string) {
 	p, err := d.File(name)
 	if err != nil {
 		r.add(name, -1, err)
@@ -574,7 +575,7 @@ func addStoreProblems(r *CheckReport, file, prefix string, ps []chunkstore.Probl
 // once, each chunk store about twice (a scan of every record, then every
 // live record decoded) for each generation that names it.
 func checkEstimate(fsys vfs.FS, dir string) int64 {
-	d, err := autosave.OpenDirReadOnly(fsys, dir)
+	d, err := savedir.OpenDirReadOnly(fsys, dir)
 	if err != nil {
 		return 0
 	}

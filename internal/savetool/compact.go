@@ -7,6 +7,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 )
 
@@ -57,7 +58,7 @@ type CompactReport struct {
 // fails with ErrInUse naming the game.
 func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 	t, fsys := newTracker(o.Options)
-	d, err := openLocked(fsys, dir, autosave.OpenDir)
+	d, err := openLocked(fsys, dir, savedir.OpenDir)
 	if err != nil {
 		return nil, damagedOr(err, dir)
 	}
@@ -85,9 +86,9 @@ func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 	if keep < 0 {
 		keep = len(d.Backups())
 	}
-	nm, _, err := d.Commit(autosave.Commit{
+	nm, _, err := d.Commit(savedir.Commit{
 		World:      world,
-		Chunks:     autosave.StoreRef{Name: rep.NewStore, Generation: c.Generation(), Root: c.Root(), Data: storetool.Tool.DataFileNames(c)},
+		Chunks:     savedir.StoreRef{Name: rep.NewStore, Generation: c.Generation(), Root: c.Root(), Data: storetool.Tool.DataFileNames(c)},
 		Players:    m.Players,
 		MaxBackups: keep,
 	})
@@ -113,13 +114,13 @@ func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 // isFormat1 reports whether the manifest's store generation is of chunk
 // store format 1: a single file, which file-by-file compaction cannot
 // shrink.
-func isFormat1(m *autosave.Manifest) bool {
+func isFormat1(m *savedir.Manifest) bool {
 	ri, err := storetool.Tool.ParseRoot(m.Chunks.Root)
 	return err == nil && ri.FormatVersion < chunkstore.FormatVersion && len(m.Chunks.Data) == 0
 }
 
 // compactWhole writes the committed store generation into a new store.
-func compactWhole(d *autosave.Dir, m *autosave.Manifest, rep *CompactReport, t *tracker) (*chunkstore.Store, error) {
+func compactWhole(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tracker) (*chunkstore.Store, error) {
 	s, err := openGeneration(d, m, *inspectOptions(d.FS()))
 	if err != nil {
 		return nil, damagedOr(err, d.Path())
@@ -127,7 +128,7 @@ func compactWhole(d *autosave.Dir, m *autosave.Manifest, rep *CompactReport, t *
 	defer s.Close()
 	st := storetool.Tool.Stats(s)
 	rep.Before, rep.DeadBefore = st.FileSize, st.DeadBytes
-	rep.NewStore = autosave.CompactedChunksName(d.Generation() + 1)
+	rep.NewStore = savedir.CompactedChunksName(d.Generation() + 1)
 	newStore, err := d.File(rep.NewStore)
 	if err != nil {
 		return nil, err
@@ -150,7 +151,7 @@ func compactWhole(d *autosave.Dir, m *autosave.Manifest, rep *CompactReport, t *
 
 // compactFiles compacts the committed store generation data file by data
 // file, in the store itself, until none needs it.
-func compactFiles(d *autosave.Dir, m *autosave.Manifest, rep *CompactReport, t *tracker) (*chunkstore.Store, error) {
+func compactFiles(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tracker) (*chunkstore.Store, error) {
 	root, err := rootOf(d, m)
 	if err != nil {
 		return nil, damagedOr(err, d.Path())
@@ -227,11 +228,11 @@ func cmpBool(a, b bool) int {
 }
 
 // removeStore removes a chunk store file the tool wrote and its data files.
-func removeStore(d *autosave.Dir, name string) error {
+func removeStore(d *savedir.Dir, name string) error {
 	names, _ := d.FS().ReadDir(d.Path())
 	var first error
 	for _, n := range append(names, name) {
-		if store, _, ok := autosave.DataFileOf(n); n == name || ok && store == name {
+		if store, _, ok := savedir.DataFileOf(n); n == name || ok && store == name {
 			p, err := d.File(n)
 			if err == nil {
 				err = d.FS().Remove(p)

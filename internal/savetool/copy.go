@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -51,7 +52,7 @@ func Copy(src, dst string, o CopyOptions) (*CopyReport, error) {
 	if _, err := openSave(srcFS, src); err != nil {
 		return nil, err
 	}
-	out, err := autosave.OpenDir(dstFS, dst)
+	out, err := savedir.OpenDir(dstFS, dst)
 	var locked *autosave.LockedError
 	if errors.As(err, &locked) {
 		return nil, inUseError{locked}
@@ -67,7 +68,7 @@ func Copy(src, dst string, o CopyOptions) (*CopyReport, error) {
 		return nil, fmt.Errorf("savetool: copy to %s: it already holds a save (or a save's files); copy into a new location", dst)
 	}
 	var rep *CopyReport
-	err = autosave.ReadConsistent(srcFS, src, func(d *autosave.Dir) error {
+	err = savedir.ReadConsistent(srcFS, src, func(d *savedir.Dir) error {
 		m := d.Manifest()
 		if m == nil {
 			return fmt.Errorf("savetool: copy %s: %w", src, d.ManifestErr())
@@ -80,7 +81,7 @@ func Copy(src, dst string, o CopyOptions) (*CopyReport, error) {
 		}
 		names := generationFiles(m)
 		for _, b := range backups {
-			names = append(names, path.Join(autosave.BackupDir, fmt.Sprintf("manifest-%d", b.Generation)))
+			names = append(names, path.Join(savedir.BackupDir, fmt.Sprintf("manifest-%d", b.Generation)))
 			names = append(names, generationFiles(b)...)
 		}
 		seen := map[string]bool{}
@@ -102,7 +103,7 @@ func Copy(src, dst string, o CopyOptions) (*CopyReport, error) {
 			}
 			total += st.Size()
 		}
-		man, err := d.File(autosave.ManifestName)
+		man, err := d.File(savedir.ManifestName)
 		if err != nil {
 			return err
 		}
@@ -114,7 +115,7 @@ func Copy(src, dst string, o CopyOptions) (*CopyReport, error) {
 		defer t.end()
 		rep = &CopyReport{Generation: m.Generation, Backups: len(backups), Files: len(files) + 1}
 		if len(backups) > 0 {
-			if err := dstFS.MkdirAll(filepath.Join(dst, autosave.BackupDir)); err != nil {
+			if err := dstFS.MkdirAll(filepath.Join(dst, savedir.BackupDir)); err != nil {
 				return fmt.Errorf("savetool: copy to %s: %w", dst, err)
 			}
 		}
@@ -133,10 +134,10 @@ func Copy(src, dst string, o CopyOptions) (*CopyReport, error) {
 			}
 			rep.Bytes += written
 		}
-		if err := dstFS.SyncDir(filepath.Join(dst, autosave.BackupDir)); err != nil && len(backups) > 0 {
+		if err := dstFS.SyncDir(filepath.Join(dst, savedir.BackupDir)); err != nil && len(backups) > 0 {
 			return fmt.Errorf("savetool: copy to %s: %w", dst, err)
 		}
-		to, err := out.File(autosave.ManifestName)
+		to, err := out.File(savedir.ManifestName)
 		if err != nil {
 			return err
 		}
@@ -194,7 +195,7 @@ func copyFile(srcFS vfs.FS, from string, dstFS vfs.FS, to string) (int64, error)
 // generationFiles lists the files a generation uses besides its manifest:
 // its world file, its chunk store and the store's data files, its players
 // index and data file.
-func generationFiles(m *autosave.Manifest) []string {
+func generationFiles(m *savedir.Manifest) []string {
 	names := append([]string{m.World.Name, m.Chunks.Name}, m.Chunks.Data...)
 	if m.Players != nil {
 		names = append(names, m.Players.Index.Name, m.Players.Data)

@@ -12,9 +12,10 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/snapshot"
 )
@@ -26,7 +27,7 @@ import (
 func TestRepairTakesTheGenerationsCopy(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "save")
 	cfg := chunkstore.Options{ChunkSize: 16, TileSize: 8, PixelSize: 4, Seed: 3}
-	w, err := autosave.OpenWriter(dir, autosave.Options{Store: cfg})
+	w, err := savedir.OpenWriter(dir, savedir.Options{Store: cfg})
 	must(t, err)
 	var world bytes.Buffer
 	must(t, archetype.Encode(&world, ecs.NewWorld()))
@@ -38,20 +39,20 @@ func TestRepairTakesTheGenerationsCopy(t *testing.T) {
 			pix[i] = uint32(components.MakePixel(uint8(1+rng.IntN(9)), uint8(rng.IntN(256)), 0, 0))
 		}
 		pos := components.ChunkPos{X: int32(g)}
-		want[snapshot.StorePos(pos)] = slices.Clone(pix)
-		c := components.NewChunkFrom(16, snapshot.Pixels(pix))
+		want[conv.StorePos(pos)] = slices.Clone(pix)
+		c := components.NewChunk(16, conv.Pixels(pix))
 		snap := &snapshot.Snapshot{World: world.Bytes(), Chunks: []snapshot.Chunk{{Pos: pos, Buf: c.Share(), Version: 1}}}
 		if g == 2 {
 			snap.Entities = []snapshot.EntitySet{{Pos: pos, Version: 1, Bodies: []components.PixelBody{{
 				ID: 9, Width: 1, Height: 1, Pixels: []components.Pixel{components.MakePixel(4, 0, 0, components.FlagPixelBody)}, Shape: []bool{true}}}}}
 		}
-		expect(t, w.Submit(autosave.Job{Snap: snap, MaxBackups: 1, BackupCopyEvery: 1}), "busy")
+		expect(t, w.Submit(savedir.Job{Snap: snap, MaxBackups: 1, BackupCopyEvery: 1}), "busy")
 		must(t, w.Wait().Err)
 	}
 	must(t, w.Close()) // the copy of generation 2's store is made
-	d, err := autosave.OpenDirReadOnly(nil, dir)
+	d, err := savedir.OpenDirReadOnly(nil, dir)
 	must(t, err)
-	expect(t, d.PendingCopy() != nil && d.PendingCopy().Name == autosave.CopiedChunksName(2), "no copy of generation 2: %v", d.PendingCopy())
+	expect(t, d.PendingCopy() != nil && d.PendingCopy().Name == savedir.CopiedChunksName(2), "no copy of generation 2: %v", d.PendingCopy())
 
 	// The newest data file loses its second half: generation 2's records.
 	m := d.Manifest()
@@ -62,11 +63,11 @@ func TestRepairTakesTheGenerationsCopy(t *testing.T) {
 
 	rep, err := savetool.Repair(dir, savetool.RepairOptions{})
 	must(t, err)
-	expect(t, rep.Store.File == autosave.CopiedChunksName(2) && strings.Contains(rep.Store.How, "the copy of generation 2's store"),
+	expect(t, rep.Store.File == savedir.CopiedChunksName(2) && strings.Contains(rep.Store.How, "the copy of generation 2's store"),
 		"the chunks come from %s through %s", rep.Store.File, rep.Store.How)
 	expect(t, len(rep.Reverted)+len(rep.Dropped) == 0, "repair: reverted %v, dropped %v", rep.Reverted, rep.Dropped)
 
-	d, err = autosave.OpenDirReadOnly(nil, dir)
+	d, err = savedir.OpenDirReadOnly(nil, dir)
 	must(t, err)
 	m = d.Manifest()
 	p, err := d.File(m.Chunks.Name)

@@ -3,7 +3,7 @@ package savetool_test
 import (
 	"testing"
 
-	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/testkit/contract"
 	"github.com/arksave/arksave/vfs"
@@ -14,10 +14,10 @@ import (
 // with the same world, chunks, bodies and player, and its backups restore.
 func TestCopyDataAndPlayersFiles(t *testing.T) {
 	src, dst := vfs.NewMem(), vfs.NewMem()
-	w, err := autosave.OpenWriter("/save", autosave.Options{FS: src, Store: contract.StoreOptions()})
+	w, err := savedir.OpenWriter("/save", savedir.Options{FS: src, Store: contract.StoreOptions()})
 	must(t, err)
 	for g := 1; g <= 3; g++ {
-		expect(t, w.Submit(autosave.Job{Snap: contract.Snapshot(g), MaxBackups: 2}), "writer busy")
+		expect(t, w.Submit(savedir.Job{Snap: contract.Snapshot(g), MaxBackups: 2}), "writer busy")
 		must(t, w.Wait().Err)
 	}
 	must(t, w.Close())
@@ -25,12 +25,12 @@ func TestCopyDataAndPlayersFiles(t *testing.T) {
 	must(t, err)
 	expect(t, r.Generation == 3 && r.Backups == 2, "copied %+v", r)
 	contract.ExpectGeneration(t, dst, "/copy", 3)
-	d, err := autosave.OpenDir(dst, "/copy")
+	d, err := savedir.OpenDir(dst, "/copy")
 	must(t, err)
 	_, err = d.Restore(2, 2)
 	must(t, err)
 	must(t, d.Close())
-	w, err = autosave.OpenWriter("/copy", autosave.Options{FS: dst, Store: contract.StoreOptions()})
+	w, err = savedir.OpenWriter("/copy", savedir.Options{FS: dst, Store: contract.StoreOptions()})
 	must(t, err)
 	defer w.Close()
 	rec, err := w.ReadPlayer("ada")

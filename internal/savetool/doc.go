@@ -19,7 +19,7 @@
 //     with an optional [chunkstore.Generator] and a [Palette]
 //     ([DefaultPalette] knows the demo's materials; [PaletteFunc] adapts
 //     a game's own).
-//   - [ExportJSON] writes the ECS world and the chunk index ([IndexOf])
+//   - [ExportJSON] writes the ECS world and the stored chunks ([StoredChunksOf])
 //     as JSON; [ImportJSON] turns the world of that JSON (or of a world
 //     file's) back into a world file, and [ImportInto] commits it as a new
 //     generation of the save directory.

@@ -13,6 +13,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savetool"
@@ -47,7 +48,7 @@ func openGame(dir string, load bool) (*exampleGame, error) {
 	w := ecs.NewWorld()
 	systems, err := arksave.Plugin{
 		Dir: dir, Load: load, ChunkSize: 32, TileSize: 8, Seed: 7, Generator: exampleGen{},
-		Autosave: &arksave.AutosaveConfig{MaxBackups: 2},
+		Autosave: &autosave.Config{MaxBackups: 2},
 	}.Install(w)
 	if err != nil {
 		return nil, err
@@ -254,7 +255,7 @@ func ExampleExportJSON() {
 		panic(err)
 	}
 	var out struct {
-		Chunks savetool.ChunkIndex
+		Chunks savetool.StoredChunks
 	}
 	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
 		panic(err)

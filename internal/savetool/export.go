@@ -8,14 +8,15 @@ import (
 	"io"
 
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 )
 
-// ChunkIndex is the chunk store generation of a save as data: every stored
-// chunk and body set, without pixels.
-type ChunkIndex struct {
+// StoredChunks lists what a generation of a save's chunk store holds, as
+// data: every stored chunk and body set, with the store's constants,
+// without pixels. ExportJSON writes it as "chunks".
+type StoredChunks struct {
 	Store            string       `json:"store"`
 	Generation       uint64       `json:"generation"`
 	ChunkSize        uint16       `json:"chunk_size"`
@@ -73,11 +74,11 @@ func NewBodyEntry(b *chunkstore.Body) BodyEntry {
 		Pixels: px, Extension: len(b.Extension)}
 }
 
-// IndexOf lists the chunks and bodies of an open store. Damaged records
-// are listed with their error.
-func IndexOf(s *chunkstore.Store, name string) *ChunkIndex {
+// StoredChunksOf lists the chunks and bodies of an open store. Damaged
+// records are listed with their error.
+func StoredChunksOf(s *chunkstore.Store, name string) *StoredChunks {
 	cfg := s.Options()
-	ix := &ChunkIndex{Store: name, Generation: s.Generation(), ChunkSize: cfg.ChunkSize, TileSize: cfg.TileSize,
+	ix := &StoredChunks{Store: name, Generation: s.Generation(), ChunkSize: cfg.ChunkSize, TileSize: cfg.TileSize,
 		Seed: cfg.Seed, GeneratorVersion: s.GeneratorVersion(), Chunks: []ChunkEntry{}}
 	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Type == chunkstore.BodyBlock {
@@ -120,7 +121,7 @@ func IndexOf(s *chunkstore.Store, name string) *ChunkIndex {
 // ExportJSON writes a generation of the save directory at dir (0: the
 // committed one) as one JSON object:
 //
-//	{"generation": G, "manifest": {...}, "world": <archetype.ExportJSON>, "chunks": <ChunkIndex>}
+//	{"generation": G, "manifest": {...}, "world": <archetype.ExportJSON>, "chunks": <StoredChunks>}
 //
 // The world needs no Go types of the game. A damaged world file or chunk
 // store makes it return an error after writing what it could; the JSON is
@@ -130,11 +131,11 @@ func IndexOf(s *chunkstore.Store, name string) *ChunkIndex {
 // the directory, on one consistent generation.
 func ExportJSON(w io.Writer, dir string, gen uint64, o Options) error {
 	fsys := o.fs()
-	var m *autosave.Manifest
+	var m *savedir.Manifest
 	var world []byte
 	var s *chunkstore.Store
 	var storeErr error
-	err := readSave(fsys, dir, gen, func(d *autosave.Dir, gm *autosave.Manifest) error {
+	err := readSave(fsys, dir, gen, func(d *savedir.Dir, gm *savedir.Manifest) error {
 		m = gm
 		var err error
 		if world, err = d.ReadWorld(m); err != nil {
@@ -164,7 +165,7 @@ func ExportJSON(w io.Writer, dir string, gen uint64, o Options) error {
 		return fmt.Errorf("%s: %w", m.Chunks.Name, storeErr)
 	}
 	defer s.Close()
-	ix, err := json.MarshalIndent(IndexOf(s, m.Chunks.Name), "  ", "  ")
+	ix, err := json.MarshalIndent(StoredChunksOf(s, m.Chunks.Name), "  ", "  ")
 	if err != nil {
 		return err
 	}

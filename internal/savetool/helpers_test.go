@@ -6,6 +6,7 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
+	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 )
 
@@ -17,19 +18,7 @@ func TestMain(m *testing.M) { os.Exit(savetest.Main(m, &base)) }
 // fresh returns a copy of the test save.
 func fresh(t *testing.T) string { return savetest.Fresh(t, base) }
 
-func expect(t testing.TB, ok bool, format string, args ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatalf(format, args...)
-	}
-}
-
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var expect, must = testkit.Expect, testkit.Must
 
 func layoutOf(t testing.TB, dir string) *savetest.Layout {
 	t.Helper()

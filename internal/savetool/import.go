@@ -9,6 +9,8 @@ import (
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/pecs"
+	"github.com/arksave/arksave/internal/savedir"
 )
 
 // ImportReport says what [ImportJSON] and [ImportInto] did.
@@ -66,7 +68,7 @@ func ImportInto(dir string, r io.Reader, o ImportOptions) (*ImportReport, error)
 	if err != nil {
 		return nil, err
 	}
-	d, err := openLocked(o.fs(), dir, autosave.OpenDir)
+	d, err := openLocked(o.fs(), dir, savedir.OpenDir)
 	if err != nil {
 		return nil, damagedOr(err, dir)
 	}
@@ -91,7 +93,7 @@ func ImportInto(dir string, r io.Reader, o ImportOptions) (*ImportReport, error)
 	}
 	s.Close()
 	rep.Previous = m.Generation
-	nm, _, err := d.Commit(autosave.Commit{World: file, Chunks: ref, Players: m.Players, MaxBackups: len(d.Backups()) + 1})
+	nm, _, err := d.Commit(savedir.Commit{World: file, Chunks: ref, Players: m.Players, MaxBackups: len(d.Backups()) + 1})
 	if err != nil {
 		return nil, fmt.Errorf("import: commit: %w", err)
 	}
@@ -117,7 +119,7 @@ func importWorld(r io.Reader) ([]byte, *ImportReport, error) {
 		}
 		return nil, nil, err
 	}
-	info, err := archetype.ReadInfo(bytes.NewReader(file.Bytes()))
+	info, err := pecs.ReadInfo(bytes.NewReader(file.Bytes()))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
+	"github.com/arksave/arksave/internal/pecs"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/vfs"
@@ -28,9 +28,9 @@ type DirInfo struct {
 	Stores        []StoreInfo      `json:"stores"`      // each chunk store a generation names, at the newest generation naming it
 	// World describes the committed generation's ECS world file; WorldError
 	// says why it could not be read whole.
-	World      *archetype.Info `json:"-"`
-	WorldFile  string          `json:"world_file,omitempty"`
-	WorldError string          `json:"world_error,omitempty"`
+	World      *pecs.Info `json:"-"`
+	WorldFile  string     `json:"world_file,omitempty"`
+	WorldError string     `json:"world_error,omitempty"`
 	// Players lists the players the committed generation holds, with the
 	// files that hold them; PlayersError says why they could not be read.
 	Players      []string `json:"players,omitempty"`
@@ -115,7 +115,7 @@ func InspectDir(dir string, o Options) (*DirInfo, error) {
 		return nil, err
 	}
 	var info *DirInfo
-	err := autosave.ReadConsistent(fsys, dir, func(d *autosave.Dir) error {
+	err := savedir.ReadConsistent(fsys, dir, func(d *savedir.Dir) error {
 		info = inspectDir(fsys, dir, d)
 		if info.failed() {
 			return errInspect
@@ -145,11 +145,11 @@ func (info *DirInfo) failed() bool {
 	return false
 }
 
-func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
+func inspectDir(fsys vfs.FS, dir string, d *savedir.Dir) *DirInfo {
 	info := &DirInfo{Path: dir, Bytes: dirBytes(fsys, dir), Generations: []GenerationInfo{}, Stores: []StoreInfo{}}
 	gens := d.Backups()
 	if m := d.Manifest(); m != nil {
-		gens = append([]*autosave.Manifest{m}, gens...)
+		gens = append([]*savedir.Manifest{m}, gens...)
 	} else {
 		info.ManifestError = info.note(d.ManifestErr())
 	}
@@ -204,7 +204,7 @@ func inspectDir(fsys vfs.FS, dir string, d *autosave.Dir) *DirInfo {
 			info.WorldError = info.note(err)
 		}
 		if data != nil {
-			wi, err := archetype.ReadInfo(bytes.NewReader(data))
+			wi, err := pecs.ReadInfo(bytes.NewReader(data))
 			info.World = wi
 			if err != nil && info.WorldError == "" {
 				info.WorldError = err.Error()
@@ -266,7 +266,7 @@ func describeStore(st *StoreInfo, s *chunkstore.Store) {
 			}
 			st.Sections += len(blk.Sections)
 			for _, sec := range blk.Sections {
-				if info, err := archetype.ReadInfo(bytes.NewReader(sec)); err == nil {
+				if info, err := pecs.ReadInfo(bytes.NewReader(sec)); err == nil {
 					st.Entities += int(info.Header.Entities)
 				}
 			}
@@ -281,7 +281,7 @@ func describeStore(st *StoreInfo, s *chunkstore.Store) {
 // dirBytes sums the sizes of the save's files: the top level and backups/.
 func dirBytes(fsys vfs.FS, dir string) int64 {
 	var n int64
-	for _, sub := range []string{"", autosave.BackupDir} {
+	for _, sub := range []string{"", savedir.BackupDir} {
 		names, _ := fsys.ReadDir(filepath.Join(dir, sub))
 		for _, name := range names {
 			if st, err := fsys.Stat(filepath.Join(dir, sub, name)); err == nil && !st.IsDir() {
@@ -298,18 +298,18 @@ func dirBytes(fsys vfs.FS, dir string) int64 {
 func storeFiles(fsys vfs.FS, dir string) []string {
 	names, _ := fsys.ReadDir(dir)
 	rank := func(n string) int64 {
-		g, _ := autosave.StoreGeneration(n)
+		g, _ := savedir.StoreGeneration(n)
 		switch {
 		case strings.Contains(n, "-backup-"):
 			return -1
-		case n == autosave.ChunksName:
+		case n == savedir.ChunksName:
 			return 0
 		}
 		return int64(g) + 1
 	}
 	var out []string
 	for _, n := range names {
-		if _, ok := autosave.StoreGeneration(n); ok {
+		if _, ok := savedir.StoreGeneration(n); ok {
 			out = append(out, n)
 		}
 	}

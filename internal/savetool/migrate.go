@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/pecs"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/words"
 )
@@ -20,7 +20,7 @@ type MigrateReport struct {
 	WorldVersion      string // the world file's format, e.g. "PECS 1.0"
 	StoreFrom         int    // the chunk store's format version before
 	StoreVersion      int    // and after
-	CurrentManifest   int    // autosave.ManifestVersion
+	CurrentManifest   int    // savedir.ManifestVersion
 	CheckedBeforehand bool   // the directory checked clean first
 }
 
@@ -32,7 +32,7 @@ type MigrateReport struct {
 // is written into a new store of the current format (a store file and
 // data files); a manifest of format 1 gets the root of its store
 // generation, one of format 1 or 2 the data files its store generation
-// uses (see [autosave.ManifestVersion]). Backup manifests of older formats
+// uses (see [savedir.ManifestVersion]). Backup manifests of older formats
 // are then rewritten with their roots and data files, one atomic replace
 // each; their stores stay as they are. A damaged save is not migrated
 // (ErrDamaged): repair writes the current formats too. Migrate takes the
@@ -40,7 +40,7 @@ type MigrateReport struct {
 // the game.
 func Migrate(dir string, o Options) (*MigrateReport, error) {
 	fsys := o.fs()
-	d, err := openLocked(fsys, dir, autosave.OpenDir)
+	d, err := openLocked(fsys, dir, savedir.OpenDir)
 	if err != nil {
 		return nil, damagedOr(err, dir)
 	}
@@ -51,12 +51,12 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 			ErrDamaged, words.Count(len(check.Problems), "problem", "problems"), check.Problems[0])
 	}
 	m := d.Manifest()
-	rep := &MigrateReport{From: m.Version, To: m.Version, CurrentManifest: autosave.ManifestVersion, CheckedBeforehand: true}
+	rep := &MigrateReport{From: m.Version, To: m.Version, CurrentManifest: savedir.ManifestVersion, CheckedBeforehand: true}
 	world, err := d.ReadWorld(m)
 	if err != nil {
 		return nil, err
 	}
-	if info, err := archetype.ReadInfo(bytes.NewReader(world)); err == nil {
+	if info, err := pecs.ReadInfo(bytes.NewReader(world)); err == nil {
 		rep.WorldVersion = fmt.Sprintf("PECS %d.%d", info.Header.VersionMajor, info.Header.VersionMinor)
 	}
 	root, err := rootOf(d, m)
@@ -68,19 +68,19 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 		return nil, damagedOr(err, dir)
 	}
 	rep.StoreFrom, rep.StoreVersion = int(ri.FormatVersion), int(ri.FormatVersion)
-	var old []*autosave.Manifest
+	var old []*savedir.Manifest
 	for _, b := range d.Backups() {
-		if b.Version < autosave.ManifestVersion {
+		if b.Version < savedir.ManifestVersion {
 			old = append(old, b)
 		}
 	}
 	oldStore := ri.FormatVersion < chunkstore.FormatVersion && len(m.Chunks.Data) == 0
-	if m.Version == autosave.ManifestVersion && !oldStore && len(old) == 0 {
+	if m.Version == savedir.ManifestVersion && !oldStore && len(old) == 0 {
 		rep.NothingToDo = true
 		return rep, nil
 	}
-	if m.Version < autosave.ManifestVersion || oldStore {
-		var ref autosave.StoreRef
+	if m.Version < savedir.ManifestVersion || oldStore {
+		var ref savedir.StoreRef
 		if oldStore {
 			// The whole store, into one of the current format.
 			ref, err = rewriteStore(d, m, root)
@@ -91,7 +91,7 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 		if err != nil {
 			return nil, fmt.Errorf("migrate: %w", err)
 		}
-		nm, _, err := d.Commit(autosave.Commit{World: world, Chunks: ref, Players: m.Players, MaxBackups: len(d.Backups()) + 1})
+		nm, _, err := d.Commit(savedir.Commit{World: world, Chunks: ref, Players: m.Players, MaxBackups: len(d.Backups()) + 1})
 		if err != nil {
 			if ref.Name != m.Chunks.Name {
 				_ = removeStore(d, ref.Name)
@@ -99,8 +99,8 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 			return nil, fmt.Errorf("migrate: commit: %w", err)
 		}
 		rep.Generation, rep.To = nm.Generation, nm.Version
-		if m.Version < autosave.ManifestVersion {
-			old = append([]*autosave.Manifest{m}, old...) // now a backup of an older format itself
+		if m.Version < savedir.ManifestVersion {
+			old = append([]*savedir.Manifest{m}, old...) // now a backup of an older format itself
 		}
 	}
 	for _, b := range old {
@@ -117,7 +117,7 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 		if err != nil {
 			continue
 		}
-		nb.Version = autosave.ManifestVersion
+		nb.Version = savedir.ManifestVersion
 		nb.Chunks = ref
 		if err := d.ReplaceBackup(&nb); err != nil {
 			return rep, fmt.Errorf("migrate: backup %d: %w", b.Generation, err)
@@ -129,7 +129,7 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 
 // currentRef returns the store reference of manifest m in the current
 // format: its root, and the data files its store generation uses.
-func currentRef(d *autosave.Dir, m *autosave.Manifest, root []byte) (autosave.StoreRef, error) {
+func currentRef(d *savedir.Dir, m *savedir.Manifest, root []byte) (savedir.StoreRef, error) {
 	ref := m.Chunks
 	ref.Root = root
 	p, err := d.File(ref.Name)
@@ -147,26 +147,26 @@ func currentRef(d *autosave.Dir, m *autosave.Manifest, root []byte) (autosave.St
 
 // rewriteStore writes the store generation of m into a new store of the
 // current format, named after the generation the migration commits.
-func rewriteStore(d *autosave.Dir, m *autosave.Manifest, root []byte) (autosave.StoreRef, error) {
+func rewriteStore(d *savedir.Dir, m *savedir.Manifest, root []byte) (savedir.StoreRef, error) {
 	s, err := openGeneration(d, m, *inspectOptions(d.FS()))
 	if err != nil {
-		return autosave.StoreRef{}, err
+		return savedir.StoreRef{}, err
 	}
 	defer s.Close()
-	name := autosave.CompactedChunksName(d.Generation() + 1)
+	name := savedir.CompactedChunksName(d.Generation() + 1)
 	p, err := d.File(name)
 	if err != nil {
-		return autosave.StoreRef{}, err
+		return savedir.StoreRef{}, err
 	}
 	c, err := s.CompactTo(p)
 	if err != nil {
 		_ = removeStore(d, name)
-		return autosave.StoreRef{}, err
+		return savedir.StoreRef{}, err
 	}
 	defer c.Close()
 	if open := c.OpenReport(); !open.OK() {
 		_ = removeStore(d, name)
-		return autosave.StoreRef{}, fmt.Errorf("%w: %s: %v", ErrDamaged, m.Chunks.Name, open.Problems[0])
+		return savedir.StoreRef{}, fmt.Errorf("%w: %s: %v", ErrDamaged, m.Chunks.Name, open.Problems[0])
 	}
-	return autosave.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root(), Data: storetool.Tool.DataFileNames(c)}, nil
+	return savedir.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root(), Data: storetool.Tool.DataFileNames(c)}, nil
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 )
@@ -38,15 +38,15 @@ func TestMigrateV1Fixture(t *testing.T) {
 
 	rep, err := savetool.Migrate(dir, savetool.Options{})
 	must(t, err)
-	expect(t, rep.From == 1 && rep.To == autosave.ManifestVersion && rep.Generation == 4, "migrate: %+v", rep)
+	expect(t, rep.From == 1 && rep.To == savedir.ManifestVersion && rep.Generation == 4, "migrate: %+v", rep)
 	slices.Sort(rep.BackupsUpgraded)
 	expect(t, slices.Equal(rep.BackupsUpgraded, []uint64{1, 2, 3}), "backups upgraded: %v", rep.BackupsUpgraded)
 
-	d, err := autosave.OpenDirReadOnly(nil, dir)
+	d, err := savedir.OpenDirReadOnly(nil, dir)
 	must(t, err)
-	expect(t, d.Manifest().Version == autosave.ManifestVersion && len(d.Manifest().Chunks.Root) == 64, "manifest %+v", d.Manifest())
+	expect(t, d.Manifest().Version == savedir.ManifestVersion && len(d.Manifest().Chunks.Root) == 64, "manifest %+v", d.Manifest())
 	for _, b := range d.Backups() {
-		expect(t, b.Version == autosave.ManifestVersion && len(b.Chunks.Root) == 64, "backup %d: %+v", b.Generation, b)
+		expect(t, b.Version == savedir.ManifestVersion && len(b.Chunks.Root) == 64, "backup %d: %+v", b.Generation, b)
 	}
 	r, err = savetool.Check(dir, savetool.Options{})
 	must(t, err)
@@ -85,9 +85,9 @@ func TestRepairV1Save(t *testing.T) {
 	rep, err := savetool.Repair(dir, savetool.RepairOptions{})
 	must(t, err)
 	expect(t, rep.After.OK() && len(rep.BackupsRewritten) == 2, "repair: %+v", rep)
-	d, err := autosave.OpenDirReadOnly(nil, dir)
+	d, err := savedir.OpenDirReadOnly(nil, dir)
 	must(t, err)
-	expect(t, d.Manifest().Version == autosave.ManifestVersion, "repaired manifest is format %d", d.Manifest().Version)
+	expect(t, d.Manifest().Version == savedir.ManifestVersion, "repaired manifest is format %d", d.Manifest().Version)
 	got, err := savetest.Read(dir)
 	must(t, err)
 	expect(t, savetest.Diff(got, want) == "", "chunks: %s", savetest.Diff(got, want))

@@ -8,6 +8,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
@@ -113,7 +114,7 @@ func inspectOptions(fsys vfs.FS) *chunkstore.Options {
 
 // rootOf returns the chunk store root of a manifest's generation: the one
 // it keeps, or for format 1 the one found in the store.
-func rootOf(d *autosave.Dir, m *autosave.Manifest) ([]byte, error) {
+func rootOf(d *savedir.Dir, m *savedir.Manifest) ([]byte, error) {
 	if len(m.Chunks.Root) > 0 {
 		return m.Chunks.Root, nil
 	}
@@ -126,7 +127,7 @@ func rootOf(d *autosave.Dir, m *autosave.Manifest) ([]byte, error) {
 
 // openGeneration opens the chunk store generation a manifest names with o
 // (read-only inspection unless o says otherwise).
-func openGeneration(d *autosave.Dir, m *autosave.Manifest, o chunkstore.Options) (*chunkstore.Store, error) {
+func openGeneration(d *savedir.Dir, m *savedir.Manifest, o chunkstore.Options) (*chunkstore.Store, error) {
 	root, err := rootOf(d, m)
 	if err != nil {
 		return nil, err
@@ -148,13 +149,13 @@ func openGeneration(d *autosave.Dir, m *autosave.Manifest, o chunkstore.Options)
 //
 // It takes no lock and changes nothing, so it works while a game saves
 // into the directory: should a commit move a file on before the store is
-// open, it opens the new generation instead (autosave.ReadConsistent). The
+// open, it opens the new generation instead (savedir.ReadConsistent). The
 // caller closes the store.
-func OpenStore(dir string, gen uint64, o Options) (*chunkstore.Store, *autosave.Manifest, error) {
+func OpenStore(dir string, gen uint64, o Options) (*chunkstore.Store, *savedir.Manifest, error) {
 	_, fsys := newTracker(o)
 	var s *chunkstore.Store
-	var man *autosave.Manifest
-	err := readSave(fsys, dir, gen, func(d *autosave.Dir, m *autosave.Manifest) error {
+	var man *savedir.Manifest
+	err := readSave(fsys, dir, gen, func(d *savedir.Dir, m *savedir.Manifest) error {
 		var err error
 		s, err = openGeneration(d, m, *inspectOptions(fsys))
 		man = m
@@ -170,7 +171,7 @@ func OpenStore(dir string, gen uint64, o Options) (*chunkstore.Store, *autosave.
 // for a command that needs a save there: a path that does not exist, is
 // not a directory, or holds none of a save's files is a NotASaveError.
 // Nothing is created or changed.
-func openSave(fsys vfs.FS, dir string) (*autosave.Dir, error) {
+func openSave(fsys vfs.FS, dir string) (*savedir.Dir, error) {
 	st, err := fsys.Stat(dir)
 	switch {
 	case err != nil:
@@ -178,7 +179,7 @@ func openSave(fsys vfs.FS, dir string) (*autosave.Dir, error) {
 	case !st.IsDir():
 		return nil, &NotASaveError{Path: dir, Reason: "it is a file; a save is a directory"}
 	}
-	d, err := autosave.OpenDirReadOnly(fsys, dir)
+	d, err := savedir.OpenDirReadOnly(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -192,12 +193,12 @@ func openSave(fsys vfs.FS, dir string) (*autosave.Dir, error) {
 // (nothing is changed: a game may be saving into it), and calls read with
 // the manifest of generation gen (0: the committed one). When read fails
 // because a concurrent commit moved a file on, it runs again on the new
-// generation (autosave.ReadConsistent).
-func readSave(fsys vfs.FS, dir string, gen uint64, read func(d *autosave.Dir, m *autosave.Manifest) error) error {
+// generation (savedir.ReadConsistent).
+func readSave(fsys vfs.FS, dir string, gen uint64, read func(d *savedir.Dir, m *savedir.Manifest) error) error {
 	if _, err := openSave(fsys, dir); err != nil {
 		return err
 	}
-	return autosave.ReadConsistent(fsys, dir, func(d *autosave.Dir) error {
+	return savedir.ReadConsistent(fsys, dir, func(d *savedir.Dir) error {
 		m, err := pickGeneration(d, dir, gen)
 		if err != nil {
 			return err
@@ -208,7 +209,7 @@ func readSave(fsys vfs.FS, dir string, gen uint64, read func(d *autosave.Dir, m 
 
 // pickGeneration returns the manifest of generation gen (0: the committed
 // one) of a directory opened read-only.
-func pickGeneration(d *autosave.Dir, dir string, gen uint64) (*autosave.Manifest, error) {
+func pickGeneration(d *savedir.Dir, dir string, gen uint64) (*savedir.Manifest, error) {
 	m := d.Manifest()
 	if m == nil {
 		err := d.ManifestErr()
@@ -229,7 +230,7 @@ func pickGeneration(d *autosave.Dir, dir string, gen uint64) (*autosave.Manifest
 // openLocked opens the save directory at dir for a command that changes
 // it, taking its lock: an error naming the holder, and what can be done
 // meanwhile, while a game has it.
-func openLocked(fsys vfs.FS, dir string, open func(vfs.FS, string, ...autosave.DirOption) (*autosave.Dir, error)) (*autosave.Dir, error) {
+func openLocked(fsys vfs.FS, dir string, open func(vfs.FS, string, ...savedir.DirOption) (*savedir.Dir, error)) (*savedir.Dir, error) {
 	// A path that is not a save directory is left as it is: not created,
 	// no lock file written into it.
 	if _, err := openSave(fsys, dir); err != nil {
@@ -265,14 +266,14 @@ func (e inUseError) Unwrap() error        { return e.locked }
 // new generation committed with the same chunks names: m's, with its root
 // and the data files it uses (which a manifest older than format 3 does
 // not name), and the store opened read-only for the caller to close.
-func keptStoreRef(d *autosave.Dir, m *autosave.Manifest, fsys vfs.FS) (autosave.StoreRef, *chunkstore.Store, error) {
+func keptStoreRef(d *savedir.Dir, m *savedir.Manifest, fsys vfs.FS) (savedir.StoreRef, *chunkstore.Store, error) {
 	s, err := openGeneration(d, m, *inspectOptions(fsys))
 	if err != nil {
-		return autosave.StoreRef{}, nil, fmt.Errorf("%s: %w", m.Chunks.Name, err)
+		return savedir.StoreRef{}, nil, fmt.Errorf("%s: %w", m.Chunks.Name, err)
 	}
 	ref := m.Chunks
 	ref.Root, _ = rootOf(d, m)
-	if m.Version < autosave.ManifestVersion {
+	if m.Version < savedir.ManifestVersion {
 		ref.Data = storetool.Tool.DataFileNames(s) // the manifest predates data files
 	}
 	return ref, s, nil

@@ -11,8 +11,8 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 )
@@ -87,7 +87,7 @@ func TestCheckAndRepairPlayers(t *testing.T) {
 			must(t, err)
 			expect(t, r.OK() && r.Players >= 2, "check of an intact save: %v, %d players indexes", r.Problems, r.Players)
 
-			d, err := autosave.OpenDirReadOnly(nil, dir)
+			d, err := savedir.OpenDirReadOnly(nil, dir)
 			must(t, err)
 			m := d.Manifest()
 			p, err := d.ReadPlayers(m)
@@ -96,7 +96,7 @@ func TestCheckAndRepairPlayers(t *testing.T) {
 			expect(t, ok, "bob is not in the index")
 			must(t, savetest.Flip(filepath.Join(dir, m.Players.Data), bob.Offset+int64(bob.Length)/2))
 			if !copies {
-				copied, err := filepath.Glob(filepath.Join(dir, autosave.BackupDir, "players-*"))
+				copied, err := filepath.Glob(filepath.Join(dir, savedir.BackupDir, "players-*"))
 				must(t, err)
 				expect(t, len(copied) > 0, "no players copy in backups/")
 				for _, c := range copied {
@@ -139,7 +139,7 @@ func TestCheckAndRepairPlayers(t *testing.T) {
 // players index and its data file.
 func TestRepairLostManifestKeepsPlayers(t *testing.T) {
 	dir := playerSave(t)
-	must(t, os.Remove(filepath.Join(dir, autosave.ManifestName)))
+	must(t, os.Remove(filepath.Join(dir, savedir.ManifestName)))
 	rep, err := savetool.Repair(dir, savetool.RepairOptions{})
 	must(t, err)
 	expect(t, rep.After != nil && rep.After.OK(), "check after the repair: %v", rep.After)
@@ -193,7 +193,7 @@ func TestToolsKeepPlayers(t *testing.T) {
 // generationOf returns the committed generation of the save in dir.
 func generationOf(t *testing.T, dir string) uint64 {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(nil, dir)
+	d, err := savedir.OpenDirReadOnly(nil, dir)
 	must(t, err)
 	defer d.Close()
 	return d.Manifest().Generation

@@ -17,6 +17,8 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/fsguard"
+	"github.com/arksave/arksave/internal/pecs"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
@@ -160,12 +162,12 @@ func (versionOnly) Generate(int32, int32, uint64, []uint32) {}
 func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	t, fsys := newTracker(o.Options)
 	rep := &RepairReport{DryRun: o.DryRun}
-	var d *autosave.Dir
+	var d *savedir.Dir
 	var err error
 	if o.DryRun {
 		d, err = openSave(fsys, dir)
 	} else {
-		d, err = openLocked(fsys, dir, autosave.OpenDirForRepair)
+		d, err = openLocked(fsys, dir, savedir.OpenDirForRepair)
 	}
 	if err != nil {
 		return nil, err
@@ -240,7 +242,7 @@ func storeOfDataFile(rel string) (string, bool) {
 // is not a regular file, that the repair refused it: a symbolic link is not
 // followed, a named pipe or a device not opened; what it should hold counts
 // as lost.
-func noteRefused(d *autosave.Dir, fsys vfs.FS, rep *RepairReport) {
+func noteRefused(d *savedir.Dir, fsys vfs.FS, rep *RepairReport) {
 	for _, p := range d.Refused() {
 		kind := "not a regular file"
 		if fi, err := fsys.Lstat(filepath.Join(d.Path(), filepath.FromSlash(p.File))); err == nil {
@@ -251,14 +253,14 @@ func noteRefused(d *autosave.Dir, fsys vfs.FS, rep *RepairReport) {
 }
 
 type repairer struct {
-	d       *autosave.Dir
+	d       *savedir.Dir
 	fsys    vfs.FS
 	o       RepairOptions
 	t       *tracker
 	rep     *RepairReport
 	damaged map[string]bool
-	man     *autosave.Manifest
-	backups []*autosave.Manifest
+	man     *savedir.Manifest
+	backups []*savedir.Manifest
 	newGen  uint64
 	// ownCopy holds the positions of the chunks in the copy of the
 	// committed generation's store made for its backup (the first fill
@@ -315,7 +317,7 @@ func (r *repairer) repairCurrent() error {
 		return nil
 	}
 
-	name := autosave.CompactedChunksName(r.newGen)
+	name := savedir.CompactedChunksName(r.newGen)
 	p, err := r.d.File(name)
 	if err != nil {
 		return err
@@ -345,9 +347,9 @@ func (r *repairer) repairCurrent() error {
 		_ = removeStore(r.d, name)
 		return err
 	}
-	m, _, err := r.d.Commit(autosave.Commit{
+	m, _, err := r.d.Commit(savedir.Commit{
 		World:      world,
-		Chunks:     autosave.StoreRef{Name: name, Generation: fixed.Generation(), Root: fixed.Root(), Data: storetool.Tool.DataFileNames(fixed)},
+		Chunks:     savedir.StoreRef{Name: name, Generation: fixed.Generation(), Root: fixed.Root(), Data: storetool.Tool.DataFileNames(fixed)},
 		Players:    players,
 		Generation: r.newGen,
 		NoBackup:   true,
@@ -363,7 +365,7 @@ func (r *repairer) repairCurrent() error {
 
 // keepCurrent reports the committed generation's chunk store, intact, as
 // what the repair keeps, and returns its reference: it stays as it is.
-func (r *repairer) keepCurrent() (autosave.StoreRef, error) {
+func (r *repairer) keepCurrent() (savedir.StoreRef, error) {
 	ref, s, err := keptStoreRef(r.d, r.man, r.fsys)
 	if err != nil {
 		return ref, fmt.Errorf("repair: %w", err)
@@ -388,7 +390,7 @@ func (r *repairer) commitKeptStore(world []byte) error {
 	if err != nil {
 		return err
 	}
-	m, _, err := r.d.Commit(autosave.Commit{World: world, Chunks: ref, Players: players, Generation: r.newGen, NoBackup: true, MaxBackups: len(r.backups)})
+	m, _, err := r.d.Commit(savedir.Commit{World: world, Chunks: ref, Players: players, Generation: r.newGen, NoBackup: true, MaxBackups: len(r.backups)})
 	if err != nil {
 		return fmt.Errorf("repair: commit generation %d: %w", r.newGen, err)
 	}
@@ -406,7 +408,7 @@ func (r *repairer) commitKeptStore(world []byte) error {
 // Players whose record is intact nowhere are left out, and said so. When
 // anything differs from the committed players, the players are written
 // into files of the repaired generation's own.
-func (r *repairer) pickPlayers() (*autosave.PlayersRef, error) {
+func (r *repairer) pickPlayers() (*savedir.PlayersRef, error) {
 	srcs := r.playersSources()
 	if len(srcs) == 0 {
 		if r.man != nil && r.man.Players != nil || len(r.d.PlayersFiles()) > 0 {
@@ -449,7 +451,7 @@ func (r *repairer) pickPlayers() (*autosave.PlayersRef, error) {
 
 // playersSource is a players index a repair can take players from.
 type playersSource struct {
-	p     *autosave.Players
+	p     *savedir.Players
 	label string
 }
 
@@ -460,7 +462,7 @@ type playersSource struct {
 func (r *repairer) playersSources() []*playersSource {
 	var out []*playersSource
 	seen := map[string]bool{}
-	add := func(m *autosave.Manifest, label string) {
+	add := func(m *savedir.Manifest, label string) {
 		if m.Players == nil || seen[m.Players.Index.Name] {
 			return
 		}
@@ -472,11 +474,11 @@ func (r *repairer) playersSources() []*playersSource {
 	if r.man != nil {
 		add(r.man, fmt.Sprintf("generation %d's players", r.man.Generation))
 		if ref := r.d.PendingPlayers(); ref != nil && r.man.Players != nil {
-			add(&autosave.Manifest{Generation: r.man.Generation, Players: ref}, fmt.Sprintf("the copy of generation %d's players", r.man.Generation))
+			add(&savedir.Manifest{Generation: r.man.Generation, Players: ref}, fmt.Sprintf("the copy of generation %d's players", r.man.Generation))
 		}
 	}
 	for _, name := range r.d.PlayersFiles() {
-		if g, _ := autosave.PlayersGeneration(name); seen[name] || r.man != nil && g > r.man.Generation {
+		if g, _ := savedir.PlayersGeneration(name); seen[name] || r.man != nil && g > r.man.Generation {
 			continue
 		}
 		if p, err := r.d.ReadPlayersFile(name); err == nil {
@@ -514,7 +516,7 @@ func (r *repairer) pickWorld() ([]byte, error) {
 	type cand struct {
 		gen  uint64
 		name string
-		ref  *autosave.FileRef
+		ref  *savedir.FileRef
 	}
 	var cands []cand
 	named := map[string]bool{}
@@ -526,11 +528,11 @@ func (r *repairer) pickWorld() ([]byte, error) {
 		cands = append(cands, cand{b.Generation, b.World.Name, &b.World})
 		named[b.World.Name] = true
 	}
-	for _, sub := range []string{".", autosave.BackupDir} {
+	for _, sub := range []string{".", savedir.BackupDir} {
 		names, _ := r.fsys.ReadDir(filepath.Join(r.d.Path(), sub))
 		for _, n := range names {
 			rel := path.Join(sub, n)
-			g, ok := autosave.WorldGeneration(n)
+			g, ok := savedir.WorldGeneration(n)
 			if ok && !named[rel] {
 				cands = append(cands, cand{g, rel, nil})
 			}
@@ -550,14 +552,14 @@ func (r *repairer) pickWorld() ([]byte, error) {
 		var data []byte
 		var err error
 		if c.ref != nil {
-			data, err = r.d.ReadWorld(&autosave.Manifest{World: *c.ref})
+			data, err = r.d.ReadWorld(&savedir.Manifest{World: *c.ref})
 		} else if p, perr := r.d.File(c.name); perr != nil {
 			err = perr
 		} else {
 			data, err = vfs.ReadFile(r.fsys, p)
 		}
 		if err == nil {
-			_, err = archetype.ReadInfo(bytes.NewReader(data))
+			_, err = pecs.ReadInfo(bytes.NewReader(data))
 		}
 		if err != nil {
 			why = append(why, fmt.Sprintf("%s: %v", c.name, err))
@@ -705,7 +707,7 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 // that the writer made for its backup, when there is one and the check
 // found it intact: a load falls back to it first when the generation's own
 // store is damaged, so a repair reads the chunks from it.
-func (r *repairer) intactCopy() *autosave.StoreRef {
+func (r *repairer) intactCopy() *savedir.StoreRef {
 	if r.man == nil {
 		return nil
 	}
@@ -725,7 +727,7 @@ func (r *repairer) repairCopy() {
 	if r.man == nil {
 		return
 	}
-	name := autosave.CopiedChunksName(r.man.Generation)
+	name := savedir.CopiedChunksName(r.man.Generation)
 	if !r.damaged[name] {
 		return
 	}
@@ -757,21 +759,21 @@ func (r *repairer) repairCopy() {
 // the generation when the repair committed a new one; else on its own, and
 // the next save's backup of the generation names the players files the
 // generation uses, as without a copy. The copies of a generation's players
-// and of its chunk store go together (autosave.Dir.DropCopy): an intact
+// and of its chunk store go together (savedir.Dir.DropCopy): an intact
 // copy of the store is made again.
 func (r *repairer) repairPlayersCopy() {
 	if r.man == nil {
 		return
 	}
 	g := r.man.Generation
-	file := autosave.CopiedPlayersName(g)
-	if data := autosave.CopiedPlayersDataName(g); !r.damaged[file] {
+	file := savedir.CopiedPlayersName(g)
+	if data := savedir.CopiedPlayersDataName(g); !r.damaged[file] {
 		file = data
 	}
 	if !r.damaged[file] {
 		return
 	}
-	store := autosave.CopiedChunksName(g)
+	store := savedir.CopiedChunksName(g)
 	switch {
 	case r.newGen != 0:
 		r.note("dropped %s, the damaged copy of generation %d's players made for its backup: it goes with generation %d, which the repair replaces", file, g, g)
@@ -897,7 +899,7 @@ func (r *repairer) fillSources() ([]*chunkstore.Store, []string) {
 	if ref := r.d.PendingCopy(); ref != nil && r.man != nil {
 		// The copy of the committed generation's store made for its backup:
 		// the generation's own chunks, first.
-		if s, err := openGeneration(r.d, &autosave.Manifest{Generation: r.man.Generation, Chunks: *ref}, *inspectOptions(r.fsys)); err == nil {
+		if s, err := openGeneration(r.d, &savedir.Manifest{Generation: r.man.Generation, Chunks: *ref}, *inspectOptions(r.fsys)); err == nil {
 			r.ownCopy = map[chunkstore.Pos]bool{}
 			storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 				if e.Type != chunkstore.BodyBlock {
@@ -1105,13 +1107,38 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []storetool.Fil
 		live[lossKey{e.Pos, e.Type == chunkstore.BodyBlock}] = e.Handle
 		return true
 	})
-	damaged := map[lossKey]bool{}
 	var problems []chunkstore.Problem
 	if fixed != nil {
 		problems = fixed.OpenReport().Problems
 	} else {
 		problems = src.Check().Problems
 	}
+	damaged := r.dropDamaged(l, live, problems)
+	if fixed == nil {
+		filled = wouldFill(src, fills, damaged, r.missing(loss))
+	}
+	filledMissing := r.revertFilled(l, filled, fillNames, loss)
+	if loss == nil {
+		return
+	}
+	r.classifyScanDamage(l, live, damaged, loss)
+	if loss.lostBytes > 0 {
+		r.note("%d damaged bytes of the chunk store have no readable record header: what they held, if anything live, is lost", loss.lostBytes)
+	}
+	if loss.lostFrom >= 0 && loss.gen > 0 {
+		kept := src
+		if fixed != nil {
+			kept = fixed
+		}
+		r.classifyLostTail(l, kept, fills, fillNames, loss)
+	}
+	r.noteUnnamed(l, src, live, filledMissing)
+}
+
+// dropDamaged lists as dropped every live record a problem of the store
+// is about, and returns them.
+func (r *repairer) dropDamaged(l *losses, live map[lossKey]storetool.Handle, problems []chunkstore.Problem) map[lossKey]bool {
+	damaged := map[lossKey]bool{}
 	for _, p := range problems {
 		if p.Pos == nil {
 			continue
@@ -1124,9 +1151,13 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []storetool.Fil
 			}
 		}
 	}
-	if fixed == nil {
-		filled = wouldFill(src, fills, damaged, r.missing(loss))
-	}
+	return damaged
+}
+
+// revertFilled lists as reverted every chunk taken from a store the
+// repair fills from, and returns how many of them the store had lost (not
+// damaged).
+func (r *repairer) revertFilled(l *losses, filled []storetool.Filled, fillNames []string, loss *scanLoss) int {
 	filledMissing := 0
 	for _, f := range filled {
 		k := lossKey{f.Pos, false}
@@ -1137,10 +1168,12 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []storetool.Fil
 		filledMissing++
 		l.revert(k, fmt.Sprintf("lost from %s with the records after %s; %s version is used", r.rep.Store.File, r.where(storetool.Handle{Offset: loss.lostFrom}), fillNames[f.From]))
 	}
-	if loss == nil {
-		return
-	}
-	// A damaged record of the generation may have been its chunk's newest.
+	return filledMissing
+}
+
+// classifyScanDamage lists the damaged records the scan found: a damaged
+// record of the generation may have been its chunk's newest.
+func (r *repairer) classifyScanDamage(l *losses, live map[lossKey]storetool.Handle, damaged map[lossKey]bool, loss *scanLoss) {
 	for _, d := range loss.damaged {
 		h, ok := live[d.k]
 		switch {
@@ -1153,61 +1186,65 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []storetool.Fil
 			l.revert(d.k, fmt.Sprintf("its record at %s is damaged; an older one at %s is used", r.where(storetool.Handle{Offset: d.off}), r.where(h)))
 		}
 	}
-	if loss.lostBytes > 0 {
-		r.note("%d damaged bytes of the chunk store have no readable record header: what they held, if anything live, is lost", loss.lostBytes)
+}
+
+// classifyLostTail lists what lost records of the generation may have
+// held: any chunk of kept (the store as the repair leaves it) may have had
+// a newer record there; only the records found after the previous
+// generation's table are the generation's own.
+func (r *repairer) classifyLostTail(l *losses, kept *chunkstore.Store, fills []*chunkstore.Store, fillNames []string, loss *scanLoss) {
+	own := loss.lastTable+1 == loss.gen
+	since := fmt.Sprintf("of store generation %d or older", loss.lastTable)
+	if loss.lastTable == 0 {
+		since = "written before that point"
 	}
-	// Records of the generation are lost: any chunk may have had a newer
-	// record there. Only the records found after the previous generation's
-	// table are the generation's own.
-	if loss.lostFrom >= 0 && loss.gen > 0 {
-		own := loss.lastTable+1 == loss.gen
-		since := fmt.Sprintf("of store generation %d or older", loss.lastTable)
-		if loss.lastTable == 0 {
-			since = "written before that point"
+	lostAt := r.where(storetool.Handle{Offset: loss.lostFrom})
+	has := map[lossKey]bool{}
+	kept.Entries(func(e chunkstore.Entry) bool {
+		k := lossKey{e.Pos, e.Type == chunkstore.BodyBlock}
+		has[k] = true
+		if !l.listed(k) && !(own && loss.after[k]) {
+			l.revert(k, fmt.Sprintf("the records of %s after %s are lost: this is its newest surviving version, %s, which may be older than the one saved",
+				r.rep.Store.File, lostAt, since))
 		}
-		kept := src
-		if fixed != nil {
-			kept = fixed
+		return true
+	})
+	// A body set none of whose records survived leaves no trace in the
+	// store (bodies are never taken from a backup); the newest store the
+	// repair fills from (the generation's own copy, else the newest
+	// backup's) names the chunks that had one, which may have been lost.
+	if len(fills) == 0 {
+		return
+	}
+	fills[0].Entries(func(e chunkstore.Entry) bool {
+		if k := (lossKey{e.Pos, true}); e.Type == chunkstore.BodyBlock && !has[k] {
+			l.drop(k, fmt.Sprintf("the records of %s after %s are lost, and no version of its bodies survived (%s store held some): they may be lost",
+				r.rep.Store.File, lostAt, fillNames[0]))
 		}
-		has := map[lossKey]bool{}
-		kept.Entries(func(e chunkstore.Entry) bool {
-			k := lossKey{e.Pos, e.Type == chunkstore.BodyBlock}
-			has[k] = true
-			if !l.listed(k) && !(own && loss.after[k]) {
-				l.revert(k, fmt.Sprintf("the records of %s after %s are lost: this is its newest surviving version, %s, which may be older than the one saved",
-					r.rep.Store.File, r.where(storetool.Handle{Offset: loss.lostFrom}), since))
-			}
-			return true
-		})
-		// A body set none of whose records survived leaves no trace in the
-		// store (bodies are never taken from a backup); the newest store the
-		// repair fills from (the generation's own copy, else the newest
-		// backup's) names the chunks that had one, which may have been lost.
-		if len(fills) > 0 {
-			fills[0].Entries(func(e chunkstore.Entry) bool {
-				if k := (lossKey{e.Pos, true}); e.Type == chunkstore.BodyBlock && !has[k] {
-					l.drop(k, fmt.Sprintf("the records of %s after %s are lost, and no version of its bodies survived (%s store held some): they may be lost",
-						r.rep.Store.File, r.where(storetool.Handle{Offset: loss.lostFrom}), fillNames[0]))
-				}
-				return true
-			})
+		return true
+	})
+}
+
+// noteUnnamed notes the chunks the generation's header counts that the
+// repair found no trace of, not even a damaged record.
+func (r *repairer) noteUnnamed(l *losses, src *chunkstore.Store, live map[lossKey]storetool.Handle, filledMissing int) {
+	if r.rep.Store.Root == nil {
+		return
+	}
+	ri, err := storetool.Tool.ParseRoot(r.rep.Store.Root)
+	if err != nil {
+		return
+	}
+	found := storetool.Tool.Stats(src).Chunks
+	gone := 0
+	for k := range l.dropped {
+		if _, in := live[k]; !in && !k.bodies {
+			gone++
 		}
 	}
-	// The generation's header says how many chunks it stored.
-	if r.rep.Store.Root != nil {
-		if ri, err := storetool.Tool.ParseRoot(r.rep.Store.Root); err == nil {
-			found := storetool.Tool.Stats(src).Chunks
-			gone := 0
-			for k := range l.dropped {
-				if _, in := live[k]; !in && !k.bodies {
-					gone++
-				}
-			}
-			if missing := int(ri.Chunks) - found - gone - filledMissing; missing > 0 {
-				r.note("generation %d of %s stored %d chunks and %d were found: %s, written after the point of damage, left no trace to name them by and regenerate",
-					ri.Generation, r.rep.Store.File, ri.Chunks, found+filledMissing, plural(missing, "chunk", "chunks"))
-			}
-		}
+	if missing := int(ri.Chunks) - found - gone - filledMissing; missing > 0 {
+		r.note("generation %d of %s stored %d chunks and %d were found: %s, written after the point of damage, left no trace to name them by and regenerate",
+			ri.Generation, r.rep.Store.File, ri.Chunks, found+filledMissing, plural(missing, "chunk", "chunks"))
 	}
 }
 
@@ -1233,17 +1270,6 @@ func offsetIn(store string, off int64) string {
 		return fmt.Sprintf("offset %d", off)
 	}
 	return fmt.Sprintf("offset %d of %s", h.FileOffset(), storetool.Tool.DataFileName(store, h.File()))
-}
-
-// countPixels counts the chunk (not body) losses.
-func countPixels(ls []Loss) int {
-	n := 0
-	for _, l := range ls {
-		if !l.Bodies {
-			n++
-		}
-	}
-	return n
 }
 
 func countsOf(s *chunkstore.Store) Counts {
@@ -1299,7 +1325,7 @@ func (r *repairer) repairBackups() error {
 // playersDamaged returns why the players generation m names are damaged:
 // its index, or the first record of them that does not read as an intact
 // entity section; nil when they are intact.
-func (r *repairer) playersDamaged(m *autosave.Manifest) error {
+func (r *repairer) playersDamaged(m *savedir.Manifest) error {
 	p, err := r.d.ReadPlayers(m)
 	if err != nil {
 		return err
@@ -1314,15 +1340,15 @@ func (r *repairer) playersDamaged(m *autosave.Manifest) error {
 
 // intactPlayer returns the entity section of player id in p when its
 // record is intact and reads as one.
-func (r *repairer) intactPlayer(p *autosave.Players, id string) ([]byte, error) {
+func (r *repairer) intactPlayer(p *savedir.Players, id string) ([]byte, error) {
 	sec, err := r.d.ReadPlayer(p, id)
 	if err == nil {
-		_, err = archetype.ReadInfo(bytes.NewReader(sec))
+		_, err = pecs.ReadInfo(bytes.NewReader(sec))
 	}
 	return sec, err
 }
 
-func (r *repairer) dropBackup(b *autosave.Manifest, why string) error {
+func (r *repairer) dropBackup(b *savedir.Manifest, why string) error {
 	r.rep.BackupsDropped = append(r.rep.BackupsDropped, DroppedBackup{Generation: b.Generation, Reason: why})
 	if r.o.DryRun {
 		return nil
@@ -1333,7 +1359,7 @@ func (r *repairer) dropBackup(b *autosave.Manifest, why string) error {
 // rewriteBackup copies a backup's store generation out of a damaged file
 // into one of its own, or drops the backup when that generation itself is
 // damaged.
-func (r *repairer) rewriteBackup(b *autosave.Manifest) error {
+func (r *repairer) rewriteBackup(b *savedir.Manifest) error {
 	s, err := openGeneration(r.d, b, *inspectOptions(r.fsys))
 	if err != nil {
 		return r.dropBackup(b, fmt.Sprintf("its chunk store generation does not open: %v", err))
@@ -1349,7 +1375,7 @@ func (r *repairer) rewriteBackup(b *autosave.Manifest) error {
 	gen := max(r.newGen, r.d.Generation())
 	var name, p string
 	for i := 1; ; i++ { // a name no file has, should an earlier repair have taken it
-		name = autosave.BackupChunksName(gen, b.Generation, i)
+		name = savedir.BackupChunksName(gen, b.Generation, i)
 		if p, err = r.d.File(name); err != nil {
 			return err
 		}
@@ -1369,8 +1395,8 @@ func (r *repairer) rewriteBackup(b *autosave.Manifest) error {
 		return r.dropBackup(b, "records of its chunk store generation are damaged")
 	}
 	nb := *b
-	nb.Version = autosave.ManifestVersion
-	nb.Chunks = autosave.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root(), Data: storetool.Tool.DataFileNames(c)}
+	nb.Version = savedir.ManifestVersion
+	nb.Chunks = savedir.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root(), Data: storetool.Tool.DataFileNames(c)}
 	if err := r.d.ReplaceBackup(&nb); err != nil {
 		return err
 	}

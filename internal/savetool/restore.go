@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 )
 
 // RestoreReport says what [Restore] did.
@@ -20,7 +21,7 @@ type RestoreReport struct {
 // directory's lock: while a game holds it, it fails with ErrInUse naming
 // the game (whose next save would otherwise overwrite the restore).
 func Restore(dir string, gen uint64, o Options) (*RestoreReport, error) {
-	d, err := openLocked(o.fs(), dir, autosave.OpenDir)
+	d, err := openLocked(o.fs(), dir, savedir.OpenDir)
 	if err != nil {
 		return nil, damagedOr(err, dir)
 	}

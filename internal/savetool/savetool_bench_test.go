@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 )
@@ -45,7 +45,7 @@ func storeBytes(b *testing.B, dir string) int64 {
 	}
 	var n int64
 	for _, e := range names {
-		if store, _, ok := autosave.DataFileOf(e.Name()); e.Name() == autosave.ChunksName || ok && store == autosave.ChunksName {
+		if store, _, ok := savedir.DataFileOf(e.Name()); e.Name() == savedir.ChunksName || ok && store == savedir.ChunksName {
 			st, err := e.Info()
 			if err != nil {
 				b.Fatal(err)

@@ -123,7 +123,7 @@ func TestExportJSON(t *testing.T) {
 		World      struct {
 			Resources map[string]map[string]any
 		}
-		Chunks savetool.ChunkIndex
+		Chunks savetool.StoredChunks
 	}
 	must(t, json.Unmarshal(buf.Bytes(), &out))
 	expect(t, out.Generation == 3 && out.Manifest.Generation == 3, "%+v", out)

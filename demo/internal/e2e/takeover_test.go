@@ -93,7 +93,7 @@ func TestSecondDemoTakesOver(t *testing.T) {
 	}
 	// While the first demo plays and saves on, the second one waits.
 	gen = waitGeneration(t, location, gen)
-	gen = waitGeneration(t, location, gen)
+	waitGeneration(t, location, gen)
 	select {
 	case l := <-lines:
 		t.Fatalf("the second demo did not wait for the first: %q", l)

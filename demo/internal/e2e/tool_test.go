@@ -19,12 +19,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/demo/render"
 	"github.com/arksave/arksave/demo/terrain"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/storetool"
+	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 )
 
@@ -149,12 +150,12 @@ func TestToolOnDemoSave(t *testing.T) {
 	}
 
 	// The generation before the compaction is a backup now, in the old file.
-	out = runOK(t, "restore", "--generation", fmt.Sprint(precompact), dir)
+	runOK(t, "restore", "--generation", fmt.Sprint(precompact), dir)
 	runOK(t, "check", dir)
 	expectSame(t, "restore", before, contents(t, dir), nil)
 
-	out = runOK(t, "migrate", dir)
-	out = runOK(t, "repair", dir)
+	runOK(t, "migrate", dir)
+	runOK(t, "repair", dir)
 	runOK(t, "check", dir)
 
 	// The game carries on from the save the tool wrote.
@@ -274,19 +275,7 @@ func TestRenderWithDemoGenerator(t *testing.T) {
 // demoPalette is the demo's colours, with its sky behind air, for savetool.
 func demoPalette() savetool.Palette { return render.MapPalette() }
 
-func expect(t *testing.T, ok bool, format string, args ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatalf(format, args...)
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var expect, must = testkit.Expect, testkit.Must
 
 func keys(m map[string]json.RawMessage) []string {
 	var k []string
@@ -301,9 +290,9 @@ func flipAt(t *testing.T, path string, off int64) {
 	must(t, savetest.Flip(path, off))
 }
 
-func manifest(t *testing.T, dir string) *autosave.Manifest {
+func manifest(t *testing.T, dir string) *savedir.Manifest {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(nil, dir)
+	d, err := savedir.OpenDirReadOnly(nil, dir)
 	must(t, err)
 	m := d.Manifest()
 	if m == nil {

@@ -69,7 +69,7 @@ func (tw *World) AddChunk(cx, cy int32, fill func(x, y int) components.Pixel) ec
 		}
 	}
 	pos := components.ChunkPos{X: cx, Y: cy}
-	c := components.NewChunkFrom(n, pix)
+	c := components.NewChunk(n, pix)
 	e := tw.chunks.NewEntity(&pos, &c, &components.ChunkState{})
 	tw.Index.Set(pos, e)
 	return e

@@ -1,6 +1,6 @@
 // Package contract is the save directory's contract as one table of tests
 // that runs against any file system behind the vfs seam: the directory
-// itself (vfs.Mem, vfs.OS) in package autosave's tests, and NATS
+// itself (vfs.Mem, vfs.OS) in package internal/savedir's tests, and NATS
 // JetStream in the jetstream module's. Every backend must pass all of it.
 package contract
 
@@ -19,6 +19,9 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/conv"
+	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -63,19 +66,7 @@ func Run(t *testing.T, b Backend) {
 	}
 }
 
-func expect(t *testing.T, ok bool, format string, args ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatalf(format, args...)
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+var expect, must = testkit.Expect, testkit.Must
 
 func worldOf(g int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("world %d;", g)), 10+g) }
 
@@ -83,10 +74,10 @@ func worldOf(g int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("world %d;",
 // keeps records as given).
 func PlayerRecord(g int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("ada %d;", g)), 5+g) }
 
-func commit(d *autosave.Dir, g, backups int) error {
-	_, _, err := d.Commit(autosave.Commit{
+func commit(d *savedir.Dir, g, backups int) error {
+	_, _, err := d.Commit(savedir.Commit{
 		World:      worldOf(g),
-		Chunks:     autosave.StoreRef{Name: autosave.ChunksName, Generation: uint64(g), Root: []byte("root")},
+		Chunks:     savedir.StoreRef{Name: savedir.ChunksName, Generation: uint64(g), Root: []byte("root")},
 		MaxBackups: backups,
 		Now:        time.UnixMilli(int64(1000 * g)),
 	})
@@ -97,7 +88,7 @@ func commit(d *autosave.Dir, g, backups int) error {
 // world is exactly that generation's.
 func loaded(t *testing.T, fsys vfs.FS, dir string) int {
 	t.Helper()
-	d, err := autosave.OpenDirReadOnly(fsys, dir)
+	d, err := savedir.OpenDirReadOnly(fsys, dir)
 	must(t, err)
 	m := d.Manifest()
 	if m == nil {
@@ -111,7 +102,7 @@ func loaded(t *testing.T, fsys vfs.FS, dir string) int {
 
 func generationsAndBackups(t *testing.T, b Backend) {
 	fsys, dir := b.New(t)
-	d, err := autosave.OpenDir(fsys, dir)
+	d, err := savedir.OpenDir(fsys, dir)
 	must(t, err)
 	defer d.Close()
 	expect(t, d.Manifest() == nil, "a new save has a manifest")
@@ -122,9 +113,9 @@ func generationsAndBackups(t *testing.T, b Backend) {
 	expect(t, loaded(t, other, dir) == 4, "another program does not see generation 4")
 	names, err := other.ReadDir(dir)
 	must(t, err)
-	names = slices.DeleteFunc(names, func(n string) bool { return n == autosave.LockName })
+	names = slices.DeleteFunc(names, func(n string) bool { return n == savedir.LockName })
 	expect(t, slices.Equal(names, []string{"backups", "manifest", "world-4.pecs"}), "top level: %v", names)
-	ro, err := autosave.OpenDirReadOnly(other, dir)
+	ro, err := savedir.OpenDirReadOnly(other, dir)
 	must(t, err)
 	var gens []uint64
 	for _, m := range ro.Backups() {
@@ -178,7 +169,7 @@ func pixelsAt(pos components.ChunkPos, g int) []uint32 {
 func Snapshot(g int) *snapshot.Snapshot {
 	s := &snapshot.Snapshot{World: worldOf(g)}
 	for _, pos := range []components.ChunkPos{{X: 0, Y: 0}, {X: 1, Y: 0}} {
-		c := components.NewChunkFrom(chunkSize, snapshot.Pixels(pixelsAt(pos, g)))
+		c := components.NewChunk(chunkSize, conv.Pixels(pixelsAt(pos, g)))
 		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: pos, Buf: c.Share(), Version: uint64(g)})
 	}
 	s.Players = []snapshot.PlayerRecord{{ID: "ada", Section: PlayerRecord(g), Hash: uint64(g)}}
@@ -188,9 +179,9 @@ func Snapshot(g int) *snapshot.Snapshot {
 	return s
 }
 
-func save(t *testing.T, w *autosave.Writer, g, backups int) *autosave.Result {
+func save(t *testing.T, w *savedir.Writer, g, backups int) *autosave.Result {
 	t.Helper()
-	expect(t, w.Submit(autosave.Job{Snap: Snapshot(g), MaxBackups: backups}), "writer busy")
+	expect(t, w.Submit(savedir.Job{Snap: Snapshot(g), MaxBackups: backups}), "writer busy")
 	return w.Wait()
 }
 
@@ -198,7 +189,7 @@ func save(t *testing.T, w *autosave.Writer, g, backups int) *autosave.Result {
 // generation g of Snapshot (it takes the lock: no writer may hold it).
 func ExpectGeneration(t *testing.T, fsys vfs.FS, dir string, g int) {
 	t.Helper()
-	w, err := autosave.OpenWriter(dir, autosave.Options{FS: fsys, Store: StoreOptions()})
+	w, err := savedir.OpenWriter(dir, savedir.Options{FS: fsys, Store: StoreOptions()})
 	must(t, err)
 	defer w.Close()
 	expect(t, int(w.Generation()) == g, "generation %d, want %d", w.Generation(), g)
@@ -207,7 +198,7 @@ func ExpectGeneration(t *testing.T, fsys vfs.FS, dir string, g int) {
 	expect(t, bytes.Equal(world, worldOf(g)), "the world file of generation %d differs", g)
 	got := make([]uint32, chunkSize*chunkSize)
 	for _, pos := range []components.ChunkPos{{X: 0, Y: 0}, {X: 1, Y: 0}} {
-		_, err := w.Get(snapshot.StorePos(pos), got)
+		_, err := w.Get(conv.StorePos(pos), got)
 		must(t, err)
 		expect(t, slices.Equal(got, pixelsAt(pos, g)), "generation %d: chunk %v differs", g, pos)
 	}
@@ -222,7 +213,7 @@ func ExpectGeneration(t *testing.T, fsys vfs.FS, dir string, g int) {
 
 func writerChunks(t *testing.T, b Backend) {
 	fsys, dir := b.New(t)
-	w, err := autosave.OpenWriter(dir, autosave.Options{FS: fsys, Store: StoreOptions()})
+	w, err := savedir.OpenWriter(dir, savedir.Options{FS: fsys, Store: StoreOptions()})
 	must(t, err)
 	var deltas int
 	for g := 1; g <= 3; g++ {
@@ -234,7 +225,7 @@ func writerChunks(t *testing.T, b Backend) {
 	other := b.other(t, fsys)
 	ExpectGeneration(t, other, dir, 3)
 	// The store holds the delta: chunk (0,0) differs from the generator in 4 pixels.
-	d, err := autosave.OpenDirReadOnly(other, dir)
+	d, err := savedir.OpenDirReadOnly(other, dir)
 	must(t, err)
 	p, err := d.File(d.Manifest().Chunks.Name)
 	must(t, err)
@@ -252,20 +243,20 @@ func writerChunks(t *testing.T, b Backend) {
 
 func restoreBackup(t *testing.T, b Backend) {
 	fsys, dir := b.New(t)
-	w, err := autosave.OpenWriter(dir, autosave.Options{FS: fsys, Store: StoreOptions()})
+	w, err := savedir.OpenWriter(dir, savedir.Options{FS: fsys, Store: StoreOptions()})
 	must(t, err)
 	for g := 1; g <= 3; g++ {
 		must(t, save(t, w, g, 2).Err)
 	}
 	must(t, w.Close())
-	d, err := autosave.OpenDir(fsys, dir)
+	d, err := savedir.OpenDir(fsys, dir)
 	must(t, err)
 	m, err := d.Restore(2, 2)
 	must(t, err)
 	expect(t, m.Generation == 4, "restore made generation %d", m.Generation)
 	must(t, d.Close())
 	// Generation 4 is generation 2 again: its world, chunks and bodies.
-	w, err = autosave.OpenWriter(dir, autosave.Options{FS: b.other(t, fsys), Store: StoreOptions()})
+	w, err = savedir.OpenWriter(dir, savedir.Options{FS: b.other(t, fsys), Store: StoreOptions()})
 	must(t, err)
 	defer w.Close()
 	world, err := w.ReadWorld()
@@ -282,23 +273,23 @@ func restoreBackup(t *testing.T, b Backend) {
 
 func oneWriter(t *testing.T, b Backend) {
 	fsys, dir := b.New(t)
-	d, err := autosave.OpenDir(fsys, dir)
+	d, err := savedir.OpenDir(fsys, dir)
 	must(t, err)
 	must(t, commit(d, 1, 1))
 	other := b.other(t, fsys)
-	_, err = autosave.OpenDir(other, dir)
+	_, err = savedir.OpenDir(other, dir)
 	var le *autosave.LockedError
 	expect(t, errors.As(err, &le) && errors.Is(err, autosave.ErrLocked), "a second writer: %v", err)
 	expect(t, le.Holder != nil && le.Holder.PID == os.Getpid(), "the error does not name the holder: %v", err)
-	ro, err := autosave.OpenDirReadOnly(other, dir)
+	ro, err := savedir.OpenDirReadOnly(other, dir)
 	must(t, err)
 	expect(t, ro.Generation() == 1, "a reader sees generation %d", ro.Generation())
-	_, _, err = ro.Commit(autosave.Commit{World: worldOf(2), Chunks: autosave.StoreRef{Name: autosave.ChunksName, Root: []byte("r")}})
+	_, _, err = ro.Commit(savedir.Commit{World: worldOf(2), Chunks: savedir.StoreRef{Name: savedir.ChunksName, Root: []byte("r")}})
 	expect(t, errors.Is(err, autosave.ErrReadOnly), "a reader commits: %v", err)
 	must(t, commit(d, 2, 1))
 	expect(t, ro.Stale(), "the reader does not see that generation 2 was committed")
 	must(t, d.Close())
-	d2, err := autosave.OpenDir(other, dir)
+	d2, err := savedir.OpenDir(other, dir)
 	must(t, err)
 	expect(t, d2.Generation() == 2, "the next writer opens generation %d", d2.Generation())
 	must(t, d2.Close())
@@ -309,13 +300,13 @@ func oneWriter(t *testing.T, b Backend) {
 func failedCalls(t *testing.T, b Backend) {
 	for n := 0; ; n++ {
 		fsys, dir := b.New(t)
-		d0, err := autosave.OpenDir(fsys, dir)
+		d0, err := savedir.OpenDir(fsys, dir)
 		must(t, err)
 		must(t, commit(d0, 1, 1))
 		must(t, d0.Close())
 		cd := &vfs.Countdown{N: n, Err: syscall.EIO}
 		faulty := vfs.Faulty(fsys, cd)
-		d, err := autosave.OpenDir(faulty, dir)
+		d, err := savedir.OpenDir(faulty, dir)
 		if err == nil {
 			err = commit(d, 2, 1)
 		}
@@ -337,7 +328,7 @@ func failedCalls(t *testing.T, b Backend) {
 
 func uncommittedFiles(t *testing.T, b Backend) {
 	fsys, dir := b.New(t)
-	d, err := autosave.OpenDir(fsys, dir)
+	d, err := savedir.OpenDir(fsys, dir)
 	must(t, err)
 	must(t, commit(d, 1, 0))
 	for _, n := range []string{"world-2.pecs", "manifest.tmp", "chunks-2.pxsw"} {
@@ -350,26 +341,26 @@ func uncommittedFiles(t *testing.T, b Backend) {
 	}
 	must(t, d.Close())
 	expect(t, loaded(t, b.other(t, fsys), dir) == 1, "files of a save that did not commit changed the generation")
-	d, err = autosave.OpenDir(fsys, dir)
+	d, err = savedir.OpenDir(fsys, dir)
 	must(t, err)
 	defer d.Close()
 	names, err := fsys.ReadDir(dir)
 	must(t, err)
-	names = slices.DeleteFunc(names, func(n string) bool { return n == autosave.LockName })
+	names = slices.DeleteFunc(names, func(n string) bool { return n == savedir.LockName })
 	expect(t, slices.Equal(names, []string{"manifest", "world-1.pecs"}), "after opening: %v", names)
 }
 
 func lostManifest(t *testing.T, b Backend) {
 	fsys, dir := b.New(t)
-	d, err := autosave.OpenDir(fsys, dir)
+	d, err := savedir.OpenDir(fsys, dir)
 	must(t, err)
 	for g := 1; g <= 3; g++ {
 		must(t, commit(d, g, 2))
 	}
-	must(t, fsys.Remove(path.Join(dir, autosave.ManifestName)))
+	must(t, fsys.Remove(path.Join(dir, savedir.ManifestName)))
 	must(t, fsys.SyncDir(dir))
 	must(t, d.Close())
-	_, err = autosave.OpenDir(b.other(t, fsys), dir)
+	_, err = savedir.OpenDir(b.other(t, fsys), dir)
 	expect(t, errors.Is(err, autosave.ErrCorrupt) && strings.Contains(err.Error(), "arksave repair"), "a lost manifest: %v", err)
 	names, err := fsys.ReadDir(dir)
 	must(t, err)
@@ -381,7 +372,7 @@ func lostManifest(t *testing.T, b Backend) {
 // file it emptied is named only by the backup before it.
 func compaction(t *testing.T, b Backend) {
 	fsys, dir := b.New(t)
-	w, err := autosave.OpenWriter(dir, autosave.Options{FS: fsys, Store: StoreOptions()})
+	w, err := savedir.OpenWriter(dir, savedir.Options{FS: fsys, Store: StoreOptions()})
 	must(t, err)
 	at := 0
 	for g := 1; g <= 40 && at == 0; g++ {
@@ -394,10 +385,10 @@ func compaction(t *testing.T, b Backend) {
 	must(t, w.Close())
 	expect(t, at > 1, "no save committed a compaction in 40 generations")
 	ExpectGeneration(t, b.other(t, fsys), dir, at)
-	d, err := autosave.OpenDirReadOnly(fsys, dir)
+	d, err := savedir.OpenDirReadOnly(fsys, dir)
 	must(t, err)
 	m := d.Manifest()
-	expect(t, m.Chunks.Name == autosave.ChunksName, "the store was replaced: %s", m.Chunks.Name)
+	expect(t, m.Chunks.Name == savedir.ChunksName, "the store was replaced: %s", m.Chunks.Name)
 	prev, err := d.Backup(uint64(at - 1))
 	must(t, err)
 	dropped := slices.DeleteFunc(slices.Clone(prev.Chunks.Data), func(n string) bool { return slices.Contains(m.Chunks.Data, n) })
@@ -411,7 +402,7 @@ func compaction(t *testing.T, b Backend) {
 func ExpectReadable(t *testing.T, fsys vfs.FS, dir string) int {
 	t.Helper()
 	var g int
-	err := autosave.ReadConsistent(fsys, dir, func(d *autosave.Dir) error {
+	err := savedir.ReadConsistent(fsys, dir, func(d *savedir.Dir) error {
 		m := d.Manifest()
 		if m == nil {
 			return d.ManifestErr()
@@ -437,7 +428,7 @@ func ExpectReadable(t *testing.T, fsys vfs.FS, dir string) int {
 		defer st.Close()
 		got := make([]uint32, chunkSize*chunkSize)
 		for _, pos := range []components.ChunkPos{{X: 0, Y: 0}, {X: 1, Y: 0}} {
-			if _, err := st.Get(snapshot.StorePos(pos), got); err != nil {
+			if _, err := st.Get(conv.StorePos(pos), got); err != nil {
 				return err
 			}
 			if !slices.Equal(got, pixelsAt(pos, g)) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 )
 
@@ -73,7 +74,7 @@ func LayoutOf(dir string) (*Layout, error) {
 		}
 		l.Data = append(l.Data, p)
 	}
-	open := func(m *autosave.Manifest) (map[string]storetool.Handle, error) {
+	open := func(m *savedir.Manifest) (map[string]storetool.Handle, error) {
 		p, err := d.File(m.Chunks.Name)
 		if err != nil {
 			return nil, err

@@ -7,8 +7,8 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave/archetype"
-	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 )
@@ -20,12 +20,12 @@ import (
 // committed 64 chunks a generation (MaxBackups kept) with an empty ECS
 // world.
 func BuildLarge(dir string, n, size int) error {
-	d, err := autosave.OpenDir(nil, dir)
+	d, err := savedir.OpenDir(nil, dir)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	store, err := d.File(autosave.ChunksName)
+	store, err := d.File(savedir.ChunksName)
 	if err != nil {
 		return err
 	}
@@ -72,8 +72,8 @@ func BuildLarge(dir string, n, size int) error {
 			if _, err := s.Commit(b); err != nil {
 				return err
 			}
-			if _, _, err := d.Commit(autosave.Commit{World: world.Bytes(), MaxBackups: MaxBackups,
-				Chunks: autosave.StoreRef{Name: autosave.ChunksName, Generation: s.Generation(), Root: s.Root(), Data: storetool.Tool.DataFileNames(s)}}); err != nil {
+			if _, _, err := d.Commit(savedir.Commit{World: world.Bytes(), MaxBackups: MaxBackups,
+				Chunks: savedir.StoreRef{Name: savedir.ChunksName, Generation: s.Generation(), Root: s.Root(), Data: storetool.Tool.DataFileNames(s)}}); err != nil {
 				return err
 			}
 			b = s.NewBatch()

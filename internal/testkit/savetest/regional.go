@@ -7,6 +7,7 @@ import (
 	"github.com/mlange-42/ark/ecs"
 
 	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/vfs"
@@ -43,7 +44,7 @@ func OpenRegional(fsys vfs.FS, dir string, chunkSize int, gen chunkstore.Generat
 	ecs.ComponentID[Beacon](w)
 	ecs.ComponentID[Link](w)
 	systems, err := arksave.Plugin{Dir: dir, FS: fsys, ChunkSize: chunkSize, TileSize: TileSize, Seed: Seed, Generator: gen,
-		Autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: MaxBackups},
+		Autosave: &autosave.Config{Interval: time.Hour, MaxBackups: MaxBackups},
 		Positions: []arksave.RegionalPosition{
 			arksave.Position(func(c *Crate) (float64, float64) { return c.X, c.Y }),
 			arksave.Position(func(b *Beacon) (float64, float64) { return b.At[0], b.At[1] }),

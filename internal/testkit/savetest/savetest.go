@@ -24,6 +24,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 )
@@ -63,7 +64,7 @@ type Game struct {
 // set, else starting a new world.
 func Open(dir string, load bool) (*Game, error) { return open(dir, load, -1) }
 
-// open is Open with the plugin's AutosaveConfig.BackupCopyEvery.
+// open is Open with the plugin's autosave.Config.BackupCopyEvery.
 func open(dir string, load bool, copyEvery int) (*Game, error) {
 	w := ecs.NewWorld()
 	ecs.ComponentID[Position](w)
@@ -75,7 +76,7 @@ func open(dir string, load bool, copyEvery int) (*Game, error) {
 		// The fixture's backups share the chunk store, the layout of saves
 		// made before backups had stores of their own, which the tools'
 		// tests read; backups with stores of their own are tested apart.
-		Autosave: &arksave.AutosaveConfig{Interval: time.Hour, MaxBackups: MaxBackups, BackupCopyEvery: copyEvery},
+		Autosave: &autosave.Config{Interval: time.Hour, MaxBackups: MaxBackups, BackupCopyEvery: copyEvery},
 		// Delta and Full records where Build says so, as format 2 chose
 		// them: the damage tests flip bytes of each kind.
 		ChunkEncoding: chunkstore.EncodeDeltaFull,
@@ -162,7 +163,7 @@ func (g *Game) Close() error { return g.Pers.Close() }
 func Build(dir string) error { return build(dir, -1, false) }
 
 // BuildWithCopies makes the save Build makes as a game with the default
-// AutosaveConfig does: after each save the writer copies the chunk store
+// autosave.Config does: after each save the writer copies the chunk store
 // for that generation's backup, so that every backup has a store of its
 // own (backups/chunks-<G>.pxsw and its data files) and the committed
 // generation's copy waits in backups/ for the next save: the first thing
@@ -276,8 +277,8 @@ type Contents struct {
 }
 
 // committed opens the save in dir, changing nothing, with its manifest.
-func committed(dir string) (*autosave.Dir, *autosave.Manifest, error) {
-	d, err := autosave.OpenDirReadOnly(nil, dir)
+func committed(dir string) (*savedir.Dir, *savedir.Manifest, error) {
+	d, err := savedir.OpenDirReadOnly(nil, dir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,123 @@
+package systems
+
+import (
+	"fmt"
+
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/pecs"
+)
+
+// Load replaces the game's world with the last committed save in dir and
+// continues saving there. It waits for a running save to finish first.
+// When the committed generation is damaged, the newest intact backup is
+// loaded instead (savedir.Writer.ContinueIntact) and reported.
+//
+// The save is read and decoded into a scratch world before the live world
+// is touched, so a missing, damaged or incompatible save returns an error
+// and leaves the game as it was (and saving where it was). Loading another
+// directory takes its lock (an error matching autosave.ErrLocked while
+// another holder has it) and releases the current one's. On success every
+// entity of the world is replaced by the saved ones (with their exact ids),
+// resources are overwritten in place (pointers the game holds stay valid),
+// chunks stream in again around the saved focus entities, and the body id
+// generator continues in a new session.
+//
+// Load resets the world ([ecs.World.Reset]): observers and registered
+// filters are dropped, as Ark's Reset does. Call it between ticks, never
+// while a query is being iterated.
+func (r *runner) Load(dir string) error {
+	if r.closed {
+		return r.closedErr("Load")
+	}
+	r.WaitSave()
+	data, fb, err := r.writer.ContinueIntact(dir, func(world []byte) error {
+		return r.cfg.WorldCodec.Validate(world, r.world)
+	})
+	if err != nil {
+		if log := r.cfg.Writer.Logger; log != nil {
+			log.Error("load failed", "dir", dir, "err", err)
+		}
+		return fmt.Errorf("load %s: %w", dir, err)
+	}
+	return r.Adopt(dir, data, fb)
+}
+
+// Adopt replaces the game's world with world, the world file of the
+// generation the writer has just opened in dir (Install's load), and notes
+// fb, when the committed generation was damaged and a backup was loaded
+// instead: autosave.State.Fallback shows it and Problems reports it.
+func (r *runner) Adopt(dir string, world []byte, fb *autosave.Fallback) error {
+	if err := r.replaceWorld(world); err != nil {
+		return fmt.Errorf("load %s: %w", dir, err)
+	}
+	r.state.Fallback = fb
+	log := r.cfg.Writer.Logger
+	if fb != nil {
+		r.mu.Lock()
+		r.loadProblems = append([]chunkstore.Problem{fb.Problem()}, fb.Problems...)
+		r.mu.Unlock()
+		if log != nil {
+			log.Warn("damaged generation: loaded the newest intact backup", "dir", dir, "damaged", fb.Damaged,
+				"loaded", fb.Loaded, "generation", fb.Generation, "problems", len(fb.Problems), "first", fb.Problems[0].String(), "summary", fb.String())
+		}
+	}
+	if log != nil {
+		entities := 0
+		if h, err := pecs.ReadHeader(world); err == nil {
+			entities = int(h.Entities)
+		}
+		log.Info("save loaded", "dir", dir, "generation", r.writer.Generation(), "entities", entities, "world_bytes", len(world))
+	}
+	return nil
+}
+
+// replaceWorld resets the world and decodes data into it, keeping the
+// resource values the game and the plugin hold pointers to.
+func (r *runner) replaceWorld(data []byte) error {
+	type res struct {
+		id  ecs.ResID
+		ptr any
+	}
+	var keep []res
+	for _, id := range ecs.ResourceIDs(r.world) {
+		if ptr := r.world.Resources().Get(id); ptr != nil {
+			keep = append(keep, res{id, ptr})
+		}
+	}
+	r.world.Reset()
+	for _, k := range keep {
+		r.world.Resources().Add(k.id, k.ptr)
+	}
+	r.forgetChunks()
+	if err := r.cfg.WorldCodec.Decode(data, r.world); err != nil {
+		return err
+	}
+	// A new session: bodies made from now on never collide with saved ones.
+	r.bodyID.Session++
+	r.bodyID.Counter = 0
+	r.state.TimeSinceLastSave = 0
+	return nil
+}
+
+// forgetChunks drops everything the runtime knew about loaded, loading and
+// unloaded chunks; the world's chunk entities are gone.
+func (r *runner) forgetChunks() {
+	r.loader.reset()
+	clear(r.pendingChunks)
+	clear(r.loading)
+	clear(r.retry)
+	r.reg.reset()
+	clear(r.pl.state)
+	var all []components.ChunkPos
+	r.index.All(func(p components.ChunkPos, _ ecs.Entity) bool {
+		all = append(all, p)
+		return true
+	})
+	for _, p := range all {
+		r.index.Delete(p)
+	}
+}
