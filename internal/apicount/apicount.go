@@ -12,6 +12,7 @@ import (
 	"go/token"
 	"io/fs"
 	"strings"
+	"testing"
 )
 
 // Count returns the number of exported declarations and methods of the
@@ -59,4 +60,17 @@ func Count(dir string) (int, []string, error) {
 		funcs(t.Name+".", t.Methods)
 	}
 	return len(names), names, nil
+}
+
+// Within fails t when the package in dir exports more than max
+// declarations and methods, naming them.
+func Within(t testing.TB, dir string, max int) {
+	t.Helper()
+	n, names, err := Count(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > max {
+		t.Errorf("%d exported declarations and methods, at most %d: %v", n, max, names)
+	}
 }
