@@ -151,10 +151,4 @@ func TestPluginLayers(t *testing.T) {
 	m.Settle(t)
 	c, _ = m.Chunk(t, 0, 0)
 	expect(t, c.At(2, 2) == components.MakePixel(9, 2, 3, 0), "new chunk record keeps temperature 0: %08x", uint32(c.At(2, 2)))
-
-	// PersistMask and Layers that disagree are refused at Install.
-	_, err := gametest.Install(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/other", Radius: 1, Plugin: func(p *arksave.Plugin) {
-		p.Layers, p.PersistMask = layers, 0x00FFFFFF
-	}})
-	expect(t, errors.Is(err, chunkstore.ErrInvalidConfig), "Install: %v", err)
 }

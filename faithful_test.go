@@ -85,7 +85,7 @@ func TestPanicWhileWritingFailsTheSave(t *testing.T) {
 		cd := &vfs.Countdown{N: 1 << 30}
 		// The save's own calls are counted: no copy of the store for a
 		// backup runs after it (that step has a test of its own).
-		g := gametest.New(t, gametest.Opts{FS: &vfs.Faulty{FS: mem, Injector: panicky{cd}}, Dir: "/save", Radius: 1,
+		g := gametest.New(t, gametest.Opts{FS: vfs.Faulty(mem, panicky{cd}), Dir: "/save", Radius: 1,
 			Autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 1, BackupCopyEvery: -1}})
 		g.Settle(t)
 		g.Paint(t, 0, 0, 3, 3, components.MakePixel(9, 0, 0, 0))

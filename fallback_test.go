@@ -13,6 +13,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
@@ -23,8 +24,8 @@ func recordOf(t *testing.T, fsys vfs.FS, pos chunkstore.Pos) (string, int64, int
 	t.Helper()
 	s, m := gametest.OpenCommittedStore(t, fsys, "/save")
 	defer s.Close()
-	var h chunkstore.Handle
-	s.Entries(func(e chunkstore.Entry) bool {
+	var h storetool.Handle
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Pos == pos && e.Type != chunkstore.BodyBlock {
 			h = e.Handle
 			return false
@@ -34,7 +35,7 @@ func recordOf(t *testing.T, fsys vfs.FS, pos chunkstore.Pos) (string, int64, int
 	expect(t, !h.IsZero(), "no record of chunk %v", pos)
 	name := m.Chunks.Name
 	if n := h.File(); n != 0 {
-		name = chunkstore.DataFileName(m.Chunks.Name, n)
+		name = storetool.Tool.DataFileName(m.Chunks.Name, n)
 	}
 	return path.Join("/save", name), h.FileOffset(), int64(h.Length)
 }

@@ -41,12 +41,13 @@ func TestSaveStatsAndLog(t *testing.T) {
 	mem := vfs.NewMem()
 	var log gametest.Records
 	var fail atomic.Bool
-	faulty := &vfs.Faulty{FS: mem, Injector: vfs.InjectorFunc(func(op vfs.Op, _ string) error {
+	faulty := vfs.Faulty(mem, vfs.InjectorFunc(func(op vfs.Op, _ string) error {
 		if fail.Load() && op == vfs.OpSync {
 			return errors.New("disk on fire")
 		}
 		return nil
-	})}
+	}))
+
 	withLog := func(p *arksave.Plugin) { p.Logger = slog.New(&log) }
 	g := gametest.New(t, gametest.Opts{FS: faulty, Dir: "/save", Radius: 1, Plugin: withLog,
 		Prepare: func(w *ecs.World) { ecs.ComponentID[Tag](w) }})

@@ -136,12 +136,6 @@ type Plugin struct {
 	// as 0). Heat is not a pixel layer (components.Chunk.Heat) and is never
 	// saved.
 	Layers []chunkstore.Layer
-	// PersistMask selects the pixel bits that are saved.
-	//
-	// Deprecated: register the game's layers with Layers. A non-zero
-	// PersistMask without Layers keeps working as before (what it does not
-	// select loads as 0); with Layers it must equal their persisted bits.
-	PersistMask uint32
 	// ChunkEncoding says how chunk records are chosen (default
 	// chunkstore.EncodeSmallest: the smallest of delta, palette and full).
 	ChunkEncoding chunkstore.Encoding
@@ -272,7 +266,7 @@ func (p Plugin) resolve() (settings, error) {
 		fsys, dir = loc.FS, loc.Path
 	}
 	layers := p.Layers
-	if layers == nil && p.PersistMask == 0 {
+	if layers == nil {
 		layers = DefaultLayers()
 	}
 	opts := p.WorldOptions
@@ -295,7 +289,6 @@ func (p Plugin) resolve() (settings, error) {
 					Seed:         p.Seed,
 					Generator:    p.Generator,
 					Layers:       layers,
-					PersistMask:  p.PersistMask,
 					Encoding:     p.ChunkEncoding,
 					Workers:      p.CompressionWorkers,
 					DataFileSize: p.DataFileSize,

@@ -305,7 +305,7 @@ func benchWorldAt(b *testing.B, dir string) (*ecs.World, []arksave.System, *arks
 
 func chunkstoreConfig() chunkstore.Options {
 	return chunkstore.Options{ChunkSize: benchChunk, TileSize: 32, PixelSize: 4, Seed: 1,
-		Generator: benchGen, PersistMask: components.PersistMask}
+		Generator: benchGen, Layers: arksave.DefaultLayers()}
 }
 
 func emptyWorld(b *testing.B) []byte {

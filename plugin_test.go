@@ -105,7 +105,7 @@ func TestFaultsAtEveryCall(t *testing.T) {
 		for n := 0; ; n++ {
 			mem := vfs.NewMem()
 			cd := &vfs.Countdown{N: 1 << 30, Err: fault}
-			fsys := &vfs.Faulty{FS: mem, Injector: cd}
+			fsys := vfs.Faulty(mem, cd)
 			// Without the store copy that runs between saves for the backups (its
 			// faults: internal/savedir's TestBackupCopyFails), the nth call is one of the save's.
 			g := gametest.New(t, gametest.Opts{FS: fsys, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})

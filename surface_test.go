@@ -14,6 +14,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/systems"
 	"github.com/arksave/arksave/vfs"
@@ -130,8 +131,8 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 	must(t, g.Pers.Close())
 	s, err := chunkstore.Open("/save/chunks.pxsw", &chunkstore.Options{FS: mem, ReadOnly: true})
 	must(t, err)
-	var rec chunkstore.Handle
-	s.Entries(func(e chunkstore.Entry) bool {
+	var rec storetool.Handle
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Pos == (chunkstore.Pos{}) && e.Type != chunkstore.Empty {
 			rec = e.Handle
 		}
@@ -139,7 +140,7 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 	})
 	must(t, s.Close())
 	expect(t, rec.Length > 0, "chunk (0, 0) has no record")
-	f, err := mem.OpenRW(chunkstore.DataFileName("/save/chunks.pxsw", rec.File()))
+	f, err := mem.OpenRW(storetool.Tool.DataFileName("/save/chunks.pxsw", rec.File()))
 	must(t, err)
 	b := []byte{0}
 	off := rec.FileOffset() + int64(rec.Length) - 1

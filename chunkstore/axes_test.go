@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -218,7 +219,7 @@ func TestAxesStore(t *testing.T) {
 			mem := vfs.NewMem()
 			cfg := axesConfig(mem, n)
 			s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
-			expect(t, s.Axes() == n, "created with %d axes, reports %d", n, s.Axes())
+			expect(t, s.Options().Axes == n, "created with %d axes, reports %d", n, s.Options().Axes)
 			m := newKeyModel()
 			rng := rand.New(rand.NewPCG(uint64(n), 14))
 			dst := make([]uint32, npix)
@@ -235,7 +236,7 @@ func TestAxesStore(t *testing.T) {
 			// Reopen without saying the axes: the header has them.
 			open := axesConfig(mem, 0)
 			s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &open))
-			expect(t, s.Axes() == n && s.Options().Axes == n, "reopened with %d axes", s.Axes())
+			expect(t, s.Options().Axes == n, "reopened with %d axes", s.Options().Axes)
 			expect(t, m.diff(s) == "", "after reopen: %s", m.diff(s))
 			expectRange(t, s, m, n, rng)
 
@@ -268,7 +269,7 @@ func TestAxesStore(t *testing.T) {
 			s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
 			r := s.OpenReport()
 			expect(t, !r.OK(), "a lost page table not reported")
-			expect(t, s.Axes() == n, "rebuilt with %d axes", s.Axes())
+			expect(t, s.Options().Axes == n, "rebuilt with %d axes", s.Options().Axes)
 			shared, kept := 0, 0
 			for k, pix := range m.chunks {
 				if slices.Equal(pix, uniformChunk(small, 0)) {
@@ -330,7 +331,7 @@ func TestAxesRefuseOtherKeys(t *testing.T) {
 	b.PutChunk(chunkstore.Pos{X: 1, Y: 1}, uniformChunk(small, 5))
 	_, err = s.Commit(b)
 	expect(t, errors.Is(err, chunkstore.ErrAxes), "commit of a 2-axis key on 3 axes: %v", err)
-	expect(t, s.Generation() == 0 && s.Stats().Chunks == 0, "a refused commit wrote generation %d", s.Generation())
+	expect(t, s.Generation() == 0 && storetool.Tool.Stats(s).Chunks == 0, "a refused commit wrote generation %d", s.Generation())
 	mustCheck(t, s)
 	must(t, s.Close())
 
@@ -351,7 +352,7 @@ func TestAxesRefuseOtherKeys(t *testing.T) {
 	mem2 := vfs.NewMem()
 	cfg2 := testConfig(mem2)
 	s2 := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg2))
-	expect(t, s2.Axes() == 2, "default axes %d", s2.Axes())
+	expect(t, s2.Options().Axes == 2, "default axes %d", s2.Options().Axes)
 	b = s2.NewBatch()
 	pix := uniformChunk(small, 9)
 	b.PutChunkKey(chunkstore.Key2(3, -4), pix)
@@ -399,7 +400,7 @@ func TestAxesFixtures(t *testing.T) {
 			cfg.Generator = fixtureKeyGen{}
 			s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
 			defer s.Close()
-			expect(t, s.Axes() == n, "%d axes, want %d", s.Axes(), n)
+			expect(t, s.Options().Axes == n, "%d axes, want %d", s.Options().Axes, n)
 			var got []string
 			s.Entries(func(e chunkstore.Entry) bool {
 				got = append(got, fmt.Sprintf("%v %v", e.Key, e.Type))
@@ -425,7 +426,7 @@ func TestAxesFixtures(t *testing.T) {
 
 			insp := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &chunkstore.Options{FS: mem, ReadOnly: true}))
 			defer insp.Close()
-			expect(t, insp.Axes() == n && insp.Check().OK(), "inspection: %d axes, %s", insp.Axes(), insp.Check())
+			expect(t, insp.Options().Axes == n && insp.Check().OK(), "inspection: %d axes, %s", insp.Options().Axes, insp.Check())
 		})
 	}
 }
@@ -478,7 +479,7 @@ func TestAxesEveryBitFlipIsDetected(t *testing.T) {
 			for _, r := range regions(t, mem) {
 				path, off := locate(storePath, r.Handle.Offset)
 				end := off + int64(r.Handle.Length)
-				if r.Kind == chunkstore.RecordJournal || r.Kind == chunkstore.RecordCheckpoint {
+				if r.Kind == storetool.RecordJournal || r.Kind == storetool.RecordCheckpoint {
 					spans = append(spans, span{path, off, end})
 				} else {
 					spans = append(spans, span{path, end - ext, end})
@@ -647,7 +648,7 @@ func TestAxesPaletteExtraLayers(t *testing.T) {
 							t.Fatalf("%s: %v: pixel %d is %08x, want %08x", when, k, i, dst[i], wantPix)
 						}
 					}
-					raw, ok, err := s.ReadRawKey(k)
+					raw, ok, err := storetool.Tool.ReadRawKey(s, k)
 					expect(t, err == nil && ok && raw.Type == c.typ && raw.Key == k && raw.Layers == mask && string(raw.Extra) == c.extra,
 						"%s: raw %v: %v %v %v layers %08x extra %q", when, k, ok, err, raw.Type, raw.Layers, raw.Extra)
 				}
@@ -659,7 +660,7 @@ func TestAxesPaletteExtraLayers(t *testing.T) {
 				expect(t, err == nil && len(es) == 3, "%s: entries in the box: %v %v", when, es, err)
 			}
 			s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, ptr(axesConfig(mem, 0))))
-			expect(t, s.Axes() == n, "reopened with %d axes", s.Axes())
+			expect(t, s.Options().Axes == n, "reopened with %d axes", s.Options().Axes)
 			s.Close()
 			open := axesConfig(mem, 0)
 			open.Layers = cfg.Layers
@@ -688,8 +689,8 @@ func loseTables(t *testing.T, mem *vfs.Mem, n int) (map[string][]byte, int) {
 	t.Helper()
 	files := storeFiles(t, mem)
 	lost := 0
-	must(t, chunkstore.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
-		if r.Kind == chunkstore.RecordJournal || r.Kind == chunkstore.RecordCheckpoint {
+	must(t, storetool.Tool.Scan(mem, storePath, func(r storetool.ScanRecord) bool {
+		if r.Kind == storetool.RecordJournal || r.Kind == storetool.RecordCheckpoint {
 			path, off := locate(storePath, r.Handle.Offset)
 			files[path][off+19] ^= 0xFF // the header's CRC-8
 			lost++

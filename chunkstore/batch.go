@@ -35,7 +35,7 @@ func (s *Store) NewBatch() *Batch {
 
 // PutChunk stores pix (ChunkSize*ChunkSize pixels, row-major) at pos. The
 // batch keeps the slice: the caller must not modify it until Commit
-// returns. A chunk identical to generation under PersistMask is not stored
+// returns. A chunk identical to generation in its persisted layers is not stored
 // (a stored one at pos is removed).
 func (b *Batch) PutChunk(pos Pos, pix []uint32) { b.PutChunkKey(pos.Key(), pix) }
 
@@ -81,17 +81,11 @@ func (b *Batch) DeleteChunk(pos Pos) { b.DeleteChunkKey(pos.Key()) }
 // DeleteChunkKey is DeleteChunk at a key of the store's axes.
 func (b *Batch) DeleteChunkKey(k Key) { b.chunks[k] = batchChunk{del: true} }
 
-// PutBodies replaces the pixel bodies kept with the chunk at pos. Empty
-// bodies (no Shape bit set) are dropped; nil or no non-empty body removes
-// the chunk's bodies. The batch keeps the slice and what it points to
-// until Commit returns.
-func (b *Batch) PutBodies(pos Pos, bodies []Body) { b.bodies[pos.Key()] = EntityBlock{Bodies: bodies} }
-
 // PutEntities replaces what is kept with the chunk at pos besides its
 // pixels: its pixel bodies and its entity sections (see [EntityBlock]). A
-// block with no non-empty body and no section removes them. The batch keeps
-// the slices until Commit returns. PutEntities and PutBodies replace each
-// other's change at pos.
+// block with no non-empty body and no section removes them; empty bodies
+// (no Shape bit set) are dropped. The batch keeps the slices and what they
+// point to until Commit returns.
 func (b *Batch) PutEntities(pos Pos, blk EntityBlock) { b.PutEntitiesKey(pos.Key(), blk) }
 
 // PutEntitiesKey is PutEntities at a key of the store's axes.

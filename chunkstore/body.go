@@ -25,18 +25,17 @@ const (
 // Body is a pixel body kept with the chunk that holds its centre, as its
 // record in the file holds it. X, Y and Rotation are the blitted transform.
 type Body struct {
-	ID                    uint64  // stable id: session<<32 | counter
-	X, Y                  float32 // blitted position, world pixels
-	Rotation              float32 // radians
-	VX, VY                float32 // linear velocity
-	AngularVelocity       float32 // radians per second
-	Width, Height         uint32  // pixel grid size
-	OriginX, OriginY      int32   // grid offset of the rotation origin
-	Pixels                []uint32
-	Shape                 []bool // Width*Height: true where the body has a pixel
-	Extension             []byte // game-defined data, stored as is
-	_                     struct{}
-	unexportedForEquality struct{}
+	ID               uint64  // stable id: session<<32 | counter
+	X, Y             float32 // blitted position, world pixels
+	Rotation         float32 // radians
+	VX, VY           float32 // linear velocity
+	AngularVelocity  float32 // radians per second
+	Width, Height    uint32  // pixel grid size
+	OriginX, OriginY int32   // grid offset of the rotation origin
+	Pixels           []uint32
+	Shape            []bool // Width*Height: true where the body has a pixel
+	Extension        []byte // game-defined data, stored as is
+	_                struct{}
 }
 
 // EntityBlock is what the store keeps with a chunk besides its pixels: the

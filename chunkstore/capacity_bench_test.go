@@ -107,7 +107,7 @@ func TestBulkStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if st := s.Stats(); st.Chunks != n || st.Delta != n {
+	if st := s.statistics(); st.Chunks != n || st.Delta != n {
 		t.Fatalf("%d chunks (%d delta), want %d", st.Chunks, st.Delta, n)
 	}
 	if r := s.Check(); !r.OK() {
@@ -158,8 +158,8 @@ func BenchmarkCapacity(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if s.Stats().Chunks != st.n {
-			b.Fatalf("%s: %d chunks, want %d", st.label, s.Stats().Chunks, st.n)
+		if s.statistics().Chunks != st.n {
+			b.Fatalf("%s: %d chunks, want %d", st.label, s.statistics().Chunks, st.n)
 		}
 		return s
 	}
@@ -226,7 +226,7 @@ func BenchmarkCapacity(b *testing.B) {
 			runtime.GC()
 			runtime.ReadMemStats(&after)
 			heap[i] = float64(after.HeapAlloc-before.HeapAlloc) / float64(two[i].n)
-			index[i] = float64(s.Stats().IndexBytes) / float64(two[i].n)
+			index[i] = float64(s.statistics().IndexBytes) / float64(two[i].n)
 			runtime.KeepAlive(s)
 			s.Close()
 			return 0

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -33,8 +34,34 @@ func (s *Store) Check() Report {
 		r.add(SectionHeader, 0, err)
 		return r
 	}
+	s.checkSlots(&r, main, size)
+	files := s.fileList()
+	s.checkFilesInto(&r, files)
+	inChain := s.checkTable(&r)
+	damaged, order := s.scanFiles(&r, files)
+	s.checkLive(&r, damaged)
+	for _, off := range order {
+		ev, ok := damaged[off]
+		switch {
+		case !ok || inChain[off]:
+		case ev.hdrOK && !ev.hdr.kind.IsTable():
+			// A chunk or body record no entry uses (an older version, or one
+			// a rebuild skipped): its header still says which chunk.
+			r.addKey(SectionRecord, off, ev.hdr.keyAny(nil), fmt.Errorf("unreferenced %s (%d bytes): %w", ev.hdr.kind, ev.length, ev.bad))
+		default:
+			r.add(SectionRecord, off, fmt.Errorf("unreferenced bytes (%d): %w", ev.length, ev.bad))
+		}
+	}
+	if n := s.chunks.Len(); s.hdr.chunkCount != uint32(n) {
+		r.add(SectionHeader, slotOffset(s.hdr.generation), fmt.Errorf("%w: header counts %d chunks, the page table %d", ErrCorrupt, s.hdr.chunkCount, n))
+	}
+	slices.SortStableFunc(r.Problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
+	return s.localize(r)
+}
 
-	// Header slots.
+// checkSlots reports the damaged header slots of the store file, of size
+// bytes, and counts the valid ones.
+func (s *Store) checkSlots(r *Report, main vfs.File, size int64) {
 	slots := make([]byte, min(size, dataStart))
 	if n, err := main.ReadAt(slots, 0); n < len(slots) {
 		r.add(SectionHeader, 0, err)
@@ -48,12 +75,12 @@ func (s *Store) Check() Report {
 			r.add(SectionHeader, int64(i)*headerSize, err)
 		}
 	}
+}
 
-	// The files of the generation.
-	files := s.Files()
-	s.checkFilesInto(&r, files)
-
-	// The page table of the committed generation.
+// checkTable walks the page table of the committed generation, newest
+// record first, reports its damaged records and entries, and returns the
+// offsets of its records.
+func (s *Store) checkTable(r *Report) map[int64]bool {
 	inChain := map[int64]bool{}
 	var buf []byte
 	for off, n := s.hdr.root, 0; off != 0 && n < 1<<20; n++ {
@@ -77,14 +104,18 @@ func (s *Store) Check() Report {
 		for _, p := range problems {
 			r.add(SectionTable, off, p)
 		}
-		if err != nil || h.kind == RecordCheckpoint || t.prev >= off {
+		if err != nil || h.kind == pxsw.RecordCheckpoint || t.prev >= off {
 			break // a damaged record's previous pointer is not to be trusted
 		}
 		off = t.prev
 	}
+	return inChain
+}
 
-	// Every record in the files of the generation, up to where the next
-	// commit appends.
+// scanFiles reads every record in the files of the generation, up to where
+// the next commit appends, counts them and returns the damaged ones by
+// offset, and their offsets in file order.
+func (s *Store) scanFiles(r *Report, files []fileStats) (map[int64]scanEvent, []int64) {
 	damaged := map[int64]scanEvent{}
 	var order []int64
 	for _, fs := range files {
@@ -109,10 +140,15 @@ func (s *Store) Check() Report {
 			r.add(SectionRecord, storeOffset(fs.Number, firstRecord(fs.Number)), err)
 		}
 	}
+	return damaged, order
+}
 
-	// Every live record decodes.
-	var entries []Entry
-	s.Entries(func(e Entry) bool {
+// checkLive checks that every live record decodes, counts the entries by
+// storage type, and reports a live record that is damaged under its chunk,
+// removing it from damaged.
+func (s *Store) checkLive(r *Report, damaged map[int64]scanEvent) {
+	var entries []toolEntry
+	s.entries(func(e toolEntry) bool {
 		entries = append(entries, e)
 		return true
 	})
@@ -142,29 +178,12 @@ func (s *Store) Check() Report {
 			r.addKey(section, e.Handle.Offset, e.Key, err)
 		}
 	}
-	for _, off := range order {
-		ev, ok := damaged[off]
-		switch {
-		case !ok || inChain[off]:
-		case ev.hdrOK && !ev.hdr.kind.isTable():
-			// A chunk or body record no entry uses (an older version, or one
-			// a rebuild skipped): its header still says which chunk.
-			r.addKey(SectionRecord, off, ev.hdr.keyAny(nil), fmt.Errorf("unreferenced %s (%d bytes): %w", ev.hdr.kind, ev.length, ev.bad))
-		default:
-			r.add(SectionRecord, off, fmt.Errorf("unreferenced bytes (%d): %w", ev.length, ev.bad))
-		}
-	}
-	if n := s.chunks.Len(); s.hdr.chunkCount != uint32(n) {
-		r.add(SectionHeader, slotOffset(s.hdr.generation), fmt.Errorf("%w: header counts %d chunks, the page table %d", ErrCorrupt, s.hdr.chunkCount, n))
-	}
-	slices.SortStableFunc(r.Problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
-	return s.localize(r)
 }
 
 // checkFilesInto reports the files of the generation that are missing, cut
 // short (shorter than the records the generation uses in them) or not the
 // store's (a damaged header, another store's, another number).
-func (s *Store) checkFilesInto(r *Report, files []FileStats) {
+func (s *Store) checkFilesInto(r *Report, files []fileStats) {
 	s.mu.RLock()
 	ends := s.ends
 	s.mu.RUnlock()
@@ -195,7 +214,7 @@ func (s *Store) localize(r Report) Report {
 }
 
 // checkEntry reads and fully decodes the record of one entry.
-func (s *Store) checkEntry(e Entry, sc *readScratch, dst []uint32) error {
+func (s *Store) checkEntry(e toolEntry, sc *readScratch, dst []uint32) error {
 	h, rec, err := s.read(e.Handle, sc.rec)
 	if rec != nil {
 		sc.rec = rec
@@ -203,7 +222,7 @@ func (s *Store) checkEntry(e Entry, sc *readScratch, dst []uint32) error {
 	if err != nil {
 		return err
 	}
-	if h.kind.storageType() != e.Type {
+	if storageOf(h.kind) != e.Type {
 		return fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.Handle.Offset), e.Type)
 	}
 	switch e.Type {
@@ -231,22 +250,22 @@ func (s *Store) checkEntry(e Entry, sc *readScratch, dst []uint32) error {
 	return err
 }
 
-// CheckFile checks the store file at path (through fsys, nil meaning
+// checkFile checks the store file at path (through fsys, nil meaning
 // vfs.OS) on its own, without the game: it opens the newest generation
 // read-only for inspection and returns what opening skipped together with
 // what Check finds. When the file cannot be opened (no valid header slot),
 // the report holds that error and every damaged stretch a forward scan of
 // the file finds.
-func CheckFile(fsys vfs.FS, path string) Report {
+func checkFile(fsys vfs.FS, path string) Report {
 	s, err := Open(path, &Options{FS: fsys, ReadOnly: true})
 	if err != nil {
 		var r Report
 		r.add(SectionHeader, 0, err)
-		scanErr := Scan(fsys, path, func(rec ScanRecord) bool {
+		scanErr := scanFile(fsys, path, func(rec scanRecord) bool {
 			r.Records++
 			if rec.Err != nil {
 				switch rec.Kind {
-				case RecordFull, RecordDelta, RecordPalette, RecordBodies:
+				case pxsw.RecordFull, pxsw.RecordDelta, pxsw.RecordPalette, pxsw.RecordBodies:
 					r.addKey(SectionRecord, rec.Handle.Offset, rec.Key, rec.Err)
 				default:
 					r.add(SectionRecord, rec.Handle.Offset, rec.Err)

@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/arksave/arksave/internal/pxsw"
 )
 
 // Chunk payloads. Their layout is part of the file format; see the package
@@ -85,7 +87,7 @@ type chunkCodec struct {
 	kgen      KeyGenerator // gen, in a store of 3 or 4 axes
 	threshold float64
 	bases     *baseCache // nil when disabled
-	layers    []Layer    // the game's registered layers; nil: PersistMask alone
+	layers    []Layer    // the game's registered layers; nil: all 32 bits kept
 	deltaFull bool       // EncodeDeltaFull
 }
 
@@ -267,11 +269,11 @@ func (e *encoder) encodeDelta(pos Key, pix, gen []uint32, mask uint32, diff int)
 			at += deltaEntrySize
 		}
 	}
-	return e.seal(RecordDelta, pos, raw)
+	return e.seal(pxsw.RecordDelta, pos, raw)
 }
 
 func (e *encoder) encodeFull(pos Key, pix []uint32, mask uint32) []byte {
-	return e.seal(RecordFull, pos, e.fullRaw(pix, mask))
+	return e.seal(pxsw.RecordFull, pos, e.fullRaw(pix, mask))
 }
 
 // fullRaw returns the payload of a Full record of pix&mask: pix itself
@@ -290,7 +292,7 @@ func (e *encoder) fullRaw(pix []uint32, mask uint32) []byte {
 
 // seal compresses raw into a fresh record in e.alt, after the parts in
 // e.ext, with the key bytes of pos after it.
-func (e *encoder) seal(kind RecordKind, pos Key, raw []byte) []byte {
+func (e *encoder) seal(kind recordKind, pos Key, raw []byte) []byte {
 	e.compressions++
 	rec, codec := compressInto(e.alt[:0], &e.c, e.ext, raw)
 	rec = sealKeyed(rec, kind, codec, e.flags(), pos, uint32(len(raw)))

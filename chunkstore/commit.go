@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -57,7 +58,7 @@ func (m mutation) entry(n int) tableEntry {
 		e.typ = BodyBlock
 	}
 	if m.del {
-		e.h = Handle{}
+		e.h = handle{}
 	}
 	return e
 }
@@ -75,12 +76,12 @@ type commitWriter struct {
 	wrote    int64
 	written  []uint32 // data files written to, to sync
 	created  []uint32 // data files created
-	dictAdds map[uint64]Handle
+	dictAdds map[uint64]handle
 	err      error
 }
 
 func newCommitWriter(files *fileSet, id header, limit, at int64) *commitWriter {
-	cw := &commitWriter{files: files, id: id, limit: limit, flushed: at, dictAdds: map[uint64]Handle{}}
+	cw := &commitWriter{files: files, id: id, limit: limit, flushed: at, dictAdds: map[uint64]handle{}}
 	if b, ok := commitBufs.Get().(*[]byte); ok {
 		cw.buf = *b
 	}
@@ -91,9 +92,9 @@ func (cw *commitWriter) end() int64 { return cw.flushed + int64(len(cw.buf)) }
 
 // append adds rec and returns its handle (zero after an error, which
 // cw.err keeps).
-func (cw *commitWriter) append(rec []byte) Handle {
+func (cw *commitWriter) append(rec []byte) handle {
 	if cw.err != nil {
-		return Handle{}
+		return handle{}
 	}
 	end := cw.end()
 	n, local := fileOf(end), localOf(end)
@@ -110,9 +111,9 @@ func (cw *commitWriter) append(rec []byte) Handle {
 		cw.open(n + 1)
 	}
 	if cw.err != nil {
-		return Handle{}
+		return handle{}
 	}
-	h := Handle{cw.end(), uint32(len(rec))}
+	h := handle{Offset: cw.end(), Length: uint32(len(rec))}
 	if len(cw.buf)+len(rec) > commitFlushBytes {
 		// Write what the buffer holds first, so that it never grows past
 		// commitFlushBytes, and a record as large bypasses it.
@@ -242,7 +243,7 @@ func (cw *commitWriter) sync(fsys vfs.FS) (int, error) {
 }
 
 // record returns the bytes of a record of this commit or of the store.
-func (cw *commitWriter) record(h Handle) ([]byte, error) {
+func (cw *commitWriter) record(h handle) ([]byte, error) {
 	if h.Offset >= cw.flushed {
 		at := h.Offset - cw.flushed
 		return cw.buf[at : at+int64(h.Length)], nil
@@ -285,16 +286,16 @@ func (s *Store) Commit(b *Batch) (CommitStats, error) {
 
 // begin checks that a commit may run and marks the files, so that a
 // failed one is taken back. The caller holds wmu.
-func (s *Store) begin() (Mark, error) {
+func (s *Store) begin() (fileMark, error) {
 	if err := s.writable(); err != nil {
-		return Mark{}, err
+		return fileMark{}, err
 	}
 	if s.hdr.generation >= maxGeneration {
-		return Mark{}, fmt.Errorf("generation %d is the last", s.hdr.generation)
+		return fileMark{}, fmt.Errorf("generation %d is the last", s.hdr.generation)
 	}
 	if s.needDirSync {
 		if err := s.cfg.FS.SyncDir(filepath.Dir(s.path)); err != nil {
-			return Mark{}, fmt.Errorf("sync directory: %w", err)
+			return fileMark{}, fmt.Errorf("sync directory: %w", err)
 		}
 		s.needDirSync = false
 	}
@@ -333,7 +334,7 @@ func (cw *commitWriter) release() {
 // page-table record for muts (replacing the chain records in the files
 // evict empties, when not nil), syncs what it wrote, writes the header slot
 // of the next generation, syncs it and publishes.
-func (s *Store) finish(cw *commitWriter, muts []mutation, evict map[uint32]bool, moved map[Handle]Handle, st CommitStats, start time.Time) (CommitStats, error) {
+func (s *Store) finish(cw *commitWriter, muts []mutation, evict map[uint32]bool, moved map[handle]handle, st CommitStats, start time.Time) (CommitStats, error) {
 	h := s.hdr
 	h.version = h.currentVersion() // a commit writes the current format, whatever it opened
 	h.generation++
@@ -351,7 +352,7 @@ func (s *Store) finish(cw *commitWriter, muts []mutation, evict map[uint32]bool,
 		plan.h = cw.append(rec)
 		h.root = plan.h.Offset
 		st.TableBytes = int64(len(rec))
-		st.Checkpoint = plan.kind == RecordCheckpoint
+		st.Checkpoint = plan.kind == pxsw.RecordCheckpoint
 		st.MergedLevel = int(plan.level)
 	}
 	syncs, err := cw.sync(s.cfg.FS)
@@ -544,19 +545,19 @@ func (s *Store) place(it *workItem, cw *commitWriter, st *CommitStats) (mutation
 
 // dictTakes reports whether the chunk dictionary shares rec.
 func (s *Store) dictTakes(rec []byte) bool {
-	kind := RecordKind(rec[16])
+	kind := recordKind(rec[16])
 	switch s.cfg.Dictionary {
 	case DictionaryOff:
 		return false
 	case DictionarySmallFull:
-		return kind == RecordFull && len(rec) <= smallFullRecord
+		return kind == pxsw.RecordFull && len(rec) <= smallFullRecord
 	}
 	return sharable(kind)
 }
 
 // put appends rec, or returns an identical record the store or this
 // commit holds (the chunk dictionary) and true.
-func (s *Store) put(rec []byte, cw *commitWriter, st *CommitStats) (Handle, bool) {
+func (s *Store) put(rec []byte, cw *commitWriter, st *CommitStats) (handle, bool) {
 	if !s.dictTakes(rec) {
 		st.RecordBytes += int64(len(rec))
 		return cw.append(rec), false
@@ -634,7 +635,7 @@ func (s *Store) encodeItem(e *encoder, it *workItem) {
 			return
 		}
 		rec := e.appendBodyBlock(make([]byte, recordHeaderSize, 4096), it.bodies, it.secs, s.cc.mask)
-		it.rec = sealKeyed(rec, RecordBodies, codecNone, 0, it.pos, uint32(len(rec)-recordHeaderSize))
+		it.rec = sealKeyed(rec, pxsw.RecordBodies, codecNone, 0, it.pos, uint32(len(rec)-recordHeaderSize))
 		return
 	}
 	if it.chunk.del {
@@ -664,12 +665,12 @@ func (s *Store) encodeItem(e *encoder, it *workItem) {
 
 // tablePlan is the page-table record a commit writes.
 type tablePlan struct {
-	kind    RecordKind
+	kind    recordKind
 	level   uint8
 	prev    int64
 	merged  int // journal segments it replaces (from the top of the chain)
 	entries []tableEntry
-	h       Handle
+	h       handle
 }
 
 type tkey struct {
@@ -694,6 +695,38 @@ func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, e
 	for _, m := range muts {
 		overlay[tkey{m.key, m.body}] = m
 	}
+	post := s.entriesAfter(muts)
+	limit := max(minCheckpointJournal, int(s.cfg.CheckpointRatio*float64(post)))
+	if s.needCheckpoint || s.journalEntries+len(muts) > limit || !s.ckpt.IsZero() && evict[s.ckpt.File()] {
+		return s.planCheckpoint(overlay, post), nil
+	}
+	level, k := s.mergeDepth(evict)
+	if k == 0 && len(muts) == 0 {
+		return nil, nil
+	}
+	plan := &tablePlan{kind: pxsw.RecordJournal, level: uint8(level), merged: k, prev: s.ckpt.Offset}
+	if n := len(s.chain) - k; n > 0 {
+		plan.prev = s.chain[n-1].h.Offset
+	}
+	if k == 0 {
+		plan.entries = make([]tableEntry, len(muts))
+		for i, m := range muts {
+			plan.entries[i] = m.entry(s.axes)
+		}
+		slices.SortFunc(plan.entries, compareEntries)
+		return plan, nil
+	}
+	entries, ok := s.mergeSegments(overlay, k)
+	if !ok {
+		return s.planCheckpoint(overlay, post), nil
+	}
+	plan.entries = entries
+	return plan, nil
+}
+
+// entriesAfter returns how many page-table entries (chunks and bodies) the
+// store holds once muts are applied.
+func (s *Store) entriesAfter(muts []mutation) int {
 	post := s.chunks.Len() + s.bodies.Len() + chunkDelta(s, muts)
 	for _, m := range muts {
 		if m.body {
@@ -705,11 +738,14 @@ func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, e
 			}
 		}
 	}
-	limit := max(minCheckpointJournal, int(s.cfg.CheckpointRatio*float64(post)))
-	if s.needCheckpoint || s.journalEntries+len(muts) > limit || !s.ckpt.IsZero() && evict[s.ckpt.File()] {
-		return s.planCheckpoint(overlay, post), nil
-	}
-	level, k := 0, 0
+	return post
+}
+
+// mergeDepth returns how many of the newest journal segments the next
+// segment replaces, and its level: journalFanIn-1 segments of one level
+// merge into one of the next, repeatedly; a segment in a data file that
+// evict names is merged with every newer one.
+func (s *Store) mergeDepth(evict map[uint32]bool) (level, k int) {
 	for {
 		n := len(s.chain) - k
 		if n < journalFanIn-1 {
@@ -736,46 +772,37 @@ func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, e
 			break
 		}
 	}
-	if k == 0 && len(muts) == 0 {
-		return nil, nil
-	}
-	plan := &tablePlan{kind: RecordJournal, level: uint8(level), merged: k, prev: s.ckpt.Offset}
-	if n := len(s.chain) - k; n > 0 {
-		plan.prev = s.chain[n-1].h.Offset
-	}
-	if k == 0 {
-		plan.entries = make([]tableEntry, len(muts))
-		for i, m := range muts {
-			plan.entries[i] = m.entry(s.axes)
-		}
-		slices.SortFunc(plan.entries, compareEntries)
-		return plan, nil
-	}
-	// Merge: the newest value of every position the merged segments or
-	// this commit touch.
-	keys := make(map[tkey]struct{}, len(muts))
-	for _, m := range muts {
-		keys[tkey{m.key, m.body}] = struct{}{}
+	return level, k
+}
+
+// mergeSegments returns the entries of a segment that replaces the k
+// newest: the newest value of every position those segments or this
+// commit (overlay) touch, sorted. It returns false when a segment cannot
+// be read: the commit then writes a checkpoint.
+func (s *Store) mergeSegments(overlay map[tkey]mutation, k int) ([]tableEntry, bool) {
+	keys := make(map[tkey]struct{}, len(overlay))
+	for key := range overlay {
+		keys[key] = struct{}{}
 	}
 	var buf []byte
 	for _, sg := range s.chain[len(s.chain)-k:] {
 		_, rec, err := s.read(sg.h, buf)
 		if err != nil {
-			return s.planCheckpoint(overlay, post), nil
+			return nil, false
 		}
 		buf = rec
 		t, _, err := parseTable(rec[recordHeaderSize:], sg.h.Offset, false, s.axes)
 		if err != nil {
-			return s.planCheckpoint(overlay, post), nil
+			return nil, false
 		}
 		for _, e := range t.entries {
 			keys[tkey{e.pos.ik(), e.isBody()}] = struct{}{}
 		}
 	}
-	plan.entries = make([]tableEntry, 0, len(keys))
+	entries := make([]tableEntry, 0, len(keys))
 	for k := range keys {
 		if m, ok := overlay[k]; ok {
-			plan.entries = append(plan.entries, m.entry(s.axes))
+			entries = append(entries, m.entry(s.axes))
 			continue
 		}
 		ix := s.chunks
@@ -785,15 +812,15 @@ func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, e
 		m := mutation{key: k.key, body: k.body}
 		m.v, m.del = ix.get(k.key)
 		m.del = !m.del
-		plan.entries = append(plan.entries, m.entry(s.axes))
+		entries = append(entries, m.entry(s.axes))
 	}
-	slices.SortFunc(plan.entries, compareEntries)
-	return plan, nil
+	slices.SortFunc(entries, compareEntries)
+	return entries, true
 }
 
 // planCheckpoint builds a checkpoint: every entry after the commit, sorted.
 func (s *Store) planCheckpoint(overlay map[tkey]mutation, post int) *tablePlan {
-	plan := &tablePlan{kind: RecordCheckpoint, merged: len(s.chain), entries: make([]tableEntry, 0, post)}
+	plan := &tablePlan{kind: pxsw.RecordCheckpoint, merged: len(s.chain), entries: make([]tableEntry, 0, post)}
 	add := func(ix *index, body bool) {
 		ix.each(func(key ikey, v ival) bool {
 			if _, ok := overlay[tkey{key, body}]; !ok {
@@ -815,7 +842,7 @@ func (s *Store) planCheckpoint(overlay map[tkey]mutation, post int) *tablePlan {
 
 // publish makes a durable commit visible to readers. moved maps the
 // records a compaction copied to their copies.
-func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWriter, moved map[Handle]Handle) {
+func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWriter, moved map[handle]handle) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for hash, dh := range cw.dictAdds {
@@ -840,7 +867,7 @@ func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWr
 			old, had = ix.set(m.key, m.v)
 			s.ref(m.key, m.v, m.body)
 			if !m.v.h.IsZero() {
-				s.ends[m.v.h.File()] = max(s.ends[m.v.h.File()], m.v.h.end())
+				s.ends[m.v.h.File()] = max(s.ends[m.v.h.File()], m.v.h.End())
 			}
 		}
 		if had {
@@ -849,9 +876,9 @@ func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWr
 	}
 	s.updateCells(muts)
 	if plan != nil {
-		s.ends[plan.h.File()] = max(s.ends[plan.h.File()], plan.h.end())
+		s.ends[plan.h.File()] = max(s.ends[plan.h.File()], plan.h.End())
 		sg := segment{h: plan.h, level: plan.level, count: len(plan.entries)}
-		if plan.kind == RecordCheckpoint {
+		if plan.kind == pxsw.RecordCheckpoint {
 			s.ckpt, s.chain, s.journalEntries = plan.h, nil, 0
 		} else {
 			for _, old := range s.chain[len(s.chain)-plan.merged:] {

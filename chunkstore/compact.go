@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/arksave/arksave/internal/pxsw"
 )
 
 // minCompactionDead keeps NeedsCompaction quiet for tiny stores: below this
@@ -28,15 +30,15 @@ type CompactStats struct {
 // their stats: every data file, and the store file while it holds records
 // of the generation (a store of format 1: its records move to data files;
 // its space is given back only by Compact or CompactTo).
-func (s *Store) candidates() []FileStats {
-	files := s.Files()
+func (s *Store) candidates() []fileStats {
+	files := s.fileList()
 	s.mu.RLock()
 	mainLive := s.live[0] > 0 || s.ckpt.File() == 0 && !s.ckpt.IsZero()
 	for _, sg := range s.chain {
 		mainLive = mainLive || sg.h.File() == 0
 	}
 	s.mu.RUnlock()
-	return slices.DeleteFunc(files, func(f FileStats) bool { return f.Number == 0 && !mainLive })
+	return slices.DeleteFunc(files, func(f fileStats) bool { return f.Number == 0 && !mainLive })
 }
 
 // NeedsCompaction reports whether the dead bytes of the data files exceed
@@ -49,9 +51,9 @@ func (s *Store) NeedsCompaction() bool {
 
 // nextCompaction returns the file with the most dead bytes when the store
 // needs compaction.
-func (s *Store) nextCompaction() (FileStats, bool) {
+func (s *Store) nextCompaction() (fileStats, bool) {
 	var size, dead int64
-	var best FileStats
+	var best fileStats
 	for _, f := range s.candidates() {
 		size += f.Size
 		dead += f.Dead
@@ -66,17 +68,17 @@ func (s *Store) nextCompaction() (FileStats, bool) {
 // CompactNext compacts the file with the most dead bytes, when the store
 // needs compaction (see NeedsCompaction), and reports whether it did: a
 // step whose cost is that file's live records, whatever the size of the
-// world. See CompactFile.
+// world. See compactFile.
 func (s *Store) CompactNext() (CompactStats, bool, error) {
 	f, ok := s.nextCompaction()
 	if !ok {
 		return CompactStats{}, false, nil
 	}
-	st, err := s.CompactFile(f.Number)
+	st, err := s.compactFile(f.Number)
 	return st, err == nil, err
 }
 
-// CompactFile moves the live records of file n (a data file, or the store
+// compactFile moves the live records of file n (a data file, or the store
 // file of a format 1 store) to the newest data file (the next one when n is
 // the newest), as a commit of generation Generation()+1 that changes no
 // chunk: its page-table record points the moved entries at their copies
@@ -89,7 +91,7 @@ func (s *Store) CompactNext() (CompactStats, bool, error) {
 // while being copied is dropped (its chunk regenerates) and listed in
 // OpenReport. On error nothing is published and the files are taken back,
 // as for a failed Commit.
-func (s *Store) CompactFile(n uint32) (CompactStats, error) {
+func (s *Store) compactFile(n uint32) (CompactStats, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	return s.relocate(map[uint32]bool{n: true}, false)
@@ -122,7 +124,7 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 		entries = append(entries, s.entriesIn(n)...)
 	}
 	slices.SortFunc(entries, func(a, b tableEntry) int { return cmp.Compare(a.h.Offset, b.h.Offset) })
-	moved := map[Handle]Handle{}
+	moved := map[handle]handle{}
 	var muts []mutation
 	var dropped []Problem
 	var buf []byte
@@ -132,7 +134,7 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 		if !ok {
 			rh, rec, err := s.read(e.h, buf)
 			buf = rec
-			if err == nil && rh.kind.storageType() != e.typ {
+			if err == nil && storageOf(rh.kind) != e.typ {
 				err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, rh.kind, loc(e.h.Offset), e.typ)
 			}
 			if err != nil {
@@ -158,7 +160,7 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 		s.undo(undo)
 		return st, fmt.Errorf("chunkstore: compact: %w", cw.err)
 	}
-	for _, f := range s.Files() {
+	for _, f := range s.fileList() {
 		if evict[f.Number] {
 			st.Files = append(st.Files, f.Number)
 			st.Freed += f.Size
@@ -200,11 +202,11 @@ func (s *Store) entriesIn(n uint32) []tableEntry {
 	f, err := s.file(n)
 	if err == nil && want > 0 {
 		err = scanRecords(f, storeOffset(n, firstRecord(n)), end, func(ev scanEvent) bool {
-			if !ev.hdrOK || ev.hdr.kind.isTable() {
+			if !ev.hdrOK || ev.hdr.kind.IsTable() {
 				return true
 			}
-			h := Handle{ev.off, ev.hdr.length()}
-			body := ev.hdr.kind == RecordBodies
+			h := handle{Offset: ev.off, Length: ev.hdr.length()}
+			body := ev.hdr.kind == pxsw.RecordBodies
 			s.mu.RLock()
 			var keys []tkey
 			if r, ok := s.dict.refs[ev.off]; ok {
@@ -275,7 +277,7 @@ func (s *Store) Compact() error {
 		return err
 	}
 	evict := map[uint32]bool{0: true}
-	for _, f := range s.Files() {
+	for _, f := range s.fileList() {
 		evict[f.Number] = true
 	}
 	prev := s.hdr
@@ -305,7 +307,7 @@ func (s *Store) Compact() error {
 // neither header slot names anything in them.
 func (s *Store) removeUnused() error {
 	keep := map[uint32]bool{}
-	for _, f := range s.Files() {
+	for _, f := range s.fileList() {
 		keep[f.Number] = true
 	}
 	var errs []error
@@ -344,20 +346,11 @@ func (s *Store) removeUnused() error {
 // The store itself is unchanged. It works on a read-only store too, which
 // makes it the repair step after Open with Options.Repair.
 func (s *Store) CompactTo(path string) (*Store, error) {
-	n, _, err := s.CompactToFilling(path, nil)
+	n, _, err := s.compactToFilling(path, nil)
 	return n, err
 }
 
-// A Filled is a chunk that [Store.CompactToFilling] took from one of its
-// fill stores.
-type Filled struct {
-	Pos     Pos // the first two axes of Key
-	Key     Key
-	From    int  // the index of the fill store it came from
-	Damaged bool // the store held it, in a damaged record
-}
-
-// CompactToFilling is CompactTo that also takes, record for record, the
+// compactToFilling is CompactTo that also takes, record for record, the
 // chunks the store lost from the first of fill that holds them intact:
 // every chunk whose record in the store is damaged and every one the store
 // does not hold for which missing (when not nil) returns true (after a
@@ -369,7 +362,7 @@ type Filled struct {
 // size or other axes gives nothing; one of another seed or generator
 // version no Delta chunks: they mean something only against their own
 // generator.
-func (s *Store) CompactToFilling(path string, missing func(pos Pos) bool, fill ...*Store) (*Store, []Filled, error) {
+func (s *Store) compactToFilling(path string, missing func(pos Pos) bool, fill ...*Store) (*Store, []filledChunk, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed {
@@ -449,9 +442,9 @@ func (s *Store) fillEntries(fill []*Store) map[tkey]struct {
 // the directory, then writes both header slots to tmp and syncs it.
 // Records that fail their checks are dropped, or taken from fill (see
 // CompactToFilling).
-func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, fill []*Store) (Report, []Filled, error) {
+func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, fill []*Store) (Report, []filledChunk, error) {
 	var dropped Report
-	var filled []Filled
+	var filled []filledChunk
 	entries := make([]tableEntry, 0, s.chunks.Len()+s.bodies.Len())
 	add := func(ix *index, body bool) {
 		ix.each(func(key ikey, v ival) bool {
@@ -498,7 +491,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 		st  *Store
 		off int64
 	}
-	moved := map[at]Handle{} // records copied already: shared ones are copied once
+	moved := map[at]handle{} // records copied already: shared ones are copied once
 	kept := make([]tableEntry, 0, len(entries))
 	var buf []byte
 	copyRecord := func(e tableEntry, src source) (tableEntry, error) {
@@ -511,7 +504,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 		}
 		h, rec, err := src.st.read(e.h, buf)
 		buf = rec
-		if err == nil && h.kind.storageType() != e.typ {
+		if err == nil && storageOf(h.kind) != e.typ {
 			err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.h.Offset), e.typ)
 		}
 		if err != nil {
@@ -531,7 +524,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 		if err == nil {
 			kept = append(kept, ne)
 			if src.from >= 0 {
-				filled = append(filled, Filled{Pos: e.pos.Pos(), Key: e.pos, From: src.from})
+				filled = append(filled, filledChunk{Pos: e.pos.Pos(), Key: e.pos, From: src.from})
 			}
 			continue
 		}
@@ -545,15 +538,15 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 		if fe, ok := fills[tkey{e.pos.ik(), e.isBody()}]; ok {
 			if ne, err := copyRecord(fe.e, source{fill[fe.src], fe.src}); err == nil {
 				kept = append(kept, ne)
-				filled = append(filled, Filled{Pos: e.pos.Pos(), Key: e.pos, From: fe.src, Damaged: true})
+				filled = append(filled, filledChunk{Pos: e.pos.Pos(), Key: e.pos, From: fe.src, Damaged: true})
 			}
 		}
 	}
-	slices.SortFunc(filled, func(a, b Filled) int { return compareKeys(a.Key, b.Key) })
+	slices.SortFunc(filled, func(a, b filledChunk) int { return compareKeys(a.Key, b.Key) })
 	g := s.hdr.generation + 1
 	rec := make([]byte, recordHeaderSize, recordHeaderSize+tableHeaderSize+entrySizeOf(s.axes)*len(kept))
 	rec = appendTable(rec, 0, 0, kept, s.axes)
-	sealRecord(rec, RecordCheckpoint, codecNone, 0, g, uint32(len(rec)-recordHeaderSize))
+	sealRecord(rec, pxsw.RecordCheckpoint, codecNone, 0, g, uint32(len(rec)-recordHeaderSize))
 	ck := cw.append(rec)
 	if _, err := cw.sync(s.cfg.FS); err != nil {
 		return dropped, nil, err

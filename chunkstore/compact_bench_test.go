@@ -77,7 +77,7 @@ func BenchmarkCompactFile_WorldSizes(b *testing.B) {
 			n := deadFile(b, s, base, iter)
 			size, _ := s.fileSize(n)
 			t0 := time.Now()
-			st, err := s.CompactFile(n)
+			st, err := s.compactFile(n)
 			took[i] += time.Since(t0)
 			if err != nil {
 				b.Fatal(err)
@@ -291,7 +291,7 @@ func BenchmarkCompactionFloor(b *testing.B) {
 					}
 					took += time.Since(t0)
 					saves++
-					stats := s.Stats()
+					stats := s.statistics()
 					deadShare += float64(stats.DeadBytes) / float64(stats.FileSize)
 				}
 				s.Close()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -64,7 +65,7 @@ func TestConcurrentReadsDuringCommit(t *testing.T) {
 					errs <- err.Error()
 					return
 				}
-				s.Stats()
+				storetool.Tool.Stats(s)
 			}
 		}()
 	}
@@ -73,7 +74,7 @@ func TestConcurrentReadsDuringCommit(t *testing.T) {
 		for _, p := range positions {
 			b.PutChunk(p, stamped(v))
 		}
-		b.PutBodies(positions[0], []chunkstore.Body{{ID: uint64(v), Width: 1, Height: 1, Pixels: []uint32{v}, Shape: []bool{true}}})
+		b.PutEntities(positions[0], chunkstore.EntityBlock{Bodies: []chunkstore.Body{{ID: uint64(v), Width: 1, Height: 1, Pixels: []uint32{v}, Shape: []bool{true}}}})
 		commit(t, s, b)
 		if v == versions/2 {
 			must(t, s.Compact())

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -55,7 +56,7 @@ func memWith(t testing.TB, data []byte) *vfs.Mem {
 func storeOrder(files map[string][]byte) []string {
 	out := []string{storePath}
 	for n := uint32(1); n <= chunkstore.MaxDataFiles; n++ {
-		name := chunkstore.DataFileName(storePath, n)
+		name := storetool.Tool.DataFileName(storePath, n)
 		if _, ok := files[name]; !ok {
 			break
 		}
@@ -65,10 +66,10 @@ func storeOrder(files map[string][]byte) []string {
 }
 
 // regions lists the records of a file by kind, via Scan.
-func regions(t testing.TB, mem *vfs.Mem) []chunkstore.ScanRecord {
+func regions(t testing.TB, mem *vfs.Mem) []storetool.ScanRecord {
 	t.Helper()
-	var rs []chunkstore.ScanRecord
-	must(t, chunkstore.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
+	var rs []storetool.ScanRecord
+	must(t, storetool.Tool.Scan(mem, storePath, func(r storetool.ScanRecord) bool {
 		expect(t, r.Err == nil, "damaged record in a good file: %v", r.Err)
 		rs = append(rs, r)
 		return true
@@ -112,13 +113,13 @@ func TestEveryBitFlipIsDetected(t *testing.T) {
 		start, end int64
 	}
 	spans := []span{{"header slots", storePath, 0, 128}}
-	seen := map[chunkstore.RecordKind]bool{}
+	seen := map[storetool.RecordKind]bool{}
 	last := int64(0)
 	for _, r := range regions(t, mem) {
 		path, off := locate(storePath, r.Handle.Offset)
 		sp := span{r.Kind.String(), path, off, off + int64(r.Handle.Length)}
 		switch {
-		case r.Kind == chunkstore.RecordJournal || r.Kind == chunkstore.RecordCheckpoint:
+		case r.Kind == storetool.RecordJournal || r.Kind == storetool.RecordCheckpoint:
 			spans = append(spans, sp)
 			last = r.Handle.Offset
 		case !seen[r.Kind] && r.Handle.Offset > last:
@@ -252,7 +253,7 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 	// Where each position's data ends: its record, or its commit's journal.
 	carrier := map[chunkstore.Pos]int64{}
 	bodyCarrier := map[chunkstore.Pos]int64{}
-	s.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Type == chunkstore.BodyBlock {
 			bodyCarrier[e.Pos] = e.Handle.Offset + int64(e.Handle.Length)
 		} else if !e.Handle.IsZero() {
@@ -264,7 +265,7 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 	must(t, s.Close())
 	var journals []int64
 	for _, r := range regions(t, mem) {
-		if r.Kind == chunkstore.RecordJournal {
+		if r.Kind == storetool.RecordJournal {
 			journals = append(journals, r.Handle.Offset+int64(r.Handle.Length))
 		}
 	}
@@ -293,7 +294,7 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 				kept[earlier] = files[earlier]
 			}
 			kept[name] = data[:c]
-			cut := chunkstore.Handle{Offset: int64(fi)<<40 | int64(c)}.Offset
+			cut := storetool.Handle{Offset: int64(fi)<<40 | int64(c)}.Offset
 			if fi == 0 {
 				cut = int64(c)
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -83,7 +84,7 @@ func expectOneOf(t *testing.T, disk *vfs.Mem, cfg chunkstore.Options, states ...
 		if s.Generation() != st.gen {
 			continue
 		}
-		d := st.m.diff(s, int(cfg.ChunkSize), cfg.PersistMask|maskIfZero(cfg.PersistMask))
+		d := st.m.diff(s, int(cfg.ChunkSize), keptMask(cfg.Layers))
 		if d == "" {
 			checkAfterCrash(t, s)
 			return s
@@ -98,11 +99,13 @@ func expectOneOf(t *testing.T, disk *vfs.Mem, cfg chunkstore.Options, states ...
 	return nil
 }
 
-func maskIfZero(m uint32) uint32 {
-	if m == 0 {
+// keptMask returns the bits a store with these layers keeps: all without
+// layers.
+func keptMask(layers []chunkstore.Layer) uint32 {
+	if layers == nil {
 		return ^uint32(0)
 	}
-	return 0
+	return chunkstore.LayerMask(layers)
 }
 
 // checkAfterCrash runs the checker and accepts one problem only: the header
@@ -208,7 +211,7 @@ func TestCrashDuringCompact(t *testing.T) {
 			defer s.Close()
 			if finished {
 				expect(t, s.Generation() == next.gen, "compaction did not land: %d", s.Generation())
-				expect(t, s.Stats().DeadBytes == 0, "dead bytes after compaction: %+v", s.Stats())
+				expect(t, storetool.Tool.Stats(s).DeadBytes == 0, "dead bytes after compaction: %+v", storetool.Tool.Stats(s))
 			}
 			// The compacted file keeps the old generation in its other slot.
 			c := cfg

@@ -17,21 +17,15 @@ import (
 // Data files. Their layout is part of the file format; see the package
 // documentation.
 const (
-	dataMagic      = "PXSD" // bytes 0..3 of a data file
-	dataHeaderSize = 64     // a data file's header; its records start after it
-	dataHeaderCRC  = 12     // CRC32-C of the header's other bytes
-	fileShift      = 40     // a store offset is file<<40 | offset within that file
-	localMask      = 1<<fileShift - 1
-	// MaxDataFiles is the highest data file number: store offsets stay
-	// below 1<<62.
-	MaxDataFiles = 1<<22 - 1
-	// DefaultDataFileSize is the size a data file grows to before the next
-	// one starts, when Options.DataFileSize is zero.
-	DefaultDataFileSize = 128 << 20
-	minDataFileSize     = 1 << 10
-	maxDataFileSize     = 1 << fileShift
-	dataFileExt         = ".pxsd"
-	storeExt            = ".pxsw"
+	dataMagic       = "PXSD" // bytes 0..3 of a data file
+	dataHeaderSize  = 64     // a data file's header; its records start after it
+	dataHeaderCRC   = 12     // CRC32-C of the header's other bytes
+	fileShift       = 40     // a store offset is file<<40 | offset within that file
+	localMask       = 1<<fileShift - 1
+	minDataFileSize = 1 << 10
+	maxDataFileSize = 1 << fileShift
+	dataFileExt     = ".pxsd"
+	storeExt        = ".pxsw"
 )
 
 // fileOf returns the number of the file a store offset is in: 0 for the
@@ -43,10 +37,6 @@ func localOf(off int64) int64 { return off & localMask }
 
 // storeOffset returns the store offset of byte local of file n.
 func storeOffset(n uint32, local int64) int64 { return int64(n)<<fileShift | local }
-
-// StoreOffset returns the store offset (see Handle) of byte offset of data
-// file n, 0 being the store file itself.
-func StoreOffset(n uint32, offset int64) int64 { return storeOffset(n, offset&localMask) }
 
 // firstRecord returns the offset within file n where its records start.
 func firstRecord(n uint32) int64 {
@@ -67,19 +57,19 @@ func (l loc) String() string {
 	return fmt.Sprintf("offset %d", int64(l))
 }
 
-// DataFileName returns the name of data file n of the store file named
+// dataFileName returns the name of data file n of the store file named
 // store: "chunks.pxsw" keeps its records in "chunks-data-1.pxsd",
 // "chunks-data-2.pxsd" and so on, next to it. The name is a base name when
 // store is one, else a path in store's directory.
-func DataFileName(store string, n uint32) string {
+func dataFileName(store string, n uint32) string {
 	return strings.TrimSuffix(store, storeExt) + "-data-" + strconv.FormatUint(uint64(n), 10) + dataFileExt
 }
 
-// ParseDataFileName splits the name of a data file into the name of its
+// parseDataFileName splits the name of a data file into the name of its
 // store file and its number: "chunks-7-data-3.pxsd" is data file 3 of
 // "chunks-7.pxsw". The number is plain decimal without a leading zero,
 // from 1 to MaxDataFiles; anything else is not a data file's name.
-func ParseDataFileName(name string) (store string, n uint32, ok bool) {
+func parseDataFileName(name string) (store string, n uint32, ok bool) {
 	rest, ok := strings.CutSuffix(name, dataFileExt)
 	if !ok {
 		return "", 0, false
@@ -204,7 +194,7 @@ func (fset *fileSet) name(n uint32) string {
 	if n == 0 {
 		return fset.path
 	}
-	return DataFileName(fset.path, n)
+	return dataFileName(fset.path, n)
 }
 
 // main returns the store file.
@@ -334,18 +324,6 @@ func (fset *fileSet) remove(n uint32) error {
 	return err
 }
 
-// forget closes data file n (without deleting it) and forgets what is
-// known of it, so that the next get opens it again.
-func (fset *fileSet) forget(n uint32) {
-	fset.mu.Lock()
-	defer fset.mu.Unlock()
-	if f, ok := fset.open[n]; ok && n != 0 {
-		f.Close()
-		delete(fset.open, n)
-	}
-	delete(fset.bad, n)
-}
-
 // opened returns the numbers of the data files open now.
 func (fset *fileSet) opened() []uint32 {
 	fset.mu.Lock()
@@ -371,7 +349,7 @@ func dataFilesOnDisk(fsys vfs.FS, path string) []uint32 {
 	base := filepath.Base(path)
 	var out []uint32
 	for _, name := range names {
-		if _, n, ok := ParseDataFileName(name); ok && DataFileName(base, n) == name {
+		if _, n, ok := parseDataFileName(name); ok && dataFileName(base, n) == name {
 			out = append(out, n)
 		}
 	}
@@ -391,11 +369,4 @@ func (fset *fileSet) closeAll() error {
 	}
 	fset.open = map[uint32]vfs.File{}
 	return first
-}
-
-// setMain replaces the store file (after a rename put another in place).
-func (fset *fileSet) setMain(f vfs.File) {
-	fset.mu.Lock()
-	defer fset.mu.Unlock()
-	fset.open[0] = f
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -19,7 +20,7 @@ func fileSizes(t testing.TB, mem *vfs.Mem) map[uint32]int64 {
 	t.Helper()
 	out := map[uint32]int64{}
 	for path, data := range storeFiles(t, mem) {
-		if _, n, ok := chunkstore.ParseDataFileName(filepath.Base(path)); ok {
+		if _, n, ok := storetool.Tool.ParseDataFileName(filepath.Base(path)); ok {
 			out[n] = int64(len(data))
 		}
 	}
@@ -37,14 +38,14 @@ func TestDataFileNames(t *testing.T) {
 		{"chunks-12-backup-3.pxsw", 40, "chunks-12-backup-3-data-40.pxsd"},
 		{"/save/w.pxsw", chunkstore.MaxDataFiles, "/save/w-data-4194303.pxsd"},
 	} {
-		got := chunkstore.DataFileName(tc.store, tc.n)
+		got := storetool.Tool.DataFileName(tc.store, tc.n)
 		expect(t, got == tc.name, "DataFileName(%q, %d) = %q, want %q", tc.store, tc.n, got, tc.name)
-		store, n, ok := chunkstore.ParseDataFileName(got)
+		store, n, ok := storetool.Tool.ParseDataFileName(got)
 		expect(t, ok && store == tc.store && n == tc.n, "ParseDataFileName(%q) = %q, %d, %v", got, store, n, ok)
 	}
 	for _, bad := range []string{"chunks-data-0.pxsd", "chunks-data-01.pxsd", "chunks-data-4194304.pxsd", "chunks-data-.pxsd",
 		"chunks-data-1.pxsw", "-data-1.pxsd", "chunks-data-1x.pxsd", "chunks-data--1.pxsd", "chunks-data-1.pxsd.tmp"} {
-		_, _, ok := chunkstore.ParseDataFileName(bad)
+		_, _, ok := storetool.Tool.ParseDataFileName(bad)
 		expect(t, !ok, "ParseDataFileName(%q) accepted", bad)
 	}
 }
@@ -69,14 +70,14 @@ func TestDataFileRollover(t *testing.T) {
 		}
 		st := commit(t, s, b)
 		started += st.DataFiles
-		root := must2[chunkstore.RootInfo](t)(chunkstore.ParseRoot(s.Root()))
-		newest := s.Files()[len(s.Files())-1]
-		expect(t, chunkstore.Handle{Offset: root.Table}.File() == newest.Number, "commit %d: root in data file %d, newest %d",
-			i, chunkstore.Handle{Offset: root.Table}.File(), newest.Number)
+		root := must2[storetool.RootInfo](t)(storetool.Tool.ParseRoot(s.Root()))
+		newest := storetool.Tool.Files(s)[len(storetool.Tool.Files(s))-1]
+		expect(t, storetool.Handle{Offset: root.Table}.File() == newest.Number, "commit %d: root in data file %d, newest %d",
+			i, storetool.Handle{Offset: root.Table}.File(), newest.Number)
 	}
 	expect(t, started >= 20, "only %d data files started by 30 commits of 3 KiB", started)
 	sizes := fileSizes(t, mem)
-	files := s.Files()
+	files := storetool.Tool.Files(s)
 	expect(t, files[0].Number == 0 && files[0].Size == 128, "store file: %+v", files[0])
 	for _, f := range files[1:] {
 		expect(t, sizes[f.Number] == f.Size, "data file %d: %d bytes on disk, %d in Files", f.Number, sizes[f.Number], f.Size)
@@ -90,7 +91,7 @@ func TestDataFileRollover(t *testing.T) {
 	defer s.Close()
 	expectSame(t, m, s, ^uint32(0))
 	mustCheck(t, s)
-	names := s.DataFileNames()
+	names := storetool.Tool.DataFileNames(s)
 	expect(t, len(names) == len(files)-1 && names[0] == "w-data-1.pxsd", "data file names %v", names)
 }
 
@@ -113,7 +114,7 @@ func TestRecordLargerThanDataFile(t *testing.T) {
 	// Each data file past the limit holds one record.
 	for n, size := range fileSizes(t, mem) {
 		records := 0
-		must(t, chunkstore.Scan(mem, chunkstore.DataFileName(storePath, n), func(chunkstore.ScanRecord) bool {
+		must(t, storetool.Tool.Scan(mem, storetool.Tool.DataFileName(storePath, n), func(storetool.ScanRecord) bool {
 			records++
 			return true
 		}))
@@ -194,10 +195,10 @@ func TestCompactFileByFile(t *testing.T) {
 	cfg := testConfig(mem)
 	cfg.DataFileSize = 8 << 10
 	s, m := deadStore(t, mem, cfg, 40)
-	before := s.Stats()
+	before := storetool.Tool.Stats(s)
 	expect(t, s.NeedsCompaction(), "no compaction due: %+v", before)
-	var most chunkstore.FileStats
-	for _, f := range s.Files() {
+	var most storetool.FileStats
+	for _, f := range storetool.Tool.Files(s) {
 		if f.Dead > most.Dead {
 			most = f
 		}
@@ -209,10 +210,10 @@ func TestCompactFileByFile(t *testing.T) {
 	expect(t, did && slices.Equal(st.Files, []uint32{most.Number}), "compacted %v, the most dead is %d", st.Files, most.Number)
 	expect(t, st.Generation == gen+1 && s.Generation() == gen+1, "generation %d after compacting %d", s.Generation(), gen)
 	expect(t, st.Moved <= most.Live && st.Freed == most.Size, "moved %d of %d live, freed %d of %d", st.Moved, most.Live, st.Freed, most.Size)
-	for _, f := range s.Files() {
+	for _, f := range storetool.Tool.Files(s) {
 		expect(t, f.Number != most.Number, "data file %d still in the generation", most.Number)
 	}
-	after := s.Stats()
+	after := storetool.Tool.Stats(s)
 	expect(t, after.DeadBytes < before.DeadBytes, "dead bytes %d, before %d", after.DeadBytes, before.DeadBytes)
 	expectSame(t, m, s, ^uint32(0))
 	mustCheck(t, s)
@@ -229,7 +230,7 @@ func TestCompactFileByFile(t *testing.T) {
 			break
 		}
 	}
-	final := s.Stats()
+	final := storetool.Tool.Stats(s)
 	expect(t, float64(final.DeadBytes) <= 0.25*float64(final.FileSize) || final.DeadBytes < 16<<10, "left %+v", final)
 	s = reopen(t, s, cfg)
 	defer s.Close()
@@ -265,14 +266,14 @@ func TestCompactFileWithTableRecords(t *testing.T) {
 			m.putChunk(b, chunkstore.Pos{X: int32(i % 3), Y: 1}, randomChunk(small, rng))
 			commit(t, s, b)
 		}
-		expect(t, s.Stats().JournalSegments > 1, "stats %+v", s.Stats())
-		cs := must2[chunkstore.CompactStats](t)(s.CompactFile(1))
+		expect(t, storetool.Tool.Stats(s).JournalSegments > 1, "stats %+v", storetool.Tool.Stats(s))
+		cs := must2[chunkstore.CompactStats](t)(storetool.Tool.CompactFile(s, 1))
 		expect(t, cs.Commit.Checkpoint == withCheckpoint, "compaction of data file 1 (checkpoint %v): %+v", withCheckpoint, cs.Commit)
 		if !withCheckpoint {
 			// Every segment was in data file 1: one merged segment replaces them.
-			expect(t, s.Stats().JournalSegments == 1, "journal segments after compaction: %d", s.Stats().JournalSegments)
+			expect(t, storetool.Tool.Stats(s).JournalSegments == 1, "journal segments after compaction: %d", storetool.Tool.Stats(s).JournalSegments)
 		}
-		for _, f := range s.Files() {
+		for _, f := range storetool.Tool.Files(s) {
 			expect(t, f.Number != 1, "data file 1 still used")
 		}
 		s = reopen(t, s, cfg)
@@ -291,11 +292,11 @@ func TestFormat1StoreContinues(t *testing.T) {
 	cfg.DataFileSize = 1 << 10
 	s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
 	oldRoot := s.Root()
-	info := must2[chunkstore.RootInfo](t)(chunkstore.ParseRoot(oldRoot))
-	expect(t, chunkstore.Handle{Offset: info.Table}.File() == 0, "format 1 root in data file")
+	info := must2[storetool.RootInfo](t)(storetool.Tool.ParseRoot(oldRoot))
+	expect(t, storetool.Handle{Offset: info.Table}.File() == 0, "format 1 root in data file")
 	dst := make([]uint32, 64)
 	want := map[chunkstore.Pos][]uint32{}
-	s.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Type != chunkstore.BodyBlock {
 			must2[bool](t)(s.Get(e.Pos, dst))
 			want[e.Pos] = slices.Clone(dst)
@@ -310,9 +311,9 @@ func TestFormat1StoreContinues(t *testing.T) {
 	expect(t, st.DataFiles == 1, "commit %+v", st)
 	want[chunkstore.Pos{X: 9, Y: 9}] = pix
 	// The store file's records move out; the store file is not rewritten.
-	expect(t, s.Files()[0].Live > 128, "store file holds no records: %+v", s.Files()[0])
-	must2[chunkstore.CompactStats](t)(s.CompactFile(0))
-	expect(t, s.Files()[0].Live == 128, "store file records after compaction: %+v", s.Files()[0])
+	expect(t, storetool.Tool.Files(s)[0].Live > 128, "store file holds no records: %+v", storetool.Tool.Files(s)[0])
+	must2[chunkstore.CompactStats](t)(storetool.Tool.CompactFile(s, 0))
+	expect(t, storetool.Tool.Files(s)[0].Live == 128, "store file records after compaction: %+v", storetool.Tool.Files(s)[0])
 	for p, pixels := range want {
 		must2[bool](t)(s.Get(p, dst))
 		expect(t, slices.Equal(dst, pixels), "chunk %v differs", p)
@@ -335,11 +336,11 @@ func TestDamagedDataFiles(t *testing.T) {
 		cfg := testConfig(mem)
 		cfg.DataFileSize = 4 << 10
 		s, m := deadStore(t, mem, cfg, 12)
-		expect(t, len(s.Files()) > 3, "files %+v", s.Files())
+		expect(t, len(storetool.Tool.Files(s)) > 3, "files %+v", storetool.Tool.Files(s))
 		must(t, s.Close())
 		return mem, cfg, m
 	}
-	name1 := chunkstore.DataFileName(storePath, 1)
+	name1 := storetool.Tool.DataFileName(storePath, 1)
 	for _, tc := range []struct {
 		name   string
 		damage func(t *testing.T, mem *vfs.Mem)
@@ -351,7 +352,7 @@ func TestDamagedDataFiles(t *testing.T) {
 			c := testConfig(mem)
 			s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &c))
 			var end int64
-			s.Entries(func(e chunkstore.Entry) bool {
+			storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 				if e.Handle.File() == 1 {
 					end = max(end, e.Handle.FileOffset()+int64(e.Handle.Length))
 				}
@@ -377,7 +378,7 @@ func TestDamagedDataFiles(t *testing.T) {
 			mem, cfg, m := build(t)
 			var in []chunkstore.Pos
 			s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
-			s.Entries(func(e chunkstore.Entry) bool {
+			storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 				if e.Handle.File() == 1 && e.Type != chunkstore.BodyBlock {
 					in = append(in, e.Pos)
 				}
@@ -428,7 +429,7 @@ func TestRevertRemovesStartedDataFiles(t *testing.T) {
 	s, m := deadStore(t, mem, cfg, 5)
 	before := storeFiles(t, mem)
 	gen := s.Generation()
-	mark := must2[chunkstore.Mark](t)(s.Mark())
+	mark := must2[storetool.Mark](t)(storetool.Tool.Mark(s))
 	rng := rand.New(rand.NewPCG(7, 7))
 	started := 0
 	for i := range 6 {
@@ -437,7 +438,7 @@ func TestRevertRemovesStartedDataFiles(t *testing.T) {
 		started += commit(t, s, b).DataFiles
 	}
 	expect(t, started > 1, "%d data files started", started)
-	must(t, s.Revert(mark))
+	must(t, storetool.Tool.Revert(s, mark))
 	after := storeFiles(t, mem)
 	expect(t, len(after) == len(before), "%d files after revert, %d before", len(after), len(before))
 	for name, data := range before {
@@ -489,14 +490,14 @@ func TestCrashDuringCompactFile(t *testing.T) {
 	next := generation{old.gen + 1, m}
 	root := s.Root()
 	target, ok := func() (uint32, bool) {
-		for _, f := range s.Files() {
+		for _, f := range storetool.Tool.Files(s) {
 			if f.Number != 0 && !f.Newest && f.Dead > 0 {
 				return f.Number, true
 			}
 		}
 		return 0, false
 	}()
-	expect(t, ok, "no data file with dead bytes: %+v", s.Files())
+	expect(t, ok, "no data file with dead bytes: %+v", storetool.Tool.Files(s))
 	must(t, s.Close())
 	for _, n := range []uint32{target, 0} {
 		if n == 0 {
@@ -504,18 +505,18 @@ func TestCrashDuringCompactFile(t *testing.T) {
 			c := cfg
 			c.FS = mem
 			s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &c))
-			n = s.Files()[len(s.Files())-1].Number
+			n = storetool.Tool.Files(s)[len(storetool.Tool.Files(s))-1].Number
 			must(t, s.Close())
 		}
 		crashEvery(t, mem, cfg, -1, func(s *chunkstore.Store) error {
-			_, err := s.CompactFile(n)
+			_, err := storetool.Tool.CompactFile(s, n)
 			return err
 		}, func(t *testing.T, disk *vfs.Mem, finished bool) {
 			s := expectOneOf(t, disk, cfg, old, next)
 			defer s.Close()
 			if finished {
 				expect(t, s.Generation() == next.gen, "compaction did not land")
-				for _, f := range s.Files() {
+				for _, f := range storetool.Tool.Files(s) {
 					expect(t, f.Number != n, "data file %d still used", n)
 				}
 			}
@@ -543,7 +544,7 @@ func TestFaultsDuringCompactFile(t *testing.T) {
 	next := generation{old.gen + 1, m}
 	must(t, s.Close())
 	faultEvery(t, mem, cfg, func(s *chunkstore.Store) error {
-		_, err := s.CompactFile(1)
+		_, err := storetool.Tool.CompactFile(s, 1)
 		return err
 	}, func(t *testing.T, s *chunkstore.Store, disk *vfs.Mem, sw *switchable) {
 		expect(t, s.Generation() == old.gen, "generation %d after a failed compaction", s.Generation())
@@ -553,7 +554,7 @@ func TestFaultsDuringCompactFile(t *testing.T) {
 		expectOneOf(t, disk.Crash(1, nil), cfg, old, next).Close()
 		expectOneOf(t, disk.Crash(0, nil), cfg, old, next).Close()
 		sw.on = false
-		must2[chunkstore.CompactStats](t)(s.CompactFile(1))
+		must2[chunkstore.CompactStats](t)(storetool.Tool.CompactFile(s, 1))
 		mustCheck(t, s)
 		expectOneOf(t, disk.Crash(0, nil), cfg, next).Close()
 	})
@@ -622,18 +623,18 @@ func TestCompactNewestSealsIt(t *testing.T) {
 	m.putChunk(b, chunkstore.Pos{X: 0}, randomChunk(small, rng)) // a dead record in file 1
 	commit(t, s, b)
 	root := s.Root()
-	newest := s.Files()[len(s.Files())-1]
-	expect(t, newest.Number == 1 && newest.Newest, "files %+v", s.Files())
+	newest := storetool.Tool.Files(s)[len(storetool.Tool.Files(s))-1]
+	expect(t, newest.Number == 1 && newest.Newest, "files %+v", storetool.Tool.Files(s))
 	must(t, s.Close())
 
 	// A save that did not commit began a record after the append point.
-	name := chunkstore.DataFileName(storePath, 1)
+	name := storetool.Tool.DataFileName(storePath, 1)
 	f := must2[vfs.File](t)(mem.OpenRW(name))
 	must2[int](t)(f.WriteAt([]byte{0x42}, newest.Size))
 	must(t, f.Close())
 
 	s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
-	must2[chunkstore.CompactStats](t)(s.CompactFile(1))
+	must2[chunkstore.CompactStats](t)(storetool.Tool.CompactFile(s, 1))
 	must(t, s.Close())
 	size := must2[os.FileInfo](t)(mem.Stat(name)).Size()
 	expect(t, size == newest.Size, "data file 1 after its compaction: %d bytes, sealed at %d", size, newest.Size)

@@ -26,7 +26,7 @@ const dictMaxEntries = 1 << 16 // distinct payloads it remembers
 // counter per record.
 type dict struct {
 	seed   maphash.Seed
-	byHash map[uint64]Handle
+	byHash map[uint64]handle
 	refs   map[int64]dictRef // record offset -> its hash and the index entries that point at it
 }
 
@@ -54,12 +54,12 @@ func (r dictRef) keys() []tkey {
 }
 
 func newDict() dict {
-	return dict{seed: maphash.MakeSeed(), byHash: map[uint64]Handle{}, refs: map[int64]dictRef{}}
+	return dict{seed: maphash.MakeSeed(), byHash: map[uint64]handle{}, refs: map[int64]dictRef{}}
 }
 
 // sharable reports whether records of kind take part: every chunk and body
 // record, of any size.
-func sharable(kind RecordKind) bool { return !kind.isTable() }
+func sharable(kind recordKind) bool { return !kind.IsTable() }
 
 // hash covers what makes two records interchangeable: raw size, kind,
 // codec, flags and what follows the header; not the position key.
@@ -75,7 +75,7 @@ func (d *dict) hash(rec []byte) uint64 {
 // track starts counting the references to the record at h, whose payload
 // has hash, by the entries keys, and remembers it for sharing when index
 // is set and there is room.
-func (d *dict) track(h Handle, hash uint64, keys []tkey, index bool) {
+func (d *dict) track(h handle, hash uint64, keys []tkey, index bool) {
 	r := dictRef{hash: hash}
 	for _, k := range keys {
 		r.addKey(k)
@@ -115,7 +115,7 @@ func (r *dictRef) dropKey(k tkey) {
 
 // add counts the entry k pointing at the record at h. It reports whether
 // the record was not referenced before (its bytes become live).
-func (d *dict) add(h Handle, k tkey) (first bool) {
+func (d *dict) add(h handle, k tkey) (first bool) {
 	r, ok := d.refs[h.Offset]
 	if !ok {
 		return true
@@ -128,7 +128,7 @@ func (d *dict) add(h Handle, k tkey) (first bool) {
 // drop counts the entry k pointing at the record at h no more. It reports
 // whether that was the last (its bytes are dead); a record no entry points
 // at leaves the dictionary.
-func (d *dict) drop(h Handle, k tkey) (last bool) {
+func (d *dict) drop(h handle, k tkey) (last bool) {
 	r, ok := d.refs[h.Offset]
 	if !ok {
 		return true
@@ -148,7 +148,7 @@ func (d *dict) drop(h Handle, k tkey) (last bool) {
 // move carries what the dictionary knows of the record at from over to its
 // copy at to (a compaction moved it), with no references yet: the moved
 // entries add theirs.
-func (d *dict) move(from, to Handle) {
+func (d *dict) move(from, to handle) {
 	r, ok := d.refs[from.Offset]
 	if !ok {
 		return

@@ -12,7 +12,7 @@
 //   - [Create] makes a store and [Open] opens one, giving a [Store];
 //     [Options] carry the game's constants, its [Generator] and its pixel
 //     [Layer]s ([Options.Layers]: which are kept, and the default of those
-//     a record does not hold; [Options.PersistMask] before them), how
+//     a record does not hold), how
 //     chunks are encoded ([Options.Encoding]), and choose what Open opens: the newest
 //     generation, a given one ([Options.Generation]), the one a root
 //     describes ([Options.Root]: the header slot a save directory's
@@ -20,14 +20,12 @@
 //     for inspection, no generator version checked), or a damaged file for
 //     repair ([Options.Repair]: no header, no generator needed).
 //   - Chunk keys have 2, 3 or 4 int32 axes, fixed per store
-//     ([Options.Axes], [Store.Axes]): a [Pos] or a [Key] of 2 axes
+//     ([Options.Axes], which [Store.Options] reports): a [Pos] or a [Key] of 2 axes
 //     ([Key2]), or a [Key] of 3 or 4 ([Key3], [Key4]) given to the methods
 //     ending in Key ([Store.GetKey], [Batch.PutChunkKey], ...); a
 //     [KeyGenerator] generates the chunks of a store of 3 or 4 axes. A key
 //     of other axes is refused with [ErrAxes]. [Store.EntriesIn] lists
 //     every stored chunk in a [Box] without visiting the whole index.
-//   - [ParseRoot] decodes a root; [FindRoot] recovers the root of a
-//     generation that a manifest names only by number.
 //   - [Store.Get] loads one chunk by random access (one record read),
 //     [Store.Entities] what is kept with it besides its pixels (an
 //     [EntityBlock]: its [Body] set and its entity sections), [Store.Bodies]
@@ -37,19 +35,20 @@
 //     [PixelSource] read while Commit compresses; [Batch.PutChunkExtra] and
 //     an [ExtraSource] add the game's extra data for the chunk, which
 //     [Store.GetExtra] returns), [Batch.DeleteChunk] and
-//     [Batch.PutEntities] (or [Batch.PutBodies]); [Store.Commit] makes them durable as generation+1
+//     [Batch.PutEntities]; [Store.Commit] makes them durable as generation+1
 //     and returns [CommitStats].
-//   - [Store.CompactNext] and [Store.CompactFile] compact data file by
+//   - [Store.CompactNext] compacts data file by
 //     data file, each step a commit whose cost is one file;
 //     [Store.NeedsCompaction] says when dead bytes pass
-//     [Options.CompactionThreshold]; [Store.Files] describes the files.
+//     [Options.CompactionThreshold].
 //     [Store.Compact] rewrites everything in place, [Store.CompactTo] into
 //     a new store.
-//   - [DataFileName] and [ParseDataFileName] name the data files;
-//     [Options.DataFileSize] bounds them.
-//   - [Store.Check] returns a [Report] of every damaged item; [Scan] walks
-//     the records of any file; [Store.ReadRaw], [Store.Entries],
-//     [Store.RecordInfo] and [Store.Stats] are what tools need.
+//   - [Options.DataFileSize] bounds the data files.
+//   - [Store.Check] returns a [Report] of every damaged item;
+//     [Store.Entries] lists what the store holds.
+//   - What only the module's save directory and tools need (data-file
+//     names, roots, raw records, a forward scan of a damaged file, the
+//     mark a failed save reverts to) is in its internal/storetool.
 //
 // # File layout
 //
@@ -70,7 +69,7 @@
 //
 // A store offset names a file and a place in it: its high bits (>> 40) are
 // the data file's number, 0 meaning the store file, the low 40 bits the
-// offset within the file ([Handle.File], [Handle.FileOffset]). Handles,
+// offset within the file. Record handles,
 // page-table entries, the chain's prev pointers and a slot's table root
 // are store offsets. A commit appends to the newest data file; when a
 // record would take it past [Options.DataFileSize], the next one starts (a
@@ -126,11 +125,11 @@
 // size is the length in the file of the flagged parts and the payload, raw
 // the payload's decoded length; key is the chunk position (x then y, int32
 // each) for chunk and body records and the writing generation for
-// page-table records; kind is a [RecordKind]; codec 0 stores the payload as
+// page-table records; kind is a record kind (1 delta chunk, 2 full chunk, 3 body block, 4 journal segment, 5 checkpoint, 6 palette chunk); codec 0 stores the payload as
 // is, 1 as one LZ4 block (only when that is smaller). The CRC-8 (SMBUS)
 // covers bytes 0..18 and lets a scan skip garbage cheaply; the CRC32-C
 // covers bytes 0..19 and everything after the header. A record is
-// addressed by a [Handle]{Offset, Length}, Length counting the header and
+// addressed by a handle {Offset, Length}, Length counting the header and
 // the key bytes.
 //
 // flags (format 3; 0 before, and always 0 on table records) say what a

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -40,9 +41,13 @@ func Example() {
 	path := filepath.Join(dir, "chunks.pxsw")
 	opts := chunkstore.Options{
 		ChunkSize: 64, TileSize: 16, PixelSize: 4, // the game's constants
-		Seed:        42,
-		Generator:   flatWorld{},
-		PersistMask: 0x01FFFFFF, // material, colour, damage and the pixel-body flag
+		Seed:      42,
+		Generator: flatWorld{},
+		Layers: []chunkstore.Layer{ // what the store keeps of a pixel
+			{Name: "material, colour, damage", Offset: 0, Bits: 24, Persist: true},
+			{Name: "pixel-body flag", Offset: 24, Bits: 1, Persist: true},
+			{Name: "simulation flags", Offset: 25, Bits: 7}, // not kept: read as 0
+		},
 	}
 	s, err := chunkstore.Create(path, &opts)
 	if err != nil {
@@ -101,7 +106,7 @@ func ExampleStore_Bodies() {
 	}
 	debris := chunkstore.Body{ID: 1<<32 | 8, Width: 2, Height: 1, Pixels: []uint32{1, 1}, Shape: []bool{false, false}}
 	b := s.NewBatch()
-	b.PutBodies(chunkstore.Pos{X: 3, Y: 0}, []chunkstore.Body{crate, debris}) // debris is empty: dropped
+	b.PutEntities(chunkstore.Pos{X: 3, Y: 0}, chunkstore.EntityBlock{Bodies: []chunkstore.Body{crate, debris}}) // debris is empty: dropped
 	if _, err := s.Commit(b); err != nil {
 		log.Fatal(err)
 	}
@@ -151,7 +156,7 @@ func ExampleStore_Compact() {
 	if err := s.Compact(); err != nil {
 		log.Fatal(err)
 	}
-	st := s.Stats()
+	st := storetool.Tool.Stats(s)
 	fmt.Println("generation", st.Generation, "dead bytes", st.DeadBytes, "needs compaction:", s.NeedsCompaction())
 	// Output:
 	// needs compaction: true
@@ -178,7 +183,7 @@ func ExampleStore_CompactNext() {
 		b.PutChunk(chunkstore.Pos{X: int32(i % 2)}, pix) // two chunks, saved over and over
 		s.Commit(b)
 	}
-	fmt.Println("data files:", s.Stats().DataFiles, "needs compaction:", s.NeedsCompaction())
+	fmt.Println("data files:", storetool.Tool.Stats(s).DataFiles, "needs compaction:", s.NeedsCompaction())
 	for {
 		st, did, err := s.CompactNext()
 		if err != nil {
@@ -189,42 +194,12 @@ func ExampleStore_CompactNext() {
 		}
 		fmt.Println("emptied data file", st.Files, "moving", st.Moved, "bytes") // 0: only page-table records were left in it
 	}
-	fmt.Println("data files:", s.Stats().DataFiles, "needs compaction:", s.NeedsCompaction())
+	fmt.Println("data files:", storetool.Tool.Stats(s).DataFiles, "needs compaction:", s.NeedsCompaction())
 	// Output:
 	// data files: 6 needs compaction: true
 	// emptied data file [3] moving 0 bytes
 	// emptied data file [13] moving 16412 bytes
 	// data files: 1 needs compaction: false
-}
-
-// A store keeps its records in data files next to the store file.
-func ExampleDataFileName() {
-	fmt.Println(chunkstore.DataFileName("chunks.pxsw", 1))
-	fmt.Println(chunkstore.DataFileName("/save/chunks-12.pxsw", 3))
-	store, n, ok := chunkstore.ParseDataFileName("chunks-12-data-3.pxsd")
-	fmt.Println(store, n, ok)
-	// Output:
-	// chunks-data-1.pxsd
-	// /save/chunks-12-data-3.pxsd
-	// chunks-12.pxsw 3 true
-}
-
-func ExampleStore_Files() {
-	s, _ := newExampleStore()
-	defer s.Close()
-	pix := make([]uint32, 64*64)
-	pix[9] = 0x0104
-	b := s.NewBatch()
-	b.PutChunk(chunkstore.Pos{}, pix)
-	s.Commit(b)
-	for _, f := range s.Files() {
-		fmt.Println(f.Number, f.Name, f.Newest)
-	}
-	fmt.Println(s.DataFileNames())
-	// Output:
-	// 0 chunks.pxsw false
-	// 1 chunks-data-1.pxsd true
-	// [chunks-data-1.pxsd]
 }
 
 func ExampleStore_Check() {
@@ -251,72 +226,6 @@ func ExampleStore_Entries() {
 	// Output:
 	// (0, -1) delta
 	// (1, 1) empty
-}
-
-// A repair tool's view: walk the records without the page table, then
-// write a clean copy.
-func ExampleOpen_repair() {
-	s, cfg := newExampleStore()
-	pix := make([]uint32, 64*64)
-	s.Get(chunkstore.Pos{}, pix)
-	pix[1] = 1
-	b := s.NewBatch()
-	b.PutChunk(chunkstore.Pos{}, pix)
-	s.Commit(b)
-	s.Close()
-	chunkstore.Scan(cfg.FS, "/chunks.pxsw", func(r chunkstore.ScanRecord) bool {
-		fmt.Println(r.Kind, r.Pos, r.Err == nil)
-		return true
-	})
-	cfg.Generator = nil // a tool may not have the game's generator
-	cfg.Repair = true
-	s, err := chunkstore.Open("/chunks.pxsw", &cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer s.Close()
-	raw, _, _ := s.ReadRaw(chunkstore.Pos{})
-	fmt.Println(s.OpenReport().OK(), raw.Type, raw.Delta)
-	fixed, err := s.CompactTo("/fixed.pxsw")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer fixed.Close()
-	fmt.Println(fixed.Generation(), fixed.Check().OK())
-	// Output:
-	// delta chunk (0, 0) true
-	// journal segment (0, 0) true
-	// true delta [{1 1}]
-	// 2 true
-}
-
-// A save that committed its chunk store and then failed (its world file or
-// manifest could not be written) takes the store back to its mark: the
-// file is as it was, and reopens at the generation before.
-func ExampleStore_Revert() {
-	s, cfg := newExampleStore()
-	b := s.NewBatch()
-	b.PutChunk(chunkstore.Pos{}, make([]uint32, 64*64))
-	s.Commit(b)
-	before := s.Stats().FileSize
-
-	mark, err := s.Mark()
-	if err != nil {
-		log.Fatal(err)
-	}
-	b = s.NewBatch()
-	b.PutChunk(chunkstore.Pos{X: 1}, make([]uint32, 64*64))
-	s.Commit(b) // ... and the save's next step fails
-	if err := s.Revert(mark); err != nil {
-		log.Fatal(err)
-	}
-	s, err = chunkstore.Open("/chunks.pxsw", &cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer s.Close()
-	fmt.Println("generation", s.Generation(), "same size:", s.Stats().FileSize == before)
-	// Output: generation 1 same size: true
 }
 
 // What a chunk keeps besides its pixels: its pixel bodies and its entity sections (opaque to
@@ -396,7 +305,7 @@ func ExampleEncoding() {
 		b.PutChunk(chunkstore.Pos{X: 1}, pix)
 		st, _ := s.Commit(b)
 		fmt.Printf("palette %d, delta %d, full %d: %d bytes\n", st.Palette, st.Delta, st.Full, st.RecordBytes)
-		fmt.Println(chunkstore.TypeCounts(s.Check().Types))
+		fmt.Println(storetool.Tool.TypeCounts(s.Check().Types))
 		s.Close()
 	}
 	// Output:
@@ -449,7 +358,7 @@ func ExampleKey() {
 		log.Fatal(err)
 	}
 	defer s.Close()
-	fmt.Println("axes:", s.Axes())
+	fmt.Println("axes:", s.Options().Axes)
 	es, err := s.EntriesIn(chunkstore.Box{Min: chunkstore.Key4(0, 0, 0, 1), Max: chunkstore.Key4(9, 9, 9, 9)})
 	if err != nil {
 		log.Fatal(err)

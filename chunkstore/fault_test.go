@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -43,7 +44,7 @@ func faultEvery(t *testing.T, base *vfs.Mem, cfg chunkstore.Options,
 				cd := &vfs.Countdown{N: n, Err: fault, Sticky: sticky}
 				sw := &switchable{on: true, in: cd}
 				c := cfg
-				c.FS = &vfs.Faulty{FS: disk, Injector: sw}
+				c.FS = vfs.Faulty(disk, sw)
 				s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &c))
 				err := op(s)
 				if !cd.Fired() {
@@ -165,14 +166,14 @@ func TestReadFaultsAreNotDamage(t *testing.T) {
 	for _, op := range []vfs.Op{vfs.OpOpen, vfs.OpRead} {
 		sw := &switchable{}
 		fault := func(o vfs.Op, name string) error {
-			if _, _, ok := chunkstore.ParseDataFileName(filepath.Base(name)); !ok || o != op {
+			if _, _, ok := storetool.Tool.ParseDataFileName(filepath.Base(name)); !ok || o != op {
 				return nil
 			}
 			return &fs.PathError{Op: o.String(), Path: name, Err: syscall.EIO}
 		}
 		sw.in = vfs.InjectorFunc(fault)
 		o := cfg
-		o.FS = &vfs.Faulty{FS: base.Crash(1, nil), Injector: sw}
+		o.FS = vfs.Faulty(base.Crash(1, nil), sw)
 		o.ReadOnly = true
 		t.Run(op.String()+" at open", func(t *testing.T) {
 			sw.on = true

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/vfs"
 )
@@ -55,7 +56,7 @@ func goodFixture(t *testing.T) map[string][]byte {
 	b.PutChunk(Pos{0, 20}, random())
 	b.PutChunk(Pos{1, 20}, delta(Pos{1, 20}, 0x0404))
 	b.PutChunk(Pos{2, 20}, make([]uint32, 64))
-	b.PutBodies(Pos{0, 20}, []Body{body})
+	b.PutEntities(Pos{0, 20}, EntityBlock{Bodies: []Body{body}})
 	if _, err := s.Commit(b); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func fixtureFiles(t *testing.T, s *Store, mem *vfs.Mem) map[string][]byte {
 
 // recordsOf lists the records of a good data file in order, as store
 // offsets of data file n.
-func recordsOf(t *testing.T, data []byte, n uint32) (hs []Handle, kinds []RecordKind) {
+func recordsOf(t *testing.T, data []byte, n uint32) (hs []handle, kinds []recordKind) {
 	mem := vfs.NewMem()
 	f, _ := mem.Create("/f")
 	f.WriteAt(data, 0)
@@ -100,7 +101,7 @@ func recordsOf(t *testing.T, data []byte, n uint32) (hs []Handle, kinds []Record
 		if ev.bad != nil {
 			t.Fatal(ev.bad)
 		}
-		hs = append(hs, Handle{ev.off, uint32(ev.length)})
+		hs = append(hs, handle{Offset: ev.off, Length: uint32(ev.length)})
 		kinds = append(kinds, ev.hdr.kind)
 		return true
 	})
@@ -112,7 +113,7 @@ func recordsOf(t *testing.T, data []byte, n uint32) (hs []Handle, kinds []Record
 
 // reseal recomputes the CRC32-C of the record at h in its file's bytes, so
 // that only the damage inside it is left to find.
-func reseal(data []byte, h Handle) {
+func reseal(data []byte, h handle) {
 	rec := data[h.FileOffset() : h.FileOffset()+int64(h.Length)]
 	binary.LittleEndian.PutUint32(rec[recordCRCOff:], recordCRC(rec))
 }
@@ -135,7 +136,7 @@ func paletteFixture() []uint32 {
 
 // payloadAt returns the offset in its file of the payload of the record at
 // h: after its header and the parts its flags announce.
-func payloadAt(data []byte, h Handle) int64 {
+func payloadAt(data []byte, h handle) int64 {
 	at := h.FileOffset() + recordHeaderSize
 	flags := data[h.FileOffset()+recordFlagsOff]
 	if flags&flagLayers != 0 {
@@ -175,8 +176,8 @@ func TestWriteFixtures(t *testing.T) {
 	const main, d1, d2 = "w.pxsw", "w-data-1.pxsd", "w-data-2.pxsd"
 	hs1, kinds1 := recordsOf(t, good[d1], 1)
 	hs2, kinds2 := recordsOf(t, good[d2], 2)
-	last := func(hs []Handle, kinds []RecordKind, k RecordKind) Handle {
-		var h Handle
+	last := func(hs []handle, kinds []recordKind, k recordKind) handle {
+		var h handle
 		for i := range hs {
 			if kinds[i] == k {
 				h = hs[i]
@@ -194,28 +195,28 @@ func TestWriteFixtures(t *testing.T) {
 	edit("bad-header-crc", main, func(b []byte) []byte { b[9] ^= 0x10; b[64+9] ^= 0x10; return b })
 	edit("bad-newest-slot", main, func(b []byte) []byte { b[20] ^= 1; return b }) // generation 2 lives in slot A
 	edit("no-header", main, func(b []byte) []byte { clear(b[:dataStart]); return b })
-	j := last(hs2, kinds2, RecordJournal)
+	j := last(hs2, kinds2, pxsw.RecordJournal)
 	edit("bad-entry-crc", d2, func(b []byte) []byte {
 		b[j.FileOffset()+recordHeaderSize+tableHeaderSize+2] ^= 4 // first entry's x
 		reseal(b, j)
 		return b
 	})
-	fr := last(hs2, kinds2, RecordFull)
+	fr := last(hs2, kinds2, pxsw.RecordFull)
 	edit("bad-record-crc", d2, func(b []byte) []byte { b[payloadAt(b, fr)+3] ^= 0x80; return b })
-	br := last(hs1, kinds1, RecordBodies)
+	br := last(hs1, kinds1, pxsw.RecordBodies)
 	edit("bad-body-crc", d1, func(b []byte) []byte {
 		b[br.FileOffset()+recordHeaderSize+bodyBlockHeaderSize+8] ^= 1 // body X
 		reseal(b, br)
 		return b
 	})
-	dr := last(hs2, kinds2, RecordDelta)
+	dr := last(hs2, kinds2, pxsw.RecordDelta)
 	edit("delta-out-of-range", d2, func(b []byte) []byte {
 		at := payloadAt(b, dr) + deltaCountSize
 		b[at], b[at+1], b[at+2] = 0xFF, 0xFF, 0x00 // pixel 65535 of 64
 		reseal(b, dr)
 		return b
 	})
-	pr := last(hs2, kinds2, RecordPalette)
+	pr := last(hs2, kinds2, pxsw.RecordPalette)
 	if pr.IsZero() || good[d2][pr.FileOffset()+recordHeaderSize-7] != codecNone {
 		t.Fatalf("the palette chunk is not a stored palette record: %v", pr)
 	}
@@ -279,7 +280,7 @@ func TestWriteFixtures(t *testing.T) {
 	}
 	for i, h := range append(hs1, hs2...) {
 		kinds := append(kinds1, kinds2...)
-		file := good[DataFileName(main, h.File())]
+		file := good[dataFileName(main, h.File())]
 		seed("FuzzRecord", fmt.Sprintf("v3-%02d-%s", i, strings.ReplaceAll(kinds[i].String(), " ", "-")), file[h.FileOffset():h.FileOffset()+int64(h.Length)])
 	}
 	writeAxesFixtures(t)
@@ -375,9 +376,9 @@ func writeAxesFixtures(t *testing.T) {
 		seed := func(target, name string, args ...[]byte) { writeSeed(t, target, name, args...) }
 		seed("FuzzOpen", "v3-"+name, files["w.pxsw"], files["w-data-1.pxsd"], files["w-data-2.pxsd"])
 		for _, d := range []uint32{1, 2} {
-			hs, kinds := recordsOf(t, files[DataFileName("w.pxsw", d)], d)
+			hs, kinds := recordsOf(t, files[dataFileName("w.pxsw", d)], d)
 			for i, h := range hs {
-				file := files[DataFileName("w.pxsw", h.File())]
+				file := files[dataFileName("w.pxsw", h.File())]
 				seed("FuzzRecord", fmt.Sprintf("v3-%s-%d-%02d-%s", name, d, i, strings.ReplaceAll(kinds[i].String(), " ", "-")),
 					file[h.FileOffset():h.FileOffset()+int64(h.Length)])
 			}

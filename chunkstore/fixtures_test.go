@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/vfs"
 )
@@ -219,8 +220,8 @@ func TestRepairWithoutHeader(t *testing.T) {
 	expect(t, n == 6, "%d entries", n)
 
 	// Scan sees every record of the damaged file.
-	var kinds []chunkstore.RecordKind
-	must(t, chunkstore.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
+	var kinds []storetool.RecordKind
+	must(t, storetool.Tool.Scan(mem, storePath, func(r storetool.ScanRecord) bool {
 		kinds = append(kinds, r.Kind)
 		return true
 	}))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 )
 
 // FuzzOpen opens an arbitrary store file and data files 1 and 2 (seeded
@@ -32,10 +33,10 @@ func FuzzOpen(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data, data1, data2 []byte) {
 		files := map[string][]byte{storePath: data}
 		if len(data1) > 0 {
-			files[chunkstore.DataFileName(storePath, 1)] = data1
+			files[storetool.Tool.DataFileName(storePath, 1)] = data1
 		}
 		if len(data2) > 0 {
-			files[chunkstore.DataFileName(storePath, 2)] = data2
+			files[storetool.Tool.DataFileName(storePath, 2)] = data2
 		}
 		mem := memWithFiles(t, files)
 		cfg := fixtureConfig(mem)
@@ -43,16 +44,16 @@ func FuzzOpen(f *testing.F) {
 		dst := make([]uint32, 64)
 		exercise := func(s *chunkstore.Store) {
 			s.Check()
-			s.Stats()
+			storetool.Tool.Stats(s)
 			var box chunkstore.Box
-			s.Entries(func(e chunkstore.Entry) bool {
+			storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 				s.Get(e.Pos, dst)
 				s.Bodies(e.Pos)
-				s.ReadRaw(e.Pos)
+				storetool.Tool.ReadRaw(s, e.Pos)
 				s.GetKey(e.Key, dst)
 				s.EntitiesKey(e.Key)
-				s.ReadRawKey(e.Key)
-				s.RecordInfo(e.Handle)
+				storetool.Tool.ReadRawKey(s, e.Key)
+				storetool.Tool.RecordInfo(s, e.Handle)
 				if box.Min.Axes() == 0 {
 					box = chunkstore.Box{Min: e.Key, Max: e.Key}
 				}
@@ -71,6 +72,6 @@ func FuzzOpen(f *testing.F) {
 		if s, err := chunkstore.Open(storePath, forRepair(cfg, nil)); err == nil {
 			exercise(s)
 		}
-		chunkstore.Scan(mem, storePath, func(chunkstore.ScanRecord) bool { return true })
+		storetool.Tool.Scan(mem, storePath, func(storetool.ScanRecord) bool { return true })
 	})
 }

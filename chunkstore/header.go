@@ -8,18 +8,21 @@ import (
 
 // Header slots. Their layout is part of the file format; see the package
 // documentation for the table.
-// FormatVersion is the version of the chunk store file format (PXSW) this
-// package writes: format 3, whatever the axes of the store's chunk keys
-// ([Options.Axes]; the axes in the header's flags, page-table entries of
-// 4N+16 bytes, a record's key bytes beyond two axes after its payload) and
-// whatever the format of the store it continues. It reads every version
-// from OldestFormatVersion on. It is part of every header slot and data
-// file header; docs/format.md has its history.
-const FormatVersion = 3
-
-// OldestFormatVersion is the oldest format version this package reads: 1,
-// a single file without data files.
-const OldestFormatVersion = 1
+// Format versions of the chunk store file format (PXSW). The version is
+// part of every header slot and data file header; docs/format.md has its
+// history.
+const (
+	// FormatVersion is the version this package writes: format 3,
+	// whatever the axes of the store's chunk keys ([Options.Axes]; the axes
+	// in the header's flags, page-table entries of 4N+16 bytes, a record's
+	// key bytes beyond two axes after its payload) and whatever the format
+	// of the store it continues. It reads every version from
+	// OldestFormatVersion on.
+	FormatVersion = 3
+	// OldestFormatVersion is the oldest format version this package reads:
+	// 1, a single file without data files.
+	OldestFormatVersion = 1
+)
 
 const (
 	headerSize          = 64            // bytes in one header slot

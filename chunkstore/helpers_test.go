@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/vfs"
@@ -49,13 +50,13 @@ func testConfig(fsys vfs.FS) chunkstore.Options {
 }
 
 // locate returns the file of the store at path that holds store offset off
-// (see chunkstore.Handle) and the offset within it.
+// (see storetool.Handle) and the offset within it.
 func locate(path string, off int64) (string, int64) {
-	h := chunkstore.Handle{Offset: off}
+	h := storetool.Handle{Offset: off}
 	if h.File() == 0 {
 		return path, off
 	}
-	return chunkstore.DataFileName(path, h.File()), h.FileOffset()
+	return storetool.Tool.DataFileName(path, h.File()), h.FileOffset()
 }
 
 func generated(p chunkstore.Pos, size int) []uint32 {
@@ -122,7 +123,7 @@ func (m *model) deleteChunk(b *chunkstore.Batch, p chunkstore.Pos) {
 }
 
 func (m *model) putBodies(b *chunkstore.Batch, p chunkstore.Pos, bodies []chunkstore.Body) {
-	b.PutBodies(p, bodies)
+	b.PutEntities(p, chunkstore.EntityBlock{Bodies: bodies})
 	var kept []chunkstore.Body
 	for _, bd := range bodies {
 		if !bd.IsEmpty() {

@@ -24,7 +24,7 @@ type index struct {
 
 // ival is what the index holds for a position.
 type ival struct {
-	h   Handle
+	h   handle
 	typ StorageType
 }
 
@@ -101,7 +101,7 @@ func (ix *index) get(key ikey) (ival, bool) {
 			return ival{}, false
 		}
 		if ix.at(i, key) {
-			return ival{h: Handle{Offset: s.off, Length: s.n}, typ: StorageType(s.typ - 1)}, true
+			return ival{h: handle{Offset: s.off, Length: s.n}, typ: StorageType(s.typ - 1)}, true
 		}
 	}
 }
@@ -122,7 +122,7 @@ func (ix *index) set(key ikey, v ival) (ival, bool) {
 			return ival{}, false
 		}
 		if ix.at(i, key) {
-			old := ival{h: Handle{Offset: s.off, Length: s.n}, typ: StorageType(s.typ - 1)}
+			old := ival{h: handle{Offset: s.off, Length: s.n}, typ: StorageType(s.typ - 1)}
 			s.off, s.n, s.typ = v.h.Offset, v.h.Length, uint8(v.typ)+1
 			return old, true
 		}
@@ -142,7 +142,7 @@ func (ix *index) del(key ikey) (ival, bool) {
 		}
 	}
 	s := ix.slots[i]
-	old := ival{h: Handle{Offset: s.off, Length: s.n}, typ: StorageType(s.typ - 1)}
+	old := ival{h: handle{Offset: s.off, Length: s.n}, typ: StorageType(s.typ - 1)}
 	// Backward shift: pull later entries of the run into the hole when the
 	// hole lies on their probe path.
 	for j := (i + 1) & ix.mask; ix.slots[j].typ != 0; j = (j + 1) & ix.mask {
@@ -186,7 +186,7 @@ func (ix *index) bytes() int { return len(ix.slots)*int(unsafe.Sizeof(islot{})) 
 // false.
 func (ix *index) each(fn func(key ikey, v ival) bool) {
 	for i, s := range ix.slots {
-		if s.typ != 0 && !fn(ix.keyAt(uint64(i)), ival{h: Handle{Offset: s.off, Length: s.n}, typ: StorageType(s.typ - 1)}) {
+		if s.typ != 0 && !fn(ix.keyAt(uint64(i)), ival{h: handle{Offset: s.off, Length: s.n}, typ: StorageType(s.typ - 1)}) {
 			return
 		}
 	}

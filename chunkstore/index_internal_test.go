@@ -36,7 +36,7 @@ func testIndexMatchesMap(t *testing.T, axes int) {
 		k := keys[rng.IntN(len(keys))]
 		switch rng.IntN(3) {
 		case 0, 1:
-			v := ival{h: Handle{Offset: int64(step) + dataStart, Length: uint32(step)}, typ: StorageType(step % 3)}
+			v := ival{h: handle{Offset: int64(step) + dataStart, Length: uint32(step)}, typ: StorageType(step % 3)}
 			old, had := ix.set(k, v)
 			rold, rhad := ref[k]
 			if had != rhad || old != rold {

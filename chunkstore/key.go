@@ -6,14 +6,6 @@ import (
 	"strings"
 )
 
-// Chunk keys. A store's chunks are keyed by 2, 3 or 4 int32 axes (x, y,
-// then z, then w), fixed when the store is created ([Options.Axes]) and
-// kept in its header slots.
-const (
-	MinAxes = 2 // the fewest axes of a chunk key: (x, y)
-	MaxAxes = 4 // the most axes of a chunk key: (x, y, z, w)
-)
-
 // Key is a chunk position of 2, 3 or 4 axes. The zero Key has no axes and
 // is refused by every store. Keys are comparable and may be map keys.
 // A 2-axis Key is what a [Pos] means: [Pos.Key] and [Key.Pos] convert.

@@ -30,7 +30,7 @@ func (l Layer) Mask() uint32 {
 }
 
 // LayerMask returns the bits of the persisted layers: what a store with
-// these layers keeps of a pixel (its PersistMask).
+// these layers keeps of a pixel.
 func LayerMask(layers []Layer) uint32 {
 	var m uint32
 	for _, l := range layers {
@@ -39,6 +39,15 @@ func LayerMask(layers []Layer) uint32 {
 		}
 	}
 	return m
+}
+
+// keptBits returns the bits of a pixel a store with these layers keeps:
+// every bit without layers.
+func keptBits(layers []Layer) uint32 {
+	if len(layers) == 0 {
+		return ^uint32(0)
+	}
+	return LayerMask(layers)
 }
 
 // checkLayers checks registered layers and returns their persisted mask.

@@ -1,8 +1,10 @@
 package chunkstore
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/arksave/arksave/vfs"
 )
@@ -30,16 +32,32 @@ type KeyGenerator interface {
 	GenerateKey(k Key, seed uint64, dst []uint32)
 }
 
-// Default thresholds: what a zero field of Options means.
+// Defaults: what a zero field of Options means.
 const (
 	DefaultDeltaThreshold      = 0.75
 	DefaultCompactionThreshold = 0.25
 	DefaultCheckpointRatio     = 0.5
+	// DefaultBaseCache is how many generated chunks a store keeps
+	// (Options.BaseCache): 16 MiB of 512x512 chunks.
+	DefaultBaseCache = 16
+	// DefaultDataFileSize is the size a data file grows to before the
+	// next one starts (Options.DataFileSize).
+	DefaultDataFileSize = 128 << 20
 )
 
-// DefaultBaseCache is how many generated chunks a store keeps by default
-// (Options.BaseCache): 16 MiB of 512x512 chunks.
-const DefaultBaseCache = 16
+// Limits of a store.
+const (
+	// A store's chunks are keyed by 2, 3 or 4 int32 axes (x, y, then z,
+	// then w), fixed when the store is created ([Options.Axes]) and kept in
+	// its header slots.
+	MinAxes = 2 // the fewest axes of a chunk key: (x, y)
+	MaxAxes = 4 // the most axes of a chunk key: (x, y, z, w)
+	// MaxDataFiles is the highest data file number: store offsets stay
+	// below 1<<62.
+	MaxDataFiles = 1<<22 - 1
+	// MaxExtra is the most extra data a chunk can carry (16 MiB).
+	MaxExtra = 16 << 20
+)
 
 // Options describe the game a store belongs to, how the store behaves, and
 // which generation [Open] opens. The zero value of every field is its
@@ -55,7 +73,7 @@ type Options struct {
 
 	// Seed is the world seed. Create records it; Open adopts the file's when
 	// Seed is zero and refuses a different non-zero seed (deltas are only
-	// valid against the seed they were made with). Store.Seed reports it.
+	// valid against the seed they were made with). Store.Options reports it.
 	Seed uint64
 
 	// Axes is the number of int32 axes of a chunk key: 2 (x, y; the
@@ -77,22 +95,11 @@ type Options struct {
 	// where a chunk's record does not hold it (see [Layer]). The store
 	// keeps the persisted layers only; every chunk record it writes notes
 	// which layers it holds, so that a layer the game registers later
-	// reads as its default in chunks saved before. Nil: PersistMask alone
-	// says what is kept, and what is not kept reads as zero. Pixel bodies'
-	// pixels keep the persisted layers too; the others read as zero there
-	// (body records do not note their layers).
+	// reads as its default in chunks saved before. Nil means one layer of
+	// all 32 bits, kept. Pixel bodies' pixels keep the persisted layers
+	// too; the others read as zero there (body records do not note their
+	// layers).
 	Layers []Layer
-
-	// PersistMask selects the bits of each pixel that are stored (pixel
-	// bytes are material, colour, damage, flags, little-endian). Only
-	// pixel&PersistMask is compared, written and returned, for chunks and
-	// body pixels alike. Zero means all bits, or with Layers the bits of
-	// the persisted layers (a non-zero PersistMask must then equal them).
-	//
-	// Deprecated: register the game's layers with Layers, which also gives
-	// layers that are not stored their default value. PersistMask keeps
-	// working as before.
-	PersistMask uint32
 
 	// DeltaThreshold: a chunk may be stored as a delta while fewer than
 	// this fraction of its pixels differ from the generator's. Zero means
@@ -146,7 +153,7 @@ type Options struct {
 
 	// ReadOnly opens the file read-only; Commit and Compact then return
 	// ErrReadOnly. Read-only without a Generator, a store opens for
-	// inspection: the generator version is not checked (Check and ReadRaw
+	// inspection: the generator version is not checked (Check and reading raw records
 	// work, Get of a Delta chunk does not).
 	ReadOnly bool
 
@@ -233,74 +240,89 @@ const smallFullRecord = 16 << 10
 func (c Options) withDefaults(creating bool) (Options, error) {
 	// What chose the generation to open is not part of the store's options.
 	c.Generation, c.Root, c.Repair = 0, nil, false
+	if len(c.Layers) > 0 {
+		if _, err := checkLayers(c.Layers); err != nil {
+			return c, err
+		}
+		c.Layers = slices.Clone(c.Layers)
+	}
+	c.fillDefaults(creating)
+	return c, c.check(creating)
+}
+
+// fillDefaults gives every zero field the default its documentation names.
+func (c *Options) fillDefaults(creating bool) {
 	if c.FS == nil {
 		c.FS = vfs.OS
 	}
-	if len(c.Layers) > 0 {
-		m, err := checkLayers(c.Layers)
-		if err != nil {
-			return c, err
-		}
-		if c.PersistMask != 0 && c.PersistMask != m {
-			return c, fmt.Errorf("%w: PersistMask %#08x, the persisted layers hold %#08x", ErrInvalidConfig, c.PersistMask, m)
-		}
-		c.PersistMask = m
-		c.Layers = append([]Layer(nil), c.Layers...)
-	}
-	if c.PersistMask == 0 {
-		c.PersistMask = ^uint32(0)
-	}
-	if c.DeltaThreshold == 0 {
-		c.DeltaThreshold = DefaultDeltaThreshold
-	}
-	if c.CompactionThreshold == 0 {
-		c.CompactionThreshold = DefaultCompactionThreshold
-	}
-	if c.CheckpointRatio == 0 {
-		c.CheckpointRatio = DefaultCheckpointRatio
-	}
+	c.DeltaThreshold = cmp.Or(c.DeltaThreshold, DefaultDeltaThreshold)
+	c.CompactionThreshold = cmp.Or(c.CompactionThreshold, DefaultCompactionThreshold)
+	c.CheckpointRatio = cmp.Or(c.CheckpointRatio, DefaultCheckpointRatio)
+	c.BaseCache = cmp.Or(c.BaseCache, DefaultBaseCache)
+	c.DataFileSize = cmp.Or(c.DataFileSize, DefaultDataFileSize)
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
-	if c.BaseCache == 0 {
-		c.BaseCache = DefaultBaseCache
+	if creating {
+		c.Axes = cmp.Or(c.Axes, MinAxes)
+		c.PixelSize = cmp.Or(c.PixelSize, pixelSize)
 	}
-	if c.DataFileSize == 0 {
-		c.DataFileSize = DefaultDataFileSize
+}
+
+// check refuses options no store can have, naming the field.
+func (c *Options) check(creating bool) error {
+	if err := c.checkSizes(creating); err != nil {
+		return err
 	}
-	if creating && c.Axes == 0 {
-		c.Axes = MinAxes
+	if err := c.checkTuning(); err != nil {
+		return err
 	}
-	if creating && c.PixelSize == 0 {
-		c.PixelSize = pixelSize
-	}
+	return c.checkKeys()
+}
+
+// checkSizes checks the game's constants and the data file size.
+func (c *Options) checkSizes(creating bool) error {
 	switch {
 	case creating && c.ChunkSize == 0:
-		return c, fmt.Errorf("%w: ChunkSize is zero", ErrInvalidConfig)
+		return fmt.Errorf("%w: ChunkSize is zero", ErrInvalidConfig)
 	case c.ChunkSize > maxChunkSize:
-		return c, fmt.Errorf("%w: ChunkSize %d > %d (delta positions are 24 bits)", ErrInvalidConfig, c.ChunkSize, maxChunkSize)
+		return fmt.Errorf("%w: ChunkSize %d > %d (delta positions are 24 bits)", ErrInvalidConfig, c.ChunkSize, maxChunkSize)
 	case c.PixelSize != 0 && c.PixelSize != pixelSize:
-		return c, fmt.Errorf("%w: PixelSize %d, this package stores %d-byte pixels", ErrInvalidConfig, c.PixelSize, pixelSize)
-	case !(c.DeltaThreshold > 0 && c.DeltaThreshold <= 1):
-		return c, fmt.Errorf("%w: DeltaThreshold %v not in (0, 1]", ErrInvalidConfig, c.DeltaThreshold)
-	case !(c.CompactionThreshold > 0 && c.CompactionThreshold < 1):
-		return c, fmt.Errorf("%w: CompactionThreshold %v not in (0, 1)", ErrInvalidConfig, c.CompactionThreshold)
-	case !(c.CheckpointRatio > 0):
-		return c, fmt.Errorf("%w: CheckpointRatio %v not positive", ErrInvalidConfig, c.CheckpointRatio)
+		return fmt.Errorf("%w: PixelSize %d, this package stores %d-byte pixels", ErrInvalidConfig, c.PixelSize, pixelSize)
 	case c.DataFileSize < minDataFileSize || c.DataFileSize >= maxDataFileSize:
-		return c, fmt.Errorf("%w: DataFileSize %d not in [%d, %d)", ErrInvalidConfig, c.DataFileSize, minDataFileSize, int64(maxDataFileSize))
-	case c.Encoding > EncodeDeltaFull:
-		return c, fmt.Errorf("%w: Encoding %d", ErrInvalidConfig, c.Encoding)
-	case c.Dictionary > DictionaryOff:
-		return c, fmt.Errorf("%w: Dictionary %d", ErrInvalidConfig, c.Dictionary)
-	case c.Axes != 0 && (c.Axes < MinAxes || c.Axes > MaxAxes):
-		return c, fmt.Errorf("%w: Axes %d not in [%d, %d]", ErrInvalidConfig, c.Axes, MinAxes, MaxAxes)
-	case c.Axes > 2 && c.Generator != nil && !isKeyGenerator(c.Generator):
-		return c, fmt.Errorf("%w: a store of %d axes needs a KeyGenerator; %T is not one", ErrInvalidConfig, c.Axes, c.Generator)
-	case c.Generator != nil && c.Generator.Version() > maxGeneratorVersion:
-		return c, fmt.Errorf("%w: generator version %d does not fit in 24 bits", ErrInvalidConfig, c.Generator.Version())
+		return fmt.Errorf("%w: DataFileSize %d not in [%d, %d)", ErrInvalidConfig, c.DataFileSize, minDataFileSize, int64(maxDataFileSize))
 	}
-	return c, nil
+	return nil
+}
+
+// checkTuning checks the thresholds and the encoding modes.
+func (c *Options) checkTuning() error {
+	switch {
+	case !(c.DeltaThreshold > 0 && c.DeltaThreshold <= 1):
+		return fmt.Errorf("%w: DeltaThreshold %v not in (0, 1]", ErrInvalidConfig, c.DeltaThreshold)
+	case !(c.CompactionThreshold > 0 && c.CompactionThreshold < 1):
+		return fmt.Errorf("%w: CompactionThreshold %v not in (0, 1)", ErrInvalidConfig, c.CompactionThreshold)
+	case !(c.CheckpointRatio > 0):
+		return fmt.Errorf("%w: CheckpointRatio %v not positive", ErrInvalidConfig, c.CheckpointRatio)
+	case c.Encoding > EncodeDeltaFull:
+		return fmt.Errorf("%w: Encoding %d", ErrInvalidConfig, c.Encoding)
+	case c.Dictionary > DictionaryOff:
+		return fmt.Errorf("%w: Dictionary %d", ErrInvalidConfig, c.Dictionary)
+	}
+	return nil
+}
+
+// checkKeys checks the key axes against the generator.
+func (c *Options) checkKeys() error {
+	switch {
+	case c.Axes != 0 && (c.Axes < MinAxes || c.Axes > MaxAxes):
+		return fmt.Errorf("%w: Axes %d not in [%d, %d]", ErrInvalidConfig, c.Axes, MinAxes, MaxAxes)
+	case c.Axes > 2 && c.Generator != nil && !isKeyGenerator(c.Generator):
+		return fmt.Errorf("%w: a store of %d axes needs a KeyGenerator; %T is not one", ErrInvalidConfig, c.Axes, c.Generator)
+	case c.Generator != nil && c.Generator.Version() > maxGeneratorVersion:
+		return fmt.Errorf("%w: generator version %d does not fit in 24 bits", ErrInvalidConfig, c.Generator.Version())
+	}
+	return nil
 }
 
 // generatorVersion is the version recorded for a config: 0 without a

@@ -28,21 +28,13 @@ type Pos struct{ X, Y int32 }
 
 func (p Pos) String() string { return fmt.Sprintf("(%d, %d)", p.X, p.Y) }
 
-// comparePos orders positions by (y, x), the page table's order.
-func comparePos(a, b Pos) int {
-	if c := cmp.Compare(a.Y, b.Y); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.X, b.X)
-}
-
 // StorageType says how a chunk is stored (its values are part of the file format), or marks an
 // index entry that holds a chunk's pixel bodies.
 type StorageType uint8
 
 // Storage types.
 const (
-	// Empty: the chunk is all zero (air) under PersistMask; no record.
+	// Empty: the chunk is all zero (air) in its persisted layers; no record.
 	Empty StorageType = 0
 	// Delta: the pixels that differ from the Generator's chunk.
 	Delta StorageType = 1
@@ -68,7 +60,7 @@ func (t StorageType) String() string {
 // block, or a tombstone that removes one of those.
 type tableEntry struct {
 	pos     Key
-	h       Handle
+	h       handle
 	typ     StorageType
 	deleted bool
 }

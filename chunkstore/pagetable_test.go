@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -74,12 +75,12 @@ func TestJournalMergesAndCheckpoints(t *testing.T) {
 		if st.Checkpoint {
 			checkpoints++
 		}
-		stats := s.Stats()
+		stats := storetool.Tool.Stats(s)
 		maxSegments = max(maxSegments, stats.JournalSegments)
 		if i%40 == 39 {
 			s = reopen(t, s, cfg)
 			expectSame(t, m, s, ^uint32(0))
-			expect(t, s.Stats().JournalSegments == stats.JournalSegments, "reopen: %d segments, had %d", s.Stats().JournalSegments, stats.JournalSegments)
+			expect(t, storetool.Tool.Stats(s).JournalSegments == stats.JournalSegments, "reopen: %d segments, had %d", storetool.Tool.Stats(s).JournalSegments, stats.JournalSegments)
 		}
 	}
 	expect(t, checkpoints >= 1, "no checkpoint in 120 commits of 50 changes over a 5000-entry table")
@@ -111,10 +112,10 @@ func TestChunkDictionary(t *testing.T) {
 	m.putChunk(b, chunkstore.Pos{X: 0}, uniformChunk(small, 3)) // overwrite one sharer
 	st = commit(t, s, b)
 	expect(t, st.Shared == 5, "%+v", st)
-	stats := s.Stats()
+	stats := storetool.Tool.Stats(s)
 	expect(t, stats.RecordBytes == 2*one, "live record bytes %d, want %d (each payload once)", stats.RecordBytes, 2*one)
 	s = reopen(t, s, cfg)
-	expect(t, s.Stats().RecordBytes == stats.RecordBytes, "reopen counts %d, had %d", s.Stats().RecordBytes, stats.RecordBytes)
+	expect(t, storetool.Tool.Stats(s).RecordBytes == stats.RecordBytes, "reopen counts %d, had %d", storetool.Tool.Stats(s).RecordBytes, stats.RecordBytes)
 	b = s.NewBatch()
 	m.putChunk(b, chunkstore.Pos{X: 9, Y: 9}, stone)
 	st = commit(t, s, b)
@@ -122,7 +123,7 @@ func TestChunkDictionary(t *testing.T) {
 	expectSame(t, m, s, ^uint32(0))
 	must(t, s.Compact())
 	expectSame(t, m, s, ^uint32(0))
-	expect(t, s.Stats().RecordBytes == 2*one, "compaction copied shared records more than once: %+v", s.Stats())
+	expect(t, storetool.Tool.Stats(s).RecordBytes == 2*one, "compaction copied shared records more than once: %+v", storetool.Tool.Stats(s))
 	mustCheck(t, s)
 	s.Close()
 }
@@ -166,14 +167,14 @@ func TestChunkDictionaryEveryKind(t *testing.T) {
 	}
 	bodies := []chunkstore.Body{body(1, 40, 30, rng)}
 	for i := range 3 {
-		b.PutBodies(chunkstore.Pos{X: int32(i), Y: 5}, bodies)
+		b.PutEntities(chunkstore.Pos{X: int32(i), Y: 5}, chunkstore.EntityBlock{Bodies: bodies})
 	}
 	st := commit(t, s, b)
 	expect(t, st.Full == 4 && st.Delta == 4 && st.BodyBlocks == 3, "commit %+v", st)
 	expect(t, st.Shared == 3+3+2, "shared %d records, want 8: %+v", st.Shared, st)
 	one := func(kind chunkstore.StorageType) int64 {
-		var h chunkstore.Handle
-		s.Entries(func(e chunkstore.Entry) bool {
+		var h storetool.Handle
+		storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 			if e.Type == kind {
 				h = e.Handle
 			}
@@ -209,9 +210,9 @@ func TestChunkDictionaryEveryKind(t *testing.T) {
 	st = commit(t, s, b)
 	expect(t, st.Shared == 1 && st.RecordBytes == 0, "after reopen: %+v", st)
 	// Compaction moves a shared record once, and the dictionary follows it.
-	before := s.Stats().RecordBytes
-	must2[chunkstore.CompactStats](t)(s.CompactFile(1))
-	expect(t, s.Stats().RecordBytes == before, "record bytes %d after compaction, %d before", s.Stats().RecordBytes, before)
+	before := storetool.Tool.Stats(s).RecordBytes
+	must2[chunkstore.CompactStats](t)(storetool.Tool.CompactFile(s, 1))
+	expect(t, storetool.Tool.Stats(s).RecordBytes == before, "record bytes %d after compaction, %d before", storetool.Tool.Stats(s).RecordBytes, before)
 	b = s.NewBatch()
 	b.PutChunk(chunkstore.Pos{X: 10, Y: 0}, painted)
 	want[chunkstore.Pos{X: 10, Y: 0}] = painted
@@ -248,14 +249,14 @@ func TestChunkDictionaryForgetsDeadRecords(t *testing.T) {
 	b.PutChunk(chunkstore.Pos{X: 5, Y: 5}, stone)
 	st := commit(t, s, b)
 	expect(t, st.Shared == 0 && st.RecordBytes > 0, "a dead record was shared: %+v", st)
-	var h chunkstore.Handle
-	s.Entries(func(e chunkstore.Entry) bool {
+	var h storetool.Handle
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Pos == (chunkstore.Pos{X: 5, Y: 5}) {
 			h = e.Handle
 		}
 		return true
 	})
-	expect(t, h.File() == s.Files()[len(s.Files())-1].Number, "the new stone record is in data file %d", h.File())
+	expect(t, h.File() == storetool.Tool.Files(s)[len(storetool.Tool.Files(s))-1].Number, "the new stone record is in data file %d", h.File())
 	mustCheck(t, s)
 }
 
@@ -277,7 +278,7 @@ func TestDictionaryModes(t *testing.T) {
 		bodies := []chunkstore.Body{body(3, 4, 4, rng)}
 		for i := range 4 {
 			b.PutChunk(chunkstore.Pos{X: int32(i), Y: 60}, stone)
-			b.PutBodies(chunkstore.Pos{X: int32(i), Y: 61}, bodies)
+			b.PutEntities(chunkstore.Pos{X: int32(i), Y: 61}, chunkstore.EntityBlock{Bodies: bodies})
 		}
 		st := commit(t, s, b)
 		expect(t, st.Shared == tc.shared, "mode %d: shared %d, want %d", tc.mode, st.Shared, tc.shared)

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"github.com/arksave/arksave/internal/pxsw"
 )
 
 // Palette chunk payloads (format 3). The layout is part of the file format;
@@ -88,7 +90,7 @@ func (e *encoder) encodePalette(pos Key, pix []uint32, mask uint32) ([]byte, boo
 	if !e.pal.build(pix, mask) {
 		return nil, false
 	}
-	return e.seal(RecordPalette, pos, e.paletteRaw(len(pix))), true
+	return e.seal(pxsw.RecordPalette, pos, e.paletteRaw(len(pix))), true
 }
 
 // paletteWidth is the bytes of a palette index for count distinct pixels.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -49,23 +50,23 @@ func TestPaletteRoundTrip(t *testing.T) {
 	}
 	st := commit(t, s, b)
 	expect(t, st.Palette == 5 && st.Full == 1, "commit %+v", st)
-	expect(t, s.Stats().Palette == 5, "stats %+v", s.Stats())
+	expect(t, storetool.Tool.Stats(s).Palette == 5, "stats %+v", storetool.Tool.Stats(s))
 	dst := make([]uint32, n)
 	for i, c := range cases {
 		p := chunkstore.Pos{X: int32(i), Y: 50}
 		expect(t, must2[bool](t)(s.Get(p, dst)), "chunk %v not stored", p)
 		expect(t, slices.Equal(dst, want[p]), "%d distinct: chunk differs", c.distinct)
-		raw, ok, err := s.ReadRaw(p)
+		raw, ok, err := storetool.Tool.ReadRaw(s, p)
 		must(t, err)
 		expect(t, ok && raw.Type == c.want && len(raw.Palette) == c.palette && slices.Equal(raw.Pixels, want[p]),
 			"%d distinct: ReadRaw %v with a palette of %d", c.distinct, raw.Type, len(raw.Palette))
-		info := must2[chunkstore.RecordInfo](t)(s.RecordInfo(raw.Handle))
+		info := must2[storetool.RecordInfo](t)(storetool.Tool.RecordInfo(s, raw.Handle))
 		if c.want == chunkstore.Palette {
 			width := 1
 			if c.distinct > 256 {
 				width = 2
 			}
-			expect(t, info.Kind == chunkstore.RecordPalette && int(info.Raw) == 8+4*c.distinct+width*n,
+			expect(t, info.Kind == storetool.RecordPalette && int(info.Raw) == 8+4*c.distinct+width*n,
 				"%d distinct: %+v, want %d-byte indices", c.distinct, info, width)
 		}
 	}
@@ -101,7 +102,7 @@ func TestFormat2StoreContinued(t *testing.T) {
 		mem := loadFixture(t, fixture)
 		cfg := fixtureConfig(mem)
 		s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
-		before := must2[chunkstore.RootInfo](t)(chunkstore.ParseRoot(s.Root()))
+		before := must2[storetool.RootInfo](t)(storetool.Tool.ParseRoot(s.Root()))
 		old := make([]uint32, 64)
 		must2[bool](t)(s.Get(chunkstore.Pos{X: 0, Y: 20}, old))
 		pix := make([]uint32, 64)
@@ -115,7 +116,7 @@ func TestFormat2StoreContinued(t *testing.T) {
 		must(t, s.Close())
 
 		s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
-		after := must2[chunkstore.RootInfo](t)(chunkstore.ParseRoot(s.Root()))
+		after := must2[storetool.RootInfo](t)(storetool.Tool.ParseRoot(s.Root()))
 		expect(t, before.FormatVersion < 3 && after.FormatVersion == chunkstore.FormatVersion,
 			"%s: format %d, then %d", fixture, before.FormatVersion, after.FormatVersion)
 		got := make([]uint32, 64)
@@ -124,7 +125,7 @@ func TestFormat2StoreContinued(t *testing.T) {
 		expect(t, stored && slices.Equal(got, pix) && string(extra) == "tile entities", "%s: new chunk %v %q", fixture, stored, extra)
 		must2[bool](t)(s.Get(chunkstore.Pos{X: 0, Y: 20}, got))
 		expect(t, slices.Equal(got, old), "%s: an old record reads differently", fixture)
-		raw, _, err := s.ReadRaw(chunkstore.Pos{X: 9, Y: 20})
+		raw, _, err := storetool.Tool.ReadRaw(s, chunkstore.Pos{X: 9, Y: 20})
 		must(t, err)
 		expect(t, raw.Type == chunkstore.Palette, "%s: stored as %v", fixture, raw.Type)
 		mustCheck(t, s)

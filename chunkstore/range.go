@@ -152,10 +152,10 @@ func (s *Store) entriesInBox(b Box) ([]Entry, int, error) {
 	for _, ik := range keys {
 		k := keyOf(ik, s.axes)
 		if v, ok := s.chunks.get(ik); ok {
-			es = append(es, Entry{Pos: k.Pos(), Key: k, Type: v.typ, Handle: v.h})
+			es = append(es, Entry{Pos: k.Pos(), Key: k, Type: v.typ})
 		}
 		if v, ok := s.bodies.get(ik); ok {
-			es = append(es, Entry{Pos: k.Pos(), Key: k, Type: v.typ, Handle: v.h})
+			es = append(es, Entry{Pos: k.Pos(), Key: k, Type: v.typ})
 		}
 	}
 	slices.SortFunc(es, func(a, b Entry) int {

@@ -138,7 +138,7 @@ func BenchmarkEntriesIn_Box(b *testing.B) {
 					ix.each(func(ik ikey, v ival) bool {
 						visited++
 						if k := keyOf(ik, s.axes); box.Contains(k) {
-							es = append(es, Entry{Pos: k.Pos(), Key: k, Type: v.typ, Handle: v.h})
+							es = append(es, Entry{Pos: k.Pos(), Key: k, Type: v.typ})
 						}
 						return true
 					})

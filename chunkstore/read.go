@@ -29,7 +29,7 @@ func (s *Store) lookup(ix func() *index, pos Key, sc *readScratch) (v ival, ok b
 	if rec != nil {
 		sc.rec = rec[:0:cap(rec)]
 	}
-	if err == nil && h.kind.storageType() != v.typ {
+	if err == nil && storageOf(h.kind) != v.typ {
 		err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(v.h.Offset), v.typ)
 	}
 	return v, ok, h, rec, err
@@ -38,8 +38,8 @@ func (s *Store) lookup(ix func() *index, pos Key, sc *readScratch) (v ival, ok b
 // Get fills dst (ChunkSize*ChunkSize pixels, row-major) with the chunk at
 // pos and reports whether it is stored. It reads only that chunk's record.
 // A chunk that is not stored is generated (zeros without a Generator).
-// Bits outside PersistMask are zero, or with Options.Layers their layer's
-// default.
+// Bits of layers that are not persisted read as their layer's default
+// ([Options.Layers]).
 //
 // When the chunk's record is damaged, Get fills dst with the generated
 // chunk and returns false and an error matching ErrCorrupt that names the
@@ -144,47 +144,22 @@ func (s *Store) EntitiesKey(pos Key) (EntityBlock, error) {
 	return EntityBlock{}, err
 }
 
-// DeltaPixel is one entry of a Delta chunk: a pixel index (row-major) and
-// the pixel stored for it.
-type DeltaPixel struct {
-	Index uint32
-	Pixel uint32
-}
-
-// RawChunk is a chunk as stored, without applying it to the generator:
-// what export and inspection tools need.
-type RawChunk struct {
-	Pos    Pos // the first two axes of Key
-	Key    Key
-	Type   StorageType
-	Handle Handle       // zero for Empty
-	Delta  []DeltaPixel // Type == Delta: the pixels that differ from generation
-	Pixels []uint32     // Type == Full or Palette: every pixel
-	// Palette is the chunk's palette when Type == Palette: its distinct
-	// pixels, Pixels holding them by value.
-	Palette []uint32
-	// Layers is the persisted-layer mask the record was written with; 0 for
-	// records of format 1 and 2, which do not say.
-	Layers uint32
-	Extra  []byte // the game's extra data for the chunk, nil for none
-}
-
-// ReadRaw returns the stored form of the chunk at pos, and false when it is
+// readRaw returns the stored form of the chunk at pos, and false when it is
 // not stored. It needs no Generator.
-func (s *Store) ReadRaw(pos Pos) (RawChunk, bool, error) { return s.ReadRawKey(pos.Key()) }
+func (s *Store) readRaw(pos Pos) (rawChunk, bool, error) { return s.readRawKey(pos.Key()) }
 
-// ReadRawKey is ReadRaw at a key of the store's axes; a key of other axes
+// readRawKey is readRaw at a key of the store's axes; a key of other axes
 // returns ErrAxes.
-func (s *Store) ReadRawKey(pos Key) (RawChunk, bool, error) {
+func (s *Store) readRawKey(pos Key) (rawChunk, bool, error) {
 	if err := checkAxes(pos, s.axes, "read"); err != nil {
-		return RawChunk{}, false, err
+		return rawChunk{}, false, err
 	}
 	sc := &readScratch{}
 	v, ok, h, rec, err := s.lookup(func() *index { return s.chunks }, pos, sc)
 	if err != nil || !ok {
-		return RawChunk{}, false, err
+		return rawChunk{}, false, err
 	}
-	r := RawChunk{Pos: pos.Pos(), Key: pos, Type: v.typ, Handle: v.h}
+	r := rawChunk{Pos: pos.Pos(), Key: pos, Type: v.typ, Handle: v.h}
 	var x recordExt
 	switch v.typ {
 	case Full:
@@ -207,7 +182,7 @@ func (s *Store) ReadRawKey(pos Key) (RawChunk, bool, error) {
 		if raw, x, err = payloadExt(h, rec, v.h.Offset, s.cc.maxDeltaRaw(), nil); err == nil {
 			var n int
 			if n, err = s.cc.checkDelta(raw, v.h.Offset, x.extra != nil); err == nil {
-				r.Delta = make([]DeltaPixel, n)
+				r.Delta = make([]deltaPixel, n)
 				for i := range r.Delta {
 					at := deltaCountSize + i*deltaEntrySize
 					r.Delta[i].Index = uint32(raw[at]) | uint32(raw[at+1])<<8 | uint32(raw[at+2])<<16
@@ -217,7 +192,7 @@ func (s *Store) ReadRawKey(pos Key) (RawChunk, bool, error) {
 		}
 	}
 	if err != nil {
-		return RawChunk{}, true, fmt.Errorf("chunkstore: chunk %v: %w", pos, err)
+		return rawChunk{}, true, fmt.Errorf("chunkstore: chunk %v: %w", pos, err)
 	}
 	r.Layers = x.layers
 	if x.extra != nil {
@@ -226,44 +201,30 @@ func (s *Store) ReadRawKey(pos Key) (RawChunk, bool, error) {
 	return r, true, nil
 }
 
-// RecordInfo describes the record at h (from Entries or Scan): kind, key,
-// sizes. It checks the record's checksum.
-type RecordInfo struct {
-	Kind       RecordKind
-	Pos        Pos    // chunk and body records: the first two axes of Key
-	Key        Key    // chunk and body records
-	Generation uint64 // table records
-	Stored     uint32 // payload bytes in the file
-	Raw        uint32 // payload bytes decoded
-	Compressed bool
-	Layers     uint32 // chunk records of format 3: the persisted-layer mask they were written with
-	Extra      int    // chunk records: bytes of the game's extra data
-}
-
-// RecordInfo reads and checks the record at h and describes it.
-func (s *Store) RecordInfo(h Handle) (RecordInfo, error) {
+// recordInfo reads and checks the record at h and describes it.
+func (s *Store) recordInfo(h handle) (recordDesc, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return RecordInfo{}, ErrClosed
+		return recordDesc{}, ErrClosed
 	}
 	rh, rec, err := s.read(h, nil)
 	if err != nil {
-		return RecordInfo{}, err
+		return recordDesc{}, err
 	}
-	ri := RecordInfo{Kind: rh.kind, Stored: rh.size, Raw: rh.raw, Compressed: rh.codec == codecLZ4}
+	ri := recordDesc{Kind: rh.kind, Stored: rh.size, Raw: rh.raw, Compressed: rh.codec == codecLZ4}
 	if rh.flags != 0 {
 		x, err := extOf(rh, rec, h.Offset)
 		if err != nil {
-			return RecordInfo{}, err
+			return recordDesc{}, err
 		}
 		ri.Layers, ri.Extra = x.layers, len(x.extra)
 	}
-	if rh.kind.isTable() {
+	if rh.kind.IsTable() {
 		ri.Generation = rh.key
 	} else {
 		if ri.Key, err = rh.keyIn(rec, s.axes, h.Offset); err != nil {
-			return RecordInfo{}, err
+			return recordDesc{}, err
 		}
 		ri.Pos = ri.Key.Pos()
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/arksave/arksave/internal/crc8"
+	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/vfs"
 	"github.com/pierrec/lz4/v4"
 )
@@ -38,69 +39,26 @@ const (
 	knownRecFlags = chunkFlags3 | flagKeyAxes
 	layersSize    = 4 // the layer mask
 	extraLenSz    = 4 // the extra data's length
-	// MaxExtra is the most extra data a chunk can carry (16 MiB).
-	MaxExtra = 16 << 20
 )
 
 // maxRecordLength is the length of the longest record: header, payload and
 // key bytes.
 const maxRecordLength = recordHeaderSize + maxRecordPayload + 4*(MaxAxes-2)
 
-// RecordKind says what a record holds.
-type RecordKind uint8
+// recordKind says what a record holds (see internal/pxsw).
+type recordKind = pxsw.RecordKind
 
-// Record kinds. The chunk kinds equal their StorageType.
-const (
-	RecordDelta      RecordKind = 1 // a delta chunk: see chunk.go
-	RecordFull       RecordKind = 2 // a full chunk: ChunkSize*ChunkSize little-endian pixels
-	RecordBodies     RecordKind = 3 // the body block of one chunk: see body.go
-	RecordJournal    RecordKind = 4 // a journal segment of the page table
-	RecordCheckpoint RecordKind = 5 // a full sorted page table
-	RecordPalette    RecordKind = 6 // a palette chunk (format 3): see chunk.go
-	recordKindMax               = RecordPalette
-)
-
-var recordKindNames = [...]string{"", "delta chunk", "full chunk", "body block", "journal segment", "checkpoint", "palette chunk"}
-
-// String names the kind.
-func (k RecordKind) String() string {
-	if k >= 1 && k <= recordKindMax {
-		return recordKindNames[k]
-	}
-	return fmt.Sprintf("kind %d", uint8(k))
-}
-
-func (k RecordKind) isTable() bool { return k == RecordJournal || k == RecordCheckpoint }
-
-// isChunk reports whether records of kind hold a chunk's pixels.
-func (k RecordKind) isChunk() bool { return k == RecordDelta || k == RecordFull || k == RecordPalette }
-
-// storageType is the page-table storage type of a chunk or body record kind.
-func (k RecordKind) storageType() StorageType {
-	if k == RecordPalette {
+// storageOf is the page-table storage type of a chunk or body record kind.
+func storageOf(k recordKind) StorageType {
+	if k == pxsw.RecordPalette {
 		return Palette
 	}
 	return StorageType(k)
 }
 
-// Handle addresses one record: its store offset and its length, header
-// included. A store offset names the file and the place in it: the high
-// bits (Offset >> 40) are the data file's number, 0 for the store file
-// itself (where a format 1 store keeps its records), the low 40 bits the
-// offset within that file.
-type Handle struct {
-	Offset int64
-	Length uint32
-}
-
-func (h Handle) end() int64 { return h.Offset + int64(h.Length) }
-
-// File returns the number of the data file that holds the record (0: the
-// store file).
-func (h Handle) File() uint32 { return fileOf(h.Offset) }
-
-// FileOffset returns the record's offset within its file.
-func (h Handle) FileOffset() int64 { return localOf(h.Offset) }
+// handle addresses one record: its store offset and its length, header
+// included (see internal/pxsw).
+type handle = pxsw.Handle
 
 // validOffset reports whether off can start a record: within the first
 // MaxDataFiles data files, after its file's header.
@@ -108,15 +66,12 @@ func validOffset(off int64) bool {
 	return off > 0 && off < 1<<62 && fileOf(off) <= MaxDataFiles && localOf(off) >= firstRecord(fileOf(off))
 }
 
-// IsZero reports whether h addresses nothing (an Empty chunk has no record).
-func (h Handle) IsZero() bool { return h == Handle{} }
-
 // recordHeader is the decoded first 24 bytes of a record.
 type recordHeader struct {
 	size  uint32 // payload bytes stored
 	raw   uint32 // payload bytes after decoding
 	key   uint64 // position (x low, y high) or generation
-	kind  RecordKind
+	kind  recordKind
 	codec uint8
 	flags uint8 // flagLayers, flagExtra, the key's axes beyond two
 	ext   uint8 // key bytes after the payload: axes beyond two (flags bits 2..3), 4 each
@@ -173,14 +128,14 @@ func (h recordHeader) keyAny(rec []byte) Key {
 // sealRecord fills the header rec[:24] for what follows it (the parts
 // flags announce, then the payload), which is already in place, for a
 // record that is not keyed by a chunk or keyed by a 2-axis one.
-func sealRecord(rec []byte, kind RecordKind, codec, flags uint8, key uint64, raw uint32) {
+func sealRecord(rec []byte, kind recordKind, codec, flags uint8, key uint64, raw uint32) {
 	sealExt(rec, kind, codec, flags, key, raw, 0)
 }
 
 // sealKeyed appends the axes of k beyond two to rec, whose parts and
 // payload after rec[:24] are in place, and seals it as a record of chunk
 // key k.
-func sealKeyed(rec []byte, kind RecordKind, codec, flags uint8, k Key, raw uint32) []byte {
+func sealKeyed(rec []byte, kind recordKind, codec, flags uint8, k Key, raw uint32) []byte {
 	ext := keyExtSize(int(k.n))
 	if ext == 0 {
 		sealRecord(rec, kind, codec, flags, k.recordKey(), raw)
@@ -196,7 +151,7 @@ func sealKeyed(rec []byte, kind RecordKind, codec, flags uint8, k Key, raw uint3
 	return rec
 }
 
-func sealExt(rec []byte, kind RecordKind, codec, flags uint8, key uint64, raw uint32, ext int) {
+func sealExt(rec []byte, kind recordKind, codec, flags uint8, key uint64, raw uint32, ext int) {
 	w := writeBuf(rec[:recordHeaderSize])
 	w.uint32(uint32(len(rec) - recordHeaderSize - ext))
 	w.uint32(raw)
@@ -229,18 +184,18 @@ func parseRecordHeader(b []byte, off int64) (recordHeader, error) {
 	h.size = r.uint32()
 	h.raw = r.uint32()
 	h.key = r.uint64()
-	h.kind = RecordKind(r.uint8())
+	h.kind = recordKind(r.uint8())
 	h.codec = r.uint8()
 	h.flags = r.uint8()
 	h.ext = 4 * (h.flags & flagKeyAxes >> flagKeyShift)
 	switch {
-	case h.kind < 1 || h.kind > recordKindMax:
+	case h.kind < 1 || h.kind > pxsw.RecordKindMax:
 		return h, fmt.Errorf("%w: record at %v: unknown kind %d", ErrCorrupt, loc(off), h.kind)
 	case h.codec > codecLZ4:
 		return h, fmt.Errorf("%w: record at %v: unknown codec %d", ErrCorrupt, loc(off), h.codec)
-	case h.flags&^knownRecFlags != 0 || (h.flags&chunkFlags3 != 0 && !h.kind.isChunk()):
+	case h.flags&^knownRecFlags != 0 || (h.flags&chunkFlags3 != 0 && !h.kind.IsChunk()):
 		return h, fmt.Errorf("%w: record at %v: flags %#02x on a %s", ErrCorrupt, loc(off), h.flags, h.kind)
-	case h.ext != 0 && (h.kind.isTable() || h.ext > uint8(keyExtSize(MaxAxes))):
+	case h.ext != 0 && (h.kind.IsTable() || h.ext > uint8(keyExtSize(MaxAxes))):
 		return h, fmt.Errorf("%w: record at %v: %s with %d key bytes", ErrCorrupt, loc(off), h.kind, h.ext)
 	case h.size > maxRecordPayload:
 		return h, fmt.Errorf("%w: record at %v: payload of %d bytes", ErrCorrupt, loc(off), h.size)
@@ -248,7 +203,7 @@ func parseRecordHeader(b []byte, off int64) (recordHeader, error) {
 		return h, fmt.Errorf("%w: record at %v: stored payload of %d bytes claims %d", ErrCorrupt, loc(off), h.size, h.raw)
 	case h.codec == codecLZ4 && (h.size == 0 || uint64(h.raw) > uint64(h.size)*lz4MaxRatio+lz4Slack || h.raw > maxRecordPayload):
 		return h, fmt.Errorf("%w: record at %v: %d LZ4 bytes cannot hold %d", ErrCorrupt, loc(off), h.size, h.raw)
-	case h.kind.isTable() && h.codec != codecNone:
+	case h.kind.IsTable() && h.codec != codecNone:
 		return h, fmt.Errorf("%w: record at %v: compressed %s", ErrCorrupt, loc(off), h.kind)
 	}
 	return h, nil
@@ -274,7 +229,7 @@ func checkRecord(rec []byte, off int64) (recordHeader, error) {
 // readRecord reads the record at h into buf (grown as needed) and checks
 // it. It returns the header and the whole record. f is the file that holds
 // the record (see Handle.File).
-func readRecord(f vfs.File, h Handle, buf []byte) (recordHeader, []byte, error) {
+func readRecord(f vfs.File, h handle, buf []byte) (recordHeader, []byte, error) {
 	if h.Length < recordHeaderSize || h.Length > maxRecordLength || !validOffset(h.Offset) {
 		return recordHeader{}, nil, fmt.Errorf("%w: handle {%d, %d} cannot address a record", ErrCorrupt, h.Offset, h.Length)
 	}

@@ -7,18 +7,19 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/internal/crc8"
+	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/pierrec/lz4/v4"
 )
 
 func TestRecordRoundTrip(t *testing.T) {
 	e := &encoder{}
 	raw := bytes.Repeat([]byte("pixels!!"), 100)
-	rec := e.seal(RecordFull, Key2(-3, 9), raw)
+	rec := e.seal(pxsw.RecordFull, Key2(-3, 9), raw)
 	h, err := checkRecord(rec, 4096)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.kind != RecordFull || h.codec != codecLZ4 || h.raw != uint32(len(raw)) || h.keyAny(rec) != Key2(-3, 9) {
+	if h.kind != pxsw.RecordFull || h.codec != codecLZ4 || h.raw != uint32(len(raw)) || h.keyAny(rec) != Key2(-3, 9) {
 		t.Fatalf("header %+v", h)
 	}
 	got, err := payloadOf(h, rec, 4096, len(raw), nil)
@@ -26,12 +27,12 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Fatalf("payload: %v", err)
 	}
 	// Incompressible payloads are stored as they are.
-	rec = e.seal(RecordDelta, Key2(0, 0), []byte{1, 2, 3})
+	rec = e.seal(pxsw.RecordDelta, Key2(0, 0), []byte{1, 2, 3})
 	if h, _ := checkRecord(rec, 128); h.codec != codecNone {
 		t.Fatalf("codec %d for 3 bytes", h.codec)
 	}
 	// A payload bigger than the caller expects is refused before decoding.
-	rec = e.seal(RecordFull, Key2(0, 0), raw)
+	rec = e.seal(pxsw.RecordFull, Key2(0, 0), raw)
 	h, _ = checkRecord(rec, 128)
 	if _, err := payloadOf(h, rec, 128, len(raw)-1, nil); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("oversized payload: %v", err)
@@ -47,7 +48,7 @@ func TestRecordRoundTrip(t *testing.T) {
 }
 
 func TestEntryLayout(t *testing.T) {
-	e := tableEntry{pos: Key2(-1, 2), h: Handle{Offset: 4096, Length: 300}, typ: Delta}
+	e := tableEntry{pos: Key2(-1, 2), h: handle{Offset: 4096, Length: 300}, typ: Delta}
 	var b [entrySize]byte
 	e.put(b[:], 2)
 	if b[0] != 0xFF || b[4] != 2 || b[8] != 0x00 || b[9] != 0x10 || b[16] != 44 || b[17] != 1 || b[20] != 1 {
@@ -65,7 +66,7 @@ func TestEntryLayout(t *testing.T) {
 func TestEntryLayoutAxes(t *testing.T) {
 	for _, k := range []Key{Key3(-1, 2, -3), Key4(-1, 2, -3, 4)} {
 		n := k.Axes()
-		e := tableEntry{pos: k, h: Handle{Offset: 4096, Length: 300}, typ: Delta}
+		e := tableEntry{pos: k, h: handle{Offset: 4096, Length: 300}, typ: Delta}
 		b := make([]byte, entrySizeOf(n))
 		e.put(b, n)
 		if len(b) != 4*n+16 || b[0] != 0xFF || b[4] != 2 || b[8] != 0xFD || b[4*n+1] != 0x10 || b[4*n+8] != 44 || b[4*n+12] != 1 {
@@ -171,12 +172,12 @@ func FuzzRecord(f *testing.F) {
 	names, _ := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzRecord", "*"))
 	if len(names) == 0 {
 		e := &encoder{}
-		f.Add(e.seal(RecordFull, Key2(0, 0), bytes.Repeat([]byte{1, 2, 3, 4}, 64)))
+		f.Add(e.seal(pxsw.RecordFull, Key2(0, 0), bytes.Repeat([]byte{1, 2, 3, 4}, 64)))
 	}
 	// A body block with entity sections, as a payload of the kind data[0] selects.
 	blk := (&encoder{}).appendBodyBlock(nil, []Body{{ID: 3, Width: 2, Height: 1, Pixels: []uint32{1, 2}, Shape: []bool{true, false}}},
 		[][]byte{[]byte("PECS section"), {}}, ^uint32(0))
-	f.Add(append([]byte{byte(RecordBodies - 1)}, blk...))
+	f.Add(append([]byte{byte(pxsw.RecordBodies - 1)}, blk...))
 	cc := &chunkCodec{npix: 64, mask: ^uint32(0)}
 	// Records of format 3: palette chunks of 8- and 16-bit indices, with the
 	// layer mask and extra data.
@@ -209,13 +210,13 @@ func FuzzRecord(f *testing.F) {
 		const off = 4096
 		if h, err := checkRecord(data, off); err == nil {
 			decodeAny(t, cc, h, data, off)
-			if h.kind == RecordPalette {
+			if h.kind == pxsw.RecordPalette {
 				decodeAny(t, wide, h, data, off)
 			}
 		}
 		// Payload decoders without the checksum in the way.
 		if len(data) > 0 {
-			kind := RecordKind(data[0]%uint8(recordKindMax) + 1)
+			kind := recordKind(data[0]%uint8(pxsw.RecordKindMax) + 1)
 			var c lz4.Compressor
 			buf := make([]byte, lz4.CompressBlockBound(len(data)))
 			codec := uint8(codecNone)
@@ -225,7 +226,7 @@ func FuzzRecord(f *testing.F) {
 			}
 			rec := make([]byte, recordHeaderSize+len(payload))
 			copy(rec[recordHeaderSize:], payload)
-			if kind.isTable() {
+			if kind.IsTable() {
 				codec = codecNone
 				rec = append(rec[:recordHeaderSize], data[1:]...)
 			}
@@ -239,12 +240,12 @@ func FuzzRecord(f *testing.F) {
 
 func decodeAny(t *testing.T, cc *chunkCodec, h recordHeader, rec []byte, off int64) {
 	switch h.kind {
-	case RecordFull:
+	case pxsw.RecordFull:
 		dst := make([]uint32, cc.npix)
 		if x, err := cc.decodeFull(h, rec, off, dst, &readScratch{}); err == nil {
-			reencode(t, cc, RecordFull, dst, x)
+			reencode(t, cc, pxsw.RecordFull, dst, x)
 		}
-	case RecordDelta:
+	case pxsw.RecordDelta:
 		raw, x, err := payloadExt(h, rec, off, cc.maxDeltaRaw(), nil)
 		if err != nil {
 			return
@@ -253,12 +254,12 @@ func decodeAny(t *testing.T, cc *chunkCodec, h recordHeader, rec []byte, off int
 			dst := make([]uint32, cc.npix)
 			cc.applyDelta(raw, dst)
 		}
-	case RecordPalette:
+	case pxsw.RecordPalette:
 		dst := make([]uint32, cc.npix)
 		if x, err := cc.decodeChunkExt(Palette, h, rec, off, dst); err == nil {
-			reencode(t, cc, RecordPalette, dst, x)
+			reencode(t, cc, pxsw.RecordPalette, dst, x)
 		}
-	case RecordBodies:
+	case pxsw.RecordBodies:
 		raw, err := payloadOf(h, rec, off, maxRecordPayload, nil)
 		if err != nil {
 			return
@@ -292,7 +293,7 @@ func decodeAny(t *testing.T, cc *chunkCodec, h recordHeader, rec []byte, off int
 				t.Fatalf("body %d changed in a round trip", i)
 			}
 		}
-	case RecordJournal, RecordCheckpoint:
+	case pxsw.RecordJournal, pxsw.RecordCheckpoint:
 		// As a table of each number of axes: entries of 24, 28 and 32 bytes.
 		for n := MinAxes; n <= MaxAxes; n++ {
 			t1, _, err := parseTable(h.payload(rec), off, false, n)
@@ -305,7 +306,7 @@ func decodeAny(t *testing.T, cc *chunkCodec, h recordHeader, rec []byte, off int
 			}
 		}
 	}
-	if !h.kind.isTable() {
+	if !h.kind.IsTable() {
 		// The key: as its key bytes say, and as a store of each number of
 		// axes reads it (an error unless the count matches).
 		k := h.keyAny(rec)
@@ -346,13 +347,13 @@ func (cc *chunkCodec) decodeChunkExt(typ StorageType, h recordHeader, rec []byte
 
 // reencode encodes decoded pixels (with the record's extra data) again as
 // kind and checks that they decode to the same pixels and extra data.
-func reencode(t *testing.T, cc *chunkCodec, kind RecordKind, pix []uint32, x recordExt) {
+func reencode(t *testing.T, cc *chunkCodec, kind recordKind, pix []uint32, x recordExt) {
 	t.Helper()
 	e := &encoder{}
 	e.setExt(cc, x.extra)
 	var rec []byte
 	switch kind {
-	case RecordPalette:
+	case pxsw.RecordPalette:
 		var ok bool
 		if rec, ok = e.encodePalette(Key2(0, 0), pix, cc.mask); !ok {
 			t.Fatalf("a decoded palette chunk does not encode as one")
@@ -365,7 +366,7 @@ func reencode(t *testing.T, cc *chunkCodec, kind RecordKind, pix []uint32, x rec
 		t.Fatalf("re-encoded %s does not check: %v", kind, err)
 	}
 	back := make([]uint32, cc.npix)
-	extra, err := cc.decodeChunk(Key2(0, 0), kind.storageType(), h, rec, 64, back, &readScratch{})
+	extra, err := cc.decodeChunk(Key2(0, 0), storageOf(kind), h, rec, 64, back, &readScratch{})
 	if err != nil {
 		t.Fatalf("re-encoded %s does not decode: %v", kind, err)
 	}
@@ -428,7 +429,7 @@ func TestRecordFlagsByte(t *testing.T) {
 	}
 	tbl := make([]byte, recordHeaderSize, recordHeaderSize+tableHeaderSize)
 	tbl = appendTable(tbl, 0, 0, nil, 3)
-	sealRecord(tbl, RecordJournal, codecNone, 1<<flagKeyShift, 1, uint32(len(tbl)-recordHeaderSize))
+	sealRecord(tbl, pxsw.RecordJournal, codecNone, 1<<flagKeyShift, 1, uint32(len(tbl)-recordHeaderSize))
 	if _, err := parseRecordHeader(tbl, 64); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("key bytes on a table record: %v", err)
 	}

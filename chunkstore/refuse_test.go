@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -32,7 +33,7 @@ func TestScanRefusesPipesAndLinks(t *testing.T) {
 		commit(t, s, b)
 	}
 	must(t, s.Close())
-	fifo, link := chunkstore.DataFileName(path, 1), chunkstore.DataFileName(path, 2)
+	fifo, link := storetool.Tool.DataFileName(path, 1), storetool.Tool.DataFileName(path, 2)
 	outside := filepath.Join(t.TempDir(), "outside.pxsd")
 	must(t, os.Rename(link, outside))
 	must(t, os.Symlink(outside, link))
@@ -43,7 +44,7 @@ func TestScanRefusesPipesAndLinks(t *testing.T) {
 	var refused []string
 	later := 0
 	go func() {
-		done <- chunkstore.Scan(nil, path, func(r chunkstore.ScanRecord) bool {
+		done <- storetool.Tool.Scan(nil, path, func(r storetool.ScanRecord) bool {
 			switch {
 			case r.Err != nil && r.Kind == 0 && r.Handle.Length == 0 && errors.Is(r.Err, chunkstore.ErrCorrupt):
 				refused = append(refused, r.Err.Error())

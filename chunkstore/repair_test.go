@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/vfs"
 )
@@ -54,7 +55,7 @@ func TestOpenRepairAtRoot(t *testing.T) {
 	mem, gens, roots := rootsOf(t, 4)
 	last := len(gens) - 1
 	cfg := testConfig(mem)
-	info := must2[chunkstore.RootInfo](t)(chunkstore.ParseRoot(roots[last]))
+	info := must2[storetool.RootInfo](t)(storetool.Tool.ParseRoot(roots[last]))
 	expect(t, info.Generation == gens[last].gen && info.ChunkSize == small && info.Seed == 7 && info.GeneratorVersion == gen.Version(),
 		"root info %+v", info)
 
@@ -119,12 +120,12 @@ func TestFindRoot(t *testing.T) {
 	mem, gens, roots := rootsOf(t, 5)
 	cfg := testConfig(mem)
 	for i, g := range gens {
-		root, err := chunkstore.FindRoot(mem, storePath, g.gen)
+		root, err := storetool.Tool.FindRoot(mem, storePath, g.gen)
 		must(t, err)
 		if roots[i] != nil {
 			expect(t, slices.Equal(root, roots[i]), "generation %d: the slot's root differs", g.gen)
 		}
-		info := must2[chunkstore.RootInfo](t)(chunkstore.ParseRoot(root))
+		info := must2[storetool.RootInfo](t)(storetool.Tool.ParseRoot(root))
 		expect(t, info.Generation == g.gen && int(info.Chunks) == len(g.m.chunks), "generation %d: %+v, %d chunks", g.gen, info, len(g.m.chunks))
 		s := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, atRoot(cfg, root)))
 		if d := g.m.diff(s, small, ^uint32(0)); d != "" {
@@ -132,7 +133,7 @@ func TestFindRoot(t *testing.T) {
 		}
 		must(t, s.Close())
 	}
-	_, err := chunkstore.FindRoot(mem, storePath, 99)
+	_, err := storetool.Tool.FindRoot(mem, storePath, 99)
 	expect(t, errors.Is(err, chunkstore.ErrGenerationNotFound), "generation 99: %v", err)
 }
 
@@ -152,7 +153,7 @@ func TestOpenForInspection(t *testing.T) {
 		_, err := open(other)
 		expect(t, errors.Is(err, chunkstore.ErrGeneratorVersion), "other generator: %v", err)
 		s := must2[*chunkstore.Store](t)(open(chunkstore.Options{FS: mem, ReadOnly: true}))
-		expect(t, s.OpenReport().OK() && s.Stats().Chunks == len(last.m.chunks), "inspection dropped chunks: %s", s.OpenReport())
+		expect(t, s.OpenReport().OK() && storetool.Tool.Stats(s).Chunks == len(last.m.chunks), "inspection dropped chunks: %s", s.OpenReport())
 		mustCheck(t, s)
 		must(t, s.Close())
 	}
@@ -163,14 +164,14 @@ func TestOpenForInspection(t *testing.T) {
 func TestCheckFile(t *testing.T) {
 	mem, _, roots := rootsOf(t, 3)
 	cfg := chunkstore.Options{FS: mem}
-	expect(t, chunkstore.CheckFile(cfg.FS, storePath).OK(), "clean file: %s", chunkstore.CheckFile(cfg.FS, storePath))
-	info := must2[chunkstore.RootInfo](t)(chunkstore.ParseRoot(roots[len(roots)-1]))
+	expect(t, storetool.Tool.CheckFile(cfg.FS, storePath).OK(), "clean file: %s", storetool.Tool.CheckFile(cfg.FS, storePath))
+	info := must2[storetool.RootInfo](t)(storetool.Tool.ParseRoot(roots[len(roots)-1]))
 	flipAt(t, mem, 10)
-	r := chunkstore.CheckFile(cfg.FS, storePath)
+	r := storetool.Tool.CheckFile(cfg.FS, storePath)
 	expect(t, len(r.Problems) == 1 && r.Problems[0].Section == chunkstore.SectionHeader, "one slot: %s", r)
 	flipAt(t, mem, 70)
 	flipAt(t, mem, info.Table-10) // the last record before the table
-	r = chunkstore.CheckFile(cfg.FS, storePath)
+	r = storetool.Tool.CheckFile(cfg.FS, storePath)
 	expect(t, len(r.Problems) == 2 && r.Problems[1].Section == chunkstore.SectionRecord && r.Problems[1].Pos != nil,
 		"no header: %s", r)
 }
@@ -179,9 +180,9 @@ func TestCheckFile(t *testing.T) {
 // kind and position with the damage.
 func TestScanTruncatedRecord(t *testing.T) {
 	mem, _, _ := rootsOf(t, 2)
-	var last chunkstore.ScanRecord
-	must(t, chunkstore.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
-		if r.Kind == chunkstore.RecordFull {
+	var last storetool.ScanRecord
+	must(t, storetool.Tool.Scan(mem, storePath, func(r storetool.ScanRecord) bool {
+		if r.Kind == storetool.RecordFull {
 			last = r
 		}
 		return true
@@ -190,14 +191,14 @@ func TestScanTruncatedRecord(t *testing.T) {
 	f := must2[vfs.File](t)(mem.OpenRW(path))
 	must(t, f.Truncate(off+int64(last.Handle.Length)/2))
 	must(t, f.Close())
-	var cut []chunkstore.ScanRecord
-	must(t, chunkstore.Scan(mem, storePath, func(r chunkstore.ScanRecord) bool {
+	var cut []storetool.ScanRecord
+	must(t, storetool.Tool.Scan(mem, storePath, func(r storetool.ScanRecord) bool {
 		if r.Err != nil {
 			cut = append(cut, r)
 		}
 		return true
 	}))
-	expect(t, len(cut) == 1 && cut[0].Kind == chunkstore.RecordFull && cut[0].Pos == last.Pos && cut[0].Handle.Offset == last.Handle.Offset,
+	expect(t, len(cut) == 1 && cut[0].Kind == storetool.RecordFull && cut[0].Pos == last.Pos && cut[0].Handle.Offset == last.Handle.Offset,
 		"truncated record scanned as %+v, was %+v", cut, last)
 	expect(t, errors.Is(cut[0].Err, chunkstore.ErrCorrupt), "%v", cut[0].Err)
 }
@@ -209,12 +210,12 @@ func TestCheckNamesUnreferencedRecords(t *testing.T) {
 	cfg := testConfig(mem)
 	s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
 	p := chunkstore.Pos{X: 3, Y: -2}
-	var first chunkstore.Handle
+	var first storetool.Handle
 	for i := range 2 {
 		b := s.NewBatch()
 		b.PutChunk(p, uniformChunk(small, uint32(0x0302+i)))
 		must2[chunkstore.CommitStats](t)(s.Commit(b))
-		s.Entries(func(e chunkstore.Entry) bool {
+		storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 			if i == 0 {
 				first = e.Handle
 			}

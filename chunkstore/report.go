@@ -92,9 +92,9 @@ type Report struct {
 	Types map[StorageType]int
 }
 
-// TypeCounts lists Types as "2 delta, 1 palette, ..." in storage type
+// typeCounts lists Types as "2 delta, 1 palette, ..." in storage type
 // order, or "" when no entry was checked.
-func TypeCounts(types map[StorageType]int) string {
+func typeCounts(types map[StorageType]int) string {
 	var parts []string
 	for t := Empty; t <= Palette; t++ {
 		if n := types[t]; n > 0 {

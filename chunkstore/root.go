@@ -6,37 +6,26 @@ import (
 	"slices"
 	"time"
 
+	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/vfs"
 )
 
-// RootInfo is what a root ([Store.Root]) says about its generation.
-type RootInfo struct {
-	FormatVersion    uint16 // the format version of the store the root was written in
-	Generation       uint64
-	Chunks           uint32 // chunks stored at this generation (body blocks not counted)
-	ChunkSize        uint16
-	TileSize         uint16
-	PixelSize        uint8
-	Seed             uint64
-	GeneratorVersion uint32
-	Table            int64 // store offset (see Handle) of the generation's newest page-table record; 0 = empty
-	Created          time.Time
-	Modified         time.Time // when the generation was committed
-}
+// rootInfo is what a root says of its generation.
+type rootInfo = pxsw.RootInfo
 
-// ParseRoot checks and decodes a root: a header slot of either parity
+// parseRootInfo checks and decodes a root: a header slot of either parity
 // (magic, version, checksum, fields), as a save directory's manifest keeps
 // it. It does not look at any file.
-func ParseRoot(root []byte) (RootInfo, error) {
+func parseRootInfo(root []byte) (rootInfo, error) {
 	h, err := parseRoot(root)
 	if err != nil {
-		return RootInfo{}, fmt.Errorf("chunkstore: root: %w", err)
+		return rootInfo{}, fmt.Errorf("chunkstore: root: %w", err)
 	}
 	return h.info(), nil
 }
 
-func (h header) info() RootInfo {
-	return RootInfo{
+func (h header) info() rootInfo {
+	return rootInfo{
 		FormatVersion: h.version,
 		Generation:    h.generation, Chunks: h.chunkCount,
 		ChunkSize: h.chunkSize, TileSize: h.tileSize, PixelSize: h.pixelSize,
@@ -45,7 +34,7 @@ func (h header) info() RootInfo {
 	}
 }
 
-// FindRoot returns the root of generation gen of the store at path, for
+// findRoot returns the root of generation gen of the store at path, for
 // save directories whose manifests predate roots (save format 1) and name a
 // generation only by its number. When a valid header slot holds gen, that
 // slot is the root. Otherwise the root is reconstructed from the file: the
@@ -56,7 +45,7 @@ func (h header) info() RootInfo {
 // The root is verified by loading its page table; a damaged one returns an
 // error wrapping ErrCorrupt. It needs no Generator and opens the file
 // (through fsys, nil meaning vfs.OS) read-only.
-func FindRoot(fsys vfs.FS, path string, gen uint64) ([]byte, error) {
+func findRoot(fsys vfs.FS, path string, gen uint64) ([]byte, error) {
 	s, err := openStore(path, Options{FS: fsys, ReadOnly: true}, openNewest, 0)
 	if err != nil {
 		return nil, err
@@ -81,7 +70,7 @@ func FindRoot(fsys vfs.FS, path string, gen uint64) ([]byte, error) {
 	}
 	var cands []cand
 	err = s.scanStore(storeOffset(MaxDataFiles, localMask), func(ev scanEvent) bool {
-		if ev.bad == nil && ev.hdr.kind.isTable() && ev.hdr.key <= gen {
+		if ev.bad == nil && ev.hdr.kind.IsTable() && ev.hdr.key <= gen {
 			cands = append(cands, cand{ev.hdr.key, ev.off})
 		}
 		return true
@@ -110,12 +99,12 @@ func FindRoot(fsys vfs.FS, path string, gen uint64) ([]byte, error) {
 	return hb[:], nil
 }
 
-// NewestGeneration reads only the header slots of the store file at path
+// newestGeneration reads only the header slots of the store file at path
 // (through fsys, nil meaning vfs.OS) and returns the newest generation a
 // valid one names, or 0 for a file with nothing after its slots (created
 // and never committed to). A file with records but no valid slot returns
 // an error wrapping ErrNoValidHeader.
-func NewestGeneration(fsys vfs.FS, path string) (uint64, error) {
+func newestGeneration(fsys vfs.FS, path string) (uint64, error) {
 	if fsys == nil {
 		fsys = vfs.OS
 	}

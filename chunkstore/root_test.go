@@ -24,7 +24,7 @@ func TestOpenAtRoot(t *testing.T) {
 		pix := deltaChunk(pos, small, g, rng)
 		b := s.NewBatch()
 		b.PutChunk(pos, pix)
-		b.PutBodies(pos, []chunkstore.Body{{ID: uint64(g), Width: 1, Height: 1, Pixels: []uint32{1}, Shape: []bool{true}}})
+		b.PutEntities(pos, chunkstore.EntityBlock{Bodies: []chunkstore.Body{{ID: uint64(g), Width: 1, Height: 1, Pixels: []uint32{1}, Shape: []bool{true}}}})
 		must2[chunkstore.CommitStats](t)(s.Commit(b))
 		roots = append(roots, s.Root())
 		contents = append(contents, pix)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/arksave/arksave/internal/crc8"
+	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -165,25 +166,25 @@ func isCorrupt(err error) bool { return err != nil && errors.Is(err, ErrCorrupt)
 // skips is reported.
 func (s *Store) rebuild(bound int64) error {
 	s.chunks, s.bodies = newIndexAxes(0, s.axes), newIndexAxes(0, s.axes)
-	s.ckpt, s.chain, s.journalEntries = Handle{}, nil, 0
+	s.ckpt, s.chain, s.journalEntries = handle{}, nil, 0
 	s.needCheckpoint = true
 	var maxGen uint64
 	err := s.scanStore(bound, func(ev scanEvent) bool {
 		s.report.Records++
 		if ev.bad != nil {
-			if ev.hdrOK && !ev.hdr.kind.isTable() {
+			if ev.hdrOK && !ev.hdr.kind.IsTable() {
 				s.report.addKey(SectionRecord, ev.off, ev.hdr.keyAny(ev.rec), ev.bad)
 			} else {
 				s.report.add(SectionRecord, ev.off, ev.bad)
 			}
-			if ev.hdrOK && ev.hdr.kind.isTable() && ev.rec != nil {
+			if ev.hdrOK && ev.hdr.kind.IsTable() && ev.rec != nil {
 				s.replayTable(ev.hdr, ev.rec, ev.off, true)
 			}
 			return true
 		}
-		h := Handle{ev.off, ev.hdr.length()}
+		h := handle{Offset: ev.off, Length: ev.hdr.length()}
 		var pos Key
-		if !ev.hdr.kind.isTable() {
+		if !ev.hdr.kind.IsTable() {
 			var err error
 			if pos, err = ev.hdr.keyIn(ev.rec, s.axes, ev.off); err != nil {
 				s.report.add(SectionRecord, ev.off, err)
@@ -191,9 +192,9 @@ func (s *Store) rebuild(bound int64) error {
 			}
 		}
 		switch ev.hdr.kind {
-		case RecordFull, RecordDelta, RecordPalette:
-			s.chunks.set(pos.ik(), ival{h: h, typ: ev.hdr.kind.storageType()})
-		case RecordBodies:
+		case pxsw.RecordFull, pxsw.RecordDelta, pxsw.RecordPalette:
+			s.chunks.set(pos.ik(), ival{h: h, typ: storageOf(ev.hdr.kind)})
+		case pxsw.RecordBodies:
 			s.bodies.set(pos.ik(), ival{h: h, typ: BodyBlock})
 		default:
 			maxGen = max(maxGen, ev.hdr.key)
@@ -253,12 +254,12 @@ func (s *Store) replayTable(h recordHeader, rec []byte, off int64, damaged bool)
 	for _, p := range problems {
 		s.report.add(SectionTable, off, p)
 	}
-	if h.kind == RecordCheckpoint {
+	if h.kind == pxsw.RecordCheckpoint {
 		s.chunks, s.bodies = newIndexAxes(len(t.entries), s.axes), newIndexAxes(0, s.axes)
 	}
 	kept := t.entries[:0]
 	for i, e := range t.entries {
-		if !e.deleted && e.typ != Empty && e.h.end() > off {
+		if !e.deleted && e.typ != Empty && e.h.End() > off {
 			s.report.addKey(SectionTable, off+recordHeaderSize+tableHeaderSize+int64(i*entrySizeOf(s.axes)), e.pos,
 				fmt.Errorf("%w: entry points ahead of its table to {%d, %d}", ErrCorrupt, e.h.Offset, e.h.Length))
 			continue
@@ -268,20 +269,7 @@ func (s *Store) replayTable(h recordHeader, rec []byte, off int64, damaged bool)
 	s.applyLoaded(kept)
 }
 
-// ScanRecord is one record, or one damaged stretch of bytes, found by Scan.
-type ScanRecord struct {
-	Handle     Handle     // the record, or the damaged bytes
-	Kind       RecordKind // zero when the damaged bytes have no readable header
-	Pos        Pos        // chunk and body records: the first two axes of Key
-	Key        Key        // chunk and body records, with the axes their key bytes give
-	Generation uint64     // journal segments and checkpoints: the generation that wrote them
-	Stored     uint32     // payload bytes in the file
-	Raw        uint32     // payload bytes decoded
-	Compressed bool       // the payload is LZ4
-	Err        error      // non-nil for damaged bytes; matches ErrCorrupt
-}
-
-// Scan walks the records of the store at path forward, without using the
+// scanFile walks the records of the store at path forward, without using the
 // header slots or the page table, and calls fn for each record and each
 // damaged stretch until fn returns false: the store file's records (a
 // store of format 1 keeps them there), then those of each of its data
@@ -294,7 +282,7 @@ type ScanRecord struct {
 // damaged stretch of no length at its start (Kind zero, Err wrapping
 // ErrCorrupt and naming it) and the scan goes on with the next one; such a
 // store file is an error.
-func Scan(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
+func scanFile(fsys vfs.FS, path string, fn func(scanRecord) bool) error {
 	if fsys == nil {
 		fsys = vfs.OS
 	}
@@ -303,12 +291,12 @@ func Scan(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
 		path string
 	}
 	var parts []part
-	if store, n, ok := ParseDataFileName(filepath.Base(path)); ok && DataFileName(store, n) == filepath.Base(path) {
+	if store, n, ok := parseDataFileName(filepath.Base(path)); ok && dataFileName(store, n) == filepath.Base(path) {
 		parts = []part{{n, path}}
 	} else {
 		parts = []part{{0, path}}
 		for _, n := range dataFilesOnDisk(fsys, path) {
-			parts = append(parts, part{n, DataFileName(path, n)})
+			parts = append(parts, part{n, dataFileName(path, n)})
 		}
 	}
 	stop := false
@@ -317,7 +305,7 @@ func Scan(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
 		if err != nil && pt.n != 0 && errors.Is(err, ErrCorrupt) {
 			// A data file refused unopened (a symbolic link, a pipe): its
 			// records are lost, as when it is missing; the others are read.
-			if !fn(ScanRecord{Handle: Handle{Offset: storeOffset(pt.n, 0)}, Err: err}) {
+			if !fn(scanRecord{Handle: handle{Offset: storeOffset(pt.n, 0)}, Err: err}) {
 				return nil
 			}
 			continue
@@ -328,10 +316,10 @@ func Scan(fsys vfs.FS, path string, fn func(ScanRecord) bool) error {
 		size, err := f.Size()
 		if err == nil {
 			err = scanRecords(f, storeOffset(pt.n, firstRecord(pt.n)), storeOffset(pt.n, min(size, localMask)), func(ev scanEvent) bool {
-				r := ScanRecord{Handle: Handle{ev.off, uint32(min(ev.length, 1<<32-1))}, Err: ev.bad}
+				r := scanRecord{Handle: handle{Offset: ev.off, Length: uint32(min(ev.length, 1<<32-1))}, Err: ev.bad}
 				if ev.hdrOK {
 					r.Kind, r.Stored, r.Raw, r.Compressed = ev.hdr.kind, ev.hdr.size, ev.hdr.raw, ev.hdr.codec == codecLZ4
-					if ev.hdr.kind.isTable() {
+					if ev.hdr.kind.IsTable() {
 						r.Generation = ev.hdr.key
 					} else {
 						r.Key = ev.hdr.keyAny(ev.rec)

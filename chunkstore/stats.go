@@ -3,47 +3,23 @@ package chunkstore
 import (
 	"path/filepath"
 	"slices"
+
+	"github.com/arksave/arksave/internal/pxsw"
 )
 
-// Stats describes a store at its committed generation.
-type Stats struct {
-	Generation      uint64
-	Chunks          int   // stored chunks, all types
-	Empty           int   // chunks stored as Empty
-	Delta           int   // chunks stored as Delta
-	Full            int   // chunks stored as Full
-	Palette         int   // chunks stored as Palette
-	BodyBlocks      int   // chunks with pixel bodies
-	RecordBytes     int64 // live chunk and body records (shared records once)
-	TableBytes      int64 // live page table: checkpoint and journal segments
-	LiveBytes       int64 // file headers + RecordBytes + TableBytes
-	DeadBytes       int64 // FileSize - LiveBytes: what compaction reclaims
-	FileSize        int64 // the store file and its data files, added up
-	DataFiles       int   // data files the generation uses
-	JournalSegments int   // journal segments since the checkpoint
-	JournalEntries  int   // entries in them
-	IndexBytes      int64 // memory held by the runtime index
-}
+// The descriptions of a store and its files that the module's tools read
+// (through internal/storetool).
+type (
+	storeStats = pxsw.Stats
+	fileStats  = pxsw.FileStats
+)
 
-// FileStats describes one file of a store at its committed generation:
-// the store file itself (Number 0, which holds the header slots and, in a
-// store of format 1, records) or a data file.
-type FileStats struct {
-	Number uint32
-	Name   string // base name
-	Size   int64  // bytes in the file; 0 when it cannot be read
-	Live   int64  // its header and the records the generation uses
-	Dead   int64  // Size - Live: what compacting the file reclaims
-	Newest bool   // the data file the next commit appends to (not set when read-only)
-	Err    error  // why the file cannot be read (missing, damaged header), or nil
-}
-
-// Stats returns counts and sizes.
-func (s *Store) Stats() Stats {
-	files := s.Files()
+// statistics returns counts and sizes.
+func (s *Store) statistics() storeStats {
+	files := s.fileList()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	st := Stats{
+	st := storeStats{
 		Generation: s.hdr.generation,
 		Chunks:     s.chunks.Len(), Empty: s.counts[Empty], Delta: s.counts[Delta], Full: s.counts[Full], Palette: s.counts[Palette],
 		BodyBlocks:      s.bodies.Len(),
@@ -70,11 +46,11 @@ func (s *Store) Stats() Stats {
 	return st
 }
 
-// Files describes the files of the committed generation, in number order:
+// fileList describes the files of the committed generation, in number order:
 // the store file, then every data file that holds a record the generation
 // uses, and (unless the store is read-only) the data file the next commit
 // appends to.
-func (s *Store) Files() []FileStats {
+func (s *Store) fileList() []fileStats {
 	s.mu.RLock()
 	live := map[uint32]int64{0: dataStart}
 	for n, b := range s.live {
@@ -92,28 +68,28 @@ func (s *Store) Files() []FileStats {
 	}
 	closed := s.closed
 	s.mu.RUnlock()
-	out := make([]FileStats, 0, len(live))
+	out := make([]fileStats, 0, len(live))
 	for n, b := range live {
 		if n != 0 {
 			b += dataHeaderSize
 		}
-		f := FileStats{Number: n, Name: filepath.Base(s.files.name(n)), Live: b, Newest: n == newest && n != 0 && s.files.rw}
+		f := fileStats{Number: n, Name: filepath.Base(s.files.name(n)), Live: b, Newest: n == newest && n != 0 && s.files.rw}
 		if !closed {
 			f.Size, f.Err = s.fileSize(n)
 		}
 		f.Dead = max(0, f.Size-f.Live)
 		out = append(out, f)
 	}
-	slices.SortFunc(out, func(a, b FileStats) int { return int(a.Number) - int(b.Number) })
+	slices.SortFunc(out, func(a, b fileStats) int { return int(a.Number) - int(b.Number) })
 	return out
 }
 
-// DataFileNames returns the base names of the data files the committed
+// dataFileNames returns the base names of the data files the committed
 // generation uses (Files without the store file), for a save directory's
 // manifest to name.
-func (s *Store) DataFileNames() []string {
+func (s *Store) dataFileNames() []string {
 	var out []string
-	for _, f := range s.Files() {
+	for _, f := range s.fileList() {
 		if f.Number != 0 {
 			out = append(out, f.Name)
 		}
@@ -124,30 +100,37 @@ func (s *Store) DataFileNames() []string {
 // Entry is one entry of the index: a stored chunk, or the body block of a
 // chunk (Type BodyBlock).
 type Entry struct {
-	Pos    Pos // the first two axes of Key
-	Key    Key
-	Type   StorageType
-	Handle Handle // the record; zero for Empty chunks
+	Pos  Pos // the first two axes of Key
+	Key  Key
+	Type StorageType
 }
+
+// toolEntry is an entry with its record, as tools see it.
+type toolEntry = pxsw.Entry[Pos, Key, StorageType]
 
 // Entries calls fn for every index entry in page-table order, (y, x) with
 // a chunk before its body block ((w, z, y, x) in a store of 4 axes), until
 // fn returns false. It works on a
 // copy taken at one generation, so fn may call the store.
 func (s *Store) Entries(fn func(Entry) bool) {
+	s.entries(func(e toolEntry) bool { return fn(Entry{Pos: e.Pos, Key: e.Key, Type: e.Type}) })
+}
+
+// entries is Entries with each entry's record.
+func (s *Store) entries(fn func(toolEntry) bool) {
 	s.mu.RLock()
-	es := make([]Entry, 0, s.chunks.Len()+s.bodies.Len())
+	es := make([]toolEntry, 0, s.chunks.Len()+s.bodies.Len())
 	collect := func(ix *index) {
 		ix.each(func(key ikey, v ival) bool {
 			k := keyOf(key, s.axes)
-			es = append(es, Entry{Pos: k.Pos(), Key: k, Type: v.typ, Handle: v.h})
+			es = append(es, toolEntry{Pos: k.Pos(), Key: k, Type: v.typ, Handle: v.h})
 			return true
 		})
 	}
 	collect(s.chunks)
 	collect(s.bodies)
 	s.mu.RUnlock()
-	slices.SortFunc(es, func(a, b Entry) int {
+	slices.SortFunc(es, func(a, b toolEntry) int {
 		return compareEntries(tableEntry{pos: a.Key, typ: a.Type}, tableEntry{pos: b.Key, typ: b.Type})
 	})
 	for _, e := range es {

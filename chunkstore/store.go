@@ -12,10 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/vfs"
 )
 
-// Store is an open chunk store. Get, Bodies, ReadRaw, Stats and Entries may
+// Store is an open chunk store. Get, Bodies and Entries may
 // be called from any goroutine, also while Commit or a compaction runs on
 // another: they see the last committed generation or the new one, never a
 // mix. Commit, the compactions and Close are serialised.
@@ -42,7 +43,7 @@ type Store struct {
 
 	// Writer state, guarded by wmu (written under mu too where readers see it).
 	w              int64     // next append: a store offset in the newest data file
-	ckpt           Handle    // checkpoint the journal chain starts from; zero = none
+	ckpt           handle    // checkpoint the journal chain starts from; zero = none
 	chain          []segment // journal segments after ckpt, oldest first
 	journalEntries int       // entries in chain
 	dict           dict
@@ -58,7 +59,7 @@ type Store struct {
 
 // segment is a journal segment of the live chain.
 type segment struct {
-	h     Handle
+	h     handle
 	level uint8
 	count int
 }
@@ -118,7 +119,7 @@ func newStore(path string, cfg Options, files *fileSet, h header) *Store {
 	s.cfg.Axes = axes
 	files.identify(h)
 	s.cc = chunkCodec{
-		npix: int(cfg.ChunkSize) * int(cfg.ChunkSize), mask: cfg.PersistMask, seed: cfg.Seed,
+		npix: int(cfg.ChunkSize) * int(cfg.ChunkSize), mask: keptBits(cfg.Layers), seed: cfg.Seed,
 		gen: cfg.Generator, threshold: cfg.DeltaThreshold, bases: newBaseCache(cfg.BaseCache), layers: cfg.Layers, deltaFull: cfg.Encoding == EncodeDeltaFull,
 	}
 	if kg, ok := cfg.Generator.(KeyGenerator); ok && axes > 2 {
@@ -131,7 +132,7 @@ func newStore(path string, cfg Options, files *fileSet, h header) *Store {
 func (s *Store) file(n uint32) (vfs.File, error) { return s.files.get(n) }
 
 // read reads and checks the record at h, from whichever file holds it.
-func (s *Store) read(h Handle, buf []byte) (recordHeader, []byte, error) {
+func (s *Store) read(h handle, buf []byte) (recordHeader, []byte, error) {
 	f, err := s.files.get(h.File())
 	if err != nil {
 		return recordHeader{}, nil, err
@@ -475,8 +476,8 @@ func (s *Store) loadChain(h header) (int64, error) {
 		return storeOffset(0, dataStart), nil
 	}
 	type rec struct {
-		h    Handle
-		kind RecordKind
+		h    handle
+		kind recordKind
 		t    table  // a journal segment's entries
 		ckpt []byte // a checkpoint's payload, its entries applied from there
 	}
@@ -497,7 +498,7 @@ func (s *Store) loadChain(h header) (int64, error) {
 			return 0, fmt.Errorf("%w: table record at %v: generation %d, expected below %d", ErrCorrupt, loc(off), hdr.key, next)
 		}
 		next = hdr.key
-		if hdr.kind == RecordCheckpoint {
+		if hdr.kind == pxsw.RecordCheckpoint {
 			// The last record read: its buffer stays its own.
 			prev, err := checkTableHeader(hdr.payload(rb), off, s.axes)
 			if err != nil {
@@ -506,18 +507,18 @@ func (s *Store) loadChain(h header) (int64, error) {
 			if prev != 0 {
 				return 0, fmt.Errorf("%w: checkpoint at %v has a previous record %v", ErrCorrupt, loc(off), loc(prev))
 			}
-			recs = append(recs, rec{h: Handle{off, hdr.length()}, kind: hdr.kind, ckpt: hdr.payload(rb)})
+			recs = append(recs, rec{h: handle{Offset: off, Length: hdr.length()}, kind: hdr.kind, ckpt: hdr.payload(rb)})
 			break
 		}
 		t, _, err := parseTable(hdr.payload(rb), off, false, s.axes)
 		if err != nil {
 			return 0, err
 		}
-		recs = append(recs, rec{h: Handle{off, hdr.length()}, kind: hdr.kind, t: t})
+		recs = append(recs, rec{h: handle{Offset: off, Length: hdr.length()}, kind: hdr.kind, t: t})
 		off = t.prev
 	}
 	ahead := func(e tableEntry, r rec) error {
-		if !e.deleted && e.typ != Empty && e.h.end() > r.h.Offset {
+		if !e.deleted && e.typ != Empty && e.h.End() > r.h.Offset {
 			return fmt.Errorf("%w: page-table entry for %v in the record at %v points ahead to {%d, %d}",
 				ErrCorrupt, e.pos, loc(r.h.Offset), e.h.Offset, e.h.Length)
 		}
@@ -532,7 +533,7 @@ func (s *Store) loadChain(h header) (int64, error) {
 	}
 	for i := len(recs) - 1; i >= 0; i-- {
 		r := recs[i]
-		if r.kind == RecordCheckpoint {
+		if r.kind == pxsw.RecordCheckpoint {
 			s.ckpt = r.h
 			if err := s.applyCheckpoint(r.ckpt, r.h.Offset, func(e tableEntry) error { return ahead(e, r) }); err != nil {
 				return 0, err
@@ -635,13 +636,13 @@ func (s *Store) readTableRecord(off int64, buf []byte) (recordHeader, []byte, er
 	if err != nil {
 		return hdr, nil, err
 	}
-	if !hdr.kind.isTable() {
+	if !hdr.kind.IsTable() {
 		return hdr, nil, fmt.Errorf("%w: record at %v: %s where a table record belongs", ErrCorrupt, loc(off), hdr.kind)
 	}
 	if local+int64(hdr.length()) > size {
 		return hdr, nil, fmt.Errorf("%w: %s at %v: %d bytes, the file ends after %d: %w", ErrCorrupt, hdr.kind, loc(off), hdr.length(), size-local, io.ErrUnexpectedEOF)
 	}
-	return readRecord(f, Handle{off, hdr.length()}, buf)
+	return readRecord(f, handle{Offset: off, Length: hdr.length()}, buf)
 }
 
 // applyLoaded applies table entries to the index while opening.
@@ -700,10 +701,10 @@ func (s *Store) recount() {
 				offs = append(offs, uint64(v.h.Offset))
 				if n := v.h.File(); n < uint32(len(first)) {
 					first[n].live += int64(v.h.Length)
-					first[n].end = max(first[n].end, v.h.end())
+					first[n].end = max(first[n].end, v.h.End())
 				} else {
 					s.live[n] += int64(v.h.Length)
-					s.ends[n] = max(s.ends[n], v.h.end())
+					s.ends[n] = max(s.ends[n], v.h.End())
 				}
 			}
 			return true
@@ -725,7 +726,7 @@ func (s *Store) recount() {
 		}
 	}
 	if len(shared) > 0 {
-		handles := map[int64]Handle{}
+		handles := map[int64]handle{}
 		group := func(body bool) func(ikey, ival) bool {
 			return func(k ikey, v ival) bool {
 				if ks, ok := shared[v.h.Offset]; ok && !v.h.IsZero() {
@@ -759,9 +760,9 @@ func (s *Store) recount() {
 			delete(s.live, n)
 		}
 	}
-	for _, t := range append([]Handle{s.ckpt}, s.chainHandles()...) {
+	for _, t := range append([]handle{s.ckpt}, s.chainHandles()...) {
 		if !t.IsZero() {
-			s.ends[t.File()] = max(s.ends[t.File()], t.end())
+			s.ends[t.File()] = max(s.ends[t.File()], t.End())
 		}
 	}
 	s.hdr.chunkCount = uint32(s.chunks.Len())
@@ -813,8 +814,8 @@ func radixSortFrom(v []uint64, from uint) []uint64 {
 	return v
 }
 
-func (s *Store) chainHandles() []Handle {
-	hs := make([]Handle, len(s.chain))
+func (s *Store) chainHandles() []handle {
+	hs := make([]handle, len(s.chain))
 	for i, sg := range s.chain {
 		hs[i] = sg.h
 	}
@@ -825,7 +826,7 @@ func (s *Store) chainHandles() []Handle {
 // missing, cut short or not the store's.
 func (s *Store) checkFiles() {
 	var r Report
-	s.checkFilesInto(&r, s.Files())
+	s.checkFilesInto(&r, s.fileList())
 	s.report.Problems = append(s.report.Problems, r.Problems...)
 }
 
@@ -845,15 +846,9 @@ func (s *Store) Generation() uint64 {
 	return s.hdr.generation
 }
 
-// Axes returns the number of axes of the store's chunk keys: 2, 3 or 4,
-// as its header records them (see [Options.Axes]).
-func (s *Store) Axes() int { return s.axes }
-
-// Seed returns the world seed recorded in the file.
-func (s *Store) Seed() uint64 { return s.cfg.Seed }
-
 // Options returns the store's options with defaults filled in and the
-// file's values adopted.
+// file's values adopted: the game's constants, the world seed and the axes
+// of the chunk keys as the header records them.
 func (s *Store) Options() Options { return s.cfg }
 
 // GeneratorVersion returns the generator version recorded for the

@@ -71,7 +71,7 @@ func BenchmarkLookup_1000(b *testing.B) {
 		}
 		ix := newIndex(0)
 		for i := range n {
-			ix.set(Key2(int32(i%side), int32(i/side)).ik(), ival{h: Handle{int64(i) + dataStart, 100}, typ: Delta})
+			ix.set(Key2(int32(i%side), int32(i/side)).ik(), ival{h: handle{Offset: int64(i) + dataStart, Length: 100}, typ: Delta})
 		}
 		rng := rand.New(rand.NewPCG(2, 2))
 		random := make([]ikey, 1000)
@@ -146,8 +146,8 @@ func bigStore(b *testing.B, n int) (*Store, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if s.Stats().Chunks != n {
-		b.Fatalf("%d chunks", s.Stats().Chunks)
+	if s.statistics().Chunks != n {
+		b.Fatalf("%d chunks", s.statistics().Chunks)
 	}
 	return s, path
 }

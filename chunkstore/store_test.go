@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/vfs"
 )
@@ -56,7 +59,7 @@ func TestRoundTripEachType(t *testing.T) {
 	s = reopen(t, s, cfg)
 	defer s.Close()
 	expectSame(t, m, s, ^uint32(0))
-	stats := s.Stats()
+	stats := storetool.Tool.Stats(s)
 	expect(t, stats.Chunks == 3 && stats.Delta == 1 && stats.Full == 1 && stats.Empty == 1 && stats.BodyBlocks == 1, "%+v", stats)
 
 	// Overwrite, delete, revert to generation, remove bodies.
@@ -70,16 +73,27 @@ func TestRoundTripEachType(t *testing.T) {
 	expectSame(t, m, s, ^uint32(0))
 	s = reopen(t, s, cfg)
 	expectSame(t, m, s, ^uint32(0))
-	expect(t, s.Stats().Chunks == 1, "%+v", s.Stats())
+	expect(t, storetool.Tool.Stats(s).Chunks == 1, "%+v", storetool.Tool.Stats(s))
 	mustCheck(t, s)
 }
 
-// Per-layer persistence: only pixel&PersistMask is stored, compared and
-// returned, for chunks and bodies.
-func TestPersistMaskLayers(t *testing.T) {
+// lowLayers returns a kept layer of the low bits of mask, which holds its
+// low bits only, and a layer of the others that is not kept.
+func lowLayers(mask uint32) []chunkstore.Layer {
+	kept := uint8(bits.OnesCount32(mask))
+	ls := []chunkstore.Layer{{Name: "kept", Offset: 0, Bits: kept, Persist: true}}
+	if kept < 32 {
+		ls = append(ls, chunkstore.Layer{Name: "dropped", Offset: kept, Bits: 32 - kept})
+	}
+	return ls
+}
+
+// Per-layer persistence: only the bits of the persisted layers are stored,
+// compared and returned, for chunks and bodies.
+func TestPersistedLayerBits(t *testing.T) {
 	for _, mask := range []uint32{^uint32(0), 0x01FFFFFF, 0x00FFFFFF, 0x000000FF, 0x0000FFFF} {
 		cfg := testConfig(vfs.NewMem())
-		cfg.PersistMask = mask
+		cfg.Layers = lowLayers(mask)
 		s := create(t, cfg)
 		rng := rand.New(rand.NewPCG(uint64(mask), 3))
 		m := newModel()
@@ -143,7 +157,7 @@ func TestDeltaThreshold(t *testing.T) {
 		var got chunkstore.StorageType = 99
 		s.Entries(func(e chunkstore.Entry) bool { got = e.Type; return true })
 		expect(t, got == tc.want, "threshold %v, %d of %d changed: %v, want %v", tc.threshold, tc.changed, npix, got, tc.want)
-		raw, ok, err := s.ReadRaw(p)
+		raw, ok, err := storetool.Tool.ReadRaw(s, p)
 		must(t, err)
 		expect(t, ok && raw.Type == tc.want, "ReadRaw: %v %v", ok, raw.Type)
 		if tc.want == chunkstore.Delta {
@@ -215,7 +229,7 @@ func TestBodiesRoundTrip(t *testing.T) {
 	bad := body(13, 4, 4, rng)
 	bad.Pixels = bad.Pixels[:5]
 	b = s.NewBatch()
-	b.PutBodies(chunkstore.Pos{X: 3}, []chunkstore.Body{bad})
+	b.PutEntities(chunkstore.Pos{X: 3}, chunkstore.EntityBlock{Bodies: []chunkstore.Body{bad}})
 	_, err := s.Commit(b)
 	expect(t, errors.Is(err, chunkstore.ErrInvalidBody), "err %v", err)
 	expect(t, s.Generation() == 1, "generation moved: %d", s.Generation())
@@ -252,7 +266,7 @@ func TestOpenChecksConstants(t *testing.T) {
 	c = chunkstore.Options{FS: mem, Generator: gen}
 	s = must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", &c))
 	got := s.Options()
-	expect(t, got.ChunkSize == small && got.TileSize == 4 && got.PixelSize == 4 && s.Seed() == 7, "%+v", got)
+	expect(t, got.ChunkSize == small && got.TileSize == 4 && got.PixelSize == 4 && s.Options().Seed == 7, "%+v", got)
 	s.Close()
 
 	_, err = chunkstore.Create("/w.pxsw", &cfg)
@@ -293,7 +307,7 @@ func TestGeneratorChange(t *testing.T) {
 	other.AllowGeneratorChange = false
 	s = must2[*chunkstore.Store](t)(chunkstore.Open("/w.pxsw", &other))
 	defer s.Close()
-	expect(t, s.GeneratorVersion() == 2 && s.Stats().Chunks == 1, "version %d, %+v", s.GeneratorVersion(), s.Stats())
+	expect(t, s.GeneratorVersion() == 2 && storetool.Tool.Stats(s).Chunks == 1, "version %d, %+v", s.GeneratorVersion(), storetool.Tool.Stats(s))
 	mustCheck(t, s)
 }
 
@@ -377,4 +391,40 @@ func TestPanicOnCompressionWorkerReachesCommit(t *testing.T) {
 	commit(t, s, b)
 	mustCheck(t, s)
 	must(t, s.Close())
+}
+
+// A zero field of Options takes the default its documentation names, and
+// a field no store can have is refused with ErrInvalidConfig, naming it.
+func TestOptionsDefaults(t *testing.T) {
+	mem := vfs.NewMem()
+	s := must2[*chunkstore.Store](t)(chunkstore.Create("/d.pxsw", &chunkstore.Options{ChunkSize: small, FS: mem}))
+	got := s.Options()
+	must(t, s.Close())
+	expect(t, got.DeltaThreshold == chunkstore.DefaultDeltaThreshold && got.CompactionThreshold == chunkstore.DefaultCompactionThreshold &&
+		got.CheckpointRatio == chunkstore.DefaultCheckpointRatio && got.BaseCache == chunkstore.DefaultBaseCache &&
+		got.DataFileSize == chunkstore.DefaultDataFileSize && got.Workers == runtime.GOMAXPROCS(0) &&
+		got.Axes == chunkstore.MinAxes && got.PixelSize == 4 && got.FS == mem, "defaults: %+v", got)
+
+	for _, tc := range []struct {
+		field string
+		edit  func(*chunkstore.Options)
+	}{
+		{"ChunkSize", func(c *chunkstore.Options) { c.ChunkSize = 0 }},
+		{"ChunkSize", func(c *chunkstore.Options) { c.ChunkSize = 8192 }},
+		{"PixelSize", func(c *chunkstore.Options) { c.PixelSize = 3 }},
+		{"DataFileSize", func(c *chunkstore.Options) { c.DataFileSize = 10 }},
+		{"DeltaThreshold", func(c *chunkstore.Options) { c.DeltaThreshold = 1.5 }},
+		{"CompactionThreshold", func(c *chunkstore.Options) { c.CompactionThreshold = 1 }},
+		{"CheckpointRatio", func(c *chunkstore.Options) { c.CheckpointRatio = -1 }},
+		{"Encoding", func(c *chunkstore.Options) { c.Encoding = 7 }},
+		{"Dictionary", func(c *chunkstore.Options) { c.Dictionary = 7 }},
+		{"Axes", func(c *chunkstore.Options) { c.Axes = 5 }},
+		{"KeyGenerator", func(c *chunkstore.Options) { c.Axes = 3 }},
+		{"layer", func(c *chunkstore.Options) { c.Layers = []chunkstore.Layer{{Name: "a", Bits: 8}} }},
+	} {
+		cfg := testConfig(vfs.NewMem())
+		tc.edit(&cfg)
+		_, err := chunkstore.Create(storePath, &cfg)
+		expect(t, errors.Is(err, chunkstore.ErrInvalidConfig) && strings.Contains(err.Error(), tc.field), "%s: %v", tc.field, err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mlange-42/ark/ecs"
 
+	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
@@ -35,7 +36,7 @@ var benchGen = terrain.Generator{}
 
 func benchStore(size int) chunkstore.Options {
 	return chunkstore.Options{ChunkSize: uint16(size), TileSize: 32, PixelSize: 4, Seed: 1,
-		Generator: benchGen, PersistMask: components.PersistMask}
+		Generator: benchGen, Layers: arksave.DefaultLayers()}
 }
 
 func emptyWorld(b *testing.B) []byte {

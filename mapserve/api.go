@@ -17,6 +17,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/storetool"
 )
 
 // route checks a request and hands it to its handler. Only GET and HEAD
@@ -220,7 +221,7 @@ func (s *Server) serveWorld(w http.ResponseWriter, r *http.Request, v *view, _ u
 		Save: filepath.Base(s.dir), Generation: v.man.Generation,
 		Modified: time.UnixMilli(v.man.ModifiedMS).UTC(), Created: time.UnixMilli(v.man.CreatedMS).UTC(),
 		Store: v.man.Chunks.Name, ChunkSize: v.size, TileSize: tileSize, MaxLevel: maxLevel,
-		Seed: v.store.Seed(), Generator: s.opts.Generator != nil, GeneratorVersion: v.store.GeneratorVersion(),
+		Seed: v.store.Options().Seed, Generator: s.opts.Generator != nil, GeneratorVersion: v.store.GeneratorVersion(),
 		Extent: rect4(v.extent), Bounds: rect4(v.bounds), Chunks: []storedJSON{}, Bodies: len(v.bodies), Entities: len(v.regionals), Players: len(v.players), Warnings: v.warnings,
 	}
 	if err := s.refreshErr(); err != nil {
@@ -380,8 +381,8 @@ func (s *Server) describeChunk(v *view, pos chunkPos) chunkJSON {
 	if c == nil {
 		return out
 	}
-	record := func(h chunkstore.Handle) (*recordJSON, error) {
-		ri, err := v.store.RecordInfo(h)
+	record := func(h storetool.Handle) (*recordJSON, error) {
+		ri, err := storetool.Tool.RecordInfo(v.store, h)
 		if err != nil {
 			return nil, err
 		}
@@ -406,8 +407,8 @@ func (s *Server) describeChunk(v *view, pos chunkPos) chunkJSON {
 			rec, err := record(c.handle)
 			out.Record = rec
 			if err == nil && c.typ == chunkstore.Delta {
-				var raw chunkstore.RawChunk
-				if raw, _, err = v.store.ReadRaw(pos); err == nil {
+				var raw storetool.RawChunk
+				if raw, _, err = storetool.Tool.ReadRaw(v.store, pos); err == nil {
 					out.ChangedPixels = len(raw.Delta)
 				}
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 	"github.com/arksave/arksave/mapserve"
 )
@@ -55,7 +56,7 @@ func TestWorld(t *testing.T) {
 	expect(t, w.Bounds == [4]int{-n, -n, 2 * n, 2 * n} && w.Extent == [4]int{-2 * n, -2 * n, 3 * n, 3 * n}, "bounds %v, extent %v", w.Bounds, w.Extent)
 	s := storeOf(t, base)
 	want := map[string]string{}
-	s.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		k := fmt.Sprint(e.Pos.X, e.Pos.Y)
 		if e.Type != chunkstore.BodyBlock {
 			want[k] = e.Type.String()
@@ -205,7 +206,7 @@ func TestChunkInfo(t *testing.T) {
 	_, ts := newServer(t, base, mapserve.Options{Poll: -1, Generator: savetest.Generator})
 	s := storeOf(t, base)
 	seen := map[string]bool{}
-	s.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		var c chunkInfo
 		getJSON(t, ts, fmt.Sprintf("/api/chunk?x=%d&y=%d", e.Pos.X, e.Pos.Y), &c)
 		expect(t, c.X == e.Pos.X && c.Y == e.Pos.Y && c.Generation == 3 && c.Error == "", "chunk %v: %+v", e.Pos, c)
@@ -226,14 +227,14 @@ func TestChunkInfo(t *testing.T) {
 		case chunkstore.Empty:
 			expect(t, c.Record == nil && c.Version == "empty", "empty chunk %v: %+v", e.Pos, c)
 		default:
-			ri, err := s.RecordInfo(e.Handle)
+			ri, err := storetool.Tool.RecordInfo(s, e.Handle)
 			must(t, err)
 			expect(t, c.Record != nil && c.Record.Offset == e.Handle.Offset && c.Record.Length == e.Handle.Length &&
 				c.Record.Stored == ri.Stored && c.Record.Raw == ri.Raw && c.Record.Compressed == ri.Compressed &&
 				c.Version == strconv.FormatInt(e.Handle.Offset, 10), "chunk %v: record %+v, version %s; want %+v %+v", e.Pos, c.Record, c.Version, e.Handle, ri)
 		}
 		if e.Type == chunkstore.Delta {
-			raw, _, err := s.ReadRaw(e.Pos)
+			raw, _, err := storetool.Tool.ReadRaw(s, e.Pos)
 			must(t, err)
 			expect(t, c.ChangedPixels == len(raw.Delta) && c.ChangedPixels > 0, "delta chunk %v: %d changed pixels, want %d", e.Pos, c.ChangedPixels, len(raw.Delta))
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/words"
 )
 
@@ -50,17 +51,17 @@ type view struct {
 type chunkRec struct {
 	hasChunk bool
 	typ      chunkstore.StorageType // Empty, Delta or Full, when hasChunk
-	handle   chunkstore.Handle      // the chunk's record; zero for Empty
+	handle   storetool.Handle       // the chunk's record; zero for Empty
 	// version names the chunk's content: the record it was first read
 	// from. A record copied elsewhere with the same content (a compaction
 	// writes every record anew) keeps the version, so the map does not
 	// redraw it.
 	version   version
-	bodyBlock chunkstore.Handle // the body block's record; zero when none
-	bodyVer   version           // the body block's content, as version
-	bodies    []*body           // those of the body block
-	regionals []*regional       // the block's other regional entities
-	bodyErr   error             // why the body block (or a section of it) does not read
+	bodyBlock storetool.Handle // the body block's record; zero when none
+	bodyVer   version          // the body block's content, as version
+	bodies    []*body          // those of the body block
+	regionals []*regional      // the block's other regional entities
+	bodyErr   error            // why the body block (or a section of it) does not read
 	// damaged says why the chunk's record is lost: the chunk store could
 	// only be opened by rebuilding its index (a truncated data file), and
 	// the chunk's record was found cut or unreadable on the way.
@@ -74,7 +75,7 @@ type chunkRec struct {
 // first read from.
 type version struct {
 	store string
-	h     chunkstore.Handle
+	h     storetool.Handle
 }
 
 // compareBudget bounds the record bytes a new generation reads to tell
@@ -126,7 +127,7 @@ func openView(dir string, o *Options, seed maphash.Seed, prev *view) (*view, err
 		}
 		return r
 	}
-	s.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		r := rec(e.Pos)
 		if e.Type == chunkstore.BodyBlock {
 			r.bodyBlock = e.Handle
@@ -179,7 +180,7 @@ func openView(dir string, o *Options, seed maphash.Seed, prev *view) (*view, err
 // sameChunk reports whether the chunk at pos holds the same content in
 // prev's record a and v's record b: the same record of the same file, or
 // records of the same length that read the same (while the budget lasts).
-func sameChunk(prev, v *view, pos chunkstore.Pos, a, b chunkstore.Handle, budget *int64) bool {
+func sameChunk(prev, v *view, pos chunkstore.Pos, a, b storetool.Handle, budget *int64) bool {
 	switch {
 	case a == b && prev.man.Chunks.Name == v.man.Chunks.Name:
 		return true
@@ -187,8 +188,8 @@ func sameChunk(prev, v *view, pos chunkstore.Pos, a, b chunkstore.Handle, budget
 		return false
 	}
 	*budget -= int64(a.Length)
-	ra, _, errA := prev.store.ReadRaw(pos)
-	rb, _, errB := v.store.ReadRaw(pos)
+	ra, _, errA := storetool.Tool.ReadRaw(prev.store, pos)
+	rb, _, errB := storetool.Tool.ReadRaw(v.store, pos)
 	return errA == nil && errB == nil && ra.Type == rb.Type && slices.Equal(ra.Delta, rb.Delta) && slices.Equal(ra.Pixels, rb.Pixels)
 }
 
@@ -424,7 +425,7 @@ func (v *view) markDamaged(dir string, rep *chunkstore.Report, rec func(chunksto
 		first = fmt.Sprintf(", first: %s", rep.Problems[0])
 	}
 	lost := ""
-	if ri, err := chunkstore.ParseRoot(v.man.Chunks.Root); err == nil && int(ri.Chunks) > len(v.order) {
+	if ri, err := storetool.Tool.ParseRoot(v.man.Chunks.Root); err == nil && int(ri.Chunks) > len(v.order) {
 		// Records past the cut leave no trace but the count.
 		lost = fmt.Sprintf(" (the generation stored %d chunks; %d of them are not found at all and show as not stored)", ri.Chunks, int(ri.Chunks)-len(v.order))
 	}

@@ -62,13 +62,14 @@ func TestCopyOnWriteWhileSaving(t *testing.T) {
 	// chunk held for as long as the test needs.
 	gate, blocked := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	fsys := &vfs.Faulty{FS: vfs.NewMem(), Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
+	fsys := vfs.Faulty(vfs.NewMem(), vfs.InjectorFunc(func(op vfs.Op, name string) error {
 		if strings.HasPrefix(name, "/other") {
 			once.Do(func() { close(blocked) })
 			<-gate
 		}
 		return nil
-	})}
+	}))
+
 	w, systems, c, st := oneChunk(t, fsys, "/save", size, false)
 	var release sync.Once
 	open := func() { release.Do(func() { close(gate) }) }

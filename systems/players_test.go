@@ -15,6 +15,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
@@ -176,7 +177,7 @@ func TestPlayerInventoryCrashAtEveryStep(t *testing.T) {
 		for n := 0; ; n++ {
 			mem := vfs.NewMem()
 			sw := &swapInjector{}
-			g := playerGame(t, gametest.Opts{FS: &vfs.Faulty{FS: mem, Injector: sw}, Dir: "/save", Radius: 1})
+			g := playerGame(t, gametest.Opts{FS: vfs.Faulty(mem, sw), Dir: "/save", Radius: 1})
 			g.Settle(t)
 			g.SpawnPlayer("ada", 3, 4, 7, "sword")
 			g.SpawnCrate(12, 5, 500, 1)
@@ -249,8 +250,8 @@ func TestPlayerSurvivesRegionDamage(t *testing.T) {
 	storePath, _ := d.File(m.Chunks.Name)
 	s, err := chunkstore.Open(storePath, &chunkstore.Options{FS: mem, ReadOnly: true, Root: m.Chunks.Root})
 	must(t, err)
-	var handles []chunkstore.Handle
-	s.Entries(func(e chunkstore.Entry) bool {
+	var handles []storetool.Handle
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Pos == (chunkstore.Pos{X: 1, Y: 1}) {
 			handles = append(handles, e.Handle)
 		}
@@ -261,7 +262,7 @@ func TestPlayerSurvivesRegionDamage(t *testing.T) {
 	for _, h := range handles {
 		p := storePath
 		if n := h.File(); n != 0 {
-			p, _ = d.File(chunkstore.DataFileName(m.Chunks.Name, n))
+			p, _ = d.File(storetool.Tool.DataFileName(m.Chunks.Name, n))
 		}
 		gametest.FlipAt(t, mem, p, h.FileOffset()+int64(h.Length)-3)
 	}

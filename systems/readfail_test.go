@@ -23,6 +23,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/gametest"
 	"github.com/arksave/arksave/vfs"
 )
@@ -38,7 +39,7 @@ func (f *readFaults) Inject(op vfs.Op, name string) error {
 	if op != vfs.OpRead || !f.on.Load() {
 		return nil
 	}
-	if _, _, ok := chunkstore.ParseDataFileName(filepath.Base(name)); !ok {
+	if _, _, ok := storetool.Tool.ParseDataFileName(filepath.Base(name)); !ok {
 		return nil
 	}
 	f.failed.Add(1)
@@ -156,7 +157,7 @@ func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 	mem := vfs.NewMem()
 	faults := &readFaults{}
 	logs := &gametest.Records{}
-	g := regionalGame(t, gametest.Opts{FS: &vfs.Faulty{FS: mem, Injector: faults}, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy(),
+	g := regionalGame(t, gametest.Opts{FS: vfs.Faulty(mem, faults), Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy(),
 		Plugin: func(p *arksave.Plugin) { p.Logger = slog.New(logs) }})
 	want := buildStoredWorld(t, g)
 	g.Pers.Problems()
@@ -187,7 +188,7 @@ func TestStreamingReadErrorKeepsStoredChunks(t *testing.T) {
 	must(t, g.Pers.SaveNow().Err)
 	st, _ := gametest.OpenCommittedStore(t, mem, "/save")
 	for _, p := range around() {
-		raw, ok, err := st.ReadRaw(chunkstore.Pos{X: p.X, Y: p.Y})
+		raw, ok, err := storetool.Tool.ReadRaw(st, chunkstore.Pos{X: p.X, Y: p.Y})
 		must(t, err)
 		expect(t, ok && raw.Type != chunkstore.Empty, "chunk %v lost its record: %+v", p, raw)
 	}
@@ -224,13 +225,13 @@ func TestDamagedChunkRecordRegenerates(t *testing.T) {
 	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
 
 	st, m := gametest.OpenCommittedStore(t, mem, "/save")
-	raw, ok, err := st.ReadRaw(chunkstore.Pos{X: 1, Y: 1})
+	raw, ok, err := storetool.Tool.ReadRaw(st, chunkstore.Pos{X: 1, Y: 1})
 	must(t, err)
 	expect(t, ok && !raw.Handle.IsZero(), "chunk 1,1 not stored")
 	must(t, st.Close())
 	name := m.Chunks.Name
 	if n := raw.Handle.File(); n > 0 {
-		name = chunkstore.DataFileName(name, n)
+		name = storetool.Tool.DataFileName(name, n)
 	}
 	gametest.FlipAt(t, mem, "/save/"+name, raw.Handle.FileOffset()+int64(raw.Handle.Length)-2)
 
@@ -254,7 +255,7 @@ func TestDamagedChunkRecordRegenerates(t *testing.T) {
 func TestMergeDuringReadErrorKeepsStoredEntities(t *testing.T) {
 	mem := vfs.NewMem()
 	faults := &readFaults{}
-	g := regionalGame(t, gametest.Opts{FS: &vfs.Faulty{FS: mem, Injector: faults}, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})
+	g := regionalGame(t, gametest.Opts{FS: vfs.Faulty(mem, faults), Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})
 	want := buildStoredWorld(t, g)
 	g.MoveFocus(t, 20*gametest.ChunkSize, 0)
 
@@ -297,7 +298,7 @@ func (c *chaos) Inject(op vfs.Op, name string) error {
 	var p float64
 	switch {
 	case op == vfs.OpRead:
-		if _, _, ok := chunkstore.ParseDataFileName(filepath.Base(name)); ok {
+		if _, _, ok := storetool.Tool.ParseDataFileName(filepath.Base(name)); ok {
 			p = c.read
 		}
 	case op.Mutating() && op != vfs.OpLock:
@@ -370,7 +371,7 @@ func TestReadErrorsLoseNothing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	mem := vfs.NewMem()
 	ch := &chaos{rng: rand.New(rand.NewPCG(seed, 2))}
-	g := regionalGame(t, gametest.Opts{FS: &vfs.Faulty{FS: mem, Injector: ch}, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})
+	g := regionalGame(t, gametest.Opts{FS: vfs.Faulty(mem, ch), Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})
 	m := &worldModel{chunks: map[components.ChunkPos][]components.Pixel{}, crates: map[uint64]gametest.CrateView{}, bodies: map[components.BodyID]string{}}
 	buildStoredWorld(t, g)
 	for _, p := range around() {
@@ -530,7 +531,7 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 				for _, p := range tc.files(t, mem) {
 					faults.files[p] = true
 				}
-				fsys := &vfs.Faulty{FS: mem, Injector: faults}
+				fsys := vfs.Faulty(mem, faults)
 				var g *gametest.Game
 				if how == "reload" {
 					g = gametest.New(t, gametest.Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})
@@ -593,7 +594,7 @@ func TestFallbackStopsAtAnUnreadableBackup(t *testing.T) {
 	mem, digests := gametest.ThreeGenerations(t)
 	gametest.FlipAt(t, mem, "/save/world-3.pecs", 40)
 	faults := &fileFaults{files: map[string]bool{"/save/backups/world-2.pecs": true}}
-	fsys := &vfs.Faulty{FS: mem, Injector: faults}
+	fsys := vfs.Faulty(mem, faults)
 	d, err := savedir.OpenDir(mem, "/save")
 	must(t, err)
 	must(t, d.Close())

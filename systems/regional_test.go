@@ -326,7 +326,7 @@ func TestRegionalUnloadDuringSave(t *testing.T) {
 		}
 		return nil
 	})
-	g := regionalGame(t, gametest.Opts{FS: &vfs.Faulty{FS: mem, Injector: inj}, Dir: "/save", Radius: 1})
+	g := regionalGame(t, gametest.Opts{FS: vfs.Faulty(mem, inj), Dir: "/save", Radius: 1})
 	g.Settle(t)
 	for i := range 6 {
 		g.SpawnCrate(float64(i*9-20), 5, uint64(200+i), i)

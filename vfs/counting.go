@@ -5,34 +5,39 @@ import (
 	"io/fs"
 )
 
-// Counting is a file system that reports the bytes read from and written
-// to the files opened through it: a progress bar's source. Count is called
-// after every ReadAt and WriteAt of such a file with the bytes it moved (0
-// is not reported), possibly from several goroutines at once.
-type Counting struct {
-	FS
-	// Count receives the bytes of one read (write false) or write (true).
-	Count func(n int64, write bool)
+// Counting returns fsys as a file system that reports the bytes read from
+// and written to the files opened through it: a progress bar's source.
+// count is called after every ReadAt and WriteAt of such a file with the
+// bytes it moved (0 is not reported; write is false for a read), possibly
+// from several goroutines at once.
+func Counting(fsys FS, count func(n int64, write bool)) FS {
+	return &countingFS{FS: fsys, count: count}
 }
 
-func (c *Counting) wrap(f File, err error) (File, error) {
+// countingFS is the file system Counting returns.
+type countingFS struct {
+	FS
+	count func(n int64, write bool)
+}
+
+func (c *countingFS) wrap(f File, err error) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &countingFile{File: f, count: c.Count}, nil
+	return &countingFile{File: f, count: c.count}, nil
 }
 
 // Create creates name through the wrapped file system; its file counts.
-func (c *Counting) Create(name string) (File, error) { return c.wrap(c.FS.Create(name)) }
+func (c *countingFS) Create(name string) (File, error) { return c.wrap(c.FS.Create(name)) }
 
 // Open opens name through the wrapped file system; its file counts.
-func (c *Counting) Open(name string) (File, error) { return c.wrap(c.FS.Open(name)) }
+func (c *countingFS) Open(name string) (File, error) { return c.wrap(c.FS.Open(name)) }
 
 // OpenRW opens name through the wrapped file system; its file counts.
-func (c *Counting) OpenRW(name string) (File, error) { return c.wrap(c.FS.OpenRW(name)) }
+func (c *countingFS) OpenRW(name string) (File, error) { return c.wrap(c.FS.OpenRW(name)) }
 
-// LockDir locks dir through the wrapped file system (see [LockDir]).
-func (c *Counting) LockDir(dir string) (io.Closer, error) { return LockDir(c.FS, dir) }
+// LockDir locks dir through the wrapped file system when it can (see [FS]).
+func (c *countingFS) LockDir(dir string) (io.Closer, error) { return lockDir(c.FS, dir) }
 
 type countingFile struct {
 	File

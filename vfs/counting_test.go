@@ -11,13 +11,14 @@ import (
 // file system is reported once, as a read or a write.
 func TestCounting(t *testing.T) {
 	var read, written int64
-	c := &vfs.Counting{FS: vfs.NewMem(), Count: func(n int64, write bool) {
+	c := vfs.Counting(vfs.NewMem(), func(n int64, write bool) {
 		if write {
 			written += n
 		} else {
 			read += n
 		}
-	}}
+	})
+
 	f, err := c.Create("/a")
 	must(t, err)
 	_, err = f.WriteAt(make([]byte, 100), 0)
@@ -43,11 +44,12 @@ func TestCounting(t *testing.T) {
 // ExampleCounting counts the bytes a write takes, as a progress bar would.
 func ExampleCounting() {
 	var written int64
-	fsys := &vfs.Counting{FS: vfs.NewMem(), Count: func(n int64, write bool) {
+	fsys := vfs.Counting(vfs.NewMem(), func(n int64, write bool) {
 		if write {
 			written += n
 		}
-	}}
+	})
+
 	if err := fsys.MkdirAll("/save"); err != nil {
 		fmt.Println(err)
 	}

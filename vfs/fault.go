@@ -68,23 +68,25 @@ type InjectorFunc func(op Op, name string) error
 // Inject implements [Injector].
 func (f InjectorFunc) Inject(op Op, name string) error { return f(op, name) }
 
-// Faulty is an [FS] that asks Injector before every call on FS and on the
-// files it opens.
-type Faulty struct {
+// Faulty returns an [FS] that asks inj before every call on fsys and on the
+// files it opens (a nil inj never fails). It locks a directory when fsys
+// can (OpLockDir is asked first).
+func Faulty(fsys FS, inj Injector) FS { return &faultyFS{FS: fsys, Injector: inj} }
+
+// faultyFS is the file system Faulty returns.
+type faultyFS struct {
 	FS       FS
 	Injector Injector
 }
 
-var _ FS = (*Faulty)(nil)
-
-func (f *Faulty) inject(op Op, name string) error {
+func (f *faultyFS) inject(op Op, name string) error {
 	if f.Injector == nil {
 		return nil
 	}
 	return f.Injector.Inject(op, name)
 }
 
-func (f *Faulty) wrap(file File, err error) (File, error) {
+func (f *faultyFS) wrap(file File, err error) (File, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +94,7 @@ func (f *Faulty) wrap(file File, err error) (File, error) {
 }
 
 // Create implements [FS].
-func (f *Faulty) Create(name string) (File, error) {
+func (f *faultyFS) Create(name string) (File, error) {
 	if err := f.inject(OpCreate, name); err != nil {
 		return nil, err
 	}
@@ -100,7 +102,7 @@ func (f *Faulty) Create(name string) (File, error) {
 }
 
 // Open implements [FS].
-func (f *Faulty) Open(name string) (File, error) {
+func (f *faultyFS) Open(name string) (File, error) {
 	if err := f.inject(OpOpen, name); err != nil {
 		return nil, err
 	}
@@ -108,7 +110,7 @@ func (f *Faulty) Open(name string) (File, error) {
 }
 
 // OpenRW implements [FS].
-func (f *Faulty) OpenRW(name string) (File, error) {
+func (f *faultyFS) OpenRW(name string) (File, error) {
 	if err := f.inject(OpOpenRW, name); err != nil {
 		return nil, err
 	}
@@ -116,7 +118,7 @@ func (f *Faulty) OpenRW(name string) (File, error) {
 }
 
 // Rename implements [FS].
-func (f *Faulty) Rename(oldname, newname string) error {
+func (f *faultyFS) Rename(oldname, newname string) error {
 	if err := f.inject(OpRename, oldname); err != nil {
 		return err
 	}
@@ -124,7 +126,7 @@ func (f *Faulty) Rename(oldname, newname string) error {
 }
 
 // Remove implements [FS].
-func (f *Faulty) Remove(name string) error {
+func (f *faultyFS) Remove(name string) error {
 	if err := f.inject(OpRemove, name); err != nil {
 		return err
 	}
@@ -132,7 +134,7 @@ func (f *Faulty) Remove(name string) error {
 }
 
 // RemoveAll implements [FS].
-func (f *Faulty) RemoveAll(name string) error {
+func (f *faultyFS) RemoveAll(name string) error {
 	if err := f.inject(OpRemoveAll, name); err != nil {
 		return err
 	}
@@ -140,7 +142,7 @@ func (f *Faulty) RemoveAll(name string) error {
 }
 
 // MkdirAll implements [FS].
-func (f *Faulty) MkdirAll(dir string) error {
+func (f *faultyFS) MkdirAll(dir string) error {
 	if err := f.inject(OpMkdirAll, dir); err != nil {
 		return err
 	}
@@ -148,7 +150,7 @@ func (f *Faulty) MkdirAll(dir string) error {
 }
 
 // ReadDir implements [FS].
-func (f *Faulty) ReadDir(dir string) ([]string, error) {
+func (f *faultyFS) ReadDir(dir string) ([]string, error) {
 	if err := f.inject(OpReadDir, dir); err != nil {
 		return nil, err
 	}
@@ -156,7 +158,7 @@ func (f *Faulty) ReadDir(dir string) ([]string, error) {
 }
 
 // SyncDir implements [FS].
-func (f *Faulty) SyncDir(dir string) error {
+func (f *faultyFS) SyncDir(dir string) error {
 	if err := f.inject(OpSyncDir, dir); err != nil {
 		return err
 	}
@@ -164,7 +166,7 @@ func (f *Faulty) SyncDir(dir string) error {
 }
 
 // Stat implements [FS].
-func (f *Faulty) Stat(name string) (fs.FileInfo, error) {
+func (f *faultyFS) Stat(name string) (fs.FileInfo, error) {
 	if err := f.inject(OpStat, name); err != nil {
 		return nil, err
 	}
@@ -172,7 +174,7 @@ func (f *Faulty) Stat(name string) (fs.FileInfo, error) {
 }
 
 // Lstat implements [FS].
-func (f *Faulty) Lstat(name string) (fs.FileInfo, error) {
+func (f *faultyFS) Lstat(name string) (fs.FileInfo, error) {
 	if err := f.inject(OpLstat, name); err != nil {
 		return nil, err
 	}
@@ -180,24 +182,24 @@ func (f *Faulty) Lstat(name string) (fs.FileInfo, error) {
 }
 
 // Lock implements [FS].
-func (f *Faulty) Lock(name string) (File, error) {
+func (f *faultyFS) Lock(name string) (File, error) {
 	if err := f.inject(OpLock, name); err != nil {
 		return nil, err
 	}
 	return f.wrap(f.FS.Lock(name))
 }
 
-// LockDir implements [DirLocker] when FS does (see [LockDir]). Locking a
-// directory changes nothing on disk: OpLockDir is not a mutating call.
-func (f *Faulty) LockDir(dir string) (io.Closer, error) {
+// LockDir locks dir when FS can (see [FS]). Locking a directory changes
+// nothing on disk: OpLockDir is not a mutating call.
+func (f *faultyFS) LockDir(dir string) (io.Closer, error) {
 	if err := f.inject(OpLockDir, dir); err != nil {
 		return nil, err
 	}
-	return LockDir(f.FS, dir)
+	return lockDir(f.FS, dir)
 }
 
 type faultyFile struct {
-	f *Faulty
+	f *faultyFS
 	File
 }
 
@@ -318,9 +320,6 @@ func (c *Countdown) Calls() int {
 	return c.calls
 }
 
-// ErrCrashed is returned by every call after a [Crasher] has crashed.
-var ErrCrashed = errors.New("vfs: simulated crash")
-
 // Crasher is an [Injector] over a [Mem] that simulates a crash just before
 // the mutating call with index N (counting from 0): it records what the disk
 // would hold ([Mem.Crash] with Keep and Rand) and fails that call and every
@@ -365,7 +364,7 @@ func (c *Crasher) Crashed() *Mem {
 
 // NewCrashFS returns a file system over mem that crashes just before its Nth
 // mutating call, and the Crasher that reports the result.
-func NewCrashFS(mem *Mem, n int, keep float64, rng *rand.Rand) (*Faulty, *Crasher) {
+func NewCrashFS(mem *Mem, n int, keep float64, rng *rand.Rand) (FS, *Crasher) {
 	c := &Crasher{Mem: mem, N: n, Keep: keep, Rand: rng}
-	return &Faulty{FS: mem, Injector: c}, c
+	return Faulty(mem, c), c
 }

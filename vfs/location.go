@@ -1,10 +1,8 @@
 package vfs
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -48,10 +46,6 @@ var knownBackends = map[string]string{
 	"nats": "github.com/arksave/arksave/jetstream",
 }
 
-// ErrUnknownScheme is returned by [OpenLocation] for a location whose
-// scheme no backend registered.
-var ErrUnknownScheme = errors.New("vfs: no backend for the location's scheme")
-
 // Register makes OpenLocation open locations of scheme ("nats" for
 // "nats://...") with open. A backend registers itself in an init function,
 // so that importing its package is enough. Registering a scheme twice
@@ -64,18 +58,6 @@ func Register(scheme string, open Opener) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	registry[scheme] = open
-}
-
-// Schemes returns the registered schemes, sorted.
-func Schemes() []string {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	out := make([]string, 0, len(registry))
-	for s := range registry {
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Scheme returns the scheme of a location ("nats" of "nats://host/w"), or

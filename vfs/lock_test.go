@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/arksave/arksave/internal/fsx"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -98,12 +99,12 @@ func TestReadOnly(t *testing.T) {
 	_, lerr := ro.Lock("/d/lock")
 	for _, err := range []error{werr, terr, cerr, oerr, lerr, ro.Rename("/d/f", "/d/h"), ro.Remove("/d/f"),
 		ro.RemoveAll("/d"), ro.MkdirAll("/e")} {
-		expect(t, errors.Is(err, syscall.EROFS) && vfs.IsReadOnly(err), "a change through ReadOnly: %v", err)
+		expect(t, errors.Is(err, syscall.EROFS) && fsx.IsReadOnly(err), "a change through ReadOnly: %v", err)
 	}
 	must(t, ro.SyncDir("/d"))
 	expect(t, string(readAll(t, m, "/d/f")) == "data", "the file changed")
-	expect(t, vfs.IsReadOnly(&fs.PathError{Op: "open", Path: "x", Err: syscall.EACCES}), "EACCES is read-only")
-	expect(t, !vfs.IsReadOnly(syscall.ENOSPC), "ENOSPC is not read-only")
+	expect(t, fsx.IsReadOnly(&fs.PathError{Op: "open", Path: "x", Err: syscall.EACCES}), "EACCES is read-only")
+	expect(t, !fsx.IsReadOnly(syscall.ENOSPC), "ENOSPC is not read-only")
 }
 
 // Faulty asks its injector before Lstat and Lock, and Lock counts as a
@@ -111,13 +112,14 @@ func TestReadOnly(t *testing.T) {
 func TestFaultyLock(t *testing.T) {
 	m := vfs.NewMem()
 	var seen []vfs.Op
-	fsys := &vfs.Faulty{FS: m, Injector: vfs.InjectorFunc(func(op vfs.Op, _ string) error {
+	fsys := vfs.Faulty(m, vfs.InjectorFunc(func(op vfs.Op, _ string) error {
 		seen = append(seen, op)
 		if op == vfs.OpLock {
 			return syscall.EIO
 		}
 		return nil
-	})}
+	}))
+
 	_, err := fsys.Lstat("/")
 	must(t, err)
 	_, err = fsys.Lock("/lock")
@@ -134,7 +136,7 @@ func ExampleReadOnly() {
 	ro := vfs.ReadOnly(mem)
 	data, _ := vfs.ReadFile(ro, "/notes")
 	_, err := ro.Create("/other")
-	fmt.Printf("%s; create: %v, read-only: %v\n", data, err, vfs.IsReadOnly(err))
+	fmt.Printf("%s; create: %v, read-only: %v\n", data, err, fsx.IsReadOnly(err))
 	// Output: kept; create: create /other: read-only file system, read-only: true
 }
 
@@ -155,8 +157,8 @@ func onEachWrapper(t *testing.T, script func(t *testing.T, fsys vfs.FS, dir stri
 			fsys vfs.FS
 		}{
 			{"plain", fsys},
-			{"faulty", &vfs.Faulty{FS: fsys}},
-			{"counting", &vfs.Counting{FS: fsys, Count: func(int64, bool) {}}},
+			{"faulty", vfs.Faulty(fsys, nil)},
+			{"counting", vfs.Counting(fsys, func(int64, bool) {})},
 		} {
 			t.Run(w.name, func(t *testing.T) { script(t, w.fsys, filepath.Join(root, w.name)) })
 		}
@@ -166,43 +168,43 @@ func onEachWrapper(t *testing.T, script func(t *testing.T, fsys vfs.FS, dir stri
 func lockDirScript(t *testing.T, fsys vfs.FS, dir string) {
 	must(t, fsys.MkdirAll(dir))
 	name := filepath.Join(dir, "lock")
-	d, err := vfs.LockDir(fsys, dir)
+	d, err := fsx.LockDir(fsys, dir)
 	must(t, err)
 	f, err := fsys.Lock(name)
 	must(t, err)
-	same, err := vfs.SameFile(fsys, f, name)
+	same, err := fsx.SameFile(fsys, f, name)
 	expect(t, err == nil && same, "the lock file just locked: %v %v", same, err)
 
-	_, err = vfs.LockDir(fsys, dir)
+	_, err = fsx.LockDir(fsys, dir)
 	expect(t, errors.Is(err, vfs.ErrLocked), "second directory lock while held: %v", err)
 
 	// Removed: the name locks again, the directory does not.
 	must(t, fsys.Remove(name))
-	same, err = vfs.SameFile(fsys, f, name)
+	same, err = fsx.SameFile(fsys, f, name)
 	expect(t, err == nil && !same, "removed lock file: same=%v %v", same, err)
 	g, err := fsys.Lock(name)
 	must(t, err)
 	must(t, g.Close())
-	_, err = vfs.LockDir(fsys, dir)
+	_, err = fsx.LockDir(fsys, dir)
 	expect(t, errors.Is(err, vfs.ErrLocked), "directory lock after the lock file went: %v", err)
 
 	// Replaced by a rename: the holder sees another file.
 	must(t, vfs.WriteFileAtomic(fsys, filepath.Join(dir, "other"), []byte("x")))
 	must(t, fsys.Rename(filepath.Join(dir, "other"), name))
-	same, err = vfs.SameFile(fsys, f, name)
+	same, err = fsx.SameFile(fsys, f, name)
 	expect(t, err == nil && !same, "replaced lock file: same=%v %v", same, err)
 	g, err = fsys.Lock(name)
 	must(t, err)
-	same, err = vfs.SameFile(fsys, g, name)
+	same, err = fsx.SameFile(fsys, g, name)
 	expect(t, err == nil && same, "the new lock file: %v %v", same, err)
 	must(t, g.Close())
 
 	must(t, f.Close())
 	must(t, d.Close())
-	d, err = vfs.LockDir(fsys, dir)
+	d, err = fsx.LockDir(fsys, dir)
 	must(t, err)
 	must(t, d.Close())
-	_, err = vfs.LockDir(fsys, filepath.Join(dir, "missing"))
+	_, err = fsx.LockDir(fsys, filepath.Join(dir, "missing"))
 	expect(t, errors.Is(err, fs.ErrNotExist), "lock of a missing directory: %v", err)
 }
 
@@ -213,14 +215,14 @@ func TestLockDirUnsupported(t *testing.T) {
 	m := vfs.NewMem()
 	must(t, m.MkdirAll("/d"))
 	bare := struct{ vfs.FS }{m} // only the methods of FS
-	_, err := vfs.LockDir(bare, "/d")
+	_, err := fsx.LockDir(bare, "/d")
 	expect(t, errors.Is(err, errors.ErrUnsupported), "LockDir without DirLocker: %v", err)
 	f, err := m.Lock("/d/lock")
 	must(t, err)
 	defer f.Close()
-	_, err = vfs.SameFile(m, struct{ vfs.File }{f}, "/d/lock")
+	_, err = fsx.SameFile(m, struct{ vfs.File }{f}, "/d/lock")
 	expect(t, errors.Is(err, errors.ErrUnsupported), "SameFile of a file without Stat: %v", err)
-	_, err = vfs.LockDir(vfs.ReadOnly(m), "/d")
+	_, err = fsx.LockDir(vfs.ReadOnly(m), "/d")
 	expect(t, errors.Is(err, syscall.EROFS), "LockDir through ReadOnly: %v", err)
 	expect(t, !vfs.OpLockDir.Mutating() && vfs.OpLockDir.String() == "lock-dir", "OpLockDir: %v", vfs.OpLockDir)
 }
@@ -233,7 +235,7 @@ func TestSameDir(t *testing.T) {
 	t.Run("moved", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "d")
 		must(t, os.Mkdir(dir, 0o755))
-		d, err := vfs.LockDir(vfs.OS, dir)
+		d, err := fsx.LockDir(vfs.OS, dir)
 		must(t, err)
 		defer d.Close()
 		if _, err := vfs.SameDir(vfs.OS, d, dir); errors.Is(err, errors.ErrUnsupported) {
@@ -265,7 +267,7 @@ func TestSameDir(t *testing.T) {
 
 func sameDirScript(t *testing.T, fsys vfs.FS, dir string) {
 	must(t, fsys.MkdirAll(dir))
-	d, err := vfs.LockDir(fsys, dir)
+	d, err := fsx.LockDir(fsys, dir)
 	must(t, err)
 	defer d.Close()
 	same, err := vfs.SameDir(fsys, d, dir)
@@ -277,12 +279,12 @@ func sameDirScript(t *testing.T, fsys vfs.FS, dir string) {
 	must(t, fsys.MkdirAll(dir))
 	same, err = vfs.SameDir(fsys, d, dir)
 	expect(t, err == nil && !same, "made anew: same=%v %v", same, err)
-	e, err := vfs.LockDir(fsys, dir)
+	e, err := fsx.LockDir(fsys, dir)
 	must(t, err) // the new directory is free
 	same, err = vfs.SameDir(fsys, e, dir)
 	expect(t, err == nil && same, "the new directory's lock: same=%v %v", same, err)
 	must(t, d.Close()) // frees nothing of the new directory's
-	_, err = vfs.LockDir(fsys, dir)
+	_, err = fsx.LockDir(fsys, dir)
 	expect(t, errors.Is(err, vfs.ErrLocked), "second lock of the new directory: %v", err)
 	must(t, e.Close())
 }

@@ -356,7 +356,7 @@ func (m *Mem) Lock(name string) (File, error) {
 	return &memFile{m: m, n: n, name: name, lock: true}, nil
 }
 
-// LockDir implements [DirLocker]: it refuses a second holder of the
+// LockDir locks a directory (see [FS]): it refuses a second holder of the
 // directory dir until the first closes what LockDir returned. Mem cannot
 // rename directories, so a directory's lock belongs to its name until the
 // directory is removed: a directory made anew there is another one.
@@ -646,7 +646,12 @@ func (i memInfo) Name() string       { return i.name }
 func (i memInfo) Size() int64        { return i.size }
 func (i memInfo) ModTime() time.Time { return i.mod }
 func (i memInfo) IsDir() bool        { return i.dir }
-func (i memInfo) Sys() any           { return nil }
+func (i memInfo) Sys() any {
+	if i.node == nil {
+		return nil
+	}
+	return i.node // the file's identity, for telling two descriptions of one file
+}
 func (i memInfo) Mode() fs.FileMode {
 	if i.dir {
 		return fs.ModeDir | 0o755

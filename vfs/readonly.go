@@ -1,7 +1,6 @@
 package vfs
 
 import (
-	"errors"
 	"io"
 	"io/fs"
 	"syscall"
@@ -13,13 +12,6 @@ import (
 // wrapping syscall.EROFS, as a read-only medium does. Syncing a directory
 // succeeds: there is nothing to make durable.
 func ReadOnly(fsys FS) FS { return readOnlyFS{fsys} }
-
-// IsReadOnly reports whether err says that a file or directory cannot be
-// changed: a read-only file system (EROFS) or a refused permission
-// (EACCES, EPERM).
-func IsReadOnly(err error) bool {
-	return errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)
-}
 
 type readOnlyFS struct{ fs FS }
 

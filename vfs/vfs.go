@@ -15,7 +15,7 @@
 //     test can fail the Nth call with ENOSPC, EIO or a short write
 //     ([Countdown]) or crash at the Nth mutating call ([Crasher]).
 //   - [ReadOnly]: wraps an FS so that every call that would change it fails
-//     with EROFS, as on a read-only medium ([IsReadOnly] recognises it).
+//     with EROFS, as on a read-only medium.
 //   - [ReadFile], [WriteFileAtomic]: helpers over any FS.
 //
 // # Locks
@@ -60,6 +60,21 @@ type File interface {
 
 // FS is a file system. Names are slash- or OS-separated paths; errors for
 // missing files match [fs.ErrNotExist] and for existing ones [fs.ErrExist].
+//
+// A file system that can lock a directory itself, as [OS] (flock on the
+// directory on Unix) and [Mem] do, also has the method
+//
+//	LockDir(dir string) (io.Closer, error)
+//
+// which takes an exclusive lock on the directory dir without waiting. When
+// another holder has it, in this process or another, it returns an error
+// matching [ErrLocked]; where the directory cannot be locked (a network
+// file system without flock on directories), an error matching
+// [errors.ErrUnsupported]. Closing the returned value releases the lock.
+// A lock on the directory outlives whatever happens to the files in it: a
+// lock file that is removed or replaced while its holder runs no longer
+// excludes anybody, the directory's lock still does. The wrappers of this
+// package pass it on.
 type FS interface {
 	// Create creates or truncates the named file and opens it read-write.
 	Create(name string) (File, error)
@@ -91,9 +106,20 @@ type FS interface {
 	Lock(name string) (File, error)
 }
 
-// ErrLocked is returned (wrapped in an *fs.PathError) by [FS.Lock] when
-// another holder has the lock.
-var ErrLocked = errors.New("vfs: file is locked by another holder")
+// Errors of the file systems of this package.
+var (
+	// ErrLocked is returned (wrapped in an *fs.PathError) by [FS.Lock]
+	// when another holder has the lock.
+	ErrLocked = errors.New("vfs: file is locked by another holder")
+	// ErrTooLarge is returned by [ReadFileLimit] for a file above its
+	// limit.
+	ErrTooLarge = errors.New("vfs: file is larger than expected")
+	// ErrUnknownScheme is returned by [OpenLocation] for a location whose
+	// scheme no backend registered.
+	ErrUnknownScheme = errors.New("vfs: no backend for the location's scheme")
+	// ErrCrashed is returned by every call after a [Crasher] has crashed.
+	ErrCrashed = errors.New("vfs: simulated crash")
+)
 
 // HeldError is what an [FS.Lock] may return instead of a bare [ErrLocked]
 // (which it matches) to say, for messages, what a save on the file system
@@ -109,9 +135,6 @@ func (e *HeldError) Error() string { return "vfs: " + e.What + " is locked by an
 
 // Is makes errors.Is(err, ErrLocked) true.
 func (e *HeldError) Is(target error) bool { return target == ErrLocked }
-
-// ErrTooLarge is returned by [ReadFileLimit] for a file above its limit.
-var ErrTooLarge = errors.New("vfs: file is larger than expected")
 
 // ReadFile reads the whole named file.
 func ReadFile(fsys FS, name string) ([]byte, error) { return ReadFileLimit(fsys, name, -1) }

@@ -188,7 +188,7 @@ func TestMemCrashKeepSomeKeepsDurable(t *testing.T) {
 func TestCountdown(t *testing.T) {
 	m := vfs.NewMem()
 	cd := &vfs.Countdown{N: 1, Err: syscall.ENOSPC}
-	fsys := &vfs.Faulty{FS: m, Injector: cd}
+	fsys := vfs.Faulty(m, cd)
 	f, err := fsys.Create("/f") // call 0
 	must(t, err)
 	_, err = f.WriteAt([]byte("abcd"), 0) // call 1: fails
@@ -197,12 +197,13 @@ func TestCountdown(t *testing.T) {
 	_, err = f.WriteAt([]byte("abcd"), 0) // not sticky: succeeds
 	must(t, err)
 
-	short := &vfs.Faulty{FS: m, Injector: vfs.InjectorFunc(func(op vfs.Op, _ string) error {
+	short := vfs.Faulty(m, vfs.InjectorFunc(func(op vfs.Op, _ string) error {
 		if op == vfs.OpWrite {
 			return io.ErrShortWrite
 		}
 		return nil
-	})}
+	}))
+
 	g, err := short.Create("/g")
 	must(t, err)
 	n, err := g.WriteAt([]byte("abcd"), 0)
@@ -210,8 +211,9 @@ func TestCountdown(t *testing.T) {
 	expect(t, string(readAll(t, m, "/g")) == "ab", "short write content")
 
 	sticky := &vfs.Countdown{N: 0, Err: syscall.EIO, Sticky: true, Ops: []vfs.Op{vfs.OpSync}}
-	fsys = &vfs.Faulty{FS: m, Injector: sticky}
+	fsys = vfs.Faulty(m, sticky)
 	h, err := fsys.Create("/h")
 	must(t, err)
-	expect(t, errors.Is(h.Sync(), syscall.EIO) && errors.Is(h.Sync(), syscall.EIO), "sticky sync failure")
+	first, second := h.Sync(), h.Sync()
+	expect(t, errors.Is(first, syscall.EIO) && errors.Is(second, syscall.EIO), "sticky sync failure: %v, then %v", first, second)
 }

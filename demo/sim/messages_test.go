@@ -27,12 +27,13 @@ func TestLoadPermissionDenied(t *testing.T) {
 		denied := filepath.Join(cfg.Save.Dir, c.target)
 		cfg := cfg
 		cfg.Save.Load = true
-		cfg.Save.FS = &vfs.Faulty{FS: vfs.OS, Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
+		cfg.Save.FS = vfs.Faulty(vfs.OS, vfs.InjectorFunc(func(op vfs.Op, name string) error {
 			if strings.HasPrefix(filepath.Clean(name), denied) && (c.stat || op != vfs.OpStat && op != vfs.OpLstat) {
 				return &fs.PathError{Op: op.String(), Path: name, Err: fs.ErrPermission}
 			}
 			return nil
-		})}
+		}))
+
 		s, err := sim.New(cfg)
 		if err == nil {
 			s.Close()

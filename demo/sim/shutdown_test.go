@@ -53,12 +53,13 @@ func TestShortIntervalOneFinalSave(t *testing.T) {
 func TestFailingSavesRetry(t *testing.T) {
 	var failing atomic.Bool
 	cfg := config(t, 10)
-	cfg.Save.FS = &vfs.Faulty{FS: vfs.OS, Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
+	cfg.Save.FS = vfs.Faulty(vfs.OS, vfs.InjectorFunc(func(op vfs.Op, name string) error {
 		if failing.Load() && op == vfs.OpCreate && strings.Contains(filepath.Base(name), "world-") {
 			return syscall.EACCES
 		}
 		return nil
-	})}
+	}))
+
 	s := newSim(t, cfg)
 	dir := cfg.Save.Dir
 	expect(t, waitSave(t, s, s.Persistence.Save()).Err == nil, "first save")
@@ -87,12 +88,13 @@ func TestSavingStopsAndResumesSaid(t *testing.T) {
 	var lines []string // appended on the game loop, which this test runs
 	cfg := config(t, 11)
 	cfg.Save.OnSaving = func(line string) { lines = append(lines, line) }
-	cfg.Save.FS = &vfs.Faulty{FS: vfs.OS, Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
+	cfg.Save.FS = vfs.Faulty(vfs.OS, vfs.InjectorFunc(func(op vfs.Op, name string) error {
 		if failing.Load() && op == vfs.OpCreate && strings.Contains(filepath.Base(name), "world-") {
 			return syscall.EACCES
 		}
 		return nil
-	})}
+	}))
+
 	s := newSim(t, cfg)
 	expect(t, waitSave(t, s, s.Persistence.Save()).Err == nil, "first save")
 	s.Persistence.WaitIdle()

@@ -8,11 +8,11 @@ import (
 
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/sim"
 	"github.com/arksave/arksave/demo/terrain"
 	"github.com/arksave/arksave/internal/benchenc"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 )
 
 // demoSave runs the demo headless with its scripted player for ticks ticks
@@ -41,7 +41,7 @@ func storeOf(tb testing.TB, dir string) *chunkstore.Store {
 		tb.Fatal(err)
 	}
 	s, err := chunkstore.Open(p, &chunkstore.Options{ReadOnly: true, Root: m.Chunks.Root, Generator: terrain.Generator{},
-		PersistMask: uint32(components.PersistMask)})
+		Layers: arksave.DefaultLayers()})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func BenchmarkDictionary_DemoSave(b *testing.B) {
 				if ch.pix != nil {
 					batch.PutChunk(ch.pos, ch.pix)
 				} else {
-					batch.PutBodies(ch.pos, ch.bodies)
+					batch.PutEntities(ch.pos, chunkstore.EntityBlock{Bodies: ch.bodies})
 				}
 			}
 			st, err := s.Commit(batch)
@@ -124,14 +124,14 @@ func TestDemoSaveNotMostlyDead(t *testing.T) {
 	s := storeOf(t, demoSave(t, 1800))
 	defer s.Close()
 	var size, dead int64
-	for _, f := range s.Files() {
+	for _, f := range storetool.Tool.Files(s) {
 		if f.Number != 0 {
 			size += f.Size
 			dead += f.Dead
 		}
 	}
 	if size == 0 || float64(dead) >= 0.75*float64(size) {
-		t.Fatalf("the demo's store is %d of %d bytes dead; files %+v", dead, size, s.Files())
+		t.Fatalf("the demo's store is %d of %d bytes dead; files %+v", dead, size, storetool.Tool.Files(s))
 	}
 	t.Logf("%d of %d bytes dead (%.1f%%)", dead, size, 100*float64(dead)/float64(size))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/words"
 )
 
@@ -78,7 +79,7 @@ func printCheck(w io.Writer, path string, isDir bool, r *savetool.CheckReport) {
 	if r.Manifest != nil {
 		checked = fmt.Sprintf("generation %d and %s: %s", r.Manifest.Generation, words.Count(r.Backups, "backup", "backups"), checked)
 	}
-	if types := chunkstore.TypeCounts(r.Types); types != "" {
+	if types := storetool.Tool.TypeCounts(r.Types); types != "" {
 		checked += "; chunk store entries: " + types
 	}
 	if r.OK() {

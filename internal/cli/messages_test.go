@@ -52,12 +52,14 @@ func TestInspectBodiesCount(t *testing.T) {
 func denyingLocation(t *testing.T, scheme, dir, denied string) string {
 	t.Helper()
 	vfs.Register(scheme, func(string) (vfs.FS, string, io.Closer, error) {
-		return &vfs.Faulty{FS: vfs.OS, Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
-			if filepath.Base(name) == denied && (op == vfs.OpOpen || op == vfs.OpOpenRW || op == vfs.OpReadDir) {
-				return &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
-			}
-			return nil
-		})}, dir, nil, nil
+		return vfs.Faulty(vfs.OS, vfs.InjectorFunc(func(op vfs.Op, name string) error {
+				if filepath.Base(name) == denied && (op == vfs.OpOpen || op == vfs.OpOpenRW || op == vfs.OpReadDir) {
+					return &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+				}
+				return nil
+			})),
+
+			dir, nil, nil
 	})
 	return scheme + "://save"
 }

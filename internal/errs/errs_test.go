@@ -23,7 +23,7 @@ func TestSentinelsRefine(t *testing.T) {
 			t.Errorf("errors.Is(%q, %q) = %v, want %v", err, c.target, got, c.want)
 		}
 	}
-	if errors.Is(errs.Corrupt, corrupt) {
+	if marked := fmt.Errorf("read header: %w", errs.Corrupt); errors.Is(marked, corrupt) {
 		t.Error("the marker matches a codec's sentinel: refining goes one way")
 	}
 	if got := err.Error(); got != "read chunk 3,4: codec: checksum mismatch: record at offset 128: crc 1 != 2" {

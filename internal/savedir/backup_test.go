@@ -122,7 +122,7 @@ func TestBackupCopyFails(t *testing.T) {
 	for _, panics := range []bool{false, true} {
 		mem := vfs.NewMem()
 		// Only the copy made after generation 1 fails.
-		fsys := &vfs.Faulty{FS: mem, Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
+		fsys := vfs.Faulty(mem, vfs.InjectorFunc(func(op vfs.Op, name string) error {
 			if op == vfs.OpCreate && strings.Contains(name, "/backups/chunks-1") {
 				if panics {
 					panic("copy panics")
@@ -130,7 +130,8 @@ func TestBackupCopyFails(t *testing.T) {
 				return errors.New("no room for the copy")
 			}
 			return nil
-		})}
+		}))
+
 		b := &backupSaver{t: t, fsys: fsys, every: 1, max: 1}
 		b.open()
 		b.save(1)
@@ -155,13 +156,14 @@ func TestWaitIdle(t *testing.T) {
 	gate := make(chan struct{})
 	var once sync.Once
 	blocked := make(chan struct{})
-	fsys := &vfs.Faulty{FS: vfs.NewMem(), Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
+	fsys := vfs.Faulty(vfs.NewMem(), vfs.InjectorFunc(func(op vfs.Op, name string) error {
 		if strings.Contains(name, savedir.BackupDir+"/chunks-") {
 			once.Do(func() { close(blocked) })
-			<-gate // the copy waits for the test
+			<-gate
 		}
 		return nil
-	})}
+	}))
+
 	b := &backupSaver{t: t, fsys: fsys, every: 1, max: 1}
 	b.open()
 	release := sync.OnceFunc(func() { close(gate) })
@@ -182,12 +184,12 @@ func TestWaitIdle(t *testing.T) {
 	}
 	release()
 	expect(t, <-idle == nil, "WaitIdle after Wait took the result")
-	_, err := fsys.FS.Stat("/save/" + savedir.CopiedChunksName(1))
+	_, err := fsys.Stat("/save/" + savedir.CopiedChunksName(1))
 	must(t, err)
 
 	expect(t, b.w.Submit(savedir.Job{Snap: snapAt(2), MaxBackups: b.max, BackupCopyEvery: b.every}), "busy")
 	r = b.w.WaitIdle()
 	expect(t, r != nil && r.Err == nil && r.Generation == 2, "save 2: WaitIdle's result %+v", r)
-	_, err = fsys.FS.Stat("/save/" + savedir.CopiedChunksName(2))
+	_, err = fsys.Stat("/save/" + savedir.CopiedChunksName(2))
 	must(t, err)
 }

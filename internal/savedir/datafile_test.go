@@ -10,6 +10,7 @@ import (
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -217,7 +218,7 @@ func storeDead(t *testing.T, fsys vfs.FS, cfg chunkstore.Options) int64 {
 	s := committedStore(t, fsys, cfg)
 	defer s.Close()
 	var dead int64
-	for _, f := range s.Files() {
+	for _, f := range storetool.Tool.Files(s) {
 		dead += f.Dead
 	}
 	return dead

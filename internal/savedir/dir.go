@@ -17,6 +17,8 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
+	"github.com/arksave/arksave/internal/fsx"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -215,7 +217,7 @@ func openLocked(fsys vfs.FS, dir string, o dirOptions) (*Dir, error) {
 	switch {
 	case err == nil:
 		d.lock = lock
-	case vfs.IsReadOnly(err):
+	case fsx.IsReadOnly(err):
 		d.roErr = fmt.Errorf("%w: %s cannot be written: %w", autosave.ErrReadOnly, dir, err)
 	default:
 		var le *autosave.LockedError
@@ -354,7 +356,7 @@ func (d *Dir) storeCommitted(name string) bool {
 	if err != nil {
 		return true
 	}
-	g, err := chunkstore.NewestGeneration(d.fs, p)
+	g, err := storetool.Tool.NewestGeneration(d.fs, p)
 	return err != nil || g >= 2
 }
 
@@ -1059,7 +1061,7 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 	}
 	if len(b.Chunks.Root) == 0 {
 		// A manifest of format 1 names the store generation by number only.
-		root, err := chunkstore.FindRoot(d.fs, store, b.Chunks.Generation)
+		root, err := storetool.Tool.FindRoot(d.fs, store, b.Chunks.Generation)
 		if err != nil {
 			return nil, fmt.Errorf("autosave: restore generation %d: its manifest has no chunk store root and none can be found: %w", g, err)
 		}
@@ -1082,7 +1084,7 @@ func (d *Dir) Restore(g uint64, maxBackups int) (*Manifest, error) {
 		if err != nil {
 			return nil, fmt.Errorf("autosave: restore generation %d: %w", g, err)
 		}
-		b.Chunks.Data = s.DataFileNames()
+		b.Chunks.Data = storetool.Tool.DataFileNames(s)
 		s.Close()
 	}
 	if isCopiedStore(b.Chunks.Name) {

@@ -131,7 +131,7 @@ func TestCommitErrorsAtEveryStep(t *testing.T) {
 			must(t, commit(d0, 1, 1))
 			must(t, d0.Close())
 			cd := &vfs.Countdown{N: n, Err: e}
-			fsys := &vfs.Faulty{FS: mem, Injector: cd}
+			fsys := vfs.Faulty(mem, cd)
 			d, err := savedir.OpenDir(fsys, "/save")
 			if err == nil {
 				err = commit(d, 2, 1)

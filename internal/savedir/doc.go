@@ -43,7 +43,7 @@
 // locked. Readers take no lock and change nothing.
 //
 // Where the file system can (flock on the directory on Unix, see
-// vfs.DirLocker), the directory itself is locked too, so that a lock file
+// the LockDir method of vfs.FS), the directory itself is locked too, so that a lock file
 // removed or replaced while its holder runs lets nobody in; the holder
 // checks its lock file before each commit and takes it anew. Where the
 // directory cannot be locked, a holder whose lock file was removed or

@@ -10,6 +10,7 @@ import (
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -70,7 +71,7 @@ func TestFailedSavesKeepStoreSize(t *testing.T) {
 		t.Run(strings.ReplaceAll(step, " ", "-"), func(t *testing.T) {
 			mem := vfs.NewMem()
 			faults := &failAt{}
-			w, err := savedir.OpenWriter("/save", savedir.Options{FS: &vfs.Faulty{FS: mem, Injector: faults}, Store: storeConfig()})
+			w, err := savedir.OpenWriter("/save", savedir.Options{FS: vfs.Faulty(mem, faults), Store: storeConfig()})
 			must(t, err)
 			defer w.Close()
 			must(t, save(t, w, 1).Err)
@@ -126,12 +127,12 @@ func TestStoreRevert(t *testing.T) {
 	}
 	must(t, put(s, 1))
 	before := storeBytes(t, mem, "/", "s.pxsw")
-	mark, err := s.Mark()
+	mark, err := storetool.Tool.Mark(s)
 	must(t, err)
 	must(t, put(s, 2))
 	must(t, put(s, 3))
 	expect(t, storeBytes(t, mem, "/", "s.pxsw") > before, "the commits wrote nothing")
-	must(t, s.Revert(mark))
+	must(t, storetool.Tool.Revert(s, mark))
 	expect(t, storeBytes(t, mem, "/", "s.pxsw") == before, "revert left %d bytes, want %d", storeBytes(t, mem, "/", "s.pxsw"), before)
 	expect(t, put(s, 4) != nil, "a reverted store still commits")
 	s, err = chunkstore.Open("/s.pxsw", &cfg)

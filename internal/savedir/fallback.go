@@ -10,6 +10,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/words"
 )
 
@@ -311,7 +312,7 @@ func storeRefOf(name string, s *chunkstore.Store) StoreRef {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		prefix = name[:i+1]
 	}
-	for _, n := range s.DataFileNames() {
+	for _, n := range storetool.Tool.DataFileNames(s) {
 		ref.Data = append(ref.Data, prefix+n)
 	}
 	return ref

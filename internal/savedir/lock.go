@@ -11,6 +11,7 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/internal/fsguard"
+	"github.com/arksave/arksave/internal/fsx"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -20,7 +21,7 @@ import (
 // ([Holder]); the file itself stays. The lock dies with its process, so a
 // killed game never leaves its directory locked.
 //
-// Where the file system can (vfs.DirLocker: flock on the directory on
+// Where the file system can (its LockDir method, see vfs.FS: flock on the directory on
 // Unix), the owner locks the save directory itself too, first: removing
 // or replacing the lock file while the owner runs then lets no second
 // writer in. Before each commit the owner checks that the lock file is
@@ -111,7 +112,7 @@ func checkLockFile(fsys vfs.FS, dir string) error {
 // that a writer that finds it taken never touches the lock file its
 // holder may be taking anew (see Dir.checkLock).
 func tryLock(fsys vfs.FS, dir string) (*heldLock, error) {
-	d, err := vfs.LockDir(fsys, dir)
+	d, err := fsx.LockDir(fsys, dir)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 		d = nil // the lock file alone, as before directories could be locked
@@ -150,7 +151,7 @@ func (d *Dir) checkLock() error {
 		return err
 	}
 	name := filepath.Join(d.path, LockName)
-	same, err := vfs.SameFile(d.fs, d.lock.file, name)
+	same, err := fsx.SameFile(d.fs, d.lock.file, name)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported), err == nil && same:
 		return nil

@@ -90,13 +90,14 @@ func TestLockTimeout(t *testing.T) {
 
 	tried := make(chan struct{})
 	var once bool
-	fsys := &vfs.Faulty{FS: mem, Injector: vfs.InjectorFunc(func(op vfs.Op, _ string) error {
-		if (op == vfs.OpLockDir || op == vfs.OpLock) && !once { // the first try
+	fsys := vfs.Faulty(mem, vfs.InjectorFunc(func(op vfs.Op, _ string) error {
+		if (op == vfs.OpLockDir || op == vfs.OpLock) && !once {
 			once = true
 			close(tried)
 		}
 		return nil
-	})}
+	}))
+
 	got := make(chan error, 1)
 	go func() {
 		d, err := savedir.OpenDir(fsys, "/save", savedir.LockTimeout(time.Minute))
@@ -217,7 +218,7 @@ func TestLockFileTamperedWhileHeld(t *testing.T) {
 	}
 }
 
-// dirLockless hides vfs.DirLocker: a file system (over a network, say) on
+// dirLockless hides the LockDir method (see vfs.FS): a file system (over a network, say) on
 // which a directory cannot be locked.
 type dirLockless struct{ vfs.FS }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/fsguard"
+	"github.com/arksave/arksave/internal/storetool"
 )
 
 // MaxGeneration is the highest generation a save directory can reach. A
@@ -168,11 +169,11 @@ func isStoreName(name string) bool {
 // DataFileOf returns the chunk store a data file's name belongs to and the
 // data file's number, and whether name is a data file's name: data file n
 // of chunks.pxsw is chunks-data-<n>.pxsd, of chunks-<G>.pxsw
-// chunks-<G>-data-<n>.pxsd (chunkstore.DataFileName), n from 1 to
+// chunks-<G>-data-<n>.pxsd (storetool.Tool.DataFileName), n from 1 to
 // chunkstore.MaxDataFiles in plain decimal.
 func DataFileOf(name string) (store string, n uint32, ok bool) {
-	store, n, ok = chunkstore.ParseDataFileName(name)
-	if !ok || !isStoreName(store) || chunkstore.DataFileName(store, n) != name {
+	store, n, ok = storetool.Tool.ParseDataFileName(name)
+	if !ok || !isStoreName(store) || storetool.Tool.DataFileName(store, n) != name {
 		return "", 0, false
 	}
 	return store, n, true
@@ -185,8 +186,8 @@ func dataFileOf(rel string) (store string, n uint32, ok bool) {
 	if store, n, ok = DataFileOf(rel); ok {
 		return store, n, true
 	}
-	store, n, ok = chunkstore.ParseDataFileName(rel)
-	if !ok || !isCopiedStore(store) || chunkstore.DataFileName(store, n) != rel {
+	store, n, ok = storetool.Tool.ParseDataFileName(rel)
+	if !ok || !isCopiedStore(store) || storetool.Tool.DataFileName(store, n) != rel {
 		return "", 0, false
 	}
 	return store, n, true
@@ -217,8 +218,8 @@ func checkDataNames(m *Manifest) error {
 		last = n
 	}
 	if len(ref.Root) > 0 && m.Version >= manifestVersionData {
-		if ri, err := chunkstore.ParseRoot(ref.Root); err == nil {
-			if n := (chunkstore.Handle{Offset: ri.Table}).File(); n != 0 && !slices.Contains(ref.Data, chunkstore.DataFileName(ref.Name, n)) {
+		if ri, err := storetool.Tool.ParseRoot(ref.Root); err == nil {
+			if n := (storetool.Handle{Offset: ri.Table}).File(); n != 0 && !slices.Contains(ref.Data, storetool.Tool.DataFileName(ref.Name, n)) {
 				return fmt.Errorf("%w: manifest of generation %d: the chunk store root's page table is in data file %d, which chunks.data does not name",
 					autosave.ErrCorrupt, m.Generation, n)
 			}

@@ -128,7 +128,7 @@ func TestProgressOfAFailedSave(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			mem := vfs.NewMem()
 			fail, renamed := false, false
-			fsys := &vfs.Faulty{FS: mem, Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
+			fsys := vfs.Faulty(mem, vfs.InjectorFunc(func(op vfs.Op, name string) error {
 				if fail && failOn(op, name, renamed) {
 					return errors.New("injected")
 				}
@@ -136,7 +136,8 @@ func TestProgressOfAFailedSave(t *testing.T) {
 					renamed = true
 				}
 				return nil
-			})}
+			}))
+
 			w, err := savedir.OpenWriter("/save", savedir.Options{FS: fsys, Store: storeConfig()})
 			must(t, err)
 			defer w.Close()

@@ -14,6 +14,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/conv"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -139,7 +140,7 @@ func NewWriter(d *Dir, opts Options) (*Writer, error) {
 	w := &Writer{jobs: make(chan Job, 1), results: make(chan *autosave.Result, 1), done: make(chan struct{}), recordEstimate: defaultRecordEstimate,
 		log: logger(opts.Logger)}
 	w.afterDone = sync.NewCond(&w.afterMu)
-	opts.Store.FS = &vfs.Counting{FS: opts.FS, Count: w.countBytes}
+	opts.Store.FS = vfs.Counting(opts.FS, w.countBytes)
 	w.opts = opts
 	store, name, err := w.openStoreOf(d, opts.Fresh)
 	if err != nil {
@@ -298,7 +299,7 @@ func (w *Writer) Seed() uint64 {
 	if w.store == nil {
 		return w.opts.Store.Seed
 	}
-	return w.store.Seed()
+	return w.store.Options().Seed
 }
 
 // FS returns the file system the writer uses.
@@ -1019,8 +1020,8 @@ func (w *Writer) run(j Job) (res *autosave.Result) {
 	saveAs := j.SaveTo != ""
 	w.log.Info("save started", "dir", dir.Path(), "generation", dir.Generation()+1, "chunks", len(j.Snap.Chunks),
 		"regions", len(j.Snap.Entities), "players", len(j.Snap.Players), "save_as", j.SaveTo)
-	var markp *chunkstore.Mark // set once the store is marked: a panic after it reverts the store too
-	committing := false        // set once the manifest may be replaced
+	var markp *storetool.Mark // set once the store is marked: a panic after it reverts the store too
+	committing := false       // set once the manifest may be replaced
 	defer func() {
 		// A change refused because the lock was lost names the new holder.
 		res.Err = dir.lockLost(res.Err)
@@ -1066,7 +1067,7 @@ func (w *Writer) run(j Job) (res *autosave.Result) {
 	}
 	// Should a later step fail, the store is taken back to this mark: a
 	// failed save leaves the file as it was.
-	mark, err := store.Mark()
+	mark, err := storetool.Tool.Mark(store)
 	if err != nil {
 		res.Err = fmt.Errorf("autosave: save to %s: %w", dir.Path(), err)
 		w.recover(dir, store, name, saveAs, nil)
@@ -1145,7 +1146,7 @@ func (w *Writer) run(j Job) (res *autosave.Result) {
 		backupPlayers: backupPlayers,
 		WorldRef:      &wd.ref,
 		Chunks: StoreRef{Name: commitName, Generation: commitStore.Generation(), Root: commitStore.Root(),
-			Data: commitStore.DataFileNames()},
+			Data: storetool.Tool.DataFileNames(commitStore)},
 		Players:    playersRef,
 		MaxBackups: j.MaxBackups,
 		committed:  func() { w.setProgress(1) },
@@ -1164,7 +1165,7 @@ func (w *Writer) run(j Job) (res *autosave.Result) {
 	res.Generation = man.Generation
 	res.WorldBytes = int64(len(j.Snap.World))
 	res.WorldEntities = j.Snap.WorldEntities
-	if ri, err := chunkstore.ParseRoot(commitStore.Root()); err == nil {
+	if ri, err := storetool.Tool.ParseRoot(commitStore.Root()); err == nil {
 		res.ChunksStored = int(ri.Chunks)
 	}
 	if !saveAs {
@@ -1251,7 +1252,7 @@ func (w *Writer) prepareSaveAs(target string, cur *chunkstore.Store) (*Dir, *chu
 // saves never make it grow. For a failed Save As the target's store is
 // closed, the target released, and the writer stays on its current
 // directory.
-func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs bool, mark *chunkstore.Mark) {
+func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs bool, mark *storetool.Mark) {
 	if saveAs {
 		store.Close()
 		if dir.Manifest() == nil {
@@ -1269,7 +1270,7 @@ func (w *Writer) recover(dir *Dir, store *chunkstore.Store, name string, saveAs 
 	w.compacted = compaction{} // the store reopens at what the manifest names: steps since are gone
 	if store != nil {
 		if mark != nil {
-			_ = store.Revert(*mark) // closes it
+			_ = storetool.Tool.Revert(store, *mark) // closes it
 		} else {
 			store.Close()
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -44,7 +45,7 @@ func storeBytes(t *testing.T, fsys vfs.FS, dir, name string) int64 {
 	names, err := fsys.ReadDir(dir)
 	must(t, err)
 	for _, f := range names {
-		if store, _, ok := chunkstore.ParseDataFileName(f); f == name || ok && store == name {
+		if store, _, ok := storetool.Tool.ParseDataFileName(f); f == name || ok && store == name {
 			n += fileSize(t, fsys, dir+"/"+f)
 		}
 	}
@@ -422,12 +423,13 @@ func TestWriterAfterClose(t *testing.T) {
 func TestWriterHandsWorldBack(t *testing.T) {
 	mem := vfs.NewMem()
 	var failWorld atomic.Bool
-	fsys := &vfs.Faulty{FS: mem, Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
+	fsys := vfs.Faulty(mem, vfs.InjectorFunc(func(op vfs.Op, name string) error {
 		if failWorld.Load() && op == vfs.OpWrite && strings.Contains(name, "world-") {
 			return errors.New("disk full")
 		}
 		return nil
-	})}
+	}))
+
 	w, err := savedir.OpenWriter("/save", savedir.Options{FS: fsys, Store: storeConfig()})
 	must(t, err)
 	defer w.Close()

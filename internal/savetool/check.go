@@ -15,6 +15,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -145,7 +146,7 @@ func Check(path string, o Options) (*CheckReport, error) {
 			r.add(name, -1, err)
 		}
 	case strings.HasSuffix(path, ".pxsw"):
-		rep := chunkstore.CheckFile(fsys, path)
+		rep := storetool.Tool.CheckFile(fsys, path)
 		if rep.Slots > 0 {
 			r.Stores++
 			r.Types = rep.Types
@@ -153,10 +154,10 @@ func Check(path string, o Options) (*CheckReport, error) {
 		addStoreProblems(r, name, "", rep.Problems)
 	case strings.HasSuffix(path, ".pxsd"):
 		// A data file on its own: every record in it checks out.
-		err := chunkstore.Scan(fsys, path, func(rec chunkstore.ScanRecord) bool {
+		err := storetool.Tool.Scan(fsys, path, func(rec storetool.ScanRecord) bool {
 			if rec.Err != nil {
 				p := chunkstore.Problem{File: name, Section: chunkstore.SectionRecord, Offset: rec.Handle.FileOffset(), Err: rec.Err}
-				if rec.Kind != 0 && rec.Kind != chunkstore.RecordJournal && rec.Kind != chunkstore.RecordCheckpoint {
+				if rec.Kind != 0 && rec.Kind != storetool.RecordJournal && rec.Kind != storetool.RecordCheckpoint {
 					pos, key := rec.Pos, rec.Key
 					p.Pos, p.Key = &pos, &key
 				}
@@ -378,7 +379,7 @@ func checkGeneration(r *CheckReport, d *savedir.Dir, m *savedir.Manifest, checke
 // checkSections reads every entity section the store generation keeps with
 // its chunks (the regional entities), checking each as a PECS file.
 func checkSections(r *CheckReport, s *chunkstore.Store, m *savedir.Manifest) {
-	s.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Type != chunkstore.BodyBlock {
 			return true
 		}
@@ -490,7 +491,7 @@ func dataFileProblems(d *savedir.Dir, m *savedir.Manifest, s *chunkstore.Store) 
 	// The store's files are named relative to its own directory: backups/
 	// for a backup's own store.
 	rel := func(n string) string { return path.Join(path.Dir(m.Chunks.Name), n) }
-	for _, f := range s.Files() {
+	for _, f := range storetool.Tool.Files(s) {
 		used[rel(f.Name)] = true // the store's check reports these when missing or damaged
 	}
 	for _, name := range m.Chunks.Data {
@@ -508,7 +509,7 @@ func dataFileProblems(d *savedir.Dir, m *savedir.Manifest, s *chunkstore.Store) 
 	if m.Version < savedir.ManifestVersion {
 		return out // it predates data files: all of the store's are kept
 	}
-	for _, f := range s.Files() {
+	for _, f := range storetool.Tool.Files(s) {
 		if f.Number != 0 && !slices.Contains(m.Chunks.Data, rel(f.Name)) && f.Err == nil {
 			out = append(out, chunkstore.Problem{File: savedir.ManifestName, Offset: -1,
 				Err: fmt.Errorf("%w: generation %d uses data file %s, which its manifest does not name", autosave.ErrCorrupt, m.Generation, f.Name)})
@@ -544,7 +545,7 @@ func checkStoreFile(r *CheckReport, d *savedir.Dir, name string) {
 		r.add(name, -1, err)
 		return
 	}
-	rep := chunkstore.CheckFile(d.FS(), p)
+	rep := storetool.Tool.CheckFile(d.FS(), p)
 	if rep.Slots > 0 {
 		r.Stores++
 	}

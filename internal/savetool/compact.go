@@ -8,6 +8,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 )
 
 // CompactOptions configure [Compact].
@@ -41,7 +42,7 @@ type CompactReport struct {
 	OldKept     bool     // files the old generation used stay: a backup uses them
 	BackupsKept int
 
-	mark *chunkstore.Mark // the store before a file-by-file compaction, for a failed commit
+	mark *storetool.Mark // the store before a file-by-file compaction, for a failed commit
 }
 
 // Compact reclaims the dead space of the committed chunk store generation
@@ -87,7 +88,7 @@ func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 	}
 	nm, _, err := d.Commit(savedir.Commit{
 		World:      world,
-		Chunks:     savedir.StoreRef{Name: rep.NewStore, Generation: c.Generation(), Root: c.Root(), Data: c.DataFileNames()},
+		Chunks:     savedir.StoreRef{Name: rep.NewStore, Generation: c.Generation(), Root: c.Root(), Data: storetool.Tool.DataFileNames(c)},
 		Players:    m.Players,
 		MaxBackups: keep,
 	})
@@ -95,12 +96,12 @@ func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 		if rep.NewStore != rep.OldStore {
 			_ = removeStore(d, rep.NewStore)
 		} else if rep.mark != nil {
-			_ = c.Revert(*rep.mark) // the store's files as they were
+			_ = storetool.Tool.Revert(c, *rep.mark) // the store's files as they were
 		}
 		return nil, fmt.Errorf("compact: commit: %w", err)
 	}
 	rep.Generation = nm.Generation
-	st := c.Stats()
+	st := storetool.Tool.Stats(c)
 	rep.After, rep.DeadAfter = st.FileSize, st.DeadBytes
 	rep.DirAfter = dirBytes(fsys, dir)
 	rep.BackupsKept = len(d.Backups())
@@ -114,7 +115,7 @@ func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 // store format 1: a single file, which file-by-file compaction cannot
 // shrink.
 func isFormat1(m *savedir.Manifest) bool {
-	ri, err := chunkstore.ParseRoot(m.Chunks.Root)
+	ri, err := storetool.Tool.ParseRoot(m.Chunks.Root)
 	return err == nil && ri.FormatVersion < chunkstore.FormatVersion && len(m.Chunks.Data) == 0
 }
 
@@ -125,7 +126,7 @@ func compactWhole(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tr
 		return nil, damagedOr(err, d.Path())
 	}
 	defer s.Close()
-	st := s.Stats()
+	st := storetool.Tool.Stats(s)
 	rep.Before, rep.DeadBefore = st.FileSize, st.DeadBytes
 	rep.NewStore = savedir.CompactedChunksName(d.Generation() + 1)
 	newStore, err := d.File(rep.NewStore)
@@ -155,7 +156,7 @@ func compactFiles(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tr
 	if err != nil {
 		return nil, damagedOr(err, d.Path())
 	}
-	ri, err := chunkstore.ParseRoot(root)
+	ri, err := storetool.Tool.ParseRoot(root)
 	if err != nil {
 		return nil, damagedOr(err, d.Path())
 	}
@@ -173,29 +174,29 @@ func compactFiles(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tr
 		s.Close()
 		return nil, fmt.Errorf("%w: %s: %v; run arksave repair", ErrDamaged, m.Chunks.Name, open.Problems[0])
 	}
-	st := s.Stats()
+	st := storetool.Tool.Stats(s)
 	rep.Before, rep.DeadBefore = st.FileSize, st.DeadBytes
 	t.begin("compacting "+m.Chunks.Name, st.RecordBytes)
 	defer t.end()
 	// Every file with dead bytes, once (asked for, it need not pass the
 	// threshold the game's writer waits for); the newest one last, since
 	// compacting it starts the next.
-	files := s.Files()
-	slices.SortStableFunc(files, func(a, b chunkstore.FileStats) int { return cmpBool(a.Newest, b.Newest) })
-	mark, err := s.Mark()
+	files := storetool.Tool.Files(s)
+	slices.SortStableFunc(files, func(a, b storetool.FileStats) int { return cmpBool(a.Newest, b.Newest) })
+	mark, err := storetool.Tool.Mark(s)
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("compact: %w", err)
 	}
 	undo := func(err error) (*chunkstore.Store, error) {
-		_ = s.Revert(mark) // the files as they were; closes the store
+		_ = storetool.Tool.Revert(s, mark) // the files as they were; closes the store
 		return nil, err
 	}
 	for _, f := range files {
 		if f.Dead == 0 || f.Number == 0 && f.Live == f.Size {
 			continue // nothing to reclaim, or a store file without records
 		}
-		cs, err := s.CompactFile(f.Number)
+		cs, err := storetool.Tool.CompactFile(s, f.Number)
 		if err != nil {
 			if errors.Is(err, chunkstore.ErrCorrupt) {
 				return undo(fmt.Errorf("%w: compact: %v; run arksave repair", ErrDamaged, err))
@@ -207,7 +208,7 @@ func compactFiles(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tr
 		}
 		for _, n := range cs.Files {
 			if n != 0 {
-				rep.Emptied = append(rep.Emptied, chunkstore.DataFileName(m.Chunks.Name, n))
+				rep.Emptied = append(rep.Emptied, storetool.Tool.DataFileName(m.Chunks.Name, n))
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 )
 
 // StoredChunks lists what a generation of a save's chunk store holds, as
@@ -79,7 +80,7 @@ func StoredChunksOf(s *chunkstore.Store, name string) *StoredChunks {
 	cfg := s.Options()
 	ix := &StoredChunks{Store: name, Generation: s.Generation(), ChunkSize: cfg.ChunkSize, TileSize: cfg.TileSize,
 		Seed: cfg.Seed, GeneratorVersion: s.GeneratorVersion(), Chunks: []ChunkEntry{}}
-	s.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Type == chunkstore.BodyBlock {
 			n := len(ix.Chunks)
 			if n == 0 || ix.Chunks[n-1].X != e.Pos.X || ix.Chunks[n-1].Y != e.Pos.Y {
@@ -98,12 +99,12 @@ func StoredChunksOf(s *chunkstore.Store, name string) *StoredChunks {
 		}
 		c := ChunkEntry{X: e.Pos.X, Y: e.Pos.Y, Type: e.Type.String(), Offset: e.Handle.Offset, Length: e.Handle.Length}
 		if !e.Handle.IsZero() {
-			if ri, err := s.RecordInfo(e.Handle); err != nil {
+			if ri, err := storetool.Tool.RecordInfo(s, e.Handle); err != nil {
 				c.Error = err.Error()
 			} else {
 				c.Stored, c.Raw, c.Compressed, c.Extra = ri.Stored, ri.Raw, ri.Compressed, ri.Extra
 				if e.Type == chunkstore.Delta || e.Type == chunkstore.Palette {
-					if raw, _, err := s.ReadRaw(e.Pos); err == nil {
+					if raw, _, err := storetool.Tool.ReadRaw(s, e.Pos); err == nil {
 						c.Changed, c.Palette = len(raw.Delta), len(raw.Palette)
 					} else {
 						c.Error = err.Error()

@@ -14,6 +14,7 @@ import (
 	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/words"
 	"github.com/arksave/arksave/vfs"
 )
@@ -160,7 +161,7 @@ func inspectDir(fsys vfs.FS, dir string, d *savedir.Dir) *DirInfo {
 			Store: m.Chunks.Name, StoreGeneration: m.Chunks.Generation,
 		}
 		if root, err := rootOf(d, m); err == nil {
-			if ri, err := chunkstore.ParseRoot(root); err == nil {
+			if ri, err := storetool.Tool.ParseRoot(root); err == nil {
 				g.Chunks = ri.Chunks
 			}
 		}
@@ -169,7 +170,7 @@ func inspectDir(fsys vfs.FS, dir string, d *savedir.Dir) *DirInfo {
 			seen[m.Chunks.Name] = true
 			st := StoreInfo{Name: m.Chunks.Name, DataFiles: []DataFileInfo{}}
 			if root, err := rootOf(d, m); err == nil {
-				if ri, err := chunkstore.ParseRoot(root); err == nil {
+				if ri, err := storetool.Tool.ParseRoot(root); err == nil {
 					st.FormatVersion = int(ri.FormatVersion)
 				}
 			}
@@ -230,19 +231,19 @@ func InspectStore(path string, o Options) (*StoreInfo, error) {
 }
 
 func describeStore(st *StoreInfo, s *chunkstore.Store) {
-	stats := s.Stats()
+	stats := storetool.Tool.Stats(s)
 	cfg := s.Options()
 	st.Generation = stats.Generation
 	st.FileBytes = stats.FileSize
 	st.ChunkSize, st.TileSize, st.Seed, st.GeneratorVersion = cfg.ChunkSize, cfg.TileSize, cfg.Seed, s.GeneratorVersion()
-	st.Axes = s.Axes()
+	st.Axes = s.Options().Axes
 	st.Chunks, st.Empty, st.Delta, st.Full, st.Palette, st.BodyBlocks = stats.Chunks, stats.Empty, stats.Delta, stats.Full, stats.Palette, stats.BodyBlocks
 	st.RecordBytes, st.TableBytes, st.DeadBytes = stats.RecordBytes, stats.TableBytes, stats.DeadBytes
 	if stats.FileSize > 0 {
 		st.DeadRatio = float64(stats.DeadBytes) / float64(stats.FileSize)
 	}
 	st.JournalSegments = stats.JournalSegments
-	for _, f := range s.Files() {
+	for _, f := range storetool.Tool.Files(s) {
 		if f.Number == 0 {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/words"
 )
 
@@ -62,7 +63,7 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("migrate: the root of store generation %d: %w", m.Chunks.Generation, err)
 	}
-	ri, err := chunkstore.ParseRoot(root)
+	ri, err := storetool.Tool.ParseRoot(root)
 	if err != nil {
 		return nil, damagedOr(err, dir)
 	}
@@ -140,7 +141,7 @@ func currentRef(d *savedir.Dir, m *savedir.Manifest, root []byte) (savedir.Store
 		return ref, err
 	}
 	defer s.Close()
-	ref.Data = s.DataFileNames()
+	ref.Data = storetool.Tool.DataFileNames(s)
 	return ref, nil
 }
 
@@ -167,5 +168,5 @@ func rewriteStore(d *savedir.Dir, m *savedir.Manifest, root []byte) (savedir.Sto
 		_ = removeStore(d, name)
 		return savedir.StoreRef{}, fmt.Errorf("%w: %s: %v", ErrDamaged, m.Chunks.Name, open.Problems[0])
 	}
-	return savedir.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root(), Data: c.DataFileNames()}, nil
+	return savedir.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root(), Data: storetool.Tool.DataFileNames(c)}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
 )
 
@@ -52,7 +53,7 @@ func newTracker(o Options) (*tracker, vfs.FS) {
 	if t.fn == nil {
 		return t, o.fs()
 	}
-	return t, &vfs.Counting{FS: o.fs(), Count: func(n int64, _ bool) { t.add(n) }}
+	return t, vfs.Counting(o.fs(), func(n int64, _ bool) { t.add(n) })
 }
 
 // begin starts a stage of about total units.
@@ -121,7 +122,7 @@ func rootOf(d *savedir.Dir, m *savedir.Manifest) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return chunkstore.FindRoot(d.FS(), p, m.Chunks.Generation)
+	return storetool.Tool.FindRoot(d.FS(), p, m.Chunks.Generation)
 }
 
 // openGeneration opens the chunk store generation a manifest names with o
@@ -273,7 +274,7 @@ func keptStoreRef(d *savedir.Dir, m *savedir.Manifest, fsys vfs.FS) (savedir.Sto
 	ref := m.Chunks
 	ref.Root, _ = rootOf(d, m)
 	if m.Version < savedir.ManifestVersion {
-		ref.Data = s.DataFileNames() // the manifest predates data files
+		ref.Data = storetool.Tool.DataFileNames(s) // the manifest predates data files
 	}
 	return ref, s, nil
 }

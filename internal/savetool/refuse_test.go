@@ -33,7 +33,7 @@ func TestRepairFollowsNoSymlinkedDataFile(t *testing.T) {
 
 	var mu sync.Mutex
 	var followed []string
-	fsys := &vfs.Faulty{FS: vfs.OS, Injector: vfs.InjectorFunc(func(op vfs.Op, name string) error {
+	fsys := vfs.Faulty(vfs.OS, vfs.InjectorFunc(func(op vfs.Op, name string) error {
 		switch op {
 		case vfs.OpOpen, vfs.OpOpenRW, vfs.OpCreate, vfs.OpStat, vfs.OpLock:
 			if filepath.Clean(name) == link || filepath.Clean(name) == outside {
@@ -43,7 +43,8 @@ func TestRepairFollowsNoSymlinkedDataFile(t *testing.T) {
 			}
 		}
 		return nil
-	})}
+	}))
+
 	for _, dry := range []bool{true, false} {
 		rep, err := savetool.Repair(dir, savetool.RepairOptions{Options: savetool.Options{FS: fsys}, DryRun: dry})
 		must(t, err)

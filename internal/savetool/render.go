@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/storetool"
 )
 
 // RenderOptions configure [RenderDir] and [RenderStore].
@@ -98,7 +99,7 @@ func RenderDir(dir string, o RenderOptions) (*image.RGBA, *RenderStats, error) {
 // store may be opened for inspection (read-only, without a generator):
 // RenderStore applies Delta chunks to o.Generator itself.
 func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStats, error) {
-	if n := s.Axes(); n != 2 {
+	if n := s.Options().Axes; n != 2 {
 		return nil, nil, fmt.Errorf("render: %w: the store's chunk keys have %d axes; render draws stores of 2 axes (x, y) only (inspect and check read any)", chunkstore.ErrAxes, n)
 	}
 	t, _ := newTracker(o.Options)
@@ -225,7 +226,7 @@ const (
 
 // chunkPixels fills pix with the chunk at pos, as stored or generated.
 func chunkPixels(s *chunkstore.Store, pos chunkstore.Pos, gen chunkstore.Generator, pix []uint32, st *RenderStats) drawKind {
-	raw, ok, err := s.ReadRaw(pos)
+	raw, ok, err := storetool.Tool.ReadRaw(s, pos)
 	switch {
 	case err != nil:
 		st.Damaged++
@@ -235,7 +236,7 @@ func chunkPixels(s *chunkstore.Store, pos chunkstore.Pos, gen chunkstore.Generat
 		return drawUnstored
 	case !ok:
 		st.Generated++
-		gen.Generate(pos.X, pos.Y, s.Seed(), pix)
+		gen.Generate(pos.X, pos.Y, s.Options().Seed, pix)
 	case raw.Type == chunkstore.Empty:
 		st.Empty++
 		clear(pix)
@@ -248,7 +249,7 @@ func chunkPixels(s *chunkstore.Store, pos chunkstore.Pos, gen chunkstore.Generat
 	default:
 		st.Delta++
 		if gen != nil {
-			gen.Generate(pos.X, pos.Y, s.Seed(), pix)
+			gen.Generate(pos.X, pos.Y, s.Options().Seed, pix)
 		} else {
 			for i := range pix {
 				pix[i] = neutralPixel

@@ -180,7 +180,7 @@ func TestRenderBodyNotFinite(t *testing.T) {
 			Pixels: []uint32{1, 1, 1, 1}, Shape: []bool{true, true, true, true}})
 	}
 	b := s.NewBatch()
-	b.PutBodies(chunkstore.Pos{}, bodies)
+	b.PutEntities(chunkstore.Pos{}, chunkstore.EntityBlock{Bodies: bodies})
 	_, err = s.Commit(b)
 	must(t, err)
 	for _, body := range bodies[:4] {

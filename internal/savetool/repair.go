@@ -19,6 +19,7 @@ import (
 	"github.com/arksave/arksave/internal/fsguard"
 	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/snapshot"
 	"github.com/arksave/arksave/vfs"
 )
@@ -230,8 +231,8 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 // name.
 func storeOfDataFile(rel string) (string, bool) {
 	base := path.Base(rel)
-	store, n, ok := chunkstore.ParseDataFileName(base)
-	if !ok || chunkstore.DataFileName(store, n) != base {
+	store, n, ok := storetool.Tool.ParseDataFileName(base)
+	if !ok || storetool.Tool.DataFileName(store, n) != base {
 		return "", false
 	}
 	return path.Join(path.Dir(rel), store), true
@@ -323,9 +324,9 @@ func (r *repairer) repairCurrent() error {
 	}
 	var fixed *chunkstore.Store
 	if src != nil {
-		r.t.begin("writing "+name, 2*src.Stats().RecordBytes)
-		var filled []chunkstore.Filled
-		fixed, filled, err = src.CompactToFilling(p, r.missing(loss), fills...)
+		r.t.begin("writing "+name, 2*storetool.Tool.Stats(src).RecordBytes)
+		var filled []storetool.Filled
+		fixed, filled, err = storetool.Tool.CompactToFilling(src, p, r.missing(loss), fills...)
 		r.t.end()
 		if err != nil {
 			_ = removeStore(r.d, name)
@@ -348,7 +349,7 @@ func (r *repairer) repairCurrent() error {
 	}
 	m, _, err := r.d.Commit(savedir.Commit{
 		World:      world,
-		Chunks:     savedir.StoreRef{Name: name, Generation: fixed.Generation(), Root: fixed.Root(), Data: fixed.DataFileNames()},
+		Chunks:     savedir.StoreRef{Name: name, Generation: fixed.Generation(), Root: fixed.Root(), Data: storetool.Tool.DataFileNames(fixed)},
 		Players:    players,
 		Generation: r.newGen,
 		NoBackup:   true,
@@ -594,7 +595,7 @@ func (r *repairer) known() (chunkstore.Options, bool) {
 		roots = append(roots, b.Chunks.Root)
 	}
 	for _, root := range roots {
-		if ri, err := chunkstore.ParseRoot(root); err == nil {
+		if ri, err := storetool.Tool.ParseRoot(root); err == nil {
 			return chunkstore.Options{ChunkSize: ri.ChunkSize, TileSize: ri.TileSize, Seed: ri.Seed,
 				Generator: versionOnly(ri.GeneratorVersion)}, true
 		}
@@ -649,7 +650,7 @@ func (r *repairer) openSource() (*chunkstore.Store, error) {
 		root, how := c.root, c.how
 		if root == nil && c.how != "" {
 			// Format 1: the root of that generation, from its slot or its table.
-			if found, err := chunkstore.FindRoot(r.fsys, p, c.gen); err == nil {
+			if found, err := storetool.Tool.FindRoot(r.fsys, p, c.gen); err == nil {
 				root = found
 			}
 		}
@@ -900,7 +901,7 @@ func (r *repairer) fillSources() ([]*chunkstore.Store, []string) {
 		// the generation's own chunks, first.
 		if s, err := openGeneration(r.d, &savedir.Manifest{Generation: r.man.Generation, Chunks: *ref}, *inspectOptions(r.fsys)); err == nil {
 			r.ownCopy = map[chunkstore.Pos]bool{}
-			s.Entries(func(e chunkstore.Entry) bool {
+			storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 				if e.Type != chunkstore.BodyBlock {
 					r.ownCopy[e.Pos] = true
 				}
@@ -924,28 +925,28 @@ func (r *repairer) fillSources() ([]*chunkstore.Store, []string) {
 // wouldFill says, for a dry run, what CompactToFilling would take from the
 // backups' stores: chunks whose record is damaged, and those missing
 // accepts that src does not hold.
-func wouldFill(src *chunkstore.Store, fills []*chunkstore.Store, damaged map[lossKey]bool, missing func(chunkstore.Pos) bool) []chunkstore.Filled {
+func wouldFill(src *chunkstore.Store, fills []*chunkstore.Store, damaged map[lossKey]bool, missing func(chunkstore.Pos) bool) []storetool.Filled {
 	has := map[lossKey]bool{}
-	src.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(src, func(e storetool.Entry) bool {
 		has[lossKey{e.Pos, e.Type == chunkstore.BodyBlock}] = true
 		return true
 	})
-	var out []chunkstore.Filled
+	var out []storetool.Filled
 	taken := map[lossKey]bool{}
 	for i, f := range fills {
-		f.Entries(func(e chunkstore.Entry) bool {
+		storetool.Tool.Entries(f, func(e storetool.Entry) bool {
 			k := lossKey{e.Pos, e.Type == chunkstore.BodyBlock}
 			if k.bodies {
 				return true // body sets are never taken from a backup
 			}
 			if !e.Handle.IsZero() {
-				if _, err := f.RecordInfo(e.Handle); err != nil {
+				if _, err := storetool.Tool.RecordInfo(f, e.Handle); err != nil {
 					return true // damaged there too
 				}
 			}
 			if !taken[k] && (damaged[k] || !has[k] && missing != nil && missing(k.pos)) {
 				taken[k] = true
-				out = append(out, chunkstore.Filled{Pos: e.Pos, From: i, Damaged: damaged[k]})
+				out = append(out, storetool.Filled{Pos: e.Pos, From: i, Damaged: damaged[k]})
 			}
 			return true
 		})
@@ -975,7 +976,7 @@ type damagedRecord struct {
 func (r *repairer) scanLoss(src *chunkstore.Store) *scanLoss {
 	l := &scanLoss{after: map[lossKey]bool{}, lostFrom: -1}
 	bound := int64(-1)
-	if ri, err := chunkstore.ParseRoot(src.Root()); err == nil {
+	if ri, err := storetool.Tool.ParseRoot(src.Root()); err == nil {
 		l.gen = ri.Generation
 		if ri.Table > 0 {
 			bound = ri.Table
@@ -988,17 +989,17 @@ func (r *repairer) scanLoss(src *chunkstore.Store) *scanLoss {
 	headerless := int64(-1) // the first damaged stretch without a header after the last table
 	var last *lossKey       // the last intact chunk or body record
 	var cut *lossKey        // last when the first headerless stretch was met
-	_ = chunkstore.Scan(r.fsys, store, func(rec chunkstore.ScanRecord) bool {
+	_ = storetool.Tool.Scan(r.fsys, store, func(rec storetool.ScanRecord) bool {
 		if bound >= 0 && rec.Handle.Offset >= bound {
 			return false
 		}
 		var k lossKey
 		switch rec.Kind {
-		case chunkstore.RecordFull, chunkstore.RecordDelta, chunkstore.RecordPalette:
+		case storetool.RecordFull, storetool.RecordDelta, storetool.RecordPalette:
 			k = lossKey{rec.Pos, false}
-		case chunkstore.RecordBodies:
+		case storetool.RecordBodies:
 			k = lossKey{rec.Pos, true}
-		case chunkstore.RecordJournal, chunkstore.RecordCheckpoint:
+		case storetool.RecordJournal, storetool.RecordCheckpoint:
 			if rec.Err == nil {
 				l.lastTable, headerless, last, cut = rec.Generation, -1, nil, nil
 				clear(l.after)
@@ -1041,16 +1042,16 @@ func storeEnd(fsys vfs.FS, store string, bound int64) int64 {
 	}
 	// An earlier data file may be gone on purpose (a compaction emptied
 	// it): only the file of the table tells a cut.
-	last := chunkstore.Handle{Offset: bound}.File()
+	last := storetool.Handle{Offset: bound}.File()
 	p := store
 	if last != 0 {
-		p = chunkstore.DataFileName(store, last)
+		p = storetool.Tool.DataFileName(store, last)
 	}
 	size := fileSize(fsys, p)
 	if last != 0 && size == 0 {
-		return chunkstore.StoreOffset(last, 0)
+		return storetool.Tool.StoreOffset(last, 0)
 	}
-	return min(bound, chunkstore.StoreOffset(last, size))
+	return min(bound, storetool.Tool.StoreOffset(last, size))
 }
 
 // missing returns which chunks the store may have lost, for
@@ -1095,14 +1096,14 @@ func comparePos(a, b chunkstore.Pos) int {
 // records of the generation were lost with the file's tail (or in bytes
 // without a readable header), every chunk that is not known to be the
 // generation's own version.
-func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Filled, fills []*chunkstore.Store, fillNames []string, loss *scanLoss) {
+func (r *repairer) classify(src, fixed *chunkstore.Store, filled []storetool.Filled, fills []*chunkstore.Store, fillNames []string, loss *scanLoss) {
 	l := &losses{dropped: map[lossKey]string{}, reverted: map[lossKey]string{}}
 	defer func() {
 		r.rep.Dropped = append(r.rep.Dropped, sortedLosses(l.dropped)...)
 		r.rep.Reverted = append(r.rep.Reverted, sortedLosses(l.reverted)...)
 	}()
-	live := map[lossKey]chunkstore.Handle{}
-	src.Entries(func(e chunkstore.Entry) bool {
+	live := map[lossKey]storetool.Handle{}
+	storetool.Tool.Entries(src, func(e storetool.Entry) bool {
 		live[lossKey{e.Pos, e.Type == chunkstore.BodyBlock}] = e.Handle
 		return true
 	})
@@ -1136,7 +1137,7 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []chunkstore.Fi
 
 // dropDamaged lists as dropped every live record a problem of the store
 // is about, and returns them.
-func (r *repairer) dropDamaged(l *losses, live map[lossKey]chunkstore.Handle, problems []chunkstore.Problem) map[lossKey]bool {
+func (r *repairer) dropDamaged(l *losses, live map[lossKey]storetool.Handle, problems []chunkstore.Problem) map[lossKey]bool {
 	damaged := map[lossKey]bool{}
 	for _, p := range problems {
 		if p.Pos == nil {
@@ -1156,7 +1157,7 @@ func (r *repairer) dropDamaged(l *losses, live map[lossKey]chunkstore.Handle, pr
 // revertFilled lists as reverted every chunk taken from a store the
 // repair fills from, and returns how many of them the store had lost (not
 // damaged).
-func (r *repairer) revertFilled(l *losses, filled []chunkstore.Filled, fillNames []string, loss *scanLoss) int {
+func (r *repairer) revertFilled(l *losses, filled []storetool.Filled, fillNames []string, loss *scanLoss) int {
 	filledMissing := 0
 	for _, f := range filled {
 		k := lossKey{f.Pos, false}
@@ -1165,24 +1166,24 @@ func (r *repairer) revertFilled(l *losses, filled []chunkstore.Filled, fillNames
 			continue
 		}
 		filledMissing++
-		l.revert(k, fmt.Sprintf("lost from %s with the records after %s; %s version is used", r.rep.Store.File, r.where(chunkstore.Handle{Offset: loss.lostFrom}), fillNames[f.From]))
+		l.revert(k, fmt.Sprintf("lost from %s with the records after %s; %s version is used", r.rep.Store.File, r.where(storetool.Handle{Offset: loss.lostFrom}), fillNames[f.From]))
 	}
 	return filledMissing
 }
 
 // classifyScanDamage lists the damaged records the scan found: a damaged
 // record of the generation may have been its chunk's newest.
-func (r *repairer) classifyScanDamage(l *losses, live map[lossKey]chunkstore.Handle, damaged map[lossKey]bool, loss *scanLoss) {
+func (r *repairer) classifyScanDamage(l *losses, live map[lossKey]storetool.Handle, damaged map[lossKey]bool, loss *scanLoss) {
 	for _, d := range loss.damaged {
 		h, ok := live[d.k]
 		switch {
 		case damaged[d.k] || l.listed(d.k):
 		case !ok:
 			damaged[d.k] = true
-			l.drop(d.k, fmt.Sprintf("its record at %s is damaged and no older one is intact", r.where(chunkstore.Handle{Offset: d.off})))
+			l.drop(d.k, fmt.Sprintf("its record at %s is damaged and no older one is intact", r.where(storetool.Handle{Offset: d.off})))
 		case h.Offset < d.off:
 			damaged[d.k] = true
-			l.revert(d.k, fmt.Sprintf("its record at %s is damaged; an older one at %s is used", r.where(chunkstore.Handle{Offset: d.off}), r.where(h)))
+			l.revert(d.k, fmt.Sprintf("its record at %s is damaged; an older one at %s is used", r.where(storetool.Handle{Offset: d.off}), r.where(h)))
 		}
 	}
 }
@@ -1197,7 +1198,7 @@ func (r *repairer) classifyLostTail(l *losses, kept *chunkstore.Store, fills []*
 	if loss.lastTable == 0 {
 		since = "written before that point"
 	}
-	lostAt := r.where(chunkstore.Handle{Offset: loss.lostFrom})
+	lostAt := r.where(storetool.Handle{Offset: loss.lostFrom})
 	has := map[lossKey]bool{}
 	kept.Entries(func(e chunkstore.Entry) bool {
 		k := lossKey{e.Pos, e.Type == chunkstore.BodyBlock}
@@ -1226,15 +1227,15 @@ func (r *repairer) classifyLostTail(l *losses, kept *chunkstore.Store, fills []*
 
 // noteUnnamed notes the chunks the generation's header counts that the
 // repair found no trace of, not even a damaged record.
-func (r *repairer) noteUnnamed(l *losses, src *chunkstore.Store, live map[lossKey]chunkstore.Handle, filledMissing int) {
+func (r *repairer) noteUnnamed(l *losses, src *chunkstore.Store, live map[lossKey]storetool.Handle, filledMissing int) {
 	if r.rep.Store.Root == nil {
 		return
 	}
-	ri, err := chunkstore.ParseRoot(r.rep.Store.Root)
+	ri, err := storetool.Tool.ParseRoot(r.rep.Store.Root)
 	if err != nil {
 		return
 	}
-	found := src.Stats().Chunks
+	found := storetool.Tool.Stats(src).Chunks
 	gone := 0
 	for k := range l.dropped {
 		if _, in := live[k]; !in && !k.bodies {
@@ -1250,29 +1251,29 @@ func (r *repairer) noteUnnamed(l *losses, src *chunkstore.Store, live map[lossKe
 // isAt reports whether problem p of the store the repair reads is about
 // the record at h: the same file (the store file, or the data file that
 // holds the record) and offset.
-func (r *repairer) isAt(h chunkstore.Handle, p chunkstore.Problem) bool {
+func (r *repairer) isAt(h storetool.Handle, p chunkstore.Problem) bool {
 	file := ""
 	if h.File() != 0 {
-		file = chunkstore.DataFileName(r.rep.Store.File, h.File())
+		file = storetool.Tool.DataFileName(r.rep.Store.File, h.File())
 	}
 	return p.Offset == h.FileOffset() && (p.File == file || file == "" && p.File == r.rep.Store.File)
 }
 
 // where names the place of a record of the store the repair reads.
-func (r *repairer) where(h chunkstore.Handle) string { return offsetIn(r.rep.Store.File, h.Offset) }
+func (r *repairer) where(h storetool.Handle) string { return offsetIn(r.rep.Store.File, h.Offset) }
 
 // offsetIn names a store offset of the store file store: "offset N" in the
 // store file itself, "offset N of <data file>" in a data file.
 func offsetIn(store string, off int64) string {
-	h := chunkstore.Handle{Offset: off}
+	h := storetool.Handle{Offset: off}
 	if h.File() == 0 {
 		return fmt.Sprintf("offset %d", off)
 	}
-	return fmt.Sprintf("offset %d of %s", h.FileOffset(), chunkstore.DataFileName(store, h.File()))
+	return fmt.Sprintf("offset %d of %s", h.FileOffset(), storetool.Tool.DataFileName(store, h.File()))
 }
 
 func countsOf(s *chunkstore.Store) Counts {
-	st := s.Stats()
+	st := storetool.Tool.Stats(s)
 	c := Counts{Chunks: st.Chunks, Empty: st.Empty, Delta: st.Delta, Full: st.Full, Palette: st.Palette, BodyBlocks: st.BodyBlocks}
 	s.Entries(func(e chunkstore.Entry) bool {
 		if e.Type == chunkstore.BodyBlock {
@@ -1395,7 +1396,7 @@ func (r *repairer) rewriteBackup(b *savedir.Manifest) error {
 	}
 	nb := *b
 	nb.Version = savedir.ManifestVersion
-	nb.Chunks = savedir.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root(), Data: c.DataFileNames()}
+	nb.Chunks = savedir.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root(), Data: storetool.Tool.DataFileNames(c)}
 	if err := r.d.ReplaceBackup(&nb); err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/arksave/arksave/demo/sim"
 	"github.com/arksave/arksave/demo/terrain"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/mapserve"
 )
 
@@ -311,8 +312,8 @@ func TestMapInBrowser(t *testing.T) {
 	// A click on a chunk shows its record, as the store holds it.
 	s, m, err := savetool.OpenStore(dir, 0, savetool.Options{})
 	must(t, err)
-	var target chunkstore.Entry
-	s.Entries(func(e chunkstore.Entry) bool {
+	var target storetool.Entry
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Type == chunkstore.Delta && !hasBodies(w, e.Pos) {
 			target = e
 			return false

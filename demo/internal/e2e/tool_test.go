@@ -24,6 +24,7 @@ import (
 	"github.com/arksave/arksave/demo/terrain"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit"
 	"github.com/arksave/arksave/internal/testkit/savetest"
 )
@@ -178,8 +179,8 @@ var damages = []struct {
 	}, ".pxsw"},
 	{"flipped-chunk-record", func(t *testing.T, dir string) {
 		s := openStore(t, dir)
-		var h chunkstore.Handle
-		s.Entries(func(e chunkstore.Entry) bool {
+		var h storetool.Handle
+		storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 			if e.Type == chunkstore.Delta || e.Type == chunkstore.Full || e.Type == chunkstore.Palette {
 				h = e.Handle
 			}
@@ -309,8 +310,8 @@ func storeFile(t *testing.T, dir string) string {
 }
 
 // dataFile returns the path of the data file that holds the record at h.
-func dataFile(t *testing.T, dir string, h chunkstore.Handle) string {
-	return chunkstore.DataFileName(storeFile(t, dir), h.File())
+func dataFile(t *testing.T, dir string, h storetool.Handle) string {
+	return storetool.Tool.DataFileName(storeFile(t, dir), h.File())
 }
 
 // newestDataFile returns the path of the last data file the manifest names.
@@ -345,7 +346,7 @@ func contents(t *testing.T, dir string) map[chunkstore.Pos]string {
 	})
 	for _, p := range positions {
 		h := fnv.New64a()
-		raw, ok, err := s.ReadRaw(p)
+		raw, ok, err := storetool.Tool.ReadRaw(s, p)
 		must(t, err)
 		if ok {
 			fmt.Fprint(h, raw.Type, raw.Delta, raw.Pixels, raw.Extra)

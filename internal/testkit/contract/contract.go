@@ -305,7 +305,7 @@ func failedCalls(t *testing.T, b Backend) {
 		must(t, commit(d0, 1, 1))
 		must(t, d0.Close())
 		cd := &vfs.Countdown{N: n, Err: syscall.EIO}
-		faulty := &vfs.Faulty{FS: fsys, Injector: cd}
+		faulty := vfs.Faulty(fsys, cd)
 		d, err := savedir.OpenDir(faulty, dir)
 		if err == nil {
 			err = commit(d, 2, 1)

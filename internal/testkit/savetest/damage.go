@@ -8,6 +8,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 )
 
 // Chunks of the save Build makes, by what they are.
@@ -20,19 +21,19 @@ var (
 type Layout struct {
 	Store   string   // path of the committed generation's store file
 	Data    []string // paths of the data files it uses
-	Table   int64    // store offset (chunkstore.Handle) of the committed generation's page-table root record
-	Records map[string]chunkstore.Handle
-	Backups map[uint64]map[string]chunkstore.Handle // the records of each backup generation
+	Table   int64    // store offset (storetool.Handle) of the committed generation's page-table root record
+	Records map[string]storetool.Handle
+	Backups map[uint64]map[string]storetool.Handle // the records of each backup generation
 }
 
 // Locate returns the path of the file of the store that holds store offset
 // off, and the offset within that file.
 func (l *Layout) Locate(off int64) (string, int64) {
-	h := chunkstore.Handle{Offset: off}
+	h := storetool.Handle{Offset: off}
 	if h.File() == 0 {
 		return l.Store, off
 	}
-	return chunkstore.DataFileName(l.Store, h.File()), h.FileOffset()
+	return storetool.Tool.DataFileName(l.Store, h.File()), h.FileOffset()
 }
 
 // Flip inverts four bits of the byte at store offset off of the store.
@@ -57,7 +58,7 @@ func LayoutOf(dir string) (*Layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	ri, err := chunkstore.ParseRoot(m.Chunks.Root)
+	ri, err := storetool.Tool.ParseRoot(m.Chunks.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +66,7 @@ func LayoutOf(dir string) (*Layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Layout{Store: store, Table: ri.Table, Backups: map[uint64]map[string]chunkstore.Handle{}}
+	l := &Layout{Store: store, Table: ri.Table, Backups: map[uint64]map[string]storetool.Handle{}}
 	for _, n := range m.Chunks.Data {
 		p, err := d.File(n)
 		if err != nil {
@@ -73,7 +74,7 @@ func LayoutOf(dir string) (*Layout, error) {
 		}
 		l.Data = append(l.Data, p)
 	}
-	open := func(m *savedir.Manifest) (map[string]chunkstore.Handle, error) {
+	open := func(m *savedir.Manifest) (map[string]storetool.Handle, error) {
 		p, err := d.File(m.Chunks.Name)
 		if err != nil {
 			return nil, err
@@ -83,8 +84,8 @@ func LayoutOf(dir string) (*Layout, error) {
 			return nil, err
 		}
 		defer s.Close()
-		out := map[string]chunkstore.Handle{}
-		s.Entries(func(e chunkstore.Entry) bool {
+		out := map[string]storetool.Handle{}
+		storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 			out[RecordKey(e.Pos, e.Type)] = e.Handle
 			return true
 		})
@@ -103,7 +104,7 @@ func LayoutOf(dir string) (*Layout, error) {
 
 // Record returns the record of chunk p of type t in the committed
 // generation.
-func (l *Layout) Record(p chunkstore.Pos, t chunkstore.StorageType) (chunkstore.Handle, error) {
+func (l *Layout) Record(p chunkstore.Pos, t chunkstore.StorageType) (storetool.Handle, error) {
 	h, ok := l.Records[RecordKey(p, t)]
 	if !ok || h.IsZero() {
 		return h, fmt.Errorf("savetest: no %v record of chunk %v", t, p)

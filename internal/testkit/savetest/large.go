@@ -9,6 +9,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 )
 
@@ -65,14 +66,14 @@ func BuildLarge(dir string, n, size int) error {
 				body.Pixels = append(body.Pixels, terrain.Stone|uint32(k%4)<<8)
 				body.Shape = append(body.Shape, k%5 != 0)
 			}
-			b.PutBodies(p, []chunkstore.Body{body})
+			b.PutEntities(p, chunkstore.EntityBlock{Bodies: []chunkstore.Body{body}})
 		}
 		if b.Len() >= 64 || i == n-1 {
 			if _, err := s.Commit(b); err != nil {
 				return err
 			}
 			if _, _, err := d.Commit(savedir.Commit{World: world.Bytes(), MaxBackups: MaxBackups,
-				Chunks: savedir.StoreRef{Name: savedir.ChunksName, Generation: s.Generation(), Root: s.Root(), Data: s.DataFileNames()}}); err != nil {
+				Chunks: savedir.StoreRef{Name: savedir.ChunksName, Generation: s.Generation(), Root: s.Root(), Data: storetool.Tool.DataFileNames(s)}}); err != nil {
 				return err
 			}
 			b = s.NewBatch()

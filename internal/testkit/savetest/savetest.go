@@ -25,6 +25,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/terrain"
 )
 
@@ -401,7 +402,7 @@ func Read(dir string) (*Contents, error) {
 	}
 	root := m.Chunks.Root
 	if len(root) == 0 {
-		if root, err = chunkstore.FindRoot(nil, store, m.Chunks.Generation); err != nil {
+		if root, err = storetool.Tool.FindRoot(nil, store, m.Chunks.Generation); err != nil {
 			return nil, err
 		}
 	}
