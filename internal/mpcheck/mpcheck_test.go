@@ -15,7 +15,7 @@ import (
 // exactly the bytes it was encoded to; every truncation of it is malformed.
 func TestSizeOfEveryKind(t *testing.T) {
 	values := []any{
-		nil, true, false, 0, 1, -1, 127, -32, 128, -33, 300, -300, 70000, -70000, 1 << 40, -(1 << 40),
+		nil, true, false, 0, 1, -1, 127, -32, 128, -33, 300, -300, 70000, -70000, int64(1 << 40), int64(-(1 << 40)),
 		uint8(200), uint16(60000), uint32(4000000000), uint64(1 << 63),
 		float32(1.5), 2.25,
 		"", "short", strings.Repeat("s", 40), strings.Repeat("m", 300), strings.Repeat("l", 70000),
