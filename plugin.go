@@ -219,8 +219,7 @@ type Plugin struct {
 // settings are a Plugin's fields resolved once: defaults filled in and
 // checked, in the one value Install passes down.
 type settings struct {
-	fs    vfs.FS
-	dir   string        // Dir as a path in fs
+	dir   string        // Dir as a path in rt.Writer.FS, the one file system the save goes through
 	loc   *vfs.Location // what resolving Dir opened; nil with Plugin.FS
 	codec *worldCodec
 	rt    plugin.Config
@@ -275,7 +274,6 @@ func (p Plugin) resolve() (settings, error) {
 	}
 	codec := newWorldCodec(opts)
 	return settings{
-		fs:    fsys,
 		dir:   dir,
 		loc:   loc,
 		codec: codec,
@@ -375,7 +373,7 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 	if p.Load && !p.LoadOrCreate {
 		// Look before creating or locking anything: a mistyped directory
 		// stays as it is.
-		if err := p.expectSave(s.fs); err != nil {
+		if err := p.expectSave(s.rt.Writer.FS); err != nil {
 			return nil, err
 		}
 	}
@@ -395,7 +393,7 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 	addResource(w, components.NewChunkIndex())
 	addResource(w, &components.BodyIDs{Session: 1})
 
-	dir, err := savedir.OpenDir(s.fs, p.Dir, savedir.LockTimeout(p.LockTimeout))
+	dir, err := savedir.OpenDir(s.rt.Writer.FS, p.Dir, savedir.LockTimeout(p.LockTimeout))
 	if err != nil {
 		if le := (*autosave.LockedError)(nil); errors.As(err, &le) && p.Logger != nil {
 			p.Logger.Error("save directory locked", "dir", p.Dir, "holder", le.Who(), "err", err)
