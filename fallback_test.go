@@ -182,8 +182,5 @@ func TestLoadWithoutAnIntactGeneration(t *testing.T) {
 	expect(t, errors.Is(err, arksave.ErrCorrupt) && strings.Contains(err.Error(), "arksave repair") &&
 		strings.Contains(err.Error(), "no backup is intact"), "Install: %v", err)
 	after := gametest.Files(t, mem, "/save")
-	expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
-	for name, raw := range before {
-		expect(t, bytes.Equal(after[name], raw), "%s changed", name)
-	}
+	gametest.ExpectSameFiles(t, before, after)
 }

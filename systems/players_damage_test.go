@@ -1,7 +1,6 @@
 package systems_test
 
 import (
-	"bytes"
 	"errors"
 	"slices"
 	"strings"
@@ -274,10 +273,7 @@ func TestPlayersIndexLostWithoutBackups(t *testing.T) {
 	expect(t, errors.Is(err, arksave.ErrCorrupt) && strings.Contains(err.Error(), "arksave repair") &&
 		strings.Contains(err.Error(), savedir.PlayersName(3)), "Install: %v", err)
 	after := gametest.Files(t, mem, "/save")
-	expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
-	for name, raw := range before {
-		expect(t, bytes.Equal(after[name], raw), "%s changed", name)
-	}
+	gametest.ExpectSameFiles(t, before, after)
 
 	_, err = savetool.Repair("/save", savetool.RepairOptions{Options: savetool.Options{FS: mem}})
 	must(t, err)

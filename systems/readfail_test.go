@@ -1,7 +1,6 @@
 package systems_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -560,10 +559,7 @@ func TestLoadReadErrorDoesNotFallBack(t *testing.T) {
 				}
 				expect(t, named && strings.Contains(err.Error(), "not damage"), "the error names no file, or does not say it is not damage: %v", err)
 				after := gametest.Files(t, mem, "/save")
-				expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
-				for name, raw := range before {
-					expect(t, bytes.Equal(after[name], raw), "%s changed", name)
-				}
+				gametest.ExpectSameFiles(t, before, after)
 				d, err = savedir.OpenDirReadOnly(mem, "/save")
 				must(t, err)
 				expect(t, d.Generation() == 3 && len(d.Backups()) == 2, "after the failed load: generation %d, %d backups", d.Generation(), len(d.Backups()))
@@ -604,10 +600,7 @@ func TestFallbackStopsAtAnUnreadableBackup(t *testing.T) {
 	expect(t, errors.Is(err, syscall.EIO) && errors.Is(err, autosave.ErrUnreadable) && strings.Contains(err.Error(), "world-2.pecs"),
 		"Install: %v", err)
 	after := gametest.Files(t, mem, "/save")
-	expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
-	for name, raw := range before {
-		expect(t, bytes.Equal(after[name], raw), "%s changed", name)
-	}
+	gametest.ExpectSameFiles(t, before, after)
 
 	faults.on.Store(false)
 	g := gametest.New(t, gametest.Opts{FS: fsys, Dir: "/save", Load: true, Radius: 1})

@@ -1,6 +1,8 @@
 package gametest
 
 import (
+	"bytes"
+	"path"
 	"testing"
 	"time"
 
@@ -102,4 +104,21 @@ func ThreeGenerations(t *testing.T) (*vfs.Mem, map[uint64]uint64) {
 	}
 	must(t, g.Pers.Close())
 	return mem, digests
+}
+
+// ExpectSameFiles fails t unless after holds exactly the files of before,
+// byte for byte. The lock file is left out: every program that opens the
+// save for writing rewrites it to name itself (with the second it began),
+// whether or not it then changes anything.
+func ExpectSameFiles(t testing.TB, before, after map[string][]byte) {
+	t.Helper()
+	expect(t, len(before) == len(after), "files changed: %d before, %d after", len(before), len(after))
+	for name, raw := range before {
+		if path.Base(name) == savedir.LockName {
+			_, ok := after[name]
+			expect(t, ok, "%s removed", name)
+			continue
+		}
+		expect(t, bytes.Equal(after[name], raw), "%s changed", name)
+	}
 }
