@@ -120,7 +120,7 @@ func (r *runner) playerRecords() ([]snapshot.PlayerRecord, error) {
 }
 
 // confirmPlayers takes what a save committed of the players.
-func (r *runner) confirmPlayers(phs []playerHash) {
+func (r *runner) confirmPlayers(phs []snapshot.PlayerRecord) {
 	for _, ph := range phs {
 		st := r.pl.of(ph.ID)
 		st.hash = ph.Hash

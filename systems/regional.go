@@ -969,7 +969,7 @@ func (r *runner) entitySets(flush bool) ([]snapshot.EntitySet, error) {
 }
 
 // confirmEntities takes what a save committed of the chunks' entities.
-func (r *runner) confirmEntities(evs []entityVersion) {
+func (r *runner) confirmEntities(evs []snapshot.EntitySet) {
 	g := r.reg
 	for _, ev := range evs {
 		if rg := g.regions[ev.Pos]; rg != nil {

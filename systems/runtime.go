@@ -14,6 +14,7 @@ import (
 	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/plugin"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/snapshot"
 )
 
 // pendingChunk is a chunk unloaded while dirty, kept until a save commits it.
@@ -24,15 +25,6 @@ type pendingChunk struct {
 	// (the loader may have read the store before): kept for the spawn,
 	// which then starts clean.
 	committed bool
-}
-
-// committing is what the save in flight holds, for the game loop to
-// confirm once it commits: chunks become Persisted unless they changed
-// since, entity sets and players their saved hashes.
-type committing struct {
-	chunks   []chunkVersion
-	entities []entityVersion
-	players  []playerHash
 }
 
 // problem is damage found while loading (a chunk or its bodies were
@@ -68,7 +60,7 @@ type runner struct {
 	sim    *autosave.SimulationState
 	bodyID *components.BodyIDs
 
-	committing    committing // the save in flight (see apply)
+	committing    *snapshot.Snapshot // the save in flight, what apply confirms once it commits
 	pendingChunks map[components.ChunkPos]pendingChunk
 	loading       map[components.ChunkPos]bool
 	retry         map[components.ChunkPos]*readRetry // chunks whose last reads failed (not damage)
@@ -165,21 +157,14 @@ func newRunner(w *ecs.World, d *savedir.Dir, cfg plugin.Config) (*runner, error)
 // Of returns the runtime installed in w. It panics when the plugin is not
 // installed there: the systems are made by arksave.Plugin.Install.
 func of(w *ecs.World) *runner {
-	slot := ecs.GetResource[plugin.Slot](w)
-	r, _ := slotRunner(slot)
+	var r *runner
+	if slot := ecs.GetResource[plugin.Slot](w); slot != nil {
+		r, _ = slot.Runtime.(*runner)
+	}
 	if r == nil {
 		panic("arksave: the world has no arksave plugin: use the systems arksave.Plugin.Install returns, with the world it installed into")
 	}
 	return r
-}
-
-// slotRunner returns the runner in slot.
-func slotRunner(slot *plugin.Slot) (*runner, bool) {
-	if slot == nil {
-		return nil, false
-	}
-	r, ok := slot.Runtime.(*runner)
-	return r, ok
 }
 
 func (r *runner) bindResources() error {

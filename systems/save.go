@@ -97,12 +97,11 @@ func (r *runner) start() {
 	if r.conf.BackupCopyEvery == 0 {
 		job.BackupCopyEvery = 1
 	}
-	chunks, entities, players := committedOf(snap)
 	if !r.writer.Submit(job) {
 		snap.Release() // cannot happen: start runs only when the writer is idle
 		return
 	}
-	r.committing = committing{chunks: chunks, entities: entities, players: players}
+	r.committing = snap // read once the writer is done with it
 	r.requested, r.saveTo = false, ""
 	r.inflight, r.waiting = r.waiting, nil
 	r.state.InProgress = true
@@ -129,9 +128,9 @@ func (r *runner) finishWithError(err error) {
 // unloaded chunks and body sets are forgotten, handles complete.
 func (r *runner) apply(res *autosave.Result) {
 	done := r.committing
-	r.committing = committing{}
-	if res.Err == nil {
-		for _, cv := range done.chunks {
+	r.committing = nil
+	if res.Err == nil && done != nil {
+		for _, cv := range done.Chunks {
 			if e, ok := r.index.Get(cv.Pos); ok && r.chunkMap.HasAll(e) {
 				_, _, st := r.chunkMap.Get(e)
 				if st.Status == components.Dirty && st.Version == cv.Version {
@@ -148,8 +147,8 @@ func (r *runner) apply(res *autosave.Result) {
 				}
 			}
 		}
-		r.confirmEntities(done.entities)
-		r.confirmPlayers(done.players)
+		r.confirmEntities(done.Entities)
+		r.confirmPlayers(done.Players)
 		r.retryNow()
 	}
 	r.tickStall += r.copyCost() // copies since the last count (none when called from tickSave)
