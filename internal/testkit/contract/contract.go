@@ -57,6 +57,9 @@ var Tests = []struct {
 	{"UncommittedFilesIgnored", uncommittedFiles},
 	{"LostManifestNamesRepair", lostManifest},
 	{"Compaction", compaction},
+	{"EveryKeptGenerationLoads", everyKeptGeneration},
+	{"HistoryByGeneration", historyByGeneration},
+	{"PerSaveBytesFollowChanges", perSaveBytes},
 }
 
 // Run runs every test of the table against b.
@@ -193,6 +196,13 @@ func ExpectGeneration(t *testing.T, fsys vfs.FS, dir string, g int) {
 	must(t, err)
 	defer w.Close()
 	expect(t, int(w.Generation()) == g, "generation %d, want %d", w.Generation(), g)
+	expectContents(t, w, g)
+}
+
+// expectContents checks that the committed generation of w holds exactly
+// what Snapshot(g) made: world file, chunks, bodies, the player's record.
+func expectContents(t *testing.T, w *savedir.Writer, g int) {
+	t.Helper()
 	world, err := w.ReadWorld()
 	must(t, err)
 	expect(t, bytes.Equal(world, worldOf(g)), "the world file of generation %d differs", g)
@@ -259,16 +269,7 @@ func restoreBackup(t *testing.T, b Backend) {
 	w, err = savedir.OpenWriter(dir, savedir.Options{FS: b.other(t, fsys), Store: StoreOptions()})
 	must(t, err)
 	defer w.Close()
-	world, err := w.ReadWorld()
-	must(t, err)
-	expect(t, bytes.Equal(world, worldOf(2)), "restored world is not generation 2's")
-	got := make([]uint32, chunkSize*chunkSize)
-	_, err = w.Get(chunkstore.Pos{X: 1}, got)
-	must(t, err)
-	expect(t, slices.Equal(got, pixelsAt(components.ChunkPos{X: 1}, 2)), "restored chunk is not generation 2's")
-	rec, err := w.ReadPlayer("ada")
-	must(t, err)
-	expect(t, bytes.Equal(rec, PlayerRecord(2)), "restored player is not generation 2's")
+	expectContents(t, w, 2)
 }
 
 func oneWriter(t *testing.T, b Backend) {
@@ -408,52 +409,7 @@ func ExpectReadable(t *testing.T, fsys vfs.FS, dir string) int {
 			return d.ManifestErr()
 		}
 		g = int(m.Generation)
-		world, err := d.ReadWorld(m)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(world, worldOf(g)) {
-			return fmt.Errorf("the world file of generation %d differs", g)
-		}
-		p, err := d.File(m.Chunks.Name)
-		if err != nil {
-			return err
-		}
-		o := StoreOptions()
-		o.FS, o.ReadOnly, o.Root = fsys, true, m.Chunks.Root
-		st, err := chunkstore.Open(p, &o)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		got := make([]uint32, chunkSize*chunkSize)
-		for _, pos := range []components.ChunkPos{{X: 0, Y: 0}, {X: 1, Y: 0}} {
-			if _, err := st.Get(conv.StorePos(pos), got); err != nil {
-				return err
-			}
-			if !slices.Equal(got, pixelsAt(pos, g)) {
-				return fmt.Errorf("generation %d: chunk %v differs", g, pos)
-			}
-		}
-		bodies, err := st.Bodies(chunkstore.Pos{})
-		if err != nil {
-			return err
-		}
-		if len(bodies) != 1 || bodies[0].ID != uint64(g) {
-			return fmt.Errorf("generation %d: bodies %v", g, bodies)
-		}
-		players, err := d.ReadPlayers(m)
-		if err != nil {
-			return err
-		}
-		rec, err := d.ReadPlayer(players, "ada")
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(rec, PlayerRecord(g)) {
-			return fmt.Errorf("generation %d: the player's record differs", g)
-		}
-		return nil
+		return checkGeneration(fsys, d, m, g)
 	})
 	must(t, err)
 	return g
