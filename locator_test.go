@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mlange-42/ark/ecs"
+
 	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/testkit/gametest"
@@ -168,17 +170,32 @@ func TestLocatorWorldAndDimensionSaveApart(t *testing.T) {
 }
 
 // A Locator places a game's worlds and their dimensions; each world and
-// each dimension is a save directory of its own.
+// each dimension is a save directory of its own, given to its own Plugin.
 func ExampleLocator() {
-	l := &arksave.Locator{Worlds: "/home/ada/.local/share/sandbox/worlds", User: "/home/ada/.config/sandbox"}
+	root, _ := os.MkdirTemp("", "arksave-locator-")
+	defer os.RemoveAll(root)
+	l := &arksave.Locator{Worlds: filepath.Join(root, "worlds"), User: filepath.Join(root, "config")}
 	_ = l.AddDimension("Valley", "sky", "levels/up")
+
+	caves, _ := l.Resolve("world/Valley/dim/caves")
+	world := ecs.NewWorld()
+	if _, err := (arksave.Plugin{Dir: caves, Generator: hills{}}).Install(world); err != nil {
+		fmt.Println(err)
+		return
+	}
+	persistence := ecs.GetResource[arksave.Persistence](world)
+	fmt.Println("saved the caves:", persistence.SaveNow().Err == nil)
+	persistence.Close()
+
 	for _, p := range []string{"user/keys.json", "world/Valley", "world/Valley/dim/caves", "world/Valley/dim/sky"} {
 		dir, err := l.Resolve(p)
-		fmt.Println(filepath.ToSlash(dir), err)
+		rel, _ := filepath.Rel(root, dir)
+		fmt.Println(filepath.ToSlash(rel), err)
 	}
 	// Output:
-	// /home/ada/.config/sandbox/keys.json <nil>
-	// /home/ada/.local/share/sandbox/worlds/Valley <nil>
-	// /home/ada/.local/share/sandbox/worlds/Valley/dim/caves <nil>
-	// /home/ada/.local/share/sandbox/worlds/Valley/levels/up <nil>
+	// saved the caves: true
+	// config/keys.json <nil>
+	// worlds/Valley <nil>
+	// worlds/Valley/dim/caves <nil>
+	// worlds/Valley/levels/up <nil>
 }
