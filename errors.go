@@ -31,6 +31,14 @@ var (
 	// checks for it to offer "new game" instead of "continue".
 	ErrNoSave = autosave.ErrNoSave
 
+	// ErrManifestLost is returned by [Plugin.Install] (with Load,
+	// LoadOrCreate or Overwrite) and by [Persistence.Load] when the
+	// directory has lost its manifest, the commit point, but holds a save's
+	// files: it is not a directory without a save, and no new world is
+	// started over it. The error names the files and arksave repair, which
+	// rebuilds the manifest; it matches ErrCorrupt too.
+	ErrManifestLost = autosave.ErrManifestLost
+
 	// ErrClosed is returned at once by every call of a [Persistence] that
 	// can fail after its Close (Close again included): Save and SaveAs
 	// return a handle that is complete already with this error, SaveNow,

@@ -453,6 +453,9 @@ func (p Plugin) expectSave(fsys vfs.FS) error {
 	if err != nil {
 		return fmt.Errorf("arksave: load: %w; set Plugin.LoadOrCreate to start a new world there", err)
 	}
+	if err := d.LostManifest(); err != nil {
+		return fmt.Errorf("arksave: load: %w", err)
+	}
 	if d.Manifest() == nil && errors.Is(d.ManifestErr(), ErrNoSave) {
 		return p.noSave(d)
 	}

@@ -20,6 +20,14 @@ var ErrNoSave = errors.New("autosave: no save in directory")
 // codecs' ErrCorrupt are.
 var ErrCorrupt = errs.New("autosave: corrupt save", errs.Corrupt)
 
+// ErrManifestLost is returned when a directory has lost its manifest (the
+// commit point) but holds files only a committed save leaves: backups, a
+// world file, players index or chunk store of generation 2 or later. The
+// error also matches ErrCorrupt, names what is there, and names arksave
+// repair, which rebuilds the manifest from the newest intact files. Nothing
+// in the directory is changed: no new world ever starts over the old one.
+var ErrManifestLost = errors.New("autosave: the save's manifest is lost")
+
 // ErrVersion is returned when the manifest was written by a newer, unknown
 // format version.
 var ErrVersion = errors.New("autosave: unsupported save format version")

@@ -79,3 +79,35 @@ func TestBodyBlockSections(t *testing.T) {
 		}
 	}
 }
+
+// An entity block larger than a reader takes is refused by the commit,
+// before anything is written: what a commit accepts reads back.
+func TestEntityBlockOverTheRecordBound(t *testing.T) {
+	defer func(n int) { maxWritePayload = n }(maxWritePayload)
+	maxWritePayload = 4096
+	path := t.TempDir() + "/chunks.pxsw"
+	s, err := Create(path, &Options{ChunkSize: 16, TileSize: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	small := EntityBlock{Sections: [][]byte{bytes.Repeat([]byte{1}, 1000)}}
+	b := s.NewBatch()
+	b.PutEntities(Pos{X: 1, Y: 1}, small)
+	if _, err := s.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	gen := s.Generation()
+	b = s.NewBatch()
+	b.PutEntities(Pos{X: 2, Y: 2}, EntityBlock{Sections: [][]byte{bytes.Repeat([]byte{2}, 5000)}})
+	if _, err = s.Commit(b); !errors.Is(err, ErrInvalidBody) {
+		t.Fatalf("commit of an entity block over the bound: %v, want ErrInvalidBody", err)
+	}
+	if s.Generation() != gen {
+		t.Fatalf("the refused commit moved the store to generation %d", s.Generation())
+	}
+	got, err := s.Entities(Pos{X: 1, Y: 1})
+	if err != nil || len(got.Sections) != 1 || !bytes.Equal(got.Sections[0], small.Sections[0]) {
+		t.Fatalf("the block committed before: %v, %d sections", err, len(got.Sections))
+	}
+}

@@ -635,6 +635,12 @@ func (s *Store) encodeItem(e *encoder, it *workItem) {
 			return
 		}
 		rec := e.appendBodyBlock(make([]byte, recordHeaderSize, 4096), it.bodies, it.secs, s.cc.mask)
+		if n := len(rec) - recordHeaderSize; n > maxWritePayload {
+			// A reader refuses a payload this large: refuse it before anything is written.
+			it.err = fmt.Errorf("%w: the chunk's entity block (%d bodies, %d entity sections) takes %d bytes, more than a record holds (%d): keep fewer regional entities in one chunk",
+				ErrInvalidBody, len(it.bodies), len(it.secs), n, maxWritePayload)
+			return
+		}
 		it.rec = sealKeyed(rec, pxsw.RecordBodies, codecNone, 0, it.pos, uint32(len(rec)-recordHeaderSize))
 		return
 	}

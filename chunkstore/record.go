@@ -41,6 +41,10 @@ const (
 	extraLenSz    = 4 // the extra data's length
 )
 
+// maxWritePayload is the largest payload a commit writes: what a reader
+// takes (a variable so that a test can lower it).
+var maxWritePayload = maxRecordPayload
+
 // maxRecordLength is the length of the longest record: header, payload and
 // key bytes.
 const maxRecordLength = recordHeaderSize + maxRecordPayload + 4*(MaxAxes-2)

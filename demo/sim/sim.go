@@ -124,6 +124,10 @@ func New(cfg Config) (*Sim, error) {
 		}
 		return nil, fmt.Errorf("sim: nothing to load: %s holds no save (without -load a new world starts there): %w", cfg.Save.Dir, arksave.ErrNoSave)
 	}
+	if errors.Is(err, arksave.ErrManifestLost) {
+		return nil, fmt.Errorf("sim: the save in %s lost its manifest and no new world starts over it; repair it first "+
+			"(in the repository: go run ./cmd/arksave repair %s), then run again: %w", cfg.Save.Dir, cfg.Save.Dir, err)
+	}
 	if err != nil {
 		return nil, err
 	}

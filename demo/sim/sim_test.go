@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -354,6 +355,28 @@ func TestLoadWithoutSave(t *testing.T) {
 	cfg.Save.Load = true
 	_, err := sim.New(cfg)
 	expect(t, errors.Is(err, arksave.ErrNoSave) && strings.Contains(err.Error(), "without -load"), "loading an empty directory must fail: %v", err)
+}
+
+// -load of a directory that lost its manifest names the repair, with and
+// without -load, and starts no new world over the save.
+func TestLoadManifestLost(t *testing.T) {
+	cfg := config(t, 9)
+	s := newSim(t, cfg)
+	for range 2 {
+		s.Step()
+		expect(t, waitSave(t, s, s.Persistence.Save()).Err == nil, "save")
+	}
+	_, err := s.Close()
+	expect(t, err == nil, "close: %v", err)
+	expect(t, os.Remove(filepath.Join(cfg.Save.Dir, "manifest")) == nil, "remove the manifest")
+	for _, load := range []bool{true, false} {
+		cfg.Save.Load = load
+		_, err = sim.New(cfg)
+		expect(t, errors.Is(err, arksave.ErrManifestLost) && strings.Contains(err.Error(), "arksave repair "+cfg.Save.Dir),
+			"load=%v of a save without its manifest: %v", load, err)
+	}
+	_, err = os.Stat(filepath.Join(cfg.Save.Dir, "manifest"))
+	expect(t, errors.Is(err, os.ErrNotExist), "a manifest was written over the lost save: %v", err)
 }
 
 // With PauseDuringSave, sand and bodies stand still while a save is

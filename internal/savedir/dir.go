@@ -130,9 +130,8 @@ func OpenDir(fsys vfs.FS, dir string, opts ...DirOption) (*Dir, error) {
 		case !errors.Is(d.manErr, autosave.ErrNoSave):
 			return fail(fmt.Errorf("%w; nothing was changed: run arksave repair %s to rebuild it", d.manErr, dir))
 		default:
-			if files := d.committedFiles(3); len(files) > 0 {
-				return fail(fmt.Errorf("%w: %s has lost its manifest but holds a save's files (%s); nothing was changed: run arksave repair %s to rebuild it",
-					autosave.ErrCorrupt, dir, strings.Join(files, ", "), dir))
+			if err := d.LostManifest(); err != nil {
+				return fail(err)
 			}
 		}
 	}
@@ -311,6 +310,22 @@ func (d *Dir) ManifestErr() error {
 		return fmt.Errorf("%w: %s has no manifest", autosave.ErrNoSave, d.path)
 	}
 	return d.manErr
+}
+
+// LostManifest returns an error matching autosave.ErrManifestLost and
+// autosave.ErrCorrupt when the directory has no manifest but holds files
+// only a committed save leaves (committedFiles), naming them and arksave
+// repair; nil otherwise.
+func (d *Dir) LostManifest() error {
+	if d.man.Load() != nil || !errors.Is(d.ManifestErr(), autosave.ErrNoSave) {
+		return nil
+	}
+	files := d.committedFiles(3)
+	if len(files) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w (%w): %s has lost its manifest, the commit point, but holds a save's files (%s); nothing was changed: run arksave repair %s to rebuild the manifest from the newest intact files",
+		autosave.ErrManifestLost, autosave.ErrCorrupt, d.path, strings.Join(files, ", "), d.path)
 }
 
 // committedFiles lists up to n files of a directory without a manifest
