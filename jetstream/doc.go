@@ -104,6 +104,31 @@
 // compare-and-set on the commit point fences the commit point alone (a
 // stale writer could still overwrite a live file's blocks).
 //
+// # History
+//
+// The generations a world keeps share its stream as they share a save
+// directory's files. A kept generation is a small manifest written in
+// backups/ (n.backups/manifest-<G>) and its world file, moved there by a
+// rename, which publishes two names and no block; its chunk store is the
+// records its manifest's root reaches, in data files later generations
+// read too: the same block messages, stored once. A data file
+// is sealed once the next one starts, and nothing publishes its blocks
+// again: their stream sequences stay as they are while any kept generation
+// names the file (TestSealedDataFilesNeverRepublished), and once none does,
+// its name is deleted and its blocks purged.
+//
+// A save publishes what changed: the newest data file's last block again,
+// whole, with the records appended to it, and the blocks after it (those
+// of a data file it starts); the store file's block with the header
+// slots; the files it writes anew (the world file, the players index, the
+// manifest and the previous generation's backup manifest) and the
+// players' records appended; and the names. What it
+// publishes beyond the bytes a directory writes is the rest of the blocks
+// it appends to, at most a block each (64 KiB by default), whatever the
+// world's size. BenchmarkBytesPerSave reports the bytes a save of the same
+// 5 changed chunks publishes in worlds of 40, 1,600 and 10,000 stored
+// chunks, beside what the directory writes for it.
+//
 // # Replication and reads
 //
 // Options.Replicas sets a new world's replication (1 on a single server, 3
