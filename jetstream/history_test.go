@@ -86,15 +86,15 @@ func (v *streamView) dataFiles() map[string]*dataFile {
 	defer cancel()
 	byIno := map[string]*dataFile{}
 	for _, subj := range v.subjects(ctx, v.prefix+".n.>") {
-		name, err := unescape(strings.TrimPrefix(subj, v.prefix+".n."))
-		must(v.t, err)
+		name, ok := jetstream.UnescapeName(strings.TrimPrefix(subj, v.prefix+".n."))
+		expect(v.t, ok, "name subject %s: bad escape", subj)
 		store, n, ok := savedir.DataFileOf(path.Base(name))
 		if !ok {
 			continue
 		}
 		m, err := v.st.GetLastMsgForSubject(ctx, subj)
 		must(v.t, err)
-		if m.Header.Get("Arksave-Op") == "del" {
+		if m.Header.Get(jetstream.HdrOp) == "del" {
 			continue
 		}
 		var e struct{ Ino string }
@@ -111,7 +111,7 @@ func (v *streamView) dataFiles() map[string]*dataFile {
 		must(v.t, err)
 		idx, err := strconv.ParseInt(k, 10, 64)
 		must(v.t, err)
-		size, err := strconv.ParseInt(m.Header.Get("Arksave-Size"), 10, 64)
+		size, err := strconv.ParseInt(m.Header.Get(jetstream.HdrSize), 10, 64)
 		must(v.t, err)
 		f.blocks[idx] = block{seq: m.Sequence, size: size}
 	}
@@ -120,27 +120,6 @@ func (v *streamView) dataFiles() map[string]*dataFile {
 		out[f.name] = f
 	}
 	return out
-}
-
-// unescape is the inverse of the stream's name escaping (%XX).
-func unescape(tok string) (string, error) {
-	var b strings.Builder
-	for i := 0; i < len(tok); i++ {
-		if tok[i] != '%' {
-			b.WriteByte(tok[i])
-			continue
-		}
-		if i+2 >= len(tok) {
-			return "", fmt.Errorf("name token %q: cut escape", tok)
-		}
-		v, err := strconv.ParseUint(tok[i+1:i+3], 16, 8)
-		if err != nil {
-			return "", fmt.Errorf("name token %q: %w", tok, err)
-		}
-		b.WriteByte(byte(v))
-		i += 2
-	}
-	return b.String(), nil
 }
 
 // sealed reports whether f is sealed among files: a later data file of
