@@ -31,6 +31,17 @@ type DiffReport struct {
 	B   uint64 `json:"b"`
 	// Chunks are the stored chunks that differ.
 	Chunks []ChunkChange `json:"chunks"`
+	// Bodies are the pixel bodies that differ, by stable id.
+	Bodies []BodyChange `json:"bodies"`
+	// Regional are the regional entities that are not pixel bodies and
+	// differ, by stable id.
+	Regional []EntityChange `json:"regional"`
+	// Players are the players whose records differ, by id.
+	Players []PlayerChange `json:"players"`
+	// World are the entities of the ECS world file that differ, by entity.
+	World []WorldChange `json:"world"`
+	// Resources are the world's resources that differ, by type name.
+	Resources []ResourceChange `json:"resources"`
 	// Shared counts the store entries (chunks and body blocks) that A and
 	// B share: the same record of the same store, skipped unread.
 	Shared int `json:"shared"`
@@ -42,7 +53,12 @@ type DiffReport struct {
 // IsEmpty reports whether the two generations read the same: no change
 // and nothing damaged.
 func (r *DiffReport) IsEmpty() bool {
-	return len(r.Chunks) == 0 && len(r.Damaged) == 0
+	return r.Changes() == 0 && len(r.Damaged) == 0
+}
+
+// Changes counts the items that differ.
+func (r *DiffReport) Changes() int {
+	return len(r.Chunks) + len(r.Bodies) + len(r.Regional) + len(r.Players) + len(r.World) + len(r.Resources)
 }
 
 // ChunkChange is one stored chunk that differs between the generations.
@@ -64,6 +80,52 @@ type ChunkChange struct {
 	AtLeast bool `json:"at_least,omitempty"`
 	// Extra says the game's extra data of the chunk differs.
 	Extra bool `json:"extra,omitempty"`
+}
+
+// DiffPos is a chunk position in a diff.
+type DiffPos struct {
+	X int32 `json:"x"`
+	Y int32 `json:"y"`
+}
+
+func (p DiffPos) String() string { return fmt.Sprintf("(%d, %d)", p.X, p.Y) }
+
+// BodyChange is one pixel body that differs between the generations.
+type BodyChange struct {
+	ID   uint64     `json:"id"`
+	Kind ChangeKind `json:"kind"`           // moved: only its chunk, transform or velocities differ
+	From *DiffPos   `json:"from,omitempty"` // the chunk that holds it in A
+	To   *DiffPos   `json:"to,omitempty"`   // in B
+}
+
+// EntityChange is one regional entity that differs between the
+// generations: what is stored with a chunk in its entity sections.
+type EntityChange struct {
+	ID         uint64     `json:"id"` // its stable id (components.Regional)
+	Kind       ChangeKind `json:"kind"`
+	From       *DiffPos   `json:"from,omitempty"`       // the chunk that holds it in A
+	To         *DiffPos   `json:"to,omitempty"`         // in B
+	Components []string   `json:"components,omitempty"` // changed: the components added, removed or changed (full type names)
+}
+
+// PlayerChange is one player whose record differs.
+type PlayerChange struct {
+	ID   string     `json:"id"`
+	Kind ChangeKind `json:"kind"`
+}
+
+// WorldChange is one entity of the world file that differs: an entity
+// is [id, generation] as Ark has it.
+type WorldChange struct {
+	Entity     [2]uint32  `json:"entity"`
+	Kind       ChangeKind `json:"kind"`
+	Components []string   `json:"components,omitempty"` // changed: the components added, removed or changed
+}
+
+// ResourceChange is one resource of the world file that differs.
+type ResourceChange struct {
+	Name string     `json:"name"`
+	Kind ChangeKind `json:"kind"`
 }
 
 // DiffDamage is an item of one generation that does not read.
@@ -102,10 +164,12 @@ func Diff(dir string, a, b uint64, o Options) (*DiffReport, error) {
 		if err != nil {
 			return err
 		}
-		rep = &DiffReport{Dir: dir, A: ma.Generation, B: mb.Generation, Chunks: []ChunkChange{}, Damaged: []DiffDamage{}}
+		rep = newDiffReport(dir, ma.Generation, mb.Generation)
 		if err := diffStores(d, ma, mb, rep); err != nil {
 			return err
 		}
+		diffPlayers(d, ma, mb, rep)
+		diffWorld(d, ma, mb, rep)
 		if len(rep.Damaged) > 0 && d.Stale() {
 			return errMovedOn // read again: a commit moved a file under the reader
 		}
@@ -115,6 +179,13 @@ func Diff(dir string, a, b uint64, o Options) (*DiffReport, error) {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// newDiffReport returns an empty report, its lists empty (not null in
+// JSON).
+func newDiffReport(dir string, a, b uint64) *DiffReport {
+	return &DiffReport{Dir: dir, A: a, B: b, Chunks: []ChunkChange{}, Bodies: []BodyChange{}, Regional: []EntityChange{},
+		Players: []PlayerChange{}, World: []WorldChange{}, Resources: []ResourceChange{}, Damaged: []DiffDamage{}}
 }
 
 // errMovedOn makes savedir.ReadConsistent read again when a generation
@@ -145,6 +216,7 @@ func diffStores(d *savedir.Dir, ma, mb *savedir.Manifest, rep *DiffReport) error
 	gb := genStore{gen: mb.Generation, name: mb.Chunks.Name, s: sb}
 	c := newChunkDiff(ga, gb, rep)
 	c.walk()
+	c.diffBlocks()
 	return nil
 }
 
@@ -159,9 +231,16 @@ type chunkDiff struct {
 	// generated chunks (the seed and generator version agree).
 	sameBase bool
 	npix     int
-	// bodies are the positions whose body block differs, for the
+	// blocks are the positions whose body block differs, for the
 	// bodies' and regional entities' diff.
-	bodies []chunkstore.Key
+	blocks []blockPos
+}
+
+// blockPos is the position of a body block that differs, and which
+// generations hold one there.
+type blockPos struct {
+	key  chunkstore.Key
+	a, b bool
 }
 
 func newChunkDiff(a, b genStore, rep *DiffReport) *chunkDiff {
@@ -232,7 +311,7 @@ func (c *chunkDiff) both(ea, eb *storetool.Entry) {
 		return
 	}
 	if ea.Type == chunkstore.BodyBlock {
-		c.bodies = append(c.bodies, ea.Key)
+		c.blocks = append(c.blocks, blockPos{key: ea.Key, a: true, b: true})
 		return
 	}
 	c.chunk(ea, eb)
@@ -245,7 +324,7 @@ func (c *chunkDiff) only(ea, eb *storetool.Entry) {
 		e = eb
 	}
 	if e.Type == chunkstore.BodyBlock {
-		c.bodies = append(c.bodies, e.Key)
+		c.blocks = append(c.blocks, blockPos{key: e.Key, a: ea != nil, b: eb != nil})
 		return
 	}
 	c.chunk(ea, eb)
