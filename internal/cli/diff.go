@@ -149,21 +149,13 @@ func diffLists(r *savetool.DiffReport) []diffList {
 		lists[1].lines = append(lists[1].lines, fmt.Sprintf("%-20d %-8s %s", b.ID, b.Kind, where(b.From, b.To)))
 	}
 	for _, e := range r.Regional {
-		line := fmt.Sprintf("%-20d %-8s %s", e.ID, e.Kind, where(e.From, e.To))
-		if len(e.Components) > 0 {
-			line += ": " + strings.Join(e.Components, ", ")
-		}
-		lists[2].lines = append(lists[2].lines, line)
+		lists[2].lines = append(lists[2].lines, fmt.Sprintf("%-20d %-8s %s", e.ID, e.Kind, where(e.From, e.To))+withComponents(e.Components))
 	}
 	for _, p := range r.Players {
 		lists[3].lines = append(lists[3].lines, fmt.Sprintf("%-20q %s", p.ID, p.Kind))
 	}
 	for _, e := range r.World {
-		line := fmt.Sprintf("%-20s %s", fmt.Sprintf("[%d, %d]", e.Entity[0], e.Entity[1]), e.Kind)
-		if len(e.Components) > 0 {
-			line += ": " + strings.Join(e.Components, ", ")
-		}
-		lists[4].lines = append(lists[4].lines, line)
+		lists[4].lines = append(lists[4].lines, fmt.Sprintf("%-20s %s", fmt.Sprintf("[%d, %d]", e.Entity[0], e.Entity[1]), e.Kind)+withComponents(e.Components))
 	}
 	for _, res := range r.Resources {
 		lists[5].lines = append(lists[5].lines, fmt.Sprintf("%s %s", res.Name, res.Kind))
@@ -172,6 +164,14 @@ func diffLists(r *savetool.DiffReport) []diffList {
 		lists[6].lines = append(lists[6].lines, fmt.Sprintf("generation %d: %s: %s", d.Generation, d.What, d.Err))
 	}
 	return lists
+}
+
+// withComponents lists the components that differ after a line: ": A, B".
+func withComponents(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(names, ", ")
 }
 
 // chunkLine describes a chunk that differs.

@@ -128,6 +128,15 @@ type ResourceChange struct {
 	Kind ChangeKind `json:"kind"`
 }
 
+// damage lists what of generation gen does not read, and why; it
+// reports whether there was anything (err not nil).
+func (r *DiffReport) damage(gen uint64, what string, err error) bool {
+	if err != nil {
+		r.Damaged = append(r.Damaged, DiffDamage{Generation: gen, What: what, Err: err.Error()})
+	}
+	return err != nil
+}
+
 // DiffDamage is an item of one generation that does not read.
 type DiffDamage struct {
 	Generation uint64 `json:"generation"`
@@ -349,7 +358,7 @@ func (c *chunkDiff) read(g genStore, e *storetool.Entry) (side, bool) {
 	}
 	raw, _, err := storetool.Tool.ReadRawKey(g.s, e.Key)
 	if err != nil {
-		c.rep.Damaged = append(c.rep.Damaged, DiffDamage{Generation: g.gen, What: "chunk " + keyString(e.Key), Err: err.Error()})
+		c.rep.damage(g.gen, "chunk "+keyString(e.Key), err)
 		return side{}, false
 	}
 	sd := side{typ: raw.Type.String(), pixels: raw.Pixels, extra: raw.Extra}

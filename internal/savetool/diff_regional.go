@@ -2,7 +2,6 @@ package savetool
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"reflect"
 	"regexp"
@@ -68,12 +67,12 @@ func (c *chunkDiff) readBlocks(g genStore, holds func(blockPos) bool) *blockSide
 		blk, err := g.s.EntitiesKey(p.key)
 		if err != nil {
 			side.damaged[p.key] = true
-			c.rep.Damaged = append(c.rep.Damaged, DiffDamage{Generation: g.gen, What: "bodies and entities of chunk " + keyString(p.key), Err: err.Error()})
+			c.rep.damage(g.gen, "bodies and entities of chunk "+keyString(p.key), err)
 			continue
 		}
 		if err := side.add(p.key, &blk); err != nil {
 			side.damaged[p.key] = true
-			c.rep.Damaged = append(c.rep.Damaged, DiffDamage{Generation: g.gen, What: "entities of chunk " + keyString(p.key), Err: err.Error()})
+			c.rep.damage(g.gen, "entities of chunk "+keyString(p.key), err)
 		}
 	}
 	return side
@@ -192,29 +191,69 @@ func fmtList(s []string) string {
 	return b.String()
 }
 
+// matchByID calls fn for each id of a or b, ascending: with x alone (in A
+// only), y alone (in B only) or both. An item whose block in the other
+// generation does not read is left out: whether it is there is unknown.
+func matchByID[T any](a, b map[uint64]T, damA, damB map[chunkstore.Key]bool, key func(T) chunkstore.Key, fn func(id uint64, x, y T, inA, inB bool)) {
+	ids := make([]uint64, 0, len(a)+len(b))
+	for id, x := range a {
+		if _, ok := b[id]; ok || !damB[key(x)] {
+			ids = append(ids, id)
+		}
+	}
+	for id, y := range b {
+		if _, ok := a[id]; !ok && !damA[key(y)] {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		x, inA := a[id]
+		y, inB := b[id]
+		fn(id, x, y, inA, inB)
+	}
+}
+
+// kindOf is the change of an item in A only, B only, or both.
+func kindOf(inA, inB bool) ChangeKind {
+	switch {
+	case !inB:
+		return ChangeRemoved
+	case !inA:
+		return ChangeAdded
+	}
+	return ChangeChanged
+}
+
 // diffBodies compares the pixel bodies of the blocks that differ.
 func (c *chunkDiff) diffBodies(a, b *blockSide) {
-	var out []BodyChange
-	for id, x := range a.bodies {
-		y, ok := b.bodies[id]
-		switch {
-		case !ok && b.damaged[x.key]:
-			// B's block there does not read: nothing to tell
-		case !ok:
-			out = append(out, BodyChange{ID: id, Kind: ChangeRemoved, From: diffPos(x.key)})
-		default:
-			if k, same := compareBodies(x, y); !same {
-				out = append(out, BodyChange{ID: id, Kind: k, From: diffPos(x.key), To: diffPos(y.key)})
+	matchByID(a.bodies, b.bodies, a.damaged, b.damaged, func(x *bodyItem) chunkstore.Key { return x.key },
+		func(id uint64, x, y *bodyItem, inA, inB bool) {
+			kind := kindOf(inA, inB)
+			if inA && inB {
+				var same bool
+				if kind, same = compareBodies(x, y); same {
+					return
+				}
 			}
-		}
+			c.rep.Bodies = append(c.rep.Bodies, BodyChange{ID: id, Kind: kind, From: x.pos(), To: y.pos()})
+		})
+}
+
+// pos is the chunk that holds a body, nil for none.
+func (x *bodyItem) pos() *DiffPos {
+	if x == nil {
+		return nil
 	}
-	for id, y := range b.bodies {
-		if _, ok := a.bodies[id]; !ok && !a.damaged[y.key] {
-			out = append(out, BodyChange{ID: id, Kind: ChangeAdded, To: diffPos(y.key)})
-		}
+	return diffPos(x.key)
+}
+
+// pos is the chunk that holds an entity, nil for none.
+func (x *entityItem) pos() *DiffPos {
+	if x == nil {
+		return nil
 	}
-	slices.SortFunc(out, func(p, q BodyChange) int { return cmp.Compare(p.ID, q.ID) })
-	c.rep.Bodies = append(c.rep.Bodies, out...)
+	return diffPos(x.key)
 }
 
 // compareBodies says how a body differs: changed when its pixels, shape,
@@ -235,27 +274,16 @@ func compareBodies(x, y *bodyItem) (ChangeKind, bool) {
 
 // diffRegional compares the regional entities of the blocks that differ.
 func (c *chunkDiff) diffRegional(a, b *blockSide) {
-	var out []EntityChange
-	for id, x := range a.regional {
-		y, ok := b.regional[id]
-		switch {
-		case !ok && b.damaged[x.key]:
-		case !ok:
-			out = append(out, EntityChange{ID: id, Kind: ChangeRemoved, From: diffPos(x.key)})
-		default:
-			ch := changedComponents(x, y)
-			if len(ch) > 0 || x.key != y.key {
-				out = append(out, EntityChange{ID: id, Kind: ChangeChanged, From: diffPos(x.key), To: diffPos(y.key), Components: ch})
+	matchByID(a.regional, b.regional, a.damaged, b.damaged, func(x *entityItem) chunkstore.Key { return x.key },
+		func(id uint64, x, y *entityItem, inA, inB bool) {
+			e := EntityChange{ID: id, Kind: kindOf(inA, inB), From: x.pos(), To: y.pos()}
+			if inA && inB {
+				if e.Components = changedComponents(x, y); len(e.Components) == 0 && x.key == y.key {
+					return
+				}
 			}
-		}
-	}
-	for id, y := range b.regional {
-		if _, ok := a.regional[id]; !ok && !a.damaged[y.key] {
-			out = append(out, EntityChange{ID: id, Kind: ChangeAdded, To: diffPos(y.key)})
-		}
-	}
-	slices.SortFunc(out, func(p, q EntityChange) int { return cmp.Compare(p.ID, q.ID) })
-	c.rep.Regional = append(c.rep.Regional, out...)
+			c.rep.Regional = append(c.rep.Regional, e)
+		})
 }
 
 // changedComponents lists the components x and y do not have alike, by

@@ -19,13 +19,7 @@ import (
 func diffPlayers(d *savedir.Dir, ma, mb *savedir.Manifest, rep *DiffReport) {
 	pa, errA := d.ReadPlayers(ma)
 	pb, errB := d.ReadPlayers(mb)
-	if errA != nil {
-		rep.Damaged = append(rep.Damaged, DiffDamage{Generation: ma.Generation, What: "players index", Err: errA.Error()})
-	}
-	if errB != nil {
-		rep.Damaged = append(rep.Damaged, DiffDamage{Generation: mb.Generation, What: "players index", Err: errB.Error()})
-	}
-	if errA != nil || errB != nil {
+	if badA, badB := rep.damage(ma.Generation, "players index", errA), rep.damage(mb.Generation, "players index", errB); badA || badB {
 		return
 	}
 	var ea, eb []savedir.PlayerEntry
@@ -52,13 +46,8 @@ func diffPlayers(d *savedir.Dir, ma, mb *savedir.Manifest, rep *DiffReport) {
 			}
 			_, errA := d.ReadPlayer(pa, x.ID)
 			_, errB := d.ReadPlayer(pb, y.ID)
-			if errA != nil {
-				rep.Damaged = append(rep.Damaged, DiffDamage{Generation: ma.Generation, What: fmt.Sprintf("player %q", x.ID), Err: errA.Error()})
-			}
-			if errB != nil {
-				rep.Damaged = append(rep.Damaged, DiffDamage{Generation: mb.Generation, What: fmt.Sprintf("player %q", y.ID), Err: errB.Error()})
-			}
-			if errA == nil && errB == nil {
+			what := fmt.Sprintf("player %q", x.ID)
+			if badA, badB := rep.damage(ma.Generation, what, errA), rep.damage(mb.Generation, what, errB); !badA && !badB {
 				rep.Players = append(rep.Players, PlayerChange{ID: x.ID, Kind: ChangeChanged})
 			}
 		}
@@ -131,13 +120,7 @@ func diffWorld(d *savedir.Dir, ma, mb *savedir.Manifest, rep *DiffReport) {
 	if errB == nil {
 		wb, errB = readWorldDoc(mb, db)
 	}
-	if errA != nil {
-		rep.Damaged = append(rep.Damaged, DiffDamage{Generation: ma.Generation, What: "world file", Err: errA.Error()})
-	}
-	if errB != nil {
-		rep.Damaged = append(rep.Damaged, DiffDamage{Generation: mb.Generation, What: "world file", Err: errB.Error()})
-	}
-	if errA != nil || errB != nil {
+	if badA, badB := rep.damage(ma.Generation, "world file", errA), rep.damage(mb.Generation, "world file", errB); badA || badB {
 		return
 	}
 	a, b := wa.entities(), wb.entities()
