@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 )
@@ -209,24 +210,41 @@ type genStore struct {
 }
 
 // diffStores compares the chunk stores of ma and mb into rep.
+// A store that does not open because it is damaged is listed as damaged,
+// and no chunk is compared; any other failure to open one is the error.
 func diffStores(d *savedir.Dir, ma, mb *savedir.Manifest, rep *DiffReport) error {
-	fsys := d.FS()
-	sa, err := openGeneration(d, ma, *inspectOptions(fsys))
-	if err != nil {
-		return fmt.Errorf("generation %d: %s: %w", ma.Generation, ma.Chunks.Name, err)
+	sa, errA := openDiffStore(d, ma)
+	sb, errB := openDiffStore(d, mb)
+	if sa != nil {
+		defer sa.Close()
 	}
-	defer sa.Close()
-	sb, err := openGeneration(d, mb, *inspectOptions(fsys))
-	if err != nil {
-		return fmt.Errorf("generation %d: %s: %w", mb.Generation, mb.Chunks.Name, err)
+	if sb != nil {
+		defer sb.Close()
 	}
-	defer sb.Close()
+	for _, err := range []error{errA, errB} {
+		if err != nil && !errors.Is(err, errs.Corrupt) {
+			return err
+		}
+	}
+	badA := rep.damage(ma.Generation, "chunk store "+ma.Chunks.Name, errA)
+	if badB := rep.damage(mb.Generation, "chunk store "+mb.Chunks.Name, errB); badA || badB {
+		return nil
+	}
 	ga := genStore{gen: ma.Generation, name: ma.Chunks.Name, s: sa}
 	gb := genStore{gen: mb.Generation, name: mb.Chunks.Name, s: sb}
 	c := newChunkDiff(ga, gb, rep)
 	c.walk()
 	c.diffBlocks()
 	return nil
+}
+
+// openDiffStore opens the chunk store generation m names, read-only.
+func openDiffStore(d *savedir.Dir, m *savedir.Manifest) (*chunkstore.Store, error) {
+	s, err := openGeneration(d, m, *inspectOptions(d.FS()))
+	if err != nil {
+		return nil, fmt.Errorf("generation %d: %s: %w", m.Generation, m.Chunks.Name, err)
+	}
+	return s, nil
 }
 
 // chunkDiff compares the chunks of two stores.

@@ -3,6 +3,7 @@ package savetool_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -268,4 +269,15 @@ func TestDiffDamagedWorldAndPlayer(t *testing.T) {
 	expect(t, len(r.World) == 0 && len(r.Resources) == 0, "world changes listed from a damaged world file: %v %v", r.World, r.Resources)
 	expect(t, fmt.Sprint(r.Players) == "[{bob added}]", "players %v", r.Players)
 	expect(t, len(r.Chunks) == 2 && len(r.Bodies) == 3 && len(r.Regional) == 4, "the chunks' changes: %v", lines(r))
+}
+
+// A generation whose chunk store does not open is listed as damaged; its
+// world and players are still compared.
+func TestDiffStoreThatDoesNotOpen(t *testing.T) {
+	dir := savetest.FreshWithCopies(t, base)
+	must(t, os.Remove(filepath.Join(dir, "backups", "chunks-2-data-1.pxsd")))
+	r := diff(t, dir, 2, 3)
+	expect(t, len(r.Damaged) == 1 && r.Damaged[0].Generation == 2 && r.Damaged[0].What == "chunk store backups/chunks-2.pxsw", "damaged %+v", r.Damaged)
+	expect(t, len(r.Chunks) == 0 && r.Shared == 0, "chunks compared with a store that does not open: %v", lines(r))
+	expect(t, fmt.Sprint(lines(r)) == "[resource github.com/arksave/arksave/internal/testkit/savetest.Score changed]", "changes %v", lines(r))
 }
