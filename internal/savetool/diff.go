@@ -147,13 +147,18 @@ type DiffDamage struct {
 
 // Diff compares generations a and b (0: the committed one; else a
 // backup's) of the save directory at dir and reports what differs: the
-// stored chunks, with the number of pixels that changed. Entries of the
-// chunk store that both generations share (the same record of the same
-// store file) are skipped without reading them, so that the cost follows
-// what changed, not the world; other entries are decoded and compared,
-// so that a chunk written again with the same pixels (a compaction, a
-// copy of the store) is not reported. What does not read in either
-// generation is listed as damaged, not as a change.
+// stored chunks, with the number of pixels that changed; the pixel bodies
+// and the other regional entities of the chunks' entity blocks, by stable
+// id; the players, by id; the entities and resources of the world files,
+// read through their JSON export (no Go type of the game is needed).
+//
+// Entries of the chunk store that both generations share (the same record
+// of the same store file) are skipped without reading them, so that the
+// cost follows what changed, not the world; other entries are decoded and
+// compared, so that a chunk written again with the same pixels (a
+// compaction, a copy of the store) is not reported. Players whose index
+// entries name the same record bytes are not read either. What does not
+// read in either generation is listed as damaged, not as a change.
 //
 // A generation the directory does not keep is an error matching
 // autosave.ErrNoGeneration that names the kept ones. Diff takes no lock
