@@ -103,6 +103,8 @@ type Server struct {
 
 	generations memo // /api/generations by generation
 	checks      memo // /api/check by generation
+
+	old oldViews // kept generations the pages asked for (the gen parameter)
 }
 
 // New opens the save directory at dir read-only, at its committed
@@ -118,7 +120,7 @@ func New(dir string, o Options) (*Server, error) {
 	if o.Generator != nil {
 		s.gen = &genCache{gen: o.Generator}
 	}
-	v, err := openView(dir, &s.opts, s.seed, nil)
+	v, err := openView(dir, 0, &s.opts, s.seed, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +146,7 @@ func (s *Server) Close() error {
 		s.mu.Unlock()
 		s.refreshMu.Unlock()
 		v.release()
+		s.old.close()
 	})
 	return nil
 }
@@ -210,7 +213,7 @@ func (s *Server) Refresh() (bool, error) {
 		s.setErr(err)
 		return false, err
 	}
-	nv, err := openView(s.dir, &s.opts, s.seed, cur)
+	nv, err := openView(s.dir, 0, &s.opts, s.seed, cur)
 	if err != nil {
 		s.setErr(err)
 		return false, err
@@ -225,6 +228,7 @@ func (s *Server) Refresh() (bool, error) {
 	s.cur, s.lastErr = nv, nil
 	s.mu.Unlock()
 	cur.release() // the server's reference; the deferred release drops ours
+	s.old.keep(keptGenerations(d))
 	s.events.publish(newEvent(nv.man.Generation, cur.man.Generation, rects, all, entities))
 	return true, nil
 }
