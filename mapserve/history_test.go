@@ -4,15 +4,24 @@ import (
 	"fmt"
 	"image"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/savetest"
+	"github.com/arksave/arksave/internal/testkit/terrain"
 	"github.com/arksave/arksave/mapserve"
+	"github.com/arksave/arksave/vfs"
 )
 
 // storedAt lists what generation gen of dir stores, by position, as the
@@ -204,4 +213,70 @@ func TestKeptGenerationViewsClose(t *testing.T) {
 	expect(t, w.Generation == 3, "generation 3: %+v", w)
 	shut(t, s, ts)
 	expect(t, watch.openFiles() == 0, "%d files open after Close", watch.openFiles())
+}
+
+// manyGenerations makes a save in a new directory with gens generations,
+// every one of them kept, each a chunk painted anew.
+func manyGenerations(t *testing.T, gens int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "save")
+	w := ecs.NewWorld()
+	systems, err := arksave.Plugin{Dir: dir, ChunkSize: savetest.ChunkSize, TileSize: savetest.TileSize, Seed: savetest.Seed,
+		Generator: savetest.Generator, Autosave: &autosave.Config{Interval: time.Hour, MaxBackups: gens}}.Install(w)
+	must(t, err)
+	pers := ecs.GetResource[arksave.Persistence](w)
+	defer pers.Close()
+	ecs.NewMap1[components.Focus](w).NewEntity(&components.Focus{Radius: 1})
+	ix := ecs.GetResource[components.ChunkIndex](w)
+	for i := 0; i < 5000 && ix.Len() < 9; i++ {
+		for _, s := range systems {
+			s.Update(w)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	expect(t, ix.Len() == 9, "%d of 9 chunks loaded", ix.Len())
+	chunks := ecs.NewMap2[components.Chunk, components.ChunkState](w)
+	for g := range gens {
+		e, ok := ix.Get(components.ChunkPos{X: int32(g%3 - 1), Y: 0})
+		expect(t, ok, "chunk %d,0 not loaded", g%3-1)
+		c, st := chunks.Get(e)
+		c.Set(g, 1, components.MakePixel(terrain.Stone, uint8(g), 0, 0))
+		st.MarkDirty()
+		if r := pers.SaveNow(); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	return dir
+}
+
+// The server holds at most four kept generations open besides the live
+// one: asking for more closes the least recently used (their files
+// closed), and one asked for again opens again.
+func TestKeptGenerationViewsAreBounded(t *testing.T) {
+	dir := manyGenerations(t, 7)
+	watch := newWatchedFS()
+	_, ts := newServer(t, dir, mapserve.Options{Poll: -1, FS: watch, Generator: savetest.Generator})
+	var w world
+	getJSON(t, ts, "/api/world", &w)
+	expect(t, w.Generation == 7, "live generation %d", w.Generation)
+	open := []int{watch.openFiles()}
+	for gen := 1; gen <= 6; gen++ {
+		w = world{}
+		getJSON(t, ts, fmt.Sprintf("/api/world?gen=%d", gen), &w)
+		expect(t, w.Generation == uint64(gen), "gen=%d: generation %d", gen, w.Generation)
+		open = append(open, watch.openFiles())
+	}
+	// Each kept generation here has a store of its own (a backup copy):
+	// the files of four are open at most.
+	expect(t, open[1] > open[0] && open[4] > open[3] && open[5] == open[4] && open[6] == open[4],
+		"files open with the live generation, then with generations 1 to 6 asked for: %v", open)
+	watch.reset()
+	getJSON(t, ts, "/api/world?gen=1", &w)
+	reopened := false
+	watch.mu.Lock()
+	for _, c := range watch.calls {
+		reopened = reopened || c.op == vfs.OpOpen && strings.Contains(c.name, "chunks-1")
+	}
+	watch.mu.Unlock()
+	expect(t, w.Generation == 1 && reopened && watch.openFiles() == open[4], "generation 1 again: %d, reopened %v, %d files open", w.Generation, reopened, watch.openFiles())
 }
