@@ -23,6 +23,7 @@ const maxOldViews = 4
 type oldViews struct {
 	mu     sync.Mutex
 	views  []*view
+	kept   map[uint64]bool // the generations the save kept when the server last moved on; nil before
 	closed bool
 	open   sync.Mutex // one generation opens at a time
 }
@@ -80,6 +81,11 @@ func (o *oldViews) get(g uint64, open func() (*view, error)) (*view, error) {
 		v.release()
 		return nil, errClosed
 	}
+	if o.kept != nil && !o.kept[g] {
+		// The save dropped g while it opened: this request has it, as it
+		// was when asked for, and no other.
+		return v, nil
+	}
 	o.views = append(o.views, v)
 	if len(o.views) > maxOldViews {
 		o.views[0].release()
@@ -94,6 +100,7 @@ func (o *oldViews) get(g uint64, open func() (*view, error)) (*view, error) {
 func (o *oldViews) keep(kept map[uint64]bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.kept = kept
 	o.views = slices.DeleteFunc(o.views, func(v *view) bool {
 		if kept[v.man.Generation] {
 			return false
@@ -101,6 +108,13 @@ func (o *oldViews) keep(kept map[uint64]bool) {
 		v.release()
 		return true
 	})
+}
+
+// held reports whether any view is held.
+func (o *oldViews) held() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.views) > 0
 }
 
 // close closes every view and takes no more.

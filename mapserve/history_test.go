@@ -3,10 +3,13 @@ package mapserve_test
 import (
 	"fmt"
 	"image"
+	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -279,4 +282,73 @@ func TestKeptGenerationViewsAreBounded(t *testing.T) {
 	}
 	watch.mu.Unlock()
 	expect(t, w.Generation == 1 && reopened && watch.openFiles() == open[4], "generation 1 again: %d, reopened %v, %d files open", w.Generation, reopened, watch.openFiles())
+}
+
+// Requests for kept generations while the game saves on and the server
+// follows it, dropping the generations the save no longer keeps: every
+// answer is of the generation asked for, or a 404 once it is dropped, and
+// no file stays open after Close.
+func TestKeptGenerationsWhileTheGameSaves(t *testing.T) {
+	dir := fresh(t)
+	watch := newWatchedFS()
+	s, ts := newServer(t, dir, mapserve.Options{Poll: 5 * time.Millisecond, FS: watch, Generator: savetest.Generator})
+	g := openGame(t, dir)
+	done := make(chan struct{})
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				gen := 1 + (n+i)%4
+				for _, target := range []string{fmt.Sprintf("/api/world?gen=%d", gen), fmt.Sprintf("/api/tiles/0/0/0.png?gen=%d", gen),
+					fmt.Sprintf("/api/diff?a=%d", gen), fmt.Sprintf("/api/entities?gen=%d", gen)} {
+					res, err := ts.Client().Get(ts.URL + target)
+					if err != nil {
+						errs <- err
+						return
+					}
+					body, _ := io.ReadAll(res.Body)
+					res.Body.Close()
+					ok := res.StatusCode == http.StatusNotFound && strings.Contains(string(body), "holds no generation") ||
+						res.StatusCode == http.StatusOK && (strings.Contains(target, ".png") || strings.Contains(target, "diff") ||
+							strings.Contains(string(body), fmt.Sprintf(`"generation":%d,`, gen)))
+					if !ok {
+						errs <- fmt.Errorf("%s: %d %s", target, res.StatusCode, body)
+						return
+					}
+				}
+			}
+		}()
+	}
+	for i := range 4 {
+		paint(t, g, int32(i%2), 0, 10+i)
+	}
+	for s.Generation() != 7 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(done)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		must(t, err)
+	}
+	// The writer drops the backups beyond the newest two after its
+	// commit; the next Refresh (every Poll) closes their views.
+	for _, err := os.Lstat(filepath.Join(dir, "backups", "manifest-4")); err == nil; _, err = os.Lstat(filepath.Join(dir, "backups", "manifest-4")) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	_, err := s.Refresh()
+	must(t, err)
+	r := get(t, ts, "/api/world?gen=4")
+	expect(t, r.status == http.StatusNotFound && strings.Contains(string(r.body), "7 (committed), 6, 5"), "dropped generation 4: %d %s", r.status, r.body)
+	shut(t, s, ts)
+	expect(t, watch.openFiles() == 0, "%d files open after Close", watch.openFiles())
 }

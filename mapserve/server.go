@@ -206,6 +206,11 @@ func (s *Server) Refresh() (bool, error) {
 			err = d.ManifestErr()
 		} else if sameManifest(m, cur.man) {
 			s.setErr(nil)
+			if s.old.held() {
+				// A backup may have been dropped since the last commit
+				// (the writer drops them after it).
+				s.old.keep(keptGenerations(d))
+			}
 			return false, nil
 		}
 	}
@@ -224,11 +229,15 @@ func (s *Server) Refresh() (bool, error) {
 		return false, nil
 	}
 	rects, all, entities := nv.diff(cur)
+	// The kept generations as the directory lists them now, not before the
+	// new generation opened: a commit may have come in between.
+	if d, err := savedir.OpenDirReadOnly(s.opts.FS, s.dir); err == nil {
+		s.old.keep(keptGenerations(d))
+	}
 	s.mu.Lock()
 	s.cur, s.lastErr = nv, nil
 	s.mu.Unlock()
 	cur.release() // the server's reference; the deferred release drops ours
-	s.old.keep(keptGenerations(d))
 	s.events.publish(newEvent(nv.man.Generation, cur.man.Generation, rects, all, entities))
 	return true, nil
 }
