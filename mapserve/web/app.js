@@ -283,8 +283,8 @@ function draw() {
   ctx.strokeStyle = 'rgba(255,255,255,0.35)';
   ctx.lineWidth = 1;
   ctx.strokeRect(Math.round(ex0) - 0.5, Math.round(ey0) - 0.5, Math.round(ex1 - ex0) + 1, Math.round(ey1 - ey0) + 1);
-  if (S.diff) drawDiff(w, h);
   if (S.showGrid) drawChunks(w, h);
+  if (S.diff) drawDiff(w, h);
   if (S.showEntities) drawEntities(w, h);
   drawSelection();
   evictTiles();
@@ -632,7 +632,8 @@ function showHeader() {
   document.title = `${w.save} · generation ${S.generation} · arksave map`;
   $('save-name').textContent = w.save;
   $('generation').textContent = S.generation;
-  $('modified').textContent = `saved ${when(w.modified)}`;
+  $('modified').textContent = `saved ${when(w.modified)}` +
+    (S.pinned !== null ? ` · a kept generation: the live one is ${S.latest}` : '');
   const err = $('world-error');
   const msgs = [w.error, ...(w.warnings || [])].filter(Boolean);
   err.hidden = msgs.length === 0;
@@ -787,6 +788,7 @@ function showKept(gens) {
   }
   sel.value = S.compare === null ? '' : String(S.compare);
   showTime();
+  if (S.world) showHeader();
 }
 
 // showTime puts the slider where the shown generation is and labels it.
