@@ -473,7 +473,7 @@ canvas.addEventListener('wheel', (e) => {
 }, { passive: false });
 
 window.addEventListener('keydown', (e) => {
-  if (!S.world || e.target instanceof HTMLInputElement) return;
+  if (!S.world || e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement) return;
   const [w, h] = size();
   const step = 100 / S.scale;
   switch (e.key) {
