@@ -1,6 +1,7 @@
 package chunkstore
 
 import (
+	"container/list"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -164,22 +165,165 @@ func parseDataHeader(b []byte, n uint32, id *header) error {
 	return nil
 }
 
-// fileSet holds the open files of a store: the store file (number 0) and
-// the data files, opened when first needed. It is safe for concurrent use.
+// fileSet holds the files of a store: the store file (number 0), always
+// open, and the data files, opened when first needed. At most maxOpen data
+// files are open at once: the least recently used one not in use (and with
+// no write since its last sync) is closed when another must open, and opened
+// again, its header checked again, on its next use. It is safe for
+// concurrent use.
 type fileSet struct {
 	fsys vfs.FS
 	path string // the store file
 	rw   bool   // data files open read-write
 
-	mu    sync.Mutex
-	open  map[uint32]vfs.File
-	bad   map[uint32]error // why a data file cannot be used
-	hdr   header           // the store's identity, for data file headers
-	known bool             // hdr is set
+	mu      sync.Mutex
+	open    map[uint32]vfs.File // 0: the store file; others: *pooledFile
+	bad     map[uint32]error    // why a data file cannot be used
+	hdr     header              // the store's identity, for data file headers
+	known   bool                // hdr is set
+	maxOpen int                 // data files open at most (Options.MaxOpenFiles)
+	nopen   int                 // data files open now
+	idle    *list.List          // open data files nobody uses, least recently used first
 }
 
 func newFileSet(fsys vfs.FS, path string, main vfs.File, rw bool) *fileSet {
-	return &fileSet{fsys: fsys, path: path, rw: rw, open: map[uint32]vfs.File{0: main}, bad: map[uint32]error{}}
+	return &fileSet{fsys: fsys, path: path, rw: rw, open: map[uint32]vfs.File{0: main}, bad: map[uint32]error{}, maxOpen: DefaultMaxOpenFiles, idle: list.New()}
+}
+
+// pooledFile is a data file of a fileSet: its descriptor may be closed
+// while no call uses it, and is opened again by the next call.
+type pooledFile struct {
+	set   *fileSet
+	n     uint32
+	f     vfs.File      // nil while closed; guarded by set.mu, as the rest
+	users int           // calls using f now
+	dirty bool          // written since its last sync: stays open
+	idle  *list.Element // in set.idle while open, unused and clean
+}
+
+// acquire returns the open descriptor, opening it (and closing the least
+// recently used idle one over the bound) when it is closed.
+func (p *pooledFile) acquire() (vfs.File, error) {
+	fset := p.set
+	fset.mu.Lock()
+	defer fset.mu.Unlock()
+	if p.f == nil {
+		fset.evictLocked(fset.maxOpen - 1)
+		f, err := fset.openLocked(p.n)
+		if err != nil {
+			if errors.Is(err, ErrCorrupt) {
+				fset.bad[p.n] = err
+			}
+			return nil, err
+		}
+		p.f = f
+		fset.nopen++
+	}
+	fset.busyLocked(p)
+	p.users++
+	return p.f, nil
+}
+
+func (p *pooledFile) release(wrote, synced bool) {
+	fset := p.set
+	fset.mu.Lock()
+	defer fset.mu.Unlock()
+	p.users--
+	if wrote {
+		p.dirty = true
+	}
+	if synced {
+		p.dirty = false
+	}
+	if p.users == 0 && !p.dirty && p.f != nil {
+		p.idle = fset.idle.PushBack(p) // the most recently used
+	}
+	// Files kept open past the bound while written close once synced.
+	fset.evictLocked(fset.maxOpen)
+}
+
+// busyLocked takes p off the idle list.
+func (fset *fileSet) busyLocked(p *pooledFile) {
+	if p.idle != nil {
+		fset.idle.Remove(p.idle)
+		p.idle = nil
+	}
+}
+
+// evictLocked closes idle data files, least recently used first, until at
+// most limit are open. Files in use or written since their last sync stay
+// open (the bound is then passed for a while).
+func (fset *fileSet) evictLocked(limit int) {
+	for fset.nopen > limit && fset.idle.Len() > 0 {
+		p := fset.idle.Front().Value.(*pooledFile)
+		p.closeLocked()
+	}
+}
+
+func (p *pooledFile) ReadAt(b []byte, off int64) (int, error) {
+	f, err := p.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer p.release(false, false)
+	return f.ReadAt(b, off)
+}
+
+func (p *pooledFile) WriteAt(b []byte, off int64) (int, error) {
+	f, err := p.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer p.release(true, false)
+	return f.WriteAt(b, off)
+}
+
+func (p *pooledFile) Sync() error {
+	f, err := p.acquire()
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	p.release(false, err == nil)
+	return err
+}
+
+func (p *pooledFile) Truncate(size int64) error {
+	f, err := p.acquire()
+	if err != nil {
+		return err
+	}
+	defer p.release(true, false)
+	return f.Truncate(size)
+}
+
+func (p *pooledFile) Size() (int64, error) {
+	f, err := p.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer p.release(false, false)
+	return f.Size()
+}
+
+func (p *pooledFile) Name() string { return p.set.name(p.n) }
+
+// Close closes the descriptor; the next call opens it again.
+func (p *pooledFile) Close() error {
+	p.set.mu.Lock()
+	defer p.set.mu.Unlock()
+	return p.closeLocked()
+}
+
+func (p *pooledFile) closeLocked() error {
+	p.set.busyLocked(p)
+	if p.f == nil {
+		return nil
+	}
+	err := p.f.Close()
+	p.f = nil
+	p.set.nopen--
+	return err
 }
 
 // identify sets the store identity data file headers must carry.
@@ -211,22 +355,28 @@ func (fset *fileSet) main() vfs.File {
 // call tries again.
 func (fset *fileSet) get(n uint32) (vfs.File, error) {
 	fset.mu.Lock()
-	defer fset.mu.Unlock()
 	if f, ok := fset.open[n]; ok {
+		fset.mu.Unlock()
 		return f, nil
 	}
 	if err, ok := fset.bad[n]; ok {
+		fset.mu.Unlock()
 		return nil, err
 	}
-	f, err := fset.openLocked(n)
-	if err != nil {
-		if errors.Is(err, ErrCorrupt) {
-			fset.bad[n] = err
+	p := &pooledFile{set: fset, n: n}
+	fset.open[n] = p
+	fset.mu.Unlock()
+	// Open it now, so that a missing or damaged file is known at once.
+	if _, err := p.acquire(); err != nil {
+		fset.mu.Lock()
+		if fset.open[n] == p {
+			delete(fset.open, n)
 		}
+		fset.mu.Unlock()
 		return nil, err
 	}
-	fset.open[n] = f
-	return f, nil
+	p.release(false, false)
+	return p, nil
 }
 
 func (fset *fileSet) openLocked(n uint32) (vfs.File, error) {
@@ -283,10 +433,7 @@ func openRegular(fsys vfs.FS, p string, rw bool) (vfs.File, error) {
 func (fset *fileSet) create(n uint32, h header) (vfs.File, error) {
 	fset.mu.Lock()
 	defer fset.mu.Unlock()
-	if f, ok := fset.open[n]; ok {
-		f.Close()
-		delete(fset.open, n)
-	}
+	fset.forgetLocked(n)
 	delete(fset.bad, n)
 	p := fset.name(n)
 	if err := fsguard.Regular(fset.fsys, p, filepath.Base(p), ErrCorrupt); err != nil {
@@ -301,8 +448,23 @@ func (fset *fileSet) create(n uint32, h header) (vfs.File, error) {
 		f.Close()
 		return nil, err
 	}
-	fset.open[n] = f
-	return f, nil
+	fset.evictLocked(fset.maxOpen - 1)
+	pf := &pooledFile{set: fset, n: n, f: f, dirty: true}
+	fset.nopen++
+	fset.open[n] = pf
+	return pf, nil
+}
+
+// forgetLocked closes data file n and forgets it.
+func (fset *fileSet) forgetLocked(n uint32) {
+	if f, ok := fset.open[n]; ok {
+		if p, ok := f.(*pooledFile); ok {
+			p.closeLocked()
+		} else {
+			f.Close()
+		}
+		delete(fset.open, n)
+	}
 }
 
 // remove closes and deletes data file n.
@@ -312,10 +474,7 @@ func (fset *fileSet) remove(n uint32) error {
 	if n == 0 {
 		return nil
 	}
-	if f, ok := fset.open[n]; ok {
-		f.Close()
-		delete(fset.open, n)
-	}
+	fset.forgetLocked(n)
 	delete(fset.bad, n)
 	err := fset.fsys.Remove(fset.name(n))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -324,7 +483,8 @@ func (fset *fileSet) remove(n uint32) error {
 	return err
 }
 
-// opened returns the numbers of the data files open now.
+// opened returns the numbers of the data files the set knows (opened once,
+// whether their descriptors are open now or not).
 func (fset *fileSet) opened() []uint32 {
 	fset.mu.Lock()
 	defer fset.mu.Unlock()
@@ -363,7 +523,13 @@ func (fset *fileSet) closeAll() error {
 	defer fset.mu.Unlock()
 	var first error
 	for n, f := range fset.open {
-		if err := f.Close(); err != nil && (first == nil || n == 0) {
+		var err error
+		if p, ok := f.(*pooledFile); ok {
+			err = p.closeLocked()
+		} else if f != nil {
+			err = f.Close()
+		}
+		if err != nil && (first == nil || n == 0) {
 			first = err
 		}
 	}

@@ -43,6 +43,9 @@ const (
 	// DefaultDataFileSize is the size a data file grows to before the
 	// next one starts (Options.DataFileSize).
 	DefaultDataFileSize = 128 << 20
+	// DefaultMaxOpenFiles is how many data files a store keeps open at
+	// most (Options.MaxOpenFiles).
+	DefaultMaxOpenFiles = 64
 )
 
 // Limits of a store.
@@ -137,6 +140,13 @@ type Options struct {
 	// file (a record larger than that gets a data file of its own). Zero
 	// means DefaultDataFileSize (128 MiB); at least 1 KiB, below 1 TiB.
 	DataFileSize int64
+
+	// MaxOpenFiles is how many data files the store keeps open at most:
+	// past it, the least recently used one that no read or write is using
+	// is closed, and opened again (its header checked again) when next
+	// read. Zero means DefaultMaxOpenFiles (64); at least 2. (A data file
+	// written since its last sync stays open until the sync.)
+	MaxOpenFiles int
 
 	// Dictionary says which records the chunk dictionary shares (identical
 	// payloads stored once). Zero is DictionaryAll.
@@ -260,6 +270,7 @@ func (c *Options) fillDefaults(creating bool) {
 	c.CheckpointRatio = cmp.Or(c.CheckpointRatio, DefaultCheckpointRatio)
 	c.BaseCache = cmp.Or(c.BaseCache, DefaultBaseCache)
 	c.DataFileSize = cmp.Or(c.DataFileSize, DefaultDataFileSize)
+	c.MaxOpenFiles = cmp.Or(c.MaxOpenFiles, DefaultMaxOpenFiles)
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -291,6 +302,8 @@ func (c *Options) checkSizes(creating bool) error {
 		return fmt.Errorf("%w: PixelSize %d, this package stores %d-byte pixels", ErrInvalidConfig, c.PixelSize, pixelSize)
 	case c.DataFileSize < minDataFileSize || c.DataFileSize >= maxDataFileSize:
 		return fmt.Errorf("%w: DataFileSize %d not in [%d, %d)", ErrInvalidConfig, c.DataFileSize, minDataFileSize, int64(maxDataFileSize))
+	case c.MaxOpenFiles < 2:
+		return fmt.Errorf("%w: MaxOpenFiles %d: at least 2 (the newest data file and one to read)", ErrInvalidConfig, c.MaxOpenFiles)
 	}
 	return nil
 }

@@ -107,7 +107,9 @@ func Create(path string, o *Options) (*Store, error) {
 		f.Close()
 		return nil, fmt.Errorf("chunkstore: create %s: %w", path, err)
 	}
-	s := newStore(path, cfg, newFileSet(cfg.FS, path, f, true), h)
+	files := newFileSet(cfg.FS, path, f, true)
+	files.maxOpen = cfg.MaxOpenFiles
+	s := newStore(path, cfg, files, h)
 	s.w = storeOffset(1, dataHeaderSize)
 	return s, nil
 }
@@ -238,6 +240,7 @@ func openStoreRoot(path string, cfg Options, mode openMode, gen uint64, root *he
 		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
 	}
 	files := newFileSet(cfg.FS, path, f, !ro)
+	files.maxOpen = cfg.MaxOpenFiles
 	s, err := load(files, path, cfg, mode, gen, root)
 	if err != nil {
 		files.closeAll()

@@ -402,7 +402,7 @@ func TestOptionsDefaults(t *testing.T) {
 	must(t, s.Close())
 	expect(t, got.DeltaThreshold == chunkstore.DefaultDeltaThreshold && got.CompactionThreshold == chunkstore.DefaultCompactionThreshold &&
 		got.CheckpointRatio == chunkstore.DefaultCheckpointRatio && got.BaseCache == chunkstore.DefaultBaseCache &&
-		got.DataFileSize == chunkstore.DefaultDataFileSize && got.Workers == runtime.GOMAXPROCS(0) &&
+		got.DataFileSize == chunkstore.DefaultDataFileSize && got.MaxOpenFiles == chunkstore.DefaultMaxOpenFiles && got.Workers == runtime.GOMAXPROCS(0) &&
 		got.Axes == chunkstore.MinAxes && got.PixelSize == 4 && got.FS == mem, "defaults: %+v", got)
 
 	for _, tc := range []struct {
@@ -413,6 +413,7 @@ func TestOptionsDefaults(t *testing.T) {
 		{"ChunkSize", func(c *chunkstore.Options) { c.ChunkSize = 8192 }},
 		{"PixelSize", func(c *chunkstore.Options) { c.PixelSize = 3 }},
 		{"DataFileSize", func(c *chunkstore.Options) { c.DataFileSize = 10 }},
+		{"MaxOpenFiles", func(c *chunkstore.Options) { c.MaxOpenFiles = 1 }},
 		{"DeltaThreshold", func(c *chunkstore.Options) { c.DeltaThreshold = 1.5 }},
 		{"CompactionThreshold", func(c *chunkstore.Options) { c.CompactionThreshold = 1 }},
 		{"CheckpointRatio", func(c *chunkstore.Options) { c.CheckpointRatio = -1 }},

@@ -53,15 +53,17 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	var ep endpoint
 	switch {
 	case p == "/api/world":
-		ep = endpoint{nil, s.serveWorld}
+		ep = endpoint{[]string{"gen"}, s.serveWorld}
 	case strings.HasPrefix(p, "/api/tiles/"):
-		ep = endpoint{[]string{"g"}, s.serveTile}
+		ep = endpoint{[]string{"g", "gen"}, s.serveTile}
 	case p == "/api/chunk":
-		ep = endpoint{[]string{"x", "y"}, s.serveChunk}
+		ep = endpoint{[]string{"x", "y", "gen"}, s.serveChunk}
 	case p == "/api/entities":
-		ep = endpoint{nil, s.serveEntities}
+		ep = endpoint{[]string{"gen"}, s.serveEntities}
 	case p == "/api/entity":
-		ep = endpoint{[]string{"kind", "id"}, s.serveEntity}
+		ep = endpoint{[]string{"kind", "id", "gen"}, s.serveEntity}
+	case p == "/api/diff":
+		ep = endpoint{[]string{"a", "b"}, s.serveDiff}
 	case p == "/api/generations":
 		ep = endpoint{nil, s.serveGenerations}
 	case p == "/api/check":
@@ -82,9 +84,14 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	v := s.acquire()
-	if v == nil {
+	live := s.acquire()
+	if live == nil {
 		httpError(w, http.StatusServiceUnavailable, errClosed.Error())
+		return
+	}
+	defer live.release()
+	v := s.viewOf(w, live, q)
+	if v == nil {
 		return
 	}
 	defer v.release()
@@ -191,6 +198,7 @@ type storedJSON struct {
 type worldJSON struct {
 	Save             string       `json:"save"` // the directory's name
 	Generation       uint64       `json:"generation"`
+	Live             uint64       `json:"live"` // the committed generation the map follows
 	Modified         time.Time    `json:"modified"`
 	Created          time.Time    `json:"created"`
 	Store            string       `json:"store"`
@@ -227,6 +235,7 @@ func (s *Server) serveWorld(w http.ResponseWriter, r *http.Request, v *view, _ u
 	if err := s.refreshErr(); err != nil {
 		out.Error = err.Error()
 	}
+	out.Live = s.Generation()
 	out.Cache.Hits, out.Cache.Misses, out.Cache.Bytes = s.cache.stats()
 	out.Chunks = v.listing()
 	out.ChunksTruncated = len(out.Chunks) < len(v.chunks)

@@ -11,6 +11,12 @@
 // arksave check. While a game autosaves into the directory the page
 // follows each new generation and redraws only what changed.
 //
+// A time slider runs over the generations the save keeps (the committed
+// one and its backups): the page shows any of them, and follows the live
+// one at the slider's right end. An overlay tints the chunks that two
+// generations store differently (added, removed, changed). The address
+// keeps the generation shown and the one compared with.
+//
 // # Outline
 //
 //   - [New] opens a save directory read-only and returns a [Server], an
@@ -53,19 +59,34 @@
 // checked by the save directory's rules; nothing a request says is ever
 // used as a file name.
 //
+// A kept generation a request names (the gen parameter) is looked up among
+// the backup manifests the directory lists and opened read-only through the
+// root its manifest keeps, like the live one. At most four are held open
+// besides the live one, the least recently used closed first; each closes
+// when the save drops it.
+//
 // # HTTP interface
 //
 //	GET /                              the page (index.html, app.js, style.css, embedded)
-//	GET /api/world                     generation, chunk size, extent, stored chunks, warnings
+//	GET /api/world                     generation, live generation, chunk size, extent,
+//	                                   stored chunks, warnings
 //	GET /api/tiles/{z}/{x}/{y}.png     a 256x256 tile: level z is 2^z world pixels a tile pixel
 //	GET /api/chunk?x=X&y=Y             a chunk's record: kind, sizes, version, bodies
 //	GET /api/entities                  every entity: kind, id, position, bounds
 //	GET /api/entity?kind=K&id=ID       one entity with its components (the JSON export's view):
 //	                                   kind "body" by body id, "entity" by stable id,
 //	                                   "player" by player id
+//	GET /api/diff?a=G1[&b=G2]          the chunks generation G2 (absent: the live one) stores
+//	                                   differently from G1: added, removed, changed, each [x, y]
 //	GET /api/generations               generations and backups, chunk stores, the world file
 //	GET /api/check[?fresh=1]           the save's check, as arksave check --json prints it
 //	GET /api/events                    server-sent events: one "generation" event a commit
+//
+// /api/world, the tiles, /api/chunk, /api/entities and /api/entity take gen=G,
+// a kept generation (/api/generations lists them), and answer for it; without
+// it, for the live generation. A generation the save does not keep is 404,
+// the answer naming those it keeps; a gen that is not a generation's number
+// is 400.
 //
 // Tiles carry an ETag made from the versions of the records drawn in them
 // and the save's identity, with Cache-Control: no-cache, so that a browser

@@ -221,7 +221,7 @@ func TestSaveReadMatchesExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := Options{}.withDefaults()
-	v, err := openView(dir, &o, maphash.MakeSeed(), nil)
+	v, err := openView(dir, 0, &o, maphash.MakeSeed(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,6 +103,8 @@ type Server struct {
 
 	generations memo // /api/generations by generation
 	checks      memo // /api/check by generation
+
+	old oldViews // kept generations the pages asked for (the gen parameter)
 }
 
 // New opens the save directory at dir read-only, at its committed
@@ -118,7 +120,7 @@ func New(dir string, o Options) (*Server, error) {
 	if o.Generator != nil {
 		s.gen = &genCache{gen: o.Generator}
 	}
-	v, err := openView(dir, &s.opts, s.seed, nil)
+	v, err := openView(dir, 0, &s.opts, s.seed, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +146,7 @@ func (s *Server) Close() error {
 		s.mu.Unlock()
 		s.refreshMu.Unlock()
 		v.release()
+		s.old.close()
 	})
 	return nil
 }
@@ -203,6 +206,11 @@ func (s *Server) Refresh() (bool, error) {
 			err = d.ManifestErr()
 		} else if sameManifest(m, cur.man) {
 			s.setErr(nil)
+			if s.old.held() {
+				// A backup may have been dropped since the last commit
+				// (the writer drops them after it).
+				s.old.keep(keptGenerations(d))
+			}
 			return false, nil
 		}
 	}
@@ -210,7 +218,7 @@ func (s *Server) Refresh() (bool, error) {
 		s.setErr(err)
 		return false, err
 	}
-	nv, err := openView(s.dir, &s.opts, s.seed, cur)
+	nv, err := openView(s.dir, 0, &s.opts, s.seed, cur)
 	if err != nil {
 		s.setErr(err)
 		return false, err
@@ -221,6 +229,11 @@ func (s *Server) Refresh() (bool, error) {
 		return false, nil
 	}
 	rects, all, entities := nv.diff(cur)
+	// The kept generations as the directory lists them now, not before the
+	// new generation opened: a commit may have come in between.
+	if d, err := savedir.OpenDirReadOnly(s.opts.FS, s.dir); err == nil {
+		s.old.keep(keptGenerations(d))
+	}
 	s.mu.Lock()
 	s.cur, s.lastErr = nv, nil
 	s.mu.Unlock()

@@ -54,21 +54,9 @@ func TestWorld(t *testing.T) {
 	expect(t, w.Generation == 3 && w.ChunkSize == n && w.TileSize == mapserve.TileSize && w.MaxLevel == mapserve.MaxLevel && w.Generator,
 		"world %+v", w)
 	expect(t, w.Bounds == [4]int{-n, -n, 2 * n, 2 * n} && w.Extent == [4]int{-2 * n, -2 * n, 3 * n, 3 * n}, "bounds %v, extent %v", w.Bounds, w.Extent)
-	s := storeOf(t, base)
-	want := map[string]string{}
-	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
-		k := fmt.Sprint(e.Pos.X, e.Pos.Y)
-		if e.Type != chunkstore.BodyBlock {
-			want[k] = e.Type.String()
-		} else if want[k] == "" {
-			want[k] = "none"
-		}
-		return true
-	})
-	got := map[string]string{}
+	want, got := storedAt(t, base, 0), listed(w)
 	bodies := 0
 	for _, c := range w.Chunks {
-		got[fmt.Sprint(c.X, c.Y)] = c.Kind
 		bodies += c.Bodies
 	}
 	expect(t, fmt.Sprint(got) == fmt.Sprint(want) && len(got) == 6, "chunks %v, want %v", got, want)

@@ -83,16 +83,17 @@ type version struct {
 // beyond it they count as changed.
 const compareBudget = 256 << 20
 
-// openView opens the committed generation of the save at dir. What it has
-// in common with prev, the previous generation of the same save (which
-// must stay open meanwhile), keeps prev's versions and parsed bodies.
-func openView(dir string, o *Options, seed maphash.Seed, prev *view) (*view, error) {
-	s, m, err := savetool.OpenStore(dir, 0, savetool.Options{FS: o.FS})
+// openView opens generation gen of the save at dir (0: the committed
+// one; else a kept one, through its backup manifest). What it has in
+// common with prev, the previous generation of the same save (which must
+// stay open meanwhile), keeps prev's versions and parsed bodies.
+func openView(dir string, gen uint64, o *Options, seed maphash.Seed, prev *view) (*view, error) {
+	s, m, err := savetool.OpenStore(dir, gen, savetool.Options{FS: o.FS})
 	var damage *chunkstore.Report
 	if errors.Is(err, chunkstore.ErrCorrupt) {
 		// A page table cut off (a truncated data file): show what still
 		// reads, the rest as damaged, rather than nothing.
-		s, m, damage, err = openDamaged(dir, o, err)
+		s, m, damage, err = openDamaged(dir, gen, o, err)
 	}
 	if err != nil {
 		return nil, lostFile(dir, err)
@@ -364,16 +365,19 @@ func floorDiv(a, b int) int {
 	return a / b
 }
 
-// openDamaged opens the committed generation's chunk store of the save at
-// dir when its page table does not read (err, from the plain open): the
-// index rebuilt by scanning its records (chunkstore's Repair, read-only),
-// with the report of what was skipped. A store that cannot be opened even
-// so returns err.
-func openDamaged(dir string, o *Options, err error) (*chunkstore.Store, *savedir.Manifest, *chunkstore.Report, error) {
+// openDamaged opens the chunk store of generation gen (0: the committed
+// one) of the save at dir when its page table does not read (err, from the
+// plain open): the index rebuilt by scanning its records (chunkstore's
+// Repair, read-only), with the report of what was skipped. A store that
+// cannot be opened even so returns err.
+func openDamaged(dir string, gen uint64, o *Options, err error) (*chunkstore.Store, *savedir.Manifest, *chunkstore.Report, error) {
 	var s *chunkstore.Store
 	var man *savedir.Manifest
 	rerr := savedir.ReadConsistent(o.FS, dir, func(d *savedir.Dir) error {
 		m := d.Manifest()
+		if m != nil && gen != 0 && gen != m.Generation {
+			m, _ = d.Backup(gen)
+		}
 		if m == nil || len(m.Chunks.Root) == 0 {
 			return err
 		}

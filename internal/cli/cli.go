@@ -1,5 +1,5 @@
 // Package cli is the arksave command line: inspect, check, repair,
-// compact, restore, render, export, import, copy, migrate and serve save
+// compact, restore, diff, render, export, import, copy, migrate and serve save
 // directories and their files. Its Main is the arksave command's; a build
 // of the command that should also reach saves in NATS JetStream imports
 // the jetstream package beside it (github.com/arksave/arksave/jetstream/cmd/arksave).
@@ -16,6 +16,7 @@
 //	repair [flags] DIR               recover everything recoverable into a new generation
 //	compact [--backups N] [-q] DIR   rewrite the chunk store without dead space, as a new generation
 //	restore --generation G DIR       make a backed-up generation current again, as a new generation
+//	diff [--json] [--all] DIR A B    what differs between two generations: chunks, bodies, regional entities, players, world entities
 //	render -o FILE.png [flags] DIR   draw the saved pixel world as a PNG
 //	export --json DIR|FILE.pecs      the ECS world and the stored chunks as JSON
 //	import [--out F|--into DIR] JSON the JSON of export back into a world file, or into a save

@@ -392,7 +392,7 @@ func (d *Dir) Leftovers() []string {
 	var out []string
 	names, _ := d.fs.ReadDir(d.path)
 	for _, name := range names {
-		if name != LockName && name != ManifestName && formName(name) {
+		if name != LockName && name != ManifestName && name != MetaName && name != ThumbnailName && formName(name) {
 			out = append(out, name)
 		}
 	}
@@ -1146,7 +1146,7 @@ func (d *Dir) cleanupWith(max int) error {
 	}
 	backups, damaged := d.backups()
 	backups = d.dropBackupsOver(backups, max)
-	k := keptFiles{names: map[string]bool{ManifestName: true, LockName: true}, allData: map[string]bool{}}
+	k := keptFiles{names: map[string]bool{ManifestName: true, LockName: true, MetaName: true, ThumbnailName: true}, allData: map[string]bool{}}
 	k.names[cur.World.Name] = true
 	k.store(cur)
 	k.players(cur.Players)

@@ -249,7 +249,7 @@ func formName(rel string) bool {
 	_, isWorld := worldGeneration(rel)
 	_, isPlayers := playersGeneration(rel)
 	_, isPlayersData := playersDataGeneration(rel)
-	return rel == ManifestName || isWorld || isStoreName(rel) || isDataFileName(rel) || isPlayers || isPlayersData
+	return rel == ManifestName || rel == MetaName || rel == ThumbnailName || isWorld || isStoreName(rel) || isDataFileName(rel) || isPlayers || isPlayersData
 }
 
 // checkManifestNames checks every name a manifest holds against the form

@@ -56,6 +56,9 @@ type Job struct {
 	// committed into backups/, so that its backup shares no file with the
 	// generations after it (Config.BackupCopyEvery); 0 or negative: never.
 	BackupCopyEvery int
+	// Meta, when set, is what the game gives the save's description
+	// (meta.json, thumbnail.png), written after the commit, between saves.
+	Meta *MetaInput
 }
 
 // Writer owns a save directory and its chunk store and commits saves on a
@@ -629,6 +632,7 @@ func (w *Writer) loop() {
 		w.track.Store(nil)
 		w.logResult(r)
 		w.results <- r
+		w.writeMeta(j.Meta, r)
 		if r.Err == nil && j.SaveTo == "" {
 			w.copyBackup(j, r.Generation)
 		}

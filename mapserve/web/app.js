@@ -1,6 +1,8 @@
 // The arksave map: tiles of the saved pixel world on a canvas, pan and zoom
-// with mouse and touch, entities with their ids, a click to inspect, and
-// server-sent events to follow each new generation. No framework, no build.
+// with mouse and touch, entities with their ids, a click to inspect,
+// server-sent events to follow each new generation, a time slider over the
+// kept generations and an overlay of the chunks two of them store
+// differently. No framework, no build.
 'use strict';
 
 const TILE = 256;
@@ -11,6 +13,8 @@ const REGIONAL = '#7ee787'; // other regional entities: a diamond at their posit
 const PLAYER = '#ffd166';   // players with a position: a circle there
 const MARK = 6;             // the diamond's half size, CSS pixels
 const SELECTED = '#ffb347';
+// The diff overlay: a translucent fill and an outline inside each chunk.
+const DIFF = { changed: '255,61,245', added: '61,255,110', removed: '255,64,64' };
 
 const canvas = document.getElementById('map');
 const ctx = canvas.getContext('2d');
@@ -20,6 +24,12 @@ const $ = (id) => document.getElementById(id);
 const S = {
   world: null,          // /api/world
   generation: 0,        // the generation the map shows
+  latest: 0,            // the live generation: the committed one, which the map follows
+  pinned: null,         // the kept generation shown instead of the live one, or null
+  shown: 0,             // counts the changes of the generation shown: answers for an older one are dropped
+  kept: [],             // the kept generations, oldest first: {generation, modified}
+  compare: null,        // the generation the diff overlay compares the shown one with, or null
+  diff: null,           // /api/diff of compare and the shown generation: {a, b, cells: "x,y" -> kind}
   cx: 0, cy: 0,         // world pixel at the canvas centre
   scale: 1,             // CSS pixels per world pixel
   tiles: new Map(),     // "z/x/y" -> tile
@@ -124,9 +134,23 @@ function viewChanged() {
   requestDraw();
   clearTimeout(hashTimer);
   hashTimer = setTimeout(() => {
-    history.replaceState(null, '', `#x=${Math.round(S.cx)}&y=${Math.round(S.cy)}&scale=${+S.scale.toPrecision(6)}`);
+    history.replaceState(null, '', `#x=${Math.round(S.cx)}&y=${Math.round(S.cy)}&scale=${+S.scale.toPrecision(6)}` +
+      (S.pinned !== null ? `&gen=${S.pinned}` : '') + (S.compare !== null ? `&cmp=${S.compare}` : ''));
   }, 250);
 }
+
+// generationsFromHash reads gen= (the kept generation shown) and cmp= (the
+// one the overlay compares it with) of the page's address.
+function generationsFromHash() {
+  const p = new URLSearchParams(location.hash.slice(1));
+  const num = (k) => { const n = Number(p.get(k)); return p.has(k) && Number.isSafeInteger(n) && n > 0 ? n : null; };
+  S.pinned = num('gen');
+  S.compare = num('cmp');
+}
+
+// genQuery is the query naming the generation shown, for the API: none
+// for the live one.
+function genQuery(sep) { return S.pinned !== null ? `${sep}gen=${S.pinned}` : ''; }
 
 // viewFromHash reads #x=..&y=..&scale=.. and reports whether it held a view.
 function viewFromHash() {
@@ -171,7 +195,7 @@ function loadTile(t) {
     requestDraw();
   };
   img.onerror = () => { if (t.pending === img) t.pending = null; };
-  img.src = `/api/tiles/${t.z}/${t.x}/${t.y}.png?g=${t.ver}`;
+  img.src = `/api/tiles/${t.z}/${t.x}/${t.y}.png?g=${t.ver}${genQuery('&')}`;
   S.stats.tileLoads++;
 }
 
@@ -260,9 +284,29 @@ function draw() {
   ctx.lineWidth = 1;
   ctx.strokeRect(Math.round(ex0) - 0.5, Math.round(ey0) - 0.5, Math.round(ex1 - ex0) + 1, Math.round(ey1 - ey0) + 1);
   if (S.showGrid) drawChunks(w, h);
+  if (S.diff) drawDiff(w, h);
   if (S.showEntities) drawEntities(w, h);
   drawSelection();
   evictTiles();
+}
+
+// drawDiff tints the chunks the shown generation stores differently from
+// the one compared with: a translucent fill and an outline inside each.
+function drawDiff(w, h) {
+  const cs = S.world.chunk_size;
+  ctx.lineWidth = 2;
+  for (const [key, kind] of S.diff.cells) {
+    const [cx, cy] = key.split(',').map(Number);
+    const [x0, y0] = toScreen(cx * cs, cy * cs).map(Math.round);
+    const [x1, y1] = toScreen((cx + 1) * cs, (cy + 1) * cs).map(Math.round);
+    if (x1 < 0 || y1 < 0 || x0 > w || y0 > h) continue;
+    ctx.fillStyle = `rgba(${DIFF[kind]},0.35)`;
+    ctx.fillRect(x0, y0, x1 - x0, y1 - y0);
+    if (x1 - x0 >= 6) {
+      ctx.strokeStyle = `rgba(${DIFF[kind]},0.9)`;
+      ctx.strokeRect(x0 + 1, y0 + 1, x1 - x0 - 2, y1 - y0 - 2);
+    }
+  }
 }
 
 function drawChunks(w, h) {
@@ -429,7 +473,7 @@ canvas.addEventListener('wheel', (e) => {
 }, { passive: false });
 
 window.addEventListener('keydown', (e) => {
-  if (!S.world || e.target instanceof HTMLInputElement) return;
+  if (!S.world || e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement) return;
   const [w, h] = size();
   const step = 100 / S.scale;
   switch (e.key) {
@@ -503,9 +547,9 @@ async function showSelection() {
   let node;
   try {
     if (sel.type === 'chunk') {
-      node = chunkInfo(await api(`/api/chunk?x=${sel.x}&y=${sel.y}`));
+      node = chunkInfo(await api(`/api/chunk?x=${sel.x}&y=${sel.y}${genQuery('&')}`));
     } else {
-      node = entityInfo(await api(`/api/entity?kind=${encodeURIComponent(sel.kind)}&id=${encodeURIComponent(sel.id)}`));
+      node = entityInfo(await api(`/api/entity?kind=${encodeURIComponent(sel.kind)}&id=${encodeURIComponent(sel.id)}${genQuery('&')}`));
     }
   } catch (err) {
     node = el('p', { class: 'error' }, err.message);
@@ -588,19 +632,22 @@ function showHeader() {
   document.title = `${w.save} · generation ${S.generation} · arksave map`;
   $('save-name').textContent = w.save;
   $('generation').textContent = S.generation;
-  $('modified').textContent = `saved ${when(w.modified)}`;
+  $('modified').textContent = `saved ${when(w.modified)}` +
+    (S.pinned !== null ? ` · a kept generation: the live one is ${S.latest}` : '');
   const err = $('world-error');
   const msgs = [w.error, ...(w.warnings || [])].filter(Boolean);
   err.hidden = msgs.length === 0;
   err.textContent = msgs.join('; ');
 }
 
-// loadWorld reads what the map shows. The generation the page shows moves
-// on with the events only, each of which says what to redraw.
+// loadWorld reads what the map shows. The live generation the page shows
+// moves on with the events only, each of which says what to redraw.
 async function loadWorld() {
-  const w = await api('/api/world');
-  if (S.world && w.generation < S.world.generation) return;
+  const shown = S.shown;
+  const w = await api('/api/world' + genQuery('?'));
+  if (shown !== S.shown || S.pinned === null && S.world && w.generation < S.world.generation) return;
   S.world = w;
+  S.latest = Math.max(S.latest, w.live);
   if (!S.generation) S.generation = w.generation;
   S.chunks = new Map(w.chunks.map((c) => [`${c.x},${c.y}`, c]));
   showHeader();
@@ -608,8 +655,9 @@ async function loadWorld() {
 }
 
 async function loadEntities() {
-  const r = await api('/api/entities');
-  if (r.generation < S.generation) return;
+  const shown = S.shown;
+  const r = await api('/api/entities' + genQuery('?'));
+  if (shown !== S.shown || r.generation < S.generation) return;
   S.entities = r.entities;
   requestDraw();
 }
@@ -631,6 +679,7 @@ async function loadGenerations() {
     $('generations').replaceChildren(el('p', { class: 'error' }, err.message));
     return;
   }
+  showKept(d.generations);
   const rows = d.generations.map((g) => el('tr', { class: g.current ? 'current' : '', title: `${g.world}, ${g.store} generation ${g.store_generation}` },
     el('td', null, g.generation), el('td', null, g.current ? 'current' : 'backup'),
     el('td', null, new Date(g.modified).toLocaleTimeString()), el('td', null, bytes(g.world_bytes)),
@@ -688,7 +737,7 @@ async function loadCheck(fresh) {
 let checked = 0;
 function showCheckStale() {
   const p = $('check-stale');
-  if (p) p.textContent = checked && checked !== S.generation ? `the map now shows generation ${S.generation}: check again to check it` : '';
+  if (p) p.textContent = checked && checked !== S.latest ? `the save's committed generation is now ${S.latest}: check again to check it` : '';
 }
 
 // --- live ----------------------------------------------------------------------
@@ -703,7 +752,12 @@ function setLive(on) {
 async function onGeneration(ev) {
   S.stats.events.push(ev);
   if (S.stats.events.length > 200) S.stats.events.shift();
-  if (ev.generation <= S.generation) return;
+  if (ev.generation > S.latest) {
+    S.latest = ev.generation;
+    showCheckStale();
+    loadGenerationsSoon();
+  }
+  if (S.pinned !== null || ev.generation <= S.generation) return; // a kept generation stays as it is
   const all = ev.all || ev.previous !== S.generation;
   S.generation = ev.generation;
   invalidate(ev.generation, all, ev.changed || []);
@@ -712,16 +766,110 @@ async function onGeneration(ev) {
   requestDraw();
   await loadWorld();
   if (ev.entities || all) await loadEntities();
+  if (S.compare !== null) loadDiff();
   showSelection();
   loadGenerationsSoon();
 }
+
+// --- history -------------------------------------------------------------------
+
+// showKept fills the time slider and the compare list with the kept
+// generations (/api/generations lists them newest first).
+function showKept(gens) {
+  S.kept = gens.map((g) => ({ generation: g.generation, modified: g.modified, current: g.current })).reverse();
+  const slider = $('time');
+  slider.max = Math.max(0, S.kept.length - 1);
+  slider.disabled = S.kept.length < 2;
+  const sel = $('compare');
+  sel.replaceChildren(el('option', { value: '' }, 'nothing'), ...S.kept.slice().reverse().map((g) =>
+    el('option', { value: g.generation }, `generation ${g.generation}${g.current ? ' (live)' : ''} · ${new Date(g.modified).toLocaleTimeString()}`)));
+  if (S.compare !== null && !S.kept.some((g) => g.generation === S.compare)) {
+    sel.append(el('option', { value: S.compare }, `generation ${S.compare} (no longer kept)`));
+  }
+  sel.value = S.compare === null ? '' : String(S.compare);
+  showTime();
+  if (S.world) showHeader();
+}
+
+// showTime puts the slider where the shown generation is and labels it.
+function showTime() {
+  const slider = $('time');
+  const label = $('time-label');
+  if (S.pinned === null) {
+    slider.value = slider.max;
+    label.textContent = `live: generation ${S.latest || S.generation}, following each save`;
+    return;
+  }
+  const i = S.kept.findIndex((g) => g.generation === S.pinned);
+  if (i >= 0) slider.value = i;
+  const g = S.kept[i];
+  label.textContent = g ? `generation ${g.generation}, saved ${when(g.modified)} (live: ${S.latest})`
+    : `generation ${S.pinned}${S.kept.length ? ', no longer kept' : ''} (live: ${S.latest})`;
+}
+
+// showGeneration shows kept generation g, or the live one for null (or
+// for the live generation's number): its tiles, entities and selection.
+async function showGeneration(g) {
+  if (g === S.latest) g = null;
+  if (g === S.pinned) return;
+  S.pinned = g;
+  S.shown++;
+  S.generation = g === null ? S.latest : g;
+  S.tiles = new Map();
+  $('generation').textContent = S.generation;
+  showTime();
+  viewChanged();
+  try {
+    await Promise.all([loadWorld(), loadEntities(), S.compare !== null ? loadDiff() : null]);
+  } catch (err) {
+    $('world-error').hidden = false;
+    $('world-error').textContent = err.message;
+  }
+  showSelection();
+}
+
+// setCompare turns the diff overlay on against generation g, off for null.
+async function setCompare(g) {
+  S.compare = g;
+  viewChanged();
+  if (g === null) {
+    S.diff = null;
+    requestDraw();
+    return;
+  }
+  await loadDiff();
+}
+
+let diffSeq = 0;
+async function loadDiff() {
+  const seq = ++diffSeq;
+  let d;
+  try {
+    d = await api(`/api/diff?a=${S.compare}${S.pinned !== null ? `&b=${S.pinned}` : ''}`);
+  } catch (err) {
+    if (seq === diffSeq) $('diff-summary').textContent = err.message;
+    return;
+  }
+  if (seq !== diffSeq) return;
+  const cells = new Map();
+  for (const kind of ['changed', 'added', 'removed']) for (const [x, y] of d[kind]) cells.set(`${x},${y}`, kind);
+  S.diff = { a: d.a, b: d.b, cells };
+  $('diff-summary').textContent = `generation ${d.b} against ${d.a}: ${d.changed.length} chunks changed, ${d.added.length} added, ${d.removed.length} removed${d.truncated ? ' (list cut)' : ''}`;
+  requestDraw();
+}
+
+$('time').addEventListener('input', (e) => {
+  const g = S.kept[+e.target.value];
+  if (g) showGeneration(g.current ? null : g.generation);
+});
+$('compare').addEventListener('change', (e) => setCompare(e.target.value === '' ? null : Number(e.target.value)));
 
 function connect() {
   const es = new EventSource('/api/events');
   es.addEventListener('hello', (e) => {
     setLive(true);
     const g = JSON.parse(e.data).generation;
-    if (g !== S.generation) onGeneration({ generation: g, previous: -1, all: true, entities: true, changed: [] });
+    if (g !== S.latest || S.pinned === null && g !== S.generation) onGeneration({ generation: g, previous: -1, all: true, entities: true, changed: [] });
   });
   es.addEventListener('generation', (e) => onGeneration(parseJSON(e.data)));
   es.addEventListener('error', () => setLive(false));
@@ -732,8 +880,19 @@ async function start() {
   S.showGrid = $('show-grid').checked;
   S.showEntities = $('show-entities').checked;
   resize();
+  generationsFromHash();
   try {
-    await loadWorld();
+    try {
+      await loadWorld();
+    } catch (err) {
+      if (S.pinned === null) throw err;
+      // The generation the link names is no longer kept: the live one.
+      S.pinned = null;
+      S.generation = 0;
+      await loadWorld();
+      $('world-error').hidden = false;
+      $('world-error').textContent = err.message;
+    }
   } catch (err) {
     $('world-error').hidden = false;
     $('world-error').textContent = err.message;
@@ -742,7 +901,7 @@ async function start() {
   if (!viewFromHash()) fit();
   requestDraw();
   connect();
-  await Promise.all([loadEntities(), loadGenerations(), loadCheck(false)]);
+  await Promise.all([loadEntities(), loadGenerations(), loadCheck(false), S.compare !== null ? loadDiff() : null]);
   S.ready = true;
 }
 
