@@ -48,7 +48,8 @@ func (p *Persistence) SaveNow() *autosave.Result { return p.rt.SaveNow() }
 func (p *Persistence) Wait() *autosave.Result { return p.rt.WaitSave() }
 
 // WaitIdle is Wait, and then it also waits for the work the writer
-// goroutine does after a save: the copy of the chunk store for the backup
+// goroutine does after a save: the save's description (meta.json,
+// Plugin.Name), the copy of the chunk store for the backup
 // (autosave.Config.BackupCopyEvery) and compaction. Until the next save, the
 // writer then takes no CPU from the game; a benchmark of the game alone, or
 // a game about to measure or hand the directory to a tool, calls it.

@@ -1,10 +1,14 @@
 package arksave
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"image"
 	"log/slog"
 	"math"
+	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -165,6 +169,18 @@ type Plugin struct {
 	// run. Either way, call Persistence.Close at the end.
 	SaveOnFinalize bool
 
+	// Name is the save's name for people: a game's load menu shows it
+	// (ListSaves). It is written with every save into the directory's
+	// meta.json, with the seed, creation and last save times, the play time
+	// and the generation. Default: the directory's base name.
+	Name string
+	// Thumbnail, when set, is called on the game loop as each save starts
+	// and its picture (a screenshot, a map) is kept as the save's
+	// thumbnail.png beside meta.json. The plugin copies it at once (scaled
+	// down to at most 512 pixels a side), so return a small picture: the
+	// copy is part of the save's stall. A panic in it skips the thumbnail.
+	Thumbnail func(w *ecs.World) image.Image
+
 	// OnChunkLoaded, OnBodyLoaded and OnEntityLoaded are called for every
 	// chunk, pixel body and regional entity the plugin spawns (a body is a
 	// regional entity too: both are called for it), for the game to add
@@ -305,8 +321,17 @@ func (p Plugin) resolve() (settings, error) {
 			SectionOptions:   opts,
 			WorldCodec:       codec,
 			SaveOnFinalize:   p.SaveOnFinalize,
+			Name:             cmp.Or(p.Name, saveName(p.Dir)),
+			Thumbnail:        p.Thumbnail,
 		},
 	}, nil
+}
+
+// saveName is the default Plugin.Name: the last element of dir's path (a
+// location's, without its query).
+func saveName(dir string) string {
+	dir, _, _ = strings.Cut(dir, "?")
+	return path.Base(filepath.ToSlash(filepath.Clean(dir)))
 }
 
 // cmpOr returns v, or def when v is zero.

@@ -55,6 +55,10 @@ func (r *runner) Adopt(dir string, world []byte, fb *autosave.Fallback) error {
 		return fmt.Errorf("load %s: %w", dir, err)
 	}
 	r.state.Fallback = fb
+	r.playTime = 0
+	if m, err := r.writer.Meta(); err == nil {
+		r.playTime = m.PlayTime()
+	}
 	log := r.cfg.Writer.Logger
 	if fb != nil {
 		r.mu.Lock()

@@ -11,6 +11,7 @@ package plugin
 
 import (
 	"errors"
+	"image"
 	"time"
 
 	"github.com/mlange-42/ark/ecs"
@@ -50,6 +51,9 @@ type Config struct {
 	// WorldCodec encodes and decodes the ECS world file.
 	WorldCodec     WorldCodec
 	SaveOnFinalize bool
+	// Name is Plugin.Name with its default; Thumbnail is Plugin.Thumbnail.
+	Name      string
+	Thumbnail func(w *ecs.World) image.Image
 }
 
 // WorldCodec encodes the ECS world (without chunk, regional and player
