@@ -141,7 +141,7 @@ func exportAs(t testing.TB, dir string, gen uint64, again bool) string {
 	t.Helper()
 	d, m := manifestOf(t, dir, gen)
 	export := gen
-	if m == d.Manifest() {
+	if m.Generation == d.Generation() {
 		export = 0 // the committed one
 	}
 	var buf bytes.Buffer
