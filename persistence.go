@@ -147,7 +147,10 @@ func (p *Persistence) DirtyChunks() int { return p.rt.DirtyChunks() + p.rt.Pendi
 // Problems returns the damage found since the last call: first, when the
 // last load fell back to a backup, that fallback (a Problem of the
 // manifest naming the generations) and what was damaged in the committed
-// generation; then each chunk whose record was damaged while loading it
+// generation; or, when the last load made an older generation current
+// (LoadVersion, Plugin.LoadVersion), a Problem of the manifest saying so,
+// "loaded generation G of <time> as generation H", whose Err does not
+// match ErrCorrupt (it is no damage); then each chunk whose record was damaged while loading it
 // (regenerated, or its bodies dropped: its Err matches ErrCorrupt), and
 // each chunk that could not be read for another reason (an I/O error, the
 // chunk store unavailable after a failed save): such a chunk stays

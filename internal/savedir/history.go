@@ -136,8 +136,10 @@ func (d *Dir) keptList() string {
 // committed one: it makes the writer write to the save at dir once the
 // generation that gen or at names (Dir.Pick) is current and validate
 // accepts its world file, and returns that file and what was loaded
-// ([Dir.LoadPicked]). On any error the writer stays where it was and
-// nothing in dir is changed. A save must not be pending.
+// ([Dir.LoadPicked]). On an error the writer stays where it was; an error
+// before the generation is made current (a bad pick, damage, validate's
+// verdict, a file that cannot be read) changes nothing in dir. A save must
+// not be pending.
 func (w *Writer) ContinueAt(dir string, gen uint64, at time.Time, validate func(world []byte) error) ([]byte, *autosave.Fallback, *Picked, error) {
 	var fb *autosave.Fallback
 	var picked *Picked
