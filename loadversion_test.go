@@ -328,6 +328,11 @@ func TestLoadVersionRefusesWhatIsNotKept(t *testing.T) {
 		gametest.ExpectSameFiles(t, before, gametest.Files(t, vfs.OS, h.dir))
 	}
 
+	_, err := gametest.Install(t, gametest.Opts{Dir: h.dir, Radius: 1, Prepare: gametest.RegisterPlayers,
+		Plugin: func(p *arksave.Plugin) { p.LoadVersion = arksave.Version{Generation: 2} }}) // Overwrite is set
+	expect(t, err != nil && strings.Contains(err.Error(), "LoadVersion") && strings.Contains(err.Error(), "Overwrite"), "Install with LoadVersion and Overwrite: %v", err)
+	gametest.ExpectSameFiles(t, before, gametest.Files(t, vfs.OS, h.dir))
+
 	g := gametest.New(t, gametest.Opts{Dir: h.dir, Load: true, Radius: 1, Prepare: gametest.RegisterPlayers})
 	g.Settle(t)
 	score := ecs.GetResource[gametest.Score](g.W).Points
@@ -336,7 +341,7 @@ func TestLoadVersionRefusesWhatIsNotKept(t *testing.T) {
 		expect(t, errors.Is(err, autosave.ErrNoGeneration), "LoadVersion %+v: %v", c.v, err)
 		expect(t, g.Pers.Generation() == 3 && ecs.GetResource[gametest.Score](g.W).Points == score, "LoadVersion %+v changed the game", c.v)
 	}
-	err := g.Pers.LoadVersion(h.dir, arksave.Version{})
+	err = g.Pers.LoadVersion(h.dir, arksave.Version{})
 	expect(t, errors.Is(err, autosave.ErrNoGeneration), "LoadVersion of the zero Version: %v", err)
 	must(t, g.Pers.Close())
 	gametest.ExpectSameFiles(t, before, gametest.Files(t, vfs.OS, h.dir))
@@ -363,8 +368,13 @@ func TestLoadVersionRefusesADamagedBackup(t *testing.T) {
 	expect(t, errors.Is(err, arksave.ErrCorrupt) && strings.Contains(err.Error(), "generation 2 of") &&
 		strings.Contains(err.Error(), "nothing was changed"), "Install of a damaged backup: %v", err)
 	gametest.ExpectSameFiles(t, before, gametest.Files(t, vfs.OS, h.dir))
-	g := gametest.New(t, gametest.Opts{Dir: h.dir, Load: true, Radius: 1, Prepare: gametest.RegisterPlayers,
-		Plugin: func(p *arksave.Plugin) { p.LoadVersion = arksave.Version{Generation: 1} }})
+	g := gametest.New(t, gametest.Opts{Dir: h.dir, Load: true, Radius: 1, Prepare: gametest.RegisterPlayers})
+	score := ecs.GetResource[gametest.Score](g.W).Points
+	err = g.Pers.LoadVersion(h.dir, arksave.Version{At: h.at[2]})
+	expect(t, errors.Is(err, arksave.ErrCorrupt) && strings.Contains(err.Error(), "generation 2 of"), "LoadVersion of a damaged backup: %v", err)
+	expect(t, g.Pers.Generation() == 3 && ecs.GetResource[gametest.Score](g.W).Points == score, "LoadVersion of a damaged backup changed the game")
+	gametest.ExpectSameFiles(t, before, gametest.Files(t, vfs.OS, h.dir))
+	must(t, g.Pers.LoadVersion(h.dir, arksave.Version{Generation: 1}))
 	expect(t, g.Pers.Generation() == 4, "generation %d after loading generation 1", g.Pers.Generation())
 	expect(t, exportOf(t, h.dir, 4) == h.rec[1], "generation 1 loaded as 4 differs")
 }
