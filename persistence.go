@@ -2,6 +2,7 @@ package arksave
 
 import (
 	"errors"
+	"time"
 
 	"github.com/mlange-42/ark/ecs"
 
@@ -48,7 +49,8 @@ func (p *Persistence) SaveNow() *autosave.Result { return p.rt.SaveNow() }
 func (p *Persistence) Wait() *autosave.Result { return p.rt.WaitSave() }
 
 // WaitIdle is Wait, and then it also waits for the work the writer
-// goroutine does after a save: the copy of the chunk store for the backup
+// goroutine does after a save: the save's description (meta.json,
+// Plugin.Name), the copy of the chunk store for the backup
 // (autosave.Config.BackupCopyEvery) and compaction. Until the next save, the
 // writer then takes no CPU from the game; a benchmark of the game alone, or
 // a game about to measure or hand the directory to a tool, calls it.
@@ -89,6 +91,46 @@ func (p *Persistence) WaitIdle() *autosave.Result { return p.rt.WaitIdle() }
 // component and resource types registered, as for Install with Load.
 func (p *Persistence) Load(dir string) error { return p.rt.Load(dir) }
 
+// LoadVersion is [Persistence.Load] of a kept generation of dir, the
+// committed one or a backup: the one v names (see [Version]). A
+// generation other than the committed one is made current first, as a
+// new generation H above every other (as arksave restore does): its world
+// file and its players are copied into H, H names its chunk store
+// generation, the generation that was committed becomes a backup, and
+// every backup stays, so nothing is lost and no backup's file is written
+// to. This happens under the directory's lock (the one the game holds, or
+// the one Load takes), after the generation was verified whole and
+// decoded into a scratch world; then it loads as Load does. Problems
+// reports it first ("loaded generation G of <time> as generation H",
+// its Err not matching ErrCorrupt), and the log.
+//
+// A zero Version, one with both fields set, a generation dir does not
+// keep, or a time before every kept generation is an error matching
+// autosave.ErrNoGeneration that names the kept generations (for a time,
+// the oldest and its time); a damaged backup is an error matching
+// ErrCorrupt. Every error leaves the game, and dir, as they were.
+//
+// Later saves keep backups as autosave.Config says: the generations made
+// backups by the load go as older ones would.
+func (p *Persistence) LoadVersion(dir string, v Version) error {
+	return p.rt.LoadVersion(dir, v.Generation, v.At)
+}
+
+// Version names a kept generation of a save, the committed one or a
+// backup (arksave inspect lists them), for [Plugin.LoadVersion] and
+// [Persistence.LoadVersion]: by its number, or by time. Set one field.
+type Version struct {
+	// Generation is the generation's number.
+	Generation uint64
+	// At picks the newest kept generation committed at or before it (its
+	// manifest's time): time.Now().Add(-10 * time.Minute) is the save the
+	// game had ten minutes ago.
+	At time.Time
+}
+
+// isZero reports whether v names no generation.
+func (v Version) isZero() bool { return v.Generation == 0 && v.At.IsZero() }
+
 // Dir returns the save directory in use.
 func (p *Persistence) Dir() string { return p.rt.Writer().Dir() }
 
@@ -106,7 +148,10 @@ func (p *Persistence) DirtyChunks() int { return p.rt.DirtyChunks() + p.rt.Pendi
 // Problems returns the damage found since the last call: first, when the
 // last load fell back to a backup, that fallback (a Problem of the
 // manifest naming the generations) and what was damaged in the committed
-// generation; then each chunk whose record was damaged while loading it
+// generation; or, when the last load made an older generation current
+// (LoadVersion, Plugin.LoadVersion), a Problem of the manifest saying so,
+// "loaded generation G of <time> as generation H", whose Err does not
+// match ErrCorrupt (it is no damage); then each chunk whose record was damaged while loading it
 // (regenerated, or its bodies dropped: its Err matches ErrCorrupt), and
 // each chunk that could not be read for another reason (an I/O error, the
 // chunk store unavailable after a failed save): such a chunk stays

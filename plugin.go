@@ -1,10 +1,14 @@
 package arksave
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"image"
 	"log/slog"
 	"math"
+	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -104,6 +108,14 @@ type Plugin struct {
 	// an error matching autosave.ErrUnreadable and the file system's
 	// error, naming the file, and nothing is changed.
 	Load bool
+	// LoadVersion, when set, loads that kept generation of the save in Dir
+	// (a backup, by number or by time, see [Version]) instead of the
+	// committed one, as [Persistence.LoadVersion] does: a backup is made
+	// current as a new generation, the committed one becoming a backup and
+	// every backup kept, under the lock Install takes. It implies Load; a
+	// directory without a save is an error matching ErrNoSave whatever
+	// LoadOrCreate says, and LoadVersion with Overwrite is an error.
+	LoadVersion Version
 	// LoadOrCreate continues the save in Dir if there is one and starts a
 	// new world there (creating Dir) if there is none.
 	LoadOrCreate bool
@@ -164,6 +176,18 @@ type Plugin struct {
 	// Without it Finalize does not save: call Persistence.SaveNow after the
 	// run. Either way, call Persistence.Close at the end.
 	SaveOnFinalize bool
+
+	// Name is the save's name for people: a game's load menu shows it
+	// (ListSaves). It is written with every save into the directory's
+	// meta.json, with the seed, creation and last save times, the play time
+	// and the generation. Default: the directory's base name.
+	Name string
+	// Thumbnail, when set, is called on the game loop as each save starts
+	// and its picture (a screenshot, a map) is kept as the save's
+	// thumbnail.png beside meta.json. The plugin copies it at once (scaled
+	// down to at most 512 pixels a side), so return a small picture: the
+	// copy is part of the save's stall. A panic in it skips the thumbnail.
+	Thumbnail func(w *ecs.World) image.Image
 
 	// OnChunkLoaded, OnBodyLoaded and OnEntityLoaded are called for every
 	// chunk, pixel body and regional entity the plugin spawns (a body is a
@@ -305,8 +329,17 @@ func (p Plugin) resolve() (settings, error) {
 			SectionOptions:   opts,
 			WorldCodec:       codec,
 			SaveOnFinalize:   p.SaveOnFinalize,
+			Name:             cmp.Or(p.Name, saveName(p.Dir)),
+			Thumbnail:        p.Thumbnail,
 		},
 	}, nil
+}
+
+// saveName is the default Plugin.Name: the last element of dir's path (a
+// location's, without its query).
+func saveName(dir string) string {
+	dir, _, _ = strings.Cut(dir, "?")
+	return path.Base(filepath.ToSlash(filepath.Clean(dir)))
 }
 
 // cmpOr returns v, or def when v is zero.
@@ -369,6 +402,12 @@ func (p Plugin) Install(w *ecs.World) ([]System, error) {
 
 func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 	p.Dir = s.dir
+	if !p.LoadVersion.isZero() {
+		if p.Overwrite {
+			return nil, fmt.Errorf("arksave: Plugin.LoadVersion %+v with Overwrite: a load keeps the save, Overwrite starts a new world; set one of them", p.LoadVersion)
+		}
+		p.Load, p.LoadOrCreate = true, false
+	}
 	load := p.Load || p.LoadOrCreate
 	if p.Load && !p.LoadOrCreate {
 		// Look before creating or locking anything: a mistyped directory
@@ -416,9 +455,10 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 	}
 	var world []byte
 	var fb *autosave.Fallback
+	var picked *savedir.Picked
 	if hasSave && load {
-		// The newest intact generation, before the writer opens its store.
-		world, fb, err = dir.LoadIntact(func(data []byte) error { return s.codec.Validate(data, w) })
+		// The generation to load, made current before the writer opens its store.
+		world, fb, picked, err = p.loadFrom(dir, func(data []byte) error { return s.codec.Validate(data, w) })
 		if err != nil {
 			dir.Close()
 			if p.Logger != nil {
@@ -434,12 +474,23 @@ func (p Plugin) install(w *ecs.World, s settings) ([]System, error) {
 	}
 	addResource(w, &Persistence{rt: rt, loc: s.loc})
 	if hasSave && load {
-		if err := rt.Adopt(p.Dir, world, fb); err != nil {
+		if err := rt.Adopt(p.Dir, world, fb, picked); err != nil {
 			rt.Close()
 			return nil, err
 		}
 	}
 	return []System{&systems.StreamSystem{}, &systems.SaveSystem{}}, nil
+}
+
+// loadFrom returns the world file of the generation Install loads from
+// the locked directory: the newest intact one (Dir.LoadIntact), or the
+// kept generation LoadVersion names (Dir.LoadPicked).
+func (p Plugin) loadFrom(dir *savedir.Dir, validate func([]byte) error) ([]byte, *autosave.Fallback, *savedir.Picked, error) {
+	if p.LoadVersion.isZero() {
+		world, fb, err := dir.LoadIntact(validate)
+		return world, fb, nil, err
+	}
+	return dir.LoadPicked(p.LoadVersion.Generation, p.LoadVersion.At, validate)
 }
 
 // expectSave returns an error matching ErrNoSave when Dir does not exist or

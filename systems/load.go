@@ -1,7 +1,9 @@
 package systems
 
 import (
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/mlange-42/ark/ecs"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/internal/pecs"
+	"github.com/arksave/arksave/internal/savedir"
 )
 
 // Load replaces the game's world with the last committed save in dir and
@@ -34,36 +37,83 @@ func (r *runner) Load(dir string) error {
 		return r.closedErr("Load")
 	}
 	r.WaitSave()
-	data, fb, err := r.writer.ContinueIntact(dir, func(world []byte) error {
-		return r.cfg.WorldCodec.Validate(world, r.world)
-	})
+	data, fb, err := r.writer.ContinueIntact(dir, r.validate)
 	if err != nil {
-		if log := r.cfg.Writer.Logger; log != nil {
-			log.Error("load failed", "dir", dir, "err", err)
-		}
-		return fmt.Errorf("load %s: %w", dir, err)
+		return r.loadFailed(dir, err)
 	}
-	return r.Adopt(dir, data, fb)
+	return r.Adopt(dir, data, fb, nil)
+}
+
+// LoadVersion is Load of a kept generation of dir: generation gen, or the
+// newest committed at or before at (exactly one of them set). A generation
+// other than the committed one is made current as a new generation first
+// (savedir.Writer.ContinueAt: the committed one becomes a backup, every
+// backup stays), under the lock the runtime holds or takes, and then loads
+// as Load loads. Bad input (both set, neither, a generation dir does not
+// keep, a time before every kept generation) is an error matching
+// autosave.ErrNoGeneration that lists what dir keeps; it and any other
+// error leave the game as it was.
+func (r *runner) LoadVersion(dir string, gen uint64, at time.Time) error {
+	if r.closed {
+		return r.closedErr("LoadVersion")
+	}
+	r.WaitSave()
+	data, fb, picked, err := r.writer.ContinueAt(dir, gen, at, r.validate)
+	if err != nil {
+		return r.loadFailed(dir, err)
+	}
+	return r.Adopt(dir, data, fb, picked)
+}
+
+// validate reports whether world, a world file to load, decodes into the
+// game's world.
+func (r *runner) validate(world []byte) error { return r.cfg.WorldCodec.Validate(world, r.world) }
+
+// loadFailed logs and returns the error of a load of dir that left the
+// game as it was.
+func (r *runner) loadFailed(dir string, err error) error {
+	if log := r.cfg.Writer.Logger; log != nil {
+		log.Error("load failed", "dir", dir, "err", err)
+	}
+	return fmt.Errorf("load %s: %w", dir, err)
 }
 
 // Adopt replaces the game's world with world, the world file of the
 // generation the writer has just opened in dir (Install's load), and notes
 // fb, when the committed generation was damaged and a backup was loaded
-// instead: autosave.State.Fallback shows it and Problems reports it.
-func (r *runner) Adopt(dir string, world []byte, fb *autosave.Fallback) error {
+// instead: autosave.State.Fallback shows it and Problems reports it; and
+// picked, when the load asked for a kept generation (by number or by
+// time) other than the committed one: Problems reports it first, and the
+// log.
+func (r *runner) Adopt(dir string, world []byte, fb *autosave.Fallback, picked *savedir.Picked) error {
 	if err := r.replaceWorld(world); err != nil {
 		return fmt.Errorf("load %s: %w", dir, err)
 	}
 	r.state.Fallback = fb
+	r.playTime = 0
+	if m, err := r.writer.Meta(); err == nil {
+		r.playTime = m.PlayTime()
+	}
 	log := r.cfg.Writer.Logger
-	if fb != nil {
-		r.mu.Lock()
-		r.loadProblems = append([]chunkstore.Problem{fb.Problem()}, fb.Problems...)
-		r.mu.Unlock()
+	var reports []chunkstore.Problem
+	if picked != nil && picked.Loaded != picked.Generation && fb == nil {
+		reports = append(reports, chunkstore.Problem{File: savedir.ManifestName, Section: "generation", Offset: -1, Err: errors.New("arksave: " + picked.String())})
 		if log != nil {
-			log.Warn("damaged generation: loaded the newest intact backup", "dir", dir, "damaged", fb.Damaged,
-				"loaded", fb.Loaded, "generation", fb.Generation, "problems", len(fb.Problems), "first", fb.Problems[0].String(), "summary", fb.String())
+			log.Info("loaded an older generation", "dir", dir, "loaded", picked.Loaded, "committed_at", picked.At, "generation", picked.Generation, "summary", picked.String())
 		}
+	}
+	if fb != nil {
+		reports = append(reports, fb.Problem())
+		reports = append(reports, fb.Problems...)
+	}
+	if reports != nil {
+		r.mu.Lock()
+		r.loadProblems = reports
+		r.mu.Unlock()
+	}
+	if fb != nil && log != nil {
+		log.Warn("damaged generation: loaded the newest intact backup", "dir", dir, "damaged", fb.Damaged,
+			"loaded", fb.Loaded, "generation", fb.Generation, "problems", len(fb.Problems), "first", fb.Problems[0].String(), "summary", fb.String())
 	}
 	if log != nil {
 		entities := 0

@@ -42,10 +42,11 @@ type problem struct {
 // from the goroutine that runs the systems (the game loop) unless it says
 // otherwise.
 type runner struct {
-	cfg    plugin.Config
-	world  *ecs.World
-	writer *savedir.Writer
-	loader *loader
+	cfg      plugin.Config
+	playTime time.Duration // played in this world: its saves' description says so
+	world    *ecs.World
+	writer   *savedir.Writer
+	loader   *loader
 
 	chunkMap *ecs.Map3[components.ChunkPos, components.Chunk, components.ChunkState]
 	chunks   *ecs.Filter3[components.ChunkPos, components.Chunk, components.ChunkState]

@@ -2,6 +2,7 @@ package systems
 
 import (
 	"errors"
+	"image"
 	"time"
 
 	"github.com/arksave/arksave/autosave"
@@ -46,6 +47,7 @@ func (r *runner) tickSave() {
 	}
 	// What the game loop spent on saving this tick: copying tiles for the
 	// running save, and the snapshot if one is taken below.
+	r.playTime += r.cfg.TickDuration
 	r.tickStall = r.copyCost()
 	defer func() { r.state.LongestStall = max(r.state.LongestStall, r.tickStall) }()
 	if res, ok := r.writer.Poll(); ok {
@@ -97,6 +99,7 @@ func (r *runner) start() {
 	if r.conf.BackupCopyEvery == 0 {
 		job.BackupCopyEvery = 1
 	}
+	job.Meta = r.metaInput()
 	if !r.writer.Submit(job) {
 		snap.Release() // cannot happen: start runs only when the writer is idle
 		return
@@ -286,4 +289,28 @@ func (r *runner) reuseWorld(b []byte) {
 	case r.spareWorld <- b:
 	default:
 	}
+}
+
+// metaInput is what the game gives the description of the save being
+// started: its name, its play time and a copy of its thumbnail.
+func (r *runner) metaInput() *savedir.MetaInput {
+	in := &savedir.MetaInput{Name: r.cfg.Name, PlayTime: r.playTime}
+	if r.cfg.Thumbnail != nil {
+		in.Thumbnail = r.thumbnail()
+	}
+	return in
+}
+
+// thumbnail copies the game's picture; a panic in the game's function
+// skips it.
+func (r *runner) thumbnail() (img *image.NRGBA) {
+	defer func() {
+		if p := recover(); p != nil {
+			img = nil
+			if log := r.cfg.Writer.Logger; log != nil {
+				log.Warn("the game's Thumbnail panicked: the save has no thumbnail", "panic", p)
+			}
+		}
+	}()
+	return savedir.CopyThumbnail(r.cfg.Thumbnail(r.world))
 }

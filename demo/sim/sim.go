@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"image"
 	"io/fs"
 	"runtime"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/components"
 	"github.com/arksave/arksave/demo/bodies"
+	"github.com/arksave/arksave/demo/render"
 	"github.com/arksave/arksave/demo/sand"
 	"github.com/arksave/arksave/demo/terrain"
 	"github.com/mlange-42/ark/ecs"
@@ -93,6 +95,7 @@ type Sim struct {
 	LastTick time.Duration
 
 	focus    *ecs.Map1[components.Focus]
+	thumbs   *render.Renderer // draws the saves' thumbnails
 	commands ecs.Resource[Commands]
 	clock    ecs.Resource[Clock]
 	sim      ecs.Resource[autosave.SimulationState]
@@ -117,7 +120,7 @@ func New(cfg Config) (*Sim, error) {
 	ecs.AddResource(w, &Clock{})
 	ecs.AddResource(w, &Commands{})
 
-	p, plugin, err := install(w, cfg, s.chunkLoaded)
+	p, plugin, err := install(w, cfg, s.chunkLoaded, s.thumbnail)
 	if errors.Is(err, arksave.ErrNoSave) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("sim: nothing to load: %s does not exist; run without -load to start a new world there (the directory is created): %w", cfg.Save.Dir, arksave.ErrNoSave)
@@ -163,7 +166,7 @@ func New(cfg Config) (*Sim, error) {
 }
 
 // install adds arksave to w: resources, and the streaming and save systems.
-func install(w *ecs.World, cfg Config, loaded func(*ecs.World, ecs.Entity)) (*arksave.Persistence, []arksave.System, error) {
+func install(w *ecs.World, cfg Config, loaded func(*ecs.World, ecs.Entity), thumb func(*ecs.World) image.Image) (*arksave.Persistence, []arksave.System, error) {
 	sc := cfg.Save
 	if sc.Dir == "" {
 		return nil, nil, errors.New("sim: no save directory")
@@ -188,6 +191,7 @@ func install(w *ecs.World, cfg Config, loaded func(*ecs.World, ecs.Entity)) (*ar
 		// compresses.
 		CompressionWorkers: max(1, runtime.GOMAXPROCS(0)-1),
 		OnChunkLoaded:      loaded,
+		Thumbnail:          thumb,
 		FS:                 sc.FS,
 		// The sand field and the player's commands are rebuilt, not saved;
 		// so is a body's Motion (the body system starts it from the body's
@@ -352,6 +356,24 @@ func (s *Sim) Close() (*autosave.Result, error) {
 		err = errors.Join(fmt.Errorf("final save to %s: %w", res.Dir, res.Err), err)
 	}
 	return res, err
+}
+
+// Thumbnail size: the world pixels around the camera a save's thumbnail
+// shows, one to one (the copy is part of the save's stall: keep it small).
+const thumbW, thumbH = 192, 108
+
+// thumbnail is the save's picture: the world around the camera.
+func (s *Sim) thumbnail(w *ecs.World) image.Image {
+	if !w.Alive(s.Camera) || !s.focus.HasAll(s.Camera) {
+		return nil
+	}
+	if s.thumbs == nil {
+		s.thumbs = render.New(w, s.Config.ChunkSize, s.Config.Seed)
+	}
+	f := s.Focus()
+	img := image.NewRGBA(image.Rect(0, 0, thumbW, thumbH))
+	s.thumbs.Render(img.Pix, int(f.X)-thumbW/2, int(f.Y)-thumbH/2, thumbW, thumbH)
+	return img
 }
 
 // Commands returns what the player asks of the next tick.

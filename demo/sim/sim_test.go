@@ -5,6 +5,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"image/color"
+	"image/png"
 	"os"
 	"path/filepath"
 	"slices"
@@ -469,4 +471,29 @@ func TestBodiesRegionalCameraInPlayersFile(t *testing.T) {
 	expect(t, *l.Focus() == want, "camera after a load: %+v, want %+v", *l.Focus(), want)
 	l.Step()
 	expect(t, l.Bodies.Stats().Bodies == 1, "bodies after a load: %d", l.Bodies.Stats().Bodies)
+}
+
+// Every save of the demo leaves its description and a thumbnail of the
+// world around the camera, which a load menu lists (arksave.ListSaves).
+func TestSaveHasThumbnail(t *testing.T) {
+	cfg := config(t, 11)
+	s := newSim(t, cfg)
+	s.Step()
+	expect(t, waitSave(t, s, s.Persistence.Save()).Err == nil, "save")
+	_, err := s.Close()
+	expect(t, err == nil, "close: %v", err)
+	saves, err := arksave.ListSaves(filepath.Dir(cfg.Save.Dir))
+	expect(t, err == nil && len(saves) == 1 && saves[0].Dir == cfg.Save.Dir && saves[0].Thumbnail != "", "slots: %+v, %v", saves, err)
+	f, err := os.Open(saves[0].Thumbnail)
+	expect(t, err == nil, "open the thumbnail: %v", err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	expect(t, err == nil && img.Bounds().Dx() == 192 && img.Bounds().Dy() == 108, "thumbnail: %v, %v", img, err)
+	colours := map[color.Color]bool{}
+	for y := 0; y < 108; y += 4 {
+		for x := 0; x < 192; x += 4 {
+			colours[img.At(x, y)] = true
+		}
+	}
+	expect(t, len(colours) > 3, "the thumbnail shows %d colours: not the world", len(colours))
 }

@@ -15,7 +15,7 @@
 //	check [--json] [-q] DIR|FILE     verify every checksum and cross-reference; list each damaged item
 //	repair [flags] DIR               recover everything recoverable into a new generation
 //	compact [--backups N] [-q] DIR   rewrite the chunk store without dead space, as a new generation
-//	restore --generation G DIR       make a backed-up generation current again, as a new generation
+//	restore --generation G|--at T DIR make a kept generation current again (G, or the newest at or before T), as a new generation
 //	diff [--json] [--all] DIR A B    what differs between two generations: chunks, bodies, regional entities, players, world entities
 //	render -o FILE.png [flags] DIR   draw the saved pixel world as a PNG
 //	export --json DIR|FILE.pecs      the ECS world and the stored chunks as JSON

@@ -11,6 +11,7 @@ package plugin
 
 import (
 	"errors"
+	"image"
 	"time"
 
 	"github.com/mlange-42/ark/ecs"
@@ -50,6 +51,9 @@ type Config struct {
 	// WorldCodec encodes and decodes the ECS world file.
 	WorldCodec     WorldCodec
 	SaveOnFinalize bool
+	// Name is Plugin.Name with its default; Thumbnail is Plugin.Thumbnail.
+	Name      string
+	Thumbnail func(w *ecs.World) image.Image
 }
 
 // WorldCodec encodes the ECS world (without chunk, regional and player
@@ -107,7 +111,14 @@ type Runtime interface {
 	WaitSave() *autosave.Result
 	WaitIdle() *autosave.Result
 	Load(dir string) error
-	Adopt(dir string, world []byte, fb *autosave.Fallback) error
+	// LoadVersion is Persistence.LoadVersion with the version's fields:
+	// generation gen, or the newest committed at or before at.
+	LoadVersion(dir string, gen uint64, at time.Time) error
+	// Adopt replaces the world with world, the world file of the
+	// generation just opened in dir by Install's load; fb is its
+	// fallback, picked the kept generation it asked for (each nil when
+	// there is none).
+	Adopt(dir string, world []byte, fb *autosave.Fallback, picked *savedir.Picked) error
 	Writer() *savedir.Writer
 	DirtyChunks() int
 	PendingChunks() int

@@ -91,9 +91,23 @@ func (w *Writer) writeMeta(in *MetaInput, res *autosave.Result) {
 	w.mu.RLock()
 	d := w.dir
 	w.mu.RUnlock()
+	defer func() {
+		if p := recover(); p != nil {
+			w.log.Warn("save description not written", "dir", d.path, "err", NewPanicError(p))
+		}
+	}()
 	if err := d.writeMeta(in, w.Seed()); err != nil {
 		w.log.Warn("save description not written", "dir", d.path, "err", err)
 	}
+}
+
+// Meta reads the description of the directory the writer holds (see
+// ReadMeta).
+func (w *Writer) Meta() (*Meta, error) {
+	w.mu.RLock()
+	d := w.dir
+	w.mu.RUnlock()
+	return ReadMeta(d.fs, d.path)
 }
 
 func (d *Dir) writeMeta(in *MetaInput, seed uint64) error {
@@ -116,8 +130,11 @@ func (d *Dir) writeMeta(in *MetaInput, seed uint64) error {
 			return err
 		}
 		m.Thumbnail = ThumbnailName
-	} else if err := d.remove(ThumbnailName); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	} else if _, err := d.fs.Lstat(filepath.Join(d.path, ThumbnailName)); err == nil {
+		// The game no longer gives one: the old picture would mislead.
+		if err := d.remove(ThumbnailName); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 	}
 	data, err := json.MarshalIndent(&m, "", "  ")
 	if err != nil {
