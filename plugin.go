@@ -268,6 +268,11 @@ func (p Plugin) resolve() (settings, error) {
 	if p.Hysteresis < 0 || math.IsNaN(p.Hysteresis) {
 		return settings{}, fmt.Errorf("arksave: Hysteresis %v: want 0 (the default, 0.20) or more chunk widths", p.Hysteresis)
 	}
+	if p.Autosave != nil {
+		if err := savedir.CheckRetention(p.Autosave.Retention); err != nil {
+			return settings{}, fmt.Errorf("arksave: Plugin.Autosave: %w", err)
+		}
+	}
 	checkpoint := cmpOr(p.Checkpoint, defaultCheckpoint)
 	if checkpoint < 0 {
 		checkpoint = 0

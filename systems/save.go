@@ -94,7 +94,7 @@ func (r *runner) start() {
 		r.finishWithError(err)
 		return
 	}
-	job := savedir.Job{Snap: snap, MaxBackups: r.conf.MaxBackups, SaveTo: r.saveTo, RequestedAt: snap.TakenAt,
+	job := savedir.Job{Snap: snap, MaxBackups: r.conf.MaxBackups, Retention: r.conf.Retention, SaveTo: r.saveTo, RequestedAt: snap.TakenAt,
 		BackupCopyEvery: max(r.conf.BackupCopyEvery, 0)}
 	if r.conf.BackupCopyEvery == 0 {
 		job.BackupCopyEvery = 1
