@@ -1,6 +1,7 @@
 package savedir_test
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -28,6 +29,7 @@ const (
 // historyState is the world as a sequence of saves made it: every chunk's
 // pixels, the world file, and the body in chunk (0,0).
 type historyState struct {
+	side   int32 // the world is side² chunks; 0 is historySide
 	g      int
 	chunks map[components.ChunkPos][]uint32
 }
@@ -38,16 +40,17 @@ type historyState struct {
 func (h *historyState) next() *snapshot.Snapshot {
 	h.g++
 	rng := rand.New(rand.NewPCG(uint64(h.g), 25))
+	side := cmp.Or(h.side, historySide)
 	var changed []components.ChunkPos
 	if h.g == 1 {
-		for x := range int32(historySide) {
-			for y := range int32(historySide) {
+		for x := range side {
+			for y := range side {
 				changed = append(changed, components.ChunkPos{X: x, Y: y})
 			}
 		}
 	} else {
 		for len(changed) < historyChanged {
-			p := components.ChunkPos{X: rng.Int32N(historySide), Y: rng.Int32N(historySide)}
+			p := components.ChunkPos{X: rng.Int32N(side), Y: rng.Int32N(side)}
 			if !slices.Contains(changed, p) {
 				changed = append(changed, p)
 			}
