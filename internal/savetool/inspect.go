@@ -252,13 +252,7 @@ func historyOf(fsys vfs.FS, d *savedir.Dir, cur *savedir.Manifest, backups []*sa
 	for _, n := range cur.Chunks.Data {
 		used[n] = true
 	}
-	size := func(name string) int64 {
-		p, err := d.File(name)
-		if err != nil {
-			return 0
-		}
-		return fileSize(fsys, p)
-	}
+	size := func(name string) int64 { return dirFileSize(fsys, d, name) }
 	for _, b := range backups {
 		h.WorldBytes += size(b.World.Name)
 		if b.Version < dataManifestVersion {
