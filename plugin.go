@@ -120,7 +120,8 @@ type Plugin struct {
 	// new world there (creating Dir) if there is none.
 	LoadOrCreate bool
 	// Overwrite starts a new world in Dir even if it holds a save. The old
-	// generations stay in backups/ as long as Autosave.MaxBackups keeps them.
+	// generations stay in backups/ as long as Autosave.MaxBackups or
+	// Autosave.Retention keeps them.
 	Overwrite bool
 	// LockTimeout is how long Install waits for another holder of Dir to
 	// let go (a game restarting while the last instance makes its final
