@@ -45,3 +45,18 @@ func TestPluginKeepsByRetention(t *testing.T) {
 	}
 	expect(t, len(gens) == 3 && gens[0] == d.Generation()-1, "backups %v of generation %d, want the 3 before it", gens, d.Generation())
 }
+
+// A game may change its Config's Retention in place (a settings menu)
+// while a save it asked for is being written: the writer works on a copy
+// (go test -race finds a shared one).
+func TestRetentionChangedDuringSave(t *testing.T) {
+	conf := &autosave.Config{Interval: time.Hour, Retention: autosave.Retention{Thin: []autosave.Keep{{Every: time.Minute, For: time.Hour}}}}
+	g := gametest.New(t, gametest.Opts{FS: vfs.NewMem(), Dir: "/save", Radius: 1, Autosave: conf})
+	live := ecs.GetResource[autosave.Config](g.W)
+	for i := range 3 {
+		h := g.Pers.Save()
+		g.Tick() // starts the save
+		live.Retention.Thin[0].Every = time.Duration(i+2) * time.Minute
+		must(t, g.WaitSave(t, h).Err)
+	}
+}

@@ -3,6 +3,7 @@ package systems
 import (
 	"errors"
 	"image"
+	"slices"
 	"time"
 
 	"github.com/arksave/arksave/autosave"
@@ -94,12 +95,14 @@ func (r *runner) start() {
 		r.finishWithError(err)
 		return
 	}
-	job := savedir.Job{Snap: snap, MaxBackups: r.conf.MaxBackups, Retention: r.conf.Retention, SaveTo: r.saveTo, RequestedAt: snap.TakenAt,
+	job := savedir.Job{Snap: snap, MaxBackups: r.conf.MaxBackups, SaveTo: r.saveTo, RequestedAt: snap.TakenAt,
 		BackupCopyEvery: max(r.conf.BackupCopyEvery, 0)}
 	if r.conf.BackupCopyEvery == 0 {
 		job.BackupCopyEvery = 1
 	}
 	job.Meta = r.metaInput()
+	// A copy: the game may change its Config while the writer uses the job.
+	job.Retention = autosave.Retention{All: r.conf.Retention.All, Thin: slices.Clone(r.conf.Retention.Thin)}
 	if !r.writer.Submit(job) {
 		snap.Release() // cannot happen: start runs only when the writer is idle
 		return
