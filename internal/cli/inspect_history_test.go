@@ -20,11 +20,12 @@ import (
 	"github.com/arksave/arksave/internal/savetool"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/testkit/savetest"
+	"github.com/arksave/arksave/snapshot"
 )
 
 // historySave commits 12 generations 5 minutes apart into a new save
-// directory, 5 random chunks each in a world of 36, with compaction steps
-// between them and a retention that keeps the last 30 minutes: 6 older
+// directory, 5 random chunks each in a world of 36 and players files of
+// their own, with compaction steps between them and a retention that keeps the last 30 minutes: 6 older
 // generations. It returns the directory and the save times.
 func historySave(t *testing.T) (string, map[uint64]time.Time) {
 	t.Helper()
@@ -71,7 +72,13 @@ func historySave(t *testing.T) (string, map[uint64]time.Time) {
 			}
 		}
 		times[uint64(g)] = base.Add(time.Duration(g) * 5 * time.Minute)
-		if _, _, err := d.Commit(savedir.Commit{World: world.Bytes(), Retention: autosave.Retention{All: 30 * time.Minute}, Now: times[uint64(g)],
+		// Players files of each generation's own: the older generations'
+		// are theirs alone.
+		players, err := d.WritePlayersFiles(uint64(g), []snapshot.PlayerRecord{{ID: "ada", Section: []byte(fmt.Sprint("ada at ", g))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := d.Commit(savedir.Commit{World: world.Bytes(), Players: &players, Retention: autosave.Retention{All: 30 * time.Minute}, Now: times[uint64(g)],
 			Chunks: savedir.StoreRef{Name: savedir.ChunksName, Generation: s.Generation(), Root: s.Root(), Data: storetool.Tool.DataFileNames(s)}}); err != nil {
 			t.Fatal(err)
 		}
@@ -95,8 +102,12 @@ func TestInspectShowsHistory(t *testing.T) {
 	var oldFiles int
 	var oldBytes, worldBytes int64
 	entries, _ := os.ReadDir(dir)
+	current[d.Manifest().Players.Index.Name] = true
+	current[d.Manifest().Players.Data] = true
 	for _, e := range entries {
-		if _, _, ok := savedir.DataFileOf(e.Name()); ok && !current[e.Name()] {
+		_, _, data := savedir.DataFileOf(e.Name())
+		players := strings.HasPrefix(e.Name(), "players-")
+		if (data || players) && !current[e.Name()] {
 			fi, _ := e.Info()
 			oldFiles++
 			oldBytes += fi.Size()
@@ -116,7 +127,7 @@ func TestInspectShowsHistory(t *testing.T) {
 	code, stdout, stderr := arksave("inspect", dir)
 	expectCode(t, 0, code, stderr)
 	const at = "2006-01-02 15:04:05"
-	want := fmt.Sprintf("history: 6 older generations saved %s to %s; %d chunk store files (%s) only they use, %s of their world files\n",
+	want := fmt.Sprintf("history: 6 older generations saved %s to %s; %d store and players files (%s) only they use, %s of their world files\n",
 		times[6].Format(at), times[11].Format(at), oldFiles, bytesStr(oldBytes), bytesStr(worldBytes))
 	if !strings.Contains(stdout, want) {
 		t.Fatalf("inspect does not show\n%s\nin\n%s", want, stdout)

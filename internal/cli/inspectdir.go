@@ -119,7 +119,7 @@ func historyStr(h *savetool.HistoryInfo) string {
 	const at = "2006-01-02 15:04:05"
 	out := fmt.Sprintf("%s saved %s to %s; %s (%s) only they use, %s of their world files",
 		words.Count(h.Generations, "older generation", "older generations"), h.Oldest.Format(at), h.Newest.Format(at),
-		words.Count(h.DataFiles, "chunk store file", "chunk store files"), bytesStr(h.DataBytes), bytesStr(h.WorldBytes))
+		words.Count(h.DataFiles, "store or players file", "store and players files"), bytesStr(h.DataBytes), bytesStr(h.WorldBytes))
 	if h.Unknown > 0 {
 		out += fmt.Sprintf(" (%s of an older format name no data files: not counted)", words.Count(h.Unknown, "generation", "generations"))
 	}

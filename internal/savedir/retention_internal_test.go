@@ -143,6 +143,7 @@ func TestRetainedStable(t *testing.T) {
 		kept = append([]time.Time{now}, next...)
 	}
 	// A week of history, thinned: bounded, whatever the number of saves.
+	t.Logf("%d generations kept of %d saves", len(kept), 9*24*60/7)
 	if len(kept) > 13+6*24+8+2 {
 		t.Fatalf("kept %d generations after 9 days", len(kept))
 	}

@@ -69,15 +69,15 @@ type GenerationInfo struct {
 }
 
 // HistoryInfo is what the older generations kept in backups/ cost beside
-// the committed one: they share the chunk store's data files with it, so
-// their cost is the data files only they use (the records that changed
-// after them, and the files compaction emptied since) and their own world
-// files.
+// the committed one: they share the chunk store's data files and the
+// players files with it, so their cost is the files only they use (the
+// records that changed after them, the files compaction emptied since,
+// their players indexes, their copies) and their own world files.
 type HistoryInfo struct {
 	Generations int       `json:"generations"`           // older generations kept (damaged backup manifests not counted)
 	Oldest      time.Time `json:"oldest,omitzero"`       // when the oldest of them was saved
 	Newest      time.Time `json:"newest,omitzero"`       // when the newest of them was saved
-	DataFiles   int       `json:"data_files"`            // chunk store files and data files only they use
+	DataFiles   int       `json:"data_files"`            // chunk store, data and players files only they use
 	DataBytes   int64     `json:"data_bytes"`            // the bytes of those files
 	WorldBytes  int64     `json:"world_bytes"`           // the bytes of their world files
 	Unknown     int       `json:"unknown_data,omitzero"` // of format 1 or 2: their manifests do not name their data files
@@ -240,16 +240,16 @@ func inspectDir(fsys vfs.FS, dir string, d *savedir.Dir) *DirInfo {
 const dataManifestVersion = 3
 
 // historyOf sums what the backups (older generations, newest first) cost
-// beside the committed generation cur: the files of their chunk stores that
-// cur does not use, counted once, and their world files.
+// beside the committed generation cur: the files of their chunk stores and
+// players that cur does not use, counted once, and their world files.
 func historyOf(fsys vfs.FS, d *savedir.Dir, cur *savedir.Manifest, backups []*savedir.Manifest) *HistoryInfo {
 	h := &HistoryInfo{Generations: len(backups)}
 	if len(backups) > 0 {
 		h.Newest = time.UnixMilli(backups[0].ModifiedMS).UTC()
 		h.Oldest = time.UnixMilli(backups[len(backups)-1].ModifiedMS).UTC()
 	}
-	used := map[string]bool{cur.Chunks.Name: true}
-	for _, n := range cur.Chunks.Data {
+	used := map[string]bool{}
+	for _, n := range generationFiles(cur) {
 		used[n] = true
 	}
 	size := func(name string) int64 { return dirFileSize(fsys, d, name) }
@@ -259,8 +259,8 @@ func historyOf(fsys vfs.FS, d *savedir.Dir, cur *savedir.Manifest, backups []*sa
 			h.Unknown++
 			continue
 		}
-		for _, n := range append([]string{b.Chunks.Name}, b.Chunks.Data...) {
-			if !used[n] {
+		for _, n := range generationFiles(b) {
+			if !used[n] && n != b.World.Name {
 				used[n] = true
 				h.DataFiles++
 				h.DataBytes += size(n)
