@@ -88,3 +88,62 @@ func TestCompactionUnderLongHistory(t *testing.T) {
 }
 
 func recordBytes(st chunkstore.CommitStats) int64 { return st.RecordBytes + st.TableBytes }
+
+// BenchmarkCompactionMoves reports what compaction between saves moves,
+// against what the saves write and the live world: 400 saves into a world
+// of 400 chunks (records of 1 KiB that do not compress), 16 KiB data
+// files, up to 8 steps after each save as the writer runs them. Uniform:
+// 5 chunks anywhere each save; skewed: 4 of 9 hot chunks and 1 anywhere.
+// A record compaction moves lands in the file the saves append to, so a
+// cold record beside hot ones is moved again each time that file is
+// compacted; under a long retention every copy stays on disk while older
+// generations use the file it came from. Run with -benchtime=1x.
+func BenchmarkCompactionMoves(b *testing.B) {
+	for _, skewed := range []bool{false, true} {
+		name := map[bool]string{false: "uniform", true: "skewed"}[skewed]
+		b.Run(name, func(b *testing.B) {
+			var live, written, moved int64
+			for b.Loop() {
+				live, written, moved = compactionMoves(b, skewed)
+			}
+			b.ReportMetric(float64(moved)/float64(written), "moved/written")
+			b.ReportMetric(float64(moved)/float64(live), "moved/live")
+		})
+	}
+}
+
+func compactionMoves(b *testing.B, skewed bool) (live, written, moved int64) {
+	cfg := testConfig(vfs.NewMem())
+	cfg.DataFileSize = 16 << 10
+	s := create(b, cfg)
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(25, 3))
+	const side = 20
+	batch := s.NewBatch()
+	for x := range int32(side) {
+		for y := range int32(side) {
+			batch.PutChunk(chunkstore.Pos{X: x, Y: y}, randomChunk(small, rng))
+		}
+	}
+	live = recordBytes(commit(b, s, batch))
+	for range 400 {
+		batch := s.NewBatch()
+		for k := range 5 {
+			p := chunkstore.Pos{X: rng.Int32N(side), Y: rng.Int32N(side)}
+			if skewed && k < 4 {
+				p = chunkstore.Pos{X: rng.Int32N(3), Y: rng.Int32N(3)}
+			}
+			batch.PutChunk(p, randomChunk(small, rng))
+		}
+		written += recordBytes(commit(b, s, batch))
+		for range 8 {
+			st, did, err := s.CompactNext()
+			must(b, err)
+			if !did {
+				break
+			}
+			moved += st.Moved
+		}
+	}
+	return live, written, moved
+}
