@@ -237,7 +237,7 @@ func (l *Locator) resolveWorld(logical, rest string) (string, error) {
 // checkElem refuses a name that is not one plain path element.
 func checkElem(what, s string) error {
 	if s == "" || s == "." || s == ".." || strings.ContainsAny(s, `/\`) || strings.ContainsRune(s, 0) {
-		return fmt.Errorf("%w: %s %q: want one plain name, without / or \\, not . or ..", ErrUnknownPath, what, s)
+		return fmt.Errorf("%w: %s %q: want one plain name (no / or \\, not . or .. or empty)", ErrUnknownPath, what, s)
 	}
 	return nil
 }

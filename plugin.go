@@ -120,7 +120,8 @@ type Plugin struct {
 	// new world there (creating Dir) if there is none.
 	LoadOrCreate bool
 	// Overwrite starts a new world in Dir even if it holds a save. The old
-	// generations stay in backups/ as long as Autosave.MaxBackups keeps them.
+	// generations stay in backups/ as long as Autosave.MaxBackups or
+	// Autosave.Retention keeps them.
 	Overwrite bool
 	// LockTimeout is how long Install waits for another holder of Dir to
 	// let go (a game restarting while the last instance makes its final
@@ -267,6 +268,11 @@ func (p Plugin) resolve() (settings, error) {
 	}
 	if p.Hysteresis < 0 || math.IsNaN(p.Hysteresis) {
 		return settings{}, fmt.Errorf("arksave: Hysteresis %v: want 0 (the default, 0.20) or more chunk widths", p.Hysteresis)
+	}
+	if p.Autosave != nil {
+		if err := savedir.CheckRetention(p.Autosave.Retention); err != nil {
+			return settings{}, fmt.Errorf("arksave: Plugin.Autosave: %w", err)
+		}
 	}
 	checkpoint := cmpOr(p.Checkpoint, defaultCheckpoint)
 	if checkpoint < 0 {

@@ -15,9 +15,15 @@ type Config struct {
 	// Enabled turns automatic saves on or off. Requested saves always run.
 	Enabled bool
 	// MaxBackups is how many older generations are kept in backups/ and can
-	// be restored. 0 keeps none. Beyond them, the newest backup with a
-	// chunk store of its own (see BackupCopyEvery) is kept too.
+	// be restored, whatever Retention says: the newest MaxBackups are kept
+	// on top of what Retention keeps. 0 keeps none beyond Retention's.
+	// Beyond them, the newest backup with a chunk store of its own (see
+	// BackupCopyEvery) is kept too.
 	MaxBackups int
+	// Retention decides which older generations stay in backups/ by their
+	// age (see Retention); the zero value keeps none by age, so that only
+	// MaxBackups counts. DefaultConfig fills it in.
+	Retention Retention
 	// BackupCopyEvery is after every how many committed saves the writer
 	// copies the chunk store into backups/ (backups/chunks-<G>.pxsw and its
 	// data files), and the players (backups/players-<G>.pxpl and
@@ -37,9 +43,48 @@ type Config struct {
 	PauseDuringSave bool
 }
 
-// DefaultConfig returns the defaults: every 300 s, enabled, one backup.
+// DefaultConfig returns the defaults: every 300 s, enabled, one backup
+// whatever its age, and a retention that keeps every save of the last hour,
+// one per 10 minutes for a day and one a day for a week.
 func DefaultConfig() Config {
-	return Config{Interval: 300 * time.Second, Enabled: true, MaxBackups: 1}
+	return Config{Interval: 300 * time.Second, Enabled: true, MaxBackups: 1, Retention: Retention{
+		All:  time.Hour,
+		Thin: []Keep{{Every: 10 * time.Minute, For: 24 * time.Hour}, {Every: 24 * time.Hour, For: 7 * 24 * time.Hour}},
+	}}
+}
+
+// Retention is a policy that keeps older generations by their age: every
+// generation saved within All, then, for each Keep of Thin, one
+// generation per Keep.Every among those younger than Keep.For. A
+// generation's age is measured from the committed generation's save time
+// (the manifests' modified times), not from the clock: a save directory
+// left alone for a month keeps what it kept. A generation is kept when
+// the policy keeps it or when it is among the newest Config.MaxBackups;
+// the rest are dropped at the next save, and with them the data files
+// only they used (docs/format.md, "Backups").
+//
+// The kept generations share the chunk store's data files: what a kept
+// generation costs is the records that changed after it (compaction keeps
+// every record a kept generation uses), plus its own world file.
+//
+// Durations must not be negative: Plugin.Install refuses them with an
+// error matching ErrInvalidConfig (set later, a negative one keeps nothing,
+// as zero does: a zero duration keeps nothing by itself).
+type Retention struct {
+	// All keeps every generation saved within it.
+	All time.Duration
+	// Thin keeps fewer generations as they age: for each Keep, the oldest
+	// generation of each Keep.Every (counted from the Unix epoch, so that a
+	// generation kept stays kept as time goes on) among those younger
+	// than Keep.For.
+	Thin []Keep
+}
+
+// Keep is one step of a Retention's thinning: one generation per Every,
+// for generations younger than For.
+type Keep struct {
+	Every time.Duration
+	For   time.Duration
 }
 
 // State is the ECS resource that shows what autosave is doing. The

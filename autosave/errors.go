@@ -62,6 +62,10 @@ func (e *PanicError) Unwrap() []error {
 // that names the holder.
 var ErrLocked = errors.New("autosave: save directory is in use")
 
+// ErrInvalidConfig is returned when a Config cannot be used: a negative
+// duration in its Retention. The error names the field.
+var ErrInvalidConfig = errors.New("autosave: invalid config")
+
 // ErrClosed is returned by a writer, and by everything a game asks of its
 // save, after it was closed: it holds the save directory no more.
 var ErrClosed = errors.New("autosave: the save is closed")

@@ -3,6 +3,7 @@ package systems
 import (
 	"errors"
 	"image"
+	"slices"
 	"time"
 
 	"github.com/arksave/arksave/autosave"
@@ -100,6 +101,8 @@ func (r *runner) start() {
 		job.BackupCopyEvery = 1
 	}
 	job.Meta = r.metaInput()
+	// A copy: the game may change its Config while the writer uses the job.
+	job.Retention = autosave.Retention{All: r.conf.Retention.All, Thin: slices.Clone(r.conf.Retention.Thin)}
 	if !r.writer.Submit(job) {
 		snap.Release() // cannot happen: start runs only when the writer is idle
 		return

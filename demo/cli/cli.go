@@ -38,6 +38,7 @@ type Options struct {
 	Screenshot  string        // windowed: PNG to write after -ticks frames, then exit
 	Autoplay    bool          // windowed: the scripted player drives the game
 	Overlay     bool          // windowed: start with the F3 overlay shown
+	Menu        bool          // windowed: start with the load menu (L) open
 	Zoom        int           // windowed: screen pixels per world pixel
 	Backups     int           // older generations kept in the save's backups/
 	PauseSaving bool          // pause sand and bodies while a save is written
@@ -66,6 +67,7 @@ func Parse(args []string, stderr io.Writer) (Options, error) {
 	fs.BoolVar(&o.Autoplay, "autoplay", false, "windowed: let the scripted player play; it presses F5, F9 and F6 once each early on")
 	fs.IntVar(&o.Zoom, "zoom", 2, "windowed: screen pixels per world pixel")
 	fs.BoolVar(&o.Overlay, "overlay", false, "windowed: start with the F3 overlay shown")
+	fs.BoolVar(&o.Menu, "menu", false, "windowed: start with the load menu open (L): the saves beside -save, newest first")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: demo [flags]\n\nThe arksave falling-sand demo.\n\nFlags:\n")
 		fs.PrintDefaults()

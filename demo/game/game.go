@@ -42,6 +42,7 @@ type Game struct {
 	sim     *sim.Sim
 	input   *Input
 	script  *sim.Script // -autoplay
+	menu    *menu       // the load menu, while open (L)
 	render  *render.Renderer
 	pixels  []byte
 	overlay bool
@@ -72,6 +73,9 @@ func New(o cli.Options, s *sim.Sim, log io.Writer) *Game {
 		pixels: make([]byte, ScreenW*ScreenH*4),
 	}
 	g.overlay = o.Overlay
+	if o.Menu {
+		g.openMenu()
+	}
 	if o.Autoplay {
 		g.script = sim.NewScript(s)
 	}
@@ -138,7 +142,15 @@ func (g *Game) Update() error {
 		return ebiten.Termination
 	}
 	x0, y0 := g.origin()
-	a := g.input.Update(g.sim.Commands(), x0, y0)
+	var a Actions
+	if g.menu != nil {
+		g.updateMenu() // the world plays on; the keys are the menu's
+	} else {
+		a = g.input.Update(g.sim.Commands(), x0, y0)
+	}
+	if a.Menu {
+		g.openMenu()
+	}
 	if g.script != nil {
 		a = a.Or(AutoKeys(g.sim.Ticks))
 	}
@@ -255,6 +267,9 @@ func (g *Game) Draw(screen *ebiten.Image) {
 		g.drawOverlay(screen)
 	}
 	g.drawSaving(screen)
+	if g.menu != nil {
+		g.drawMenu(screen)
+	}
 	if g.toastTicks > 0 {
 		panel(screen, 4, 4, len(g.toast)*6+8, 20)
 		ebitenutil.DebugPrintAt(screen, g.toast, 8, 6)

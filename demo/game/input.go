@@ -14,6 +14,7 @@ type Actions struct {
 	Save          bool // F5
 	SaveAs        bool // F6
 	Load          bool // F9
+	Menu          bool // L: the load menu
 	Quit          bool // Esc
 }
 
@@ -21,7 +22,7 @@ type Actions struct {
 func (a Actions) Or(b Actions) Actions {
 	return Actions{
 		ToggleOverlay: a.ToggleOverlay || b.ToggleOverlay, Save: a.Save || b.Save,
-		SaveAs: a.SaveAs || b.SaveAs, Load: a.Load || b.Load, Quit: a.Quit || b.Quit,
+		SaveAs: a.SaveAs || b.SaveAs, Load: a.Load || b.Load, Menu: a.Menu || b.Menu, Quit: a.Quit || b.Quit,
 	}
 }
 
@@ -68,6 +69,7 @@ func (in *Input) Update(c *sim.Commands, x0, y0 int) Actions {
 	a.Save = inpututil.IsKeyJustPressed(ebiten.KeyF5)
 	a.SaveAs = inpututil.IsKeyJustPressed(ebiten.KeyF6)
 	a.Load = inpututil.IsKeyJustPressed(ebiten.KeyF9)
+	a.Menu = inpututil.IsKeyJustPressed(ebiten.KeyL)
 	a.Quit = inpututil.IsKeyJustPressed(ebiten.KeyEscape)
 
 	speed := float64(panSpeed)

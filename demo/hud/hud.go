@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/demo/sim"
 )
 
@@ -26,7 +27,7 @@ type Info struct {
 
 // Keys is the help line of the overlay.
 const Keys = "WASD/arrows pan (shift fast)  left paint  right dig  1-9 material\n" +
-	"wheel or [ ] brush  B body  F3 info  F5 save  F6 save as  F9 load  Esc quit"
+	"wheel or [ ] brush  B body  F3 info  F5 save  F6 save as  F9 load  L saves  Esc quit"
 
 // Lines returns the overlay's lines.
 func Lines(in Info) []string {
@@ -107,4 +108,27 @@ func floorDiv(v float64, size int) int {
 		q--
 	}
 	return q
+}
+
+// Slots returns the load menu's lines: one per save slot (name, when it
+// was last saved, play time, generation), the selected one marked, and a
+// help line. A slot that cannot be loaded says why.
+func Slots(saves []arksave.SaveInfo, selected int, now time.Time) []string {
+	lines := []string{"Saves (up/down choose, Enter load, L or Esc close)"}
+	if len(saves) == 0 {
+		return append(lines, "  no saves here yet: F5 saves, F6 saves as a new one")
+	}
+	for i, s := range saves {
+		mark := "  "
+		if i == selected {
+			mark = "> "
+		}
+		if s.Err != nil && s.Generation == 0 {
+			lines = append(lines, mark+clip(fmt.Sprintf("%s: cannot load: %v", s.Name, s.Err), 90))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%s%-20s saved %s ago   played %s   generation %d", mark, clip(s.Name, 20),
+			now.Sub(s.LastSaved).Truncate(time.Second), s.PlayTime.Truncate(time.Second), s.Generation))
+	}
+	return lines
 }

@@ -1,10 +1,12 @@
 package hud_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/arksave/arksave"
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/demo/hud"
 	"github.com/arksave/arksave/demo/sim"
@@ -33,5 +35,31 @@ func TestLines(t *testing.T) {
 	lines = hud.Lines(hud.Info{ChunkSize: 512})
 	if all := strings.Join(lines, "\n"); !strings.Contains(all, "autosave off") || !strings.Contains(all, "no save yet") || strings.Contains(all, "saving  [") {
 		t.Errorf("a session before its first save:\n%s", all)
+	}
+}
+
+func TestSlots(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	saves := []arksave.SaveInfo{
+		{Dir: "/s/valley", Name: "The Valley", LastSaved: now.Add(-90 * time.Second), PlayTime: 3723 * time.Second, Generation: 12},
+		{Dir: "/s/caves", Name: "caves", LastSaved: now.Add(-time.Hour), PlayTime: time.Minute, Generation: 3},
+		{Dir: "/s/lost", Name: "lost", Err: fmt.Errorf("%w: run arksave repair /s/lost", arksave.ErrManifestLost)},
+	}
+	lines := hud.Slots(saves, 1, now)
+	want := []string{
+		"Saves (up/down choose, Enter load, L or Esc close)",
+		"  The Valley           saved 1m30s ago   played 1h2m3s   generation 12",
+		"> caves                saved 1h0m0s ago   played 1m0s   generation 3",
+	}
+	for i, w := range want {
+		if lines[i] != w {
+			t.Errorf("line %d: %q, want %q", i, lines[i], w)
+		}
+	}
+	if len(lines) != 4 || !strings.Contains(lines[3], "lost: cannot load") || !strings.Contains(lines[3], "arksave repair") {
+		t.Errorf("the slot that cannot load: %q", lines[3:])
+	}
+	if got := hud.Slots(nil, 0, now); len(got) != 2 || !strings.Contains(got[1], "no saves") {
+		t.Errorf("no slots: %q", got)
 	}
 }

@@ -278,9 +278,13 @@ func (s *Sim) Tick() uint64 { return s.clock.Get().Tick }
 // initialized again (Ark's Reset drops their registered filters), the
 // camera is looked up, and the chunks around it are awaited. A missing or
 // damaged save returns an error and leaves the world as it was.
-func (s *Sim) Load() error {
+func (s *Sim) Load() error { return s.LoadFrom(s.Persistence.p.Dir()) }
+
+// LoadFrom loads the save in dir, as Load does the current one: the game
+// then saves to dir (the load menu's choice).
+func (s *Sim) LoadFrom(dir string) error {
 	p := s.Persistence
-	if err := p.p.Load(p.p.Dir()); err != nil {
+	if err := p.p.Load(dir); err != nil {
 		return err
 	}
 	p.loads++

@@ -497,3 +497,26 @@ func TestSaveHasThumbnail(t *testing.T) {
 	}
 	expect(t, len(colours) > 3, "the thumbnail shows %d colours: not the world", len(colours))
 }
+
+// The load menu's choice: LoadFrom loads another slot's save, and the game
+// saves there from then on.
+func TestLoadFromAnotherSlot(t *testing.T) {
+	cfg := config(t, 12)
+	other := filepath.Join(filepath.Dir(cfg.Save.Dir), "other")
+	oc := cfg
+	oc.Save.Dir = other
+	o := newSim(t, oc)
+	x, y := skyAbove(o)
+	o.Commands().Brush = sim.Brush{Active: true, X: x, Y: y, Radius: 5, Material: sand.Stone}
+	o.Step()
+	expect(t, waitSave(t, o, o.Persistence.Save()).Err == nil, "save the other slot")
+	_, err := o.Close()
+	expect(t, err == nil, "close: %v", err)
+
+	s := newSim(t, cfg)
+	expect(t, s.LoadFrom(other) == nil, "load the other slot")
+	expect(t, s.Persistence.Dir() == other && sand.MaterialOf(at(s, x, y)) == sand.Stone, "after LoadFrom: dir %s, the painted stone missing", s.Persistence.Dir())
+	gen := s.Persistence.Generation()
+	res := waitSave(t, s, s.Persistence.Save())
+	expect(t, res.Err == nil && res.Dir == other && res.Generation == gen+1, "the next save after generation %d: %+v", gen, res)
+}

@@ -65,6 +65,7 @@ func TestDiffBadArguments(t *testing.T) {
 	code, _, stderr := arksave("diff", base, "1", "2", "3x")
 	expectCode(t, 2, code, stderr)
 	code, _, stderr = arksave("diff", base, "one", "2")
+	expectCode(t, 2, code, stderr)
 	expectContains(t, stderr, `generation "one": give a generation number (arksave inspect `+base+` lists the kept ones) or current`)
 
 	code, stdout, stderr := arksave("diff", base, "1", "9")

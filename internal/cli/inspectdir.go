@@ -88,6 +88,9 @@ func printDirInfo(w io.Writer, d *savetool.DirInfo) {
 		}
 		tw.Flush()
 	}
+	if h := d.History; h != nil && h.Generations > 0 {
+		fmt.Fprintf(w, "\nhistory: %s\n", historyStr(h))
+	}
 	for _, st := range d.Stores {
 		fmt.Fprintf(w, "\nchunk store %s:\n", st.Name)
 		printStoreInfo(w, &st)
@@ -108,6 +111,19 @@ func printDirInfo(w io.Writer, d *savetool.DirInfo) {
 	} else if d.WorldError != "" {
 		fmt.Fprintf(w, "\nECS world %s: %s: %s\n", d.WorldFile, state(d.WorldError), d.WorldError)
 	}
+}
+
+// historyStr says what the older generations cost: how many, saved when,
+// the data files only they use and their world files.
+func historyStr(h *savetool.HistoryInfo) string {
+	const at = "2006-01-02 15:04:05"
+	out := fmt.Sprintf("%s saved %s to %s; %s (%s) only they use, %s of their world files",
+		words.Count(h.Generations, "older generation", "older generations"), h.Oldest.Format(at), h.Newest.Format(at),
+		words.Count(h.DataFiles, "store or players file", "store and players files"), bytesStr(h.DataBytes), bytesStr(h.WorldBytes))
+	if h.Unknown > 0 {
+		out += fmt.Sprintf(" (%s of an older format name no data files: not counted)", words.Count(h.Unknown, "generation", "generations"))
+	}
+	return out
 }
 
 func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {

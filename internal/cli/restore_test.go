@@ -52,6 +52,7 @@ func TestRestoreAt(t *testing.T) {
 	// A duration ago: nothing that old, then the newest.
 	code, stdout, stderr = arksave("restore", "--at", "2h", dir)
 	expectCode(t, 1, code, stderr)
+	expectNot(t, stdout, "restored")
 	expectContains(t, stderr, "no generation committed at or before", fmt.Sprintf("the oldest kept is generation 1 of %s", times[1].UTC().Format(time.RFC3339)), "--generation 1")
 	code, stdout, stderr = arksave("restore", "--at", "0s", dir)
 	expectCode(t, 0, code, stderr)

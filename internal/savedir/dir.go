@@ -543,8 +543,11 @@ type Commit struct {
 	// Players names the players of the new generation, already durable
 	// (nil: none).
 	Players    *PlayersRef
-	MaxBackups int // older generations to keep in backups/
-	Now        time.Time
+	MaxBackups int // older generations to keep in backups/, the newest
+	// Retention keeps older generations in backups/ by their age, on top of
+	// the newest MaxBackups (autosave.Retention; ages count from Now).
+	Retention autosave.Retention
+	Now       time.Time
 	// Generation is the number of the new generation; zero means the
 	// committed one plus one. A repair whose manifest is lost sets it above
 	// HighestGeneration. It must exceed the committed generation.
@@ -680,7 +683,7 @@ func (d *Dir) Commit(c Commit) (*Manifest, int64, error) {
 		d.retireDamaged(prev)
 		return d.Manifest(), written, nil
 	}
-	d.retire(prev, c.MaxBackups, c.backupChunks, c.backupPlayers)
+	d.retire(prev, keepPolicy{max: c.MaxBackups, retention: c.Retention}, c.backupChunks, c.backupPlayers)
 	return d.Manifest(), written, nil
 }
 
@@ -877,12 +880,12 @@ func (d *Dir) removeCopy(g uint64) error {
 }
 
 // retire moves the previous generation's world file and manifest into
-// backups/ and prunes backups beyond max. When the previous generation has
+// backups/ and prunes the backups the policy does not keep. When the previous generation has
 // its own copy of the chunk store (copy, made after it committed), its
 // backup manifest names that copy, and its own copy of the players
 // (players) likewise. Failures are left for cleanup.
-func (d *Dir) retire(prev *Manifest, max int, copy *StoreRef, players *PlayersRef) {
-	if prev != nil && max > 0 && d.checkBackupDir() == nil {
+func (d *Dir) retire(prev *Manifest, keep keepPolicy, copy *StoreRef, players *PlayersRef) {
+	if prev != nil && keep.keepsAny() && d.checkBackupDir() == nil {
 		if err := d.fs.MkdirAll(filepath.Join(d.path, BackupDir)); err == nil {
 			b := *prev
 			b.World.Name = path.Join(BackupDir, WorldName(prev.Generation))
@@ -899,7 +902,7 @@ func (d *Dir) retire(prev *Manifest, max int, copy *StoreRef, players *PlayersRe
 			}
 		}
 	}
-	_ = d.cleanupWith(max)
+	_ = d.cleanupWith(keep)
 }
 
 // retireDamaged keeps a damaged previous generation as a backup, its
@@ -1001,7 +1004,7 @@ func (d *Dir) DropBackup(g uint64) error {
 	if err := d.remove(path.Join(BackupDir, WorldName(g))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("autosave: drop backup %d: %w", g, err)
 	}
-	return d.cleanupWith(-1)
+	return d.cleanupWith(keepAll)
 }
 
 // ReplaceBackup rewrites the manifest of a backed-up generation (atomically),
@@ -1128,24 +1131,27 @@ func (d *Dir) Cleanup() error {
 
 // cleanup removes what the manifest and the backups do not name, keeping
 // every backup that exists.
-func (d *Dir) cleanup() error { return d.cleanupWith(-1) }
+func (d *Dir) cleanup() error { return d.cleanupWith(keepAll) }
+
+// keepAll is the policy of a cleanup that drops no backup.
+var keepAll = keepPolicy{max: -1}
 
 // cleanupWith removes files that no manifest names: world files and temp
-// files of saves that did not commit, backups beyond max (max < 0 keeps
-// all), and chunk stores and data files that neither the manifest nor a
+// files of saves that did not commit, backups the policy does not keep
+// (see retained), and chunk stores and data files that neither the manifest nor a
 // kept backup uses (a compaction emptied them, or a save that did not
 // commit started them).
 // Without a committed manifest it removes nothing: a lost manifest is
 // repairable from the files. It removes only regular files whose names the
 // save format uses, never the lock file, never a damaged backup (a repair
 // decides about that), never a symbolic link.
-func (d *Dir) cleanupWith(max int) error {
+func (d *Dir) cleanupWith(keep keepPolicy) error {
 	cur := d.man.Load()
 	if cur == nil || d.roErr != nil {
 		return nil
 	}
 	backups, damaged := d.backups()
-	backups = d.dropBackupsOver(backups, max)
+	backups = d.dropBackupsOver(backups, keep, time.UnixMilli(cur.ModifiedMS))
 	k := keptFiles{names: map[string]bool{ManifestName: true, LockName: true, MetaName: true, ThumbnailName: true}, allData: map[string]bool{}}
 	k.names[cur.World.Name] = true
 	k.store(cur)
@@ -1169,12 +1175,13 @@ func (d *Dir) cleanupWith(max int) error {
 	return d.removeStale(k, pending)
 }
 
-// dropBackupsOver removes the backup manifests beyond the newest max and
-// returns the backups kept. The newest backup with a chunk store of its
-// own stays beyond max: it is the one that shares no file with the current
-// generation.
-func (d *Dir) dropBackupsOver(backups []*Manifest, max int) []*Manifest {
-	if max < 0 || len(backups) <= max {
+// dropBackupsOver removes the manifests of the backups (newest first) that
+// the policy does not keep when the committed generation was saved at now
+// (see retained), and returns the backups kept. The newest backup with a
+// chunk store of its own stays beyond keep.max: it is the one that shares
+// no file with the current generation.
+func (d *Dir) dropBackupsOver(backups []*Manifest, keep keepPolicy, now time.Time) []*Manifest {
+	if keep.max < 0 || len(backups) <= keep.max {
 		return backups
 	}
 	own := -1
@@ -1184,9 +1191,14 @@ func (d *Dir) dropBackupsOver(backups []*Manifest, max int) []*Manifest {
 			break
 		}
 	}
-	kept := backups[:max:max]
-	for i, b := range backups[max:] {
-		if max > 0 && i+max == own {
+	times := make([]time.Time, len(backups))
+	for i, b := range backups {
+		times[i] = time.UnixMilli(b.ModifiedMS)
+	}
+	retain := retained(times, now, keep)
+	kept := make([]*Manifest, 0, len(backups))
+	for i, b := range backups {
+		if retain[i] || keep.max > 0 && i == own {
 			kept = append(kept, b)
 			continue
 		}

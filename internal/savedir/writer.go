@@ -45,6 +45,9 @@ type Options struct {
 type Job struct {
 	Snap       *snapshot.Snapshot
 	MaxBackups int
+	// Retention keeps older generations by age on top of the newest
+	// MaxBackups (Config.Retention).
+	Retention autosave.Retention
 	// SaveTo, when set, writes a complete save into that directory instead
 	// and continues there ("Save As"). The current directory stays at its
 	// last committed generation.
@@ -1153,6 +1156,7 @@ func (w *Writer) run(j Job) (res *autosave.Result) {
 			Data: storetool.Tool.DataFileNames(commitStore)},
 		Players:    playersRef,
 		MaxBackups: j.MaxBackups,
+		Retention:  j.Retention,
 		committed:  func() { w.setProgress(1) },
 	})
 	res.BytesWritten += n

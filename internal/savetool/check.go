@@ -584,13 +584,7 @@ func checkEstimate(fsys vfs.FS, dir string) int64 {
 		gens = append(gens, m)
 	}
 	var n int64
-	size := func(name string) int64 {
-		p, err := d.File(name)
-		if err != nil {
-			return 0
-		}
-		return fileSize(fsys, p)
-	}
+	size := func(name string) int64 { return dirFileSize(fsys, d, name) }
 	for _, m := range gens {
 		n += m.World.Size + 2*size(m.Chunks.Name)
 		for _, name := range m.Chunks.Data {

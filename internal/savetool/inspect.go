@@ -26,6 +26,9 @@ type DirInfo struct {
 	ManifestError string           `json:"manifest_error,omitempty"`
 	Generations   []GenerationInfo `json:"generations"` // the committed one first, then the backups, newest first
 	Stores        []StoreInfo      `json:"stores"`      // each chunk store a generation names, at the newest generation naming it
+	// History is what the older generations kept in backups/ cost; nil
+	// without a committed generation.
+	History *HistoryInfo `json:"history,omitempty"`
 	// World describes the committed generation's ECS world file; WorldError
 	// says why it could not be read whole.
 	World      *pecs.Info `json:"-"`
@@ -63,6 +66,21 @@ type GenerationInfo struct {
 	Store           string    `json:"store"`
 	StoreGeneration uint64    `json:"store_generation"`
 	Chunks          uint32    `json:"chunks"` // stored chunks, from the root
+}
+
+// HistoryInfo is what the older generations kept in backups/ cost beside
+// the committed one: they share the chunk store's data files and the
+// players files with it, so their cost is the files only they use (the
+// records that changed after them, the files compaction emptied since,
+// their players indexes, their copies) and their own world files.
+type HistoryInfo struct {
+	Generations int       `json:"generations"`           // older generations kept (damaged backup manifests not counted)
+	Oldest      time.Time `json:"oldest,omitzero"`       // when the oldest of them was saved
+	Newest      time.Time `json:"newest,omitzero"`       // when the newest of them was saved
+	DataFiles   int       `json:"data_files"`            // chunk store, data and players files only they use
+	DataBytes   int64     `json:"data_bytes"`            // the bytes of those files
+	WorldBytes  int64     `json:"world_bytes"`           // the bytes of their world files
+	Unknown     int       `json:"unknown_data,omitzero"` // of format 1 or 2: their manifests do not name their data files
 }
 
 // StoreInfo describes a chunk store at one generation.
@@ -183,6 +201,9 @@ func inspectDir(fsys vfs.FS, dir string, d *savedir.Dir) *DirInfo {
 			info.Stores = append(info.Stores, st)
 		}
 	}
+	if m := d.Manifest(); m != nil {
+		info.History = historyOf(fsys, d, m, gens[1:])
+	}
 	if m := d.Manifest(); m != nil && m.Players != nil {
 		info.PlayersIndex, info.PlayersData = m.Players.Index.Name, m.Players.Data
 		if p, err := d.ReadPlayers(m); err != nil {
@@ -212,6 +233,41 @@ func inspectDir(fsys vfs.FS, dir string, d *savedir.Dir) *DirInfo {
 		}
 	}
 	return info
+}
+
+// dataManifestVersion is the first manifest format that names the data
+// files of its generation's chunk store (savedir.ManifestVersion's history).
+const dataManifestVersion = 3
+
+// historyOf sums what the backups (older generations, newest first) cost
+// beside the committed generation cur: the files of their chunk stores and
+// players that cur does not use, counted once, and their world files.
+func historyOf(fsys vfs.FS, d *savedir.Dir, cur *savedir.Manifest, backups []*savedir.Manifest) *HistoryInfo {
+	h := &HistoryInfo{Generations: len(backups)}
+	if len(backups) > 0 {
+		h.Newest = time.UnixMilli(backups[0].ModifiedMS).UTC()
+		h.Oldest = time.UnixMilli(backups[len(backups)-1].ModifiedMS).UTC()
+	}
+	used := map[string]bool{}
+	for _, n := range generationFiles(cur) {
+		used[n] = true
+	}
+	size := func(name string) int64 { return dirFileSize(fsys, d, name) }
+	for _, b := range backups {
+		h.WorldBytes += size(b.World.Name)
+		if b.Version < dataManifestVersion {
+			h.Unknown++
+			continue
+		}
+		for _, n := range generationFiles(b) {
+			if !used[n] && n != b.World.Name {
+				used[n] = true
+				h.DataFiles++
+				h.DataBytes += size(n)
+			}
+		}
+	}
+	return h
 }
 
 // InspectStore describes the chunk store file at path at its newest

@@ -106,6 +106,16 @@ func fileSize(fsys vfs.FS, name string) int64 {
 	return 0
 }
 
+// dirFileSize is fileSize of a file of the save directory d named as a
+// manifest names it; 0 for a name the directory refuses.
+func dirFileSize(fsys vfs.FS, d *savedir.Dir, name string) int64 {
+	p, err := d.File(name)
+	if err != nil {
+		return 0
+	}
+	return fileSize(fsys, p)
+}
+
 // inspectOptions open stores read-only without a generator: every record
 // as stored, no generator version to match.
 func inspectOptions(fsys vfs.FS) *chunkstore.Options {

@@ -150,6 +150,10 @@ func (g *Game) Save() error {
 	if r := g.Pers.SaveNow(); r.Err != nil {
 		return r.Err
 	}
+	// What the writer does after the commit (the save's description,
+	// compaction) is done too: a test that looks at the files next sees
+	// them settled.
+	g.Pers.WaitIdle()
 	return nil
 }
 
