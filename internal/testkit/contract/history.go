@@ -192,11 +192,30 @@ func Changes(s int) *snapshot.Snapshot {
 	return snap
 }
 
+// Keeping is what the saves of a bytes measurement keep of the older
+// generations.
+type Keeping struct {
+	Name       string // for the test's and the benchmark's output
+	MaxBackups int
+	Retention  autosave.Retention
+}
+
+// TwoBackups keeps the two newest older generations: compaction between
+// saves reclaims the records only older ones used.
+var TwoBackups = Keeping{Name: "two-backups", MaxBackups: 2}
+
+// GameDefaults keeps what autosave.DefaultConfig keeps: every save of the
+// last hour (each save of a measurement), and thinned older ones.
+func GameDefaults() Keeping {
+	c := autosave.DefaultConfig()
+	return Keeping{Name: "defaults", MaxBackups: c.MaxBackups, Retention: c.Retention}
+}
+
 // BytesPerSave builds a world of stored chunks at dir on fsys through the
 // writer and returns the bytes the next BytesPerSaveSaves saves of Changes
 // write through vfs.Counting, on average, everything the writer does after
-// each save (compaction steps) included. Each keeps two backups.
-func BytesPerSave(t testing.TB, fsys vfs.FS, dir string, stored int) float64 {
+// each save (compaction steps) included. The saves keep what keep says.
+func BytesPerSave(t testing.TB, fsys vfs.FS, dir string, stored int, keep Keeping) float64 {
 	t.Helper()
 	var written atomic.Int64
 	counting := vfs.Counting(fsys, func(n int64, write bool) {
@@ -207,20 +226,20 @@ func BytesPerSave(t testing.TB, fsys vfs.FS, dir string, stored int) float64 {
 	w, err := savedir.OpenWriter(dir, savedir.Options{FS: counting, Store: WorldOptions()})
 	must(t, err)
 	defer w.Close()
-	saveIdle(t, w, StoredWorld(stored))
+	SaveKeeping(t, w, StoredWorld(stored), keep)
 	written.Store(0)
 	for s := 1; s <= BytesPerSaveSaves; s++ {
-		r := saveIdle(t, w, Changes(s))
+		r := SaveKeeping(t, w, Changes(s), keep)
 		expect(t, r.ChunksWritten == ChangedChunks, "save %d wrote %d chunks, want %d", s, r.ChunksWritten, ChangedChunks)
 	}
 	return float64(written.Load()) / BytesPerSaveSaves
 }
 
-// saveIdle commits snap, keeping two backups, and waits for what the
+// SaveKeeping commits snap, keeping what keep says, and waits for what the
 // writer does after it.
-func saveIdle(t testing.TB, w *savedir.Writer, snap *snapshot.Snapshot) *autosave.Result {
+func SaveKeeping(t testing.TB, w *savedir.Writer, snap *snapshot.Snapshot, keep Keeping) *autosave.Result {
 	t.Helper()
-	expect(t, w.Submit(savedir.Job{Snap: snap, MaxBackups: 2}), "writer busy")
+	expect(t, w.Submit(savedir.Job{Snap: snap, MaxBackups: keep.MaxBackups, Retention: keep.Retention}), "writer busy")
 	r := w.WaitIdle()
 	must(t, r.Err)
 	return r
@@ -228,14 +247,17 @@ func saveIdle(t testing.TB, w *savedir.Writer, snap *snapshot.Snapshot) *autosav
 
 // perSaveBytes: the same 5 changed chunks cost the same bytes in a world
 // of 40 stored chunks and in one of 1,600 (within 1.5x; the benchmarks
-// report the ratio itself).
+// report the ratio itself), with two backups kept and with what the
+// game's defaults keep.
 func perSaveBytes(t *testing.T, b Backend) {
-	fsys, dir := b.New(t)
-	small := BytesPerSave(t, fsys, dir, 40)
-	fsys, dir = b.New(t)
-	big := BytesPerSave(t, fsys, dir, 1600)
-	t.Logf("bytes per save of %d changed chunks: %.0f in a world of 40 stored, %.0f in one of 1,600: %.2fx", ChangedChunks, small, big, big/small)
-	expect(t, big <= 1.5*small, "a save of %d changed chunks writes %.0f bytes in a world of 1,600 stored chunks, %.2fx the %.0f of a world of 40", ChangedChunks, big, big/small, small)
+	for _, keep := range []Keeping{TwoBackups, GameDefaults()} {
+		fsys, dir := b.New(t)
+		small := BytesPerSave(t, fsys, dir, 40, keep)
+		fsys, dir = b.New(t)
+		big := BytesPerSave(t, fsys, dir, 1600, keep)
+		t.Logf("%s: bytes per save of %d changed chunks: %.0f in a world of 40 stored, %.0f in one of 1,600: %.2fx", keep.Name, ChangedChunks, small, big, big/small)
+		expect(t, big <= 1.5*small, "%s: a save of %d changed chunks writes %.0f bytes in a world of 1,600 stored chunks, %.2fx the %.0f of a world of 40", keep.Name, ChangedChunks, big, big/small, small)
+	}
 }
 
 // checkGeneration checks that generation m of the save d reads holds
