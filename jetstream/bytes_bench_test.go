@@ -95,8 +95,8 @@ func (bw *bytesWorld) save(b *testing.B, snap *snapshot.Snapshot) int64 {
 	return bw.written.Swap(0)
 }
 
-// BenchmarkBytesPerSave saves the same 5 changed chunks (64x64, each about
-// 1 KiB of delta record, contract.Changes) into worlds of 40, 1,600 and
+// BenchmarkBytesPerSave saves the same 5 changed chunks (64x64, each a
+// tenth off the generator, contract.Changes) into worlds of 40, 1,600 and
 // 10,000 stored chunks, in the directory on the local disk (bytes written,
 // through vfs.Counting) and on a local JetStream server (the payload bytes
 // of the messages published, blocks of 64 KiB), one save in every world

@@ -21,13 +21,13 @@ import (
 // what changed, not the world.
 
 // historySaves is how many generations the history rows commit: enough
-// for the small data files of HistoryOptions to seal several times and for
+// for the small data files of historyOptions to seal several times and for
 // the writer to compact between saves (after the 15th).
 const historySaves = 20
 
-// HistoryOptions are StoreOptions with small data files (16 KiB), so that
+// historyOptions are StoreOptions with small data files (16 KiB), so that
 // a few saves seal several of them.
-func HistoryOptions() chunkstore.Options {
+func historyOptions() chunkstore.Options {
 	o := StoreOptions()
 	o.DataFileSize = 16 << 10
 	return o
@@ -38,7 +38,7 @@ func HistoryOptions() chunkstore.Options {
 // saves committed a compaction.
 func saveHistory(t *testing.T, fsys vfs.FS, dir string) (compacted int) {
 	t.Helper()
-	w, err := savedir.OpenWriter(dir, savedir.Options{FS: fsys, Store: HistoryOptions()})
+	w, err := savedir.OpenWriter(dir, savedir.Options{FS: fsys, Store: historyOptions()})
 	must(t, err)
 	for g := 1; g <= historySaves; g++ {
 		r := save(t, w, g, historySaves)
@@ -113,7 +113,7 @@ func historyByGeneration(t *testing.T, b Backend) {
 		content[m.Generation] = int(g)
 		next++
 		other := b.other(t, fsys)
-		w, err := savedir.OpenWriter(dir, savedir.Options{FS: other, Store: HistoryOptions()})
+		w, err := savedir.OpenWriter(dir, savedir.Options{FS: other, Store: historyOptions()})
 		must(t, err)
 		expectContents(t, w, int(g))
 		// Saves go on from the restored generation.
@@ -134,42 +134,42 @@ func historyByGeneration(t *testing.T, b Backend) {
 // The per-save bytes row: the same 5 chunks changed in a world of 40 and
 // of 1,600 stored chunks.
 
-// BytesPerSaveSaves is how many saves of changes a measurement averages:
+// bytesPerSaveSaves is how many saves of changes a measurement averages:
 // enough for compaction to run in the world of 1,600 stored chunks too
 // (once its dead bytes pass a quarter of it, after about 110 saves), so
 // that its cost weighs as it does over time.
-const BytesPerSaveSaves = 120
+const bytesPerSaveSaves = 120
 
-// ChangedChunks is how many chunks each save of changes changes.
-const ChangedChunks = 5
+// changedChunks is how many chunks each save of changes changes.
+const changedChunks = 5
 
 var historyWorld = bytes.Repeat([]byte("the same world file;"), 40)
 
-// WorldChunkSize and OffPixels shape the chunks of the per-save bytes
-// row: 64x64 chunks, each OffPixels pixels off the generator (a delta
-// record of about 1 KiB).
-var WorldChunkSize, OffPixels = 64, 400
+// worldChunkSize and offPixels shape the chunks of the per-save bytes
+// row: 64x64 chunks, each offPixels pixels (a tenth) off the generator,
+// stored as a delta against it.
+const worldChunkSize, offPixels = 64, 400
 
 // WorldOptions are the chunk store options of the per-save bytes row.
 func WorldOptions() chunkstore.Options {
 	o := StoreOptions()
-	o.ChunkSize = uint16(WorldChunkSize)
+	o.ChunkSize = uint16(worldChunkSize)
 	return o
 }
 
-// StoredChunk is stored chunk i of a world of stored chunks, as save s
-// leaves it (s = 0: as the world was built): OffPixels pixels off the
+// storedChunk is stored chunk i of a world of stored chunks, as save s
+// leaves it (s = 0: as the world was built): offPixels pixels off the
 // generator, at other places for each save.
-func StoredChunk(i, s int) snapshot.Chunk {
+func storedChunk(i, s int) snapshot.Chunk {
 	pos := components.ChunkPos{X: int32(i % 40), Y: int32(2 + i/40)}
-	pix := make([]uint32, WorldChunkSize*WorldChunkSize)
+	pix := make([]uint32, worldChunkSize*worldChunkSize)
 	flatGen{}.Generate(pos.X, pos.Y, 3, pix)
 	x := uint32(i*7919 + s*104729 + 1)
-	for k := range OffPixels {
+	for k := range offPixels {
 		x = x*1664525 + 1013904223
 		pix[int(x>>8)%len(pix)] = 500 + uint32(k)%50
 	}
-	c := components.NewChunk(WorldChunkSize, conv.Pixels(pix))
+	c := components.NewChunk(worldChunkSize, conv.Pixels(pix))
 	return snapshot.Chunk{Pos: pos, Buf: c.Share(), Version: uint64(s + 1)}
 }
 
@@ -177,17 +177,17 @@ func StoredChunk(i, s int) snapshot.Chunk {
 func StoredWorld(n int) *snapshot.Snapshot {
 	s := &snapshot.Snapshot{World: historyWorld}
 	for i := range n {
-		s.Chunks = append(s.Chunks, StoredChunk(i, 0))
+		s.Chunks = append(s.Chunks, storedChunk(i, 0))
 	}
 	return s
 }
 
 // Changes is save s (from 1) of changes to a world of StoredWorld: the
-// same ChangedChunks chunks, among the first 40 stored, each changed again.
+// same 5 chunks, among the first 40 stored, each changed again.
 func Changes(s int) *snapshot.Snapshot {
 	snap := &snapshot.Snapshot{World: historyWorld}
-	for k := range ChangedChunks {
-		snap.Chunks = append(snap.Chunks, StoredChunk(k*8, s))
+	for k := range changedChunks {
+		snap.Chunks = append(snap.Chunks, storedChunk(k*8, s))
 	}
 	return snap
 }
@@ -211,11 +211,11 @@ func GameDefaults() Keeping {
 	return Keeping{Name: "defaults", MaxBackups: c.MaxBackups, Retention: c.Retention}
 }
 
-// BytesPerSave builds a world of stored chunks at dir on fsys through the
-// writer and returns the bytes the next BytesPerSaveSaves saves of Changes
+// bytesPerSave builds a world of stored chunks at dir on fsys through the
+// writer and returns the bytes the next bytesPerSaveSaves saves of Changes
 // write through vfs.Counting, on average, everything the writer does after
 // each save (compaction steps) included. The saves keep what keep says.
-func BytesPerSave(t testing.TB, fsys vfs.FS, dir string, stored int, keep Keeping) float64 {
+func bytesPerSave(t testing.TB, fsys vfs.FS, dir string, stored int, keep Keeping) float64 {
 	t.Helper()
 	var written atomic.Int64
 	counting := vfs.Counting(fsys, func(n int64, write bool) {
@@ -228,11 +228,11 @@ func BytesPerSave(t testing.TB, fsys vfs.FS, dir string, stored int, keep Keepin
 	defer w.Close()
 	SaveKeeping(t, w, StoredWorld(stored), keep)
 	written.Store(0)
-	for s := 1; s <= BytesPerSaveSaves; s++ {
+	for s := 1; s <= bytesPerSaveSaves; s++ {
 		r := SaveKeeping(t, w, Changes(s), keep)
-		expect(t, r.ChunksWritten == ChangedChunks, "save %d wrote %d chunks, want %d", s, r.ChunksWritten, ChangedChunks)
+		expect(t, r.ChunksWritten == changedChunks, "save %d wrote %d chunks, want %d", s, r.ChunksWritten, changedChunks)
 	}
-	return float64(written.Load()) / BytesPerSaveSaves
+	return float64(written.Load()) / bytesPerSaveSaves
 }
 
 // SaveKeeping commits snap, keeping what keep says, and waits for what the
@@ -252,11 +252,11 @@ func SaveKeeping(t testing.TB, w *savedir.Writer, snap *snapshot.Snapshot, keep 
 func perSaveBytes(t *testing.T, b Backend) {
 	for _, keep := range []Keeping{TwoBackups, GameDefaults()} {
 		fsys, dir := b.New(t)
-		small := BytesPerSave(t, fsys, dir, 40, keep)
+		small := bytesPerSave(t, fsys, dir, 40, keep)
 		fsys, dir = b.New(t)
-		big := BytesPerSave(t, fsys, dir, 1600, keep)
-		t.Logf("%s: bytes per save of %d changed chunks: %.0f in a world of 40 stored, %.0f in one of 1,600: %.2fx", keep.Name, ChangedChunks, small, big, big/small)
-		expect(t, big <= 1.5*small, "%s: a save of %d changed chunks writes %.0f bytes in a world of 1,600 stored chunks, %.2fx the %.0f of a world of 40", keep.Name, ChangedChunks, big, big/small, small)
+		big := bytesPerSave(t, fsys, dir, 1600, keep)
+		t.Logf("%s: bytes per save of %d changed chunks: %.0f in a world of 40 stored, %.0f in one of 1,600: %.2fx", keep.Name, changedChunks, small, big, big/small)
+		expect(t, big <= 1.5*small, "%s: a save of %d changed chunks writes %.0f bytes in a world of 1,600 stored chunks, %.2fx the %.0f of a world of 40", keep.Name, changedChunks, big, big/small, small)
 	}
 }
 
