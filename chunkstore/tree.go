@@ -1,6 +1,9 @@
 package chunkstore
 
-import "unsafe"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // The spatial tree behind range queries (seed 001's fixed 16-way split).
 // Every node covers a region of key space that is a power of two on each
@@ -74,13 +77,47 @@ func newSpatialTree(axes int, keys []ikey) *spatialTree {
 
 // build makes node n, at depth d, the subtree of keys: a leaf when they are
 // few enough, else their children after sorting keys in place by child
-// (an American flag sort).
+// (an American flag sort). Levels where every key falls in the same child
+// (the keys of a world near its origin share the high bits of every axis)
+// are laid down without a pass over the keys.
 func (t *spatialTree) build(n int32, d int, keys []ikey) {
+	if len(keys) > treeLeafMax && d < treeMaxDepth {
+		n, d = t.chain(n, d, keys)
+	}
 	t.nodes[n].count = int32(len(keys))
 	if len(keys) <= treeLeafMax || d == treeMaxDepth {
 		t.nodes[n].keys, t.nodes[n].first = keys[:len(keys):len(keys)], -1
 		return
 	}
+	t.split(n, d, keys)
+}
+
+// chain makes node n, at depth d, and its descendants internal nodes down
+// to the depth where keys first fall in different children, and returns
+// the node and depth there.
+func (t *spatialTree) chain(n int32, d int, keys []ikey) (int32, int) {
+	u0 := ucoords(keys[0])
+	var diff [MaxAxes]uint32
+	for i := 1; i < len(keys); i++ {
+		u := ucoords(keys[i])
+		for a := range t.axes {
+			diff[a] |= u[a] ^ u0[a]
+		}
+	}
+	split := treeMaxDepth
+	for a := range t.axes {
+		split = min(split, bits.LeadingZeros32(diff[a]))
+	}
+	for ; d < split; d++ {
+		first := t.block()
+		t.nodes[n].keys, t.nodes[n].first, t.nodes[n].count = nil, first, int32(len(keys))
+		n = first + t.child(&u0, d)
+	}
+	return n, d
+}
+
+// split makes node n, at depth d, the parent of fan subtrees of keys.
+func (t *spatialTree) split(n int32, d int, keys []ikey) {
 	var count, next [16]int
 	for i := range keys {
 		u := ucoords(keys[i])

@@ -2,6 +2,7 @@ package chunkstore
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -149,25 +150,31 @@ func TestSpatialTreeFollowsChanges(t *testing.T) {
 			splits, merges := 0, 0
 			for round := range 60 {
 				adding := round%20 < 12 // grow, then shrink, then grow again
-				nodes := len(tr.nodes) - len(tr.free)*int(tr.fan)
-				for range 150 {
-					k := treeKey(rng, n, spread)
-					if rng.IntN(3) > 0 == adding {
+				change := func(k ikey, add bool) {
+					nodes, free := len(tr.nodes)-len(tr.free)*int(tr.fan), len(tr.free)
+					if add {
 						tr.add(k)
 						model[k] = true
 					} else {
-						tr.remove(k) // often a key not stored
-						delete(model, k)
-					}
-				}
-				if !adding { // and some that are
-					gone := 0
-					for k := range model {
-						if gone++; gone > 150 {
-							break
-						}
 						tr.remove(k)
 						delete(model, k)
+					}
+					if len(tr.nodes)-len(tr.free)*int(tr.fan) > nodes {
+						splits++
+					}
+					if len(tr.free) > free {
+						merges++
+					}
+				}
+				for range 150 {
+					change(treeKey(rng, n, spread), rng.IntN(3) > 0 == adding) // often removing a key not stored
+				}
+				if !adding { // and some that are
+					stored := slices.SortedFunc(maps.Keys(model), func(a, b ikey) int { return compareKeys(keyOf(a, n), keyOf(b, n)) })
+					for range min(150, len(stored)) {
+						i := rng.IntN(len(stored))
+						change(stored[i], false)
+						stored = slices.Delete(stored, i, i+1)
 					}
 				}
 				got := checkTree(t, tr, 0, 0, [MaxAxes]uint32{}, nil)
@@ -199,14 +206,9 @@ func TestSpatialTreeFollowsChanges(t *testing.T) {
 						t.Fatalf("round %d: box %v: read %d nodes, %d meet it", round, b, st.nodes, m)
 					}
 				}
-				if now := len(tr.nodes) - len(tr.free)*int(tr.fan); now > nodes {
-					splits++
-				} else if now < nodes {
-					merges++
-				}
 			}
 			if splits == 0 || merges == 0 {
-				t.Fatalf("%d rounds split leaves, %d merged them: the test missed a path", splits, merges)
+				t.Fatalf("%d changes split leaves, %d merged them: the test missed a path", splits, merges)
 			}
 		})
 	}
