@@ -56,14 +56,13 @@ func ucoords(ik ikey) [MaxAxes]uint32 {
 	return [MaxAxes]uint32{uint32(ik.lo>>32) ^ bias, uint32(ik.lo) ^ bias, uint32(ik.hi>>32) ^ bias, uint32(ik.hi) ^ bias}
 }
 
-// child returns which child of a node at depth d holds u.
+// child returns which child of a node at depth d holds u: bit a of the
+// child is bit 31-d of axis a; bits of axes the tree does not have are
+// masked off.
 func (t *spatialTree) child(u *[MaxAxes]uint32, d int) int32 {
 	shift := treeMaxDepth - 1 - d
-	var i int32
-	for a := range t.axes {
-		i |= int32(u[a]>>shift&1) << a
-	}
-	return i
+	i := u[0]>>shift&1 | (u[1]>>shift&1)<<1 | (u[2]>>shift&1)<<2 | (u[3]>>shift&1)<<3
+	return int32(i) & (t.fan - 1)
 }
 
 // newSpatialTree returns the tree of keys, which it takes over and
@@ -81,15 +80,30 @@ func newSpatialTree(axes int, keys []ikey) *spatialTree {
 // (the keys of a world near its origin share the high bits of every axis)
 // are laid down without a pass over the keys.
 func (t *spatialTree) build(n int32, d int, keys []ikey) {
-	if len(keys) > treeLeafMax && d < treeMaxDepth {
-		n, d = t.chain(n, d, keys)
-	}
-	t.nodes[n].count = int32(len(keys))
 	if len(keys) <= treeLeafMax || d == treeMaxDepth {
-		t.nodes[n].keys, t.nodes[n].first = keys[:len(keys):len(keys)], -1
+		t.nodes[n].keys, t.nodes[n].first, t.nodes[n].count = keys[:len(keys):len(keys)], -1, int32(len(keys))
 		return
 	}
-	t.split(n, d, keys)
+	count := t.count(d, keys)
+	if u := ucoords(keys[0]); count[t.child(&u, d)] == len(keys) {
+		n, d = t.chain(n, d, keys)
+		if d == treeMaxDepth { // keys repeat: they share one leaf
+			t.build(n, d, keys)
+			return
+		}
+		count = t.count(d, keys)
+	}
+	t.split(n, d, keys, &count)
+}
+
+// count returns how many of keys fall in each child of a node at depth d.
+func (t *spatialTree) count(d int, keys []ikey) [16]int {
+	var count [16]int
+	for i := range keys {
+		u := ucoords(keys[i])
+		count[t.child(&u, d)]++
+	}
+	return count
 }
 
 // chain makes node n, at depth d, and its descendants internal nodes down
@@ -116,18 +130,13 @@ func (t *spatialTree) chain(n int32, d int, keys []ikey) (int32, int) {
 	return n, d
 }
 
-// split makes node n, at depth d, the parent of fan subtrees of keys.
-func (t *spatialTree) split(n int32, d int, keys []ikey) {
-	var count, next [16]int
-	for i := range keys {
-		u := ucoords(keys[i])
-		count[t.child(&u, d)]++
-	}
-	for c, at := int32(1), 0; c <= t.fan; c++ {
+// split makes node n, at depth d, the parent of fan subtrees of keys, count
+// of them in each child.
+func (t *spatialTree) split(n int32, d int, keys []ikey, count *[16]int) {
+	var next [16]int
+	for c, at := int32(1), 0; c < t.fan; c++ {
 		at += count[c-1]
-		if c < t.fan {
-			next[c] = at
-		}
+		next[c] = at
 	}
 	for c, end := int32(0), 0; c < t.fan; c++ {
 		end += count[c]
@@ -142,7 +151,7 @@ func (t *spatialTree) split(n int32, d int, keys []ikey) {
 		}
 	}
 	first := t.block()
-	t.nodes[n].keys, t.nodes[n].first = nil, first
+	t.nodes[n].keys, t.nodes[n].first, t.nodes[n].count = nil, first, int32(len(keys))
 	from := 0
 	for c := range t.fan {
 		t.build(first+c, d+1, keys[from:from+count[c]])
