@@ -222,7 +222,7 @@
 // the keys of a node inside the box without looking at them, and looks
 // only at the keys of the leaves the box's faces cut: not the index, not
 // the empty space of a sparse world. Commits keep the tree current. It
-// holds about 20 bytes a key (16 of them the key) and builds in about 2 s
+// holds about 20 bytes a key (16 of them the key) and builds in about 1 s
 // of CPU for 10,000,000 keys here.
 //
 // # Pixel bodies

@@ -169,3 +169,55 @@ func TestEntriesInMatchesFullScan(t *testing.T) {
 func (w rangeWorld) hugeCorner(v int32) chunkstore.Key {
 	return keyOfAxes(w.n, [chunkstore.MaxAxes]int32{v, v, v, v})
 }
+
+// Range queries run while commits change the keys they walk: every answer
+// is a set of distinct entries inside its box, and once the commits end
+// EntriesIn finds what a full scan finds.
+func TestEntriesInDuringCommits(t *testing.T) {
+	mem := vfs.NewMem()
+	cfg := axesConfig(mem, 4)
+	cfg.DataFileSize = 0
+	s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
+	defer s.Close()
+	w := rangeWorld{n: 4, rng: rand.New(rand.NewPCG(4, 27))}
+	b := s.NewBatch()
+	w.change(b, 400, false)
+	commit(t, s, b)
+	done := make(chan struct{})
+	errs := make(chan error, 2)
+	for g := range 2 {
+		go func() {
+			rw := rangeWorld{n: 4, rng: rand.New(rand.NewPCG(uint64(g), 28))}
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				box, kind := rw.box()
+				es, err := s.EntriesIn(box)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for i, e := range es {
+					if !box.Contains(e.Key) || (i > 0 && es[i-1] == e) {
+						errs <- fmt.Errorf("%s box %v: entry %v outside or repeated", kind, box, e)
+						return
+					}
+				}
+			}
+		}()
+	}
+	for i := range 10 {
+		b := s.NewBatch()
+		w.change(b, 100, i >= 3)
+		commit(t, s, b)
+	}
+	close(done)
+	for range 2 {
+		must(t, <-errs)
+	}
+	expectScan(t, s, w, 50, "after concurrent queries")
+}
