@@ -1,7 +1,5 @@
 package chunkstore
 
-import "slices"
-
 // The flat cell grid that answered range queries before the spatial tree,
 // kept as the baseline the tree is measured against: the occupied cells of
 // a grid whose cells are 2^gridShift chunks on each axis (8x8 chunks for 2
@@ -38,28 +36,6 @@ func (g *cellGrid) cellOf(k Key) ikey {
 		k.c[i] >>= g.shift
 	}
 	return k.ik()
-}
-
-// add records that k is stored, once.
-func (g *cellGrid) add(ik ikey) {
-	cell := g.cellOf(keyOf(ik, g.axes))
-	if !slices.Contains(g.cells[cell], ik) {
-		g.cells[cell] = append(g.cells[cell], ik)
-	}
-}
-
-// remove records that k is no longer stored.
-func (g *cellGrid) remove(ik ikey) {
-	cell := g.cellOf(keyOf(ik, g.axes))
-	ks := g.cells[cell]
-	if i := slices.Index(ks, ik); i >= 0 {
-		ks[i] = ks[len(ks)-1]
-		if ks = ks[:len(ks)-1]; len(ks) == 0 {
-			delete(g.cells, cell)
-		} else {
-			g.cells[cell] = ks
-		}
-	}
 }
 
 // query calls fn for every stored key in b and returns the work it did:

@@ -1,9 +1,6 @@
 package chunkstore
 
-import (
-	"math/bits"
-	"unsafe"
-)
+import "math/bits"
 
 // The spatial tree behind range queries (seed 001's fixed 16-way split).
 // Every node covers a region of key space that is a power of two on each
@@ -259,16 +256,6 @@ func (t *spatialTree) collect(n int32, keys []ikey) []ikey {
 	}
 	t.free = append(t.free, first)
 	return keys
-}
-
-// bytes returns the memory the tree holds: its nodes and its leaves' key
-// arrays (a shared array counted once per leaf's capacity).
-func (t *spatialTree) bytes() int {
-	b := cap(t.nodes)*int(unsafe.Sizeof(tnode{})) + 4*cap(t.free)
-	for i := range t.nodes {
-		b += cap(t.nodes[i].keys) * int(unsafe.Sizeof(ikey{}))
-	}
-	return b
 }
 
 // treeQuery is the state of one query.
