@@ -44,6 +44,11 @@ type RenderOptions struct {
 	// whatever the store holds for them: those a store opened with
 	// chunkstore's Repair lost with their records.
 	Damaged func(chunkstore.Pos) bool
+	// At chooses the 2-D slice a store of 3 or 4 axes draws: the z (At[0])
+	// and w (At[1]) of the chunks drawn; zero draws the slice at 0. A value
+	// for an axis the store does not have is an error matching
+	// chunkstore.ErrAxes.
+	At [2]int32
 }
 
 // RenderStats says what [RenderDir] or [RenderStore] drew.
@@ -94,13 +99,14 @@ func RenderDir(dir string, o RenderOptions) (*image.RGBA, *RenderStats, error) {
 	return RenderStore(s, o)
 }
 
-// RenderStore draws the chunks of an open store of 2 axes (it refuses one
-// of 3 or 4 with an error matching chunkstore.ErrAxes); see [RenderOptions]. The
-// store may be opened for inspection (read-only, without a generator):
-// RenderStore applies Delta chunks to o.Generator itself.
+// RenderStore draws the chunks of an open store; of a store of 3 or 4
+// axes, the 2-D slice at o.At; see [RenderOptions]. The store may be
+// opened for inspection (read-only, without a generator): RenderStore
+// applies Delta chunks to o.Generator itself.
 func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStats, error) {
-	if n := s.Options().Axes; n != 2 {
-		return nil, nil, fmt.Errorf("render: %w: the store's chunk keys have %d axes; render draws stores of 2 axes (x, y) only (inspect and check read any)", chunkstore.ErrAxes, n)
+	sl, err := newSlice(s.Options().Axes, o.At)
+	if err != nil {
+		return nil, nil, err
 	}
 	t, _ := newTracker(o.Options)
 	cfg := s.Options()
@@ -114,6 +120,9 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 	// frames, the body blocks. A tile of a map needs none of them.
 	if region.Empty() || o.Grid || !o.NoBodies {
 		s.Entries(func(e chunkstore.Entry) bool {
+			if !sl.holds(e.Key) {
+				return true
+			}
 			if e.Type == chunkstore.BodyBlock {
 				bodies[e.Pos] = true
 			} else {
@@ -125,6 +134,9 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 		})
 	}
 	if region.Empty() {
+		if bounds.Empty() && sl.axes > 2 {
+			return nil, nil, fmt.Errorf("%w (none in the slice at z=%d, w=%d of its %d axes: give another --at)", ErrNothingToRender, sl.at[0], sl.at[1], sl.axes)
+		}
 		if bounds.Empty() {
 			return nil, nil, ErrNothingToRender
 		}
@@ -168,7 +180,7 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 			if o.Damaged != nil && o.Damaged(pos) {
 				st.Damaged++
 			} else {
-				kind = chunkPixels(s, pos, o.Generator, pix, st)
+				kind = chunkPixels(s, sl.key(pos), o.Generator, pix, st)
 			}
 			if kind == drawDamaged {
 				damaged[pos] = true
@@ -180,13 +192,13 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 	}
 	if !o.NoBodies {
 		for pos := range bodies {
-			bs, err := s.Bodies(pos)
+			blk, err := s.EntitiesKey(sl.key(pos))
 			if err != nil {
 				st.Warnings = append(st.Warnings, err.Error())
 				continue
 			}
-			for i := range bs {
-				if DrawBody(img, region, scale, &bs[i], pal) {
+			for i := range blk.Bodies {
+				if DrawBody(img, region, scale, &blk.Bodies[i], pal) {
 					st.Bodies++
 				}
 			}
@@ -224,9 +236,55 @@ const (
 	drawDamaged                  // hatched red: the record does not read
 )
 
-// chunkPixels fills pix with the chunk at pos, as stored or generated.
-func chunkPixels(s *chunkstore.Store, pos chunkstore.Pos, gen chunkstore.Generator, pix []uint32, st *RenderStats) drawKind {
-	raw, ok, err := storetool.Tool.ReadRaw(s, pos)
+// slice is the 2-D slice of a store's keys a render draws: the chunks of
+// its axes whose z and w are at.
+type slice struct {
+	axes int
+	at   [2]int32
+}
+
+// newSlice returns the slice at of a store of n axes, or an error matching
+// chunkstore.ErrAxes when at gives a value for an axis the store lacks.
+func newSlice(n int, at [2]int32) (slice, error) {
+	names := [2]string{"z", "w"}
+	for i := n - 2; i < len(at); i++ {
+		if at[i] != 0 {
+			return slice{}, fmt.Errorf("render: %w: %s=%d, but the store's chunk keys have %d axes (%s): give only the axes it has",
+				chunkstore.ErrAxes, names[i], at[i], n, []string{"", "", "x, y", "x, y, z", "x, y, z, w"}[n])
+		}
+	}
+	return slice{axes: n, at: at}, nil
+}
+
+// key returns the key of the chunk at pos in the slice.
+func (sl slice) key(pos chunkstore.Pos) chunkstore.Key {
+	switch sl.axes {
+	case 3:
+		return chunkstore.Key3(pos.X, pos.Y, sl.at[0])
+	case 4:
+		return chunkstore.Key4(pos.X, pos.Y, sl.at[0], sl.at[1])
+	}
+	return pos.Key()
+}
+
+// holds reports whether k lies in the slice.
+func (sl slice) holds(k chunkstore.Key) bool {
+	return sl.key(k.Pos()) == k
+}
+
+// generate fills pix with the chunk gen generates at k: through
+// GenerateKey for a key of 3 or 4 axes.
+func generate(gen chunkstore.Generator, k chunkstore.Key, seed uint64, pix []uint32) {
+	if kg, ok := gen.(chunkstore.KeyGenerator); ok && k.Axes() > 2 {
+		kg.GenerateKey(k, seed, pix)
+		return
+	}
+	gen.Generate(k.Axis(0), k.Axis(1), seed, pix)
+}
+
+// chunkPixels fills pix with the chunk at k, as stored or generated.
+func chunkPixels(s *chunkstore.Store, k chunkstore.Key, gen chunkstore.Generator, pix []uint32, st *RenderStats) drawKind {
+	raw, ok, err := storetool.Tool.ReadRawKey(s, k)
 	switch {
 	case err != nil:
 		st.Damaged++
@@ -236,7 +294,7 @@ func chunkPixels(s *chunkstore.Store, pos chunkstore.Pos, gen chunkstore.Generat
 		return drawUnstored
 	case !ok:
 		st.Generated++
-		gen.Generate(pos.X, pos.Y, s.Options().Seed, pix)
+		generate(gen, k, s.Options().Seed, pix)
 	case raw.Type == chunkstore.Empty:
 		st.Empty++
 		clear(pix)
@@ -249,7 +307,7 @@ func chunkPixels(s *chunkstore.Store, pos chunkstore.Pos, gen chunkstore.Generat
 	default:
 		st.Delta++
 		if gen != nil {
-			gen.Generate(pos.X, pos.Y, s.Options().Seed, pix)
+			generate(gen, k, s.Options().Seed, pix)
 		} else {
 			for i := range pix {
 				pix[i] = neutralPixel

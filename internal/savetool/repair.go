@@ -118,13 +118,15 @@ func (l Loss) String() string {
 
 // VersionOnly returns a Generator that carries only a version number, for
 // [RepairOptions.Generator] when the game's generator itself is not at
-// hand. It generates air.
+// hand. It generates air, at keys of any axes: it is a
+// chunkstore.KeyGenerator, so that it opens stores of 3 and 4 axes too.
 func VersionOnly(v uint32) chunkstore.Generator { return versionOnly(v) }
 
 type versionOnly uint32
 
-func (v versionOnly) Version() uint32                       { return uint32(v) }
-func (versionOnly) Generate(int32, int32, uint64, []uint32) {}
+func (v versionOnly) Version() uint32                            { return uint32(v) }
+func (versionOnly) Generate(int32, int32, uint64, []uint32)      {}
+func (versionOnly) GenerateKey(chunkstore.Key, uint64, []uint32) {}
 
 // Repair recovers everything recoverable of the save directory at dir into
 // a new generation, and commits it like a save does (world file, then the

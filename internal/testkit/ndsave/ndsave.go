@@ -10,6 +10,7 @@ package ndsave
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -258,4 +259,40 @@ func (s *Save) Keys() []chunkstore.Key {
 // String says what the save holds, for failure messages.
 func (s *Save) String() string {
 	return fmt.Sprintf("save of %d axes at generation %d: %d chunks, %d body sets", s.Axes, s.Generation, len(s.Chunks), len(s.Bodies))
+}
+
+// Damage flips a bit in the middle of the record of the chunk at k (its
+// body block when bodies is set) in the committed generation of the save
+// at dir, on the real file system, and returns the file it damaged,
+// relative to dir.
+func Damage(t testing.TB, dir string, k chunkstore.Key, bodies bool) string {
+	t.Helper()
+	d, err := savedir.OpenDirReadOnly(vfs.OS, dir)
+	testkit.Must(t, err)
+	defer d.Close()
+	m := d.Manifest()
+	p, err := d.File(m.Chunks.Name)
+	testkit.Must(t, err)
+	s, err := chunkstore.Open(p, &chunkstore.Options{FS: vfs.OS, ReadOnly: true, Root: m.Chunks.Root})
+	testkit.Must(t, err)
+	defer s.Close()
+	var h storetool.Handle
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
+		if e.Key == k && (e.Type == chunkstore.BodyBlock) == bodies {
+			h = e.Handle
+		}
+		return h.IsZero()
+	})
+	testkit.Expect(t, !h.IsZero(), "%s: no record at %v", dir, k)
+	name := m.Chunks.Name
+	if h.File() != 0 {
+		name = storetool.Tool.DataFileName(name, h.File())
+	}
+	path, err := d.File(name)
+	testkit.Must(t, err)
+	data, err := os.ReadFile(path)
+	testkit.Must(t, err)
+	data[h.FileOffset()+int64(h.Length)/2] ^= 0x10
+	testkit.Must(t, os.WriteFile(path, data, 0o644))
+	return name
 }

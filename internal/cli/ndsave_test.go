@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/arksave/arksave/chunkstore"
+	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/testkit/ndsave"
+	"github.com/arksave/arksave/vfs"
+)
+
+// ndSave builds a save of n axes in a temporary directory.
+func ndSave(t *testing.T, n int) *ndsave.Save {
+	t.Helper()
+	return ndsave.Build(t, filepath.Join(t.TempDir(), "save"), n)
+}
+
+// forAxes runs fn on a save of 3 axes and one of 4.
+func forAxes(t *testing.T, fn func(t *testing.T, s *ndsave.Save)) {
+	for _, n := range []int{3, 4} {
+		t.Run(fmt.Sprint(n, " axes"), func(t *testing.T) { fn(t, ndSave(t, n)) })
+	}
+}
+
+// expectSameChunks compares the committed generation of the save at dir
+// with want, chunk by chunk and body set by body set.
+func expectSameChunks(t *testing.T, dir string, want *ndsave.Save) {
+	t.Helper()
+	got := ndsave.Read(t, vfs.OS, dir, want.Axes)
+	expectEqualChunks(t, got.Chunks, want.Chunks)
+	if len(got.Bodies) != len(want.Bodies) {
+		t.Fatalf("%d body sets, want %d", len(got.Bodies), len(want.Bodies))
+	}
+	for k, b := range want.Bodies {
+		if len(got.Bodies[k]) != len(b) || got.Bodies[k][0].ID != b[0].ID {
+			t.Fatalf("bodies at %v: %+v, want %+v", k, got.Bodies[k], b)
+		}
+	}
+}
+
+func expectEqualChunks(t *testing.T, got, want map[chunkstore.Key][]uint32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d chunks, want %d", len(got), len(want))
+	}
+	for k, pix := range want {
+		if !slices.Equal(got[k], pix) {
+			t.Fatalf("chunk %v differs", k)
+		}
+	}
+}
+
+// render --at draws the 2-D slice it names of a save of 3 or 4 axes: every
+// pixel of a chunk stored in the slice is that chunk's (the changed ones
+// of a Delta chunk, drawn over grey without the game's generator), and a
+// chunk of another slice at the same x and y is not drawn; an axis the
+// store does not have is a usage error.
+func TestRenderSliceOfMoreAxes(t *testing.T) {
+	forAxes(t, func(t *testing.T, s *ndsave.Save) {
+		n := s.Axes
+		pal := savetool.DefaultPalette()
+		for _, at := range [][2]int32{{1, -1}, {-1, 1}, {0, 0}, {-2, 3}} {
+			out := filepath.Join(t.TempDir(), "slice.png")
+			arg := fmt.Sprintf("z=%d,w=%d", at[0], at[1])
+			if n == 3 {
+				arg = fmt.Sprintf("z=%d", at[0])
+			}
+			code, stdout, stderr := arksave("render", "-q", "-o", out, "--no-bodies", "--region", "-16,-16,48,32", "--at", arg, s.Dir)
+			expectCode(t, 0, code, stderr)
+			img := readPNG(t, out)
+			drawn := 0
+			for k, pix := range s.Chunks {
+				if k.Axis(2) != at[0] || n == 4 && k.Axis(3) != at[1] {
+					continue
+				}
+				drawn++
+				base := ndsave.Generated(k)
+				for i, p := range pix {
+					if s.Types[k] == chunkstore.Delta && p == base[i] {
+						continue // over grey: no generator at hand
+					}
+					x, y := int(k.Axis(0))*ndsave.ChunkSize+i%ndsave.ChunkSize, int(k.Axis(1))*ndsave.ChunkSize+i/ndsave.ChunkSize
+					if got, want := img.At(x+16, y+16), pal.Color(p); got != want {
+						t.Fatalf("--at %s: pixel %d of chunk %v drawn %v, want %v (%08x)", arg, i, k, got, want, p)
+					}
+				}
+			}
+			if drawn == 0 {
+				t.Fatalf("--at %s: the save has no chunk in the slice", arg)
+			}
+			expectContains(t, stdout, fmt.Sprintf("%d stored chunks", drawn))
+		}
+		bad := "w=1"
+		if n == 4 {
+			bad = "z=0,w=1,v=2"
+		}
+		code, _, stderr := arksave("render", "-o", filepath.Join(t.TempDir(), "x.png"), "--at", bad, s.Dir)
+		expectCode(t, 2, code, stderr)
+		expectContains(t, stderr, "--at")
+	})
+}
+
+func readPNG(t *testing.T, path string) image.Image {
+	t.Helper()
+	f, err := os.Open(path)
+	must(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	must(t, err)
+	return img
+}
+
+// export --json lists every stored chunk of a save of 3 or 4 axes with its
+// whole key and type, and the bodies by key; import of that export
+// commits its world as a new generation and the chunks stay as they were.
+func TestExportImportMoreAxes(t *testing.T) {
+	forAxes(t, func(t *testing.T, s *ndsave.Save) {
+		js := exportTo(t, s.Dir)
+		var ex struct {
+			Chunks savetool.StoredChunks `json:"chunks"`
+		}
+		must(t, json.Unmarshal(mustRead(t, js), &ex))
+		if ex.Chunks.Axes != s.Axes {
+			t.Fatalf("export says %d axes, want %d", ex.Chunks.Axes, s.Axes)
+		}
+		var keys []chunkstore.Key
+		for _, c := range ex.Chunks.Chunks {
+			if len(c.Key) != s.Axes || c.Key[0] != c.X || c.Key[1] != c.Y {
+				t.Fatalf("entry %+v: key of %d axes, want %d", c, len(c.Key), s.Axes)
+			}
+			k := ndsave.Key(s.Axes, c.Key[0], c.Key[1], c.Key[2], c.Key[len(c.Key)-1])
+			if c.Error != "" {
+				t.Fatalf("%v: %s", k, c.Error)
+			}
+			if c.Type != "none" {
+				keys = append(keys, k)
+				if c.Type != s.Types[k].String() {
+					t.Fatalf("%v: type %s, want %s", k, c.Type, s.Types[k])
+				}
+			}
+			if len(c.Bodies) != len(s.Bodies[k]) {
+				t.Fatalf("%v: %d bodies, want %d", k, len(c.Bodies), len(s.Bodies[k]))
+			}
+		}
+		if !slices.Equal(keys, s.Keys()) {
+			t.Fatalf("exported keys %v, want %v", keys, s.Keys())
+		}
+
+		code, stdout, stderr := arksave("import", "--into", s.Dir, js)
+		expectCode(t, 0, code, stderr)
+		expectContains(t, stdout, "as generation 3")
+		expectSameChunks(t, s.Dir, s)
+	})
+}
+
+// copy, compact and check on a save of 3 or 4 axes: the copy holds the
+// same chunks in every generation, compaction keeps them, and the
+// checker finds a damaged record and names its whole key.
+func TestCopyCompactCheckMoreAxes(t *testing.T) {
+	forAxes(t, func(t *testing.T, s *ndsave.Save) {
+		dst := filepath.Join(t.TempDir(), "copy")
+		code, _, stderr := arksave("copy", "-q", s.Dir, dst)
+		expectCode(t, 0, code, stderr)
+		expectSameChunks(t, dst, s)
+		d, err := savetoolOpen(dst)
+		must(t, err)
+		prev := ndsave.ReadGeneration(t, d, d.Backups()[0], s.Axes)
+		d.Close()
+		expectEqualChunks(t, prev.Chunks, s.Previous)
+
+		code, stdout, stderr := arksave("compact", "-q", "--whole", s.Dir)
+		expectCode(t, 0, code, stderr)
+		expectContains(t, stdout, "as generation 3")
+		expectSameChunks(t, s.Dir, s)
+		code, stdout, stderr = arksave("check", s.Dir)
+		expectCode(t, 0, code, stderr)
+		expectContains(t, stdout, "no problems found")
+
+		k := ndsave.Key(s.Axes, 0, 0, 1, -1) // a Delta chunk with bodies
+		damageRecord(t, s.Dir, k)
+		code, stdout, _ = arksave("check", s.Dir)
+		expectCode(t, 1, code, "")
+		expectContains(t, stdout, "chunk "+k.String())
+		code, stdout, _ = arksave("check", "--json", s.Dir)
+		expectCode(t, 1, code, "")
+		want := fmt.Sprintf(`"key":[%d,%d,%d`, k.Axis(0), k.Axis(1), k.Axis(2))
+		if s.Axes == 4 {
+			want += fmt.Sprintf(",%d", k.Axis(3))
+		}
+		expectContains(t, strings.Join(strings.Fields(stdout), ""), want+"]")
+	})
+}
+
+func damageRecord(t *testing.T, dir string, k chunkstore.Key) { ndsave.Damage(t, dir, k, false) }
+
+func savetoolOpen(dir string) (*savedir.Dir, error) { return savedir.OpenDirReadOnly(vfs.OS, dir) }
