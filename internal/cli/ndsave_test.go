@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"image"
+	"image/color"
 	"image/png"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -89,7 +94,7 @@ func TestRenderSliceOfMoreAxes(t *testing.T) {
 						continue // over grey: no generator at hand
 					}
 					x, y := int(k.Axis(0))*ndsave.ChunkSize+i%ndsave.ChunkSize, int(k.Axis(1))*ndsave.ChunkSize+i/ndsave.ChunkSize
-					if got, want := img.At(x+16, y+16), pal.Color(p); got != want {
+					if got, want := color.RGBAModel.Convert(img.At(x+16, y+16)), pal.Color(p); got != want {
 						t.Fatalf("--at %s: pixel %d of chunk %v drawn %v, want %v (%08x)", arg, i, k, got, want, p)
 					}
 				}
@@ -203,3 +208,89 @@ func TestCopyCompactCheckMoreAxes(t *testing.T) {
 func damageRecord(t *testing.T, dir string, k chunkstore.Key) { ndsave.Damage(t, dir, k, false) }
 
 func savetoolOpen(dir string) (*savedir.Dir, error) { return savedir.OpenDirReadOnly(vfs.OS, dir) }
+
+// serve --at shows the 2-D slice it names of a save of 3 or 4 axes: the
+// map lists the chunks of that slice alone, its tiles draw their pixels,
+// and an axis the store does not have is a usage error.
+func TestServeSliceOfMoreAxes(t *testing.T) {
+	forAxes(t, func(t *testing.T, s *ndsave.Save) {
+		at := [2]int32{1, -1}
+		arg := "z=1,w=-1"
+		if s.Axes == 3 {
+			at, arg = [2]int32{1, 0}, "z=1"
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		lines, done := startServe(t, ctx, s.Dir, 1, "--at", arg)
+		url := regexp.MustCompile(`(http://127\.0\.0\.1:\d+/)`).FindString(lines[0])
+		var w struct {
+			Chunks []struct{ X, Y int32 }
+		}
+		must(t, json.Unmarshal(httpGet(t, url+"api/world"), &w))
+		var want, listed []chunkstore.Key
+		for _, k := range s.Keys() {
+			if k.Axis(2) == at[0] && k.Axis(3) == at[1] {
+				want = append(want, k)
+			}
+		}
+		for _, c := range w.Chunks {
+			listed = append(listed, ndsave.Key(s.Axes, c.X, c.Y, at[0], at[1]))
+		}
+		if len(want) == 0 || !slices.Equal(listed, want) {
+			t.Fatalf("the map lists %v, want %v", listed, want)
+		}
+		pal := savetool.DefaultPalette()
+		tiles := map[[2]int]image.Image{}
+		for _, k := range want {
+			base := ndsave.Generated(k)
+			for i, p := range s.Chunks[k] {
+				x, y := int(k.Axis(0))*ndsave.ChunkSize+i%ndsave.ChunkSize, int(k.Axis(1))*ndsave.ChunkSize+i/ndsave.ChunkSize
+				if s.Types[k] == chunkstore.Delta && p == base[i] || len(s.Bodies[k]) > 0 && y < 4 {
+					continue // over grey without a generator; under a body
+				}
+				tx, ty := floorDiv(x, 256), floorDiv(y, 256)
+				img := tiles[[2]int{tx, ty}]
+				if img == nil {
+					data := httpGet(t, fmt.Sprintf("%sapi/tiles/0/%d/%d.png", url, tx, ty))
+					var err error
+					img, err = png.Decode(strings.NewReader(string(data)))
+					must(t, err)
+					tiles[[2]int{tx, ty}] = img
+				}
+				if got, want := color.RGBAModel.Convert(img.At(x-256*tx, y-256*ty)), pal.Color(p); got != want {
+					t.Fatalf("pixel %d of chunk %v drawn %v, want %v", i, k, got, want)
+				}
+			}
+		}
+		cancel()
+		must(t, <-done)
+
+		bad := "w=2"
+		if s.Axes == 4 {
+			bad = "z=1,z=2"
+		}
+		code, _, stderr := arksave("serve", "--at", bad, s.Dir)
+		expectCode(t, 2, code, stderr)
+		expectContains(t, stderr, "--at")
+	})
+}
+
+func httpGet(t *testing.T, url string) []byte {
+	t.Helper()
+	res, err := http.Get(url)
+	must(t, err)
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	must(t, err)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %s: %s", url, res.Status, data)
+	}
+	return data
+}
+
+func floorDiv(a, b int) int {
+	if a < 0 {
+		return -((-a + b - 1) / b)
+	}
+	return a / b
+}
