@@ -10,7 +10,6 @@ package ndsave
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"slices"
 	"testing"
 
@@ -267,13 +266,19 @@ func (s *Save) String() string {
 // relative to dir.
 func Damage(t testing.TB, dir string, k chunkstore.Key, bodies bool) string {
 	t.Helper()
-	d, err := savedir.OpenDirReadOnly(vfs.OS, dir)
+	return DamageFS(t, vfs.OS, dir, k, bodies)
+}
+
+// DamageFS is Damage on fsys.
+func DamageFS(t testing.TB, fsys vfs.FS, dir string, k chunkstore.Key, bodies bool) string {
+	t.Helper()
+	d, err := savedir.OpenDirReadOnly(fsys, dir)
 	testkit.Must(t, err)
 	defer d.Close()
 	m := d.Manifest()
 	p, err := d.File(m.Chunks.Name)
 	testkit.Must(t, err)
-	s, err := chunkstore.Open(p, &chunkstore.Options{FS: vfs.OS, ReadOnly: true, Root: m.Chunks.Root})
+	s, err := chunkstore.Open(p, &chunkstore.Options{FS: fsys, ReadOnly: true, Root: m.Chunks.Root})
 	testkit.Must(t, err)
 	defer s.Close()
 	var h storetool.Handle
@@ -290,9 +295,16 @@ func Damage(t testing.TB, dir string, k chunkstore.Key, bodies bool) string {
 	}
 	path, err := d.File(name)
 	testkit.Must(t, err)
-	data, err := os.ReadFile(path)
+	f, err := fsys.OpenRW(path)
 	testkit.Must(t, err)
-	data[h.FileOffset()+int64(h.Length)/2] ^= 0x10
-	testkit.Must(t, os.WriteFile(path, data, 0o644))
+	defer f.Close()
+	b := make([]byte, 1)
+	off := h.FileOffset() + int64(h.Length)/2
+	_, err = f.ReadAt(b, off)
+	testkit.Must(t, err)
+	b[0] ^= 0x10
+	_, err = f.WriteAt(b, off)
+	testkit.Must(t, err)
+	testkit.Must(t, f.Sync())
 	return name
 }
