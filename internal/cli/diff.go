@@ -174,11 +174,21 @@ func withComponents(names []string) string {
 	return ": " + strings.Join(names, ", ")
 }
 
+// keyText writes a chunk key's axes as chunk positions are written:
+// "(x, y, z, w)".
+func keyText(axes []int32) string {
+	parts := make([]string, len(axes))
+	for i, a := range axes {
+		parts[i] = strconv.Itoa(int(a))
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
 // chunkLine describes a chunk that differs.
 func chunkLine(c savetool.ChunkChange) string {
 	pos := fmt.Sprintf("(%d, %d)", c.X, c.Y)
 	if len(c.Key) > 0 {
-		pos = fmt.Sprint(c.Key)
+		pos = keyText(c.Key)
 	}
 	var types string
 	switch c.Kind {

@@ -294,3 +294,57 @@ func floorDiv(a, b int) int {
 	}
 	return a / b
 }
+
+// inspect, diff, restore and migrate on a save of 3 or 4 axes: inspect
+// names the axes and counts every stored chunk and body; diff lists the
+// chunks that changed by their whole key; restore makes the backup's
+// chunks current again; migrate finds nothing to do.
+func TestInspectDiffRestoreMoreAxes(t *testing.T) {
+	forAxes(t, func(t *testing.T, s *ndsave.Save) {
+		code, stdout, stderr := arksave("inspect", s.Dir)
+		expectCode(t, 0, code, stderr)
+		expectContains(t, stdout, []string{"", "", "", "keys        3 axes (x, y, z)", "keys        4 axes (x, y, z, w)"}[s.Axes],
+			"chunks      8 stored: 3 full, 3 delta, 1 empty, 1 palette", "bodies      3 in 2 chunks")
+
+		code, stdout, stderr = arksave("diff", s.Dir, "1", "current")
+		expectCode(t, 0, code, stderr)
+		expectContains(t, stdout, ndsave.Key(s.Axes, 0, 0, 1, -1).String()+" ")
+		code, stdout, stderr = arksave("diff", "--json", s.Dir, "1", "current")
+		expectCode(t, 0, code, stderr)
+		var d struct {
+			Chunks []struct {
+				Key  []int32
+				Kind string
+			}
+		}
+		must(t, json.Unmarshal([]byte(stdout), &d))
+		changed := map[string]string{}
+		for _, c := range d.Chunks {
+			changed[fmt.Sprint(c.Key)] = c.Kind
+		}
+		axes := func(k chunkstore.Key) string { return fmt.Sprint(entryAxes(k)) }
+		want := map[string]string{
+			axes(ndsave.Key(s.Axes, 0, 0, 1, -1)): "changed", axes(ndsave.Key(s.Axes, -1, 1, 2, 1)): "removed",
+			axes(ndsave.Key(s.Axes, 2, -1, -2, 3)): "added", axes(ndsave.Key(s.Axes, 2, 1, -3, -3)): "added",
+		}
+		if fmt.Sprint(changed) != fmt.Sprint(want) {
+			t.Fatalf("diff lists %v, want %v", changed, want)
+		}
+
+		code, _, stderr = arksave("restore", "--generation", "1", s.Dir)
+		expectCode(t, 0, code, stderr)
+		got := ndsave.Read(t, vfs.OS, s.Dir, s.Axes)
+		expectEqualChunks(t, got.Chunks, s.Previous)
+		code, stdout, stderr = arksave("migrate", s.Dir)
+		expectCode(t, 0, code, stderr)
+		expectContains(t, stdout, "nothing to do")
+	})
+}
+
+func entryAxes(k chunkstore.Key) []int32 {
+	a := make([]int32, k.Axes())
+	for i := range a {
+		a[i] = k.Axis(i)
+	}
+	return a
+}
