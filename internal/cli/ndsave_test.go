@@ -181,6 +181,10 @@ func TestCopyCompactCheckMoreAxes(t *testing.T) {
 		prev := ndsave.ReadGeneration(t, d, d.Backups()[0], s.Axes)
 		d.Close()
 		expectEqualChunks(t, prev.Chunks, s.Previous)
+		back := filepath.Join(t.TempDir(), "back")
+		code, _, stderr = arksave("copy", "-q", dst, back)
+		expectCode(t, 0, code, stderr)
+		expectSameChunks(t, back, s)
 
 		code, stdout, stderr := arksave("compact", "-q", "--whole", s.Dir)
 		expectCode(t, 0, code, stderr)
