@@ -102,9 +102,9 @@ func openView(dir string, gen uint64, o *Options, seed maphash.Seed, prev *view)
 	}
 	cfg := s.Options()
 	v := &view{man: m, store: s, size: int(cfg.ChunkSize), axes: cfg.Axes, at: o.At, chunks: map[chunkstore.Pos]*chunkRec{}}
-	if err := v.checkAt(); err != nil {
+	if err := savetool.CheckSlice(v.axes, v.at); err != nil {
 		s.Close()
-		return nil, err
+		return nil, fmt.Errorf("mapserve: %w", err)
 	}
 	v.refs.Store(1)
 	var h maphash.Hash
@@ -250,26 +250,7 @@ func sameRegionals(a, b []*regional) bool {
 
 // key returns the store's key of the chunk the map shows at pos: in a
 // store of 3 or 4 axes, the one in the slice at v.at.
-func (v *view) key(pos chunkstore.Pos) chunkstore.Key {
-	switch v.axes {
-	case 3:
-		return chunkstore.Key3(pos.X, pos.Y, v.at[0])
-	case 4:
-		return chunkstore.Key4(pos.X, pos.Y, v.at[0], v.at[1])
-	}
-	return pos.Key()
-}
-
-// checkAt refuses a slice (Options.At) with a value for an axis the store
-// does not have.
-func (v *view) checkAt() error {
-	for i := max(v.axes-2, 0); i < len(v.at); i++ {
-		if v.at[i] != 0 {
-			return fmt.Errorf("mapserve: %w: %s=%d, but the save's chunk keys have %d axes", chunkstore.ErrAxes, []string{"z", "w"}[i], v.at[i], v.axes)
-		}
-	}
-	return nil
-}
+func (v *view) key(pos chunkstore.Pos) chunkstore.Key { return savetool.SliceKey(v.axes, pos, v.at) }
 
 // chunkPos is a chunk's position.
 type chunkPos = chunkstore.Pos

@@ -31,9 +31,7 @@ func ndSave(t *testing.T, n int) *ndsave.Save {
 
 // forAxes runs fn on a save of 3 axes and one of 4.
 func forAxes(t *testing.T, fn func(t *testing.T, s *ndsave.Save)) {
-	for _, n := range []int{3, 4} {
-		t.Run(fmt.Sprint(n, " axes"), func(t *testing.T) { fn(t, ndSave(t, n)) })
-	}
+	ndsave.ForAxes(t, func(t *testing.T, n int) { fn(t, ndSave(t, n)) })
 }
 
 // expectSameChunks compares the committed generation of the save at dir

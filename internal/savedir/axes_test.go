@@ -1,7 +1,6 @@
 package savedir_test
 
 import (
-	"fmt"
 	"path"
 	"slices"
 	"testing"
@@ -21,53 +20,51 @@ import (
 // Cleanup remove what no generation names, and every kept generation
 // still reads.
 func TestAxesGenerations(t *testing.T) {
-	for _, n := range []int{3, 4} {
-		t.Run(fmt.Sprint(n, " axes"), func(t *testing.T) {
-			mem := vfs.NewMem()
-			const dir = "/save"
-			s := ndsave.BuildFS(t, mem, dir, n)
-			d, err := savedir.OpenDir(mem, dir)
-			testkit.Must(t, err)
-			m := d.Manifest()
-			testkit.Expect(t, m.Generation == 2 && len(d.Backups()) == 1, "generation %d, %d backups", m.Generation, len(d.Backups()))
-			_, probs, err := d.VerifyGeneration(m, nil)
-			testkit.Expect(t, err == nil && len(probs) == 0, "verify: %v %v", probs, err)
-			d.Close()
+	ndsave.ForAxes(t, func(t *testing.T, n int) {
+		mem := vfs.NewMem()
+		const dir = "/save"
+		s := ndsave.BuildFS(t, mem, dir, n)
+		d, err := savedir.OpenDir(mem, dir)
+		testkit.Must(t, err)
+		m := d.Manifest()
+		testkit.Expect(t, m.Generation == 2 && len(d.Backups()) == 1, "generation %d, %d backups", m.Generation, len(d.Backups()))
+		_, probs, err := d.VerifyGeneration(m, nil)
+		testkit.Expect(t, err == nil && len(probs) == 0, "verify: %v %v", probs, err)
+		d.Close()
 
-			file := ndsave.DamageFS(t, mem, dir, ndsave.Key(n, 0, 0, 1, -1), false) // changed in generation 2
-			d, err = savedir.OpenDir(mem, dir)
-			testkit.Must(t, err)
-			_, fb, err := d.LoadIntact(nil)
-			testkit.Must(t, err)
-			testkit.Expect(t, fb != nil && fb.Damaged == 2 && fb.Loaded == 1 && fb.Generation == 3, "fallback %v", fb)
-			testkit.Expect(t, len(fb.Problems) == 1 && fb.Problems[0].File == file, "problems %v", fb.Problems)
-			got := ndsave.ReadGeneration(t, d, d.Manifest(), n)
-			expectChunks(t, got.Chunks, s.Previous)
+		file := ndsave.DamageFS(t, mem, dir, ndsave.Key(n, 0, 0, 1, -1), false) // changed in generation 2
+		d, err = savedir.OpenDir(mem, dir)
+		testkit.Must(t, err)
+		_, fb, err := d.LoadIntact(nil)
+		testkit.Must(t, err)
+		testkit.Expect(t, fb != nil && fb.Damaged == 2 && fb.Loaded == 1 && fb.Generation == 3, "fallback %v", fb)
+		testkit.Expect(t, len(fb.Problems) == 1 && fb.Problems[0].File == file, "problems %v", fb.Problems)
+		got := ndsave.ReadGeneration(t, d, d.Manifest(), n)
+		expectChunks(t, got.Chunks, s.Previous)
 
-			// Two more generations over the fallen-back one (its store,
-			// one commit each), then Cleanup: the damaged generation
-			// leaves the backups, its files with it.
-			for i := range 2 {
-				commitOver(t, d, n, int32(10+i))
-			}
-			testkit.Must(t, d.Cleanup())
-			testkit.Expect(t, d.Generation() == 5 && len(d.Backups()) == ndsave.MaxBackups, "generation %d, %d backups", d.Generation(), len(d.Backups()))
-			for _, b := range append(d.Backups(), d.Manifest()) {
-				_, probs, err := d.VerifyGeneration(b, nil)
-				testkit.Expect(t, err == nil && len(probs) == 0, "generation %d: %v %v", b.Generation, probs, err)
-			}
-			names, err := mem.ReadDir(dir)
-			testkit.Must(t, err)
-			for _, name := range names {
-				name = path.Base(name)
-				testkit.Expect(t, name != "chunks.pxsw" && name != file, "%s left after Cleanup: %v", name, names)
-			}
-			last := ndsave.ReadGeneration(t, d, d.Manifest(), n)
-			want := ndsave.Key(n, 11, 0, 1, 2)
-			testkit.Expect(t, slices.Equal(last.Chunks[want], ndsave.Full(want)), "the last commit's chunk %v", want)
-			d.Close()
-		})
-	}
+		// Two more generations over the fallen-back one (its store,
+		// one commit each), then Cleanup: the damaged generation
+		// leaves the backups, its files with it.
+		for i := range 2 {
+			commitOver(t, d, n, int32(10+i))
+		}
+		testkit.Must(t, d.Cleanup())
+		testkit.Expect(t, d.Generation() == 5 && len(d.Backups()) == ndsave.MaxBackups, "generation %d, %d backups", d.Generation(), len(d.Backups()))
+		for _, b := range append(d.Backups(), d.Manifest()) {
+			_, probs, err := d.VerifyGeneration(b, nil)
+			testkit.Expect(t, err == nil && len(probs) == 0, "generation %d: %v %v", b.Generation, probs, err)
+		}
+		names, err := mem.ReadDir(dir)
+		testkit.Must(t, err)
+		for _, name := range names {
+			name = path.Base(name)
+			testkit.Expect(t, name != "chunks.pxsw" && name != file, "%s left after Cleanup: %v", name, names)
+		}
+		last := ndsave.ReadGeneration(t, d, d.Manifest(), n)
+		want := ndsave.Key(n, 11, 0, 1, 2)
+		testkit.Expect(t, slices.Equal(last.Chunks[want], ndsave.Full(want)), "the last commit's chunk %v", want)
+		d.Close()
+	})
 }
 
 func expectChunks(t *testing.T, got, want map[chunkstore.Key][]uint32) {

@@ -246,26 +246,40 @@ type slice struct {
 // newSlice returns the slice at of a store of n axes, or an error matching
 // chunkstore.ErrAxes when at gives a value for an axis the store lacks.
 func newSlice(n int, at [2]int32) (slice, error) {
-	names := [2]string{"z", "w"}
-	for i := n - 2; i < len(at); i++ {
-		if at[i] != 0 {
-			return slice{}, fmt.Errorf("render: %w: %s=%d, but the store's chunk keys have %d axes (%s): give only the axes it has",
-				chunkstore.ErrAxes, names[i], at[i], n, []string{"", "", "x, y", "x, y, z", "x, y, z, w"}[n])
-		}
+	if err := CheckSlice(n, at); err != nil {
+		return slice{}, fmt.Errorf("render: %w", err)
 	}
 	return slice{axes: n, at: at}, nil
 }
 
-// key returns the key of the chunk at pos in the slice.
-func (sl slice) key(pos chunkstore.Pos) chunkstore.Key {
-	switch sl.axes {
+// CheckSlice returns an error matching chunkstore.ErrAxes when at, the z
+// and w of a 2-D slice of a store whose chunk keys have n axes (see
+// RenderOptions.At), gives a value for an axis the store does not have.
+func CheckSlice(n int, at [2]int32) error {
+	names := [2]string{"z", "w"}
+	for i := max(n-2, 0); i < len(at); i++ {
+		if at[i] != 0 {
+			return fmt.Errorf("%w: %s=%d, but the store's chunk keys have %d axes (%s): give only the axes it has",
+				chunkstore.ErrAxes, names[i], at[i], n, []string{"", "", "x, y", "x, y, z", "x, y, z, w"}[min(max(n, 0), 4)])
+		}
+	}
+	return nil
+}
+
+// SliceKey returns the key, of a store whose chunk keys have n axes, of
+// the chunk at pos in the 2-D slice at (RenderOptions.At).
+func SliceKey(n int, pos chunkstore.Pos, at [2]int32) chunkstore.Key {
+	switch n {
 	case 3:
-		return chunkstore.Key3(pos.X, pos.Y, sl.at[0])
+		return chunkstore.Key3(pos.X, pos.Y, at[0])
 	case 4:
-		return chunkstore.Key4(pos.X, pos.Y, sl.at[0], sl.at[1])
+		return chunkstore.Key4(pos.X, pos.Y, at[0], at[1])
 	}
 	return pos.Key()
 }
+
+// key returns the key of the chunk at pos in the slice.
+func (sl slice) key(pos chunkstore.Pos) chunkstore.Key { return SliceKey(sl.axes, pos, sl.at) }
 
 // holds reports whether k lies in the slice.
 func (sl slice) holds(k chunkstore.Key) bool {

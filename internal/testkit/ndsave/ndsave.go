@@ -78,6 +78,13 @@ func Key(n int, x, y, z, w int32) chunkstore.Key {
 	return chunkstore.Key2(x, y)
 }
 
+// ForAxes runs fn as a subtest for a save of 3 axes and one of 4.
+func ForAxes(t *testing.T, fn func(t *testing.T, n int)) {
+	for _, n := range []int{3, 4} {
+		t.Run(fmt.Sprint(n, " axes"), func(t *testing.T) { fn(t, n) })
+	}
+}
+
 // Options returns the chunk store options of a save of n axes on fsys.
 func Options(fsys vfs.FS, n int) chunkstore.Options {
 	return chunkstore.Options{FS: fsys, Axes: n, ChunkSize: ChunkSize, TileSize: TileSize, PixelSize: 4, Seed: Seed, Generator: Gen{}}
