@@ -112,27 +112,14 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 	cfg := s.Options()
 	size := int(cfg.ChunkSize)
 	st := &RenderStats{}
-	stored := map[chunkstore.Pos]chunkstore.StorageType{}
-	bodies := map[chunkstore.Pos]bool{}
-	var bounds image.Rectangle
+	var ix sliceIndex
 	region := o.Region.Canon()
 	// The index is listed only for what needs it: the bounds, the grid's
 	// frames, the body blocks. A tile of a map needs none of them.
 	if region.Empty() || o.Grid || !o.NoBodies {
-		s.Entries(func(e chunkstore.Entry) bool {
-			if !sl.holds(e.Key) {
-				return true
-			}
-			if e.Type == chunkstore.BodyBlock {
-				bodies[e.Pos] = true
-			} else {
-				stored[e.Pos] = e.Type
-			}
-			r := image.Rect(int(e.Pos.X)*size, int(e.Pos.Y)*size, int(e.Pos.X+1)*size, int(e.Pos.Y+1)*size)
-			bounds = bounds.Union(r)
-			return true
-		})
+		ix = sl.index(s, size)
 	}
+	stored, bodies, bounds := ix.stored, ix.bodies, ix.bounds
 	if region.Empty() {
 		if bounds.Empty() && sl.axes > 2 {
 			return nil, nil, fmt.Errorf("%w (none in the slice at z=%d, w=%d of its %d axes: give another --at)", ErrNothingToRender, sl.at[0], sl.at[1], sl.axes)
@@ -280,6 +267,34 @@ func SliceKey(n int, pos chunkstore.Pos, at [2]int32) chunkstore.Key {
 
 // key returns the key of the chunk at pos in the slice.
 func (sl slice) key(pos chunkstore.Pos) chunkstore.Key { return SliceKey(sl.axes, pos, sl.at) }
+
+// sliceIndex is what a store holds in a slice: the stored chunks' types
+// and the chunks with a body block by position, and their bounds in world
+// pixels.
+type sliceIndex struct {
+	stored map[chunkstore.Pos]chunkstore.StorageType
+	bodies map[chunkstore.Pos]bool
+	bounds image.Rectangle
+}
+
+// index lists what s holds in the slice; size is the chunks' edge.
+func (sl slice) index(s *chunkstore.Store, size int) sliceIndex {
+	ix := sliceIndex{stored: map[chunkstore.Pos]chunkstore.StorageType{}, bodies: map[chunkstore.Pos]bool{}}
+	s.Entries(func(e chunkstore.Entry) bool {
+		if !sl.holds(e.Key) {
+			return true
+		}
+		if e.Type == chunkstore.BodyBlock {
+			ix.bodies[e.Pos] = true
+		} else {
+			ix.stored[e.Pos] = e.Type
+		}
+		r := image.Rect(int(e.Pos.X)*size, int(e.Pos.Y)*size, int(e.Pos.X+1)*size, int(e.Pos.Y+1)*size)
+		ix.bounds = ix.bounds.Union(r)
+		return true
+	})
+	return ix
+}
 
 // holds reports whether k lies in the slice.
 func (sl slice) holds(k chunkstore.Key) bool {
