@@ -174,21 +174,11 @@ func withComponents(names []string) string {
 	return ": " + strings.Join(names, ", ")
 }
 
-// keyText writes a chunk key's axes as chunk positions are written:
-// "(x, y, z, w)".
-func keyText(axes []int32) string {
-	parts := make([]string, len(axes))
-	for i, a := range axes {
-		parts[i] = strconv.Itoa(int(a))
-	}
-	return "(" + strings.Join(parts, ", ") + ")"
-}
-
 // chunkLine describes a chunk that differs.
 func chunkLine(c savetool.ChunkChange) string {
 	pos := fmt.Sprintf("(%d, %d)", c.X, c.Y)
 	if len(c.Key) > 0 {
-		pos = keyText(c.Key)
+		pos = savetool.KeyText(c.Key)
 	}
 	var types string
 	switch c.Kind {
@@ -221,7 +211,7 @@ func where(from, to *savetool.DiffPos) string {
 		return "in " + to.String()
 	case to == nil && from != nil:
 		return "from " + from.String()
-	case from != nil && *from != *to:
+	case from != nil && !from.Equal(*to):
 		return from.String() + " -> " + to.String()
 	case from != nil:
 		return "in " + from.String()

@@ -310,7 +310,7 @@ func TestInspectDiffRestoreMoreAxes(t *testing.T) {
 
 		code, stdout, stderr = arksave("diff", s.Dir, "1", "current")
 		expectCode(t, 0, code, stderr)
-		expectContains(t, stdout, ndsave.Key(s.Axes, 0, 0, 1, -1).String()+" ")
+		expectContains(t, stdout, ndsave.Key(s.Axes, 0, 0, 1, -1).String()+" ", "13                   added    in "+ndsave.Key(s.Axes, 1, 0, -1, -1).String())
 		code, stdout, stderr = arksave("diff", "--json", s.Dir, "1", "current")
 		expectCode(t, 0, code, stderr)
 		var d struct {
