@@ -427,15 +427,16 @@ func lostFile(dir string, err error) error {
 // store is damaged, naming the tools that list and mend it.
 func (v *view) markDamaged(dir string, rep *chunkstore.Report, rec func(chunkstore.Pos) *chunkRec) {
 	for _, p := range rep.Problems {
-		if p.Pos == nil {
-			continue
+		if p.Key == nil || *p.Key != v.key(p.Key.Pos()) {
+			continue // not about a chunk of the slice shown
 		}
-		r := rec(*p.Pos)
+		pos := p.Key.Pos()
+		r := rec(pos)
 		if r.damaged == nil && !r.hasChunk {
-			v.order = append(v.order, *p.Pos)
+			v.order = append(v.order, pos)
 		}
 		r.damaged = p.Err
-		v.bounds = v.bounds.Union(v.chunkRect(*p.Pos))
+		v.bounds = v.bounds.Union(v.chunkRect(pos))
 	}
 	first := ""
 	if len(rep.Problems) > 0 {
