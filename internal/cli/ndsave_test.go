@@ -223,7 +223,7 @@ func TestServeSliceOfMoreAxes(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		lines, done := startServe(t, ctx, s.Dir, 1, "--at", arg)
+		lines, done := startServeArgs(t, ctx, 1, "--at", arg, s.Dir)
 		url := regexp.MustCompile(`(http://127\.0\.0\.1:\d+/)`).FindString(lines[0])
 		var w struct {
 			Chunks []struct{ X, Y int32 }
