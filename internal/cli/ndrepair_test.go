@@ -19,10 +19,16 @@ func TestRepairMoreAxes(t *testing.T) {
 		bodies := ndsave.Key(s.Axes, 1, 0, -1, -1)
 		ndsave.Damage(t, s.Dir, chunk, false)
 		ndsave.Damage(t, s.Dir, bodies, true)
-		code, stdout, stderr := arksave("repair", "-q", s.Dir)
-		expectCode(t, 0, code, stderr)
-		expectContains(t, stdout, "kept: 8 chunks", "2 bodies in 1 chunk", "dropped: bodies of chunk "+bodies.String(),
-			"reverted: chunk "+chunk.String()+": its record in chunks.pxsw is damaged; backup 1's")
+		for _, dry := range []bool{true, false} {
+			args := []string{"repair", "-q", s.Dir}
+			if dry {
+				args = []string{"repair", "-q", "--dry-run", s.Dir}
+			}
+			code, stdout, stderr := arksave(args...)
+			expectCode(t, 0, code, stderr)
+			expectContains(t, stdout, "kept: 8 chunks", "2 bodies in ", "dropped: bodies of chunk "+bodies.String(),
+				"reverted: chunk "+chunk.String()+": its record in chunks.pxsw is damaged; backup 1's")
+		}
 		got := ndsave.Read(t, vfs.OS, s.Dir, s.Axes)
 		for k, pix := range s.Chunks {
 			if k == chunk {
@@ -50,7 +56,7 @@ func TestRepairMoreAxes(t *testing.T) {
 				t.Fatalf("bodies at %v: %+v, want %+v", k, got.Bodies[k], b)
 			}
 		}
-		code, stdout, stderr = arksave("check", s.Dir)
+		code, stdout, stderr := arksave("check", s.Dir)
 		expectCode(t, 0, code, stderr)
 		expectContains(t, stdout, "no problems found")
 	})
