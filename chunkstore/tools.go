@@ -65,6 +65,6 @@ func (tools) Entries(s *Store, fn func(toolEntry) bool) { s.entries(fn) }
 
 func (tools) RecordInfo(s *Store, h handle) (recordDesc, error) { return s.recordInfo(h) }
 
-func (tools) CompactToFilling(s *Store, path string, missing func(pos Pos) bool, fill ...*Store) (*Store, []filledChunk, error) {
+func (tools) CompactToFilling(s *Store, path string, missing func(k Key) bool, fill ...*Store) (*Store, []filledChunk, error) {
 	return s.compactToFilling(path, missing, fill...)
 }

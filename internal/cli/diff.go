@@ -178,7 +178,7 @@ func withComponents(names []string) string {
 func chunkLine(c savetool.ChunkChange) string {
 	pos := fmt.Sprintf("(%d, %d)", c.X, c.Y)
 	if len(c.Key) > 0 {
-		pos = fmt.Sprint(c.Key)
+		pos = savetool.KeyText(c.Key)
 	}
 	var types string
 	switch c.Kind {
@@ -211,7 +211,7 @@ func where(from, to *savetool.DiffPos) string {
 		return "in " + to.String()
 	case to == nil && from != nil:
 		return "from " + from.String()
-	case from != nil && *from != *to:
+	case from != nil && !from.Equal(*to):
 		return from.String() + " -> " + to.String()
 	case from != nil:
 		return "in " + from.String()

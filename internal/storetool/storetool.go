@@ -157,14 +157,14 @@ type Tools interface {
 	// intact: every chunk whose record in s is damaged and every one s
 	// does not hold for which missing (when not nil) returns true (after
 	// a damaged page table was rebuilt by a scan, a chunk may be missing
-	// because its records were lost; missing is consulted in a store of 2
-	// axes only). A repair brings chunks back from a backup's store this
+	// because its records were lost; missing gets the chunk's key, of the
+	// store's axes). A repair brings chunks back from a backup's store this
 	// way. Body sets are never taken: bodies move between chunks, and an
 	// older set could hold bodies that live in another chunk's now. A fill
 	// store of another chunk size or other axes gives nothing; one of
 	// another seed or generator version no Delta chunks: they mean
 	// something only against their own generator.
-	CompactToFilling(s *chunkstore.Store, path string, missing func(pos chunkstore.Pos) bool, fill ...*chunkstore.Store) (*chunkstore.Store, []Filled, error)
+	CompactToFilling(s *chunkstore.Store, path string, missing func(k chunkstore.Key) bool, fill ...*chunkstore.Store) (*chunkstore.Store, []Filled, error)
 }
 
 // Tool is package chunkstore's implementation of Tools.
