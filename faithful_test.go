@@ -93,6 +93,7 @@ func TestPanicWhileWritingFailsTheSave(t *testing.T) {
 		digests := map[uint64]uint64{1: g.ChunkDigest(t, 0, 0)}
 		g.Paint(t, 0, 0, 4, 4, components.MakePixel(9, 0, 0, 0))
 		digests[2] = g.ChunkDigest(t, 0, 0)
+		g.Pers.WaitIdle() // the writer's work after the first save is done
 		cd.N = cd.Calls() + n
 		res := g.WaitSave(t, g.Pers.Save())
 		g.Pers.WaitIdle()

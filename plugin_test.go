@@ -116,8 +116,10 @@ func TestFaultsAtEveryCall(t *testing.T) {
 
 			g.Paint(t, 0, 0, 4, 4, components.MakePixel(9, 0, 0, 0))
 			digests[2] = g.ChunkDigest(t, 0, 0)
+			g.Pers.WaitIdle()     // the writer's work after the first save is done
 			cd.N = cd.Calls() + n // fail the nth call of the next save
 			res := g.WaitSave(t, g.Pers.Save())
+			g.Pers.WaitIdle() // and after this one (the save's description): the count is settled
 			if !cd.Fired() {
 				must(t, res.Err)
 				g.Pers.Close()
