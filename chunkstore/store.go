@@ -238,6 +238,13 @@ func openStoreRoot(path string, cfg Options, mode openMode, gen uint64, root *he
 		return nil, fmt.Errorf("chunkstore: open %s: %w", path, err)
 	}
 	files := newFileSet(cfg.FS, path, f, !ro)
+	if cfg.dataPaths != nil {
+		if !ro {
+			files.closeAll()
+			return nil, fmt.Errorf("chunkstore: open %s: data files read from other paths need ReadOnly or Repair", path)
+		}
+		files.paths = cfg.dataPaths.paths
+	}
 	s, err := load(files, path, cfg, mode, gen, root)
 	if err != nil {
 		files.closeAll()

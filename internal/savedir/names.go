@@ -154,6 +154,34 @@ func copiedPlayersGeneration(rel string) (uint64, bool) {
 	return generationIn(sub, "players-", ".pxpd")
 }
 
+// MirrorName returns the name, relative to the save directory, of the
+// redundant copy of the file name of the top level (a chunk store file,
+// one of its data files, a players index or data file):
+// backups/mirror-<name>. The writer grows it after each commit with what
+// the committed generation uses of the file (see mirror.go); a load that
+// finds the file damaged reads the copy instead. No manifest names one.
+func MirrorName(name string) string { return BackupDir + "/" + mirrorPrefix + name }
+
+// mirrorPrefix starts the base name of every mirror in backups/.
+const mirrorPrefix = "mirror-"
+
+// MirroredName returns the name of the file of the top level that the
+// mirror rel copies, and whether rel is a mirror's name
+// (backups/mirror-<name>, name a chunk store's, a data file's, a players
+// index's or a players data file's).
+func MirroredName(rel string) (string, bool) {
+	name, ok := strings.CutPrefix(rel, BackupDir+"/"+mirrorPrefix)
+	if !ok {
+		return "", false
+	}
+	_, isPlayers := playersGeneration(name)
+	_, isPlayersData := playersDataGeneration(name)
+	if !isStoreName(name) && !isDataFileName(name) && !isPlayers && !isPlayersData {
+		return "", false
+	}
+	return name, true
+}
+
 // isCopiedStore reports whether rel names a backup's own chunk store.
 func isCopiedStore(rel string) bool {
 	_, ok := copiedStoreGeneration(rel)
@@ -232,8 +260,8 @@ func checkDataNames(m *Manifest) error {
 // directory, is one the save format uses: the manifest, the lock file, a
 // world file, a chunk store or one of its data files, a players index or
 // data file, a backup's manifest, world file or own chunk store and its
-// data files and players files, or the ".tmp" of any of them but the
-// lock file.
+// data files and players files, a mirror (MirrorName), or the ".tmp" of
+// any of them but the lock file.
 func formName(rel string) bool {
 	if rel == LockName {
 		return true
@@ -244,7 +272,8 @@ func formName(rel string) bool {
 		_, isWorld := worldGeneration(sub)
 		_, _, isCopyData := dataFileOf(rel)
 		_, isCopyPlayers := copiedPlayersGeneration(rel)
-		return isManifest || isWorld || isCopiedStore(rel) || isCopyData || isCopyPlayers
+		_, isMirror := MirroredName(rel)
+		return isManifest || isWorld || isCopiedStore(rel) || isCopyData || isCopyPlayers || isMirror
 	}
 	_, isWorld := worldGeneration(rel)
 	_, isPlayers := playersGeneration(rel)

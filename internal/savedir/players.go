@@ -716,7 +716,7 @@ func (d *Dir) copyPlayersForBackup(p *Players, g uint64) (*PlayersRef, int64, er
 // copied into players-<gen>.pxpd and players-<gen>.pxpl. The names must be
 // free: gen is above every generation of the directory.
 func (d *Dir) adoptPlayers(m *Manifest, gen uint64) (*PlayersRef, error) {
-	if !isCopiedPlayers(m.Players) {
+	if !isCopiedPlayers(m.Players) && !readsMirror(m.Players) {
 		return m.Players, nil
 	}
 	p, err := d.ReadPlayers(m)
@@ -827,6 +827,18 @@ func checkPlayersRef(m *Manifest, backup bool) error {
 			autosave.ErrCorrupt, m.Generation, p.Data)
 	}
 	return nil
+}
+
+// readsMirror reports whether p names a mirror (MirrorName) for its index
+// or its data file: the players of a generation verified with the mirrors
+// of its damaged files, which a fallback copies.
+func readsMirror(p *PlayersRef) bool {
+	if p == nil {
+		return false
+	}
+	_, index := MirroredName(p.Index.Name)
+	_, data := MirroredName(p.Data)
+	return index || data
 }
 
 // isCopiedPlayers reports whether p names a backup's own players copy.

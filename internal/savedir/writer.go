@@ -630,7 +630,7 @@ func (w *Writer) loop() {
 		w.logResult(r)
 		w.results <- r
 		if r.Err == nil && j.SaveTo == "" {
-			w.copyBackup(j, r.Generation)
+			w.copyBackup(r.Generation)
 		}
 		w.compact()
 		w.afterMu.Lock()
@@ -674,84 +674,34 @@ type backupCopy struct {
 	err      error
 }
 
-// copyBackup copies the chunk store, at generation gen that a save just
-// committed, to backups/ (CopiedChunksName), and the players of gen
-// (CopiedPlayersName), when the job asks for one after this save: the next
-// save's commit makes them the store and players of gen's backup, which
-// then shares no file with the current generation. It runs between saves,
-// like compaction: a save submitted meanwhile waits for it. When either
-// copy fails, neither stays.
-func (w *Writer) copyBackup(j Job, gen uint64) {
-	if j.MaxBackups <= 0 || j.BackupCopyEvery <= 0 {
-		return
-	}
-	// use guards the copy's counters too: Switch (a load) resets them.
+// copyBackup grows the mirrors of the files generation gen, that a save
+// just committed, uses (see mirror.go): each data file of its chunk store
+// and its players data up to what gen uses of it, its players index and
+// the store file's header slots. A sealed data file is thus copied once in
+// its life, and a save's records twice; no file is copied whole per save
+// any more (Job.BackupCopyEvery is ignored). It runs between saves, like
+// compaction: a save submitted meanwhile waits for it.
+func (w *Writer) copyBackup(gen uint64) {
 	w.use.Lock()
 	defer w.use.Unlock()
-	w.sinceCopy++
-	if w.sinceCopy < j.BackupCopyEvery {
-		return
-	}
 	w.mu.RLock()
 	dir, store, players := w.dir, w.store, w.players
 	w.mu.RUnlock()
-	// A writer that closes copies too: the next session's first save
-	// gives the copy to this generation's backup (Dir.pendingCopy), so
-	// that a game that saves once a session has such backups as well.
+	// A writer that closes grows them too, so that the generation it
+	// leaves has them.
 	if store == nil || dir.ReadOnly() != nil || dir.Generation() != gen {
 		return
 	}
 	start := time.Now()
-	name := CopiedChunksName(gen)
-	st := backupCopy{name: name}
+	st := backupCopy{name: BackupDir}
 	defer func() {
 		if p := recover(); p != nil {
-			_ = dir.removeCopy(gen)
 			st.err, st.name = NewPanicError(p), ""
 		}
 		st.duration = time.Since(start)
 		w.copyStats = st
 	}()
-	_ = dir.removeCopy(gen) // what an earlier attempt left
-	p, err := dir.file(name)
-	if err == nil {
-		err = dir.fs.MkdirAll(filepath.Join(dir.Path(), BackupDir))
-	}
-	var c *chunkstore.Store
-	if err == nil {
-		before := w.copyBytes.Load()
-		c, err = w.compactTo(store, p)
-		st.bytes = w.copyBytes.Load() - before
-	}
-	if err != nil {
-		_ = dir.removeCopy(gen)
-		st.err, st.name = fmt.Errorf("autosave: copy chunk store to %s: %w", name, err), ""
-		return
-	}
-	ref := storeRefOf(name, c)
-	c.Close()
-	var pref *PlayersRef
-	if players != nil {
-		var n int64
-		pref, n, err = dir.copyPlayersForBackup(players, gen)
-		st.bytes += n
-		if err != nil {
-			_ = dir.removeCopy(gen)
-			st.err, st.name = fmt.Errorf("autosave: copy players to %s: %w", CopiedPlayersName(gen), err), ""
-			return
-		}
-	}
-	w.copied, w.copiedPlayers, w.sinceCopy = &ref, pref, 0
-}
-
-// compactTo is store.CompactTo with a panic returned as an error.
-func (w *Writer) compactTo(store *chunkstore.Store, p string) (c *chunkstore.Store, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			c, err = nil, NewPanicError(r)
-		}
-	}()
-	return store.CompactTo(p)
+	st.bytes, st.err = dir.mirror(dir.Manifest(), players)
 }
 
 // copyOf returns the chunk store copied for generation prev, the one a
