@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"strings"
 
 	"github.com/arksave/arksave/autosave"
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
@@ -326,4 +328,269 @@ func playerRecordsEnd(b []byte, off int64) (int, error) {
 		at += n
 	}
 	return at, nil
+}
+
+// CheckMirrors verifies the mirrors in backups/ (MirrorName), for arksave
+// check: each record of a data file's or players data file's mirror, a
+// players index mirror's checksum, and that each holds the bytes of its
+// file. A mirror shorter than its file is not damage (the next commit
+// grows it); bytes that differ from an intact file are, as is a mirror
+// of a file damaged names (one the generations' checks found damaged,
+// which its mirror is compared against no further). It returns how many
+// mirrors it checked and the damage, each problem naming the mirror.
+func (d *Dir) CheckMirrors(damaged func(name string) bool) (int, []chunkstore.Problem) {
+	names, err := d.fs.ReadDir(filepath.Join(d.path, BackupDir))
+	if err != nil || d.checkBackupDir() != nil {
+		return 0, nil
+	}
+	checked := 0
+	var probs []chunkstore.Problem
+	for _, n := range names {
+		rel := BackupDir + "/" + n
+		live, ok := MirroredName(rel)
+		if !ok {
+			continue
+		}
+		checked++
+		if err := d.checkMirror(rel, live, !damaged(live)); err != nil {
+			probs = append(probs, chunkstore.Problem{File: rel, Offset: -1, Err: err})
+		}
+	}
+	return checked, probs
+}
+
+// checkMirror checks mirror rel of file live on its own and, when compare
+// is set, against the file.
+func (d *Dir) checkMirror(rel, live string, compare bool) error {
+	p, err := d.file(rel)
+	if err != nil {
+		return err
+	}
+	switch _, _, isData := DataFileOf(live); {
+	case isData:
+		var bad error
+		err = storetool.Tool.ScanRange(d.fs, p, 0, 1<<40, func(r storetool.ScanRecord) bool {
+			if r.Err != nil && !errors.Is(r.Err, io.ErrUnexpectedEOF) {
+				// (One cut short at the end is being written: the
+				// mirror is shorter than its file until it is.)
+				bad = fmt.Errorf("the record at offset %d: %w", r.Handle.FileOffset(), r.Err)
+			}
+			return r.Err == nil
+		})
+		if err = errors.Join(err, bad); err != nil {
+			return err
+		}
+	case isPlayersDataName(live):
+		data, err := vfs.ReadFile(d.fs, p)
+		if err != nil {
+			return err
+		}
+		if _, err := playerRecordsEnd(data, 0); err != nil && len(data) > 0 {
+			return err
+		}
+	case isPlayersIndexName(live):
+		data, err := vfs.ReadFileLimit(d.fs, p, maxPlayersIndexSize)
+		if err != nil {
+			return err
+		}
+		if _, _, err := ParsePlayersIndex(data); err != nil {
+			return err
+		}
+	}
+	if !compare || isStoreName(live) {
+		return nil // the store file's slots change with every commit
+	}
+	return d.sameBytes(rel, live)
+}
+
+func isPlayersDataName(name string) bool {
+	_, ok := playersDataGeneration(name)
+	return ok
+}
+
+func isPlayersIndexName(name string) bool {
+	_, ok := playersGeneration(name)
+	return ok
+}
+
+// sameBytes reports as damage the first byte at which mirror rel differs
+// from file live, over the bytes both hold.
+func (d *Dir) sameBytes(rel, live string) error {
+	lp, err := d.file(live)
+	if err != nil {
+		return nil
+	}
+	lf, err := d.fs.Open(lp)
+	if err != nil {
+		return nil // a missing file is its generations' problem
+	}
+	defer lf.Close()
+	mp, _ := d.file(rel)
+	mf, err := d.fs.Open(mp)
+	if err != nil {
+		return err
+	}
+	defer mf.Close()
+	ls, err1 := lf.Size()
+	ms, err2 := mf.Size()
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	a, b := make([]byte, mirrorChunk), make([]byte, mirrorChunk)
+	for off := int64(0); off < min(ls, ms); off += mirrorChunk {
+		n := min(min(ls, ms)-off, mirrorChunk)
+		if _, err := lf.ReadAt(a[:n], off); err != nil {
+			return err
+		}
+		if _, err := mf.ReadAt(b[:n], off); err != nil {
+			return err
+		}
+		for i := range n {
+			if a[i] != b[i] {
+				return fmt.Errorf("%w: it differs from %s at offset %d: %s reads intact, so the mirror is damaged (arksave repair grows it again)",
+					autosave.ErrCorrupt, live, off+i, live)
+			}
+		}
+	}
+	return nil
+}
+
+// RestoreFromMirrors restores, for arksave repair, the damaged files of
+// the committed generation and of each backup from their mirrors, when the
+// generation verifies with the mirrors in their place (as a load's
+// fallback reads it): each such file is rewritten as its mirror's bytes
+// followed by what the file holds past them (through a temp file, synced
+// and renamed). It returns the files restored. It needs the directory's
+// lock.
+func (d *Dir) RestoreFromMirrors() ([]string, error) {
+	if err := d.checkLock(); err != nil {
+		return nil, err
+	}
+	var gens []*Manifest
+	if m := d.Manifest(); m != nil {
+		gens = append(gens, m)
+	}
+	var restored []string
+	done := map[string]bool{}
+	for _, m := range append(gens, d.Backups()...) {
+		_, probs, err := d.VerifyGeneration(m, nil)
+		if err != nil || len(probs) == 0 {
+			continue
+		}
+		mm := d.withMirrors(m, probs)
+		if mm == nil {
+			continue
+		}
+		if _, probs, err := d.VerifyGeneration(mm, nil); err != nil || len(probs) > 0 {
+			continue
+		}
+		for _, name := range mirroredIn(mm) {
+			if done[name] {
+				continue
+			}
+			if err := d.restoreFromMirror(name); err != nil {
+				return restored, err
+			}
+			done[name] = true
+			restored = append(restored, name)
+		}
+	}
+	return restored, nil
+}
+
+// mirroredIn lists the files m reads from their mirrors (withMirrors).
+func mirroredIn(m *Manifest) []string {
+	names := append([]string{m.Chunks.Name}, m.Chunks.Data...)
+	if m.Players != nil {
+		names = append(names, m.Players.Index.Name, m.Players.Data)
+	}
+	var out []string
+	for _, n := range names {
+		if live, ok := MirroredName(n); ok {
+			out = append(out, live)
+		}
+	}
+	return out
+}
+
+// restoreFromMirror rewrites file name as its mirror's bytes followed by
+// what the file holds past them.
+func (d *Dir) restoreFromMirror(name string) error {
+	fail := func(err error) error { return fmt.Errorf("autosave: restore %s from %s: %w", name, MirrorName(name), err) }
+	mp, err := d.file(MirrorName(name))
+	if err != nil {
+		return fail(err)
+	}
+	lp, err := d.file(name)
+	if err != nil {
+		return fail(err)
+	}
+	tmp, err := d.file(name + ".tmp")
+	if err != nil {
+		return fail(err)
+	}
+	mf, err := d.fs.Open(mp)
+	if err != nil {
+		return fail(err)
+	}
+	defer mf.Close()
+	ms, err := mf.Size()
+	if err != nil {
+		return fail(err)
+	}
+	out, err := d.fs.Create(tmp)
+	if err != nil {
+		return fail(err)
+	}
+	err = growMirror(mf, out, 0, ms)
+	if lf, lerr := d.fs.Open(lp); lerr == nil && err == nil {
+		if ls, serr := lf.Size(); serr == nil && ls > ms {
+			err = growMirror(lf, out, ms, ls)
+		}
+		lf.Close()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = d.fs.Rename(tmp, lp)
+	}
+	if err == nil {
+		err = d.fs.SyncDir(d.path)
+	}
+	if err != nil {
+		_ = d.fs.Remove(tmp)
+		return fail(err)
+	}
+	return nil
+}
+
+// GrowMirrors grows the mirrors of the committed generation's files (see
+// the writer's copyBackup), for a repair that removed a damaged mirror or
+// restored a file. It returns the bytes written.
+func (d *Dir) GrowMirrors() (int64, error) {
+	if err := d.checkLock(); err != nil {
+		return 0, err
+	}
+	players, err := d.ReadPlayers(nil)
+	if err != nil {
+		return 0, err
+	}
+	return d.mirror(d.Manifest(), players)
+}
+
+// RemoveMirror removes mirror rel (a name MirroredName accepts), for a
+// repair that found it damaged: GrowMirrors makes it again from its file.
+// It needs the directory's lock.
+func (d *Dir) RemoveMirror(rel string) error {
+	if err := d.checkLock(); err != nil {
+		return err
+	}
+	if _, ok := MirroredName(rel); !ok {
+		return fmt.Errorf("%w: %q is not a mirror's name", autosave.ErrCorrupt, rel)
+	}
+	if err := d.remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
