@@ -516,7 +516,9 @@ func mirroredIn(m *Manifest) []string {
 // restoreFromMirror rewrites file name as its mirror's bytes followed by
 // what the file holds past them.
 func (d *Dir) restoreFromMirror(name string) error {
-	fail := func(err error) error { return fmt.Errorf("autosave: restore %s from %s: %w", name, MirrorName(name), err) }
+	fail := func(err error) error {
+		return fmt.Errorf("autosave: restore %s from %s: %w", name, MirrorName(name), err)
+	}
 	mp, err := d.file(MirrorName(name))
 	if err != nil {
 		return fail(err)

@@ -703,13 +703,6 @@ func (d *Dir) writePlayersFiles(index, data string, gen uint64, recs []snapshot.
 	return ref, int64(len(out)) + ref.Index.Size, nil
 }
 
-// copyPlayersForBackup copies the players p of the committed generation g
-// into the backup's own players files (CopiedPlayersName,
-// CopiedPlayersDataName), for the backup g becomes at the next commit.
-func (d *Dir) copyPlayersForBackup(p *Players, g uint64) (*PlayersRef, int64, error) {
-	return d.copyPlayersAs(p, CopiedPlayersName(g), CopiedPlayersDataName(g), g)
-}
-
 // adoptPlayers returns the players that m names as the new generation gen
 // may name them: as they are, or, when they are a backup's own copy
 // (which no current manifest may name, and which nothing ever writes to),

@@ -37,7 +37,8 @@ type Options struct {
 	// start (Info "save started") and outcome (Info "save committed" with
 	// generation, duration, bytes, chunks, bodies, entities; Error "save
 	// failed" with the error), and failures between saves (Warn
-	// "compaction failed", "backup copy failed"). Nil is silent.
+	// "compaction failed", "backup copy failed": the mirrors, see
+	// copyBackup). Nil is silent.
 	Logger *slog.Logger
 }
 
@@ -51,10 +52,9 @@ type Job struct {
 	SaveTo string
 	// RequestedAt is when the save was asked for; Result.Duration counts from it.
 	RequestedAt time.Time
-	// BackupCopyEvery is after every how many committed saves the writer
-	// copies the chunk store and the players for the generation just
-	// committed into backups/, so that its backup shares no file with the
-	// generations after it (Config.BackupCopyEvery); 0 or negative: never.
+	// BackupCopyEvery is ignored (Config.BackupCopyEvery is deprecated):
+	// the writer grows the mirrors of the committed generation's files
+	// after every save instead (see mirror.go).
 	BackupCopyEvery int
 }
 
@@ -82,13 +82,13 @@ type Writer struct {
 	compacted compaction // compaction steps since the last commit, for the next Result
 
 	// The chunk store copied for the committed generation (CopiedChunksName),
-	// and its players (CopiedPlayersName), which its backup manifest names
-	// once the next save commits; nil when there is none. Only the writer
-	// goroutine and Switch touch them.
+	// and its players (CopiedPlayersName), by a writer of an earlier version
+	// that made such copies: its backup manifest names them once the next
+	// save commits; nil when there is none (this writer makes none). Only
+	// the writer goroutine and Switch touch them.
 	copied        *StoreRef
 	copiedPlayers *PlayersRef
-	copyStats     backupCopy // the last copy, for the next Result
-	sinceCopy     int        // committed saves since the last copy
+	copyStats     backupCopy // the mirrors grown after the last save, for the next Result
 
 	jobs      chan Job
 	results   chan *autosave.Result
@@ -279,8 +279,8 @@ func (w *Writer) Submit(j Job) bool {
 }
 
 // WaitIdle waits, as Wait does, for a running save and takes its result,
-// then also for the work the writer goroutine does after it: the copy of the
-// chunk store for the backup (Job.BackupCopyEvery) and compaction steps.
+// then also for the work the writer goroutine does after it: the mirrors it
+// grows (see copyBackup) and compaction steps.
 // Once it returns, the writer uses no CPU or disk until the next Submit.
 func (w *Writer) WaitIdle() *autosave.Result {
 	r := w.Wait()
@@ -557,7 +557,7 @@ func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, erro
 	w.mu.Lock()
 	old := w.store
 	w.dir, w.store, w.name, w.fresh, w.players = d, s, name, s.Generation() == 0, players
-	w.copied, w.copiedPlayers, w.sinceCopy = nil, nil, 0 // a copy is for the generation it was made at
+	w.copied, w.copiedPlayers = nil, nil // a copy is for the generation it was made at
 	if !fresh {
 		w.copied, w.copiedPlayers = d.pendingCopy(), d.pendingPlayers()
 	}
@@ -589,8 +589,8 @@ func (w *Writer) isClosed() bool {
 	return w.closed
 }
 
-// Close waits for a running save (and the copy of the chunk store for
-// its backup that follows it, see Job.BackupCopyEvery), stops the writer
+// Close waits for a running save (and the mirrors grown after it, see
+// copyBackup), stops the writer
 // and releases the save directory. The last result, if not polled, is
 // dropped. Afterwards Submit takes no job and Switch, Continue and
 // ContinueIntact return an error matching ErrClosed.
@@ -666,7 +666,7 @@ func (w *Writer) logResult(r *autosave.Result) {
 	}
 }
 
-// backupCopy is what the copy of the chunk store after a save did.
+// backupCopy is what growing the mirrors after a save did.
 type backupCopy struct {
 	name     string
 	bytes    int64
@@ -1132,7 +1132,7 @@ func (w *Writer) run(j Job) (res *autosave.Result) {
 		oldStore, oldDir := w.store, w.dir
 		w.dir, w.store, w.name = dir, commitStore, commitName
 		w.compacted = compaction{}
-		w.copied, w.copiedPlayers, w.sinceCopy = nil, nil, 0
+		w.copied, w.copiedPlayers = nil, nil
 		w.mu.Unlock()
 		if oldStore != commitStore {
 			oldStore.Close()
