@@ -373,7 +373,7 @@ func (d *Dir) checkMirror(rel, live string, compare bool) error {
 			if r.Err != nil && !errors.Is(r.Err, io.ErrUnexpectedEOF) {
 				// (One cut short at the end is being written: the
 				// mirror is shorter than its file until it is.)
-				bad = fmt.Errorf("the record at offset %d: %w", r.Handle.FileOffset(), r.Err)
+				bad = fmt.Errorf("%w: the record at offset %d: %w", autosave.ErrCorrupt, r.Handle.FileOffset(), r.Err)
 			}
 			return r.Err == nil
 		})

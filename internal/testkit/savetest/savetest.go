@@ -201,9 +201,19 @@ func BuildWithCopies(dir string) error { return writeFixture("testdata/legacy-co
 // backups/ (testdata/legacy-players).
 func BuildWithPlayers(dir string) error { return writeFixture("testdata/legacy-players", dir) }
 
-// BuildPlayers makes the save Build makes with the two players
-// BuildWithPlayers has, as the writer makes it today.
-func BuildPlayers(dir string) error { return build(dir, -1, true) }
+// BuildWithMirrors makes the save Build makes with the two players
+// BuildWithPlayers has, as the writer makes it today: with the mirrors it
+// grows after each save in backups/ (savedir.MirrorName), and backups that
+// share the top level's files.
+func BuildWithMirrors(dir string) error { return build(dir, -1, true) }
+
+// FreshWithMirrors copies a save that BuildWithMirrors made, built once
+// beside base (the save Main built), into a temporary directory of the
+// test.
+func FreshWithMirrors(t testing.TB, base string) string {
+	t.Helper()
+	return freshBeside(t, base, "mirrors", BuildWithMirrors)
+}
 
 //go:embed testdata/legacy-copies testdata/legacy-players
 var fixtures embed.FS
