@@ -234,3 +234,28 @@ func TestWaitIdle(t *testing.T) {
 	expect(t, r != nil && r.Err == nil && r.Generation == 2, "save 2: WaitIdle's result %+v", r)
 	mirrorsOf(t, fsys, "/save")
 }
+
+// TestMirrorResumesAfterATornGrowth: a mirror that ends inside a record (a
+// crash while the writer grew it) goes on from its last whole record at
+// the next save, and holds its file's bytes again.
+func TestMirrorResumesAfterATornGrowth(t *testing.T) {
+	mem := vfs.NewMem()
+	b := &backupSaver{t: t, fsys: mem, every: 1, max: 1}
+	b.open()
+	b.save(1)
+	b.w.WaitIdle()
+	mirror := "/save/" + savedir.MirrorName("chunks-data-1.pxsd")
+	st, err := mem.Stat(mirror)
+	must(t, err)
+	f, err := mem.OpenRW(mirror)
+	must(t, err)
+	must(t, f.Truncate(st.Size()-5))
+	must(t, f.Close())
+	r := b.save(2)
+	b.w.WaitIdle()
+	r = b.save(3)
+	expect(t, r.BackupCopyErr == nil, "growing the torn mirror: %v", r.BackupCopyErr)
+	b.w.WaitIdle()
+	mirrorsOf(t, mem, "/save")
+	must(t, b.w.Close())
+}

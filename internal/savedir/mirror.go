@@ -230,12 +230,43 @@ func (d *Dir) mirrorDataFile(name string, table int64) (int64, bool, error) {
 	if inTable && have > tableAt {
 		return 0, created, nil // it holds the page table's record already
 	}
-	end, bad := have, error(nil)
-	p, _ := d.file(name)
-	err = storetool.Tool.ScanRange(d.fs, p, have, size, func(r storetool.ScanRecord) bool {
+	lp, _ := d.file(name)
+	end, bad, err := committedEnd(d.fs, lp, have, size, inTable, tableAt)
+	if err == nil && bad != nil && end == have && have > 0 {
+		// The mirror may end inside a record (a crash while it grew): it
+		// goes on from its last whole record.
+		mp, _ := d.file(MirrorName(name))
+		if whole, _, merr := committedEnd(d.fs, mp, 0, have, false, 0); merr == nil && whole < have {
+			if err = dst.Truncate(whole); err == nil {
+				have = whole
+				end, bad, err = committedEnd(d.fs, lp, have, size, inTable, tableAt)
+			}
+		}
+	}
+	if err != nil {
+		return fail(created, err)
+	}
+	if end > have {
+		if err := growMirror(src, dst, have, end); err != nil {
+			_ = dst.Truncate(have) // never a record cut short
+			return fail(created, err)
+		}
+	}
+	if bad != nil {
+		return end - have, created, fmt.Errorf("%s: %w; it and what follows were not copied to %s", name, bad, MirrorName(name))
+	}
+	return end - have, created, nil
+}
+
+// committedEnd walks the records of the data file at p from offset from
+// (within the file) and returns where the last whole record that checks
+// out ends, stopping after the page-table record at tableAt when inTable,
+// before to otherwise; bad is the damage that stopped it.
+func committedEnd(fsys vfs.FS, p string, from, to int64, inTable bool, tableAt int64) (end int64, bad, err error) {
+	end = from
+	err = storetool.Tool.ScanRange(fsys, p, from, to, func(r storetool.ScanRecord) bool {
 		if r.Err != nil {
-			bad = fmt.Errorf("%w: %s: the record at offset %d does not check out, so it and what follows were not copied to %s: %w",
-				autosave.ErrCorrupt, name, r.Handle.FileOffset(), MirrorName(name), r.Err)
+			bad = fmt.Errorf("%w: the record at offset %d does not check out: %w", autosave.ErrCorrupt, r.Handle.FileOffset(), r.Err)
 			return false
 		}
 		if inTable && r.Handle.FileOffset() > tableAt {
@@ -244,18 +275,7 @@ func (d *Dir) mirrorDataFile(name string, table int64) (int64, bool, error) {
 		end = r.Handle.FileOffset() + int64(r.Handle.Length)
 		return !inTable || r.Handle.FileOffset() < tableAt
 	})
-	if err != nil {
-		return fail(created, err)
-	}
-	if end > have {
-		if err := growMirror(src, dst, have, end); err != nil {
-			return fail(created, err)
-		}
-	}
-	if bad != nil {
-		return end - have, created, bad
-	}
-	return end - have, created, nil
+	return end, bad, err
 }
 
 // mirrorPlayersData grows the mirror of players data file name up to the
@@ -287,14 +307,31 @@ func (d *Dir) mirrorPlayersData(name string, p *Players) (int64, bool, error) {
 		return fail(created, err)
 	}
 	good, bad := playerRecordsEnd(buf, have)
+	if good == 0 && bad != nil && have > 0 {
+		// The mirror may end inside a record (a crash while it grew): it
+		// goes on from its last whole record.
+		mp, _ := d.file(MirrorName(name))
+		if old, err := vfs.ReadFile(d.fs, mp); err == nil {
+			if whole, _ := playerRecordsEnd(old[:min(int64(len(old)), have)], 0); int64(whole) < have && dst.Truncate(int64(whole)) == nil {
+				have = int64(whole)
+				buf = make([]byte, to-have)
+				if _, err := src.ReadAt(buf, have); err != nil {
+					return fail(created, err)
+				}
+				good, bad = playerRecordsEnd(buf, have)
+			}
+		}
+	}
 	if bad != nil {
 		bad = fmt.Errorf("%s: %w; it and what follows were not copied to %s", name, bad, MirrorName(name))
 	}
 	if good > 0 {
-		if _, err := dst.WriteAt(buf[:good], have); err != nil {
-			return fail(created, err)
+		_, err := dst.WriteAt(buf[:good], have)
+		if err == nil {
+			err = dst.Sync()
 		}
-		if err := dst.Sync(); err != nil {
+		if err != nil {
+			_ = dst.Truncate(have) // never a record cut short
 			return fail(created, err)
 		}
 	}
