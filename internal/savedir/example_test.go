@@ -52,15 +52,16 @@ func ExampleDir_LoadIntact() {
 	}
 	for g := 1; g <= 3; g++ {
 		w.Submit(savedir.Job{Snap: &snapshot.Snapshot{World: fmt.Appendf(nil, "world of save %d", g)}, MaxBackups: 1})
-		if r := w.Wait(); r.Err != nil {
+		if r := w.WaitIdle(); r.Err != nil {
 			panic(r.Err)
 		}
 	}
 	w.Close()
 
-	// The chunk store's data file is lost: its mirror in backups/ holds
-	// what generation 3 uses of it.
-	fsys.Remove("/saves/world1/chunks-data-1.pxsd")
+	// The chunk store's file is lost (this world stores no chunk yet: the
+	// file holds the store's header slots): its mirror in backups/ holds
+	// them, and generation 3 loads through it.
+	fsys.Remove("/saves/world1/chunks.pxsw")
 
 	d, err := savedir.OpenDir(fsys, "/saves/world1")
 	if err != nil {

@@ -108,7 +108,7 @@ func (mr *mirrorRun) whole(d *Dir, name string, read func(name string) ([]byte, 
 	if old, err := vfs.ReadFileLimit(d.fs, p, int64(len(data))); err == nil && bytes.Equal(old, data) {
 		return
 	}
-	if err := d.writeSynced(rel, data); err != nil {
+	if err := d.writeAtomic(rel, data); err != nil { // a crash leaves the old mirror or the new one
 		mr.add(0, false, fmt.Errorf("autosave: mirror %s: %w", name, err))
 		return
 	}
@@ -358,6 +358,10 @@ func playerRecordsEnd(b []byte, off int64) (int, error) {
 				n = idEnd + 4 + int(binary.LittleEndian.Uint32(rest[idEnd:])) + 4
 			}
 		}
+		cut := n == 0 || n > len(rest) && n <= maxPlayerRecord // its header or its section runs past the end
+		if cut && strings.HasPrefix(playerRecordMagic, string(rest[:min(4, len(rest))])) {
+			return at, fmt.Errorf("%w: the player record at offset %d is cut short: %w", autosave.ErrCorrupt, off+int64(at), io.ErrUnexpectedEOF)
+		}
 		if n < playerRecordFixedSize || n > len(rest) || string(rest[:4]) != playerRecordMagic ||
 			crc32.Checksum(rest[:n-4], castagnoli) != binary.LittleEndian.Uint32(rest[n-4:n]) {
 			return at, fmt.Errorf("%w: the player record at offset %d does not check out", autosave.ErrCorrupt, off+int64(at))
@@ -422,7 +426,9 @@ func (d *Dir) checkMirror(rel, live string, compare bool) error {
 		if err != nil {
 			return err
 		}
-		if _, err := playerRecordsEnd(data, 0); err != nil && len(data) > 0 {
+		// (A record cut short at the end is being written: the mirror is
+		// shorter than its file until it is.)
+		if _, err := playerRecordsEnd(data, 0); err != nil && len(data) > 0 && !errors.Is(err, io.ErrUnexpectedEOF) {
 			return err
 		}
 	case isPlayersIndexName(live):

@@ -110,9 +110,9 @@ func storeGeneration(name string) (uint64, bool) {
 // CopiedChunksName returns the name, relative to the save directory, of
 // the chunk store that backed-up generation g has to itself:
 // backups/chunks-<g>.pxsw, with its data files beside it
-// (backups/chunks-<g>-data-<n>.pxsd). The writer copies the store there
-// after a save (see Config.BackupCopyEvery), so that the backup shares no
-// file with the current generation. Only the backup manifest of
+// (backups/chunks-<g>-data-<n>.pxsd). Writers before mirrors copied the
+// store there after a save, so that the backup shared no file with the
+// current generation; such copies still read. Only the backup manifest of
 // generation g may name it.
 func CopiedChunksName(g uint64) string { return BackupDir + "/" + fmt.Sprintf("chunks-%d.pxsw", g) }
 
@@ -129,10 +129,10 @@ func copiedStoreGeneration(rel string) (uint64, bool) {
 // CopiedPlayersName returns the name, relative to the save directory, of
 // the players index that backed-up generation g has to itself:
 // backups/players-<g>.pxpl, whose entries point into
-// CopiedPlayersDataName(g). The writer copies the players there together
-// with the chunk store (see Config.BackupCopyEvery), so that the backup
-// shares no players file with the current generation either. Only the
-// backup manifest of generation g may name it.
+// CopiedPlayersDataName(g). Writers before mirrors copied the players
+// there together with the chunk store, so that the backup shared no
+// players file with the current generation either; such copies still
+// read. Only the backup manifest of generation g may name it.
 func CopiedPlayersName(g uint64) string { return BackupDir + "/" + PlayersName(g) }
 
 // CopiedPlayersDataName returns the name, relative to the save directory,
