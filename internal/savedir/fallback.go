@@ -229,6 +229,11 @@ func (d *Dir) LoadIntact(validate func(world []byte) error) ([]byte, *autosave.F
 		if err != nil {
 			return nil, nil, fmt.Errorf("autosave: fall back to backup generation %d: %w", b.Generation, err)
 		}
+		// The new generation's files get their mirrors now, not at the
+		// next save: a failure here costs only that wait.
+		if players, err := d.ReadPlayers(nil); err == nil {
+			_, _ = d.mirror(d.Manifest(), players)
+		}
 		return bw, &autosave.Fallback{Damaged: m.Generation, Loaded: b.Generation, Generation: gen, Problems: probs}, nil
 	}
 	if !slices.ContainsFunc(probs, func(p chunkstore.Problem) bool {

@@ -196,6 +196,13 @@ func TestLoadSurvivesDamageToAnyFile(t *testing.T) {
 						named = named || p.File == tc.file || strings.Contains(p.Err.Error(), tc.file)
 					}
 					expect(t, named, "the fallback does not name %s: %v", tc.file, fb.Problems)
+					// The generation it made has its mirrors at once.
+					d, err := savedir.OpenDirReadOnly(nil, dir)
+					must(t, err)
+					for _, n := range d.Manifest().Chunks.Data {
+						_, err := os.Stat(filepath.Join(dir, savedir.MirrorName(n)))
+						expect(t, err == nil, "no mirror of %s after the fallback: %v", n, err)
+					}
 				}
 				want := states[tc.loaded]
 				expect(t, got.points == want.points && got.gold == want.gold, "loaded points %d and gold %d, want %d and %d",
