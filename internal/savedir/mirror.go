@@ -501,20 +501,35 @@ func (d *Dir) sameBytes(rel, live string) error {
 // RestoreFromMirrors restores, for arksave repair, the damaged files of
 // the committed generation and of each backup from their mirrors, when the
 // generation verifies with the mirrors in their place (as a load's
-// fallback reads it): each such file is rewritten as its mirror's bytes
-// followed by what the file holds past them (through a temp file, synced
-// and renamed). It returns the files restored. It needs the directory's
-// lock.
+// fallback reads it: MirrorRestorable): each such file is rewritten as its
+// mirror's bytes followed by what the file holds past them (through a temp
+// file, synced and renamed). It returns the files restored. It needs the
+// directory's lock.
 func (d *Dir) RestoreFromMirrors() ([]string, error) {
 	if err := d.checkLock(); err != nil {
 		return nil, err
 	}
+	var restored []string
+	for _, name := range d.MirrorRestorable() {
+		if err := d.restoreFromMirror(name); err != nil {
+			return restored, err
+		}
+		restored = append(restored, name)
+	}
+	return restored, nil
+}
+
+// MirrorRestorable lists the damaged files of the committed generation and
+// of the backups that their mirrors hold for a generation: the generation
+// verifies with the mirrors in their place. It changes nothing (a dry run
+// of a repair says what RestoreFromMirrors would restore).
+func (d *Dir) MirrorRestorable() []string {
 	var gens []*Manifest
 	if m := d.Manifest(); m != nil {
 		gens = append(gens, m)
 	}
-	var restored []string
-	done := map[string]bool{}
+	var out []string
+	seen := map[string]bool{}
 	for _, m := range append(gens, d.Backups()...) {
 		_, probs, err := d.VerifyGeneration(m, nil)
 		if err != nil || len(probs) == 0 {
@@ -528,17 +543,13 @@ func (d *Dir) RestoreFromMirrors() ([]string, error) {
 			continue
 		}
 		for _, name := range mirroredIn(mm) {
-			if done[name] {
-				continue
+			if !seen[name] {
+				seen[name] = true
+				out = append(out, name)
 			}
-			if err := d.restoreFromMirror(name); err != nil {
-				return restored, err
-			}
-			done[name] = true
-			restored = append(restored, name)
 		}
 	}
-	return restored, nil
+	return out
 }
 
 // mirroredIn lists the files m reads from their mirrors (withMirrors).

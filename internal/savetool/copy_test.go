@@ -61,6 +61,9 @@ func TestRepairRestoresFromMirror(t *testing.T) {
 	must(t, err)
 	must(t, os.Truncate(newest, st.Size()/2))
 
+	dry, err := savetool.Repair(dir, savetool.RepairOptions{DryRun: true})
+	must(t, err)
+	expect(t, slices.Contains(dry.Notes, name+": would be restored from its mirror "+savedir.MirrorName(name)), "dry run: notes %v", dry.Notes)
 	rep, err := savetool.Repair(dir, savetool.RepairOptions{})
 	must(t, err)
 	expect(t, slices.Contains(rep.Notes, name+": restored from its mirror "+savedir.MirrorName(name)) && strings.Contains(rep.Manifest, "kept: generation 2"),

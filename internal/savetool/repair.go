@@ -191,7 +191,11 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	}
 	noteRefused(d, fsys, rep)
 	now := rep.Before
-	if !o.DryRun {
+	if o.DryRun {
+		for _, n := range d.MirrorRestorable() {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: would be restored from its mirror %s", n, savedir.MirrorName(n)))
+		}
+	} else {
 		if now = restoreMirrored(d, fsys, dir, rep); now.OK() {
 			rep.Manifest = fmt.Sprintf("kept: generation %d is intact once its damaged files were restored from their mirrors", d.Generation())
 			if err := d.Cleanup(); err != nil {
