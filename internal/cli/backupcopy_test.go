@@ -78,26 +78,7 @@ func TestRepairRendersAsTheLoad(t *testing.T) {
 		{"deleted-store", "chunks.pxsw", "chunks: backups/chunks-3.pxsw", func(t *testing.T, p string) { must(t, os.Remove(p)) }},
 		{"flipped-copy", "backups/chunks-3-data-1.pxsd", "note: made backups/chunks-3.pxsw again", flipMiddle},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := freshWithCopies(t)
-			tc.damage(t, filepath.Join(dir, tc.file))
-			loaded := filepath.Join(t.TempDir(), "loaded")
-			must(t, savetest.CopyDir(dir, loaded))
-			score := loadsScore(t, loaded)
-			want := renderPNG(t, loaded)
-
-			code, stdout, stderr := arksave("repair", dir)
-			expectCode(t, 0, code, stderr+stdout)
-			expectContains(t, stdout, tc.says, "no problems found")
-			if !bytes.Equal(renderPNG(t, dir), want) {
-				t.Errorf("the repaired save renders differently from the loaded one\n%s", stdout)
-			}
-			code, stdout, stderr = arksave("check", dir)
-			expectCode(t, 0, code, stderr+stdout)
-			if s := loadsScore(t, dir); s != score {
-				t.Errorf("the repaired save scores %d, the loaded one %d", s, score)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { repairRendersAsTheLoad(t, freshWithCopies(t), tc.file, tc.says, tc.damage) })
 	}
 }
 
@@ -132,24 +113,32 @@ func TestRepairRendersAsTheLoadWithMirrors(t *testing.T) {
 		{"flipped-mirror", "backups/mirror-chunks-data-1.pxsd", "note: backups/mirror-chunks-data-1.pxsd is damaged: removed, and made again from its file", flipMiddle},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := savetest.FreshWithMirrors(t, base)
-			tc.damage(t, filepath.Join(dir, tc.file))
-			loaded := filepath.Join(t.TempDir(), "loaded")
-			must(t, savetest.CopyDir(dir, loaded))
-			score := loadsScore(t, loaded)
-			want := renderPNG(t, loaded)
-
-			code, stdout, stderr := arksave("repair", dir)
-			expectCode(t, 0, code, stderr+stdout)
-			expectContains(t, stdout, tc.says, "no problems found")
-			if !bytes.Equal(renderPNG(t, dir), want) {
-				t.Errorf("the repaired save renders differently from the loaded one\n%s", stdout)
-			}
-			code, stdout, stderr = arksave("check", dir)
-			expectCode(t, 0, code, stderr+stdout)
-			if s := loadsScore(t, dir); s != score {
-				t.Errorf("the repaired save scores %d, the loaded one %d", s, score)
-			}
+			repairRendersAsTheLoad(t, savetest.FreshWithMirrors(t, base), tc.file, tc.says, tc.damage)
 		})
+	}
+}
+
+// repairRendersAsTheLoad damages file of the save in dir, loads a copy of
+// it, repairs it with arksave repair, whose report must say says, and
+// checks that the repaired save renders and scores as the loaded one and
+// checks clean.
+func repairRendersAsTheLoad(t *testing.T, dir, file, says string, damage func(t *testing.T, path string)) {
+	t.Helper()
+	damage(t, filepath.Join(dir, file))
+	loaded := filepath.Join(t.TempDir(), "loaded")
+	must(t, savetest.CopyDir(dir, loaded))
+	score := loadsScore(t, loaded)
+	want := renderPNG(t, loaded)
+
+	code, stdout, stderr := arksave("repair", dir)
+	expectCode(t, 0, code, stderr+stdout)
+	expectContains(t, stdout, says, "no problems found")
+	if !bytes.Equal(renderPNG(t, dir), want) {
+		t.Errorf("the repaired save renders differently from the loaded one\n%s", stdout)
+	}
+	code, stdout, stderr = arksave("check", dir)
+	expectCode(t, 0, code, stderr+stdout)
+	if s := loadsScore(t, dir); s != score {
+		t.Errorf("the repaired save scores %d, the loaded one %d", s, score)
 	}
 }

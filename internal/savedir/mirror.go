@@ -185,6 +185,21 @@ func (d *Dir) liveFile(name string) (vfs.File, int64, []byte, error) {
 	return f, size, head, nil
 }
 
+// mirrorPair opens file name of the top level for reading (src, of size
+// bytes) and its mirror for growing (dst, holding have bytes; created when
+// it was missing; see openMirror). On an error, nothing is left open.
+func (d *Dir) mirrorPair(name string) (src, dst vfs.File, size, have int64, created bool, err error) {
+	src, size, head, err := d.liveFile(name)
+	if err != nil {
+		return nil, nil, 0, 0, false, err
+	}
+	if dst, have, created, err = d.openMirror(name, size, head); err != nil {
+		src.Close()
+		return nil, nil, 0, 0, created, err
+	}
+	return src, dst, size, have, created, nil
+}
+
 // grow copies the bytes [from, to) of src to the end of mirror dst, which
 // holds from bytes, and syncs it.
 func growMirror(src, dst vfs.File, from, to int64) error {
@@ -215,15 +230,11 @@ func (d *Dir) mirrorDataFile(name string, table int64) (int64, bool, error) {
 	if !ok {
 		return 0, false, nil // a backup's own store: no mirror
 	}
-	src, size, head, err := d.liveFile(name)
-	if err != nil {
-		return fail(false, err)
-	}
-	defer src.Close()
-	dst, have, created, err := d.openMirror(name, size, head)
+	src, dst, size, have, created, err := d.mirrorPair(name)
 	if err != nil {
 		return fail(created, err)
 	}
+	defer src.Close()
 	defer dst.Close()
 	inTable := table >= 0 && (storetool.Handle{Offset: table}).File() == n
 	tableAt := (storetool.Handle{Offset: table}).FileOffset()
@@ -289,15 +300,11 @@ func (d *Dir) mirrorPlayersData(name string, p *Players) (int64, bool, error) {
 	for _, e := range p.Entries {
 		to = max(to, e.Offset+int64(e.Length))
 	}
-	src, size, head, err := d.liveFile(name)
-	if err != nil {
-		return fail(false, err)
-	}
-	defer src.Close()
-	dst, have, created, err := d.openMirror(name, size, head)
+	src, dst, size, have, created, err := d.mirrorPair(name)
 	if err != nil {
 		return fail(created, err)
 	}
+	defer src.Close()
 	defer dst.Close()
 	if to = min(to, size); have >= to {
 		return 0, created, nil
