@@ -385,7 +385,7 @@ func (s *Store) compactToFilling(path string, missing func(k Key) bool, fill ...
 		return nil, nil, fmt.Errorf("chunkstore: compact to %s: %w", path, err)
 	}
 	cfg := s.cfg
-	cfg.ReadOnly = false
+	cfg.ReadOnly, cfg.dataPaths = false, nil // the copy's data files are its own
 	n, err := openStore(path, cfg, openCompacted, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("chunkstore: compact to %s: reopen: %w", path, err)

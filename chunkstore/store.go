@@ -241,6 +241,13 @@ func openStoreRoot(path string, cfg Options, mode openMode, gen uint64, root *he
 	}
 	files := newFileSet(cfg.FS, path, f, !ro)
 	files.maxOpen = cfg.MaxOpenFiles
+	if cfg.dataPaths != nil {
+		if !ro {
+			files.closeAll()
+			return nil, fmt.Errorf("chunkstore: open %s: data files read from other paths need ReadOnly or Repair", path)
+		}
+		files.paths = cfg.dataPaths.paths
+	}
 	s, err := load(files, path, cfg, mode, gen, root)
 	if err != nil {
 		files.closeAll()

@@ -28,6 +28,7 @@ type CheckReport struct {
 	Stores   int                  // chunk store generations checked
 	Worlds   int                  // world files checked
 	Players  int                  // players indexes checked (each with every record it names)
+	Mirrors  int                  // mirrors in backups/ checked (savedir.MirrorName)
 	// Types counts the chunk store entries of the current generation (or
 	// of the store file checked) by storage type.
 	Types map[chunkstore.StorageType]int
@@ -46,6 +47,7 @@ type CheckJSON struct {
 	Stores     int           `json:"store_generations_checked"`
 	Worlds     int           `json:"world_files_checked"`
 	Players    int           `json:"players_indexes_checked,omitempty"` // each with every record it names
+	Mirrors    int           `json:"mirrors_checked,omitempty"`         // the redundant copies in backups/
 	// Types counts the chunk store entries by storage type (CheckReport.Types).
 	Types map[string]int `json:"entries_by_type,omitempty"`
 }
@@ -61,7 +63,7 @@ type ProblemJSON struct {
 
 // JSON returns the report as JSON values, for the check of path.
 func (r *CheckReport) JSON(path string) CheckJSON {
-	out := CheckJSON{Path: path, OK: r.OK(), Problems: []ProblemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds, Players: r.Players}
+	out := CheckJSON{Path: path, OK: r.OK(), Problems: []ProblemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds, Players: r.Players, Mirrors: r.Mirrors}
 	for t, n := range r.Types {
 		if out.Types == nil {
 			out.Types = map[string]int{}
@@ -232,6 +234,7 @@ func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *savedir.Dir) {
 		checkCopy(r, d, m, checked)
 		checkPlayersCopy(r, d, m, checked)
 	}
+	checkMirrors(r, d)
 	r.Problems = append(r.Problems, d.DamagedBackups()...)
 	if r.Manifest == nil {
 		err := d.ManifestErr()
@@ -272,6 +275,20 @@ func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *savedir.Dir) {
 	}
 	r.Problems = kept
 	return r, d
+}
+
+// checkMirrors verifies the mirrors in backups/ (savedir.MirrorName): the
+// records each holds and, for a file no problem names yet, that the mirror
+// holds its bytes. A mirror shorter than its file is the next commit's to
+// grow, not damage.
+func checkMirrors(r *CheckReport, d *savedir.Dir) {
+	damaged := map[string]bool{}
+	for _, p := range r.Problems {
+		damaged[p.File] = true
+	}
+	n, probs := d.CheckMirrors(func(name string) bool { return damaged[name] })
+	r.Mirrors += n
+	r.Problems = append(r.Problems, probs...)
 }
 
 // readRef reads the file a manifest names and verifies its size and

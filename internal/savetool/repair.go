@@ -201,8 +201,23 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 		return nil, rep.Before.Problems[0].Err
 	}
 	noteRefused(d, fsys, rep)
+	now := rep.Before
+	if o.DryRun {
+		for _, n := range d.MirrorRestorable() {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: would be restored from its mirror %s", n, savedir.MirrorName(n)))
+		}
+	} else {
+		if now = restoreMirrored(d, fsys, dir, rep); now.OK() {
+			rep.Manifest = fmt.Sprintf("kept: generation %d is intact once its damaged files were restored from their mirrors", d.Generation())
+			if err := d.Cleanup(); err != nil {
+				return rep, err
+			}
+			rep.After = now
+			return rep, nil
+		}
+	}
 	damaged := map[string]bool{}
-	for _, p := range rep.Before.Problems {
+	for _, p := range now.Problems {
 		damaged[p.File] = true
 		if store, ok := storeOfDataFile(p.File); ok {
 			damaged[store] = true // a data file's damage is its store's
@@ -234,6 +249,42 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	rep.After = checkDir(fsys, dir)
 	t.end()
 	return rep, nil
+}
+
+// restoreMirrored restores from their mirrors the damaged files that a
+// generation reads intact with its mirrors in their place (as a load's
+// fallback would read it), and drops the damaged mirrors, growing those of
+// the committed generation again from its files. It returns the check of
+// the directory afterwards: rep.Before when nothing changed.
+func restoreMirrored(d *savedir.Dir, fsys vfs.FS, dir string, rep *RepairReport) *CheckReport {
+	restored, err := d.RestoreFromMirrors()
+	for _, n := range restored {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: restored from its mirror %s", n, savedir.MirrorName(n)))
+	}
+	if err != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("restoring from the mirrors stopped: %v", err))
+	}
+	changed := len(restored) > 0
+	for _, p := range rep.Before.Problems {
+		if _, ok := savedir.MirroredName(p.File); !ok {
+			continue
+		}
+		if err := d.RemoveMirror(p.File); err != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s is damaged and could not be removed (%v): remove it by hand", p.File, err))
+			continue
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s is damaged: removed, and made again from its file", p.File))
+		changed = true
+	}
+	if !changed {
+		return rep.Before
+	}
+	if d.Manifest() != nil {
+		if _, err := d.GrowMirrors(); err != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("the mirrors could not all be grown again (%v): the next save grows them", err))
+		}
+	}
+	return checkDir(fsys, dir)
 }
 
 // storeOfDataFile returns the chunk store (relative to the save

@@ -124,6 +124,19 @@ type Tools interface {
 	// wrapping chunkstore.ErrCorrupt and naming it) and the scan goes on
 	// with the next one; such a store file is an error.
 	Scan(fsys vfs.FS, path string, fn func(ScanRecord) bool) error
+	// ScanRange walks the records of the data file at path (through fsys,
+	// nil meaning vfs.OS) whose offsets within the file lie in [from, to),
+	// as Scan does: from before the first record starts there, to past the
+	// file's end stops at it; a record that starts before to but runs past
+	// it is met as damaged. A save directory copies the committed records
+	// of its data files to their redundant copies this way, checking each.
+	ScanRange(fsys vfs.FS, path string, from, to int64, fn func(ScanRecord) bool) error
+	// WithDataPaths returns o set to read data file n from paths[n] instead
+	// of from its name next to the store file, for a read-only open (o's
+	// ReadOnly or Repair set; otherwise the open fails): a save directory
+	// verifies a generation with the redundant copies of its data files
+	// this way. A compacted copy (CompactTo) writes data files of its own.
+	WithDataPaths(o chunkstore.Options, paths map[uint32]string) chunkstore.Options
 	// CheckFile checks the store file at path (through fsys, nil meaning
 	// vfs.OS) on its own, without the game: it opens the newest generation
 	// read-only for inspection and returns what opening skipped together
