@@ -60,7 +60,10 @@ func Decode(r io.Reader, world *ecs.World, opts ...Option) error {
 	}
 	observed := st.Observers > 0
 	o := buildOptions(opts)
-	f := newFileReader(r)
+	if err := o.checkKey(); err != nil {
+		return err
+	}
+	f := newFileReader(r, o.key)
 	if err := f.readHead(); err != nil {
 		return err
 	}
