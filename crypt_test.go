@@ -1,0 +1,113 @@
+package arksave_test
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mlange-42/ark/ecs"
+
+	"github.com/arksave/arksave"
+	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/testkit/gametest"
+)
+
+// Diary is a component whose text must not be readable in an encrypted save.
+type Diary struct{ Text string }
+
+const (
+	worldSecret  = "the-dragon-hoard-is-under-the-old-oak"
+	playerSecret = "ada-hid-the-crown-in-the-well"
+)
+
+// dirFiles returns every file of dir by its relative path.
+func dirFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files[rel] = b
+		return err
+	})
+	must(t, err)
+	return files
+}
+
+// A game saves with Plugin.Key: no file holds its components' text, the
+// save loads back exactly with the key (the world and a player), and is
+// refused without it (ErrEncrypted) or with another (ErrWrongKey), leaving
+// the directory as it was.
+func TestPluginKeyEncryptsTheSave(t *testing.T) {
+	dir := t.TempDir()
+	key := bytes.Repeat([]byte{7}, 32)
+	open := func(load bool, key []byte) (*ecs.World, *arksave.Persistence, error) {
+		w := ecs.NewWorld()
+		ecs.ComponentID[gametest.Position](w)
+		ecs.ComponentID[Diary](w)
+		ecs.ComponentID[components.Player](w)
+		_, err := arksave.Plugin{Dir: dir, Load: load, Overwrite: !load, ChunkSize: gametest.ChunkSize, Key: key}.Install(w)
+		if err != nil {
+			return nil, nil, err
+		}
+		p := ecs.GetResource[arksave.Persistence](w)
+		t.Cleanup(func() { p.Close() })
+		return w, p, nil
+	}
+	w, p, err := open(false, key)
+	must(t, err)
+	ecs.NewMap2[gametest.Position, Diary](w).NewEntity(&gametest.Position{X: 3, Y: 4}, &Diary{Text: worldSecret})
+	ecs.NewMap2[components.Player, Diary](w).NewEntity(&components.Player{ID: "ada"}, &Diary{Text: playerSecret})
+	must(t, p.SaveNow().Err)
+	must(t, p.Close())
+
+	before := dirFiles(t, dir)
+	for name, b := range before {
+		for _, secret := range []string{worldSecret, playerSecret} {
+			expect(t, !bytes.Contains(b, []byte(secret)), "%s holds %q in plaintext", name, secret)
+		}
+	}
+
+	for _, c := range []struct {
+		name string
+		key  []byte
+		want error
+	}{
+		{"no key", nil, archetype.ErrEncrypted},
+		{"another key", bytes.Repeat([]byte{8}, 32), archetype.ErrWrongKey},
+		{"a 16-byte key", key[:16], archetype.ErrWrongKey},
+	} {
+		_, _, err := open(true, c.key)
+		expect(t, errors.Is(err, c.want) && !errors.Is(err, arksave.ErrCorrupt), "%s: %v, want %v", c.name, err, c.want)
+		if c.key == nil {
+			expect(t, err != nil && strings.Contains(err.Error(), "Plugin.Key"), "no key: the error does not name Plugin.Key: %v", err)
+		}
+		after := dirFiles(t, dir)
+		expect(t, len(after) == len(before), "%s: %d files, %d before", c.name, len(after), len(before))
+		for name, b := range before {
+			expect(t, bytes.Equal(after[name], b), "%s: %s changed", c.name, name)
+		}
+	}
+
+	w2, p2, err := open(true, key)
+	must(t, err)
+	q := ecs.NewFilter2[gametest.Position, Diary](w2).Query()
+	n := 0
+	for q.Next() {
+		pos, d := q.Get()
+		expect(t, *pos == gametest.Position{X: 3, Y: 4} && d.Text == worldSecret, "loaded %+v %+v", *pos, *d)
+		n++
+	}
+	expect(t, n == 1, "%d entities loaded", n)
+	created, err := p2.LoadPlayer("ada")
+	must(t, err)
+	expect(t, len(created) == 1 && ecs.NewMap[Diary](w2).Get(created[0]).Text == playerSecret, "player ada: %v", created)
+}
