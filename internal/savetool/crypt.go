@@ -1,0 +1,45 @@
+package savetool
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/internal/pecs"
+)
+
+// plainPECS returns the plaintext of a PECS file (a world file or a
+// player's record): data decrypted with key when it is encrypted, data as
+// it is when it is not. An encrypted file is checked as stored first:
+// damage is archetype.ErrCorrupt; then without a key it is
+// archetype.ErrEncrypted, with a key that does not open it
+// archetype.ErrWrongKey.
+func plainPECS(data, key []byte) ([]byte, error) {
+	plain, err := pecs.Decrypt(data, key)
+	if errors.Is(err, archetype.ErrEncrypted) {
+		return nil, fmt.Errorf("%w; give the save's key with --key-file FILE", err)
+	}
+	return plain, err
+}
+
+// readInfo checks data, a whole PECS file, as pecs.ReadInfo does, after
+// decrypting it with the report's key. An encrypted file read without the
+// key is checked as stored (the header's and the footer's checksums) and
+// counted in Encrypted, one the key does not open in WrongKey: not damage,
+// but its content is not verified.
+func (r *CheckReport) readInfo(data []byte) error {
+	plain, err := plainPECS(data, r.cryptKey)
+	if err == nil {
+		_, err = pecs.ReadInfo(bytes.NewReader(plain))
+	}
+	switch {
+	case errors.Is(err, archetype.ErrEncrypted):
+		r.Encrypted++
+		return nil
+	case errors.Is(err, archetype.ErrWrongKey):
+		r.WrongKey++
+		return nil
+	}
+	return err
+}
