@@ -97,6 +97,31 @@ func TestPluginKeyEncryptsTheSave(t *testing.T) {
 		}
 	}
 
+	// Persistence.Load of the encrypted save by a game without the key (or
+	// with another) is refused the same way, and its own world stays.
+	other := t.TempDir()
+	for _, k := range [][]byte{nil, bytes.Repeat([]byte{9}, 32)} {
+		w3 := ecs.NewWorld()
+		ecs.ComponentID[gametest.Position](w3)
+		ecs.ComponentID[Diary](w3)
+		_, err := arksave.Plugin{Dir: other, Overwrite: true, ChunkSize: gametest.ChunkSize, Key: k}.Install(w3)
+		must(t, err)
+		p3 := ecs.GetResource[arksave.Persistence](w3)
+		mine := ecs.NewMap1[Diary](w3).NewEntity(&Diary{Text: "mine"})
+		err = p3.Load(dir)
+		want := archetype.ErrEncrypted
+		if k != nil {
+			want = archetype.ErrWrongKey
+		}
+		expect(t, errors.Is(err, want), "Persistence.Load with key %v: %v, want %v", k != nil, err, want)
+		expect(t, w3.Alive(mine) && ecs.NewMap[Diary](w3).Get(mine).Text == "mine", "the refused Load changed the world")
+		must(t, p3.Close())
+	}
+	after := dirFiles(t, dir)
+	for name, b := range before {
+		expect(t, bytes.Equal(after[name], b), "after Persistence.Load: %s changed", name)
+	}
+
 	w2, p2, err := open(true, key)
 	must(t, err)
 	q := ecs.NewFilter2[gametest.Position, Diary](w2).Query()
