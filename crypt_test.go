@@ -2,7 +2,9 @@ package arksave_test
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -135,4 +137,40 @@ func TestPluginKeyEncryptsTheSave(t *testing.T) {
 	created, err := p2.LoadPlayer("ada")
 	must(t, err)
 	expect(t, len(created) == 1 && ecs.NewMap[Diary](w2).Get(created[0]).Text == playerSecret, "player ada: %v", created)
+}
+
+// A game that encrypts its saves keeps the key apart from them (here in an
+// environment variable) and gives the same key at every start.
+func ExamplePlugin_encrypted() {
+	dir, _ := os.MkdirTemp("", "encrypted")
+	defer os.RemoveAll(dir)
+	os.Setenv("GAME_SAVE_KEY", strings.Repeat("c0ffee", 10)+"c0ff")
+	defer os.Unsetenv("GAME_SAVE_KEY")
+
+	key, err := hex.DecodeString(os.Getenv("GAME_SAVE_KEY")) // 64 hexadecimal characters
+	if err != nil {
+		panic(err)
+	}
+	world := ecs.NewWorld()
+	ecs.ComponentID[Diary](world)
+	if _, err := (arksave.Plugin{Dir: dir, Key: key}).Install(world); err != nil {
+		panic(err)
+	}
+	ecs.NewMap1[Diary](world).NewEntity(&Diary{Text: "dear diary"})
+	p := ecs.GetResource[arksave.Persistence](world)
+	fmt.Println("saved:", p.SaveNow().Err)
+	p.Close()
+
+	world = ecs.NewWorld()
+	ecs.ComponentID[Diary](world)
+	_, err = arksave.Plugin{Dir: dir, Load: true, Key: key}.Install(world)
+	fmt.Println("loaded:", err)
+	ecs.GetResource[arksave.Persistence](world).Close()
+
+	_, err = arksave.Plugin{Dir: dir, Load: true}.Install(ecs.NewWorld())
+	fmt.Println("without the key:", errors.Is(err, archetype.ErrEncrypted))
+	// Output:
+	// saved: <nil>
+	// loaded: <nil>
+	// without the key: true
 }
