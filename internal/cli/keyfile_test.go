@@ -107,3 +107,18 @@ func TestKeyFileCheckAndInspect(t *testing.T) {
 	expectCode(t, 1, code, stderr)
 	expectContains(t, stdout, "problem")
 }
+
+// repair takes no key: an encrypted world file and players' records that
+// are intact as stored are kept, not taken for damage.
+func TestRepairKeepsEncryptedFiles(t *testing.T) {
+	dir, hexKey, _, _ := encryptedSave(t)
+	must(t, os.Remove(filepath.Join(dir, "manifest")))
+	code, stdout, stderr := arksave("repair", dir)
+	expectCode(t, 0, code, stderr)
+	code, stdout, stderr = arksave("export", "--json", "--key-file", hexKey, dir)
+	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, diarySecret)
+	code, stdout, stderr = arksave("check", "--key-file", hexKey, dir)
+	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, "no problems found", "players index")
+}
