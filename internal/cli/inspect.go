@@ -87,7 +87,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	} else {
 		printInfo(stdout, path, st.Size(), info, readErr)
 	}
-	if encryptedNote(stdout, path, readErr) {
+	if encryptedNote(stdout, path, asJSON, readErr) {
 		return nil
 	}
 	if readErr != nil {

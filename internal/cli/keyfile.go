@@ -72,11 +72,15 @@ func readPECSWithKey(r io.Reader, key []byte) ([]byte, error) {
 	return pecs.Decrypt(data, key)
 }
 
-// encryptedNote tells, after an inspect without the key, what an encrypted
-// file is and how to read it; false when err is not that.
-func encryptedNote(w io.Writer, path string, err error) bool {
+// encryptedNote reports whether err is that of an encrypted file inspected
+// without the key (intact as stored: not a failure), and then tells, unless
+// the output is JSON (whose "error" says it), how to read the file.
+func encryptedNote(w io.Writer, path string, asJSON bool, err error) bool {
 	if !errors.Is(err, archetype.ErrEncrypted) {
 		return false
+	}
+	if asJSON {
+		return true
 	}
 	fmt.Fprintf(w, "content     encrypted: its entities and resources need the save's key: arksave inspect --key-file FILE %s\n", path)
 	return true

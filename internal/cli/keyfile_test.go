@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	arksaveplugin "github.com/arksave/arksave"
 	"github.com/arksave/arksave/components"
+	"github.com/arksave/arksave/internal/pecs"
 )
 
 // Diary is a component whose text an encrypted save hides.
@@ -97,6 +99,16 @@ func TestKeyFileCheckAndInspect(t *testing.T) {
 	code, stdout, stderr = arksave("inspect", worlds[0])
 	expectCode(t, 0, code, stderr)
 	expectContains(t, stdout, "flags: ", "encrypted", "--key-file")
+	code, stdout, stderr = arksave("inspect", "--json", worlds[0])
+	expectCode(t, 0, code, stderr)
+	var js struct {
+		Header struct{ Flags uint32 }
+		Error  string
+	}
+	must(t, json.Unmarshal([]byte(stdout), &js))
+	if js.Header.Flags&pecs.FlagEncrypted == 0 || !strings.Contains(js.Error, "encrypted") {
+		t.Fatalf("inspect --json of an encrypted file: %s", stdout)
+	}
 	code, stdout, stderr = arksave("inspect", "--key-file", hexKey, worlds[0])
 	expectCode(t, 0, code, stderr)
 	expectContains(t, stdout, "encrypted", pkg+"Diary")
