@@ -35,7 +35,8 @@ import (
 // column's size before the data. To get the file as bytes, use [AppendEncode].
 //
 // Options: [Timestamp], [SkipComponents], [SkipEntitiesWith], [Transient], [SkipResources],
-// [SkipResourceNames], [WithoutResources], [LZ4], [TypeVersion].
+// [SkipResourceNames], [WithoutResources], [LZ4], [TypeVersion], [Key] (the file is then
+// encrypted, and written whole at once).
 func Encode(w io.Writer, world *ecs.World, opts ...Option) error {
 	e, size, err := planFile(world, opts)
 	if err != nil {

@@ -84,7 +84,7 @@ func refEntity(i int) ecs.Entity { return entityOf(slot{id: uint32(i + 1)}) }
 // The same entities with the same components give the same bytes (no timestamp is written). A
 // type that cannot be saved is refused as by [Encode].
 //
-// Options: [SkipComponents], [SkipEntitiesWith], [Transient], [LZ4], [TypeVersion], [StableRefs].
+// Options: [SkipComponents], [SkipEntitiesWith], [Transient], [LZ4], [TypeVersion], [StableRefs], [Key].
 func AppendEntities(dst []byte, world *ecs.World, entities []ecs.Entity, opts ...Option) ([]byte, error) {
 	o := buildOptions(opts)
 	if err := o.checkKey(); err != nil {
@@ -478,7 +478,7 @@ var (
 // file instead of a section is refused.
 //
 // Options: [SkipComponents], [Alias], [TypeVersion], [Migrate], [IgnoreUnknownTypes], [StableRefs],
-// [KeepUndecodable].
+// [KeepUndecodable], [Key].
 func DecodeEntities(data []byte, world *ecs.World, opts ...Option) (created []ecs.Entity, err error) {
 	if world.IsLocked() {
 		return nil, errors.New("archetype: the world is locked by an open query; close it before DecodeEntities")
