@@ -46,7 +46,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if remote(path) {
-		return inspectDir(path, asJSON, stdout, stderr)
+		return inspectDir(path, key, asJSON, stdout, stderr)
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -70,7 +70,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case st.IsDir():
-		return inspectDir(path, asJSON, stdout, stderr)
+		return inspectDir(path, key, asJSON, stdout, stderr)
 	case string(magic) == "PXSW" || strings.HasSuffix(path, ".pxsw"):
 		// A store whose first header slot is damaged still opens from the other.
 		return inspectStore(path, asJSON, stdout)
@@ -156,7 +156,7 @@ func printInfo(w io.Writer, path string, size int64, info *pecs.Info, readErr er
 	fmt.Fprintln(w)
 	switch {
 	case errors.Is(readErr, archetype.ErrEncrypted):
-		fmt.Fprintln(w, "checksum    ok as stored (the content is encrypted: see below)")
+		fmt.Fprintln(w, "checksum    ok as stored; the content is encrypted: give the save's key with --key-file FILE to read it")
 	case readErr != nil:
 		fmt.Fprintf(w, "checksum    FAILED: %v\n", readErr)
 	default:

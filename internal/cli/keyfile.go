@@ -118,9 +118,8 @@ func encryptedCheckNote(w io.Writer, r *savetool.CheckReport) {
 	}
 }
 
-// readInfoKeyed describes the PECS file r: decrypted with key first when
-// one is given. The description keeps the header as stored (the encrypted
-// flag, the stored size).
+// readInfoKeyed describes the PECS file r (savetool.ReadPECSInfo):
+// decrypted with key first when one is given.
 func readInfoKeyed(r io.Reader, key []byte) (*pecs.Info, error) {
 	if key == nil {
 		return pecs.ReadInfo(r)
@@ -129,15 +128,5 @@ func readInfoKeyed(r io.Reader, key []byte) (*pecs.Info, error) {
 	if err != nil {
 		return &pecs.Info{}, err
 	}
-	stored, _ := pecs.ReadHeader(data)
-	plain, err := pecs.Decrypt(data, key)
-	if err != nil {
-		return &pecs.Info{Header: stored}, err
-	}
-	info, err := pecs.ReadInfo(bytes.NewReader(plain))
-	if stored.Flags&pecs.FlagEncrypted != 0 {
-		info.Header.Flags |= pecs.FlagEncrypted
-		info.Header.FileSize = stored.FileSize
-	}
-	return info, err
+	return savetool.ReadPECSInfo(data, key)
 }

@@ -113,6 +113,14 @@ func TestKeyFileCheckAndInspect(t *testing.T) {
 	expectCode(t, 0, code, stderr)
 	expectContains(t, stdout, "encrypted", pkg+"Diary")
 
+	// A save directory: the world file is encrypted, not damaged.
+	code, stdout, stderr = arksave("inspect", dir)
+	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, "encrypted", "ok as stored", "--key-file")
+	code, stdout, stderr = arksave("inspect", "--key-file", hexKey, dir)
+	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, "encrypted", pkg+"Diary", ": ok")
+
 	// Damage is still damage without the key.
 	damage(t, worlds[0])
 	code, stdout, stderr = arksave("check", worlds[0])

@@ -55,3 +55,25 @@ func checkStoredPECS(data []byte) error {
 	}
 	return err
 }
+
+// ReadPECSInfo describes data, a whole PECS file, as pecs.ReadInfo does,
+// decrypted with key first when one is given; the description keeps the
+// header as stored (the encrypted flag, the stored size). Without a key an
+// encrypted file is described by its header, with archetype.ErrEncrypted
+// once its checksums as stored are found to match.
+func ReadPECSInfo(data, key []byte) (*pecs.Info, error) {
+	if key == nil {
+		return pecs.ReadInfo(bytes.NewReader(data))
+	}
+	stored, _ := pecs.ReadHeader(data)
+	plain, err := pecs.Decrypt(data, key)
+	if err != nil {
+		return &pecs.Info{Header: stored}, err
+	}
+	info, err := pecs.ReadInfo(bytes.NewReader(plain))
+	if stored.Flags&pecs.FlagEncrypted != 0 {
+		info.Header.Flags |= pecs.FlagEncrypted
+		info.Header.FileSize = stored.FileSize
+	}
+	return info, err
+}
