@@ -142,3 +142,30 @@ func TestRepairKeepsEncryptedFiles(t *testing.T) {
 	expectCode(t, 0, code, stderr)
 	expectContains(t, stdout, "no problems found", "players index")
 }
+
+// diff reads the world files of an encrypted save with --key-file; without
+// it, it says they are encrypted.
+func TestKeyFileDiff(t *testing.T) {
+	dir, hexKey, _, _ := encryptedSave(t)
+	w := ecs.NewWorld()
+	ecs.ComponentID[Diary](w)
+	_, err := arksaveplugin.Plugin{Dir: dir, Load: true, ChunkSize: 32, Key: bytes.Repeat([]byte{0x3c}, 32)}.Install(w)
+	must(t, err)
+	p := ecs.GetResource[arksaveplugin.Persistence](w)
+	ecs.NewMap1[Diary](w).NewEntity(&Diary{Text: "a second entry"})
+	must(t, p.SaveNow().Err)
+	must(t, p.Close())
+
+	code, stdout, stderr := arksave("diff", "--key-file", hexKey, dir, "1", "2")
+	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, "world entit")
+	if strings.Contains(stdout, "encrypted") {
+		t.Fatalf("diff with the key:\n%s", stdout)
+	}
+	code, stdout, stderr = arksave("diff", dir, "1", "2")
+	expectCode(t, 0, code, stderr)
+	expectContains(t, stderr, "encrypted and were not compared", "--key-file")
+	if strings.Contains(stdout+stderr, "damaged") {
+		t.Fatalf("diff without the key calls encrypted files damaged:\n%s%s", stdout, stderr)
+	}
+}

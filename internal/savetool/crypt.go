@@ -3,7 +3,6 @@ package savetool
 import (
 	"bytes"
 	"errors"
-	"fmt"
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/internal/pecs"
@@ -16,11 +15,7 @@ import (
 // archetype.ErrEncrypted, with a key that does not open it
 // archetype.ErrWrongKey.
 func plainPECS(data, key []byte) ([]byte, error) {
-	plain, err := pecs.Decrypt(data, key)
-	if errors.Is(err, archetype.ErrEncrypted) {
-		return nil, fmt.Errorf("%w; give the save's key with --key-file FILE", err)
-	}
-	return plain, err
+	return pecs.Decrypt(data, key)
 }
 
 // readInfo checks data, a whole PECS file, as pecs.ReadInfo does, after
