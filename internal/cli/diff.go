@@ -13,7 +13,7 @@ import (
 func init() {
 	register(&command{
 		name:    "diff",
-		args:    "[--json] [--all] DIR A B",
+		args:    "[--json] [--all] [--key-file FILE] DIR A B",
 		summary: "list what differs from generation A to generation B of a save (each a generation number or current): chunks, bodies, regional entities, players, the world's entities",
 		run:     runDiff,
 		flags:   func() *flag.FlagSet { return keyFileFlag(diffFlags(new(bool), new(bool)), new(string)) },
