@@ -51,6 +51,9 @@ type DiffReport struct {
 	// Damaged lists what did not read in either generation: such an item
 	// is reported here, never as a change.
 	Damaged []DiffDamage `json:"damaged"`
+	// WorldEncrypted says the world files are encrypted and were not
+	// compared: Options.Key was not given. Not damage.
+	WorldEncrypted bool `json:"world_encrypted,omitempty"`
 }
 
 // IsEmpty reports whether the two generations read the same: no change
@@ -205,7 +208,7 @@ func Diff(dir string, a, b uint64, o Options) (*DiffReport, error) {
 			return err
 		}
 		diffPlayers(d, ma, mb, rep)
-		diffWorld(d, ma, mb, rep)
+		diffWorld(d, ma, mb, rep, o.Key)
 		if len(rep.Damaged) > 0 && d.Stale() {
 			return errMovedOn // read again: a commit moved a file under the reader
 		}

@@ -17,7 +17,6 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/fsguard"
-	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/snapshot"
@@ -621,7 +620,7 @@ func (r *repairer) pickWorld() ([]byte, error) {
 			data, err = vfs.ReadFile(r.fsys, p)
 		}
 		if err == nil {
-			_, err = pecs.ReadInfo(bytes.NewReader(data))
+			err = checkStoredPECS(data)
 		}
 		if err != nil {
 			why = append(why, fmt.Sprintf("%s: %v", c.name, err))
@@ -1405,7 +1404,7 @@ func (r *repairer) playersDamaged(m *savedir.Manifest) error {
 func (r *repairer) intactPlayer(p *savedir.Players, id string) ([]byte, error) {
 	sec, err := r.d.ReadPlayer(p, id)
 	if err == nil {
-		_, err = pecs.ReadInfo(bytes.NewReader(sec))
+		err = checkStoredPECS(sec)
 	}
 	return sec, err
 }
