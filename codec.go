@@ -2,6 +2,8 @@ package arksave
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"reflect"
 
 	"github.com/mlange-42/ark/ecs"
@@ -29,7 +31,22 @@ var SchedulerResources = []string{
 // chunk store, the players files or nowhere), and every resource but the
 // plugin's own runtime resources.
 type worldCodec struct {
-	opts []archetype.Option
+	opts  []archetype.Option
+	keyed bool // Plugin.Key is set
+}
+
+// keySize is the length of Plugin.Key: an AES-256 key.
+const keySize = 32
+
+// keyHint adds to an error of an encrypted file the Plugin field to set.
+func (c *worldCodec) keyHint(err error) error {
+	switch {
+	case errors.Is(err, archetype.ErrEncrypted):
+		return fmt.Errorf("%w; set Plugin.Key to the key the game saved with", err)
+	case errors.Is(err, archetype.ErrWrongKey) && c.keyed:
+		return fmt.Errorf("%w (Plugin.Key)", err)
+	}
+	return err
 }
 
 func newWorldCodec(extra []archetype.Option) *worldCodec {
@@ -66,7 +83,7 @@ func (c *worldCodec) Encode(dst []byte, w *ecs.World) ([]byte, error) {
 }
 
 func (c *worldCodec) Decode(data []byte, w *ecs.World) error {
-	return archetype.Decode(bytes.NewReader(data), w, c.opts...)
+	return c.keyHint(archetype.Decode(bytes.NewReader(data), w, c.opts...))
 }
 
 // Validate decodes into a scratch world that has w's component and
@@ -87,5 +104,5 @@ func (c *worldCodec) Validate(data []byte, w *ecs.World) error {
 		sid := ecs.ResourceTypeID(scratch, tp)
 		scratch.Resources().Add(sid, reflect.New(tp).Interface())
 	}
-	return archetype.Decode(bytes.NewReader(data), scratch, c.opts...)
+	return c.keyHint(archetype.Decode(bytes.NewReader(data), scratch, c.opts...))
 }

@@ -83,8 +83,8 @@ func TestPanicWhileWritingFailsTheSave(t *testing.T) {
 	for n := 0; ; n++ {
 		mem := vfs.NewMem()
 		cd := &vfs.Countdown{N: 1 << 30}
-		// The save's own calls are counted: no copy of the store for a
-		// backup runs after it (that step has a test of its own).
+		// The save's own calls are counted first, then those of the
+		// mirrors grown after it.
 		g := gametest.New(t, gametest.Opts{FS: vfs.Faulty(mem, panicky{cd}), Dir: "/save", Radius: 1,
 			Autosave: &autosave.Config{Interval: time.Hour, MaxBackups: 1, BackupCopyEvery: -1}})
 		g.Settle(t)
@@ -96,10 +96,20 @@ func TestPanicWhileWritingFailsTheSave(t *testing.T) {
 		g.Pers.WaitIdle() // the writer's work after the first save is done
 		cd.N = cd.Calls() + n
 		res := g.WaitSave(t, g.Pers.Save())
-		g.Pers.WaitIdle()
-		// Past the save's own calls the writer writes the save's
-		// description: a panic there fails nothing (it is logged).
-		if !cd.Fired() || res.Err == nil {
+		g.Pers.WaitIdle() // the mirrors grown after the save
+		if cd.Fired() && res.Err == nil {
+			// Past the save's own calls: the panic hit the mirrors the
+			// writer grows after it, which the next result reports.
+			next := g.WaitSave(t, g.Pers.Save())
+			must(t, next.Err)
+			expect(t, errors.Is(next.BackupCopyErr, autosave.ErrPanic), "panic at call %d, in the mirrors: %v", n, next.BackupCopyErr)
+			g.Pers.Close()
+			if n < 5 {
+				t.Fatalf("a save makes only %d mutating calls", n)
+			}
+			break
+		}
+		if !cd.Fired() {
 			must(t, res.Err)
 			g.Pers.Close()
 			if n < 5 {

@@ -73,13 +73,11 @@ func TestLoadFallsBackToTheNewestIntactGeneration(t *testing.T) {
 			gametest.FlipAt(t, fsys, "/save/world-3.pecs", 40)
 			return []string{"/save/world-3.pecs"}
 		}, 2},
-		// The copy of the store made after generation 3 (for its backup)
-		// is intact, and so is its world file: generation 3 loads.
+		// The mirror of the data file (grown after generation 3) is
+		// intact, and so is the world file: generation 3 loads.
 		{"store data file", damageRecord, 3},
-		{"store data file without a copy for generation 3", func(t *testing.T, fsys vfs.FS) []string {
-			for _, n := range []string{"chunks-3.pxsw", "chunks-3-data-1.pxsd"} {
-				must(t, fsys.Remove("/save/backups/"+n))
-			}
+		{"store data file without its mirror", func(t *testing.T, fsys vfs.FS) []string {
+			must(t, fsys.Remove("/save/"+savedir.MirrorName("chunks-data-1.pxsd")))
 			return damageRecord(t, fsys)
 		}, 2},
 		{"everything it shares", func(t *testing.T, fsys vfs.FS) []string {

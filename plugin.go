@@ -227,6 +227,17 @@ type Plugin struct {
 	// components, register aliases or migrations (package archetype).
 	WorldOptions []archetype.Option
 
+	// Key, when set, encrypts the save with AES-256-GCM under this
+	// 32-byte key (archetype.Key): the world file of every save and every
+	// player's record. Chunk records (pixels and regional entities) and
+	// the manifest, meta.json and thumbnail are not encrypted. Loading a
+	// save written with a key needs the same key: without one, Install
+	// and Load fail with archetype.ErrEncrypted, with another with
+	// archetype.ErrWrongKey, and change nothing. A save written without a
+	// key loads with one, and its next save is encrypted. Keep the key
+	// apart from the save; a lost key loses the save.
+	Key []byte
+
 	// Logger receives what the plugin does, through log/slog, with
 	// structured attributes: each save's start and outcome (Info "save
 	// started", "save committed" with generation, duration, bytes, chunks,
@@ -303,6 +314,15 @@ func (p Plugin) resolve() (settings, error) {
 		opts = append([]archetype.Option{archetype.SkipComponents(p.SkipComponents...), archetype.SkipResources(p.SkipResources...)}, opts...)
 	}
 	codec := newWorldCodec(opts)
+	var playerOpts []archetype.Option
+	if p.Key != nil {
+		if len(p.Key) != keySize {
+			return settings{}, fmt.Errorf("arksave: Plugin.Key has %d bytes: %w; give 32 random bytes (AES-256), the same at every start", len(p.Key), archetype.ErrWrongKey)
+		}
+		codec.keyed = true
+		codec.opts = append(codec.opts, archetype.Key(p.Key))
+		playerOpts = []archetype.Option{archetype.Key(p.Key)}
+	}
 	return settings{
 		dir:   dir,
 		loc:   loc,
@@ -333,6 +353,7 @@ func (p Plugin) resolve() (settings, error) {
 			Hysteresis:       cmpOr(p.Hysteresis, defaultHysteresis),
 			Checkpoint:       checkpoint,
 			SectionOptions:   opts,
+			PlayerOptions:    playerOpts,
 			WorldCodec:       codec,
 			SaveOnFinalize:   p.SaveOnFinalize,
 			Name:             cmp.Or(p.Name, saveName(p.Dir)),

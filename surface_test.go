@@ -129,6 +129,7 @@ func TestErrCorruptMatchesEveryLayer(t *testing.T) {
 	}
 	must(t, g.Pers.SaveNow().Err)
 	must(t, g.Pers.Close())
+	gametest.DropMirrors(t, mem) // nor mirrors
 	s, err := chunkstore.Open("/save/chunks.pxsw", &chunkstore.Options{FS: mem, ReadOnly: true})
 	must(t, err)
 	var rec storetool.Handle

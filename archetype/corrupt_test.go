@@ -36,7 +36,8 @@ func smallWorld() *ecs.World {
 }
 
 // sentinels are the errors a damaged file may produce.
-var sentinels = []error{archetype.ErrCorrupt, archetype.ErrVersion, archetype.ErrUnknownType, archetype.ErrIncompatible}
+var sentinels = []error{archetype.ErrCorrupt, archetype.ErrVersion, archetype.ErrUnknownType, archetype.ErrIncompatible,
+	archetype.ErrEncrypted, archetype.ErrWrongKey}
 
 func isSentinel(err error) bool {
 	for _, s := range sentinels {

@@ -49,7 +49,8 @@ import (
 // retry with another file.
 //
 // Options: [SkipComponents], [SkipResources], [WithoutResources], [Alias], [TypeVersion],
-// [Migrate], [IgnoreUnknownTypes].
+// [Migrate], [IgnoreUnknownTypes], [Key] (an encrypted file without it is [ErrEncrypted], with
+// another key [ErrWrongKey]).
 func Decode(r io.Reader, world *ecs.World, opts ...Option) error {
 	if world.IsLocked() {
 		return errors.New("archetype: the world is locked by an open query; close it before Decode")
@@ -60,7 +61,10 @@ func Decode(r io.Reader, world *ecs.World, opts ...Option) error {
 	}
 	observed := st.Observers > 0
 	o := buildOptions(opts)
-	f := newFileReader(r)
+	if err := o.checkKey(); err != nil {
+		return err
+	}
+	f := newFileReader(r, o.key)
 	if err := f.readHead(); err != nil {
 		return err
 	}

@@ -8,7 +8,8 @@
 //     resources added as placeholders).
 //   - [Option]s: [Timestamp] for deterministic output, [SkipComponents], [SkipEntitiesWith],
 //     [Transient], [SkipResources], [WithoutResources], [LZ4] compression, [Alias] for renamed
-//     types, [TypeVersion] and [Migrate] for changed types, [IgnoreUnknownTypes].
+//     types, [TypeVersion] and [Migrate] for changed types, [IgnoreUnknownTypes], [Key] to
+//     encrypt with AES-256-GCM ([ErrEncrypted] without the key, [ErrWrongKey] with another).
 //   - [AppendEntities] writes an entity section, [DecodeEntities] reads one into a live world:
 //     chosen entities (those that stand in one chunk, one player) instead of a whole world, with
 //     ecs.Entity values stored as references ([StableRefs]); see section.go.
@@ -136,6 +137,11 @@
 // must know every id before it creates the first entity (see below).
 //
 // With [FlagLZ4], a blob whose stored size is smaller than its raw size is an LZ4 block.
+//
+// An encrypted file ([Key], header flag 0x20) keeps its 64-byte header in plaintext and holds,
+// between it and a footer over the bytes as stored, a random 12-byte nonce and the AES-256-GCM
+// ciphertext of what the plaintext file holds between its header and footer, the header being the
+// associated data; see crypt.go.
 //
 // Every section and every column has its own CRC32C, checked before its contents are used;
 // entity ids are the pool section's alive list (Ark ids with generations), and tables refer to

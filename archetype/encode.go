@@ -35,10 +35,19 @@ import (
 // column's size before the data. To get the file as bytes, use [AppendEncode].
 //
 // Options: [Timestamp], [SkipComponents], [SkipEntitiesWith], [Transient], [SkipResources],
-// [SkipResourceNames], [WithoutResources], [LZ4], [TypeVersion].
+// [SkipResourceNames], [WithoutResources], [LZ4], [TypeVersion], [Key] (the file is then
+// encrypted, and written whole at once).
 func Encode(w io.Writer, world *ecs.World, opts ...Option) error {
 	e, size, err := planFile(world, opts)
 	if err != nil {
+		return err
+	}
+	if e.key != nil {
+		b, err := e.sealed(nil, size)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
 		return err
 	}
 	if b, ok := w.(*bytes.Buffer); ok {
@@ -99,6 +108,9 @@ func AppendEncode(dst []byte, world *ecs.World, opts ...Option) ([]byte, error) 
 	if err != nil {
 		return dst, err
 	}
+	if e.key != nil {
+		return e.sealed(dst, size)
+	}
 	sw := newAppendWriter(dst, size)
 	if err := e.write(sw); err != nil {
 		clear(sw.b[len(sw.b):cap(sw.b)]) // no byte of the new memory stays unwritten
@@ -107,20 +119,36 @@ func AppendEncode(dst []byte, world *ecs.World, opts ...Option) ([]byte, error) 
 	return sw.b, nil
 }
 
+// sealed appends the encrypted file of the plan (see [Key]) to dst: the plaintext file of size
+// bytes is written into memory of its own first, then sealed.
+func (e *plan) sealed(dst []byte, size int) ([]byte, error) {
+	sw := newAppendWriter(nil, size)
+	if err := e.write(sw); err != nil {
+		return dst, err
+	}
+	return sealFile(dst, sw.b, e.key)
+}
+
 // planFile gathers everything Encode writes and returns the plan with the file's size.
 func planFile(world *ecs.World, opts []Option) (*plan, int, error) {
-	e, err := newEncoding(world, buildOptions(opts))
+	o := buildOptions(opts)
+	if err := o.checkKey(); err != nil {
+		return nil, 0, err
+	}
+	e, err := newEncoding(world, o)
 	if err != nil {
 		return nil, 0, err
 	}
 	if e.header.FileSize > math.MaxInt {
 		return nil, 0, fmt.Errorf("archetype: file of %d bytes is too large", e.header.FileSize)
 	}
+	e.key = o.key
 	return e, int(e.header.FileSize), nil
 }
 
 // plan is everything Encode writes, gathered before the first byte.
 type plan struct {
+	key       []byte // [Key]: the file is sealed once written (nil: plaintext)
 	header    fileHeader
 	registry  []byte
 	entries   []tableEntry

@@ -41,7 +41,7 @@ const jsonFormat = "pecs-json 1"
 // Checksums are checked as the file is read, so output written before a damaged part is
 // followed by an error ([ErrCorrupt]).
 func ExportJSON(w io.Writer, r io.Reader) error {
-	f := newFileReader(r)
+	f := newFileReader(r, nil)
 	if err := f.readHead(); err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func ExportSectionJSON(w io.Writer, data []byte) error {
 // exportSectionHead reads an entity section up to its first table, as the export does: the
 // head, checked to be a section of the size it says, and the reference table.
 func exportSectionHead(data []byte) (*fileReader, error) {
-	f := newFileReader(sectionBuffer(data))
+	f := newFileReader(sectionBuffer(data), nil)
 	if err := f.readHead(); err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ const (
 	// generations, and one generation for every free slot.
 	FlagCompactPool uint32 = 0x0004
 
-	knownFlags = FlagLZ4 | FlagSection | FlagCompactPool
+	knownFlags = FlagLZ4 | FlagSection | FlagCompactPool | flagEncrypted
 )
 
 // Type flags of a type-registry entry.

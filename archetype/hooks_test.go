@@ -31,7 +31,7 @@ func StoredSections(t testing.TB, data []byte, bigEndian bool) (slots, alive []b
 	old := hostBigEndian
 	hostBigEndian = bigEndian
 	defer func() { hostBigEndian = old }()
-	f := newFileReader(bytes.NewReader(data))
+	f := newFileReader(bytes.NewReader(data), nil)
 	if err := f.readHead(); err != nil {
 		t.Fatalf("StoredSections: %v", err)
 	}

@@ -9,14 +9,14 @@ import (
 	"github.com/arksave/arksave/internal/pecs"
 )
 
-func init() { pecs.Register(pecs.Readers{Info: readInfo, Header: readHeader}) }
+func init() { pecs.Register(pecs.Readers{Info: readInfo, Header: readHeader, Decrypt: openFile}) }
 
 // readInfo reads a whole PECS file from r and describes it (pecs.ReadInfo), checking every
 // section's, column's and the footer's checksum on the way. On damage it returns what it could
 // read so far together with an error as [Decode] would return it ([ErrCorrupt], [ErrVersion]).
 func readInfo(r io.Reader) (*pecs.Info, error) {
 	info := &pecs.Info{}
-	f := newFileReader(r)
+	f := newFileReader(r, nil)
 	err := f.readHead()
 	info.Header = f.header
 	if f.types == nil && err != nil {

@@ -40,7 +40,7 @@ func decodeKeeping(data []byte, world *ecs.World, opts []Option, o *options) ([]
 	if err == nil || !refusedIntact(err) {
 		return created, err
 	}
-	sp, perr := readSplit(data)
+	sp, perr := readSplit(data, o.key)
 	switch {
 	case perr != nil && errors.Is(perr, ErrCorrupt):
 		return nil, perr
@@ -138,7 +138,9 @@ func (sp *splitSection) refsOutside(tables []int) map[int]bool {
 }
 
 // refusedIntact reports whether DecodeEntities refused a section for another reason than damage.
-func refusedIntact(err error) bool { return !errors.Is(err, ErrCorrupt) }
+func refusedIntact(err error) bool {
+	return !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrWrongKey) && !errors.Is(err, ErrEncrypted)
+}
 
 func sortedKeys(m map[int]bool) []int {
 	var out []int
@@ -158,8 +160,8 @@ type splitSection struct {
 
 // readSplit reads and checks every part of an entity section: header, registry, tables, reference
 // table, every column's checksum, resources and footer.
-func readSplit(data []byte) (*splitSection, error) {
-	f, err := readSectionHead(data)
+func readSplit(data, key []byte) (*splitSection, error) {
+	f, err := readSectionHead(data, key)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,8 @@ type options struct {
 	fromStable   func(uint64) ecs.Entity
 	keep         func(rest []byte, cause error) // KeepUndecodable
 	keptRefs     map[int]bool                   // reference-table entries that point to kept entities
+	key          []byte                         // Key: AES-256-GCM key of encrypted files
+	keyed        bool                           // Key was given (a nil or short key is refused, not ignored)
 }
 
 type migrationKey struct {

@@ -17,10 +17,12 @@ type fileReader struct {
 	footer footer
 	buf    []byte // stored bytes of the current section or blob
 	zbuf   []byte // decompressed bytes of the current blob
+	key    []byte // the key of an encrypted file ([Key]); nil without
+	stored uint64 // the file size as stored: the header's, or an encrypted file's outer header's
 }
 
-func newFileReader(r io.Reader) *fileReader {
-	return &fileReader{s: newStreamReader(r)}
+func newFileReader(r io.Reader, key []byte) *fileReader {
+	return &fileReader{s: newStreamReader(r), key: key}
 }
 
 // readHead reads the header, the type registry and the archetype table.
@@ -35,11 +37,28 @@ func (f *fileReader) readHead() error {
 	}
 	f.header = h
 	f.s.fileSize = int64(h.FileSize)
+	if f.stored == 0 {
+		f.stored = h.FileSize
+	}
+	if h.Flags&flagEncrypted != 0 {
+		return f.readEncrypted(&h)
+	}
 	if f.types, f.buf, err = readRegistry(f.s, &h, f.buf); err != nil {
 		return err
 	}
 	f.tables, f.buf, err = readTables(f.s, &h, f.types, f.buf)
 	return err
+}
+
+// readEncrypted opens an encrypted file (see crypt.go) and reads the head of the plaintext file
+// it holds as readHead does; from then on f reads the plaintext file.
+func (f *fileReader) readEncrypted(h *fileHeader) error {
+	plain, err := f.openStored(h)
+	if err != nil {
+		return err
+	}
+	f.s, f.key = newStreamReader(sectionBuffer(plain)), nil
+	return f.readHead()
 }
 
 // readPool reads the entity pool and checks the relation targets of every table against it:

@@ -84,14 +84,21 @@ func refEntity(i int) ecs.Entity { return entityOf(slot{id: uint32(i + 1)}) }
 // The same entities with the same components give the same bytes (no timestamp is written). A
 // type that cannot be saved is refused as by [Encode].
 //
-// Options: [SkipComponents], [SkipEntitiesWith], [Transient], [LZ4], [TypeVersion], [StableRefs].
+// Options: [SkipComponents], [SkipEntitiesWith], [Transient], [LZ4], [TypeVersion], [StableRefs], [Key].
 func AppendEntities(dst []byte, world *ecs.World, entities []ecs.Entity, opts ...Option) ([]byte, error) {
-	e, err := planSection(world, entities, buildOptions(opts))
+	o := buildOptions(opts)
+	if err := o.checkKey(); err != nil {
+		return dst, err
+	}
+	e, err := planSection(world, entities, o)
 	if err != nil {
 		return dst, err
 	}
 	if e.header.FileSize > math.MaxInt {
 		return dst, fmt.Errorf("archetype: section of %d bytes is too large", e.header.FileSize)
+	}
+	if e.key = o.key; e.key != nil {
+		return e.sealed(dst, int(e.header.FileSize))
 	}
 	sw := newAppendWriter(dst, int(e.header.FileSize))
 	if err := e.write(sw); err != nil {
@@ -471,7 +478,7 @@ var (
 // file instead of a section is refused.
 //
 // Options: [SkipComponents], [Alias], [TypeVersion], [Migrate], [IgnoreUnknownTypes], [StableRefs],
-// [KeepUndecodable].
+// [KeepUndecodable], [Key].
 func DecodeEntities(data []byte, world *ecs.World, opts ...Option) (created []ecs.Entity, err error) {
 	if world.IsLocked() {
 		return nil, errors.New("archetype: the world is locked by an open query; close it before DecodeEntities")
@@ -480,7 +487,10 @@ func DecodeEntities(data []byte, world *ecs.World, opts ...Option) (created []ec
 	if o.keep != nil {
 		return decodeKeeping(data, world, opts, o)
 	}
-	f, err := readSectionHead(data)
+	if err := o.checkKey(); err != nil {
+		return nil, err
+	}
+	f, err := readSectionHead(data, o.key)
 	if err != nil {
 		return nil, err
 	}
@@ -555,16 +565,16 @@ func sectionBuffer(data []byte) *bufio.Reader {
 
 // readSectionHead reads the header, type registry and archetype table of an entity section and
 // checks that it is one, of the size it says.
-func readSectionHead(data []byte) (*fileReader, error) {
-	f := newFileReader(sectionBuffer(data))
+func readSectionHead(data []byte, key []byte) (*fileReader, error) {
+	f := newFileReader(sectionBuffer(data), key)
 	if err := f.readHead(); err != nil {
 		return nil, err
 	}
 	if f.header.Flags&FlagSection == 0 {
 		return nil, errNotSection
 	}
-	if f.header.FileSize != uint64(len(data)) {
-		return nil, fmt.Errorf("%w: header at offset 40: file size %d, the section has %d bytes", ErrCorrupt, f.header.FileSize, len(data))
+	if f.stored != uint64(len(data)) {
+		return nil, fmt.Errorf("%w: header at offset 40: file size %d, the section has %d bytes", ErrCorrupt, f.stored, len(data))
 	}
 	return f, nil
 }

@@ -17,25 +17,21 @@ type Config struct {
 	// MaxBackups is how many older generations are kept in backups/ and can
 	// be restored, whatever Retention says: the newest MaxBackups are kept
 	// on top of what Retention keeps. 0 keeps none beyond Retention's.
-	// Beyond them, the newest backup with a chunk store of its own (see
-	// BackupCopyEvery) is kept too.
 	MaxBackups int
 	// Retention decides which older generations stay in backups/ by their
 	// age (see Retention); the zero value keeps none by age, so that only
 	// MaxBackups counts. DefaultConfig fills it in.
 	Retention Retention
-	// BackupCopyEvery is after every how many committed saves the writer
-	// copies the chunk store into backups/ (backups/chunks-<G>.pxsw and its
-	// data files), and the players (backups/players-<G>.pxpl and
-	// backups/players-<G>.pxpd, the live records only), for the
-	// generation G just committed: when the next save commits, G's backup
-	// names these copies, so it shares no file with the current generation
-	// and a load falls back to it when the current generation is damaged. 0 or 1 copies after every save, n after every
-	// nth, a negative value never; without MaxBackups there is no copy.
-	// The copy is a compacted one of the whole store, written by the
-	// writer between saves (the game loop never waits for it; a save
-	// asked for meanwhile starts when it ends): it costs what a compaction
-	// of the whole store costs (docs/guide.md, "Backups").
+	// BackupCopyEvery is deprecated and ignored: the writer no longer
+	// copies the whole chunk store for a backup. After every save it grows
+	// one mirror per file that generations share, in backups/ (each data
+	// file of the chunk store and the players data up to what the
+	// generation uses, the players index and the store file's header
+	// slots): a sealed data file is copied once in its life, a save's
+	// records twice, and a load that finds a file damaged reads its mirror
+	// (docs/format.md, "Backups"). The field stays so that games that set
+	// it compile. Backups written with copies (backups/chunks-<G>.pxsw,
+	// backups/players-<G>.pxpl) still load.
 	BackupCopyEvery int
 	// PauseDuringSave asks the game to pause its simulation while a save is
 	// in progress: the plugin sets

@@ -880,7 +880,7 @@ func (s *Store) publish(h header, muts []mutation, plan *tablePlan, cw *commitWr
 			s.unref(m.key, old, m.body)
 		}
 	}
-	s.updateCells(muts)
+	s.updateRange(muts)
 	if plan != nil {
 		s.ends[plan.h.File()] = max(s.ends[plan.h.File()], plan.h.End())
 		sg := segment{h: plan.h, level: plan.level, count: len(plan.entries)}

@@ -355,14 +355,14 @@ func (s *Store) CompactTo(path string) (*Store, error) {
 // every chunk whose record in the store is damaged and every one the store
 // does not hold for which missing (when not nil) returns true (after a
 // damaged page table was rebuilt by a scan, a chunk may be missing because
-// its records were lost; missing is consulted in a store of 2 axes only).
+// its records were lost; missing gets the chunk's key, of the store's axes).
 // A repair brings chunks back from a backup's store this way. Body sets
 // are never taken: bodies move between chunks, and an older set could hold
 // bodies that live in another chunk's now. A fill store of another chunk
 // size or other axes gives nothing; one of another seed or generator
 // version no Delta chunks: they mean something only against their own
 // generator.
-func (s *Store) compactToFilling(path string, missing func(pos Pos) bool, fill ...*Store) (*Store, []filledChunk, error) {
+func (s *Store) compactToFilling(path string, missing func(k Key) bool, fill ...*Store) (*Store, []filledChunk, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed {
@@ -385,7 +385,7 @@ func (s *Store) compactToFilling(path string, missing func(pos Pos) bool, fill .
 		return nil, nil, fmt.Errorf("chunkstore: compact to %s: %w", path, err)
 	}
 	cfg := s.cfg
-	cfg.ReadOnly = false
+	cfg.ReadOnly, cfg.dataPaths = false, nil // the copy's data files are its own
 	n, err := openStore(path, cfg, openCompacted, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("chunkstore: compact to %s: reopen: %w", path, err)
@@ -442,7 +442,7 @@ func (s *Store) fillEntries(fill []*Store) map[tkey]struct {
 // the directory, then writes both header slots to tmp and syncs it.
 // Records that fail their checks are dropped, or taken from fill (see
 // CompactToFilling).
-func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, fill []*Store) (Report, []filledChunk, error) {
+func (s *Store) writeCompactedFilling(path, tmp string, missing func(Key) bool, fill []*Store) (Report, []filledChunk, error) {
 	var dropped Report
 	var filled []filledChunk
 	entries := make([]tableEntry, 0, s.chunks.Len()+s.bodies.Len())
@@ -459,13 +459,13 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Pos) bool, 
 		srcs[i] = source{s, -1}
 	}
 	fills := s.fillEntries(fill)
-	if missing != nil && s.axes == 2 { // missing names positions of 2 axes
+	if missing != nil {
 		for k, fe := range fills {
 			ix := s.chunks
 			if k.body {
 				ix = s.bodies
 			}
-			if _, ok := ix.get(k.key); !ok && missing(fe.e.pos.Pos()) {
+			if _, ok := ix.get(k.key); !ok && missing(fe.e.pos) {
 				entries = append(entries, fe.e)
 				srcs = append(srcs, source{fill[fe.src], fe.src})
 			}

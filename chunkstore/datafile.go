@@ -172,9 +172,10 @@ func parseDataHeader(b []byte, n uint32, id *header) error {
 // again, its header checked again, on its next use. It is safe for
 // concurrent use.
 type fileSet struct {
-	fsys vfs.FS
-	path string // the store file
-	rw   bool   // data files open read-write
+	fsys  vfs.FS
+	path  string            // the store file
+	rw    bool              // data files open read-write
+	paths map[uint32]string // data files read from elsewhere (Options.dataPaths)
 
 	mu      sync.Mutex
 	open    map[uint32]vfs.File // 0: the store file; others: *pooledFile
@@ -337,6 +338,9 @@ func (fset *fileSet) identify(h header) {
 func (fset *fileSet) name(n uint32) string {
 	if n == 0 {
 		return fset.path
+	}
+	if p, ok := fset.paths[n]; ok {
+		return p
 	}
 	return dataFileName(fset.path, n)
 }

@@ -215,10 +215,15 @@
 // several entries share by a radix sort of their offsets, so that it costs
 // the same per chunk at 1,000,000 chunks and at 10,000,000 (about 0.3 us
 // of CPU a chunk here). A hash table has no order, so the
-// first range query ([Store.EntriesIn]) builds a coarse grid beside it:
-// the occupied cells of 8x8 chunks (4x4x4, 4x4x4x4 with more axes), each
-// with its keys; a query visits the cells its box meets and their keys,
-// not the index, and commits keep the grid current.
+// first range query ([Store.EntriesIn]) builds a spatial tree beside it,
+// seed 001's fixed 16-way split: each node halves its region on every
+// axis (16 children with 4 axes, 8 with 3, 4 with 2) and a leaf holds at
+// most 64 keys. A query reads the nodes whose region meets its box, takes
+// the keys of a node inside the box without looking at them, and looks
+// only at the keys of the leaves the box's faces cut: not the index, not
+// the empty space of a sparse world. Commits keep the tree current. It
+// holds about 20 bytes a key (16 of them the key) and builds in about 1 s
+// of CPU for 10,000,000 keys here.
 //
 // # Pixel bodies
 //

@@ -205,7 +205,16 @@ type Options struct {
 	// [Store.OpenReport] lists everything that was skipped; CompactTo writes
 	// a clean copy. Repair cannot be combined with Generation.
 	Repair bool
+
+	// dataPaths, when set, reads data files from other paths than the
+	// names next to the store file: a save directory verifies a
+	// generation with the redundant copies of its data files this way
+	// (internal/storetool's WithDataPaths). Only for read-only opens.
+	dataPaths *dataPaths
 }
+
+// dataPaths maps data file numbers to the paths they are read from.
+type dataPaths struct{ paths map[uint32]string }
 
 // Encoding says how a store chooses a chunk's record.
 type Encoding uint8

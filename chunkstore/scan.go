@@ -316,17 +316,7 @@ func scanFile(fsys vfs.FS, path string, fn func(scanRecord) bool) error {
 		size, err := f.Size()
 		if err == nil {
 			err = scanRecords(f, storeOffset(pt.n, firstRecord(pt.n)), storeOffset(pt.n, min(size, localMask)), func(ev scanEvent) bool {
-				r := scanRecord{Handle: handle{Offset: ev.off, Length: uint32(min(ev.length, 1<<32-1))}, Err: ev.bad}
-				if ev.hdrOK {
-					r.Kind, r.Stored, r.Raw, r.Compressed = ev.hdr.kind, ev.hdr.size, ev.hdr.raw, ev.hdr.codec == codecLZ4
-					if ev.hdr.kind.IsTable() {
-						r.Generation = ev.hdr.key
-					} else {
-						r.Key = ev.hdr.keyAny(ev.rec)
-						r.Pos = r.Key.Pos()
-					}
-				}
-				stop = !fn(r)
+				stop = !fn(scanRecordOf(ev))
 				return !stop
 			})
 		}
@@ -339,4 +329,56 @@ func scanFile(fsys vfs.FS, path string, fn func(scanRecord) bool) error {
 		}
 	}
 	return nil
+}
+
+// scanRange walks the records of the data file at path whose offsets lie
+// in [from, to) (offsets within the file; from before the first record
+// starts at it, to past the file's end stops there) and calls fn for each
+// record and each damaged stretch, as scanFile does, until fn returns
+// false. The number of the data file comes from its name, which must be a
+// data file's. A save directory copies the records of a data file to its
+// redundant copy this way, checking each as it goes.
+func scanRange(fsys vfs.FS, path string, from, to int64, fn func(scanRecord) bool) error {
+	if fsys == nil {
+		fsys = vfs.OS
+	}
+	store, n, ok := parseDataFileName(filepath.Base(path))
+	if !ok || dataFileName(store, n) != filepath.Base(path) {
+		return fmt.Errorf("%w: %s is not a data file's name", ErrCorrupt, filepath.Base(path))
+	}
+	f, err := openRegular(fsys, path, false)
+	if err != nil {
+		return fmt.Errorf("chunkstore: scan %s: %w", path, err)
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return fmt.Errorf("chunkstore: scan %s: %w", path, err)
+	}
+	from, to = max(from, firstRecord(n)), min(to, size, localMask)
+	if from >= to {
+		return nil
+	}
+	err = scanRecords(f, storeOffset(n, from), storeOffset(n, to), func(ev scanEvent) bool {
+		return fn(scanRecordOf(ev))
+	})
+	if err != nil {
+		return fmt.Errorf("chunkstore: scan %s: %w", path, err)
+	}
+	return nil
+}
+
+// scanRecordOf describes what a scan met.
+func scanRecordOf(ev scanEvent) scanRecord {
+	r := scanRecord{Handle: handle{Offset: ev.off, Length: uint32(min(ev.length, 1<<32-1))}, Err: ev.bad}
+	if ev.hdrOK {
+		r.Kind, r.Stored, r.Raw, r.Compressed = ev.hdr.kind, ev.hdr.size, ev.hdr.raw, ev.hdr.codec == codecLZ4
+		if ev.hdr.kind.IsTable() {
+			r.Generation = ev.hdr.key
+		} else {
+			r.Key = ev.hdr.keyAny(ev.rec)
+			r.Pos = r.Key.Pos()
+		}
+	}
+	return r
 }

@@ -35,7 +35,7 @@ type Store struct {
 	hdr    header
 	chunks *index
 	bodies *index
-	cells  rangeIndex       // for range queries, built by the first one
+	space  rangeIndex       // for range queries: the spatial tree, built by the first one
 	counts [Palette + 1]int // chunks by StorageType
 	live   map[uint32]int64 // bytes of records the index references, per file, shared ones once
 	ends   map[uint32]int64 // per file, the store offset where the last record the generation opened with ends
@@ -241,6 +241,13 @@ func openStoreRoot(path string, cfg Options, mode openMode, gen uint64, root *he
 	}
 	files := newFileSet(cfg.FS, path, f, !ro)
 	files.maxOpen = cfg.MaxOpenFiles
+	if cfg.dataPaths != nil {
+		if !ro {
+			files.closeAll()
+			return nil, fmt.Errorf("chunkstore: open %s: data files read from other paths need ReadOnly or Repair", path)
+		}
+		files.paths = cfg.dataPaths.paths
+	}
 	s, err := load(files, path, cfg, mode, gen, root)
 	if err != nil {
 		files.closeAll()

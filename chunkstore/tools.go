@@ -54,6 +54,15 @@ func (tools) Scan(fsys vfs.FS, path string, fn func(scanRecord) bool) error {
 	return scanFile(fsys, path, fn)
 }
 
+func (tools) ScanRange(fsys vfs.FS, path string, from, to int64, fn func(scanRecord) bool) error {
+	return scanRange(fsys, path, from, to, fn)
+}
+
+func (tools) WithDataPaths(o Options, paths map[uint32]string) Options {
+	o.dataPaths = &dataPaths{paths: paths}
+	return o
+}
+
 func (tools) CheckFile(fsys vfs.FS, path string) Report          { return checkFile(fsys, path) }
 func (tools) TypeCounts(types map[StorageType]int) string        { return typeCounts(types) }
 func (tools) ReadRaw(s *Store, pos Pos) (rawChunk, bool, error)  { return s.readRaw(pos) }
@@ -65,6 +74,6 @@ func (tools) Entries(s *Store, fn func(toolEntry) bool) { s.entries(fn) }
 
 func (tools) RecordInfo(s *Store, h handle) (recordDesc, error) { return s.recordInfo(h) }
 
-func (tools) CompactToFilling(s *Store, path string, missing func(pos Pos) bool, fill ...*Store) (*Store, []filledChunk, error) {
+func (tools) CompactToFilling(s *Store, path string, missing func(k Key) bool, fill ...*Store) (*Store, []filledChunk, error) {
 	return s.compactToFilling(path, missing, fill...)
 }

@@ -417,7 +417,7 @@ func (s *Server) describeChunk(v *view, pos chunkPos) chunkJSON {
 			out.Record = rec
 			if err == nil && c.typ == chunkstore.Delta {
 				var raw storetool.RawChunk
-				if raw, _, err = storetool.Tool.ReadRaw(v.store, pos); err == nil {
+				if raw, _, err = storetool.Tool.ReadRawKey(v.store, v.key(pos)); err == nil {
 					out.ChangedPixels = len(raw.Delta)
 				}
 			}

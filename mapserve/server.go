@@ -52,6 +52,11 @@ type Options struct {
 	// Logger, when set, hears of what goes wrong in the background: a new
 	// generation that does not open.
 	Logger *slog.Logger
+	// At chooses the 2-D slice the map shows of a save whose chunk keys
+	// have 3 or 4 axes: the z (At[0]) and w (At[1]) of its chunks; zero
+	// shows the slice at 0. A value for an axis the save does not have is
+	// an error matching chunkstore.ErrAxes when a generation opens.
+	At [2]int32
 }
 
 // Defaults of Options.

@@ -109,7 +109,7 @@ func (s *Server) renderLevel0(v *view, x, y int) (*image.RGBA, error) {
 	r := tileRect(0, x, y)
 	clip := r.Intersect(v.extent)
 	img, _, err := savetool.RenderStore(v.store, savetool.RenderOptions{
-		Region: clip, Scale: 1, Generator: s.gen, Palette: s.opts.Palette, NoBodies: true, Damaged: v.isDamaged,
+		Region: clip, Scale: 1, Generator: s.gen, Palette: s.opts.Palette, NoBodies: true, Damaged: v.isDamaged, At: v.at,
 	})
 	if err != nil {
 		return nil, err

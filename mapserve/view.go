@@ -28,7 +28,9 @@ type view struct {
 	refs  atomic.Int64
 	man   *savedir.Manifest
 	store *chunkstore.Store
-	size  int // chunk edge, world pixels
+	size  int      // chunk edge, world pixels
+	axes  int      // of the store's chunk keys
+	at    [2]int32 // z and w of the slice shown (Options.At)
 	// identity tells saves apart: a tile drawn from one never stands for a
 	// tile of another (a new world started in the same directory).
 	identity uint64
@@ -99,7 +101,11 @@ func openView(dir string, gen uint64, o *Options, seed maphash.Seed, prev *view)
 		return nil, lostFile(dir, err)
 	}
 	cfg := s.Options()
-	v := &view{man: m, store: s, size: int(cfg.ChunkSize), chunks: map[chunkstore.Pos]*chunkRec{}}
+	v := &view{man: m, store: s, size: int(cfg.ChunkSize), axes: cfg.Axes, at: o.At, chunks: map[chunkstore.Pos]*chunkRec{}}
+	if err := savetool.CheckSlice(v.axes, v.at); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("mapserve: %w", err)
+	}
 	v.refs.Store(1)
 	var h maphash.Hash
 	h.SetSeed(seed)
@@ -129,6 +135,9 @@ func openView(dir string, gen uint64, o *Options, seed maphash.Seed, prev *view)
 		return r
 	}
 	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
+		if e.Key != v.key(e.Pos) {
+			return true // another slice
+		}
 		r := rec(e.Pos)
 		if e.Type == chunkstore.BodyBlock {
 			r.bodyBlock = e.Handle
@@ -189,8 +198,8 @@ func sameChunk(prev, v *view, pos chunkstore.Pos, a, b storetool.Handle, budget 
 		return false
 	}
 	*budget -= int64(a.Length)
-	ra, _, errA := storetool.Tool.ReadRaw(prev.store, pos)
-	rb, _, errB := storetool.Tool.ReadRaw(v.store, pos)
+	ra, _, errA := storetool.Tool.ReadRawKey(prev.store, prev.key(pos))
+	rb, _, errB := storetool.Tool.ReadRawKey(v.store, v.key(pos))
 	return errA == nil && errB == nil && ra.Type == rb.Type && slices.Equal(ra.Delta, rb.Delta) && slices.Equal(ra.Pixels, rb.Pixels)
 }
 
@@ -204,7 +213,7 @@ func (v *view) readBlock(pos chunkstore.Pos, r, p *chunkRec, prev *view, place f
 		r.bodies, r.regionals, r.bodyVer = p.bodies, p.regionals, p.bodyVer
 		return
 	}
-	blk, err := v.store.Entities(pos)
+	blk, err := v.store.EntitiesKey(v.key(pos))
 	if err != nil {
 		r.bodyErr = err
 		v.warnings = append(v.warnings, err.Error())
@@ -238,6 +247,10 @@ func sameRegionals(a, b []*regional) bool {
 			(sectionEntity{x.Components, x.Refs}).same(sectionEntity{y.Components, y.Refs})
 	})
 }
+
+// key returns the store's key of the chunk the map shows at pos: in a
+// store of 3 or 4 axes, the one in the slice at v.at.
+func (v *view) key(pos chunkstore.Pos) chunkstore.Key { return savetool.SliceKey(v.axes, pos, v.at) }
 
 // chunkPos is a chunk's position.
 type chunkPos = chunkstore.Pos
@@ -414,15 +427,16 @@ func lostFile(dir string, err error) error {
 // store is damaged, naming the tools that list and mend it.
 func (v *view) markDamaged(dir string, rep *chunkstore.Report, rec func(chunkstore.Pos) *chunkRec) {
 	for _, p := range rep.Problems {
-		if p.Pos == nil {
-			continue
+		if p.Key == nil || *p.Key != v.key(p.Key.Pos()) {
+			continue // not about a chunk of the slice shown
 		}
-		r := rec(*p.Pos)
+		pos := p.Key.Pos()
+		r := rec(pos)
 		if r.damaged == nil && !r.hasChunk {
-			v.order = append(v.order, *p.Pos)
+			v.order = append(v.order, pos)
 		}
 		r.damaged = p.Err
-		v.bounds = v.bounds.Union(v.chunkRect(*p.Pos))
+		v.bounds = v.bounds.Union(v.chunkRect(pos))
 	}
 	first := ""
 	if len(rep.Problems) > 0 {

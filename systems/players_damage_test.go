@@ -143,23 +143,23 @@ func intactBackups(t *testing.T, fsys vfs.FS) []uint64 {
 }
 
 // repairKeepsIntactBackups repairs /save, whose backups 1 and 2 are
-// intact, and checks that it drops no backup, that both are intact after
-// it, and that the repaired directory checks clean.
+// intact or damaged only in files whose mirrors hold them, and checks that
+// it drops no backup, that both are intact after it, and that the
+// repaired directory checks clean.
 func repairKeepsIntactBackups(t *testing.T, mem vfs.FS) *savetool.RepairReport {
 	t.Helper()
 	before := intactBackups(t, mem)
-	expect(t, slices.Equal(before, []uint64{1, 2}), "intact backups before the repair: %v", before)
 	rep, err := savetool.Repair("/save", savetool.RepairOptions{Options: savetool.Options{FS: mem}})
 	must(t, err)
 	expect(t, len(rep.BackupsDropped) == 0, "the repair dropped %v", rep.BackupsDropped)
 	expect(t, rep.After != nil && rep.After.OK(), "the repaired directory does not check clean: %+v", rep.After)
 	after := intactBackups(t, mem)
-	expect(t, slices.Equal(after, before), "intact backups %v after the repair, %v before", after, before)
+	expect(t, slices.Equal(after, []uint64{1, 2}), "intact backups %v after the repair, %v before", after, before)
 	return rep
 }
 
-// No single lost or damaged players file makes a world unloadable: each
-// kept generation has a copy of the players of its own (backups/), a load
+// No single lost or damaged players file makes a world unloadable: the
+// players files have mirrors in backups/, a load
 // falls back to the newest intact players and reports it, and a repair
 // keeps every intact backup, its repaired generation loading the same
 // players. Both ways of loading fall back: Install with Load, and
@@ -179,9 +179,9 @@ func TestPlayersFileLostOrDamaged(t *testing.T) {
 	}
 }
 
-// playersFallBack damages generation 3's players of a save with copies
+// playersFallBack damages generation 3's players of a save with mirrors
 // and loads it (how: "install" or "reload"): the players of generation 3
-// come back from the copies, and the fallback is reported.
+// come back from the mirrors, and the fallback is reported.
 func playersFallBack(t *testing.T, damage func(*testing.T, vfs.FS, *savedir.Manifest, *savedir.Players) string, how string) {
 	mem, want := threePlayerGenerations(t)
 	d, err := savedir.OpenDirReadOnly(mem, "/save")
@@ -218,11 +218,13 @@ func playersFallBack(t *testing.T, damage func(*testing.T, vfs.FS, *savedir.Mani
 	must(t, h.Pers.Close())
 	loadsPlayers(t, mem, want)
 
-	// The players of every backup were a copy of their own.
+	// The backups share the players files of the top level (no copy of
+	// their own): generation 3's players came back from the mirrors.
 	expect(t, len(backups) == 2, "%d backups", len(backups))
 	for _, b := range backups {
-		expect(t, b.Players != nil && b.Players.Index.Name == savedir.CopiedPlayersName(b.Generation) &&
-			b.Players.Data == savedir.CopiedPlayersDataName(b.Generation), "backup %d names players %+v", b.Generation, b.Players)
+		_, mirrored := savedir.MirroredName(savedir.MirrorName(b.Players.Data))
+		expect(t, b.Players != nil && !strings.HasPrefix(b.Players.Index.Name, savedir.BackupDir) && mirrored,
+			"backup %d names players %+v", b.Generation, b.Players)
 	}
 }
 
@@ -239,6 +241,7 @@ func TestPlayersDataTruncatedWithoutCopies(t *testing.T) {
 	for _, how := range []string{"load", "repair"} {
 		t.Run(how, func(t *testing.T) {
 			mem, want := playerGenerations(t, conf())
+			gametest.DropMirrors(t, mem) // a save written before mirrors
 			d, err := savedir.OpenDirReadOnly(mem, "/save")
 			must(t, err)
 			for _, b := range d.Backups() {
@@ -267,6 +270,7 @@ func TestPlayersDataTruncatedWithoutCopies(t *testing.T) {
 // and the repaired save loads.
 func TestPlayersIndexLostWithoutBackups(t *testing.T) {
 	mem, _ := playerGenerations(t, &autosave.Config{Interval: time.Hour})
+	gametest.DropMirrors(t, mem) // no mirror to read the index from either
 	damagePlayers(t, mem, playersDamage[3].damage)
 	before := gametest.Files(t, mem, "/save")
 	_, err := gametest.Install(t, gametest.Opts{FS: mem, Dir: "/save", Load: true, Radius: 1, Prepare: gametest.RegisterPlayers})

@@ -242,6 +242,7 @@ func TestPlayerSurvivesRegionDamage(t *testing.T) {
 	must(t, g.Pers.SaveNow().Err)
 	want := g.InventoryOf(t, "ada")
 	g.Pers.Close()
+	gametest.DropMirrors(t, mem) // nor the mirrors of its files
 
 	// Damage every record of chunk (1,1): its pixels and its entity block.
 	d, err := savedir.OpenDirReadOnly(mem, "/save")

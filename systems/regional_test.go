@@ -408,7 +408,7 @@ func TestEmptyWorldRoundTrip(t *testing.T) {
 // Seed checklist: a corrupted record is detected and surfaced: a damaged
 // entity block is reported (its entities are dropped, the chunk loads), a
 // damaged player record fails LoadPlayer with ErrCorrupt. (Without the
-// copies for backups: with them, the load falls back to the copies.)
+// copies for backups or mirrors: with them, the load falls back to them.)
 func TestCorruptedRecordsSurface(t *testing.T) {
 	mem := vfs.NewMem()
 	g := regionalGame(t, gametest.Opts{FS: mem, Dir: "/save", Radius: 1, Autosave: gametest.NoBackupCopy()})
@@ -418,6 +418,7 @@ func TestCorruptedRecordsSurface(t *testing.T) {
 	g.Tick()
 	must(t, g.Pers.SaveNow().Err)
 	g.Pers.Close()
+	gametest.DropMirrors(t, mem) // nor mirrors
 
 	d, err := savedir.OpenDirReadOnly(mem, "/save")
 	must(t, err)

@@ -3,6 +3,7 @@ package systems
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -133,7 +134,7 @@ func newRunner(w *ecs.World, d *savedir.Dir, cfg plugin.Config) (*runner, error)
 		loose:         ecs.NewFilter1[components.PixelBody](w).Without(ecs.C[components.Regional](), ecs.C[components.Persistable](), ecs.C[components.Player]()),
 		focuses:       ecs.NewFilter1[components.Focus](w),
 		reg:           newRegional(w, cfg.Positions, cfg.SectionOptions),
-		pl:            newPlayers(w, cfg.SectionOptions),
+		pl:            newPlayers(w, append(slices.Clone(cfg.SectionOptions), cfg.PlayerOptions...)),
 		pendingChunks: map[components.ChunkPos]pendingChunk{},
 		spareWorld:    make(chan []byte, 1),
 		loading:       map[components.ChunkPos]bool{},

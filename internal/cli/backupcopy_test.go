@@ -10,7 +10,8 @@ import (
 )
 
 // freshWithCopies returns a copy of a save whose backups have chunk stores
-// of their own, and whose committed generation's copy waits in backups/.
+// of their own, and whose committed generation's copy waits in backups/:
+// as writers before mirrors made them (a committed fixture).
 func freshWithCopies(t *testing.T) string { return savetest.FreshWithCopies(t, base) }
 
 func flipMiddle(t *testing.T, path string) { must(t, savetest.FlipMiddle(path)) }
@@ -77,25 +78,67 @@ func TestRepairRendersAsTheLoad(t *testing.T) {
 		{"deleted-store", "chunks.pxsw", "chunks: backups/chunks-3.pxsw", func(t *testing.T, p string) { must(t, os.Remove(p)) }},
 		{"flipped-copy", "backups/chunks-3-data-1.pxsd", "note: made backups/chunks-3.pxsw again", flipMiddle},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := freshWithCopies(t)
-			tc.damage(t, filepath.Join(dir, tc.file))
-			loaded := filepath.Join(t.TempDir(), "loaded")
-			must(t, savetest.CopyDir(dir, loaded))
-			score := loadsScore(t, loaded)
-			want := renderPNG(t, loaded)
+		t.Run(tc.name, func(t *testing.T) { repairRendersAsTheLoad(t, freshWithCopies(t), tc.file, tc.says, tc.damage) })
+	}
+}
 
-			code, stdout, stderr := arksave("repair", dir)
+// arksave check verifies the mirrors in backups/, which a load reads when
+// a file it shares is damaged: damage in one alone fails the check, naming
+// it; an intact save with mirrors checks clean.
+func TestCheckNamesADamagedMirror(t *testing.T) {
+	for _, f := range []string{"backups/mirror-chunks-data-1.pxsd", "backups/mirror-players.pxpd", "backups/mirror-players-3.pxpl"} {
+		t.Run(f, func(t *testing.T) {
+			dir := savetest.FreshWithMirrors(t, base)
+			code, stdout, stderr := arksave("check", dir)
 			expectCode(t, 0, code, stderr+stdout)
-			expectContains(t, stdout, tc.says, "no problems found")
-			if !bytes.Equal(renderPNG(t, dir), want) {
-				t.Errorf("the repaired save renders differently from the loaded one\n%s", stdout)
-			}
+			flipMiddle(t, filepath.Join(dir, f))
 			code, stdout, stderr = arksave("check", dir)
-			expectCode(t, 0, code, stderr+stdout)
-			if s := loadsScore(t, dir); s != score {
-				t.Errorf("the repaired save scores %d, the loaded one %d", s, score)
-			}
+			expectCode(t, 1, code, stderr)
+			expectProblems(t, stdout, f)
 		})
+	}
+}
+
+// arksave repair keeps what a load keeps with mirrors: a lost data file
+// comes back from its mirror (the generation kept, as the load keeps it),
+// a damaged mirror is made again from its file; the repaired save renders
+// as the loaded one, loads the same ECS world, and checks clean.
+func TestRepairRendersAsTheLoadWithMirrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, says string
+		damage           func(t *testing.T, path string)
+	}{
+		{"deleted-data-file", "chunks-data-1.pxsd", "note: chunks-data-1.pxsd: restored from its mirror backups/mirror-chunks-data-1.pxsd",
+			func(t *testing.T, p string) { must(t, os.Remove(p)) }},
+		{"flipped-mirror", "backups/mirror-chunks-data-1.pxsd", "note: backups/mirror-chunks-data-1.pxsd is damaged: removed, and made again from its file", flipMiddle},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repairRendersAsTheLoad(t, savetest.FreshWithMirrors(t, base), tc.file, tc.says, tc.damage)
+		})
+	}
+}
+
+// repairRendersAsTheLoad damages file of the save in dir, loads a copy of
+// it, repairs it with arksave repair, whose report must say says, and
+// checks that the repaired save renders and scores as the loaded one and
+// checks clean.
+func repairRendersAsTheLoad(t *testing.T, dir, file, says string, damage func(t *testing.T, path string)) {
+	t.Helper()
+	damage(t, filepath.Join(dir, file))
+	loaded := filepath.Join(t.TempDir(), "loaded")
+	must(t, savetest.CopyDir(dir, loaded))
+	score := loadsScore(t, loaded)
+	want := renderPNG(t, loaded)
+
+	code, stdout, stderr := arksave("repair", dir)
+	expectCode(t, 0, code, stderr+stdout)
+	expectContains(t, stdout, says, "no problems found")
+	if !bytes.Equal(renderPNG(t, dir), want) {
+		t.Errorf("the repaired save renders differently from the loaded one\n%s", stdout)
+	}
+	code, stdout, stderr = arksave("check", dir)
+	expectCode(t, 0, code, stderr+stdout)
+	if s := loadsScore(t, dir); s != score {
+		t.Errorf("the repaired save scores %d, the loaded one %d", s, score)
 	}
 }

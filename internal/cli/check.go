@@ -18,10 +18,10 @@ import (
 func init() {
 	register(&command{
 		name:    "check",
-		args:    "[--json] [-q] DIR|FILE",
+		args:    "[--json] [-q] [--key-file FILE] DIR|FILE",
 		summary: "verify every checksum and cross-reference; list each damaged item; exit 0 when intact, 1 when damaged",
 		run:     runCheck,
-		flags:   func() *flag.FlagSet { return checkFlags(new(bool), new(bool)) },
+		flags:   func() *flag.FlagSet { return keyFileFlag(checkFlags(new(bool), new(bool)), new(string)) },
 	})
 }
 
@@ -34,7 +34,12 @@ func checkFlags(asJSON, quiet *bool) *flag.FlagSet {
 
 func runCheck(args []string, stdout, stderr io.Writer) error {
 	var asJSON, quiet bool
-	path, err := pathArg(checkFlags(&asJSON, &quiet), args, anyPath)
+	var keyFile string
+	path, err := pathArg(keyFileFlag(checkFlags(&asJSON, &quiet), &keyFile), args, anyPath)
+	if err != nil {
+		return err
+	}
+	key, err := readKeyFile(keyFile)
 	if err != nil {
 		return err
 	}
@@ -44,7 +49,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	defer loc.Close()
 	b := newBar(stderr, quiet || asJSON)
-	r, err := savetool.Check(loc.Path, savetool.Options{FS: loc.FS, Progress: b.progress()})
+	r, err := savetool.Check(loc.Path, savetool.Options{FS: loc.FS, Progress: b.progress(), Key: key})
 	b.clear()
 	if err != nil {
 		return err
@@ -60,7 +65,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	} else {
 		printCheck(stdout, path, isDir, r)
 	}
-	if !r.OK() {
+	if !r.OK() || r.WrongKey > 0 {
 		return errReported
 	}
 	return nil
@@ -82,6 +87,7 @@ func printCheck(w io.Writer, path string, isDir bool, r *savetool.CheckReport) {
 	if types := storetool.Tool.TypeCounts(r.Types); types != "" {
 		checked += "; chunk store entries: " + types
 	}
+	encryptedCheckNote(w, r)
 	if r.OK() {
 		fmt.Fprintf(w, "%s: no problems found (%s)\n", path, checked)
 		if r.Manifest != nil && r.Manifest.Version < savedir.ManifestVersion {

@@ -13,10 +13,10 @@ import (
 func init() {
 	register(&command{
 		name:    "diff",
-		args:    "[--json] [--all] DIR A B",
+		args:    "[--json] [--all] [--key-file FILE] DIR A B",
 		summary: "list what differs from generation A to generation B of a save (each a generation number or current): chunks, bodies, regional entities, players, the world's entities",
 		run:     runDiff,
-		flags:   func() *flag.FlagSet { return diffFlags(new(bool), new(bool)) },
+		flags:   func() *flag.FlagSet { return keyFileFlag(diffFlags(new(bool), new(bool)), new(string)) },
 	})
 }
 
@@ -33,7 +33,12 @@ func diffFlags(asJSON, all *bool) *flag.FlagSet {
 
 func runDiff(args []string, stdout, stderr io.Writer) error {
 	var asJSON, all bool
-	rest, err := parseFlags(diffFlags(&asJSON, &all), args)
+	var keyFile string
+	rest, err := parseFlags(keyFileFlag(diffFlags(&asJSON, &all), &keyFile), args)
+	if err != nil {
+		return err
+	}
+	key, err := readKeyFile(keyFile)
 	if err != nil {
 		return err
 	}
@@ -54,7 +59,7 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer loc.Close()
-	r, err := savetool.Diff(loc.Path, a, b, savetool.Options{FS: loc.FS})
+	r, err := savetool.Diff(loc.Path, a, b, savetool.Options{FS: loc.FS, Key: key})
 	if err != nil {
 		return err
 	}
@@ -63,6 +68,9 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 		err = writeJSON(stdout, r)
 	} else {
 		writeDiff(stdout, r, all)
+	}
+	if r.WorldEncrypted {
+		fmt.Fprintln(stderr, "arksave diff: the world files are encrypted and were not compared; give the save's key with --key-file FILE")
 	}
 	if err == nil && len(r.Damaged) > 0 {
 		fmt.Fprintf(stderr, "arksave diff: %d damaged %s not compared: arksave check %s lists the damage, arksave repair %s mends it\n",
@@ -178,7 +186,7 @@ func withComponents(names []string) string {
 func chunkLine(c savetool.ChunkChange) string {
 	pos := fmt.Sprintf("(%d, %d)", c.X, c.Y)
 	if len(c.Key) > 0 {
-		pos = fmt.Sprint(c.Key)
+		pos = savetool.KeyText(c.Key)
 	}
 	var types string
 	switch c.Kind {
@@ -211,7 +219,7 @@ func where(from, to *savetool.DiffPos) string {
 		return "in " + to.String()
 	case to == nil && from != nil:
 		return "from " + from.String()
-	case from != nil && *from != *to:
+	case from != nil && !from.Equal(*to):
 		return from.String() + " -> " + to.String()
 	case from != nil:
 		return "in " + from.String()

@@ -59,7 +59,7 @@ func TestDiffBadArguments(t *testing.T) {
 	} {
 		code, stdout, stderr := arksave(append([]string{"diff"}, args...)...)
 		expectCode(t, 2, code, stderr)
-		expectContains(t, stderr, "usage: arksave diff [--json] [--all] DIR A B")
+		expectContains(t, stderr, "usage: arksave diff [--json] [--all] [--key-file FILE] DIR A B")
 		expectNot(t, stdout, "generation")
 	}
 	code, _, stderr := arksave("diff", base, "1", "2", "3x")

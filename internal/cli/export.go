@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,10 +20,10 @@ import (
 func init() {
 	register(&command{
 		name:    "export",
-		args:    "--json [--generation G] DIR|FILE.pecs",
+		args:    "--json [--generation G] [--key-file FILE] DIR|FILE.pecs",
 		summary: "write a save's ECS world and its stored chunks (or a PECS file's world) as JSON to standard output, without the game's types",
 		run:     runExport,
-		flags:   func() *flag.FlagSet { return exportFlags(new(bool), new(uint64)) },
+		flags:   func() *flag.FlagSet { return keyFileFlag(exportFlags(new(bool), new(uint64)), new(string)) },
 	})
 }
 
@@ -36,7 +37,12 @@ func exportFlags(asJSON *bool, gen *uint64) *flag.FlagSet {
 func runExport(args []string, stdout, stderr io.Writer) error {
 	var asJSON bool
 	var gen uint64
-	path, err := pathArg(exportFlags(&asJSON, &gen), args, anyPath)
+	var keyFile string
+	path, err := pathArg(keyFileFlag(exportFlags(&asJSON, &gen), &keyFile), args, anyPath)
+	if err != nil {
+		return err
+	}
+	key, err := readKeyFile(keyFile)
 	if err != nil {
 		return err
 	}
@@ -44,7 +50,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		return usagef("choose an output format: --json")
 	}
 	if remote(path) {
-		return exportSave(path, gen, stdout, stderr)
+		return exportSave(path, gen, key, stdout, stderr)
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -55,11 +61,19 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return exportSave(path, gen, stdout, stderr)
+		return exportSave(path, gen, key, stdout, stderr)
 	}
-	in := bufio.NewReaderSize(f, 1<<16)
-	if err := exportableFile(path, in); err != nil {
+	var in io.Reader = bufio.NewReaderSize(f, 1<<16)
+	if err := exportableFile(path, in.(*bufio.Reader)); err != nil {
 		return err
+	}
+	if key != nil {
+		plain, err := readPECSWithKey(in, key)
+		if err != nil {
+			reportReadError(stderr, "export", path, err)
+			return errReported
+		}
+		in = bytes.NewReader(plain)
 	}
 	out := &countingWriter{w: bufio.NewWriterSize(stdout, 1<<16)}
 	if err := archetype.ExportJSON(out, in); err != nil {
@@ -90,14 +104,14 @@ func exportableFile(path string, in *bufio.Reader) error {
 }
 
 // exportSave writes the JSON of a save's generation gen (0: the committed one).
-func exportSave(path string, gen uint64, stdout, stderr io.Writer) error {
+func exportSave(path string, gen uint64, key []byte, stdout, stderr io.Writer) error {
 	loc, err := openLocation(path)
 	if err != nil {
 		return err
 	}
 	defer loc.Close()
 	out := &countingWriter{w: stdout}
-	err = savetool.ExportJSON(out, loc.Path, gen, savetool.Options{FS: loc.FS})
+	err = savetool.ExportJSON(out, loc.Path, gen, savetool.Options{FS: loc.FS, Key: key})
 	if err == nil {
 		return nil
 	}

@@ -21,10 +21,10 @@ import (
 func init() {
 	register(&command{
 		name:    "inspect",
-		args:    "[--json] DIR|FILE",
+		args:    "[--json] [--key-file FILE] DIR|FILE",
 		summary: "describe a save directory (generations, backups, chunk stores, bodies, the ECS world), a .pecs or a .pxsw file",
 		run:     runInspect,
-		flags:   func() *flag.FlagSet { return jsonFlags("inspect", new(bool)) },
+		flags:   func() *flag.FlagSet { return keyFileFlag(jsonFlags("inspect", new(bool)), new(string)) },
 	})
 }
 
@@ -36,12 +36,17 @@ func jsonFlags(name string, asJSON *bool) *flag.FlagSet {
 
 func runInspect(args []string, stdout, stderr io.Writer) error {
 	var asJSON bool
-	path, err := pathArg(jsonFlags("inspect", &asJSON), args, anyPath)
+	var keyFile string
+	path, err := pathArg(keyFileFlag(jsonFlags("inspect", &asJSON), &keyFile), args, anyPath)
+	if err != nil {
+		return err
+	}
+	key, err := readKeyFile(keyFile)
 	if err != nil {
 		return err
 	}
 	if remote(path) {
-		return inspectDir(path, asJSON, stdout, stderr)
+		return inspectDir(path, key, asJSON, stdout, stderr)
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -65,7 +70,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case st.IsDir():
-		return inspectDir(path, asJSON, stdout, stderr)
+		return inspectDir(path, key, asJSON, stdout, stderr)
 	case string(magic) == "PXSW" || strings.HasSuffix(path, ".pxsw"):
 		// A store whose first header slot is damaged still opens from the other.
 		return inspectStore(path, asJSON, stdout)
@@ -74,13 +79,16 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	case string(magic) != "PECS":
 		return fmt.Errorf("%s does not start with PECS: it is not a world file, or its first bytes are damaged (arksave check on its save directory tells which)", path)
 	}
-	info, readErr := pecs.ReadInfo(bufio.NewReaderSize(f, 1<<16))
+	info, readErr := readInfoKeyed(bufio.NewReaderSize(f, 1<<16), key)
 	if asJSON {
 		if err := printInfoJSON(stdout, path, st.Size(), info, readErr); err != nil {
 			return err
 		}
 	} else {
 		printInfo(stdout, path, st.Size(), info, readErr)
+	}
+	if encryptedNote(stdout, path, asJSON, readErr) {
+		return nil
 	}
 	if readErr != nil {
 		reportReadError(stderr, "inspect", path, readErr)
@@ -98,11 +106,7 @@ func printInfo(w io.Writer, path string, size int64, info *pecs.Info, readErr er
 		tw.Flush()
 		return
 	}
-	flags := "none"
-	if h.Flags&archetype.FlagLZ4 != 0 {
-		flags = "lz4"
-	}
-	fmt.Fprintf(tw, "format\tPECS %d.%d, flags: %s\n", h.VersionMajor, h.VersionMinor, flags)
+	fmt.Fprintf(tw, "format\tPECS %d.%d, flags: %s\n", h.VersionMajor, h.VersionMinor, headerFlags(h.Flags))
 	fmt.Fprintf(tw, "written\t%s\n", time.UnixMilli(h.Timestamp).UTC().Format(time.RFC3339Nano))
 	fmt.Fprintf(tw, "entities\t%d alive", h.Entities)
 	if info.Pool.Slots > 0 {
@@ -150,9 +154,12 @@ func printInfo(w io.Writer, path string, size int64, info *pecs.Info, readErr er
 		tw.Flush()
 	}
 	fmt.Fprintln(w)
-	if readErr != nil {
+	switch {
+	case errors.Is(readErr, archetype.ErrEncrypted):
+		fmt.Fprintln(w, "checksum    ok as stored; the content is encrypted: give the save's key with --key-file FILE to read it")
+	case readErr != nil:
 		fmt.Fprintf(w, "checksum    FAILED: %v\n", readErr)
-	} else {
+	default:
 		fmt.Fprintf(w, "checksum    CRC32C %08x: ok\n", info.Checksum.Stored)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/savetool"
@@ -17,18 +18,18 @@ import (
 
 // inspectLocation opens the save at location (a directory or a registered
 // scheme) and describes it.
-func inspectLocation(location string) (*savetool.DirInfo, error) {
+func inspectLocation(location string, key []byte) (*savetool.DirInfo, error) {
 	loc, err := openLocation(location)
 	if err != nil {
 		return nil, err
 	}
 	defer loc.Close()
-	return savetool.InspectDir(loc.Path, savetool.Options{FS: loc.FS})
+	return savetool.InspectDir(loc.Path, savetool.Options{FS: loc.FS, Key: key})
 }
 
 // inspectDir describes a save directory.
-func inspectDir(path string, asJSON bool, stdout, stderr io.Writer) error {
-	d, err := inspectLocation(path)
+func inspectDir(path string, key []byte, asJSON bool, stdout, stderr io.Writer) error {
+	d, err := inspectLocation(path, key)
 	if err != nil {
 		return err
 	}
@@ -106,6 +107,9 @@ func printDirInfo(w io.Writer, d *savetool.DirInfo) {
 		var err error
 		if d.WorldError != "" {
 			err = errors.New(d.WorldError)
+		}
+		if d.WorldEncrypted {
+			err = archetype.ErrEncrypted
 		}
 		printInfo(&indent{w: w, bol: true}, filepath.Join(d.Path, d.WorldFile), d.Generations[0].WorldBytes, d.World, err)
 	} else if d.WorldError != "" {

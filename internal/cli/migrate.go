@@ -33,7 +33,7 @@ func runMigrate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if dry {
-		d, err := inspectLocation(dir)
+		d, err := inspectLocation(dir, nil)
 		if err != nil {
 			return err
 		}

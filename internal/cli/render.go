@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"image"
@@ -13,13 +14,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/savetool"
 )
 
 func init() {
 	register(&command{
 		name:    "render",
-		args:    "-o FILE.png [--region X0,Y0,X1,Y1] [--grid] [--scale N | --zoom N] [--palette FILE.json] [--generation G] [--no-bodies] [-q] DIR",
+		args:    "-o FILE.png [--region X0,Y0,X1,Y1] [--grid] [--scale N | --zoom N] [--palette FILE.json] [--generation G] [--no-bodies] [--at z=Z,w=W] [-q] DIR",
 		summary: "draw the saved pixel world as a PNG: stored chunks as saved, unstored ones hatched grey, bodies on top",
 		run:     runRender,
 		flags:   func() *flag.FlagSet { return renderFlags(&renderArgs{}) },
@@ -27,9 +29,9 @@ func init() {
 }
 
 type renderArgs struct {
-	quiet                bool
-	out, region, palette string
-	o                    savetool.RenderOptions
+	quiet                    bool
+	out, region, palette, at string
+	o                        savetool.RenderOptions
 }
 
 func renderFlags(a *renderArgs) *flag.FlagSet {
@@ -42,6 +44,7 @@ func renderFlags(a *renderArgs) *flag.FlagSet {
 	fs.StringVar(&a.palette, "palette", "", "read colours by material id from `FILE.json`: {\"air\": \"#9cc8ec\", \"materials\": {\"1\": \"#8d8c93\", \"4\": [\"#c9a45c\", \"#f0d68c\"]}} (default: the demo's)")
 	fs.Uint64Var(&a.o.Generation, "generation", 0, "render backed-up generation `G` instead of the current one")
 	fs.BoolVar(&a.o.NoBodies, "no-bodies", false, "leave the stored pixel bodies out")
+	fs.StringVar(&a.at, "at", "", "of a chunk store whose keys have 3 or 4 axes, draw the 2-D slice at `z=Z,w=W` (default 0 for each)")
 	quietFlag(fs, &a.quiet)
 	return fs
 }
@@ -66,6 +69,9 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if a.o.At, err = parseAt(a.at); err != nil {
+		return err
+	}
 	if a.palette != "" {
 		pal, err := readPalette(a.palette)
 		if err != nil {
@@ -86,6 +92,9 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 		err = writePNG(a.out, img)
 	}
 	b.clear()
+	if errors.Is(err, chunkstore.ErrAxes) {
+		return usagef("--at %s: %v", a.at, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -105,6 +114,32 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout)
 	return nil
+}
+
+// parseAt reads the --at flag of render and serve, "z=Z,w=W" (either or
+// both, in any order): the slice of a store of 3 or 4 axes to draw.
+func parseAt(s string) ([2]int32, error) {
+	var at [2]int32
+	if s == "" {
+		return at, nil
+	}
+	seen := [2]bool{}
+	for _, part := range strings.Split(s, ",") {
+		name, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		i := strings.Index("zw", name)
+		if !ok || len(name) != 1 || i < 0 {
+			return at, usagef("--at %q: want z=Z,w=W (the axes beyond x and y)", s)
+		}
+		if seen[i] {
+			return at, usagef("--at %q: %s given twice", s, name)
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+		if err != nil {
+			return at, usagef("--at %q: %s=%q is not a 32-bit integer", s, name, v)
+		}
+		at[i], seen[i] = int32(n), true
+	}
+	return at, nil
 }
 
 func parseRegion(s string) (image.Rectangle, error) {

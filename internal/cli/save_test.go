@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"image/png"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -174,11 +173,7 @@ func TestCommandsOnASave(t *testing.T) {
 
 func expectPNG(t *testing.T, path string, w, h int) {
 	t.Helper()
-	f, err := os.Open(path)
-	must(t, err)
-	defer f.Close()
-	img, err := png.Decode(f)
-	must(t, err)
+	img := readPNG(t, path)
 	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
 		t.Errorf("%s is %dx%d, want %dx%d", path, b.Dx(), b.Dy(), w, h)
 	}

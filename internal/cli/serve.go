@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/mapserve"
 	"github.com/arksave/arksave/vfs"
 )
@@ -21,7 +22,7 @@ import (
 func init() {
 	register(&command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--palette FILE.json] [--poll D] DIR",
+		args:    "[--addr HOST:PORT] [--palette FILE.json] [--poll D] [--at z=Z,w=W] DIR",
 		summary: "serve a live web map and inspector of the save, read-only: tiles at several zoom levels, chunk records, pixel bodies, regional entities and players with their components, generations and backups, check; it follows a running game's saves",
 		run:     runServe,
 		flags:   func() *flag.FlagSet { return serveFlags(&serveArgs{}) },
@@ -33,8 +34,8 @@ func init() {
 const servePoll = 250 * time.Millisecond
 
 type serveArgs struct {
-	addr, palette string
-	poll          time.Duration
+	addr, palette, at string
+	poll              time.Duration
 }
 
 func serveFlags(a *serveArgs) *flag.FlagSet {
@@ -42,6 +43,7 @@ func serveFlags(a *serveArgs) *flag.FlagSet {
 	fs.StringVar(&a.addr, "addr", "127.0.0.1:8080", "listen on `HOST:PORT` (port 0 picks a free one)")
 	fs.StringVar(&a.palette, "palette", "", "read colours by material id from `FILE.json`, as render does (default: the demo's)")
 	fs.DurationVar(&a.poll, "poll", servePoll, "read the manifest every `D` to follow new generations")
+	fs.StringVar(&a.at, "at", "", "of a chunk store whose keys have 3 or 4 axes, show the 2-D slice at `z=Z,w=W` (default 0 for each)")
 	return fs
 }
 
@@ -61,12 +63,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if a.poll <= 0 {
 		return usagef("--poll takes a positive duration, e.g. 250ms")
 	}
+	at, err := parseAt(a.at)
+	if err != nil {
+		return err
+	}
 	loc, err := openLocation(dir)
 	if err != nil {
 		return err
 	}
 	defer loc.Close()
-	o := mapserve.Options{FS: loc.FS, Poll: a.poll, Logger: slog.New(slog.NewTextHandler(stderr, nil))}
+	o := mapserve.Options{FS: loc.FS, Poll: a.poll, At: at, Logger: slog.New(slog.NewTextHandler(stderr, nil))}
 	if a.palette != "" {
 		pal, err := readPalette(a.palette)
 		if err != nil {
@@ -76,6 +82,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		o.Palette = pal
 	}
 	m, err := mapserve.New(loc.Path, o)
+	if errors.Is(err, chunkstore.ErrAxes) {
+		return usagef("--at %s: %v", a.at, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -57,10 +57,17 @@ func TestServeErrors(t *testing.T) {
 // returns the first n lines it prints and the channel of its result.
 func startServe(t *testing.T, ctx context.Context, dir string, n int) ([]string, <-chan error) {
 	t.Helper()
+	return startServeArgs(t, ctx, n, dir)
+}
+
+// startServeArgs runs serve with args on a free port until ctx is done,
+// and returns the first n lines it prints and the channel of its result.
+func startServeArgs(t *testing.T, ctx context.Context, n int, args ...string) ([]string, <-chan error) {
+	t.Helper()
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", dir}, pw, io.Discard)
+		done <- serve(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), pw, io.Discard)
 		pw.Close()
 	}()
 	r := bufio.NewReader(pr)

@@ -119,6 +119,8 @@ type Readers struct {
 	Info func(r io.Reader) (*Info, error)
 	// Header parses the 64-byte header at the start of a file without reading the rest.
 	Header func(b []byte) (Header, error)
+	// Decrypt opens an encrypted file whole: see [Decrypt].
+	Decrypt func(data, key []byte) ([]byte, error)
 }
 
 var readers Readers
@@ -148,4 +150,19 @@ func ReadHeader(b []byte) (Header, error) {
 		return Header{}, errNoCodec
 	}
 	return readers.Header(b)
+}
+
+// FlagEncrypted is the header flag of an encrypted file (archetype.Key): the header is
+// plaintext, everything between it and the footer is AES-256-GCM ciphertext.
+const FlagEncrypted uint32 = 0x0020
+
+// Decrypt returns the plaintext file of data, a whole PECS file encrypted with key
+// (archetype.Key), for the readers of this package and the codec's: data as it is when it is
+// not encrypted. The errors are the codec's: archetype.ErrCorrupt for damage (checked first,
+// through the footer's checksum), archetype.ErrWrongKey for a key that does not open it.
+func Decrypt(data, key []byte) ([]byte, error) {
+	if readers.Decrypt == nil {
+		return nil, errNoCodec
+	}
+	return readers.Decrypt(data, key)
 }

@@ -48,6 +48,10 @@ type Config struct {
 	Checkpoint time.Duration
 	// SectionOptions are Plugin.WorldOptions, for entity sections.
 	SectionOptions []archetype.Option
+	// PlayerOptions are added to SectionOptions for players' records
+	// only: archetype.Key(Plugin.Key) when the save is encrypted, nil
+	// otherwise (chunks' regional entities stay plaintext).
+	PlayerOptions []archetype.Option
 	// WorldCodec encodes and decodes the ECS world file.
 	WorldCodec     WorldCodec
 	SaveOnFinalize bool

@@ -1214,6 +1214,13 @@ type keptFiles struct {
 	allData map[string]bool
 }
 
+// keeps reports whether rel is kept: named, or a data file of a store
+// whose every data file stays.
+func (k keptFiles) keeps(rel string) bool {
+	store, _, ok := DataFileOf(rel)
+	return k.names[rel] || ok && k.allData[store]
+}
+
 // store keeps a generation's chunk store and the data files it names.
 func (k keptFiles) store(m *Manifest) {
 	k.names[m.Chunks.Name] = true
@@ -1273,8 +1280,11 @@ func (d *Dir) removeStale(k keptFiles, pending string) error {
 		}
 		for _, n := range names {
 			rel := path.Join(sub, n)
-			if store, _, ok := DataFileOf(rel); k.names[rel] || !formName(rel) || ok && k.allData[store] {
+			if k.keeps(rel) || !formName(rel) {
 				continue
+			}
+			if live, ok := MirroredName(rel); ok && k.keeps(live) {
+				continue // a mirror goes with its file
 			}
 			if store, _, ok := dataFileOf(rel); ok && store == pending {
 				continue

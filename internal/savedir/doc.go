@@ -8,13 +8,19 @@
 //     for readers, without the lock, while a game may be saving
 //     ([ReadConsistent], [Dir.Stale]). [Dir.Commit] makes a generation
 //     current (world file, then the manifest); older ones go to backups/,
-//     with a chunk store and players files of their own when the writer
-//     copied them ([CopiedChunksName], [CopiedPlayersName],
-//     [autosave.Config.BackupCopyEvery]).
+//     sharing the chunk store and the players data with the generations
+//     after them (or, written by writers before mirrors, with a chunk store
+//     and players files of their own: [CopiedChunksName],
+//     [CopiedPlayersName]).
+//   - Mirrors (mirror.go): after each commit the writer grows one mirror
+//     per shared file in backups/ ([MirrorName]) by what the committed
+//     generation uses of it; [Dir.CheckMirrors], [Dir.RestoreFromMirrors]
+//     and [Dir.GrowMirrors] are for arksave check and repair.
 //   - Loading: [Dir.VerifyGeneration] reads a generation as a load uses
-//     it; [Dir.LoadIntact] (and [Writer.ContinueIntact]) fall back to the
-//     newest intact backup when the committed generation is damaged and
-//     say so in a [autosave.Fallback]; a file that cannot be read without being
+//     it; [Dir.LoadIntact] (and [Writer.ContinueIntact]) verify a damaged
+//     generation again with the mirrors of its damaged files, then fall
+//     back to the newest intact backup, and say so in a
+//     [autosave.Fallback]; a file that cannot be read without being
 //     damaged fails the load ([autosave.ErrUnreadable]) and changes nothing.
 //   - [Manifest]: the commit point, JSON with its own CRC32-C; the files of
 //     a generation as [FileRef], [StoreRef] and [PlayersRef].

@@ -32,7 +32,7 @@ func (f *failAt) set(step string) {
 func (f *failAt) Inject(op vfs.Op, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	store := strings.HasSuffix(name, ".pxsw") || strings.HasSuffix(name, ".pxsd")
+	store := (strings.HasSuffix(name, ".pxsw") || strings.HasSuffix(name, ".pxsd")) && !strings.Contains(name, "/backups/") // not the mirrors
 	if store && op == vfs.OpSync {
 		f.syncs++
 		if strings.HasSuffix(name, ".pxsw") {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"slices"
 	"strings"
 
@@ -120,9 +121,15 @@ func (d *Dir) checkStore(ref StoreRef) []chunkstore.Problem {
 	if i := strings.LastIndexByte(ref.Name, '/'); i >= 0 {
 		dir = ref.Name[:i+1]
 	}
+	named := map[string]string{} // base names of the data files ref names, mirrors included
+	for _, n := range ref.Data {
+		named[path.Base(n)] = n
+	}
 	for i := range probs {
 		if probs[i].File == "" {
 			probs[i].File = ref.Name
+		} else if n, ok := named[probs[i].File]; ok {
+			probs[i].File = n
 		} else if !strings.Contains(probs[i].File, "/") {
 			probs[i].File = dir + probs[i].File
 		}
@@ -147,6 +154,9 @@ func (d *Dir) openStoreRef(ref StoreRef) (*chunkstore.Store, error) {
 	o := chunkstore.Options{FS: d.fs, ReadOnly: true, Root: ref.Root}
 	if len(ref.Root) == 0 {
 		o.Generation = ref.Generation
+	}
+	if o, err = d.mirroredDataPaths(ref, o); err != nil {
+		return nil, err
 	}
 	s, err := chunkstore.Open(p, &o)
 	if err != nil && !errors.Is(err, errs.Corrupt) && errors.Is(err, fs.ErrNotExist) {
@@ -199,22 +209,30 @@ func (d *Dir) LoadIntact(validate func(world []byte) error) ([]byte, *autosave.F
 	if own := d.withOwnCopies(m); own != nil {
 		candidates = append([]*Manifest{own}, candidates...)
 	}
+	if mm := d.withMirrors(m, probs); mm != nil {
+		candidates = append([]*Manifest{mm}, candidates...)
+	}
 	for _, b := range candidates {
 		if d.ReadOnly() != nil {
 			break // nothing can be committed
 		}
-		bw, bp, err := d.VerifyGeneration(b, validate)
+		bw, b, err := d.verifyCandidate(b, validate)
 		if errors.Is(err, autosave.ErrUnreadable) {
 			// Not damage: an older backup would lose what this one holds.
 			return nil, nil, fmt.Errorf("autosave: generation %d of %s is damaged (%s), and generation %d, the newest that could replace it, could not be read: %w",
 				m.Generation, d.path, words.FirstThree(probs), b.Generation, err)
 		}
-		if err != nil || len(bp) > 0 {
+		if err != nil || bw == nil {
 			continue
 		}
 		gen, err := d.fallBackTo(b, bw)
 		if err != nil {
 			return nil, nil, fmt.Errorf("autosave: fall back to backup generation %d: %w", b.Generation, err)
+		}
+		// The new generation's files get their mirrors now, not at the
+		// next save: a failure here costs only that wait.
+		if players, err := d.ReadPlayers(nil); err == nil {
+			_, _ = d.mirror(d.Manifest(), players)
 		}
 		return bw, &autosave.Fallback{Damaged: m.Generation, Loaded: b.Generation, Generation: gen, Problems: probs}, nil
 	}
@@ -231,6 +249,114 @@ func (d *Dir) LoadIntact(validate func(world []byte) error) ([]byte, *autosave.F
 		return nil, nil, damaged("the directory cannot be written to fall back to a backup")
 	}
 	return nil, nil, damaged("no backup is intact")
+}
+
+// verifyCandidate verifies generation b, which could replace a damaged
+// one, and returns its world file and b itself when it is intact; when it
+// is damaged, b with the mirrors of its damaged files in their place
+// (withMirrors) when that is intact; else a nil world. An error is what
+// VerifyGeneration returns for b (one reading the mirrors is damage of
+// theirs, not b's).
+func (d *Dir) verifyCandidate(b *Manifest, validate func(world []byte) error) ([]byte, *Manifest, error) {
+	world, probs, err := d.VerifyGeneration(b, validate)
+	if err != nil || len(probs) == 0 {
+		return world, b, err
+	}
+	if mb := d.withMirrors(b, probs); mb != nil {
+		if world, probs, err := d.VerifyGeneration(mb, validate); err == nil && len(probs) == 0 {
+			return world, mb, nil
+		}
+	}
+	return nil, b, nil
+}
+
+// withMirrors returns generation m with the mirrors (MirrorName) of its
+// damaged files in their place, probs being the damage VerifyGeneration
+// found in it: each data file, players index or players data file a
+// problem names, when it has a mirror; when the chunk store as a whole
+// could not be opened (a problem naming its store file), every data file
+// whose mirror is at least as long as the file (or the file is missing),
+// and the store file's mirror when the store file is missing. A mirror
+// holds what the generations committed before it was last grown use of its
+// file, at the same offsets. It returns nil when no mirror would be used.
+// The result is for verifying and falling back only: no manifest names a
+// mirror (fallBackTo copies what it reads from them).
+func (d *Dir) withMirrors(m *Manifest, probs []chunkstore.Problem) *Manifest {
+	damaged := map[string]bool{}
+	for _, p := range probs {
+		damaged[p.File] = true
+	}
+	own, used := *m, false
+	whole := damaged[m.Chunks.Name]
+	own.Chunks.Data = slices.Clone(m.Chunks.Data)
+	for i, name := range m.Chunks.Data {
+		mirror, live := d.sizeOf(MirrorName(name)), d.sizeOf(name)
+		if mirror >= 0 && (damaged[name] || whole && mirror >= live) {
+			own.Chunks.Data[i], used = MirrorName(name), true
+		}
+	}
+	if whole && d.sizeOf(m.Chunks.Name) < 0 && d.sizeOf(MirrorName(m.Chunks.Name)) >= 0 {
+		own.Chunks.Name, used = MirrorName(m.Chunks.Name), true
+	}
+	if p := m.Players; p != nil && !isCopiedPlayers(p) {
+		pr := *p
+		if damaged[p.Index.Name] && d.sizeOf(MirrorName(p.Index.Name)) >= 0 {
+			pr.Index.Name, used = MirrorName(p.Index.Name), true
+		}
+		if damaged[p.Data] && d.sizeOf(MirrorName(p.Data)) >= 0 {
+			pr.Data, used = MirrorName(p.Data), true
+		}
+		own.Players = &pr
+	}
+	if !used {
+		return nil
+	}
+	return &own
+}
+
+// sizeOf returns the size of the regular file rel of the directory, or -1
+// when it is missing or not a regular file.
+func (d *Dir) sizeOf(rel string) int64 {
+	p, err := d.file(rel)
+	if err != nil {
+		return -1
+	}
+	fi, err := d.fs.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return -1
+	}
+	return fi.Size()
+}
+
+// mirroredDataPaths returns o set to read the data files of ref from the
+// paths ref names for them, when ref names a mirror (withMirrors) for its
+// store file or one of its data files; else o as it is.
+func (d *Dir) mirroredDataPaths(ref StoreRef, o chunkstore.Options) (chunkstore.Options, error) {
+	_, mirrored := MirroredName(ref.Name)
+	for _, n := range ref.Data {
+		_, isMirror := MirroredName(n)
+		mirrored = mirrored || isMirror
+	}
+	if !mirrored {
+		return o, nil
+	}
+	paths := map[uint32]string{}
+	for _, name := range ref.Data {
+		live := name
+		if l, ok := MirroredName(name); ok {
+			live = l
+		}
+		_, n, ok := DataFileOf(live)
+		if !ok {
+			return o, fmt.Errorf("%w: %q is not a data file's name", autosave.ErrCorrupt, name)
+		}
+		p, err := d.file(name)
+		if err != nil {
+			return o, err
+		}
+		paths[n] = p
+	}
+	return storetool.Tool.WithDataPaths(o, paths), nil
 }
 
 // withOwnCopies returns generation m with the copies made for its backup

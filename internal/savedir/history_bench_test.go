@@ -2,6 +2,7 @@ package savedir_test
 
 import (
 	"path"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,15 +18,16 @@ type historyDisk struct {
 	live    int64 // the committed generation's live records, page table and world file
 	changed int64 // what the saves after the first wrote besides their world files: records, page tables, manifests
 	worlds  int64 // the backups' world files
+	mirrors int64 // backups/mirror-*: the one redundant copy of each shared file
 	kept    int   // older generations kept
 	moved   int   // saves before which compaction ran
 }
 
 // overhead is the disk used beyond the live world, the records changed
-// within the window and the backups' world files: dead bytes of the files
-// the committed generation uses, and the live records compaction copied
-// out of files the older generations still use.
-func (h historyDisk) overhead() int64 { return h.disk - h.live - h.changed - h.worlds }
+// within the window, the backups' world files and the mirrors: dead bytes
+// of the files the committed generation uses, and the live records
+// compaction copied out of files the older generations still use.
+func (h historyDisk) overhead() int64 { return h.disk - h.mirrors - h.live - h.changed - h.worlds }
 
 // runHistory saves a world of side² chunks (random pixels, records of
 // 1 KiB that do not compress), then saves more times with historyChanged
@@ -63,6 +65,19 @@ func runHistory(tb testing.TB, side int32, saves int) historyDisk {
 	out.live = st.RecordBytes + st.TableBytes + info.Generations[0].WorldBytes
 	out.worlds = info.History.WorldBytes
 	out.kept = info.History.Generations
+	names, err := mem.ReadDir("/save/backups")
+	must(tb, err)
+	for _, n := range names {
+		if name, ok := strings.CutPrefix(n, "mirror-"); ok {
+			fi, err := mem.Stat(path.Join("/save/backups", n))
+			must(tb, err)
+			out.mirrors += fi.Size()
+			// One redundant copy of a file that is there, never more than it.
+			of, err := mem.Stat(path.Join("/save", name))
+			must(tb, err)
+			expect(tb, fi.Size() <= of.Size(), "%s: %d bytes, its file %d", n, fi.Size(), of.Size())
+		}
+	}
 	return out
 }
 
@@ -74,9 +89,10 @@ func runHistory(tb testing.TB, side int32, saves int) historyDisk {
 func TestHistoryDiskBounded(t *testing.T) {
 	h := runHistory(t, 20, 60)
 	expect(t, h.kept == 59 && h.moved > 0, "%d older generations kept, compaction before %d saves", h.kept, h.moved)
-	t.Logf("disk %d: live %d + changed %d + world files %d + overhead %d", h.disk, h.live, h.changed, h.worlds, h.overhead())
-	expect(t, h.overhead() <= h.changed+h.live/4, "disk %d: live %d + changed %d + world files %d + overhead %d",
-		h.disk, h.live, h.changed, h.worlds, h.overhead())
+	t.Logf("disk %d: live %d + changed %d + world files %d + mirrors %d + overhead %d", h.disk, h.live, h.changed, h.worlds, h.mirrors, h.overhead())
+	expect(t, h.overhead() <= h.changed+h.live/4, "disk %d: live %d + changed %d + world files %d + mirrors %d + overhead %d",
+		h.disk, h.live, h.changed, h.worlds, h.mirrors, h.overhead())
+	expect(t, h.mirrors > 0, "no mirrors")
 }
 
 // BenchmarkHistoryDisk reports what a history of 200 saves of 5 changed
@@ -94,6 +110,7 @@ func BenchmarkHistoryDisk(b *testing.B) {
 	b.ReportMetric(float64(h.disk)/float64(h.live), "disk/live")
 	b.ReportMetric(float64(h.changed)/float64(h.live), "changed/live")
 	b.ReportMetric(float64(h.overhead())/float64(h.changed), "overhead/changed")
+	b.ReportMetric(float64(h.mirrors)/float64(h.disk-h.mirrors), "mirrors/rest")
 	b.ReportMetric(float64(h.disk), "disk-bytes")
 	b.ReportMetric(float64(h.kept), "kept-generations")
 }

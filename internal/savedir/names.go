@@ -110,9 +110,9 @@ func storeGeneration(name string) (uint64, bool) {
 // CopiedChunksName returns the name, relative to the save directory, of
 // the chunk store that backed-up generation g has to itself:
 // backups/chunks-<g>.pxsw, with its data files beside it
-// (backups/chunks-<g>-data-<n>.pxsd). The writer copies the store there
-// after a save (see Config.BackupCopyEvery), so that the backup shares no
-// file with the current generation. Only the backup manifest of
+// (backups/chunks-<g>-data-<n>.pxsd). Writers before mirrors copied the
+// store there after a save, so that the backup shared no file with the
+// current generation; such copies still read. Only the backup manifest of
 // generation g may name it.
 func CopiedChunksName(g uint64) string { return BackupDir + "/" + fmt.Sprintf("chunks-%d.pxsw", g) }
 
@@ -129,10 +129,10 @@ func copiedStoreGeneration(rel string) (uint64, bool) {
 // CopiedPlayersName returns the name, relative to the save directory, of
 // the players index that backed-up generation g has to itself:
 // backups/players-<g>.pxpl, whose entries point into
-// CopiedPlayersDataName(g). The writer copies the players there together
-// with the chunk store (see Config.BackupCopyEvery), so that the backup
-// shares no players file with the current generation either. Only the
-// backup manifest of generation g may name it.
+// CopiedPlayersDataName(g). Writers before mirrors copied the players
+// there together with the chunk store, so that the backup shared no
+// players file with the current generation either; such copies still
+// read. Only the backup manifest of generation g may name it.
 func CopiedPlayersName(g uint64) string { return BackupDir + "/" + PlayersName(g) }
 
 // CopiedPlayersDataName returns the name, relative to the save directory,
@@ -152,6 +152,34 @@ func copiedPlayersGeneration(rel string) (uint64, bool) {
 		return g, true
 	}
 	return generationIn(sub, "players-", ".pxpd")
+}
+
+// MirrorName returns the name, relative to the save directory, of the
+// redundant copy of the file name of the top level (a chunk store file,
+// one of its data files, a players index or data file):
+// backups/mirror-<name>. The writer grows it after each commit with what
+// the committed generation uses of the file (see mirror.go); a load that
+// finds the file damaged reads the copy instead. No manifest names one.
+func MirrorName(name string) string { return BackupDir + "/" + mirrorPrefix + name }
+
+// mirrorPrefix starts the base name of every mirror in backups/.
+const mirrorPrefix = "mirror-"
+
+// MirroredName returns the name of the file of the top level that the
+// mirror rel copies, and whether rel is a mirror's name
+// (backups/mirror-<name>, name a chunk store's, a data file's, a players
+// index's or a players data file's).
+func MirroredName(rel string) (string, bool) {
+	name, ok := strings.CutPrefix(rel, BackupDir+"/"+mirrorPrefix)
+	if !ok {
+		return "", false
+	}
+	_, isPlayers := playersGeneration(name)
+	_, isPlayersData := playersDataGeneration(name)
+	if !isStoreName(name) && !isDataFileName(name) && !isPlayers && !isPlayersData {
+		return "", false
+	}
+	return name, true
 }
 
 // isCopiedStore reports whether rel names a backup's own chunk store.
@@ -232,8 +260,8 @@ func checkDataNames(m *Manifest) error {
 // directory, is one the save format uses: the manifest, the lock file, a
 // world file, a chunk store or one of its data files, a players index or
 // data file, a backup's manifest, world file or own chunk store and its
-// data files and players files, or the ".tmp" of any of them but the
-// lock file.
+// data files and players files, a mirror (MirrorName), or the ".tmp" of
+// any of them but the lock file.
 func formName(rel string) bool {
 	if rel == LockName {
 		return true
@@ -244,7 +272,8 @@ func formName(rel string) bool {
 		_, isWorld := worldGeneration(sub)
 		_, _, isCopyData := dataFileOf(rel)
 		_, isCopyPlayers := copiedPlayersGeneration(rel)
-		return isManifest || isWorld || isCopiedStore(rel) || isCopyData || isCopyPlayers
+		_, isMirror := MirroredName(rel)
+		return isManifest || isWorld || isCopiedStore(rel) || isCopyData || isCopyPlayers || isMirror
 	}
 	_, isWorld := worldGeneration(rel)
 	_, isPlayers := playersGeneration(rel)

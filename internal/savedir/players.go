@@ -703,20 +703,13 @@ func (d *Dir) writePlayersFiles(index, data string, gen uint64, recs []snapshot.
 	return ref, int64(len(out)) + ref.Index.Size, nil
 }
 
-// copyPlayersForBackup copies the players p of the committed generation g
-// into the backup's own players files (CopiedPlayersName,
-// CopiedPlayersDataName), for the backup g becomes at the next commit.
-func (d *Dir) copyPlayersForBackup(p *Players, g uint64) (*PlayersRef, int64, error) {
-	return d.copyPlayersAs(p, CopiedPlayersName(g), CopiedPlayersDataName(g), g)
-}
-
 // adoptPlayers returns the players that m names as the new generation gen
 // may name them: as they are, or, when they are a backup's own copy
 // (which no current manifest may name, and which nothing ever writes to),
 // copied into players-<gen>.pxpd and players-<gen>.pxpl. The names must be
 // free: gen is above every generation of the directory.
 func (d *Dir) adoptPlayers(m *Manifest, gen uint64) (*PlayersRef, error) {
-	if !isCopiedPlayers(m.Players) {
+	if !isCopiedPlayers(m.Players) && !readsMirror(m.Players) {
 		return m.Players, nil
 	}
 	p, err := d.ReadPlayers(m)
@@ -827,6 +820,18 @@ func checkPlayersRef(m *Manifest, backup bool) error {
 			autosave.ErrCorrupt, m.Generation, p.Data)
 	}
 	return nil
+}
+
+// readsMirror reports whether p names a mirror (MirrorName) for its index
+// or its data file: the players of a generation verified with the mirrors
+// of its damaged files, which a fallback copies.
+func readsMirror(p *PlayersRef) bool {
+	if p == nil {
+		return false
+	}
+	_, index := MirroredName(p.Index.Name)
+	_, data := MirroredName(p.Data)
+	return index || data
 }
 
 // isCopiedPlayers reports whether p names a backup's own players copy.

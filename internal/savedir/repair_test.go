@@ -125,7 +125,7 @@ func TestDamagedAndDroppedBackups(t *testing.T) {
 	must(t, d.DropBackup(2))
 	must(t, d.DropBackup(3))
 	names, _ := mem.ReadDir("/save/backups")
-	expect(t, slices.Equal(names, []string{"manifest-1", "world-1.pecs"}), "after dropping: %v", names)
+	expect(t, slices.Equal(names, []string{"manifest-1", "mirror-chunks-data-1.pxsd", "mirror-chunks.pxsw", "world-1.pecs"}), "after dropping: %v", names)
 	expect(t, checkDir(mem, "/save").OK(), "check after dropping")
 }
 

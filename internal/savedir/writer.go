@@ -37,7 +37,8 @@ type Options struct {
 	// start (Info "save started") and outcome (Info "save committed" with
 	// generation, duration, bytes, chunks, bodies, entities; Error "save
 	// failed" with the error), and failures between saves (Warn
-	// "compaction failed", "backup copy failed"). Nil is silent.
+	// "compaction failed", "backup copy failed": the mirrors, see
+	// copyBackup). Nil is silent.
 	Logger *slog.Logger
 }
 
@@ -54,10 +55,9 @@ type Job struct {
 	SaveTo string
 	// RequestedAt is when the save was asked for; Result.Duration counts from it.
 	RequestedAt time.Time
-	// BackupCopyEvery is after every how many committed saves the writer
-	// copies the chunk store and the players for the generation just
-	// committed into backups/, so that its backup shares no file with the
-	// generations after it (Config.BackupCopyEvery); 0 or negative: never.
+	// BackupCopyEvery is ignored (Config.BackupCopyEvery is deprecated):
+	// the writer grows the mirrors of the committed generation's files
+	// after every save instead (see mirror.go).
 	BackupCopyEvery int
 	// Meta, when set, is what the game gives the save's description
 	// (meta.json, thumbnail.png), written after the commit, between saves.
@@ -88,13 +88,13 @@ type Writer struct {
 	compacted compaction // compaction steps since the last commit, for the next Result
 
 	// The chunk store copied for the committed generation (CopiedChunksName),
-	// and its players (CopiedPlayersName), which its backup manifest names
-	// once the next save commits; nil when there is none. Only the writer
-	// goroutine and Switch touch them.
+	// and its players (CopiedPlayersName), by a writer of an earlier version
+	// that made such copies: its backup manifest names them once the next
+	// save commits; nil when there is none (this writer makes none). Only
+	// the writer goroutine and Switch touch them.
 	copied        *StoreRef
 	copiedPlayers *PlayersRef
-	copyStats     backupCopy // the last copy, for the next Result
-	sinceCopy     int        // committed saves since the last copy
+	copyStats     backupCopy // the mirrors grown after the last save, for the next Result
 
 	jobs      chan Job
 	results   chan *autosave.Result
@@ -285,8 +285,8 @@ func (w *Writer) Submit(j Job) bool {
 }
 
 // WaitIdle waits, as Wait does, for a running save and takes its result,
-// then also for the work the writer goroutine does after it: the copy of the
-// chunk store for the backup (Job.BackupCopyEvery) and compaction steps.
+// then also for the work the writer goroutine does after it: the mirrors it
+// grows (see copyBackup) and compaction steps.
 // Once it returns, the writer uses no CPU or disk until the next Submit.
 func (w *Writer) WaitIdle() *autosave.Result {
 	r := w.Wait()
@@ -563,7 +563,7 @@ func (w *Writer) switchTo(dir string, fresh bool, check func(*Dir) ([]byte, erro
 	w.mu.Lock()
 	old := w.store
 	w.dir, w.store, w.name, w.fresh, w.players = d, s, name, s.Generation() == 0, players
-	w.copied, w.copiedPlayers, w.sinceCopy = nil, nil, 0 // a copy is for the generation it was made at
+	w.copied, w.copiedPlayers = nil, nil // a copy is for the generation it was made at
 	if !fresh {
 		w.copied, w.copiedPlayers = d.pendingCopy(), d.pendingPlayers()
 	}
@@ -595,8 +595,8 @@ func (w *Writer) isClosed() bool {
 	return w.closed
 }
 
-// Close waits for a running save (and the copy of the chunk store for
-// its backup that follows it, see Job.BackupCopyEvery), stops the writer
+// Close waits for a running save (and the mirrors grown after it, see
+// copyBackup), stops the writer
 // and releases the save directory. The last result, if not polled, is
 // dropped. Afterwards Submit takes no job and Switch, Continue and
 // ContinueIntact return an error matching ErrClosed.
@@ -635,10 +635,11 @@ func (w *Writer) loop() {
 		w.track.Store(nil)
 		w.logResult(r)
 		w.results <- r
-		w.writeMeta(j.Meta, r)
 		if r.Err == nil && j.SaveTo == "" {
-			w.copyBackup(j, r.Generation)
+			w.copyBackup(r.Generation)
 		}
+		// The redundant copies first, then the description for people.
+		w.writeMeta(j.Meta, r)
 		w.compact()
 		w.afterMu.Lock()
 		w.after--
@@ -673,7 +674,7 @@ func (w *Writer) logResult(r *autosave.Result) {
 	}
 }
 
-// backupCopy is what the copy of the chunk store after a save did.
+// backupCopy is what growing the mirrors after a save did.
 type backupCopy struct {
 	name     string
 	bytes    int64
@@ -681,84 +682,34 @@ type backupCopy struct {
 	err      error
 }
 
-// copyBackup copies the chunk store, at generation gen that a save just
-// committed, to backups/ (CopiedChunksName), and the players of gen
-// (CopiedPlayersName), when the job asks for one after this save: the next
-// save's commit makes them the store and players of gen's backup, which
-// then shares no file with the current generation. It runs between saves,
-// like compaction: a save submitted meanwhile waits for it. When either
-// copy fails, neither stays.
-func (w *Writer) copyBackup(j Job, gen uint64) {
-	if j.MaxBackups <= 0 || j.BackupCopyEvery <= 0 {
-		return
-	}
-	// use guards the copy's counters too: Switch (a load) resets them.
+// copyBackup grows the mirrors of the files generation gen, that a save
+// just committed, uses (see mirror.go): each data file of its chunk store
+// and its players data up to what gen uses of it, its players index and
+// the store file's header slots. A sealed data file is thus copied once in
+// its life, and a save's records twice; no file is copied whole per save
+// any more (Job.BackupCopyEvery is ignored). It runs between saves, like
+// compaction: a save submitted meanwhile waits for it.
+func (w *Writer) copyBackup(gen uint64) {
 	w.use.Lock()
 	defer w.use.Unlock()
-	w.sinceCopy++
-	if w.sinceCopy < j.BackupCopyEvery {
-		return
-	}
 	w.mu.RLock()
 	dir, store, players := w.dir, w.store, w.players
 	w.mu.RUnlock()
-	// A writer that closes copies too: the next session's first save
-	// gives the copy to this generation's backup (Dir.pendingCopy), so
-	// that a game that saves once a session has such backups as well.
+	// A writer that closes grows them too, so that the generation it
+	// leaves has them.
 	if store == nil || dir.ReadOnly() != nil || dir.Generation() != gen {
 		return
 	}
 	start := time.Now()
-	name := CopiedChunksName(gen)
-	st := backupCopy{name: name}
+	st := backupCopy{name: BackupDir}
 	defer func() {
 		if p := recover(); p != nil {
-			_ = dir.removeCopy(gen)
 			st.err, st.name = NewPanicError(p), ""
 		}
 		st.duration = time.Since(start)
 		w.copyStats = st
 	}()
-	_ = dir.removeCopy(gen) // what an earlier attempt left
-	p, err := dir.file(name)
-	if err == nil {
-		err = dir.fs.MkdirAll(filepath.Join(dir.Path(), BackupDir))
-	}
-	var c *chunkstore.Store
-	if err == nil {
-		before := w.copyBytes.Load()
-		c, err = w.compactTo(store, p)
-		st.bytes = w.copyBytes.Load() - before
-	}
-	if err != nil {
-		_ = dir.removeCopy(gen)
-		st.err, st.name = fmt.Errorf("autosave: copy chunk store to %s: %w", name, err), ""
-		return
-	}
-	ref := storeRefOf(name, c)
-	c.Close()
-	var pref *PlayersRef
-	if players != nil {
-		var n int64
-		pref, n, err = dir.copyPlayersForBackup(players, gen)
-		st.bytes += n
-		if err != nil {
-			_ = dir.removeCopy(gen)
-			st.err, st.name = fmt.Errorf("autosave: copy players to %s: %w", CopiedPlayersName(gen), err), ""
-			return
-		}
-	}
-	w.copied, w.copiedPlayers, w.sinceCopy = &ref, pref, 0
-}
-
-// compactTo is store.CompactTo with a panic returned as an error.
-func (w *Writer) compactTo(store *chunkstore.Store, p string) (c *chunkstore.Store, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			c, err = nil, NewPanicError(r)
-		}
-	}()
-	return store.CompactTo(p)
+	st.bytes, st.err = dir.mirror(dir.Manifest(), players)
 }
 
 // copyOf returns the chunk store copied for generation prev, the one a
@@ -1190,7 +1141,7 @@ func (w *Writer) run(j Job) (res *autosave.Result) {
 		oldStore, oldDir := w.store, w.dir
 		w.dir, w.store, w.name = dir, commitStore, commitName
 		w.compacted = compaction{}
-		w.copied, w.copiedPlayers, w.sinceCopy = nil, nil, 0
+		w.copied, w.copiedPlayers = nil, nil
 		w.mu.Unlock()
 		if oldStore != commitStore {
 			oldStore.Close()

@@ -1,9 +1,12 @@
 package savedir_test
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/arksave/arksave/internal/conv"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/snapshot"
+	"github.com/arksave/arksave/vfs"
 )
 
 // BenchmarkSave_Rollover saves 5 dirty 512x512 chunks (2% of their
@@ -69,70 +73,108 @@ func BenchmarkSave_Rollover(b *testing.B) {
 	b.ReportMetric(float64(count[1])/float64(count[0]+count[1]), "rollover-share")
 }
 
-// BenchmarkSave_BackupCopy measures what a backup with a chunk store of its
-// own costs: a store of 64 or 256 stored 512x512 chunks (2% of their pixels
-// changed: delta records) in a save directory on disk, saves of 5 of them
-// changed, and after each save the copy of the store into backups/ that
-// the next save's backup names (Config.BackupCopyEvery 1). It reports a
-// save (request to durable commit, without the copy before it, which the
-// save waited for), the copy between two saves and the bytes it wrote,
-// and their ratio.
-func BenchmarkSave_BackupCopy(b *testing.B) {
-	const chunk = 512
-	for _, stored := range []int{64, 256} {
+// benchGB adds the world of about 1 GB of stored records to
+// BenchmarkBytesPerSave (go test -bench BytesPerSave -args -gb): it takes
+// a minute and 2 GB of disk to build.
+var benchGB = flag.Bool("gb", false, "BenchmarkBytesPerSave: add a world of 1 GB of stored records")
+
+// BenchmarkBytesPerSave measures the bytes written per save, everything a
+// save costs included: its commit (records, page table, world file,
+// manifest), the mirrors grown after it, compaction steps, backups at the
+// defaults (MaxBackups 1), through vfs.Counting on disk. The world holds
+// 40 or 1,600 stored 64x64 chunks (or, with -gb, 65,536: 1 GB of
+// records), incompressible Full records; each save changes the same
+// number of chunks, 5. It reports bytes/save and bytes/save divided by
+// the record bytes of the 5 chunks, so that the worlds compare in one run.
+func BenchmarkBytesPerSave(b *testing.B) {
+	const chunk = 64
+	worlds := []int{40, 1600}
+	if *benchGB {
+		worlds = append(worlds, 1<<30/(chunk*chunk*4))
+	}
+	for _, stored := range worlds {
 		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
-			cfg := chunkstore.Options{ChunkSize: chunk, TileSize: 32, PixelSize: 4, Seed: 3, Generator: flatGen{}}
-			w, err := savedir.OpenWriter(filepath.Join(b.TempDir(), "save"), savedir.Options{Store: cfg})
+			var written atomic.Int64
+			fsys := vfs.Counting(vfs.OS, func(n int64, write bool) {
+				if write {
+					written.Add(n)
+				}
+			})
+			cfg := chunkstore.Options{ChunkSize: chunk, TileSize: 32, PixelSize: 4, Seed: 3, Generator: flatGen{}, Encoding: chunkstore.EncodeDeltaFull}
+			w, err := savedir.OpenWriter(filepath.Join(b.TempDir(), "save"), savedir.Options{FS: fsys, Store: cfg})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer w.Close()
-			rng := rand.New(rand.NewPCG(1, 1))
-			snap := func(g int, xs []int32) *snapshot.Snapshot { return deltaSnap(rng, chunk, g, xs) }
-			save := func(j savedir.Job) *autosave.Result {
-				if !w.Submit(j) {
+			defaults := autosave.DefaultConfig()
+			rng := rand.New(rand.NewPCG(5, 5))
+			save := func(g int, xs []int32) {
+				if !w.Submit(savedir.Job{Snap: fullSnap(rng, chunk, g, xs), MaxBackups: defaults.MaxBackups}) {
 					b.Fatal("busy")
 				}
-				r := w.Wait()
-				if r.Err != nil {
-					b.Fatal(r.Err)
+				if r := w.WaitIdle(); r == nil || r.Err != nil {
+					b.Fatalf("save %d: %v", g, r)
 				}
-				return r
 			}
-			all := make([]int32, stored)
-			for i := range all {
-				all[i] = int32(i)
-			}
-			save(savedir.Job{Snap: snap(0, all), MaxBackups: 1, BackupCopyEvery: 1})
-			var saves, copies time.Duration
-			var copied int64
-			n := 0
+			// The world, 4,096 chunks a save.
 			g := 0
-			for b.Loop() {
+			for from := 0; from < stored; from += 4096 {
+				xs := make([]int32, 0, 4096)
+				for x := from; x < min(from+4096, stored); x++ {
+					xs = append(xs, int32(x))
+				}
 				g++
+				save(g, xs)
+			}
+			change := func() []int32 {
 				xs := make([]int32, 5)
 				for k := range xs {
 					xs[k] = int32(rng.IntN(stored))
 				}
-				r := save(savedir.Job{Snap: snap(g, xs), MaxBackups: 1, BackupCopyEvery: 1})
-				if r.BackupChunks == "" || r.BackupCopyErr != nil {
-					b.Fatalf("save %d: no copy of the store for the backup (%v)", g, r.BackupCopyErr)
-				}
-				saves += r.Duration - r.BackupCopyDuration // the save waited for the copy
-				copies += r.BackupCopyDuration
-				copied += r.BackupCopyBytes
-				n++
+				return xs
 			}
-			b.ReportMetric(float64(saves.Nanoseconds())/float64(n), "ns/save")
-			b.ReportMetric(float64(copies.Nanoseconds())/float64(n), "ns/copy")
-			b.ReportMetric(float64(copied)/float64(n), "copy-bytes")
-			b.ReportMetric(float64(copies)/float64(saves), "ratio-copy/save")
+			for range 3 { // the mirrors of the world are grown once, here
+				g++
+				save(g, change())
+			}
+			var total int64
+			var each []int64
+			for b.Loop() {
+				g++
+				written.Store(0)
+				save(g, change())
+				each = append(each, written.Load())
+				total += each[len(each)-1]
+			}
+			// The mean counts the compaction steps, which run when dead
+			// bytes pass 25% of the data files; the median is a save
+			// without one.
+			slices.Sort(each)
+			records := float64(5 * chunk * chunk * 4)
+			mean, median := float64(total)/float64(len(each)), float64(each[len(each)/2])
+			b.ReportMetric(mean, "bytes/save")
+			b.ReportMetric(mean/records, "bytes/record-byte")
+			b.ReportMetric(median, "median-bytes/save")
+			b.ReportMetric(median/records, "median-bytes/record-byte")
 		})
 	}
 }
 
-// deltaSnap is save g of the chunks at xs (row 0): each the generated
-// chunk with 2% of its pixels changed at random, so that it takes a Delta
+// fullSnap returns a snapshot of generation g with the chunks at xs (on
+// row 0) of random pixels: incompressible Full records.
+func fullSnap(rng *rand.Rand, chunk, g int, xs []int32) *snapshot.Snapshot {
+	s := &snapshot.Snapshot{World: []byte(fmt.Sprintf("world %d", g))}
+	for _, x := range xs {
+		pix := make([]uint32, chunk*chunk)
+		for i := range pix {
+			pix[i] = rng.Uint32() | 1
+		}
+		c := components.NewChunk(chunk, conv.Pixels(pix))
+		s.Chunks = append(s.Chunks, snapshot.Chunk{Pos: components.ChunkPos{X: x}, Buf: c.Share(), Version: uint64(g)})
+	}
+	return s
+}
+
 // record.
 func deltaSnap(rng *rand.Rand, chunk, g int, xs []int32) *snapshot.Snapshot {
 	s := &snapshot.Snapshot{World: []byte(fmt.Sprintf("world %d", g))}

@@ -213,27 +213,13 @@ func loadsAs(t *testing.T, dir string) (int, error) {
 // damaged copy of a store is made again or dropped, saying so. Afterwards
 // check is clean and the game loads the repaired save.
 func TestRepairKeepsWhatALoadKeeps(t *testing.T) {
-	const committed = 3
-	intact := freshWithCopies(t)
-	intactImg := render(t, intact)
-	intactContents, err := savetest.Read(intact)
-	must(t, err)
 	flip := func(rel string) func(string, *savetest.Layout) error {
 		return func(dir string, _ *savetest.Layout) error { return savetest.FlipMiddle(filepath.Join(dir, rel)) }
 	}
 	remove := func(rel string) func(string, *savetest.Layout) error {
 		return func(dir string, _ *savetest.Layout) error { return os.Remove(filepath.Join(dir, rel)) }
 	}
-	for _, tc := range []struct {
-		name  string
-		apply func(string, *savetest.Layout) error
-		// newer is what the repair keeps of the committed generation
-		// where the load takes an older one whole: "chunks" (the world
-		// file is damaged, the store intact) or "world" (the store and its
-		// copy are damaged, the world file intact).
-		newer string
-		says  string // what the repair's report says, when not empty
-	}{
+	for _, tc := range []repairCase{
 		{name: "deleted-store", apply: remove("chunks.pxsw")},
 		{name: "flipped-header-slots", apply: damageByName(t, "flipped-header-slots")},
 		{name: "flipped-page-table", apply: damageByName(t, "flipped-page-table")},
@@ -266,50 +252,151 @@ func TestRepairKeepsWhatALoadKeeps(t *testing.T) {
 			return flip("backups/chunks-3-data-1.pxsd")(dir, l)
 		}, newer: "world"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := freshWithCopies(t)
-			must(t, tc.apply(dir, layoutOf(t, dir)))
-			loaded := filepath.Join(t.TempDir(), "loaded")
-			must(t, savetest.CopyDir(dir, loaded))
-			wantScore, loadErr := loadsAs(t, loaded)
-			wantImg, wantContents := intactImg, intactContents
-			switch {
-			case loadErr != nil:
-				// The load refuses a directory that lost its manifest, and
-				// names repair: what was committed is the measure.
-				expect(t, strings.Contains(loadErr.Error(), "arksave repair"), "the load's error names no repair: %v", loadErr)
-				wantScore = committed
-			case tc.newer != "chunks":
-				wantImg = render(t, loaded)
-				wantContents, err = savetest.Read(loaded)
-				must(t, err)
-			}
-			if tc.newer == "world" {
-				wantScore = committed
-			}
+		t.Run(tc.name, func(t *testing.T) { repairKeepsWhatALoadKeeps(t, freshWithCopies, tc) })
+	}
+}
 
-			rep, err := savetool.Repair(dir, savetool.RepairOptions{})
+// Repair keeps what a load keeps in a save with mirrors, as the writer
+// makes it today: for every damage a load meets through the mirrors (a
+// lost or damaged data file, store file, players data), the repair
+// restores the file from its mirror and keeps the committed generation,
+// as the load does; a damaged mirror is made again from its file;
+// damage no mirror holds (the world file, the manifest) costs what it
+// costs a load. Afterwards check is clean and the game loads the save.
+func TestRepairKeepsWhatALoadKeepsWithMirrors(t *testing.T) {
+	fresh := func(t *testing.T) string { return savetest.FreshWithMirrors(t, base) }
+	flip := func(rel string) func(string, *savetest.Layout) error {
+		return func(dir string, _ *savetest.Layout) error { return savetest.FlipMiddle(filepath.Join(dir, rel)) }
+	}
+	remove := func(rel string) func(string, *savetest.Layout) error {
+		return func(dir string, _ *savetest.Layout) error { return os.Remove(filepath.Join(dir, rel)) }
+	}
+	for _, tc := range []repairCase{
+		{name: "deleted-store", apply: remove("chunks.pxsw"), says: "chunks.pxsw: restored from its mirror"},
+		{name: "flipped-page-table", apply: damageByName(t, "flipped-page-table"), says: "chunks-data-1.pxsd: restored from its mirror"},
+		{name: "flipped-full-record", apply: damageByName(t, "flipped-full-record"), says: "chunks-data-1.pxsd: restored from its mirror"},
+		{name: "flipped-body-record", apply: damageByName(t, "flipped-body-record"), says: "chunks-data-1.pxsd: restored from its mirror"},
+		{name: "truncated-store-record", apply: damageByName(t, "truncated-store-record"), says: "chunks-data-1.pxsd: restored from its mirror"},
+		{name: "deleted-data-file", apply: damageByName(t, "deleted-data-file"), says: "chunks-data-1.pxsd: restored from its mirror"},
+		{name: "deleted-players-data", apply: remove("players.pxpd"), says: "players.pxpd: restored from its mirror"},
+		{name: "flipped-players-index", apply: flip("players-3.pxpl"), says: "players-3.pxpl: restored from its mirror"},
+		{name: "flipped-world", apply: damageByName(t, "flipped-world"), newer: "chunks"},
+		{name: "deleted-manifest", apply: damageByName(t, "deleted-manifest")},
+		{name: "flipped-mirror", apply: flip("backups/mirror-chunks-data-1.pxsd"), says: "backups/mirror-chunks-data-1.pxsd is damaged: removed, and made again"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { repairKeepsWhatALoadKeeps(t, fresh, tc) })
+	}
+}
+
+// Check verifies the mirrors: a mirror that differs from its intact file,
+// or whose records do not check out, is named; a mirror shorter than its
+// file (the next commit grows it) is not damage.
+func TestCheckVerifiesMirrors(t *testing.T) {
+	r, err := savetool.Check(savetest.FreshWithMirrors(t, base), savetool.Options{})
+	must(t, err)
+	expect(t, r.OK() && r.Mirrors >= 4, "an intact save with mirrors: %v, %d mirrors checked", r.Problems, r.Mirrors)
+	expect(t, r.JSON("save").Mirrors == r.Mirrors, "check --json counts %d mirrors, want %d", r.JSON("save").Mirrors, r.Mirrors)
+	cut := func(rel string, keep int64) func(t *testing.T, dir string) {
+		return func(t *testing.T, dir string) {
+			p := filepath.Join(dir, rel)
+			st, err := os.Stat(p)
 			must(t, err)
-			expect(t, rep.After == nil || rep.After.OK(), "check after the repair: %v\nrepair: %+v", rep.After, rep)
-			got, err := savetest.Read(dir)
-			must(t, err)
-			if d := savetest.Diff(got, wantContents); d != "" {
-				t.Fatalf("the repaired save keeps less than a load: %s\nrepair: %+v", d, rep)
-			}
-			if d := savetest.Diff(wantContents, got); d != "" {
-				t.Fatalf("the repaired save holds what a load does not: %s\nrepair: %+v", d, rep)
-			}
-			expect(t, bytes.Equal(render(t, dir).Pix, wantImg.Pix), "the repaired save renders differently from what a load gives\nrepair: %+v", rep)
-			if tc.says != "" {
-				said := slices.ContainsFunc(append(rep.Notes, fmt.Sprint(rep.BackupsDropped)), func(n string) bool { return strings.Contains(n, tc.says) })
-				expect(t, said, "the repair does not say what became of %s: %+v", tc.says, rep)
-			}
+			must(t, os.Truncate(p, min(keep, st.Size()-1)))
+		}
+	}
+	for _, tc := range []struct {
+		name, file string
+		damage     func(t *testing.T, dir string)
+		ok         bool
+	}{
+		{"flipped data mirror", "backups/mirror-chunks-data-1.pxsd", func(t *testing.T, dir string) { flipMiddle(t, dir, "backups/mirror-chunks-data-1.pxsd") }, false},
+		{"flipped data mirror header", "backups/mirror-chunks-data-1.pxsd", func(t *testing.T, dir string) {
+			must(t, savetest.Flip(filepath.Join(dir, "backups/mirror-chunks-data-1.pxsd"), 20))
+		}, false},
+		{"flipped players mirror", "backups/mirror-players.pxpd", func(t *testing.T, dir string) { flipMiddle(t, dir, "backups/mirror-players.pxpd") }, false},
+		{"flipped players index mirror", "backups/mirror-players-3.pxpl", func(t *testing.T, dir string) { flipMiddle(t, dir, "backups/mirror-players-3.pxpl") }, false},
+		{"short data mirror", "", cut("backups/mirror-chunks-data-1.pxsd", 2000), true},
+		{"short players mirror", "", cut("backups/mirror-players.pxpd", 8), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := savetest.FreshWithMirrors(t, base)
+			tc.damage(t, dir)
 			r, err := savetool.Check(dir, savetool.Options{})
 			must(t, err)
-			expect(t, r.OK(), "check after the repair: %v", r.Problems)
-			score, err := loadsAs(t, dir)
-			must(t, err)
-			expect(t, score == wantScore, "the repaired save's ECS world scores %d, the load's %d", score, wantScore)
+			if tc.ok {
+				expect(t, r.OK(), "a mirror shorter than its file is reported: %v", r.Problems)
+				return
+			}
+			named := slices.ContainsFunc(r.Problems, func(p chunkstore.Problem) bool {
+				return p.File == tc.file && errors.Is(p.Err, autosave.ErrCorrupt)
+			})
+			expect(t, named, "check does not name %s as damaged: %v", tc.file, r.Problems)
 		})
 	}
+}
+
+// repairCase is a damage of TestRepairKeepsWhatALoadKeeps.
+type repairCase struct {
+	name  string
+	apply func(string, *savetest.Layout) error
+	// newer is what the repair keeps of the committed generation
+	// where the load takes an older one whole: "chunks" (the world
+	// file is damaged, the store intact) or "world" (the store and its
+	// copy are damaged, the world file intact).
+	newer string
+	says  string // what the repair's report says, when not empty
+}
+
+// repairKeepsWhatALoadKeeps damages a save that fresh makes as tc says,
+// loads a copy of it, repairs it, and checks that the repair keeps what
+// the load keeps (see TestRepairKeepsWhatALoadKeeps).
+func repairKeepsWhatALoadKeeps(t *testing.T, fresh func(*testing.T) string, tc repairCase) {
+	const committed = 3
+	intact := fresh(t)
+	intactImg := render(t, intact)
+	intactContents, err := savetest.Read(intact)
+	must(t, err)
+	dir := fresh(t)
+	must(t, tc.apply(dir, layoutOf(t, dir)))
+	loaded := filepath.Join(t.TempDir(), "loaded")
+	must(t, savetest.CopyDir(dir, loaded))
+	wantScore, loadErr := loadsAs(t, loaded)
+	wantImg, wantContents := intactImg, intactContents
+	switch {
+	case loadErr != nil:
+		// The load refuses a directory that lost its manifest, and
+		// names repair: what was committed is the measure.
+		expect(t, strings.Contains(loadErr.Error(), "arksave repair"), "the load's error names no repair: %v", loadErr)
+		wantScore = committed
+	case tc.newer != "chunks":
+		wantImg = render(t, loaded)
+		wantContents, err = savetest.Read(loaded)
+		must(t, err)
+	}
+	if tc.newer == "world" {
+		wantScore = committed
+	}
+
+	rep, err := savetool.Repair(dir, savetool.RepairOptions{})
+	must(t, err)
+	expect(t, rep.After == nil || rep.After.OK(), "check after the repair: %v\nrepair: %+v", rep.After, rep)
+	got, err := savetest.Read(dir)
+	must(t, err)
+	if d := savetest.Diff(got, wantContents); d != "" {
+		t.Fatalf("the repaired save keeps less than a load: %s\nrepair: %+v", d, rep)
+	}
+	if d := savetest.Diff(wantContents, got); d != "" {
+		t.Fatalf("the repaired save holds what a load does not: %s\nrepair: %+v", d, rep)
+	}
+	expect(t, bytes.Equal(render(t, dir).Pix, wantImg.Pix), "the repaired save renders differently from what a load gives\nrepair: %+v", rep)
+	if tc.says != "" {
+		said := slices.ContainsFunc(append(rep.Notes, fmt.Sprint(rep.BackupsDropped)), func(n string) bool { return strings.Contains(n, tc.says) })
+		expect(t, said, "the repair does not say what became of %s: %+v", tc.says, rep)
+	}
+	r, err := savetool.Check(dir, savetool.Options{})
+	must(t, err)
+	expect(t, r.OK(), "check after the repair: %v", r.Problems)
+	score, err := loadsAs(t, dir)
+	must(t, err)
+	expect(t, score == wantScore, "the repaired save's ECS world scores %d, the load's %d", score, wantScore)
 }

@@ -1,7 +1,6 @@
 package savetool
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
-	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/vfs"
@@ -28,9 +26,19 @@ type CheckReport struct {
 	Stores   int                  // chunk store generations checked
 	Worlds   int                  // world files checked
 	Players  int                  // players indexes checked (each with every record it names)
+	Mirrors  int                  // mirrors in backups/ checked (savedir.MirrorName)
 	// Types counts the chunk store entries of the current generation (or
 	// of the store file checked) by storage type.
 	Types map[chunkstore.StorageType]int
+	// Encrypted counts the encrypted PECS files (world files, players'
+	// records) checked without the key: their checksums as stored match,
+	// their content was not read. Not a problem.
+	Encrypted int
+	// WrongKey counts the encrypted files Options.Key does not open (intact
+	// as stored): the key is not this save's. Not damage either.
+	WrongKey int
+
+	cryptKey []byte // Options.Key
 }
 
 // OK reports whether no problem was found.
@@ -46,6 +54,9 @@ type CheckJSON struct {
 	Stores     int           `json:"store_generations_checked"`
 	Worlds     int           `json:"world_files_checked"`
 	Players    int           `json:"players_indexes_checked,omitempty"` // each with every record it names
+	Mirrors    int           `json:"mirrors_checked,omitempty"`         // the redundant copies in backups/
+	Encrypted  int           `json:"encrypted_not_read,omitempty"`      // encrypted files checked as stored, without the key
+	WrongKey   int           `json:"wrong_key,omitempty"`               // encrypted files the key given does not open
 	// Types counts the chunk store entries by storage type (CheckReport.Types).
 	Types map[string]int `json:"entries_by_type,omitempty"`
 }
@@ -61,7 +72,8 @@ type ProblemJSON struct {
 
 // JSON returns the report as JSON values, for the check of path.
 func (r *CheckReport) JSON(path string) CheckJSON {
-	out := CheckJSON{Path: path, OK: r.OK(), Problems: []ProblemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds, Players: r.Players}
+	out := CheckJSON{Path: path, OK: r.OK(), Problems: []ProblemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds, Players: r.Players, Mirrors: r.Mirrors,
+		Encrypted: r.Encrypted, WrongKey: r.WrongKey}
 	for t, n := range r.Types {
 		if out.Types == nil {
 			out.Types = map[string]int{}
@@ -129,9 +141,9 @@ func Check(path string, o Options) (*CheckReport, error) {
 		}
 		t.begin("checking "+filepath.Base(path), checkEstimate(fsys, path))
 		defer t.end()
-		return checkDir(fsys, path), nil
+		return checkDirKey(fsys, path, o.Key), nil
 	}
-	r := &CheckReport{}
+	r := &CheckReport{cryptKey: o.Key}
 	name := filepath.Base(path)
 	t.begin("checking "+name, 2*st.Size())
 	defer t.end()
@@ -140,7 +152,7 @@ func Check(path string, o Options) (*CheckReport, error) {
 		r.Worlds++
 		data, err := vfs.ReadFile(fsys, path)
 		if err == nil {
-			_, err = pecs.ReadInfo(bytes.NewReader(data))
+			err = r.readInfo(data)
 		}
 		if err != nil {
 			r.add(name, -1, err)
@@ -179,11 +191,14 @@ func Check(path string, o Options) (*CheckReport, error) {
 const consistentTries = 8
 
 // checkDir checks a save directory until two checks in a row agree.
-func checkDir(fsys vfs.FS, dir string) *CheckReport {
+func checkDir(fsys vfs.FS, dir string) *CheckReport { return checkDirKey(fsys, dir, nil) }
+
+// checkDirKey is checkDir with the save's key (nil: none).
+func checkDirKey(fsys vfs.FS, dir string, cryptKey []byte) *CheckReport {
 	var last *CheckReport
 	var lastKey string
 	for range consistentTries {
-		r, d := checkOnce(fsys, dir)
+		r, d := checkOnce(fsys, dir, cryptKey)
 		if r.OK() || d == nil {
 			return r
 		}
@@ -212,8 +227,8 @@ func (r *CheckReport) key() string {
 
 // checkOnce checks the directory once; the Dir is nil when it cannot be
 // opened.
-func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *savedir.Dir) {
-	r := &CheckReport{}
+func checkOnce(fsys vfs.FS, dir string, cryptKey []byte) (*CheckReport, *savedir.Dir) {
+	r := &CheckReport{cryptKey: cryptKey}
 	d, err := savedir.OpenDirReadOnly(fsys, dir)
 	if err != nil {
 		r.add(".", -1, err)
@@ -232,6 +247,7 @@ func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *savedir.Dir) {
 		checkCopy(r, d, m, checked)
 		checkPlayersCopy(r, d, m, checked)
 	}
+	checkMirrors(r, d)
 	r.Problems = append(r.Problems, d.DamagedBackups()...)
 	if r.Manifest == nil {
 		err := d.ManifestErr()
@@ -250,7 +266,7 @@ func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *savedir.Dir) {
 			r.Worlds++
 			data, err := readNamed(d, name)
 			if err == nil {
-				_, err = pecs.ReadInfo(bytes.NewReader(data))
+				err = r.readInfo(data)
 			}
 			if err != nil {
 				r.add(name, -1, err)
@@ -272,6 +288,20 @@ func checkOnce(fsys vfs.FS, dir string) (*CheckReport, *savedir.Dir) {
 	}
 	r.Problems = kept
 	return r, d
+}
+
+// checkMirrors verifies the mirrors in backups/ (savedir.MirrorName): the
+// records each holds and, for a file no problem names yet, that the mirror
+// holds its bytes. A mirror shorter than its file is the next commit's to
+// grow, not damage.
+func checkMirrors(r *CheckReport, d *savedir.Dir) {
+	damaged := map[string]bool{}
+	for _, p := range r.Problems {
+		damaged[p.File] = true
+	}
+	n, probs := d.CheckMirrors(func(name string) bool { return damaged[name] })
+	r.Mirrors += n
+	r.Problems = append(r.Problems, probs...)
 }
 
 // readRef reads the file a manifest names and verifies its size and
@@ -336,7 +366,7 @@ func checkGeneration(r *CheckReport, d *savedir.Dir, m *savedir.Manifest, checke
 	world, err := readRef(d, m.World)
 	if err != nil {
 		r.add(m.World.Name, -1, err)
-	} else if _, err := pecs.ReadInfo(bytes.NewReader(world)); err != nil {
+	} else if err := r.readInfo(world); err != nil {
 		r.add(m.World.Name, -1, err)
 	}
 	checkPlayers(r, d, m, checked)
@@ -388,7 +418,7 @@ func checkSections(r *CheckReport, s *chunkstore.Store, m *savedir.Manifest) {
 			return true // Check reported the block
 		}
 		for i, sec := range blk.Sections {
-			if _, err := pecs.ReadInfo(bytes.NewReader(sec)); err != nil {
+			if err := r.readInfo(sec); err != nil {
 				pos, key := e.Pos, e.Key
 				r.Problems = append(r.Problems, chunkstore.Problem{File: m.Chunks.Name, Section: chunkstore.SectionBodies, Offset: e.Handle.Offset, Pos: &pos, Key: &key,
 					Err: fmt.Errorf("generation %d: entity section %d: %w", m.Generation, i, err)})
@@ -422,7 +452,7 @@ func checkPlayerRecords(r *CheckReport, d *savedir.Dir, p *savedir.Players, what
 	for _, e := range p.Entries {
 		sec, err := d.ReadPlayer(p, e.ID)
 		if err == nil {
-			_, err = pecs.ReadInfo(bytes.NewReader(sec))
+			err = r.readInfo(sec)
 		}
 		if err != nil {
 			r.add(p.Ref.Data, e.Offset, fmt.Errorf("%s: player %q: %w", what, e.ID, err))

@@ -20,11 +20,11 @@ import (
 	"github.com/arksave/arksave/snapshot"
 )
 
-// A repair of a damaged store reads the chunks from the copy of the
-// committed generation's store that the writer made for its backup, when
-// that copy is intact, as a load does: every chunk and body set as
-// committed, none lost, and the report says where the chunks came from.
-func TestRepairTakesTheGenerationsCopy(t *testing.T) {
+// A repair of a damaged data file restores it from its mirror when the
+// generation reads intact with the mirror in its place, as a load does:
+// every chunk and body set as committed, none lost, the generation kept,
+// and the report says what was restored.
+func TestRepairRestoresFromMirror(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "save")
 	cfg := chunkstore.Options{ChunkSize: 16, TileSize: 8, PixelSize: 4, Seed: 3}
 	w, err := savedir.OpenWriter(dir, savedir.Options{Store: cfg})
@@ -46,25 +46,28 @@ func TestRepairTakesTheGenerationsCopy(t *testing.T) {
 			snap.Entities = []snapshot.EntitySet{{Pos: pos, Version: 1, Bodies: []components.PixelBody{{
 				ID: 9, Width: 1, Height: 1, Pixels: []components.Pixel{components.MakePixel(4, 0, 0, components.FlagPixelBody)}, Shape: []bool{true}}}}}
 		}
-		expect(t, w.Submit(savedir.Job{Snap: snap, MaxBackups: 1, BackupCopyEvery: 1}), "busy")
+		expect(t, w.Submit(savedir.Job{Snap: snap, MaxBackups: 1}), "busy")
 		must(t, w.Wait().Err)
 	}
-	must(t, w.Close()) // the copy of generation 2's store is made
+	must(t, w.Close()) // the mirrors of generation 2's files are grown
 	d, err := savedir.OpenDirReadOnly(nil, dir)
 	must(t, err)
-	expect(t, d.PendingCopy() != nil && d.PendingCopy().Name == savedir.CopiedChunksName(2), "no copy of generation 2: %v", d.PendingCopy())
 
 	// The newest data file loses its second half: generation 2's records.
 	m := d.Manifest()
-	newest := filepath.Join(dir, m.Chunks.Data[len(m.Chunks.Data)-1])
+	name := m.Chunks.Data[len(m.Chunks.Data)-1]
+	newest := filepath.Join(dir, name)
 	st, err := os.Stat(newest)
 	must(t, err)
 	must(t, os.Truncate(newest, st.Size()/2))
 
+	dry, err := savetool.Repair(dir, savetool.RepairOptions{DryRun: true})
+	must(t, err)
+	expect(t, slices.Contains(dry.Notes, name+": would be restored from its mirror "+savedir.MirrorName(name)), "dry run: notes %v", dry.Notes)
 	rep, err := savetool.Repair(dir, savetool.RepairOptions{})
 	must(t, err)
-	expect(t, rep.Store.File == savedir.CopiedChunksName(2) && strings.Contains(rep.Store.How, "the copy of generation 2's store"),
-		"the chunks come from %s through %s", rep.Store.File, rep.Store.How)
+	expect(t, slices.Contains(rep.Notes, name+": restored from its mirror "+savedir.MirrorName(name)) && strings.Contains(rep.Manifest, "kept: generation 2"),
+		"repair: %s; notes %v", rep.Manifest, rep.Notes)
 	expect(t, len(rep.Reverted)+len(rep.Dropped) == 0, "repair: reverted %v, dropped %v", rep.Reverted, rep.Dropped)
 
 	d, err = savedir.OpenDirReadOnly(nil, dir)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
@@ -49,6 +51,9 @@ type DiffReport struct {
 	// Damaged lists what did not read in either generation: such an item
 	// is reported here, never as a change.
 	Damaged []DiffDamage `json:"damaged"`
+	// WorldEncrypted says the world files are encrypted and were not
+	// compared: Options.Key was not given. Not damage.
+	WorldEncrypted bool `json:"world_encrypted,omitempty"`
 }
 
 // IsEmpty reports whether the two generations read the same: no change
@@ -85,11 +90,30 @@ type ChunkChange struct {
 
 // DiffPos is a chunk position in a diff.
 type DiffPos struct {
-	X int32 `json:"x"`
-	Y int32 `json:"y"`
+	X   int32   `json:"x"`
+	Y   int32   `json:"y"`
+	Key []int32 `json:"key,omitempty"` // every axis, for a store of 3 or 4 axes
 }
 
-func (p DiffPos) String() string { return fmt.Sprintf("(%d, %d)", p.X, p.Y) }
+func (p DiffPos) String() string {
+	if p.Key != nil {
+		return KeyText(p.Key)
+	}
+	return fmt.Sprintf("(%d, %d)", p.X, p.Y)
+}
+
+// Equal reports whether p and q name the same chunk.
+func (p DiffPos) Equal(q DiffPos) bool { return p.X == q.X && p.Y == q.Y && slices.Equal(p.Key, q.Key) }
+
+// KeyText writes a chunk key's axes as chunk positions are written:
+// "(x, y, z, w)".
+func KeyText(axes []int32) string {
+	parts := make([]string, len(axes))
+	for i, a := range axes {
+		parts[i] = strconv.Itoa(int(a))
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
 
 // BodyChange is one pixel body that differs between the generations.
 type BodyChange struct {
@@ -184,7 +208,7 @@ func Diff(dir string, a, b uint64, o Options) (*DiffReport, error) {
 			return err
 		}
 		diffPlayers(d, ma, mb, rep)
-		diffWorld(d, ma, mb, rep)
+		diffWorld(d, ma, mb, rep, o.Key)
 		if len(rep.Damaged) > 0 && d.Stale() {
 			return errMovedOn // read again: a commit moved a file under the reader
 		}

@@ -321,4 +321,4 @@ func diffComponents(a, b map[string][]byte) []string {
 // which a leading space keeps apart from type names.
 func trimName(n string) string { return strings.TrimPrefix(n, " ") }
 
-func diffPos(k chunkstore.Key) *DiffPos { return &DiffPos{X: k.Pos().X, Y: k.Pos().Y} }
+func diffPos(k chunkstore.Key) *DiffPos { return &DiffPos{X: k.Pos().X, Y: k.Pos().Y, Key: axesOf(k)} }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -65,7 +66,11 @@ type worldDoc struct {
 
 // readWorldDoc reads a world file's bytes through its JSON export,
 // without the game's types.
-func readWorldDoc(m *savedir.Manifest, data []byte) (*worldDoc, error) {
+func readWorldDoc(m *savedir.Manifest, data, key []byte) (*worldDoc, error) {
+	data, err := plainPECS(data, key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.World.Name, err)
+	}
 	var js bytes.Buffer
 	if err := archetype.ExportJSON(&js, bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.World.Name, err)
@@ -107,7 +112,7 @@ func (w *worldDoc) entities() map[[2]uint32]map[string][]byte {
 // and CRC-32C in the manifests do not tell them apart: a world file ends
 // with the CRC-32C of what precedes it, and the CRC-32C of any such file
 // is the same.)
-func diffWorld(d *savedir.Dir, ma, mb *savedir.Manifest, rep *DiffReport) {
+func diffWorld(d *savedir.Dir, ma, mb *savedir.Manifest, rep *DiffReport, key []byte) {
 	da, errA := d.ReadWorld(ma)
 	db, errB := d.ReadWorld(mb)
 	if errA == nil && errB == nil && bytes.Equal(da, db) {
@@ -115,10 +120,14 @@ func diffWorld(d *savedir.Dir, ma, mb *savedir.Manifest, rep *DiffReport) {
 	}
 	var wa, wb *worldDoc
 	if errA == nil {
-		wa, errA = readWorldDoc(ma, da)
+		wa, errA = readWorldDoc(ma, da, key)
 	}
 	if errB == nil {
-		wb, errB = readWorldDoc(mb, db)
+		wb, errB = readWorldDoc(mb, db, key)
+	}
+	if errors.Is(errA, archetype.ErrEncrypted) || errors.Is(errB, archetype.ErrEncrypted) {
+		rep.WorldEncrypted = true
+		return
 	}
 	if badA, badB := rep.damage(ma.Generation, "world file", errA), rep.damage(mb.Generation, "world file", errB); badA || badB {
 		return

@@ -421,5 +421,5 @@ func ExampleCheckReport_JSON() {
 	out, _ := json.Marshal(r.JSON("save"))
 	fmt.Println(string(out))
 	// Output:
-	// {"path":"save","ok":true,"generation":3,"problems":[],"backups_checked":2,"store_generations_checked":4,"world_files_checked":3,"entries_by_type":{"bodies":1,"empty":1,"full":2}}
+	// {"path":"save","ok":true,"generation":3,"problems":[],"backups_checked":2,"store_generations_checked":3,"world_files_checked":3,"mirrors_checked":2,"entries_by_type":{"bodies":1,"empty":1,"full":2}}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
@@ -17,19 +18,25 @@ import (
 // data: every stored chunk and body set, with the store's constants,
 // without pixels. ExportJSON writes it as "chunks".
 type StoredChunks struct {
-	Store            string       `json:"store"`
-	Generation       uint64       `json:"generation"`
-	ChunkSize        uint16       `json:"chunk_size"`
-	TileSize         uint16       `json:"tile_size"`
-	Seed             uint64       `json:"seed"`
-	GeneratorVersion uint32       `json:"generator_version"`
-	Chunks           []ChunkEntry `json:"chunks"` // in page-table order: by y, then x
+	Store            string `json:"store"`
+	Generation       uint64 `json:"generation"`
+	ChunkSize        uint16 `json:"chunk_size"`
+	TileSize         uint16 `json:"tile_size"`
+	Seed             uint64 `json:"seed"`
+	GeneratorVersion uint32 `json:"generator_version"`
+	// Axes is the number of axes of the store's chunk keys: 2 (x, y), 3
+	// (x, y, z) or 4 (x, y, z, w).
+	Axes   int          `json:"axes"`
+	Chunks []ChunkEntry `json:"chunks"` // in page-table order: by y, then x (by w, z, y, x with 4 axes)
 }
 
 // ChunkEntry is one stored chunk, with its bodies.
 type ChunkEntry struct {
-	X          int32       `json:"x"`
-	Y          int32       `json:"y"`
+	X int32 `json:"x"`
+	Y int32 `json:"y"`
+	// Key is the chunk's whole key, x, y, z (, w), in a store of 3 or 4
+	// axes; a store of 2 has X and Y alone.
+	Key        []int32     `json:"key,omitempty"`
 	Type       string      `json:"type"`             // "empty", "delta", "full", "palette"; "none" when only bodies are stored
 	Offset     int64       `json:"offset,omitempty"` // of its record in the store file
 	Length     uint32      `json:"length,omitempty"` // of its record, header included
@@ -79,32 +86,32 @@ func NewBodyEntry(b *chunkstore.Body) BodyEntry {
 func StoredChunksOf(s *chunkstore.Store, name string) *StoredChunks {
 	cfg := s.Options()
 	ix := &StoredChunks{Store: name, Generation: s.Generation(), ChunkSize: cfg.ChunkSize, TileSize: cfg.TileSize,
-		Seed: cfg.Seed, GeneratorVersion: s.GeneratorVersion(), Chunks: []ChunkEntry{}}
+		Seed: cfg.Seed, GeneratorVersion: s.GeneratorVersion(), Axes: cfg.Axes, Chunks: []ChunkEntry{}}
 	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 		if e.Type == chunkstore.BodyBlock {
 			n := len(ix.Chunks)
-			if n == 0 || ix.Chunks[n-1].X != e.Pos.X || ix.Chunks[n-1].Y != e.Pos.Y {
-				ix.Chunks = append(ix.Chunks, ChunkEntry{X: e.Pos.X, Y: e.Pos.Y, Type: "none"})
+			if n == 0 || !slices.Equal(ix.Chunks[n-1].key(), entryKey(e.Key)) {
+				ix.Chunks = append(ix.Chunks, ChunkEntry{X: e.Pos.X, Y: e.Pos.Y, Key: axesOf(e.Key), Type: "none"})
 				n++
 			}
 			c := &ix.Chunks[n-1]
-			bodies, err := s.Bodies(e.Pos)
+			blk, err := s.EntitiesKey(e.Key)
 			if err != nil {
 				c.Error = err.Error()
 			}
-			for i := range bodies {
-				c.Bodies = append(c.Bodies, NewBodyEntry(&bodies[i]))
+			for i := range blk.Bodies {
+				c.Bodies = append(c.Bodies, NewBodyEntry(&blk.Bodies[i]))
 			}
 			return true
 		}
-		c := ChunkEntry{X: e.Pos.X, Y: e.Pos.Y, Type: e.Type.String(), Offset: e.Handle.Offset, Length: e.Handle.Length}
+		c := ChunkEntry{X: e.Pos.X, Y: e.Pos.Y, Key: axesOf(e.Key), Type: e.Type.String(), Offset: e.Handle.Offset, Length: e.Handle.Length}
 		if !e.Handle.IsZero() {
 			if ri, err := storetool.Tool.RecordInfo(s, e.Handle); err != nil {
 				c.Error = err.Error()
 			} else {
 				c.Stored, c.Raw, c.Compressed, c.Extra = ri.Stored, ri.Raw, ri.Compressed, ri.Extra
 				if e.Type == chunkstore.Delta || e.Type == chunkstore.Palette {
-					if raw, _, err := storetool.Tool.ReadRaw(s, e.Pos); err == nil {
+					if raw, _, err := storetool.Tool.ReadRawKey(s, e.Key); err == nil {
 						c.Changed, c.Palette = len(raw.Delta), len(raw.Palette)
 					} else {
 						c.Error = err.Error()
@@ -116,6 +123,32 @@ func StoredChunksOf(s *chunkstore.Store, name string) *StoredChunks {
 		return true
 	})
 	return ix
+}
+
+// axesOf returns the axes of k for ChunkEntry.Key: nil for a key of 2
+// axes, which X and Y name.
+func axesOf(k chunkstore.Key) []int32 {
+	if k.Axes() <= 2 {
+		return nil
+	}
+	return entryKey(k)
+}
+
+// entryKey returns every axis of k.
+func entryKey(k chunkstore.Key) []int32 {
+	a := make([]int32, k.Axes())
+	for i := range a {
+		a[i] = k.Axis(i)
+	}
+	return a
+}
+
+// key returns every axis of the entry's chunk key.
+func (c *ChunkEntry) key() []int32 {
+	if c.Key != nil {
+		return c.Key
+	}
+	return []int32{c.X, c.Y}
 }
 
 // ExportJSON writes a generation of the save directory at dir (0: the
@@ -140,6 +173,9 @@ func ExportJSON(w io.Writer, dir string, gen uint64, o Options) error {
 		var err error
 		if world, err = d.ReadWorld(m); err != nil {
 			return err
+		}
+		if world, err = plainPECS(world, o.Key); err != nil {
+			return fmt.Errorf("%s: %w", m.World.Name, err)
 		}
 		s, storeErr = openGeneration(d, m, *inspectOptions(fsys))
 		if storeErr != nil && !d.Stale() {

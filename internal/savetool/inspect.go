@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/pecs"
@@ -34,6 +35,9 @@ type DirInfo struct {
 	World      *pecs.Info `json:"-"`
 	WorldFile  string     `json:"world_file,omitempty"`
 	WorldError string     `json:"world_error,omitempty"`
+	// WorldEncrypted says the world file is encrypted and was read without
+	// the key (Options.Key): intact as stored, its content not read.
+	WorldEncrypted bool `json:"world_encrypted,omitempty"`
 	// Players lists the players the committed generation holds, with the
 	// files that hold them; PlayersError says why they could not be read.
 	Players      []string `json:"players,omitempty"`
@@ -134,7 +138,7 @@ func InspectDir(dir string, o Options) (*DirInfo, error) {
 	}
 	var info *DirInfo
 	err := savedir.ReadConsistent(fsys, dir, func(d *savedir.Dir) error {
-		info = inspectDir(fsys, dir, d)
+		info = inspectDir(fsys, dir, d, o.Key)
 		if info.failed() {
 			return errInspect
 		}
@@ -163,7 +167,7 @@ func (info *DirInfo) failed() bool {
 	return false
 }
 
-func inspectDir(fsys vfs.FS, dir string, d *savedir.Dir) *DirInfo {
+func inspectDir(fsys vfs.FS, dir string, d *savedir.Dir, key []byte) *DirInfo {
 	info := &DirInfo{Path: dir, Bytes: dirBytes(fsys, dir), Generations: []GenerationInfo{}, Stores: []StoreInfo{}}
 	gens := d.Backups()
 	if m := d.Manifest(); m != nil {
@@ -225,7 +229,10 @@ func inspectDir(fsys vfs.FS, dir string, d *savedir.Dir) *DirInfo {
 			info.WorldError = info.note(err)
 		}
 		if data != nil {
-			wi, err := pecs.ReadInfo(bytes.NewReader(data))
+			wi, err := ReadPECSInfo(data, key)
+			if errors.Is(err, archetype.ErrEncrypted) {
+				info.WorldEncrypted, err = true, nil
+			}
 			info.World = wi
 			if err != nil && info.WorldError == "" {
 				info.WorldError = err.Error()

@@ -21,6 +21,10 @@ type Options struct {
 	// stage it is in and how far, in bytes or chunks. Calls come from the
 	// calling goroutine and the store's, often: keep it cheap.
 	Progress func(Progress)
+	// Key is the save's key (Plugin.Key, archetype.Key): encrypted world
+	// files and players' records are decrypted with it. Without it they
+	// are checked as stored (their checksums), and their content is not.
+	Key []byte
 }
 
 // Progress is how far a long operation is.

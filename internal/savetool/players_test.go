@@ -76,12 +76,12 @@ func loadPlayer(t *testing.T, dir, id string) (int, error) {
 }
 
 // Check reads the players a generation names, every record; a damaged
-// record is found, and repair takes that player from the copy of the
-// players made for the generation's backup, or, with no copy holding it
-// intact, drops that player and keeps the others.
+// record is found, and repair restores the players data from its mirror,
+// or, with no mirror holding it intact, drops that player and keeps the
+// others.
 func TestCheckAndRepairPlayers(t *testing.T) {
 	for _, copies := range []bool{true, false} {
-		t.Run(map[bool]string{true: "with copies", false: "without copies"}[copies], func(t *testing.T) {
+		t.Run(map[bool]string{true: "with mirrors", false: "without mirrors"}[copies], func(t *testing.T) {
 			dir := playerSave(t)
 			r, err := savetool.Check(dir, savetool.Options{})
 			must(t, err)
@@ -96,9 +96,9 @@ func TestCheckAndRepairPlayers(t *testing.T) {
 			expect(t, ok, "bob is not in the index")
 			must(t, savetest.Flip(filepath.Join(dir, m.Players.Data), bob.Offset+int64(bob.Length)/2))
 			if !copies {
-				copied, err := filepath.Glob(filepath.Join(dir, savedir.BackupDir, "players-*"))
+				copied, err := filepath.Glob(filepath.Join(dir, savedir.BackupDir, "mirror-players*"))
 				must(t, err)
-				expect(t, len(copied) > 0, "no players copy in backups/")
+				expect(t, len(copied) == 2, "the players mirrors in backups/: %v", copied)
 				for _, c := range copied {
 					must(t, os.Remove(c))
 				}
@@ -122,7 +122,7 @@ func TestCheckAndRepairPlayers(t *testing.T) {
 			expect(t, gold == 1, "ada's gold %d", gold)
 			notes := strings.Join(rep.Notes, "\n")
 			if copies {
-				expect(t, strings.Contains(notes, `player "bob": taken from the copy of generation 2's players`), "notes: %v", rep.Notes)
+				expect(t, strings.Contains(notes, m.Players.Data+": restored from its mirror "+savedir.MirrorName(m.Players.Data)), "notes: %v", rep.Notes)
 				gold, err = loadPlayer(t, dir, "bob")
 				must(t, err)
 				expect(t, gold == 2, "bob's gold %d", gold)

@@ -44,6 +44,11 @@ type RenderOptions struct {
 	// whatever the store holds for them: those a store opened with
 	// chunkstore's Repair lost with their records.
 	Damaged func(chunkstore.Pos) bool
+	// At chooses the 2-D slice a store of 3 or 4 axes draws: the z (At[0])
+	// and w (At[1]) of the chunks drawn; zero draws the slice at 0. A value
+	// for an axis the store does not have is an error matching
+	// chunkstore.ErrAxes.
+	At [2]int32
 }
 
 // RenderStats says what [RenderDir] or [RenderStore] drew.
@@ -94,37 +99,31 @@ func RenderDir(dir string, o RenderOptions) (*image.RGBA, *RenderStats, error) {
 	return RenderStore(s, o)
 }
 
-// RenderStore draws the chunks of an open store of 2 axes (it refuses one
-// of 3 or 4 with an error matching chunkstore.ErrAxes); see [RenderOptions]. The
-// store may be opened for inspection (read-only, without a generator):
-// RenderStore applies Delta chunks to o.Generator itself.
+// RenderStore draws the chunks of an open store; of a store of 3 or 4
+// axes, the 2-D slice at o.At; see [RenderOptions]. The store may be
+// opened for inspection (read-only, without a generator): RenderStore
+// applies Delta chunks to o.Generator itself.
 func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStats, error) {
-	if n := s.Options().Axes; n != 2 {
-		return nil, nil, fmt.Errorf("render: %w: the store's chunk keys have %d axes; render draws stores of 2 axes (x, y) only (inspect and check read any)", chunkstore.ErrAxes, n)
+	sl, err := newSlice(s.Options().Axes, o.At)
+	if err != nil {
+		return nil, nil, err
 	}
 	t, _ := newTracker(o.Options)
 	cfg := s.Options()
 	size := int(cfg.ChunkSize)
 	st := &RenderStats{}
-	stored := map[chunkstore.Pos]chunkstore.StorageType{}
-	bodies := map[chunkstore.Pos]bool{}
-	var bounds image.Rectangle
+	var ix sliceIndex
 	region := o.Region.Canon()
 	// The index is listed only for what needs it: the bounds, the grid's
 	// frames, the body blocks. A tile of a map needs none of them.
 	if region.Empty() || o.Grid || !o.NoBodies {
-		s.Entries(func(e chunkstore.Entry) bool {
-			if e.Type == chunkstore.BodyBlock {
-				bodies[e.Pos] = true
-			} else {
-				stored[e.Pos] = e.Type
-			}
-			r := image.Rect(int(e.Pos.X)*size, int(e.Pos.Y)*size, int(e.Pos.X+1)*size, int(e.Pos.Y+1)*size)
-			bounds = bounds.Union(r)
-			return true
-		})
+		ix = sl.index(s, size)
 	}
+	stored, bodies, bounds := ix.stored, ix.bodies, ix.bounds
 	if region.Empty() {
+		if bounds.Empty() && sl.axes > 2 {
+			return nil, nil, fmt.Errorf("%w (none in the slice at z=%d, w=%d of its %d axes: give another --at)", ErrNothingToRender, sl.at[0], sl.at[1], sl.axes)
+		}
 		if bounds.Empty() {
 			return nil, nil, ErrNothingToRender
 		}
@@ -168,7 +167,7 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 			if o.Damaged != nil && o.Damaged(pos) {
 				st.Damaged++
 			} else {
-				kind = chunkPixels(s, pos, o.Generator, pix, st)
+				kind = chunkPixels(s, sl.key(pos), o.Generator, pix, st)
 			}
 			if kind == drawDamaged {
 				damaged[pos] = true
@@ -180,13 +179,13 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 	}
 	if !o.NoBodies {
 		for pos := range bodies {
-			bs, err := s.Bodies(pos)
+			blk, err := s.EntitiesKey(sl.key(pos))
 			if err != nil {
 				st.Warnings = append(st.Warnings, err.Error())
 				continue
 			}
-			for i := range bs {
-				if DrawBody(img, region, scale, &bs[i], pal) {
+			for i := range blk.Bodies {
+				if DrawBody(img, region, scale, &blk.Bodies[i], pal) {
 					st.Bodies++
 				}
 			}
@@ -224,9 +223,97 @@ const (
 	drawDamaged                  // hatched red: the record does not read
 )
 
-// chunkPixels fills pix with the chunk at pos, as stored or generated.
-func chunkPixels(s *chunkstore.Store, pos chunkstore.Pos, gen chunkstore.Generator, pix []uint32, st *RenderStats) drawKind {
-	raw, ok, err := storetool.Tool.ReadRaw(s, pos)
+// slice is the 2-D slice of a store's keys a render draws: the chunks of
+// its axes whose z and w are at.
+type slice struct {
+	axes int
+	at   [2]int32
+}
+
+// newSlice returns the slice at of a store of n axes, or an error matching
+// chunkstore.ErrAxes when at gives a value for an axis the store lacks.
+func newSlice(n int, at [2]int32) (slice, error) {
+	if err := CheckSlice(n, at); err != nil {
+		return slice{}, fmt.Errorf("render: %w", err)
+	}
+	return slice{axes: n, at: at}, nil
+}
+
+// CheckSlice returns an error matching chunkstore.ErrAxes when at, the z
+// and w of a 2-D slice of a store whose chunk keys have n axes (see
+// RenderOptions.At), gives a value for an axis the store does not have.
+func CheckSlice(n int, at [2]int32) error {
+	names := [2]string{"z", "w"}
+	for i := max(n-2, 0); i < len(at); i++ {
+		if at[i] != 0 {
+			return fmt.Errorf("%w: %s=%d, but the store's chunk keys have %d axes (%s): give only the axes it has",
+				chunkstore.ErrAxes, names[i], at[i], n, []string{"", "", "x, y", "x, y, z", "x, y, z, w"}[min(max(n, 0), 4)])
+		}
+	}
+	return nil
+}
+
+// SliceKey returns the key, of a store whose chunk keys have n axes, of
+// the chunk at pos in the 2-D slice at (RenderOptions.At).
+func SliceKey(n int, pos chunkstore.Pos, at [2]int32) chunkstore.Key {
+	switch n {
+	case 3:
+		return chunkstore.Key3(pos.X, pos.Y, at[0])
+	case 4:
+		return chunkstore.Key4(pos.X, pos.Y, at[0], at[1])
+	}
+	return pos.Key()
+}
+
+// key returns the key of the chunk at pos in the slice.
+func (sl slice) key(pos chunkstore.Pos) chunkstore.Key { return SliceKey(sl.axes, pos, sl.at) }
+
+// sliceIndex is what a store holds in a slice: the stored chunks' types
+// and the chunks with a body block by position, and their bounds in world
+// pixels.
+type sliceIndex struct {
+	stored map[chunkstore.Pos]chunkstore.StorageType
+	bodies map[chunkstore.Pos]bool
+	bounds image.Rectangle
+}
+
+// index lists what s holds in the slice; size is the chunks' edge.
+func (sl slice) index(s *chunkstore.Store, size int) sliceIndex {
+	ix := sliceIndex{stored: map[chunkstore.Pos]chunkstore.StorageType{}, bodies: map[chunkstore.Pos]bool{}}
+	s.Entries(func(e chunkstore.Entry) bool {
+		if !sl.holds(e.Key) {
+			return true
+		}
+		if e.Type == chunkstore.BodyBlock {
+			ix.bodies[e.Pos] = true
+		} else {
+			ix.stored[e.Pos] = e.Type
+		}
+		r := image.Rect(int(e.Pos.X)*size, int(e.Pos.Y)*size, int(e.Pos.X+1)*size, int(e.Pos.Y+1)*size)
+		ix.bounds = ix.bounds.Union(r)
+		return true
+	})
+	return ix
+}
+
+// holds reports whether k lies in the slice.
+func (sl slice) holds(k chunkstore.Key) bool {
+	return sl.key(k.Pos()) == k
+}
+
+// generate fills pix with the chunk gen generates at k: through
+// GenerateKey for a key of 3 or 4 axes.
+func generate(gen chunkstore.Generator, k chunkstore.Key, seed uint64, pix []uint32) {
+	if kg, ok := gen.(chunkstore.KeyGenerator); ok && k.Axes() > 2 {
+		kg.GenerateKey(k, seed, pix)
+		return
+	}
+	gen.Generate(k.Axis(0), k.Axis(1), seed, pix)
+}
+
+// chunkPixels fills pix with the chunk at k, as stored or generated.
+func chunkPixels(s *chunkstore.Store, k chunkstore.Key, gen chunkstore.Generator, pix []uint32, st *RenderStats) drawKind {
+	raw, ok, err := storetool.Tool.ReadRawKey(s, k)
 	switch {
 	case err != nil:
 		st.Damaged++
@@ -236,7 +323,7 @@ func chunkPixels(s *chunkstore.Store, pos chunkstore.Pos, gen chunkstore.Generat
 		return drawUnstored
 	case !ok:
 		st.Generated++
-		gen.Generate(pos.X, pos.Y, s.Options().Seed, pix)
+		generate(gen, k, s.Options().Seed, pix)
 	case raw.Type == chunkstore.Empty:
 		st.Empty++
 		clear(pix)
@@ -249,7 +336,7 @@ func chunkPixels(s *chunkstore.Store, pos chunkstore.Pos, gen chunkstore.Generat
 	default:
 		st.Delta++
 		if gen != nil {
-			gen.Generate(pos.X, pos.Y, s.Options().Seed, pix)
+			generate(gen, k, s.Options().Seed, pix)
 		} else {
 			for i := range pix {
 				pix[i] = neutralPixel

@@ -136,9 +136,12 @@ func TestPalette(t *testing.T) {
 	expect(t, f.Color(9) == color.RGBA{1, 2, 3, 4}, "PaletteFunc")
 }
 
-// render draws stores of 2 axes only: one of 3 or 4 is refused with
-// chunkstore.ErrAxes, before anything is drawn.
-func TestRenderRefusesStoreOfMoreAxes(t *testing.T) {
+// RenderStore draws the 2-D slice RenderOptions.At names of the chunk
+// stores of 3 and 4 axes in the chunk store's test data: the chunks of
+// that slice alone (three at z = 1, one at z = 2); a value for an axis the
+// store does not have is refused with chunkstore.ErrAxes, before anything
+// is drawn.
+func TestRenderStoreSliceOfMoreAxes(t *testing.T) {
 	for _, name := range []string{"axes-3", "axes-4"} {
 		mem := vfs.NewMem()
 		for _, f := range []string{"w.pxsw", "w-data-1.pxsd", "w-data-2.pxsd"} {
@@ -159,9 +162,28 @@ func TestRenderRefusesStoreOfMoreAxes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		img, _, err := savetool.RenderStore(s, savetool.RenderOptions{})
-		if !errors.Is(err, chunkstore.ErrAxes) || img != nil {
-			t.Fatalf("%s: render: %v", name, err)
+		four := name == "axes-4"
+		at := func(z int32) [2]int32 { // the fixtures of 4 axes have w = -z
+			if four {
+				return [2]int32{z, -z}
+			}
+			return [2]int32{z, 0}
+		}
+		_, st, err := savetool.RenderStore(s, savetool.RenderOptions{At: at(1)})
+		if err != nil || st.Full != 1 || st.Delta != 1 || st.Palette != 1 {
+			t.Fatalf("%s: z=1: %+v %v", name, st, err)
+		}
+		_, st, err = savetool.RenderStore(s, savetool.RenderOptions{At: at(2)})
+		if err != nil || st.Delta != 1 || st.Full+st.Palette != 0 {
+			t.Fatalf("%s: z=2: %+v %v", name, st, err)
+		}
+		bad := [2]int32{1, 1}
+		if four {
+			bad = [2]int32{2, 2} // no chunk there
+		}
+		img, _, err := savetool.RenderStore(s, savetool.RenderOptions{At: bad})
+		if four && !errors.Is(err, savetool.ErrNothingToRender) || !four && !errors.Is(err, chunkstore.ErrAxes) || img != nil {
+			t.Fatalf("%s: render at %v: %v", name, bad, err)
 		}
 		s.Close()
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/arksave/arksave/autosave"
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/fsguard"
-	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/snapshot"
@@ -95,8 +94,9 @@ type Counts struct {
 
 // Loss is a chunk or body set a repair could not keep as saved.
 type Loss struct {
-	Pos    chunkstore.Pos
-	Bodies bool // the chunk's pixel bodies, not its pixels
+	Pos    chunkstore.Pos // the first two axes of Key
+	Key    chunkstore.Key // the chunk's key, of the store's axes
+	Bodies bool           // the chunk's pixel bodies, not its pixels
 	Reason string
 }
 
@@ -113,18 +113,28 @@ func (l Loss) String() string {
 	if l.Bodies {
 		what = "bodies of chunk"
 	}
-	return fmt.Sprintf("%s %v: %s", what, l.Pos, l.Reason)
+	return fmt.Sprintf("%s %v: %s", what, l.key(), l.Reason)
+}
+
+// key returns the chunk's key: Key, or Pos for a Loss that has no Key.
+func (l Loss) key() chunkstore.Key {
+	if l.Key.Axes() == 0 {
+		return l.Pos.Key()
+	}
+	return l.Key
 }
 
 // VersionOnly returns a Generator that carries only a version number, for
 // [RepairOptions.Generator] when the game's generator itself is not at
-// hand. It generates air.
+// hand. It generates air, at keys of any axes: it is a
+// chunkstore.KeyGenerator, so that it opens stores of 3 and 4 axes too.
 func VersionOnly(v uint32) chunkstore.Generator { return versionOnly(v) }
 
 type versionOnly uint32
 
-func (v versionOnly) Version() uint32                       { return uint32(v) }
-func (versionOnly) Generate(int32, int32, uint64, []uint32) {}
+func (v versionOnly) Version() uint32                            { return uint32(v) }
+func (versionOnly) Generate(int32, int32, uint64, []uint32)      {}
+func (versionOnly) GenerateKey(chunkstore.Key, uint64, []uint32) {}
 
 // Repair recovers everything recoverable of the save directory at dir into
 // a new generation, and commits it like a save does (world file, then the
@@ -190,8 +200,23 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 		return nil, rep.Before.Problems[0].Err
 	}
 	noteRefused(d, fsys, rep)
+	now := rep.Before
+	if o.DryRun {
+		for _, n := range d.MirrorRestorable() {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: would be restored from its mirror %s", n, savedir.MirrorName(n)))
+		}
+	} else {
+		if now = restoreMirrored(d, fsys, dir, rep); now.OK() {
+			rep.Manifest = fmt.Sprintf("kept: generation %d is intact once its damaged files were restored from their mirrors", d.Generation())
+			if err := d.Cleanup(); err != nil {
+				return rep, err
+			}
+			rep.After = now
+			return rep, nil
+		}
+	}
 	damaged := map[string]bool{}
-	for _, p := range rep.Before.Problems {
+	for _, p := range now.Problems {
 		damaged[p.File] = true
 		if store, ok := storeOfDataFile(p.File); ok {
 			damaged[store] = true // a data file's damage is its store's
@@ -223,6 +248,42 @@ func Repair(dir string, o RepairOptions) (*RepairReport, error) {
 	rep.After = checkDir(fsys, dir)
 	t.end()
 	return rep, nil
+}
+
+// restoreMirrored restores from their mirrors the damaged files that a
+// generation reads intact with its mirrors in their place (as a load's
+// fallback would read it), and drops the damaged mirrors, growing those of
+// the committed generation again from its files. It returns the check of
+// the directory afterwards: rep.Before when nothing changed.
+func restoreMirrored(d *savedir.Dir, fsys vfs.FS, dir string, rep *RepairReport) *CheckReport {
+	restored, err := d.RestoreFromMirrors()
+	for _, n := range restored {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: restored from its mirror %s", n, savedir.MirrorName(n)))
+	}
+	if err != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("restoring from the mirrors stopped: %v", err))
+	}
+	changed := len(restored) > 0
+	for _, p := range rep.Before.Problems {
+		if _, ok := savedir.MirroredName(p.File); !ok {
+			continue
+		}
+		if err := d.RemoveMirror(p.File); err != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s is damaged and could not be removed (%v): remove it by hand", p.File, err))
+			continue
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s is damaged: removed, and made again from its file", p.File))
+		changed = true
+	}
+	if !changed {
+		return rep.Before
+	}
+	if d.Manifest() != nil {
+		if _, err := d.GrowMirrors(); err != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("the mirrors could not all be grown again (%v): the next save grows them", err))
+		}
+	}
+	return checkDir(fsys, dir)
 }
 
 // storeOfDataFile returns the chunk store (relative to the save
@@ -265,7 +326,7 @@ type repairer struct {
 	// ownCopy holds the positions of the chunks in the copy of the
 	// committed generation's store made for its backup (the first fill
 	// source), when there is one: every one of them is the generation's.
-	ownCopy map[chunkstore.Pos]bool
+	ownCopy map[chunkstore.Key]bool
 }
 
 func (r *repairer) note(format string, args ...any) {
@@ -559,7 +620,7 @@ func (r *repairer) pickWorld() ([]byte, error) {
 			data, err = vfs.ReadFile(r.fsys, p)
 		}
 		if err == nil {
-			_, err = pecs.ReadInfo(bytes.NewReader(data))
+			err = checkStoredPECS(data)
 		}
 		if err != nil {
 			why = append(why, fmt.Sprintf("%s: %v", c.name, err))
@@ -838,7 +899,7 @@ func (r *repairer) emptyStore(name string) (*chunkstore.Store, error) {
 
 // lossKey names a chunk's pixels or its body set.
 type lossKey struct {
-	pos    chunkstore.Pos
+	key    chunkstore.Key
 	bodies bool
 }
 
@@ -869,13 +930,10 @@ func (l *losses) revert(k lossKey, why string) {
 func sortedLosses(m map[lossKey]string) []Loss {
 	out := make([]Loss, 0, len(m))
 	for k, why := range m {
-		out = append(out, Loss{Pos: k.pos, Bodies: k.bodies, Reason: why})
+		out = append(out, Loss{Pos: k.key.Pos(), Key: k.key, Bodies: k.bodies, Reason: why})
 	}
 	slices.SortFunc(out, func(a, b Loss) int {
-		if c := cmp.Compare(a.Pos.Y, b.Pos.Y); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Pos.X, b.Pos.X); c != 0 {
+		if c := compareKey(a.Key, b.Key); c != 0 {
 			return c
 		}
 		if a.Bodies == b.Bodies {
@@ -900,10 +958,10 @@ func (r *repairer) fillSources() ([]*chunkstore.Store, []string) {
 		// The copy of the committed generation's store made for its backup:
 		// the generation's own chunks, first.
 		if s, err := openGeneration(r.d, &savedir.Manifest{Generation: r.man.Generation, Chunks: *ref}, *inspectOptions(r.fsys)); err == nil {
-			r.ownCopy = map[chunkstore.Pos]bool{}
+			r.ownCopy = map[chunkstore.Key]bool{}
 			storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 				if e.Type != chunkstore.BodyBlock {
-					r.ownCopy[e.Pos] = true
+					r.ownCopy[e.Key] = true
 				}
 				return true
 			})
@@ -925,17 +983,17 @@ func (r *repairer) fillSources() ([]*chunkstore.Store, []string) {
 // wouldFill says, for a dry run, what CompactToFilling would take from the
 // backups' stores: chunks whose record is damaged, and those missing
 // accepts that src does not hold.
-func wouldFill(src *chunkstore.Store, fills []*chunkstore.Store, damaged map[lossKey]bool, missing func(chunkstore.Pos) bool) []storetool.Filled {
+func wouldFill(src *chunkstore.Store, fills []*chunkstore.Store, damaged map[lossKey]bool, missing func(chunkstore.Key) bool) []storetool.Filled {
 	has := map[lossKey]bool{}
 	storetool.Tool.Entries(src, func(e storetool.Entry) bool {
-		has[lossKey{e.Pos, e.Type == chunkstore.BodyBlock}] = true
+		has[lossKey{e.Key, e.Type == chunkstore.BodyBlock}] = true
 		return true
 	})
 	var out []storetool.Filled
 	taken := map[lossKey]bool{}
 	for i, f := range fills {
 		storetool.Tool.Entries(f, func(e storetool.Entry) bool {
-			k := lossKey{e.Pos, e.Type == chunkstore.BodyBlock}
+			k := lossKey{e.Key, e.Type == chunkstore.BodyBlock}
 			if k.bodies {
 				return true // body sets are never taken from a backup
 			}
@@ -944,9 +1002,9 @@ func wouldFill(src *chunkstore.Store, fills []*chunkstore.Store, damaged map[los
 					return true // damaged there too
 				}
 			}
-			if !taken[k] && (damaged[k] || !has[k] && missing != nil && missing(k.pos)) {
+			if !taken[k] && (damaged[k] || !has[k] && missing != nil && missing(k.key)) {
 				taken[k] = true
-				out = append(out, storetool.Filled{Pos: e.Pos, From: i, Damaged: damaged[k]})
+				out = append(out, storetool.Filled{Pos: e.Pos, Key: e.Key, From: i, Damaged: damaged[k]})
 			}
 			return true
 		})
@@ -996,9 +1054,9 @@ func (r *repairer) scanLoss(src *chunkstore.Store) *scanLoss {
 		var k lossKey
 		switch rec.Kind {
 		case storetool.RecordFull, storetool.RecordDelta, storetool.RecordPalette:
-			k = lossKey{rec.Pos, false}
+			k = lossKey{rec.Key, false}
 		case storetool.RecordBodies:
-			k = lossKey{rec.Pos, true}
+			k = lossKey{rec.Key, true}
 		case storetool.RecordJournal, storetool.RecordCheckpoint:
 			if rec.Err == nil {
 				l.lastTable, headerless, last, cut = rec.Generation, -1, nil, nil
@@ -1060,32 +1118,35 @@ func storeEnd(fsys vfs.FS, store string, bound int64) int64 {
 // (a chunk it does not name was removed on purpose); else those that sort
 // after the last record before the loss (compactions and commits write
 // records in page-table order, so the chunks before it are all there).
-func (l *scanLoss) missing() func(chunkstore.Pos) bool {
+func (l *scanLoss) missing() func(chunkstore.Key) bool {
 	if l == nil || l.lostFrom < 0 || l.lastTable > 0 {
 		return nil
 	}
 	cut := l.cut
-	return func(p chunkstore.Pos) bool { return cut == nil || comparePos(p, cut.pos) > 0 }
+	return func(k chunkstore.Key) bool { return cut == nil || compareKey(k, cut.key) > 0 }
 }
 
 // missing says which chunks the store lacks that the repair takes from
 // the stores it fills from: those loss.missing accepts and, when records
 // of the generation were lost and the generation's own copy of its store
 // is there, every chunk that copy holds (each was the generation's).
-func (r *repairer) missing(loss *scanLoss) func(chunkstore.Pos) bool {
+func (r *repairer) missing(loss *scanLoss) func(chunkstore.Key) bool {
 	m := loss.missing()
 	if r.ownCopy == nil || loss == nil || loss.lostFrom < 0 {
 		return m
 	}
 	own := r.ownCopy
-	return func(p chunkstore.Pos) bool { return own[p] || m != nil && m(p) }
+	return func(k chunkstore.Key) bool { return own[k] || m != nil && m(k) }
 }
 
-func comparePos(a, b chunkstore.Pos) int {
-	if c := cmp.Compare(a.Y, b.Y); c != 0 {
-		return c
+// compareKey orders keys as the page table does: the last axis first.
+func compareKey(a, b chunkstore.Key) int {
+	for i := max(a.Axes(), b.Axes()) - 1; i >= 0; i-- {
+		if c := cmp.Compare(a.Axis(i), b.Axis(i)); c != 0 {
+			return c
+		}
 	}
-	return cmp.Compare(a.X, b.X)
+	return 0
 }
 
 // classify lists the chunks and body sets that read differently after the
@@ -1104,7 +1165,7 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []storetool.Fil
 	}()
 	live := map[lossKey]storetool.Handle{}
 	storetool.Tool.Entries(src, func(e storetool.Entry) bool {
-		live[lossKey{e.Pos, e.Type == chunkstore.BodyBlock}] = e.Handle
+		live[lossKey{e.Key, e.Type == chunkstore.BodyBlock}] = e.Handle
 		return true
 	})
 	var problems []chunkstore.Problem
@@ -1140,11 +1201,11 @@ func (r *repairer) classify(src, fixed *chunkstore.Store, filled []storetool.Fil
 func (r *repairer) dropDamaged(l *losses, live map[lossKey]storetool.Handle, problems []chunkstore.Problem) map[lossKey]bool {
 	damaged := map[lossKey]bool{}
 	for _, p := range problems {
-		if p.Pos == nil {
+		if p.Key == nil {
 			continue
 		}
 		for _, bodies := range []bool{false, true} {
-			k := lossKey{*p.Pos, bodies}
+			k := lossKey{*p.Key, bodies}
 			if h, ok := live[k]; ok && r.isAt(h, p) {
 				damaged[k] = true
 				l.drop(k, fmt.Sprintf("its record at %s is damaged", r.where(h)))
@@ -1160,7 +1221,7 @@ func (r *repairer) dropDamaged(l *losses, live map[lossKey]storetool.Handle, pro
 func (r *repairer) revertFilled(l *losses, filled []storetool.Filled, fillNames []string, loss *scanLoss) int {
 	filledMissing := 0
 	for _, f := range filled {
-		k := lossKey{f.Pos, false}
+		k := lossKey{f.Key, false}
 		if f.Damaged {
 			l.revert(k, fmt.Sprintf("its record in %s is damaged; %s version is used", r.rep.Store.File, fillNames[f.From]))
 			continue
@@ -1201,7 +1262,7 @@ func (r *repairer) classifyLostTail(l *losses, kept *chunkstore.Store, fills []*
 	lostAt := r.where(storetool.Handle{Offset: loss.lostFrom})
 	has := map[lossKey]bool{}
 	kept.Entries(func(e chunkstore.Entry) bool {
-		k := lossKey{e.Pos, e.Type == chunkstore.BodyBlock}
+		k := lossKey{e.Key, e.Type == chunkstore.BodyBlock}
 		has[k] = true
 		if !l.listed(k) && !(own && loss.after[k]) {
 			l.revert(k, fmt.Sprintf("the records of %s after %s are lost: this is its newest surviving version, %s, which may be older than the one saved",
@@ -1217,7 +1278,7 @@ func (r *repairer) classifyLostTail(l *losses, kept *chunkstore.Store, fills []*
 		return
 	}
 	fills[0].Entries(func(e chunkstore.Entry) bool {
-		if k := (lossKey{e.Pos, true}); e.Type == chunkstore.BodyBlock && !has[k] {
+		if k := (lossKey{e.Key, true}); e.Type == chunkstore.BodyBlock && !has[k] {
 			l.drop(k, fmt.Sprintf("the records of %s after %s are lost, and no version of its bodies survived (%s store held some): they may be lost",
 				r.rep.Store.File, lostAt, fillNames[0]))
 		}
@@ -1277,8 +1338,8 @@ func countsOf(s *chunkstore.Store) Counts {
 	c := Counts{Chunks: st.Chunks, Empty: st.Empty, Delta: st.Delta, Full: st.Full, Palette: st.Palette, BodyBlocks: st.BodyBlocks}
 	s.Entries(func(e chunkstore.Entry) bool {
 		if e.Type == chunkstore.BodyBlock {
-			b, _ := s.Bodies(e.Pos)
-			c.Bodies += len(b)
+			b, _ := s.EntitiesKey(e.Key)
+			c.Bodies += len(b.Bodies)
 		}
 		return true
 	})
@@ -1343,7 +1404,7 @@ func (r *repairer) playersDamaged(m *savedir.Manifest) error {
 func (r *repairer) intactPlayer(p *savedir.Players, id string) ([]byte, error) {
 	sec, err := r.d.ReadPlayer(p, id)
 	if err == nil {
-		_, err = pecs.ReadInfo(bytes.NewReader(sec))
+		err = checkStoredPECS(sec)
 	}
 	return sec, err
 }

@@ -124,6 +124,19 @@ type Tools interface {
 	// wrapping chunkstore.ErrCorrupt and naming it) and the scan goes on
 	// with the next one; such a store file is an error.
 	Scan(fsys vfs.FS, path string, fn func(ScanRecord) bool) error
+	// ScanRange walks the records of the data file at path (through fsys,
+	// nil meaning vfs.OS) whose offsets within the file lie in [from, to),
+	// as Scan does: from before the first record starts there, to past the
+	// file's end stops at it; a record that starts before to but runs past
+	// it is met as damaged. A save directory copies the committed records
+	// of its data files to their redundant copies this way, checking each.
+	ScanRange(fsys vfs.FS, path string, from, to int64, fn func(ScanRecord) bool) error
+	// WithDataPaths returns o set to read data file n from paths[n] instead
+	// of from its name next to the store file, for a read-only open (o's
+	// ReadOnly or Repair set; otherwise the open fails): a save directory
+	// verifies a generation with the redundant copies of its data files
+	// this way. A compacted copy (CompactTo) writes data files of its own.
+	WithDataPaths(o chunkstore.Options, paths map[uint32]string) chunkstore.Options
 	// CheckFile checks the store file at path (through fsys, nil meaning
 	// vfs.OS) on its own, without the game: it opens the newest generation
 	// read-only for inspection and returns what opening skipped together
@@ -157,14 +170,14 @@ type Tools interface {
 	// intact: every chunk whose record in s is damaged and every one s
 	// does not hold for which missing (when not nil) returns true (after
 	// a damaged page table was rebuilt by a scan, a chunk may be missing
-	// because its records were lost; missing is consulted in a store of 2
-	// axes only). A repair brings chunks back from a backup's store this
+	// because its records were lost; missing gets the chunk's key, of the
+	// store's axes). A repair brings chunks back from a backup's store this
 	// way. Body sets are never taken: bodies move between chunks, and an
 	// older set could hold bodies that live in another chunk's now. A fill
 	// store of another chunk size or other axes gives nothing; one of
 	// another seed or generator version no Delta chunks: they mean
 	// something only against their own generator.
-	CompactToFilling(s *chunkstore.Store, path string, missing func(pos chunkstore.Pos) bool, fill ...*chunkstore.Store) (*chunkstore.Store, []Filled, error)
+	CompactToFilling(s *chunkstore.Store, path string, missing func(k chunkstore.Key) bool, fill ...*chunkstore.Store) (*chunkstore.Store, []Filled, error)
 }
 
 // Tool is package chunkstore's implementation of Tools.

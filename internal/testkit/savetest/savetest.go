@@ -6,6 +6,7 @@
 package savetest
 
 import (
+	"embed"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -145,7 +147,9 @@ func (g *Game) Fill(x, y int32, fn func(px, py int) components.Pixel) error {
 	return nil
 }
 
-// Save saves now and waits for the commit.
+// Save saves now and waits for the commit and for what the writer does
+// after it (the mirrors it grows, compaction), so that the directory's
+// files stay as they are until the next save.
 func (g *Game) Save() error {
 	if r := g.Pers.SaveNow(); r.Err != nil {
 		return r.Err
@@ -164,24 +168,76 @@ func (g *Game) Close() error { return g.Pers.Close() }
 // generations, two of them backups: Delta, Full and Empty chunks, chunks
 // reverted to generation, pixel bodies in two chunks, and ECS entities and
 // a resource that change between generations.
-func Build(dir string) error { return build(dir, -1, false) }
+//
+// It leaves out the mirrors the writer grows in backups/ (savedir.MirrorName),
+// as a save made before mirrors existed: the tools' tests of damage read
+// and repair such a save record by record; saves with mirrors are tested
+// apart.
+func Build(dir string) error {
+	if err := build(dir, -1, false); err != nil {
+		return err
+	}
+	mirrors, err := filepath.Glob(filepath.Join(dir, savedir.BackupDir, "mirror-*"))
+	for _, m := range mirrors {
+		err = errors.Join(err, os.Remove(m))
+	}
+	return err
+}
 
-// BuildWithCopies makes the save Build makes as a game with the default
-// autosave.Config does: after each save the writer copies the chunk store
-// for that generation's backup, so that every backup has a store of its
-// own (backups/chunks-<G>.pxsw and its data files) and the committed
-// generation's copy waits in backups/ for the next save: the first thing
-// a load falls back to when the committed store is damaged.
-func BuildWithCopies(dir string) error { return build(dir, 1, false) }
+// BuildWithCopies writes into dir a save that an earlier writer made of
+// the save Build makes, when it still copied the chunk store after each
+// save (autosave.Config.BackupCopyEvery 1): every backup has a store of
+// its own (backups/chunks-<G>.pxsw and its data files, named by
+// backups/manifest-<G>), and the committed generation's copy waits in
+// backups/ for the next save. The writer no longer makes such copies (it
+// mirrors each file once instead); saves that have them still read
+// exactly, and this committed fixture (testdata/legacy-copies) is how the
+// tools' tests keep reading them.
+func BuildWithCopies(dir string) error { return writeFixture("testdata/legacy-copies", dir) }
 
-// BuildWithPlayers makes the save BuildWithCopies makes, with two players
-// saved apart from the world (components.Player "ada" and "bob", each with
-// a Position), bob moving in every generation: every backup has its own
-// copy of the players (backups/players-<G>.pxpl and backups/players-<G>.pxpd,
-// named by backups/manifest-<G>), and the committed generation's copy
-// waits in backups/ for the next save, the first place a load reads them
-// from when the committed players are damaged.
-func BuildWithPlayers(dir string) error { return build(dir, 1, true) }
+// BuildWithPlayers writes the save BuildWithCopies writes, with two
+// players saved apart from the world (components.Player "ada" and "bob",
+// each with a Position), bob moving in every generation, as that earlier
+// writer made it: every backup has its own copy of the players
+// (backups/players-<G>.pxpl and backups/players-<G>.pxpd, named by
+// backups/manifest-<G>), and the committed generation's copy waits in
+// backups/ (testdata/legacy-players).
+func BuildWithPlayers(dir string) error { return writeFixture("testdata/legacy-players", dir) }
+
+// BuildWithMirrors makes the save Build makes with the two players
+// BuildWithPlayers has, as the writer makes it today: with the mirrors it
+// grows after each save in backups/ (savedir.MirrorName), and backups that
+// share the top level's files.
+func BuildWithMirrors(dir string) error { return build(dir, -1, true) }
+
+// FreshWithMirrors copies a save that BuildWithMirrors made, built once
+// beside base (the save Main built), into a temporary directory of the
+// test.
+func FreshWithMirrors(t testing.TB, base string) string {
+	t.Helper()
+	return freshBeside(t, base, "mirrors", BuildWithMirrors)
+}
+
+//go:embed testdata/legacy-copies testdata/legacy-players
+var fixtures embed.FS
+
+// writeFixture writes the committed save at src of fixtures into dir.
+func writeFixture(src, dir string) error {
+	return fs.WalkDir(fixtures, src, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(strings.TrimPrefix(p, src), "/")))
+		if e.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		data, err := fixtures.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, data, 0o644)
+	})
+}
 
 func build(dir string, copyEvery int, players bool) error {
 	g, err := open(dir, false, copyEvery)
