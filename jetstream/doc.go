@@ -115,7 +115,9 @@
 // is sealed once the next one starts, and nothing publishes its blocks
 // again: their stream sequences stay as they are while any kept generation
 // names the file (TestSealedDataFilesNeverRepublished), and once none does,
-// its name is deleted and its blocks purged.
+// its name is deleted and its blocks purged. Its mirror in backups/ (the
+// one redundant copy the save directory grows after each save) is the
+// same: published as it grows, never again once the file is sealed.
 //
 // A save publishes what changed: the newest data file's last block again,
 // whole, with the records appended to it, and the blocks after it (those
