@@ -105,6 +105,8 @@ type Server struct {
 	checks      memo // /api/check by generation
 
 	old oldViews // kept generations the pages asked for (the gen parameter)
+
+	saves []string // the names of the saves a Multi serves with this one, for the switcher; nil alone
 }
 
 // New opens the save directory at dir read-only, at its committed
