@@ -636,10 +636,11 @@ function click(sx, sy) {
       }
       if (d < bestD) { best = e; bestD = d; }
     }
-    if (best) return select({ type: 'entity', kind: best.kind, id: best.id });
-    // A label: a cluster's zooms in on its entities, an entity's selects it.
+    // A label drawn over the entities: a cluster's zooms in on its
+    // entities, an entity's selects it (the entity under the pointer first).
     const l = labelAt(sx, sy);
     if (l && l.count > 1) return zoomToCluster(l);
+    if (best) return select({ type: 'entity', kind: best.kind, id: best.id });
     if (l) {
       const i = l.ids[0].indexOf(':');
       return select({ type: 'entity', kind: l.ids[0].slice(0, i), id: l.ids[0].slice(i + 1) });
