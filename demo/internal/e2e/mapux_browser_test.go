@@ -49,6 +49,21 @@ func crowdSave(t *testing.T, name string) (string, []uint64) {
 	return dir, ids
 }
 
+// openCrowd serves the crowd's save with the demo's generator and opens
+// its page at the view hash gives, once it has every entity.
+func openCrowd(t *testing.T, hash string) (context.Context, *httptest.Server, []uint64) {
+	t.Helper()
+	chromium(t)
+	dir, ids := crowdSave(t, "crowd")
+	ts := serveMap(t, dir)
+	ctx, cancel := context.WithTimeout(browser(t, context.Background()), 2*time.Minute)
+	t.Cleanup(cancel)
+	must(t, chromedp.Run(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(ts.URL+"/"+hash)))
+	settled(t, ctx)
+	waitFor(t, ctx, fmt.Sprintf(`arksaveMap.entities.length === %d`, len(ids)+2))
+	return ctx, ts, ids
+}
+
 // labelModel is what the page's label model says at the scale shown:
 // every label (each group of entities one label stands for), with its box
 // in screen pixels from the world's origin, and the labels on screen.
@@ -57,14 +72,18 @@ type labelModel struct {
 		Box   [4]float64
 		Count int
 	}
-	Shown []struct {
-		Box   [4]float64
-		Count int
-		Text  string
-		IDs   []string
-	}
+	Shown    []shownLabel
 	Entities int
 	Scale    float64
+}
+
+// shownLabel is a label on screen: its box in CSS pixels of the canvas,
+// how many entities it stands for, its text, and their kinds and ids.
+type shownLabel struct {
+	Box   [4]float64
+	Count int
+	Text  string
+	IDs   []string
 }
 
 const readLabels = `(() => {
@@ -104,16 +123,9 @@ func viewLabels(t *testing.T, ctx context.Context, scale float64) labelModel {
 // ("100 bodies") that zooms in on a click, and at the closest zoom every
 // body has its own label.
 func TestMapLabelsDeclutterInBrowser(t *testing.T) {
-	chromium(t)
-	dir, ids := crowdSave(t, "crowd")
-	ts := serveMap(t, dir)
-	ctx, cancel := context.WithTimeout(browser(t, context.Background()), 2*time.Minute)
-	defer cancel()
-	must(t, chromedp.Run(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(ts.URL+"/#x=34&y=34&scale=1")))
-	settled(t, ctx)
+	ctx, ts, ids := openCrowd(t, "#x=34&y=34&scale=1")
 	w := readWorld(t, ts.URL)
 	stored := len(ids) + 2 // the bodies, the crate, the player
-	waitFor(t, ctx, fmt.Sprintf(`arksaveMap.entities.length === %d`, stored))
 	var world struct{ Bodies, Entities, Players int }
 	getJSON(t, ts.URL+"/api/world", &world)
 	expect(t, world.Bodies == len(ids) && world.Entities == 1 && world.Players == 1, "stored: %+v (%d chunks)", world, len(w.Chunks))
@@ -154,12 +166,7 @@ func TestMapLabelsDeclutterInBrowser(t *testing.T) {
 
 	// Far out, a click on the crowd's label zooms in on it.
 	m = viewLabels(t, ctx, 0.5)
-	var cluster *struct {
-		Box   [4]float64
-		Count int
-		Text  string
-		IDs   []string
-	}
+	var cluster *shownLabel
 	for i, l := range m.Shown {
 		if l.Count > 1 && (cluster == nil || l.Count > cluster.Count) {
 			cluster = &m.Shown[i]
@@ -178,14 +185,7 @@ func TestMapLabelsDeclutterInBrowser(t *testing.T) {
 // opens the chunk), its find box on a pixel body, a regional entity or a
 // player by id with its panel open; what it cannot read or find it says.
 func TestMapGoToAndFindInBrowser(t *testing.T) {
-	chromium(t)
-	dir, ids := crowdSave(t, "crowd")
-	ts := serveMap(t, dir)
-	ctx, cancel := context.WithTimeout(browser(t, context.Background()), 2*time.Minute)
-	defer cancel()
-	must(t, chromedp.Run(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(ts.URL+"/")))
-	settled(t, ctx)
-	waitFor(t, ctx, `arksaveMap.entities.length === 102`)
+	ctx, _, ids := openCrowd(t, "")
 
 	enter := func(box, text string) string {
 		t.Helper()
