@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"image"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -173,6 +174,19 @@ func TestMapLabelsDeclutterInBrowser(t *testing.T) {
 		}
 	}
 	expect(t, cluster != nil && cluster.Count >= len(ids) && strings.HasPrefix(cluster.IDs[0], "body:"), "no cluster of the bodies on screen: %+v", m.Shown)
+	// It is drawn: an orange frame around its text.
+	shot := canvasShot(t, ctx)
+	b := image.Rect(int(cluster.Box[0]), int(cluster.Box[1]), int(cluster.Box[2]), int(cluster.Box[3]))
+	framed, edge := 0, 0
+	for x := b.Min.X + 1; x < b.Max.X-1; x++ {
+		for _, y := range []int{b.Min.Y, b.Max.Y - 1} {
+			edge++
+			if c := shot.RGBAAt(x, y); abs(int(c.R)-0xff) < 40 && abs(int(c.G)-0xb3) < 40 && abs(int(c.B)-0x47) < 40 {
+				framed++
+			}
+		}
+	}
+	expect(t, framed > edge*3/4, "the cluster's label %v: %d of %d pixels of its frame orange", b, framed, edge)
 	before := len(m.All)
 	must(t, chromedp.Run(ctx, chromedp.MouseClickXY((cluster.Box[0]+cluster.Box[2])/2, (cluster.Box[1]+cluster.Box[3])/2)))
 	waitFor(t, ctx, `arksaveMap.scale >= 1`)
