@@ -314,3 +314,44 @@ func TestMapSeveralSavesInBrowser(t *testing.T) {
 	must(t, chromedp.Run(ctx, chromedp.Evaluate(`[...arksaveMap.tiles.values()].filter(t => t.ok && t.img.src.includes('/w/terrain/api/tiles/')).length`, &tiles)))
 	expect(t, tiles > 0, "no tiles of the second save loaded")
 }
+
+// The demo's own save (the bodies of a longer run piled their ids into an
+// unreadable column; the crowd test above holds as many): at three zoom levels over its stored chunks no two labels
+// overlap, and they stand for every body and entity it stores.
+func TestMapLabelsOnDemoSaveInBrowser(t *testing.T) {
+	chromium(t)
+	dir := copySave(t)
+	ts := serveMap(t, dir)
+	var w struct {
+		Bounds                    [4]int
+		Bodies, Entities, Players int
+	}
+	getJSON(t, ts.URL+"/api/world", &w)
+	stored := w.Bodies + w.Entities + w.Players
+	expect(t, w.Bodies > 0, "the demo's save stores no bodies")
+	ctx, cancel := context.WithTimeout(browser(t, context.Background()), 2*time.Minute)
+	defer cancel()
+	cx, cy := (w.Bounds[0]+w.Bounds[2])/2, (w.Bounds[1]+w.Bounds[3])/2
+	must(t, chromedp.Run(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(fmt.Sprintf("%s/#x=%d&y=%d&scale=1", ts.URL, cx, cy))))
+	settled(t, ctx)
+	waitFor(t, ctx, fmt.Sprintf(`arksaveMap.entities.length === %d`, stored))
+	for _, scale := range []float64{0.25, 1, 4} {
+		must(t, chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(`arksaveMap.scale = %v; window.dispatchEvent(new Event('resize'))`, scale), nil)))
+		settled(t, ctx)
+		var m labelModel
+		must(t, chromedp.Run(ctx, chromedp.Evaluate(readLabels, &m)))
+		var boxes [][4]float64
+		var counts []int
+		for _, g := range m.All {
+			boxes, counts = append(boxes, g.Box), append(counts, g.Count)
+		}
+		n := expectNoOverlap(t, fmt.Sprintf("demo, scale %v", scale), boxes, counts)
+		expect(t, n == stored, "demo, scale %v: the labels stand for %d entities, %d stored", scale, n, stored)
+		boxes, counts = nil, nil
+		for _, l := range m.Shown {
+			boxes, counts = append(boxes, l.Box), append(counts, l.Count)
+		}
+		expectNoOverlap(t, fmt.Sprintf("demo, scale %v, on screen", scale), boxes, counts)
+		t.Logf("demo, scale %v: %d labels for %d entities (%d bodies), %d on screen", scale, len(m.All), n, w.Bodies, len(m.Shown))
+	}
+}
