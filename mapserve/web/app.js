@@ -455,7 +455,8 @@ function labelGroups() {
 }
 
 // drawLabels draws the labels on screen; S.labels lists them, each with
-// its box in CSS pixels of the canvas and the entities it stands for.
+// its box in CSS pixels of the canvas and the entities it stands for
+// (members).
 function drawLabels(w, h) {
   const [ox, oy] = toScreen(0, 0);
   ctx.font = LABEL_FONT;
@@ -475,7 +476,7 @@ function drawLabels(w, h) {
     }
     ctx.fillStyle = kind === 'entity' ? REGIONAL : kind === 'player' ? PLAYER : kind === 'body' ? ENTITY : SELECTED;
     ctx.fillText(g.text, b[0] + 3, b[3] - 1);
-    shown.push({ box: b, text: g.text, count: g.members.length, ids: g.members.map((e) => `${e.kind}:${e.id}`) });
+    shown.push({ box: b, text: g.text, count: g.members.length, members: g.members });
   }
   S.labels = shown;
 }
@@ -489,11 +490,14 @@ function labelAt(sx, sy) {
 // zoomToCluster shows the entities a cluster's label stands for: centred
 // on them, at least twice as close, as close as fits them on screen.
 function zoomToCluster(l) {
-  const set = new Set(l.ids);
-  const ms = S.entities.filter((e) => set.has(`${e.kind}:${e.id}`));
-  if (!ms.length) return;
-  const x0 = Math.min(...ms.map((e) => e.bounds[0])), y0 = Math.min(...ms.map((e) => e.bounds[1]));
-  const x1 = Math.max(...ms.map((e) => e.bounds[2])), y1 = Math.max(...ms.map((e) => e.bounds[3]));
+  const ms = l.members;
+  let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const e of ms) {
+    x0 = Math.min(x0, e.bounds[0]);
+    y0 = Math.min(y0, e.bounds[1]);
+    x1 = Math.max(x1, e.bounds[2]);
+    y1 = Math.max(y1, e.bounds[3]);
+  }
   const [w, h] = size();
   S.cx = (x0 + x1) / 2;
   S.cy = (y0 + y1) / 2;
@@ -641,10 +645,7 @@ function click(sx, sy) {
     const l = labelAt(sx, sy);
     if (l && l.count > 1) return zoomToCluster(l);
     if (best) return select({ type: 'entity', kind: best.kind, id: best.id });
-    if (l) {
-      const i = l.ids[0].indexOf(':');
-      return select({ type: 'entity', kind: l.ids[0].slice(0, i), id: l.ids[0].slice(i + 1) });
-    }
+    if (l) return select({ type: 'entity', kind: l.members[0].kind, id: l.members[0].id });
   }
   const cs = S.world.chunk_size;
   select({ type: 'chunk', x: Math.floor(wx / cs), y: Math.floor(wy / cs) });

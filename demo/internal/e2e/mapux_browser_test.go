@@ -90,7 +90,7 @@ type shownLabel struct {
 const readLabels = `(() => {
 	const S = arksaveMap;
 	return {all: S.labelGroups().map(g => ({box: g.box, count: g.members.length})),
-		shown: S.labels.map(l => ({box: l.box, count: l.count, text: l.text, ids: l.ids})),
+		shown: S.labels.map(l => ({box: l.box, count: l.count, text: l.text, ids: l.members.map(e => e.kind + ':' + e.id)})),
 		entities: S.entities.length, scale: S.scale};
 })()`
 
