@@ -305,7 +305,8 @@ func TestMapSeveralSavesInBrowser(t *testing.T) {
 	// The switcher opens the other save's page.
 	_, err = chromedp.RunResponse(ctx, chromedp.Evaluate(`setTimeout(() => (s => { s.value = 'terrain'; s.dispatchEvent(new Event('change')); })(document.getElementById('saves')))`, nil))
 	must(t, err)
-	waitFor(t, ctx, `location.pathname === '/w/terrain/' && window.arksaveMap && arksaveMap.ready && arksaveMap.entities.length === 1`)
+	// Its page follows its save's events too.
+	waitFor(t, ctx, `location.pathname === '/w/terrain/' && window.arksaveMap && arksaveMap.ready && arksaveMap.entities.length === 1 && arksaveMap.live`)
 	settled(t, ctx)
 	s = read()
 	expect(t, s.Save == "terrain" && s.Switcher && !s.NoticeShown && s.Entities == 1, "second page: %+v", s)
@@ -313,6 +314,10 @@ func TestMapSeveralSavesInBrowser(t *testing.T) {
 	var tiles int
 	must(t, chromedp.Run(ctx, chromedp.Evaluate(`[...arksaveMap.tiles.values()].filter(t => t.ok && t.img.src.includes('/w/terrain/api/tiles/')).length`, &tiles)))
 	expect(t, tiles > 0, "no tiles of the second save loaded")
+	// A new generation of it reaches its page.
+	g.Crate(8, 20, 12, "more", ecs.Entity{})
+	must(t, g.Save())
+	waitFor(t, ctx, `arksaveMap.generation === 2 && arksaveMap.entities.length === 2`)
 }
 
 // The demo's own save (the bodies of a longer run piled their ids into an
