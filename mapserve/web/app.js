@@ -640,12 +640,10 @@ function click(sx, sy) {
       }
       if (d < bestD) { best = e; bestD = d; }
     }
-    // A label drawn over the entities: a cluster's zooms in on its
-    // entities, an entity's selects it (the entity under the pointer first).
+    // A cluster's label, drawn over its entities, zooms in on them.
     const l = labelAt(sx, sy);
     if (l && l.count > 1) return zoomToCluster(l);
     if (best) return select({ type: 'entity', kind: best.kind, id: best.id });
-    if (l) return select({ type: 'entity', kind: l.members[0].kind, id: l.members[0].id });
   }
   const cs = S.world.chunk_size;
   select({ type: 'chunk', x: Math.floor(wx / cs), y: Math.floor(wy / cs) });
