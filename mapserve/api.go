@@ -196,7 +196,8 @@ type storedJSON struct {
 
 // worldJSON is /api/world.
 type worldJSON struct {
-	Save             string       `json:"save"` // the directory's name
+	Save             string       `json:"save"`            // the directory's name
+	Saves            []string     `json:"saves,omitempty"` // the saves served with it (NewMulti), each at /w/NAME/
 	Generation       uint64       `json:"generation"`
 	Live             uint64       `json:"live"` // the committed generation the map follows
 	Modified         time.Time    `json:"modified"`
@@ -231,6 +232,7 @@ func (s *Server) serveWorld(w http.ResponseWriter, r *http.Request, v *view, _ u
 		Store: v.man.Chunks.Name, ChunkSize: v.size, TileSize: tileSize, MaxLevel: maxLevel,
 		Seed: v.store.Options().Seed, Generator: s.opts.Generator != nil, GeneratorVersion: v.store.GeneratorVersion(),
 		Extent: rect4(v.extent), Bounds: rect4(v.bounds), Chunks: []storedJSON{}, Bodies: len(v.bodies), Entities: len(v.regionals), Players: len(v.players), Warnings: v.warnings,
+		Saves: s.saves,
 	}
 	if err := s.refreshErr(); err != nil {
 		out.Error = err.Error()

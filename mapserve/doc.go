@@ -11,6 +11,21 @@
 // arksave check. While a game autosaves into the directory the page
 // follows each new generation and redraws only what changed.
 //
+// Labels never overlap: those that would at the zoom shown merge into one
+// label at their centre ("12 bodies"), which zooms in on a click; the
+// closer the zoom, the fewer share one, and at the closest each entity
+// has its own unless two stand nearly on one spot. A go-to box takes world
+// pixels ("x,y") or a chunk ("chunk x,y") and centres the map there; a
+// find box takes the id of a pixel body, a regional entity or a player
+// ("kind:id" picks the kind), centres the map on it and opens its panel,
+// or says that the generation shown has none.
+//
+// Without the game's generator (Options.Generator) the map has only the
+// stored chunks' pixels to draw, and the page says so ("terrain not
+// generated"); a game gives its generator and colours, as demo/map does:
+//
+//	m, err := mapserve.New(dir, mapserve.Options{Generator: terrain.Generator{}, Palette: palette})
+//
 // A time slider runs over the generations the save keeps (the committed
 // one and its backups): the page shows any of them, and follows the live
 // one at the slider's right end. An overlay tints the chunks that two
@@ -24,6 +39,9 @@
 //   - [Options]: the file system, the game's [chunkstore.Generator] and
 //     colours, where its regional entities stand ([PositionFields]), how
 //     often the manifest is polled, the tile cache.
+//   - [NewMulti] serves several saves' servers under one handler, each at
+//     /w/NAME/ (its directory's name) with a switcher on the page; a name
+//     in an address only selects among them.
 //   - [Server.Refresh] reads the manifest once and moves to a new
 //     generation if there is one; the server does so every Options.Poll.
 //   - New fails for a path that holds no save with an error matching
@@ -67,9 +85,11 @@
 //
 // # HTTP interface
 //
-//	GET /                              the page (index.html, app.js, style.css, embedded)
+//	GET /                              the page (index.html, app.js, style.css, embedded;
+//	                                   its addresses are relative, so it works under /w/NAME/)
 //	GET /api/world                     generation, live generation, chunk size, extent,
-//	                                   stored chunks, warnings
+//	                                   stored chunks, warnings, whether a generator draws
+//	                                   the terrain, the saves served with it (NewMulti)
 //	GET /api/tiles/{z}/{x}/{y}.png     a 256x256 tile: level z is 2^z world pixels a tile pixel
 //	GET /api/chunk?x=X&y=Y             a chunk's record: kind, sizes, version, bodies
 //	GET /api/entities                  every entity: kind, id, position, bounds
@@ -87,6 +107,10 @@
 // it, for the live generation. A generation the save does not keep is 404,
 // the answer naming those it keeps; a gen that is not a generation's number
 // is 400.
+//
+// Under [NewMulti] each save's page and API are at /w/NAME/ with the paths
+// above (/w/NAME/api/world, ...); / and /w/NAME redirect to a page, and a
+// NAME that is not one of the saves given is 404, the answer listing them.
 //
 // Tiles carry an ETag made from the versions of the records drawn in them
 // and the save's identity, with Cache-Control: no-cache, so that a browser

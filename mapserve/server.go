@@ -26,7 +26,8 @@ type Options struct {
 	// not stored are drawn as generated, and Delta chunks as their changed
 	// pixels over the generated chunk. Without it unstored chunks are
 	// hatched grey ("not stored") and Delta chunks drawn over flat grey, as
-	// arksave render draws them.
+	// arksave render draws them, and the page says that the terrain is not
+	// generated. demo/map gives the demo's.
 	Generator chunkstore.Generator
 	// Palette colours the pixels: Color returns the colour of a pixel
 	// value (components.Pixel); nil means the demo's colours. It is called
@@ -110,6 +111,8 @@ type Server struct {
 	checks      memo // /api/check by generation
 
 	old oldViews // kept generations the pages asked for (the gen parameter)
+
+	saves []string // the names of the saves a Multi serves with this one, for the switcher; nil alone
 }
 
 // New opens the save directory at dir read-only, at its committed

@@ -13,8 +13,9 @@ import (
 
 // The package is what a game needs to serve its map and no more: the
 // server and its options, the hook for where its entities stand, and
-// nothing the module's own command alone uses. go doc -all shows at most
-// 10 declarations and methods (a const or var block counts once, as
+// nothing the module's own command alone uses (NewMulti serves several
+// saves, as a game with save slots does). go doc -all shows at most
+// 11 declarations and methods (a const or var block counts once, as
 // scripts/apicount.sh counts them).
 func TestPublicSurface(t *testing.T) {
 	fset := token.NewFileSet()
@@ -47,7 +48,7 @@ func TestPublicSurface(t *testing.T) {
 			decls = append(decls, ty.Name+"."+f.Name)
 		}
 	}
-	expect(t, len(decls) <= 10, "%d public declarations and methods, at most 10: %q", len(decls), decls)
+	expect(t, len(decls) <= 11, "%d public declarations and methods, at most 11: %q", len(decls), decls)
 	for _, need := range []string{"New", "Options", "Server", "Server.ServeHTTP", "Server.Close"} {
 		expect(t, slices.Contains(decls, need) || slices.Contains(decls, "Server."+need), "no %s: %q", need, decls)
 	}

@@ -6,8 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/arksave/arksave/internal/testkit/savetest"
 )
 
 // serve prints where it serves the map, serves it, and stops when its
@@ -34,15 +39,73 @@ func TestServe(t *testing.T) {
 	must(t, err)
 	page, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	expectContains(t, string(page), "<title>arksave map</title>", "/app.js")
+	expectContains(t, string(page), "<title>arksave map</title>", `src="app.js"`)
 	cancel()
 	must(t, <-done)
+}
+
+// serve serves several saves, given one by one or as the slots of a
+// folder, each at /w/NAME/ with the names of the others for the page's
+// switcher; a name that is not one of them reads nothing.
+func TestServeSeveralSaves(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"alpha", "beta"} {
+		must(t, savetest.CopyDir(base, filepath.Join(root, name)))
+	}
+	for _, args := range [][]string{{filepath.Join(root, "alpha"), filepath.Join(root, "beta")}, {"--root", root}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		lines, done := startServeArgs(t, ctx, 3, args...)
+		urls := map[string]string{}
+		for _, line := range lines[:2] {
+			m := regexp.MustCompile(`^serving the map of .*(alpha|beta) \(generation 3\) at (http://127\.0\.0\.1:\d+/w/(alpha|beta)/)\n$`).FindStringSubmatch(line)
+			if m == nil || m[1] != m[3] {
+				t.Fatalf("serve %q says %q", args, lines)
+			}
+			urls[m[1]] = m[2]
+		}
+		expectContains(t, lines[2], "terrain not generated", "mapserve.Options.Generator")
+		for name, url := range urls {
+			var w struct {
+				Save       string
+				Saves      []string
+				Generation uint64
+			}
+			res, err := http.Get(url + "api/world")
+			must(t, err)
+			must(t, json.NewDecoder(res.Body).Decode(&w))
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK || w.Save != name || w.Generation != 3 || len(w.Saves) != 2 || !slices.Contains(w.Saves, "alpha") || !slices.Contains(w.Saves, "beta") {
+				t.Fatalf("%s: %d %+v", url, res.StatusCode, w)
+			}
+		}
+		other := strings.Replace(urls["alpha"], "/w/alpha/", "/w/gamma/", 1)
+		for _, u := range []string{other + "api/world", strings.Replace(other, "/w/gamma/", "/w/..%2falpha/", 1) + "api/world"} {
+			res, err := http.Get(u)
+			must(t, err)
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "/w/alpha/, /w/beta/") {
+				t.Fatalf("%s: %d %s", u, res.StatusCode, body)
+			}
+		}
+		cancel()
+		must(t, <-done)
+	}
 }
 
 func TestServeErrors(t *testing.T) {
 	code, _, stderr := arksave("serve")
 	expectCode(t, 2, code, stderr)
 	expectContains(t, stderr, "no save directory given")
+	code, _, stderr = arksave("serve", "--root", t.TempDir(), base)
+	expectCode(t, 2, code, stderr)
+	expectContains(t, stderr, "not both")
+	code, _, stderr = arksave("serve", "--root", t.TempDir())
+	expectCode(t, 1, code, stderr)
+	expectContains(t, stderr, "holds no save")
+	code, _, stderr = arksave("serve", base, base)
+	expectCode(t, 1, code, stderr)
+	expectContains(t, stderr, "both named")
 	code, _, stderr = arksave("serve", "--poll", "0", base)
 	expectCode(t, 2, code, stderr)
 	code, _, stderr = arksave("serve", t.TempDir())

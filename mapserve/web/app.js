@@ -195,7 +195,7 @@ function loadTile(t) {
     requestDraw();
   };
   img.onerror = () => { if (t.pending === img) t.pending = null; };
-  img.src = `/api/tiles/${t.z}/${t.x}/${t.y}.png?g=${t.ver}${genQuery('&')}`;
+  img.src = `api/tiles/${t.z}/${t.x}/${t.y}.png?g=${t.ver}${genQuery('&')}`;
   S.stats.tileLoads++;
 }
 
@@ -346,12 +346,8 @@ function visibleEntities(w, h) {
 
 function drawEntities(w, h) {
   const es = visibleEntities(w, h);
-  const labels = es.length <= 400;
-  ctx.font = '11px ui-monospace, monospace';
-  ctx.textBaseline = 'bottom';
+  ctx.lineWidth = 1;
   for (const e of es) {
-    let lx, ly;
-    ctx.lineWidth = 1;
     if (e.kind !== 'body') {
       // A regional entity: a diamond at its position, dashed where the
       // position is only its chunk's centre; a player: a circle.
@@ -370,22 +366,143 @@ function drawEntities(w, h) {
       }
       ctx.stroke();
       ctx.setLineDash([]);
-      [lx, ly] = [sx + MARK, sy - MARK + 2];
     } else {
       const [sx0, sy0] = toScreen(e.bounds[0], e.bounds[1]).map(Math.round);
       const [sx1, sy1] = toScreen(e.bounds[2], e.bounds[3]).map(Math.round);
       ctx.strokeStyle = ENTITY;
       ctx.strokeRect(sx0 + 0.5, sy0 + 0.5, Math.max(sx1 - sx0, 3), Math.max(sy1 - sy0, 3));
-      [lx, ly] = [sx0, sy0];
     }
-    if (!labels) continue;
-    const text = e.id;
-    const tw = ctx.measureText(text).width;
-    ctx.fillStyle = 'rgba(20,20,24,0.75)';
-    ctx.fillRect(lx, ly - 14, tw + 6, 14);
-    ctx.fillStyle = e.kind === 'entity' ? REGIONAL : e.kind === 'player' ? PLAYER : ENTITY;
-    ctx.fillText(text, lx + 3, ly - 1);
   }
+  drawLabels(w, h);
+}
+
+// --- labels ------------------------------------------------------------------
+//
+// Labels never overlap: those that would are merged into one label at their
+// centre ("12 bodies"), which zooms in on a click. The groups are made at
+// each scale in screen pixels from the world's origin, so that panning
+// keeps them; the closer the zoom, the fewer entities share a label.
+
+const LABEL_FONT = '11px ui-monospace, monospace';
+const LABEL_H = 14;  // a label's height, CSS pixels
+const LABEL_GAP = 2; // the least room between two labels
+const LABEL_CELL = 64;
+const PRIORITY = { player: 0, entity: 1, body: 2 };
+const NOUN = { player: 'players', entity: 'entities', body: 'bodies' };
+let labelCache = null;
+
+// labelAnchor is where an entity's own label starts (its left end, its
+// bottom), in screen pixels from the world's origin.
+function labelAnchor(e) {
+  if (e.kind !== 'body') return [e.x * S.scale + MARK, e.y * S.scale - MARK + 2];
+  return [e.bounds[0] * S.scale, e.bounds[1] * S.scale];
+}
+
+// labelBox places a group's label: an entity's at its anchor, a cluster's
+// centred on its members' anchors.
+function labelBox(g, charW) {
+  const tw = g.text.length * charW + 6;
+  if (g.members.length === 1) return [g.sx, g.sy - LABEL_H, g.sx + tw, g.sy];
+  const cx = g.sx / g.members.length, cy = g.sy / g.members.length;
+  return [cx - tw / 2, cy - LABEL_H / 2, cx + tw / 2, cy + LABEL_H / 2];
+}
+
+// labelGroups groups S.entities so that no two labels overlap at the
+// current scale; made once a scale.
+function labelGroups() {
+  if (labelCache && labelCache.scale === S.scale && labelCache.entities === S.entities) return labelCache.groups;
+  ctx.font = LABEL_FONT;
+  const charW = ctx.measureText('0000000000').width / 10;
+  const grid = new Map();
+  const cellsOf = (b, fn) => {
+    for (let x = Math.floor((b[0] - LABEL_GAP) / LABEL_CELL); x <= Math.floor((b[2] + LABEL_GAP) / LABEL_CELL); x++) {
+      for (let y = Math.floor((b[1] - LABEL_GAP) / LABEL_CELL); y <= Math.floor((b[3] + LABEL_GAP) / LABEL_CELL); y++) fn(`${x},${y}`);
+    }
+  };
+  const hit = (b) => {
+    let found = null;
+    cellsOf(b, (k) => {
+      const set = grid.get(k);
+      if (found || !set) return;
+      for (const o of set) {
+        const ob = o.box;
+        if (ob[0] < b[2] + LABEL_GAP && b[0] < ob[2] + LABEL_GAP && ob[1] < b[3] + LABEL_GAP && b[1] < ob[3] + LABEL_GAP) { found = o; return; }
+      }
+    });
+    return found;
+  };
+  const groups = new Set();
+  const sorted = [...S.entities].sort((a, b) => PRIORITY[a.kind] - PRIORITY[b.kind] || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  for (const e of sorted) {
+    const [ax, ay] = labelAnchor(e);
+    let g = { members: [e], kind: e.kind, sx: ax, sy: ay, text: e.id };
+    g.box = labelBox(g, charW);
+    for (let o = hit(g.box); o; o = hit(g.box)) {
+      // Merge with the label it would overlap, and place the cluster anew.
+      cellsOf(o.box, (k) => grid.get(k).delete(o));
+      groups.delete(o);
+      const [big, small] = o.members.length >= g.members.length ? [o, g] : [g, o];
+      for (const m of small.members) big.members.push(m);
+      const kind = o.kind === g.kind ? g.kind : 'mixed';
+      g = { members: big.members, kind, sx: o.sx + g.sx, sy: o.sy + g.sy, text: `${big.members.length} ${NOUN[kind] || 'entities'}` };
+      g.box = labelBox(g, charW);
+    }
+    cellsOf(g.box, (k) => { if (!grid.has(k)) grid.set(k, new Set()); grid.get(k).add(g); });
+    groups.add(g);
+  }
+  labelCache = { scale: S.scale, entities: S.entities, groups: [...groups] };
+  return labelCache.groups;
+}
+
+// drawLabels draws the labels on screen; S.labels lists them, each with
+// its box in CSS pixels of the canvas and the entities it stands for
+// (members).
+function drawLabels(w, h) {
+  const [ox, oy] = toScreen(0, 0);
+  ctx.font = LABEL_FONT;
+  ctx.textBaseline = 'bottom';
+  const shown = [];
+  for (const g of labelGroups()) {
+    const b = [Math.round(g.box[0] + ox), Math.round(g.box[1] + oy), Math.round(g.box[2] + ox), Math.round(g.box[3] + oy)];
+    if (b[2] < 0 || b[3] < 0 || b[0] > w || b[1] > h) continue;
+    const one = g.members.length === 1;
+    const kind = one ? g.members[0].kind : 'cluster';
+    ctx.fillStyle = one ? 'rgba(20,20,24,0.75)' : 'rgba(20,20,24,0.9)';
+    ctx.fillRect(b[0], b[1], b[2] - b[0], b[3] - b[1]);
+    if (!one) {
+      ctx.strokeStyle = SELECTED;
+      ctx.lineWidth = 1;
+      ctx.strokeRect(b[0] + 0.5, b[1] + 0.5, b[2] - b[0] - 1, b[3] - b[1] - 1);
+    }
+    ctx.fillStyle = kind === 'entity' ? REGIONAL : kind === 'player' ? PLAYER : kind === 'body' ? ENTITY : SELECTED;
+    ctx.fillText(g.text, b[0] + 3, b[3] - 1);
+    shown.push({ box: b, text: g.text, count: g.members.length, members: g.members });
+  }
+  S.labels = shown;
+}
+S.labelGroups = labelGroups;
+
+// labelAt returns the label drawn at a point of the canvas, if any.
+function labelAt(sx, sy) {
+  return (S.labels || []).find((l) => sx >= l.box[0] && sx < l.box[2] && sy >= l.box[1] && sy < l.box[3]) || null;
+}
+
+// zoomToCluster shows the entities a cluster's label stands for: centred
+// on them, at least twice as close, as close as fits them on screen.
+function zoomToCluster(l) {
+  const ms = l.members;
+  let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const e of ms) {
+    x0 = Math.min(x0, e.bounds[0]);
+    y0 = Math.min(y0, e.bounds[1]);
+    x1 = Math.max(x1, e.bounds[2]);
+    y1 = Math.max(y1, e.bounds[3]);
+  }
+  const [w, h] = size();
+  S.cx = (x0 + x1) / 2;
+  S.cy = (y0 + y1) / 2;
+  S.scale = clampScale(Math.max(2 * S.scale, Math.min(w / Math.max(x1 - x0, 1), h / Math.max(y1 - y0, 1)) * 0.6));
+  viewChanged();
 }
 
 function drawSelection() {
@@ -523,6 +640,9 @@ function click(sx, sy) {
       }
       if (d < bestD) { best = e; bestD = d; }
     }
+    // A cluster's label, drawn over its entities, zooms in on them.
+    const l = labelAt(sx, sy);
+    if (l && l.count > 1) return zoomToCluster(l);
     if (best) return select({ type: 'entity', kind: best.kind, id: best.id });
   }
   const cs = S.world.chunk_size;
@@ -547,9 +667,9 @@ async function showSelection() {
   let node;
   try {
     if (sel.type === 'chunk') {
-      node = chunkInfo(await api(`/api/chunk?x=${sel.x}&y=${sel.y}${genQuery('&')}`));
+      node = chunkInfo(await api(`api/chunk?x=${sel.x}&y=${sel.y}${genQuery('&')}`));
     } else {
-      node = entityInfo(await api(`/api/entity?kind=${encodeURIComponent(sel.kind)}&id=${encodeURIComponent(sel.id)}${genQuery('&')}`));
+      node = entityInfo(await api(`api/entity?kind=${encodeURIComponent(sel.kind)}&id=${encodeURIComponent(sel.id)}${genQuery('&')}`));
     }
   } catch (err) {
     node = el('p', { class: 'error' }, err.message);
@@ -634,17 +754,114 @@ function showHeader() {
   $('generation').textContent = S.generation;
   $('modified').textContent = `saved ${when(w.modified)}` +
     (S.pinned !== null ? ` · a kept generation: the live one is ${S.latest}` : '');
+  // Without the game's generator only stored chunks have pixels to draw.
+  $('generator-notice').hidden = w.generator;
+  showSaves(w);
   const err = $('world-error');
   const msgs = [w.error, ...(w.warnings || [])].filter(Boolean);
   err.hidden = msgs.length === 0;
   err.textContent = msgs.join('; ');
 }
 
+// showSaves fills the switcher with the saves the server serves (each at
+// /w/NAME/), when it serves several; a choice opens that save's page.
+function showSaves(w) {
+  const saves = w.saves || [];
+  $('save-switch').hidden = saves.length < 2;
+  const sel = $('saves');
+  if (saves.length < 2 || sel.options.length === saves.length) return;
+  sel.replaceChildren(...saves.map((n) => el('option', { value: n }, n)));
+  sel.value = w.save;
+}
+
+$('saves').addEventListener('change', (e) => {
+  // The pages of the saves are siblings: /w/NAME/.
+  location.assign(`../${encodeURIComponent(e.target.value)}/`);
+});
+
+// --- go to and find --------------------------------------------------------------
+
+function searchSays(text, error) {
+  const p = $('search-result');
+  p.textContent = text;
+  p.className = error ? 'error' : '';
+}
+
+// centreOn centres the map on a world point, at least as close as a chunk
+// a few dozen pixels wide.
+function centreOn(wx, wy) {
+  S.cx = wx;
+  S.cy = wy;
+  S.scale = clampScale(Math.max(S.scale, 32 / S.world.chunk_size));
+  viewChanged();
+}
+
+// goTo reads "x,y" (world pixels) or "chunk x,y" and centres the map
+// there; a chunk is selected too.
+function goTo(text) {
+  const m = /^\s*(chunk\s+|c\s+)?(-?\d+(?:\.\d+)?)\s*[, ]\s*(-?\d+(?:\.\d+)?)\s*$/i.exec(text);
+  if (!m || !S.world) {
+    searchSays(`"${text}": want x,y in world pixels (e.g. 120,-40) or chunk x,y (e.g. chunk 3,-1)`, true);
+    return;
+  }
+  const x = Number(m[2]), y = Number(m[3]);
+  if (m[1]) {
+    if (!Number.isInteger(x) || !Number.isInteger(y)) {
+      searchSays(`"${text}": a chunk's coordinates are whole numbers`, true);
+      return;
+    }
+    const cs = S.world.chunk_size;
+    centreOn((x + 0.5) * cs, (y + 0.5) * cs);
+    select({ type: 'chunk', x, y });
+    searchSays(`chunk (${x}, ${y}): world pixels ${x * cs}, ${y * cs} to ${(x + 1) * cs - 1}, ${(y + 1) * cs - 1}`);
+    return;
+  }
+  centreOn(x, y);
+  const cs = S.world.chunk_size;
+  searchSays(`${x}, ${y}: in chunk (${Math.floor(x / cs)}, ${Math.floor(y / cs)})`);
+}
+
+// find looks an entity up by its id ("kind:id" picks the kind): among the
+// entities on the map, else by the server (/api/entity), and centres the
+// map on it with its panel open.
+async function find(text) {
+  let q = text.trim(), kinds = ['body', 'entity', 'player'];
+  const m = /^(body|entity|player):(.*)$/.exec(q);
+  if (m) [kinds, q] = [[m[1]], m[2]];
+  if (!q) {
+    searchSays('give an id: a pixel body\'s, a regional entity\'s or a player\'s (kind:id picks the kind)', true);
+    return;
+  }
+  let e = S.entities.find((x) => x.id === q && kinds.includes(x.kind));
+  if (!e) {
+    for (const kind of kinds) {
+      if (kind !== 'player' && !/^\d+$/.test(q)) continue;
+      try {
+        e = await api(`api/entity?kind=${kind}&id=${encodeURIComponent(q)}${genQuery('&')}`);
+        break;
+      } catch (err) {
+        // Not of this kind: the next.
+      }
+    }
+  }
+  if (!e) {
+    searchSays(`no ${kinds.length === 1 ? kinds[0] : 'pixel body, regional entity or player'} with id "${q}" in generation ${S.generation}`, true);
+    return;
+  }
+  centreOn(e.x, e.y);
+  select({ type: 'entity', kind: e.kind, id: e.id });
+  const title = { body: 'pixel body', entity: 'regional entity', player: 'player' }[e.kind];
+  searchSays(`${title} ${e.id} at ${e.x.toFixed(1)}, ${e.y.toFixed(1)}`);
+}
+
+$('goto-form').addEventListener('submit', (e) => { e.preventDefault(); goTo($('goto').value); });
+$('find-form').addEventListener('submit', (e) => { e.preventDefault(); find($('find').value); });
+
 // loadWorld reads what the map shows. The live generation the page shows
 // moves on with the events only, each of which says what to redraw.
 async function loadWorld() {
   const shown = S.shown;
-  const w = await api('/api/world' + genQuery('?'));
+  const w = await api('api/world' + genQuery('?'));
   if (shown !== S.shown || S.pinned === null && S.world && w.generation < S.world.generation) return;
   S.world = w;
   S.latest = Math.max(S.latest, w.live);
@@ -656,7 +873,7 @@ async function loadWorld() {
 
 async function loadEntities() {
   const shown = S.shown;
-  const r = await api('/api/entities' + genQuery('?'));
+  const r = await api('api/entities' + genQuery('?'));
   if (shown !== S.shown || r.generation < S.generation) return;
   S.entities = r.entities;
   requestDraw();
@@ -674,7 +891,7 @@ async function loadGenerations() {
   generationsAt = Date.now();
   let d;
   try {
-    d = await api('/api/generations');
+    d = await api('api/generations');
   } catch (err) {
     $('generations').replaceChildren(el('p', { class: 'error' }, err.message));
     return;
@@ -718,7 +935,7 @@ async function loadCheck(fresh) {
   box.replaceChildren(el('p', { class: 'hint' }, 'checking…'));
   let c;
   try {
-    c = await api(`/api/check${fresh ? '?fresh=1' : ''}`);
+    c = await api(`api/check${fresh ? '?fresh=1' : ''}`);
   } catch (err) {
     box.replaceChildren(el('p', { class: 'error' }, err.message));
     return;
@@ -845,7 +1062,7 @@ async function loadDiff() {
   const seq = ++diffSeq;
   let d;
   try {
-    d = await api(`/api/diff?a=${S.compare}${S.pinned !== null ? `&b=${S.pinned}` : ''}`);
+    d = await api(`api/diff?a=${S.compare}${S.pinned !== null ? `&b=${S.pinned}` : ''}`);
   } catch (err) {
     if (seq === diffSeq) $('diff-summary').textContent = err.message;
     return;
@@ -865,7 +1082,7 @@ $('time').addEventListener('input', (e) => {
 $('compare').addEventListener('change', (e) => setCompare(e.target.value === '' ? null : Number(e.target.value)));
 
 function connect() {
-  const es = new EventSource('/api/events');
+  const es = new EventSource('api/events');
   es.addEventListener('hello', (e) => {
     setLive(true);
     const g = JSON.parse(e.data).generation;

@@ -323,7 +323,7 @@ func TestMapInBrowser(t *testing.T) {
 	s.Close()
 	expect(t, target.Type == chunkstore.Delta, "the demo's save (generation %d) has no delta chunk without bodies", m.Generation)
 	cs := float64(w.ChunkSize)
-	text := clickAndRead(t, ctx, (float64(target.Pos.X)+0.5)*cs, (float64(target.Pos.Y)+0.5)*cs, fmt.Sprintf(`[data-chunk="%d,%d"]`, target.Pos.X, target.Pos.Y))
+	text := clickChunk(t, ctx, target.Pos, cs)
 	for _, want := range []string{fmt.Sprintf("chunk (%d, %d)", target.Pos.X, target.Pos.Y), "kind\ndelta",
 		fmt.Sprintf("version\n%d", target.Handle.Offset), fmt.Sprintf("offset %d, %d bytes", target.Handle.Offset, target.Handle.Length), "changed pixels"} {
 		expect(t, strings.Contains(text, want), "chunk info lacks %q:\n%s", want, text)
@@ -340,6 +340,10 @@ func TestMapInBrowser(t *testing.T) {
 	getJSON(t, ts.URL+"/api/entities", &ents)
 	expect(t, len(ents.Entities) > 0, "the demo's save has no pixel body")
 	e := ents.Entities[0]
+	// At the closest zoom, where no cluster's label covers a body (a click
+	// on one zooms in).
+	must(t, chromedp.Run(ctx, chromedp.Navigate(fmt.Sprintf("%s/#x=%v&y=%v&scale=32", ts.URL, e.X, e.Y)), chromedp.Reload()))
+	settled(t, ctx)
 	text = clickAndRead(t, ctx, e.X, e.Y, `[data-entity^="body:"]`)
 	expect(t, strings.Contains(text, "pixel body") && strings.Contains(text, `"angular_velocity"`) && strings.Contains(text, `"id": `),
 		"body info:\n%s", text)
@@ -354,7 +358,7 @@ func TestMapInBrowser(t *testing.T) {
 	expect(t, pi >= 0, "the demo's player (its camera) is not on the map: %+v", ents.Entities)
 	pl := ents.Entities[pi]
 	expect(t, pl.ID == sim.PlayerID && pl.Placed == "fields" && strings.HasSuffix(pl.PlacedBy, "components.Focus"), "the demo's player: %+v", pl)
-	must(t, chromedp.Run(ctx, chromedp.Navigate(fmt.Sprintf("%s/#x=%d&y=%d&scale=1", ts.URL, int(pl.X)+40, int(pl.Y)+40)), chromedp.Reload()))
+	must(t, chromedp.Run(ctx, chromedp.Navigate(fmt.Sprintf("%s/#x=%d&y=%d&scale=32", ts.URL, int(pl.X)+4, int(pl.Y)+4)), chromedp.Reload()))
 	settled(t, ctx)
 	text = clickAndRead(t, ctx, pl.X, pl.Y, fmt.Sprintf(`[data-entity="player:%s"]`, pl.ID))
 	expect(t, strings.Contains(text, "player "+pl.ID) && strings.Contains(text, "components.Focus") && strings.Contains(text, `"ID": "`+pl.ID+`"`),
@@ -383,7 +387,7 @@ func TestMapInBrowser(t *testing.T) {
 			running = false
 		default:
 			start := time.Now()
-			clickAndRead(t, ctx, (float64(target.Pos.X)+0.5)*cs, (float64(target.Pos.Y)+0.5)*cs, fmt.Sprintf(`[data-chunk="%d,%d"]`, target.Pos.X, target.Pos.Y))
+			clickChunk(t, ctx, target.Pos, cs)
 			clicks = append(clicks, time.Since(start))
 		}
 	}
@@ -425,7 +429,7 @@ func TestMapInBrowser(t *testing.T) {
 
 	if *updateServe {
 		overlays(t, ctx, true)
-		clickAndRead(t, ctx, (float64(target.Pos.X)+0.5)*cs, (float64(target.Pos.Y)+0.5)*cs, fmt.Sprintf(`[data-chunk="%d,%d"]`, target.Pos.X, target.Pos.Y))
+		clickChunk(t, ctx, target.Pos, cs)
 		must(t, chromedp.Run(ctx, chromedp.Click("#check-again", chromedp.ByID), chromedp.Poll(fmt.Sprintf(
 			`document.querySelector('#generations tr.current td')?.textContent === '%d' && document.getElementById('check-stale')?.textContent === ''`, final),
 			nil, chromedp.WithPollingInterval(50*time.Millisecond))))
@@ -481,6 +485,23 @@ func drag(t *testing.T, ctx context.Context, x0, y0, x1, y1 float64) {
 		}
 		return input.DispatchMouseEvent(input.MouseReleased, x1, y1).WithButton(input.Left).WithClickCount(1).Do(ctx)
 	})))
+}
+
+// clickChunk clicks a chunk where no cluster's label covers it (a click on
+// one zooms in) and returns the selection's text once it shows the chunk.
+func clickChunk(t *testing.T, ctx context.Context, p chunkstore.Pos, cs float64) string {
+	t.Helper()
+	var at [2]float64
+	must(t, chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(`(() => {
+		for (let j = 0; j < 81; j++) {
+			const i = (j + 40) %% 81; // the centre first
+			const wx = (%d + 0.5 + ((i %% 9) - 4) / 10) * %v, wy = (%d + 0.5 + (Math.floor(i / 9) - 4) / 10) * %v;
+			const [sx, sy] = arksaveMap.toScreen(wx, wy);
+			if (!(arksaveMap.labels || []).some(l => l.count > 1 && sx >= l.box[0] - 2 && sx < l.box[2] + 2 && sy >= l.box[1] - 2 && sy < l.box[3] + 2)) return [wx, wy];
+		}
+		return [(%d + 0.5) * %v, (%d + 0.5) * %v];
+	})()`, p.X, cs, p.Y, cs, p.X, cs, p.Y, cs), &at)))
+	return clickAndRead(t, ctx, at[0], at[1], fmt.Sprintf(`[data-chunk="%d,%d"]`, p.X, p.Y))
 }
 
 // clickAndRead clicks the page where world point (wx, wy) is shown and
