@@ -1,5 +1,11 @@
 package chunkstore
 
+import (
+	"encoding/binary"
+
+	"github.com/arksave/arksave/internal/pxsw"
+)
+
 // Choosing a chunk's record without compressing it every way.
 //
 // Compressing a 512x512 chunk costs more than everything else a save does
@@ -93,7 +99,7 @@ func fullMayWin(count, npix, payload int) bool {
 func (cc *chunkCodec) chooseRecord(p *pick, pos Key, pix []uint32, base *baseEntry, ch chunkChanges) {
 	e := p.e
 	rawDelta := deltaCountSize + deltaEntrySize*ch.diff
-	delta := func() { p.try(Delta, e.encodeDelta(pos, pix, base.pix, cc.mask, ch.diff)) }
+	delta := func() { p.try(Delta, e.deltaOf(pos, pix, base.pix, cc.mask, ch)) }
 	if ch.diff == 0 || 256*rawDelta < cc.npix {
 		// LZ4 shrinks at most 255 to 1: no record of npix pixels is
 		// smaller than this Delta even uncompressed (nor than an empty
@@ -120,6 +126,64 @@ func (cc *chunkCodec) chooseRecord(p *pick, pos Key, pix []uint32, base *baseEnt
 	if closePct*(rawDelta*deltaFloorPct/100) < 100*p.payload(pos) {
 		delta()
 	}
+}
+
+// laidMaxDiv: scanChanges lays out a chunk's Delta payload while at most
+// 1/laidMaxDiv of its pixels differ (a buffer of 7/16 byte a pixel); a
+// chunk with more changes is scanned again if its Delta is tried.
+const laidMaxDiv = 16
+
+// scanChanges compares pix&mask with gen, a masked generated chunk, in one
+// pass, and lays out the Delta payload of the changes in e.delta on the way
+// while few pixels differ: the Delta a chunk a player worked in gets (the
+// record most saves write) then costs no second pass over the chunk.
+func (e *encoder) scanChanges(pix, gen []uint32, mask uint32) chunkChanges {
+	limit := len(pix) / laidMaxDiv
+	if n := deltaCountSize + deltaEntrySize*limit; cap(e.delta) < n {
+		e.delta = make([]byte, n)
+	}
+	raw := e.delta[:cap(e.delta)]
+	gen = gen[:len(pix)]
+	diff, runs := 0, 0
+	var any uint32 // the bits of every pixel: a count of nonzero pixels would cost a branch a pixel
+	at := deltaCountSize
+	was := false
+	for i, p := range pix {
+		p &= mask
+		any |= p
+		if p == gen[i] {
+			was = false
+			continue
+		}
+		if !was {
+			runs++
+			was = true
+		}
+		if diff < limit {
+			putDeltaEntry(raw[at:at+deltaEntrySize], i, p)
+			at += deltaEntrySize
+		}
+		diff++
+	}
+	return chunkChanges{diff: diff, runs: runs, nonzero: any != 0, laid: diff <= limit}
+}
+
+// putDeltaEntry writes the Delta entry of pixel i, now p, into d (7 bytes).
+func putDeltaEntry(d []byte, i int, p uint32) {
+	d = d[:deltaEntrySize]
+	d[0], d[1], d[2] = byte(i), byte(i>>8), byte(i>>16)
+	binary.LittleEndian.PutUint32(d[3:], p)
+}
+
+// deltaOf builds the Delta record of pix at pos, ch.diff pixels off gen, in
+// e.alt: from the payload scanChanges laid out, else by scanning again.
+func (e *encoder) deltaOf(pos Key, pix, gen []uint32, mask uint32, ch chunkChanges) []byte {
+	if !ch.laid {
+		return e.encodeDelta(pos, pix, gen, mask, ch.diff)
+	}
+	raw := e.delta[:deltaCountSize+deltaEntrySize*ch.diff]
+	binary.LittleEndian.PutUint32(raw, uint32(ch.diff))
+	return e.seal(pxsw.RecordDelta, pos, raw)
 }
 
 // plainEstimate returns the least and the likely compressed payload of a
