@@ -208,24 +208,62 @@ func (cc *chunkCodec) plainEstimate(e *encoder, base *baseEntry, ch chunkChanges
 
 // plainOf returns the size of base's own record without Delta, measuring
 // it the first time (a compression or two, counted in e.compressions, as
-// encodePlain chooses).
+// encodePlain chooses). A base of sampleMinPix pixels or more is measured
+// on a sample of it (see basePlain).
 func (cc *chunkCodec) plainOf(e *encoder, base *baseEntry) plainSize {
 	if ps := base.plain.Load(); ps != nil {
 		return *ps
 	}
+	ps := e.basePlain(base.pix)
+	base.plain.Store(&ps)
+	return ps
+}
+
+const (
+	// sampleMinPix: a base of this many pixels or more is measured on
+	// sampleSpans spans of 1/sampleDiv of its pixels each, spread evenly
+	// (8 bands of 8 rows of a 512x512 chunk): an eighth of the palette
+	// build and of the compression, where a chunk's first save spent
+	// more on measuring its base than on its own record.
+	sampleMinPix = 1 << 16
+	sampleSpans  = 8
+	sampleDiv    = 64
+)
+
+// basePlain measures the smallest record without Delta of pix, a masked
+// generated chunk: on all of it when it is small, else on a sample, scaled
+// up. The sample keeps whole rows, so LZ4 finds in it the repeats from row
+// to row it finds in the chunk; the palette's table is counted once.
+func (e *encoder) basePlain(pix []uint32) plainSize {
+	if len(pix) < sampleMinPix {
+		return e.measurePlain(pix, 1)
+	}
+	span, stride := len(pix)/sampleDiv, len(pix)/sampleSpans
+	sample := e.pal.sample[:0]
+	for k := range sampleSpans {
+		sample = append(sample, pix[k*stride:k*stride+span]...)
+	}
+	e.pal.sample = sample
+	return e.measurePlain(sample, len(pix)/len(sample))
+}
+
+// measurePlain measures the smallest record without Delta of pix (a whole
+// chunk, or a sample of 1/scale of one) and returns its payload scaled to
+// the chunk.
+func (e *encoder) measurePlain(pix []uint32, scale int) plainSize {
 	ps := plainSize{typ: Full}
 	full := true
-	if e.pal.build(base.pix, ^uint32(0)) { // base.pix is masked already
+	if e.pal.build(pix, ^uint32(0)) { // pix is masked already
 		ps.typ, ps.count = Palette, e.pal.count
-		ps.payload = e.compressedLen(e.paletteRaw(len(base.pix)))
-		full = fullMayWin(ps.count, len(base.pix), ps.payload)
+		table := paletteHeadSize + 4*ps.count
+		ps.payload = table + max(0, e.compressedLen(e.paletteRaw(len(pix)))-table)*scale
+		full = fullMayWin(ps.count, len(pix)*scale, ps.payload)
 	}
 	if full {
-		if n := e.compressedLen(e.fullRaw(base.pix, ^uint32(0))); ps.typ == Full || n < ps.payload {
+		if n := e.compressedLen(e.fullRaw(pix, ^uint32(0))) * scale; ps.typ == Full || n < ps.payload {
 			ps = plainSize{payload: n, typ: Full}
 		}
 	}
-	base.plain.Store(&ps)
 	return ps
 }
 

@@ -192,3 +192,26 @@ func TestDeltaLaidInTheScan(t *testing.T) {
 		}
 	}
 }
+
+// A generated base of a 512x512 chunk is measured on an eighth of its
+// pixels (whole rows, spread over the chunk), and the size so estimated is
+// within 10% of what measuring all of it gives, for the demo's terrain (the
+// surface crossing the chunk, and below it) and the benchmarks' chunks.
+func TestBaseMeasuredOnASample(t *testing.T) {
+	const size = 512
+	e := &encoder{}
+	for _, g := range []terrain.Generator{{Surface: size / 2}, {}} {
+		for _, pos := range []Key{Key2(0, 0), Key2(3, 0), Key2(7, 1), Key2(10, 0), Key2(12, 2)} {
+			pix := make([]uint32, size*size)
+			g.Generate(pos.c[0], pos.c[1], 1, pix)
+			exact := e.measurePlain(pix, 1)
+			est := e.basePlain(pix)
+			if len(e.pal.sample) != len(pix)/8 {
+				t.Fatalf("%v: measured on %d pixels, want an eighth of %d", pos, len(e.pal.sample), len(pix))
+			}
+			if est.typ != exact.typ || 10*est.payload < 9*exact.payload || 10*est.payload > 11*exact.payload {
+				t.Errorf("surface %d, chunk %v: the sample gives %s of %d bytes, all of it %s of %d", g.Surface, pos, est.typ, est.payload, exact.typ, exact.payload)
+			}
+		}
+	}
+}

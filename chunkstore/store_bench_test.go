@@ -298,8 +298,9 @@ func benchEncode(b *testing.B, enc Encoding, workers int, items []workItem) {
 // BenchmarkCommitLatency's shape: 5 terrain chunks, 1% of their pixels
 // changed, their bases cached (the chunks a player works in), as the
 // smallest record (estimated, one compression each) and as format 2's
-// Delta-or-Full (the commit that measured 10 ms), in the same run.
-// "compressions/chunk" counts the payloads compressed.
+// Delta-or-Full (the commit that measured 10 ms), in the same run; then
+// with the bases not cached ("newBases"), as a game's first save of the
+// chunks meets them. "compressions/chunk" counts the payloads compressed.
 func BenchmarkEncode_5Dirty1Percent(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	items := make([]workItem, 5)
@@ -324,6 +325,24 @@ func BenchmarkEncode_5Dirty1Percent(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(s.encoders[0].compressions)/float64(b.N*len(items)), "compressions/chunk")
+		})
+	}
+	// The same chunks met for the first time (the bases not cached): the
+	// generator runs and, for the smallest record, each base is measured.
+	for _, enc := range []Encoding{EncodeSmallest, EncodeDeltaFull} {
+		b.Run(map[Encoding]string{EncodeDeltaFull: "deltafull", EncodeSmallest: "smallest"}[enc]+"/newBases", func(b *testing.B) {
+			cfg, _ := seedConfig().withDefaults(true)
+			cfg.Workers, cfg.Encoding = 1, enc
+			s := newStore("", cfg, &fileSet{}, header{})
+			for b.Loop() {
+				s.cc.bases = newBaseCache(cfg.BaseCache)
+				s.encodeParallel(items)
+				for i := range items {
+					if items[i].err != nil || items[i].res.typ != Delta {
+						b.Fatalf("chunk %d: %s, %v", i, items[i].res.typ, items[i].err)
+					}
+				}
+			}
 		})
 	}
 }
