@@ -21,7 +21,8 @@ import (
 //     pixels carry: a run of changed pixels adds or removes at most its
 //     pixels' bytes and one LZ4 sequence (a token and an offset). The
 //     base's size is measured once, the first time a chunk at its position
-//     is encoded, and kept with the base in the cache.
+//     is encoded, on an eighth of its pixels (basePlain), and kept with the
+//     base in the cache.
 //
 // The likelier winner is compressed first; the other only when its
 // estimate could beat it by more than 10%.
