@@ -1,5 +1,11 @@
 package chunkstore
 
+import (
+	"encoding/binary"
+
+	"github.com/arksave/arksave/internal/pxsw"
+)
+
 // Choosing a chunk's record without compressing it every way.
 //
 // Compressing a 512x512 chunk costs more than everything else a save does
@@ -15,7 +21,8 @@ package chunkstore
 //     pixels carry: a run of changed pixels adds or removes at most its
 //     pixels' bytes and one LZ4 sequence (a token and an offset). The
 //     base's size is measured once, the first time a chunk at its position
-//     is encoded, and kept with the base in the cache.
+//     is encoded, on an eighth of its pixels (basePlain), and kept with the
+//     base in the cache.
 //
 // The likelier winner is compressed first; the other only when its
 // estimate could beat it by more than 10%.
@@ -93,7 +100,7 @@ func fullMayWin(count, npix, payload int) bool {
 func (cc *chunkCodec) chooseRecord(p *pick, pos Key, pix []uint32, base *baseEntry, ch chunkChanges) {
 	e := p.e
 	rawDelta := deltaCountSize + deltaEntrySize*ch.diff
-	delta := func() { p.try(Delta, e.encodeDelta(pos, pix, base.pix, cc.mask, ch.diff)) }
+	delta := func() { p.try(Delta, e.deltaOf(pos, pix, base.pix, cc.mask, ch)) }
 	if ch.diff == 0 || 256*rawDelta < cc.npix {
 		// LZ4 shrinks at most 255 to 1: no record of npix pixels is
 		// smaller than this Delta even uncompressed (nor than an empty
@@ -122,6 +129,64 @@ func (cc *chunkCodec) chooseRecord(p *pick, pos Key, pix []uint32, base *baseEnt
 	}
 }
 
+// laidMaxDiv: scanChanges lays out a chunk's Delta payload while at most
+// 1/laidMaxDiv of its pixels differ (a buffer of 7/16 byte a pixel); a
+// chunk with more changes is scanned again if its Delta is tried.
+const laidMaxDiv = 16
+
+// scanChanges compares pix&mask with gen, a masked generated chunk, in one
+// pass, and lays out the Delta payload of the changes in e.delta on the way
+// while few pixels differ: the Delta a chunk a player worked in gets (the
+// record most saves write) then costs no second pass over the chunk.
+func (e *encoder) scanChanges(pix, gen []uint32, mask uint32) chunkChanges {
+	limit := len(pix) / laidMaxDiv
+	if n := deltaCountSize + deltaEntrySize*limit; cap(e.delta) < n {
+		e.delta = make([]byte, n)
+	}
+	raw := e.delta[:cap(e.delta)]
+	gen = gen[:len(pix)]
+	diff, runs := 0, 0
+	var any uint32 // the bits of every pixel: a count of nonzero pixels would cost a branch a pixel
+	at := deltaCountSize
+	was := false
+	for i, p := range pix {
+		p &= mask
+		any |= p
+		if p == gen[i] {
+			was = false
+			continue
+		}
+		if !was {
+			runs++
+			was = true
+		}
+		if diff < limit {
+			putDeltaEntry(raw[at:at+deltaEntrySize], i, p)
+			at += deltaEntrySize
+		}
+		diff++
+	}
+	return chunkChanges{diff: diff, runs: runs, nonzero: any != 0, laid: diff <= limit}
+}
+
+// putDeltaEntry writes the Delta entry of pixel i, now p, into d (7 bytes).
+func putDeltaEntry(d []byte, i int, p uint32) {
+	d = d[:deltaEntrySize]
+	d[0], d[1], d[2] = byte(i), byte(i>>8), byte(i>>16)
+	binary.LittleEndian.PutUint32(d[3:], p)
+}
+
+// deltaOf builds the Delta record of pix at pos, ch.diff pixels off gen, in
+// e.alt: from the payload scanChanges laid out, else by scanning again.
+func (e *encoder) deltaOf(pos Key, pix, gen []uint32, mask uint32, ch chunkChanges) []byte {
+	if !ch.laid {
+		return e.encodeDelta(pos, pix, gen, mask, ch.diff)
+	}
+	raw := e.delta[:deltaCountSize+deltaEntrySize*ch.diff]
+	binary.LittleEndian.PutUint32(raw, uint32(ch.diff))
+	return e.seal(pxsw.RecordDelta, pos, raw)
+}
+
 // plainEstimate returns the least and the likely compressed payload of a
 // chunk ch.diff pixels off base stored without Delta.
 func (cc *chunkCodec) plainEstimate(e *encoder, base *baseEntry, ch chunkChanges) (lo, est int) {
@@ -144,24 +209,62 @@ func (cc *chunkCodec) plainEstimate(e *encoder, base *baseEntry, ch chunkChanges
 
 // plainOf returns the size of base's own record without Delta, measuring
 // it the first time (a compression or two, counted in e.compressions, as
-// encodePlain chooses).
+// encodePlain chooses). A base of sampleMinPix pixels or more is measured
+// on a sample of it (see basePlain).
 func (cc *chunkCodec) plainOf(e *encoder, base *baseEntry) plainSize {
 	if ps := base.plain.Load(); ps != nil {
 		return *ps
 	}
+	ps := e.basePlain(base.pix)
+	base.plain.Store(&ps)
+	return ps
+}
+
+const (
+	// sampleMinPix: a base of this many pixels or more is measured on
+	// sampleSpans spans of 1/sampleDiv of its pixels each, spread evenly
+	// (8 bands of 8 rows of a 512x512 chunk): an eighth of the palette
+	// build and of the compression, where a chunk's first save spent
+	// more on measuring its base than on its own record.
+	sampleMinPix = 1 << 16
+	sampleSpans  = 8
+	sampleDiv    = 64
+)
+
+// basePlain measures the smallest record without Delta of pix, a masked
+// generated chunk: on all of it when it is small, else on a sample, scaled
+// up. The sample keeps whole rows, so LZ4 finds in it the repeats from row
+// to row it finds in the chunk; the palette's table is counted once.
+func (e *encoder) basePlain(pix []uint32) plainSize {
+	if len(pix) < sampleMinPix {
+		return e.measurePlain(pix, 1)
+	}
+	span, stride := len(pix)/sampleDiv, len(pix)/sampleSpans
+	sample := e.pal.sample[:0]
+	for k := range sampleSpans {
+		sample = append(sample, pix[k*stride:k*stride+span]...)
+	}
+	e.pal.sample = sample
+	return e.measurePlain(sample, len(pix)/len(sample))
+}
+
+// measurePlain measures the smallest record without Delta of pix (a whole
+// chunk, or a sample of 1/scale of one) and returns its payload scaled to
+// the chunk.
+func (e *encoder) measurePlain(pix []uint32, scale int) plainSize {
 	ps := plainSize{typ: Full}
 	full := true
-	if e.pal.build(base.pix, ^uint32(0)) { // base.pix is masked already
+	if e.pal.build(pix, ^uint32(0)) { // pix is masked already
 		ps.typ, ps.count = Palette, e.pal.count
-		ps.payload = e.compressedLen(e.paletteRaw(len(base.pix)))
-		full = fullMayWin(ps.count, len(base.pix), ps.payload)
+		table := paletteHeadSize + 4*ps.count
+		ps.payload = table + max(0, e.compressedLen(e.paletteRaw(len(pix)))-table)*scale
+		full = fullMayWin(ps.count, len(pix)*scale, ps.payload)
 	}
 	if full {
-		if n := e.compressedLen(e.fullRaw(base.pix, ^uint32(0))); ps.typ == Full || n < ps.payload {
+		if n := e.compressedLen(e.fullRaw(pix, ^uint32(0))) * scale; ps.typ == Full || n < ps.payload {
 			ps = plainSize{payload: n, typ: Full}
 		}
 	}
-	base.plain.Store(&ps)
 	return ps
 }
 

@@ -143,3 +143,75 @@ func TestChoiceWithinTenPercent(t *testing.T) {
 		t.Errorf("%d chunks took %d compressions the first time, %d again: want under 2 and at most 1.5 a chunk", chunks, first, again)
 	}
 }
+
+// The Delta record built from the payload the change scan laid out is the
+// one a second scan builds, byte for byte, for every count of changed
+// pixels around the limit of what the scan lays out (and past it, where
+// the record is built by scanning again), with and without a layer mask;
+// the scan's counts are those of a plain comparison.
+func TestDeltaLaidInTheScan(t *testing.T) {
+	const size = 128
+	n := size * size
+	limit := n / laidMaxDiv
+	gen := make([]uint32, n)
+	terrain.Generator{Surface: size / 2}.Generate(3, 0, 1, gen)
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, mask := range []uint32{^uint32(0), 0x00ff00ff} {
+		base := append([]uint32(nil), gen...)
+		maskPixels(base, mask)
+		for _, diff := range []int{0, 1, 2, limit - 1, limit, limit + 1, 3 * limit} {
+			pix := append([]uint32(nil), base...)
+			for _, i := range rng.Perm(n)[:diff] {
+				pix[i] = (base[i] ^ 0x00010001) | 0xff00ff00 // differs under both masks, bits outside mask set
+			}
+			var want chunkChanges
+			was := false
+			for i, p := range pix {
+				p &= mask
+				want.nonzero = want.nonzero || p != 0
+				is := p != base[i]
+				if is {
+					want.diff++
+					if !was {
+						want.runs++
+					}
+				}
+				was = is
+			}
+			e := &encoder{}
+			e.setExt(&chunkCodec{mask: mask}, nil)
+			ch := e.scanChanges(pix, base, mask)
+			if ch.diff != want.diff || ch.runs != want.runs || ch.nonzero != want.nonzero || ch.laid != (diff <= limit) {
+				t.Fatalf("mask %#x, %d changed: scan found %+v, want %+v (laid %v)", mask, diff, ch, want, diff <= limit)
+			}
+			got := append([]byte(nil), e.deltaOf(Key2(3, 0), pix, base, mask, ch)...)
+			rescanned := e.encodeDelta(Key2(3, 0), pix, base, mask, want.diff)
+			if string(got) != string(rescanned) {
+				t.Errorf("mask %#x, %d changed: the Delta from the scan (%d bytes) differs from a second scan's (%d bytes)", mask, diff, len(got), len(rescanned))
+			}
+		}
+	}
+}
+
+// A generated base of a 512x512 chunk is measured on an eighth of its
+// pixels (whole rows, spread over the chunk), and the size so estimated is
+// within 10% of what measuring all of it gives, for the demo's terrain (the
+// surface crossing the chunk, and below it) and the benchmarks' chunks.
+func TestBaseMeasuredOnASample(t *testing.T) {
+	const size = 512
+	e := &encoder{}
+	for _, g := range []terrain.Generator{{Surface: size / 2}, {}} {
+		for _, pos := range []Key{Key2(0, 0), Key2(3, 0), Key2(7, 1), Key2(10, 0), Key2(12, 2)} {
+			pix := make([]uint32, size*size)
+			g.Generate(pos.c[0], pos.c[1], 1, pix)
+			exact := e.measurePlain(pix, 1)
+			est := e.basePlain(pix)
+			if len(e.pal.sample) != len(pix)/8 {
+				t.Fatalf("%v: measured on %d pixels, want an eighth of %d", pos, len(e.pal.sample), len(pix))
+			}
+			if est.typ != exact.typ || 10*est.payload < 9*exact.payload || 10*est.payload > 11*exact.payload {
+				t.Errorf("surface %d, chunk %v: the sample gives %s of %d bytes, all of it %s of %d", g.Surface, pos, est.typ, est.payload, exact.typ, exact.payload)
+			}
+		}
+	}
+}

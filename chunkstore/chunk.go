@@ -63,8 +63,10 @@ type encoder struct {
 	c    lz4.Compressor
 	recs []byte // the smallest record so far
 	alt  []byte // the record being tried
-	ext  []byte
-	pal  paletteScratch
+	// delta holds the Delta payload scanChanges laid out (see chunkChanges.laid).
+	delta []byte
+	ext   []byte
+	pal   paletteScratch
 	// compressions counts the payloads compressed: chunk records tried and
 	// generated bases measured (see chooseRecord).
 	compressions int
@@ -163,23 +165,23 @@ func (cc *chunkCodec) encodeOn(e *encoder, pos Key, pix []uint32, extra []byte, 
 			}
 			base = cc.base(pos, e.gen[:cc.npix])
 		}
-		ch = changesFrom(pix, base.pix, cc.mask)
+		ch = e.scanChanges(pix, base.pix, cc.mask)
 	} else {
-		ch.nonzero = countNonzero(pix, cc.mask)
-		ch.diff = ch.nonzero
+		ch.diff = countNonzero(pix, cc.mask)
+		ch.nonzero = ch.diff > 0
 		base = nil
 	}
 	switch {
 	case ch.diff == 0 && extra == nil:
 		return chunkResult{remove: true}, nil
-	case ch.nonzero == 0 && extra == nil:
+	case !ch.nonzero && extra == nil:
 		return chunkResult{typ: Empty, diff: ch.diff}, nil
 	}
 	e.setExt(cc, extra)
 	pk := pick{e: e}
 	switch {
 	case base != nil && float64(ch.diff) < cc.threshold*float64(cc.npix) && cc.deltaFull:
-		pk.try(Delta, e.encodeDelta(pos, pix, base.pix, cc.mask, ch.diff))
+		pk.try(Delta, e.deltaOf(pos, pix, base.pix, cc.mask, ch))
 	case base != nil && float64(ch.diff) < cc.threshold*float64(cc.npix):
 		cc.chooseRecord(&pk, pos, pix, base, ch)
 	case cc.deltaFull:
@@ -193,31 +195,12 @@ func (cc *chunkCodec) encodeOn(e *encoder, pos Key, pix []uint32, extra []byte, 
 
 // chunkChanges is what one pass over a chunk and its generated base finds.
 type chunkChanges struct {
-	diff    int // pixels that differ from the base
-	runs    int // runs of consecutive differing pixels
-	nonzero int // pixels that are not zero
-}
-
-// changesFrom compares pix&mask with gen, a masked generated chunk.
-func changesFrom(pix, gen []uint32, mask uint32) chunkChanges {
-	var ch chunkChanges
-	gen = gen[:len(pix)]
-	was := false
-	for i, p := range pix {
-		p &= mask
-		if p != 0 {
-			ch.nonzero++
-		}
-		is := p != gen[i]
-		if is {
-			ch.diff++
-			if !was {
-				ch.runs++
-			}
-		}
-		was = is
-	}
-	return ch
+	diff    int  // pixels that differ from the base
+	runs    int  // runs of consecutive differing pixels
+	nonzero bool // some pixel is not zero
+	// laid: the scan laid out the Delta payload in the encoder's delta
+	// buffer (few enough pixels differ).
+	laid bool
 }
 
 func countNonzero(pix []uint32, mask uint32) int {
@@ -262,10 +245,7 @@ func (e *encoder) encodeDelta(pos Key, pix, gen []uint32, mask uint32, diff int)
 	for i, p := range pix {
 		p &= mask
 		if p != gen[i] {
-			raw[at] = byte(i)
-			raw[at+1] = byte(i >> 8)
-			raw[at+2] = byte(i >> 16)
-			binary.LittleEndian.PutUint32(raw[at+3:], p)
+			putDeltaEntry(raw[at:at+deltaEntrySize], i, p)
 			at += deltaEntrySize
 		}
 	}

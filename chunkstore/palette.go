@@ -33,6 +33,7 @@ type paletteScratch struct {
 	vals   []uint32 // the palette, in order of first appearance
 	ix     []uint16 // the index of every pixel
 	count  int      // len(vals) of the last chunk tried
+	sample []uint32 // the sample of a base that basePlain measures
 }
 
 // build fills vals and ix from pix&mask and reports false when pix holds
