@@ -135,6 +135,7 @@ func TestRepairKeepsEncryptedFiles(t *testing.T) {
 	must(t, os.Remove(filepath.Join(dir, "manifest")))
 	code, stdout, stderr := arksave("repair", dir)
 	expectCode(t, 0, code, stderr)
+	expectNot(t, stdout, "no intact ECS world file")
 	code, stdout, stderr = arksave("export", "--json", "--key-file", hexKey, dir)
 	expectCode(t, 0, code, stderr)
 	expectContains(t, stdout, diarySecret)

@@ -178,7 +178,7 @@ func TestLoadSurvivesDamageToAnyFile(t *testing.T) {
 					expect(t, err != nil && strings.Contains(err.Error(), "arksave repair"), "a damaged manifest: the load gives %v", err)
 					_, err := savetool.Repair(dir, savetool.RepairOptions{})
 					must(t, err)
-					got, fb, err = loadDamaged(t, dir)
+					got, _, err = loadDamaged(t, dir)
 					must(t, err)
 				case tc.file == m.Chunks.Name && how != "removed":
 					// The root is the manifest's: the slots are not read.
