@@ -309,7 +309,7 @@ func ExampleEncoding() {
 		s.Close()
 	}
 	// Output:
-	// palette 1, delta 0, full 0: 90 bytes
+	// palette 1, delta 0, full 0: 84 bytes
 	// 1 palette
 	// palette 0, delta 0, full 1: 128 bytes
 	// 1 full

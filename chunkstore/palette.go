@@ -30,7 +30,7 @@ type paletteScratch struct {
 	idx    []uint16
 	stamps []uint32
 	stamp  uint32
-	vals   []uint32 // the palette, in order of first appearance
+	vals   []uint32 // the palette: air (0) first, then in order of first appearance
 	ix     []uint16 // the index of every pixel
 	count  int      // len(vals) of the last chunk tried
 	sample []uint32 // the sample of a base that basePlain measures
@@ -53,9 +53,15 @@ func (ps *paletteScratch) build(pix []uint32, mask uint32) bool {
 		ps.ix = make([]uint16, len(pix))
 	}
 	ix := ps.ix[:len(pix)]
-	vals := ps.vals[:0]
-	prev, prevIx := ^uint32(0), uint16(0)
-	havePrev := false
+	// Index 0 is air, the empty pixel, in every palette (seed 003), whether
+	// or not the chunk holds it: a reader sees air as index 0 without
+	// looking at the table.
+	vals := append(ps.vals[:0], 0)
+	air := uint32(0)
+	airSlot := (air * 0x9E3779B1) >> (32 - 17)
+	ps.stamps[airSlot], ps.keys[airSlot], ps.idx[airSlot] = ps.stamp, air, 0
+	prev, prevIx := air, uint16(0)
+	havePrev := true
 	for i, p := range pix {
 		p &= mask
 		if havePrev && p == prev {

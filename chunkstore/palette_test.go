@@ -12,9 +12,10 @@ import (
 	"github.com/arksave/arksave/vfs"
 )
 
-// Chunks of up to 256 distinct pixels are stored with 8-bit indices, up to
-// 65,536 with 16-bit ones, and read back exactly; a chunk of more distinct
-// pixels is never a palette record.
+// Chunks of up to 256 distinct pixels (air, index 0 of every palette,
+// counted) are stored with 8-bit indices, up to 65,536 with 16-bit ones,
+// and read back exactly; a chunk of more distinct pixels is never a
+// palette record. Index 0 is air, whether or not the chunk holds any.
 func TestPaletteRoundTrip(t *testing.T) {
 	const size = 512
 	cfg := testConfig(vfs.NewMem())
@@ -34,12 +35,12 @@ func TestPaletteRoundTrip(t *testing.T) {
 		want     chunkstore.StorageType
 		palette  int // entries of ReadRaw's palette
 	}{
-		{1, chunkstore.Palette, 1},
-		{200, chunkstore.Palette, 200},
-		{256, chunkstore.Palette, 256},
-		{257, chunkstore.Palette, 257},
-		{65536, chunkstore.Palette, 65536},
-		{65537, chunkstore.Full, 0},
+		{1, chunkstore.Palette, 2},
+		{200, chunkstore.Palette, 201},
+		{255, chunkstore.Palette, 256},
+		{256, chunkstore.Palette, 257},
+		{65535, chunkstore.Palette, 65536},
+		{65536, chunkstore.Full, 0},
 	}
 	b := s.NewBatch()
 	want := map[chunkstore.Pos][]uint32{}
@@ -60,13 +61,14 @@ func TestPaletteRoundTrip(t *testing.T) {
 		must(t, err)
 		expect(t, ok && raw.Type == c.want && len(raw.Palette) == c.palette && slices.Equal(raw.Pixels, want[p]),
 			"%d distinct: ReadRaw %v with a palette of %d", c.distinct, raw.Type, len(raw.Palette))
+		expect(t, c.want != chunkstore.Palette || len(raw.Palette) > 0 && raw.Palette[0] == 0, "%d distinct: index 0 of %v is not air", c.distinct, raw.Palette[:min(len(raw.Palette), 2)])
 		info := must2[storetool.RecordInfo](t)(storetool.Tool.RecordInfo(s, raw.Handle))
 		if c.want == chunkstore.Palette {
 			width := 1
-			if c.distinct > 256 {
+			if c.palette > 256 {
 				width = 2
 			}
-			expect(t, info.Kind == storetool.RecordPalette && int(info.Raw) == 8+4*c.distinct+width*n,
+			expect(t, info.Kind == storetool.RecordPalette && int(info.Raw) == 8+4*c.palette+width*n,
 				"%d distinct: %+v, want %d-byte indices", c.distinct, info, width)
 		}
 	}
