@@ -92,5 +92,5 @@ func TestExportPaletteAndExtra(t *testing.T) {
 
 	code, stdout, stderr := arksave("export", "--json", dir)
 	expectCode(t, 0, code, stderr)
-	expectContains(t, stdout, `"type": "palette"`, `"palette": 3`, `"extra": 9`)
+	expectContains(t, stdout, `"type": "palette"`, `"palette": 4`, `"extra": 9`) // air at index 0, then the three colours
 }

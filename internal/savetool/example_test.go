@@ -379,7 +379,7 @@ func ExampleOpenStore() {
 	bodies, _ := s.Bodies(chunkstore.Pos{X: 1, Y: 1})
 	fmt.Printf("%+v\n", savetool.NewBodyEntry(&bodies[0]))
 	// Output:
-	// generation 3 stores map[bodies:2 delta:1 empty:1 full:3 palette:1]
+	// generation 3 stores map[bodies:2 delta:1 empty:1 full:4]
 	// {ID:4294967297 X:40 Y:40 Rotation:0 VX:0 VY:0 AngularVelocity:0 Width:3 Height:3 OriginX:1 OriginY:1 Pixels:9 Extension:0}
 }
 

@@ -10,6 +10,7 @@ package ndsave
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -175,16 +176,18 @@ func Painted(k chunkstore.Key, v uint32) []uint32 {
 func Full(k chunkstore.Key) []uint32 {
 	pix := make([]uint32, ChunkSize*ChunkSize)
 	for i := range pix {
-		pix[i] = uint32(i*2654435761)&0x00FF_FF00 | 5 + uint32(k.Axis(2)&3)
+		pix[i] = uint32(uint64(i)*2654435761)&0x00FF_FF00 | 5 + uint32(k.Axis(2)&3)
 	}
 	return pix
 }
 
-// Palette returns a chunk of c colours.
+// Palette returns a chunk of c colours scattered at random (no pattern
+// that would let a Full record compress as small as the palette).
 func Palette(c int) []uint32 {
+	r := rand.New(rand.NewPCG(uint64(c), 11))
 	pix := make([]uint32, ChunkSize*ChunkSize)
 	for i := range pix {
-		pix[i] = 6 + uint32(i*2654435761>>13)%uint32(c)
+		pix[i] = 6 + uint32(r.IntN(c))
 	}
 	return pix
 }
