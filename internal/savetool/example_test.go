@@ -186,7 +186,7 @@ func ExampleRenderDir() {
 	fmt.Println(img.Bounds().Size())
 	// Output:
 	// (96,96) pixels of world (-32,-32)-(64,64)
-	// 3 full, 1 palette, 1 delta, 1 empty, 3 generated chunks, 2 bodies
+	// 4 full, 0 palette, 1 delta, 1 empty, 3 generated chunks, 2 bodies
 	// (256,128)
 }
 
@@ -243,7 +243,7 @@ func ExampleInspectDir() {
 	// generation 3 current: true chunks: 6
 	// generation 2 current: false chunks: 4
 	// generation 1 current: false chunks: 3
-	// chunks.pxsw: 3 full, 1 palette, 1 delta, 1 empty, 2 bodies
+	// chunks.pxsw: 4 full, 0 palette, 1 delta, 1 empty, 2 bodies
 }
 
 func ExampleExportJSON() {
@@ -264,7 +264,7 @@ func ExampleExportJSON() {
 		fmt.Println(c.X, c.Y, c.Type, len(c.Bodies))
 	}
 	// Output:
-	// -1 -1 palette 0
+	// -1 -1 full 0
 	// 0 0 full 0
 	// 1 0 full 0
 	// -1 1 empty 1
