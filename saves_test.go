@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,6 +94,11 @@ func TestListSaves(t *testing.T) {
 	saves, err = arksave.ListSaves(root)
 	must(t, err)
 	expect(t, len(saves) == 3 && saves[1].Generation == 1 && errors.Is(saves[1].Err, arksave.ErrCorrupt), "a damaged meta.json: %+v", saves[1])
+	// Nor does one too large to be a description: it is not read whole.
+	must(t, os.WriteFile(filepath.Join(root, "caves", "meta.json"), make([]byte, 70<<10), 0o644))
+	saves, err = arksave.ListSaves(root)
+	must(t, err)
+	expect(t, len(saves) == 3 && errors.Is(saves[1].Err, arksave.ErrCorrupt) && strings.Contains(saves[1].Err.Error(), "at most"), "a 70 KiB meta.json: %+v", saves[1])
 	// A description that is a symbolic link is not followed.
 	must(t, os.Remove(filepath.Join(root, "caves", "meta.json")))
 	must(t, os.Symlink(filepath.Join(root, "valley", "meta.json"), filepath.Join(root, "caves", "meta.json")))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"image"
 	"image/png"
-	"io"
 	"io/fs"
 	"path/filepath"
 	"time"
@@ -156,20 +155,11 @@ func ReadMeta(fsys vfs.FS, dir string) (*Meta, error) {
 	if err := fsguard.Regular(fsys, p, MetaName, autosave.ErrCorrupt); err != nil {
 		return nil, err
 	}
-	f, err := fsys.Open(p)
+	data, err := vfs.ReadFileLimit(fsys, p, maxMetaSize)
+	if errors.Is(err, vfs.ErrTooLarge) {
+		return nil, fmt.Errorf("%w: %s: a description is at most %d bytes: %v", autosave.ErrCorrupt, p, maxMetaSize, err)
+	}
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return nil, err
-	}
-	if size > maxMetaSize {
-		return nil, fmt.Errorf("%w: %s: %d bytes, a description is at most %d", autosave.ErrCorrupt, p, size, maxMetaSize)
-	}
-	data := make([]byte, size)
-	if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
 	var m Meta
