@@ -203,7 +203,13 @@ func (l *Locator) Resolve(logical string) (string, error) {
 	scope, rest, _ := strings.Cut(logical, "/")
 	switch scope {
 	case "engine", "game", "user":
-		root := map[string]string{"engine": l.Engine, "game": l.Game, "user": l.User}[scope]
+		root := l.User
+		switch scope {
+		case "engine":
+			root = l.Engine
+		case "game":
+			root = l.Game
+		}
 		if root == "" {
 			return "", fmt.Errorf("%w: %q: the locator has no %s root", ErrUnknownPath, logical, scope)
 		}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/arksave/arksave/internal/fsguard"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/vfs"
 )
@@ -99,10 +98,8 @@ func readSlot(fsys vfs.FS, dir string) (SaveInfo, bool) {
 	default:
 		info.Name, info.Seed, info.PlayTime = cmp.Or(meta.Name, info.Name), meta.Seed, meta.PlayTime()
 		thumb := filepath.Join(dir, savedir.ThumbnailName)
-		if meta.Thumbnail != "" && fsguard.Regular(fsys, thumb, savedir.ThumbnailName, ErrCorrupt) == nil {
-			if _, err := fsys.Lstat(thumb); err == nil {
-				info.Thumbnail = thumb
-			}
+		if fi, err := fsys.Lstat(thumb); err == nil && meta.Thumbnail != "" && fi.Mode().IsRegular() {
+			info.Thumbnail = thumb // a regular file: never a link out of the directory
 		}
 	}
 	return info, true
