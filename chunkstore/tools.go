@@ -44,6 +44,8 @@ func (tools) NewestGeneration(fsys vfs.FS, path string) (uint64, error) {
 	return newestGeneration(fsys, path)
 }
 
+func (tools) Verify(s *Store) Report { return s.verify() }
+
 func (tools) Files(s *Store) []pxsw.FileStats    { return s.fileList() }
 func (tools) DataFileNames(s *Store) []string    { return s.dataFileNames() }
 func (tools) Stats(s *Store) pxsw.Stats          { return s.statistics() }

@@ -28,8 +28,10 @@ sha=$(git rev-parse --verify --quiet "$ref^{commit}") || {
 }
 
 # label | package | -bench pattern | -benchtime: the headline figures of docs/benchmarks.md.
+# A benchmark REF does not have (load, before 2026-11-27) shows on the working tree's side only.
 benchmarks=(
   "commit|.|^BenchmarkCommitLatency$/arksave|30x"
+  "load|.|^BenchmarkLoadLatency$|10x"
   "stall|.|^BenchmarkSaveStall$|20x"
   "codec|./bench|^BenchmarkAcceptance$|1s"
   "tick|./demo/sim|^BenchmarkAutosaveP99$|30x"

@@ -31,8 +31,10 @@ func damagesGeneration(p chunkstore.Problem) bool {
 // and returns its world file and the damage found: the world file (size,
 // CRC32-C, then validate when not nil), the players index and every
 // player's record, and the chunk store generation, opened through its
-// root and read whole (chunkstore.Store.Check: every data file it uses,
-// its page table, every live record decoded). Each problem names its file.
+// root and verified (storetool's Verify: every data file it uses, its page
+// table, the checksums of every live record, each read once; nothing is
+// decoded, which is what makes a load of 10,000 chunks cost tens of
+// milliseconds rather than hundreds). Each problem names its file.
 // Only proven damage is a problem (a codec's ErrCorrupt: a checksum, a
 // bound, a bad name; or a file the manifest names that is missing). The
 // error is for what is not damage: a file that could not be read (an I/O
@@ -116,7 +118,7 @@ func (d *Dir) checkStore(ref StoreRef) []chunkstore.Problem {
 		return []chunkstore.Problem{{File: ref.Name, Section: chunkstore.SectionFile, Offset: -1, Err: err}}
 	}
 	defer s.Close()
-	probs := append(s.OpenReport().Problems, s.Check().Problems...)
+	probs := append(s.OpenReport().Problems, storetool.Tool.Verify(s).Problems...)
 	dir := ""
 	if i := strings.LastIndexByte(ref.Name, '/'); i >= 0 {
 		dir = ref.Name[:i+1]

@@ -137,6 +137,14 @@ type Tools interface {
 	// verifies a generation with the redundant copies of its data files
 	// this way. A compacted copy (CompactTo) writes data files of its own.
 	WithDataPaths(o chunkstore.Options, paths map[uint32]string) chunkstore.Options
+	// Verify checks what a load of s's generation trusts, decoding
+	// nothing: the data files it uses (present, the store's, long enough),
+	// its page table, and the header and CRC32-C of every live record, each
+	// read once in file order. It finds what the disk did to any of them at
+	// a fraction of s.Check's cost, which also decodes every live record
+	// and reads the dead ones. A record that checks out but does not
+	// decode is reported by the read that meets it.
+	Verify(s *chunkstore.Store) chunkstore.Report
 	// CheckFile checks the store file at path (through fsys, nil meaning
 	// vfs.OS) on its own, without the game: it opens the newest generation
 	// read-only for inspection and returns what opening skipped together

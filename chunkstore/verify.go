@@ -1,0 +1,98 @@
+package chunkstore
+
+import (
+	"cmp"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// verify checks what a load of the store's generation trusts, reading each
+// live record once and decoding none: the data files the generation uses
+// (present, the store's, as long as its records run), its page table
+// (every record of the chain and every entry), and the header and CRC32-C
+// of every live chunk and body record, in file order. Every byte of those
+// is under a checksum, so it finds whatever the disk did to them; what it
+// leaves to [Store.Check] is decoding the payloads and reading dead
+// records. A record whose checksums hold but which does not decode (a
+// writer's fault, not the disk's) is reported by the read that meets it,
+// as any damaged record is: that chunk regenerates. A record that several
+// entries share (identical chunks stored once) is read once and a damage
+// reported under each of them.
+func (s *Store) verify() Report {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	var r Report
+	if s.closed {
+		r.add(SectionHeader, 0, ErrClosed)
+		return r
+	}
+	s.checkFilesInto(&r, s.fileList())
+	s.checkTable(&r)
+	var live []toolEntry
+	r.Types = map[StorageType]int{}
+	s.entries(func(e toolEntry) bool {
+		r.Types[e.Type]++
+		if !e.Handle.IsZero() {
+			live = append(live, e)
+		}
+		return true
+	})
+	slices.SortStableFunc(live, func(a, b toolEntry) int { return cmp.Compare(a.Handle.Offset, b.Handle.Offset) })
+	// Reading is a copy out of the page cache or the disk, and checking a
+	// CRC32-C: split the records into runs, one per core.
+	parts := min(runtime.GOMAXPROCS(0), max(1, len(live)/verifyRun))
+	found := make([]Report, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			found[i] = s.verifyRecords(live[i*len(live)/parts : (i+1)*len(live)/parts])
+		}()
+	}
+	wg.Wait()
+	for _, f := range found {
+		r.Records += f.Records
+		r.Problems = append(r.Problems, f.Problems...)
+	}
+	if n := s.chunks.Len(); s.hdr.chunkCount != uint32(n) {
+		r.add(SectionHeader, slotOffset(s.hdr.generation), fmt.Errorf("%w: header counts %d chunks, the page table %d", ErrCorrupt, s.hdr.chunkCount, n))
+	}
+	slices.SortStableFunc(r.Problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
+	return s.localize(r)
+}
+
+// verifyRun is the fewest records a goroutine of verify reads.
+const verifyRun = 512
+
+// verifyRecords reads the records of live (sorted by offset) and checks
+// them, each once; it reports a damaged one under every entry that uses it.
+func (s *Store) verifyRecords(live []toolEntry) Report {
+	var r Report
+	var buf []byte
+	var err error
+	for i, e := range live {
+		if i == 0 || e.Handle.Offset != live[i-1].Handle.Offset {
+			var h recordHeader
+			var rec []byte
+			h, rec, err = s.read(e.Handle, buf)
+			if rec != nil {
+				buf = rec
+			}
+			r.Records++
+			if err == nil && storageOf(h.kind) != e.Type {
+				err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.Handle.Offset), e.Type)
+			}
+		}
+		if err != nil {
+			section := SectionChunk
+			if e.Type == BodyBlock {
+				section = SectionBodies
+			}
+			r.addKey(section, e.Handle.Offset, e.Key, err)
+		}
+	}
+	return r
+}
