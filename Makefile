@@ -76,9 +76,9 @@ bench:
 
 ## bench-compare: the headline benchmarks (commit latency, save stall, encode and decode against
 ## ark-serde, the demo's tick ratio, tile rendering) of REF and of the working tree, interleaved,
-## as one benchstat table: make bench-compare REF=<commit> [ROUNDS=5] [ONLY=commit|stall|...]
+## as one benchstat table: make bench-compare REF=<commit> [ROUNDS=5] [ONLY=commit|load|...]
 bench-compare:
-	@REF=$(REF) ROUNDS=$(ROUNDS) ONLY=$(ONLY) GO=$(GO) bash scripts/bench-compare.sh
+	@REF='$(REF)' ROUNDS='$(ROUNDS)' ONLY='$(ONLY)' GO='$(GO)' bash scripts/bench-compare.sh
 
 ## bench-capacity: a chunk store of 10,000,000 chunks beside one of 1,000,000 (open, memory, reads,
 ## 5-chunk commits, with ratios); builds both (about 1 GB in the temp dir) first: a few minutes.
