@@ -361,7 +361,7 @@ func misfitError(m *misfit, key Key, p int, kind recordKind, off int64) error {
 		where = fmt.Sprintf("chunk %v, palette entry %d (no pixel uses it)", key, m.entry)
 	}
 	return fmt.Errorf("%w: pixel size: %s holds %#x (%s at %v), which does not fit in the game's %d-byte pixel; "+
-		"the store keeps its %d-byte pixels (a game whose pixel holds this value must read it)",
+		"the store stays as it is (%d-byte pixels): only a build of the game whose pixel holds such values can read it",
 		ErrConfigMismatch, where, m.value, kind, loc(off), pixelSize, p)
 }
 

@@ -1,8 +1,10 @@
 package savetest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -183,4 +185,59 @@ func OpenPixelStore(dir string) (*chunkstore.Store, error) {
 	}
 	o := storetool.Tool.ForPixelMigration(chunkstore.Options{Root: m.Chunks.Root})
 	return chunkstore.Open(p, &o)
+}
+
+// Files returns every file under dir by its slash-separated path relative
+// to dir, with its bytes: what a test compares to show that an operation
+// left a directory as it was.
+func Files(dir string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		out[filepath.ToSlash(rel)] = data
+		return err
+	})
+	return out, err
+}
+
+// SameFiles describes the first difference between two results of Files,
+// or returns "".
+func SameFiles(got, want map[string][]byte) string {
+	for name, w := range want {
+		g, ok := got[name]
+		switch {
+		case !ok:
+			return name + " is gone"
+		case !bytes.Equal(g, w):
+			return name + " changed"
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			return name + " is new"
+		}
+	}
+	return ""
+}
+
+// LoadedPixels returns the pixels of the chunk at pos as the game holds
+// it, and false when it is not loaded.
+func (g *Game) LoadedPixels(pos chunkstore.Pos) ([]uint32, bool) {
+	e, ok := ecs.GetResource[components.ChunkIndex](g.W).Get(components.ChunkPos{X: pos.X, Y: pos.Y})
+	if !ok {
+		return nil, false
+	}
+	c := ecs.NewMap1[components.Chunk](g.W).Get(e)
+	out := make([]uint32, 0, ChunkSize*ChunkSize)
+	for _, p := range c.Pixels() {
+		out = append(out, uint32(p))
+	}
+	return out, true
 }
