@@ -134,12 +134,7 @@ func bytePixelStore(t *testing.T, mem vfs.FS) *model {
 
 func TestPixelSizeMigrationRefusedWhenAValueDoesNotFit(t *testing.T) {
 	mem := vfs.NewMem()
-	pixelStore(t, mem, 8, func(v uint32) uint64 {
-		if v == pixelMarker {
-			return 1<<40 | uint64(v)
-		}
-		return uint64(v)
-	})
+	pixelStore(t, mem, 8, widenOne(pixelMarker, 1<<40))
 	s := openForMigration(t, mem)
 	defer s.Close()
 	err := storetool.Tool.CheckPixels(s)
@@ -158,19 +153,24 @@ func TestPixelSizeMigrationRefusedWhenAValueDoesNotFit(t *testing.T) {
 func TestPixelSizeMigrationNamesABodyPixel(t *testing.T) {
 	mem := vfs.NewMem()
 	m := pixelStore(t, mem, 8, nil)
-	// The misfit in a body only: widen the first body's pixel 5.
+	// The misfit in a body only: the value of pixel 5 of the second body.
 	bad := m.bodies[bodiesAt][1].Pixels[5]
 	mem = vfs.NewMem()
-	pixelStore(t, mem, 8, func(v uint32) uint64 {
-		if v == bad {
-			return 0xFF<<56 | uint64(v)
-		}
-		return uint64(v)
-	})
+	pixelStore(t, mem, 8, widenOne(bad, 0xFF<<56))
 	s := openForMigration(t, mem)
 	defer s.Close()
 	err := storetool.Tool.CheckPixels(s)
 	expect(t, errors.Is(err, chunkstore.ErrConfigMismatch) && strings.Contains(err.Error(), "body 12, pixel 5"), "check: %v", err)
+}
+
+// widenOne writes value v as v|high and every other as it is.
+func widenOne(v uint32, high uint64) func(uint32) uint64 {
+	return func(x uint32) uint64 {
+		if x == v {
+			return high | uint64(x)
+		}
+		return uint64(x)
+	}
 }
 
 func TestPixelSizeByteRefused(t *testing.T) {

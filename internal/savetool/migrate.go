@@ -118,6 +118,14 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 			old = append([]*savedir.Manifest{m}, old...) // now a backup of an older format itself
 		}
 	}
+	return rep, upgradeBackups(d, old, rep)
+}
+
+// upgradeBackups rewrites the backup manifests old, of older formats, in
+// the current one, each with its root and data files, and lists them in
+// rep. A backup whose root cannot be found stays as it is: readable in its
+// format.
+func upgradeBackups(d *savedir.Dir, old []*savedir.Manifest, rep *MigrateReport) error {
 	for _, b := range old {
 		nb := *b
 		if cur, err := d.Backup(b.Generation); err == nil {
@@ -135,11 +143,11 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 		nb.Version = savedir.ManifestVersion
 		nb.Chunks = ref
 		if err := d.ReplaceBackup(&nb); err != nil {
-			return rep, fmt.Errorf("migrate: backup %d: %w", b.Generation, err)
+			return fmt.Errorf("migrate: backup %d: %w", b.Generation, err)
 		}
 		rep.BackupsUpgraded = append(rep.BackupsUpgraded, b.Generation)
 	}
-	return rep, nil
+	return nil
 }
 
 // currentRef returns the store reference of manifest m in the current

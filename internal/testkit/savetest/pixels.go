@@ -19,7 +19,7 @@ import (
 
 // The saves of another pixel size: what an older or other build of a game,
 // whose pixel is 1, 2 or 8 bytes, wrote. Each holds two generations (the
-// first a backup) of the same world: a Delta chunk (0, 0), a Full chunk
+// first a backup) of the same world: a Delta chunk (0, 1), a Full chunk
 // (1, 0) of values that differ pixel by pixel, a Palette chunk (-1, 1) of
 // three materials and two pixel bodies in chunk (1, 1). Every value fits in
 // 16 bits. BuildPixels writes the same save with 4-byte pixels: what each
