@@ -2,6 +2,7 @@ package chunkstore_test
 
 import (
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
@@ -79,7 +80,7 @@ func openForMigration(t *testing.T, mem vfs.FS) *chunkstore.Store {
 
 func TestPixelSizeMigratedWhenValuesFit(t *testing.T) {
 	for _, size := range []int{1, 2, 8} {
-		t.Run(strings.Repeat("x", size), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d-byte", size), func(t *testing.T) {
 			mem := vfs.NewMem()
 			var m *model
 			if size == 1 {
