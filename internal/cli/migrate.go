@@ -98,7 +98,8 @@ func runMigrate(args []string, stdout, stderr io.Writer) error {
 
 // dryRunPixels says what a migration would do with the pixel size of the
 // save at dir and returns 1 when it would change it; the error is the one
-// the migration would return when a value does not fit.
+// the migration would return when a value does not fit. Other errors (a
+// damaged save) are left to the rest of the dry run and to migrate.
 func dryRunPixels(dir string, stdout io.Writer) (int, error) {
 	from, err := savetool.PixelMigration(dir, savetool.Options{})
 	switch {
@@ -108,7 +109,7 @@ func dryRunPixels(dir string, stdout io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "%v; migrate would write nothing\n", err)
 		return 0, err
 	case err != nil:
-		return 0, err
+		return 0, nil // damage and the like: migrate itself says so
 	}
 	fmt.Fprintf(stdout, "chunk store: %d-byte pixels would become 4-byte; every stored value fits\n", from)
 	return 1, nil
