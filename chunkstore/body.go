@@ -124,7 +124,7 @@ func (e *encoder) appendBodyBlock(dst []byte, bodies []Body, sections [][]byte, 
 		e.raw = grow(e.raw[:0], 4*len(b.Pixels))
 		putPixels(e.raw, b.Pixels, mask)
 		pixAt := len(dst)
-		dst, flags = e.appendSection(dst, e.raw, flags, bodyPixelsRaw)
+		dst, flags = e.appendSection(dst, seamPixels(e.raw), flags, bodyPixelsRaw)
 		pixSize := len(dst) - pixAt
 
 		e.raw = packShape(e.raw, b.Shape)

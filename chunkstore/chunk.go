@@ -274,6 +274,7 @@ func (e *encoder) fullRaw(pix []uint32, mask uint32) []byte {
 // e.ext, with the key bytes of pos after it.
 func (e *encoder) seal(kind recordKind, pos Key, raw []byte) []byte {
 	e.compressions++
+	raw = seamPayload(kind, raw)
 	rec, codec := compressInto(e.alt[:0], &e.c, e.ext, raw)
 	rec = sealKeyed(rec, kind, codec, e.flags(), pos, uint32(len(raw)))
 	e.alt = rec

@@ -386,6 +386,7 @@ func (s *Store) compactToFilling(path string, missing func(k Key) bool, fill ...
 	}
 	cfg := s.cfg
 	cfg.ReadOnly, cfg.dataPaths = false, nil // the copy's data files are its own
+	cfg.PixelSize, cfg.pixelMigration = pixelSize, false
 	n, err := openStore(path, cfg, openCompacted, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("chunkstore: compact to %s: reopen: %w", path, err)
@@ -507,6 +508,9 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Key) bool, 
 		if err == nil && storageOf(h.kind) != e.typ {
 			err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.h.Offset), e.typ)
 		}
+		if err == nil {
+			rec, err = src.st.repixel(h, rec, e.h.Offset) // a store of other pixels is migrated
+		}
 		if err != nil {
 			return e, err
 		}
@@ -553,6 +557,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Key) bool, 
 	}
 	old := s.hdr
 	old.version = old.currentVersion()
+	old.pixelSize = pixelSize
 	old.root = ck.Offset
 	old.chunkCount = 0
 	for _, e := range kept {

@@ -24,7 +24,8 @@ func FuzzOpen(f *testing.F) {
 	}
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "v2", "*"))
 	v3, _ := filepath.Glob(filepath.Join("testdata", "v3", "*"))
-	for _, d := range append(dirs, v3...) {
+	// pixel8: a store of 8-byte pixels, read only to migrate it.
+	for _, d := range append(append(dirs, v3...), filepath.Join("testdata", "pixel8")) {
 		m, _ := os.ReadFile(filepath.Join(d, "w.pxsw"))
 		d1, _ := os.ReadFile(filepath.Join(d, "w-data-1.pxsd"))
 		d2, _ := os.ReadFile(filepath.Join(d, "w-data-2.pxsd"))
@@ -70,6 +71,13 @@ func FuzzOpen(f *testing.F) {
 			exercise(s)
 		}
 		if s, err := chunkstore.Open(storePath, forRepair(cfg, nil)); err == nil {
+			exercise(s)
+		}
+		if s, err := chunkstore.Open(storePath, ptr(storetool.Tool.ForPixelMigration(cfg))); err == nil {
+			storetool.Tool.CheckPixels(s)
+			if c, err := s.CompactTo("/migrated.pxsw"); err == nil {
+				exercise(c)
+			}
 			exercise(s)
 		}
 		storetool.Tool.Scan(mem, storePath, func(storetool.ScanRecord) bool { return true })

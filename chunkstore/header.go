@@ -171,6 +171,8 @@ func parseHeader(b []byte, i int) (header, error) {
 	h.generation = r.uint64()
 	h.genVersion = uint32(r.uint8()) | uint32(r.uint8())<<8 | uint32(r.uint8())<<16
 	switch {
+	case !validPixelSize(h.pixelSize):
+		return header{}, fmt.Errorf("%w: %s: pixel size %d at byte %d of the slot: a store holds 1, 2, 4 or 8 bytes per pixel", ErrCorrupt, where, h.pixelSize, pixelSizeOff)
 	case h.generation%slotCount != uint64(i):
 		return header{}, fmt.Errorf("%w: %s: generation %d belongs in slot %s", ErrCorrupt, where, h.generation, slotName(int(h.generation%slotCount)))
 	case h.root != 0 && !validOffset(h.root):

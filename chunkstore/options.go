@@ -211,6 +211,12 @@ type Options struct {
 	// generation with the redundant copies of its data files this way
 	// (internal/storetool's WithDataPaths). Only for read-only opens.
 	dataPaths *dataPaths
+
+	// pixelMigration, with ReadOnly, opens a store of another pixel size
+	// than 4 (1, 2 or 8) to migrate it: CompactTo writes it with 4-byte
+	// pixels (internal/storetool's ForPixelMigration). Only a migration
+	// sets it.
+	pixelMigration bool
 }
 
 // dataPaths maps data file numbers to the paths they are read from.
@@ -367,10 +373,8 @@ func (c *Options) checkAgainst(h header) error {
 		return mismatch("chunk size", h.chunkSize, c.ChunkSize)
 	case c.TileSize != 0 && c.TileSize != h.tileSize:
 		return mismatch("tile size", h.tileSize, c.TileSize)
-	case c.PixelSize != 0 && c.PixelSize != h.pixelSize:
-		return mismatch("pixel size", h.pixelSize, c.PixelSize)
-	case h.pixelSize != pixelSize:
-		return mismatch("pixel size", h.pixelSize, pixelSize)
+	case h.pixelSize != pixelSize && !c.migratingPixels():
+		return pixelSizeError(h.pixelSize)
 	case c.Seed != 0 && c.Seed != h.seed:
 		return mismatch("world seed", h.seed, c.Seed)
 	case c.Axes != 0 && c.Axes != h.keyAxes():

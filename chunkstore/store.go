@@ -90,7 +90,7 @@ func Create(path string, o *Options) (*Store, error) {
 	now := time.Now().Unix()
 	h := header{
 		flags: flagLZ4, seed: cfg.Seed, created: now, modified: now,
-		chunkSize: cfg.ChunkSize, tileSize: cfg.TileSize, pixelSize: cfg.PixelSize,
+		chunkSize: cfg.ChunkSize, tileSize: cfg.TileSize, pixelSize: createPixelSize(cfg.PixelSize),
 		genVersion: cfg.generatorVersion(), axes: uint8(cfg.Axes),
 	}
 	slots := make([]byte, dataStart)

@@ -79,3 +79,16 @@ func (tools) RecordInfo(s *Store, h handle) (recordDesc, error) { return s.recor
 func (tools) CompactToFilling(s *Store, path string, missing func(k Key) bool, fill ...*Store) (*Store, []filledChunk, error) {
 	return s.compactToFilling(path, missing, fill...)
 }
+
+func (tools) ForPixelMigration(o Options) Options {
+	o.pixelMigration, o.ReadOnly = true, true
+	return o
+}
+
+func (tools) CheckPixels(s *Store) error { return s.checkPixels() }
+
+func (tools) PixelSize(s *Store) int { return int(s.hdr.pixelSize) }
+
+func (tools) SetPixelWriter(size int, widen func(uint32) uint64) (restore func()) {
+	return setPixelWriter(size, widen)
+}

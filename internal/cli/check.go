@@ -99,6 +99,10 @@ func printCheck(w io.Writer, path string, isDir bool, r *savetool.CheckReport) {
 	if deniedOnly(w, r.Problems) {
 		return // nothing to repair
 	}
+	if isDir && pixelsOnly(r.Problems) {
+		fmt.Fprintf(w, "arksave migrate %s rewrites the chunk store with 4-byte pixels when every value fits (--dry-run says whether they do); repair would not\n", path)
+		return
+	}
 	if isDir {
 		fmt.Fprintf(w, "arksave repair %s recovers what is intact into a new generation (--dry-run shows what it would keep and drop)\n", path)
 	} else {
@@ -112,6 +116,17 @@ func printCheckJSON(w io.Writer, path string, r *savetool.CheckReport) error {
 
 // deniedOnly names the first problem that is a refused permission, not
 // damage, with what to do, and reports whether every problem is one.
+// pixelsOnly reports whether every problem is a chunk store of another
+// pixel size than the game's: arksave migrate's to mend, not repair's.
+func pixelsOnly(problems []chunkstore.Problem) bool {
+	for _, p := range problems {
+		if !errors.Is(p.Err, chunkstore.ErrConfigMismatch) {
+			return false
+		}
+	}
+	return len(problems) > 0
+}
+
 func deniedOnly(w io.Writer, problems []chunkstore.Problem) bool {
 	denied := 0
 	for _, p := range problems {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,6 +45,13 @@ func runMigrate(args []string, stdout, stderr io.Writer) error {
 				fmt.Fprintf(stdout, "generation %d: manifest format %d would become %d\n", g.Generation, g.FormatVersion, savedir.ManifestVersion)
 			}
 		}
+		if n, err := dryRunPixels(dir, stdout); n > 0 || err != nil {
+			if err != nil {
+				fmt.Fprintln(stdout, "dry run: nothing was written")
+				return err
+			}
+			old += n
+		}
 		if len(d.Stores) > 0 && d.Generations[0].Current {
 			if st := d.Stores[0]; st.FormatVersion != 0 && st.FormatVersion < chunkstore.FormatVersion {
 				old++
@@ -70,8 +78,13 @@ func runMigrate(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%s is at the current formats (%s); nothing to do\n", dir, current)
 		return nil
 	}
-	if r.Generation > 0 {
+	if r.Generation > 0 && r.From == r.To {
+		fmt.Fprintf(stdout, "committed generation %d (the same world and chunks)\n", r.Generation)
+	} else if r.Generation > 0 {
 		fmt.Fprintf(stdout, "manifest format %d -> %d: committed generation %d (the same world and chunks, with the chunk store's root and data files)\n", r.From, r.To, r.Generation)
+	}
+	if r.PixelFrom != r.PixelTo {
+		fmt.Fprintf(stdout, "chunk store: %d-byte pixels -> %d-byte: written into a new store; every stored value fits\n", r.PixelFrom, r.PixelTo)
 	}
 	if r.StoreFrom != r.StoreVersion {
 		fmt.Fprintf(stdout, "chunk store PXSW %d -> %d: written into a new store of data files\n", r.StoreFrom, r.StoreVersion)
@@ -81,4 +94,23 @@ func runMigrate(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s is at the current formats (%s)\n", dir, current)
 	return nil
+}
+
+// dryRunPixels says what a migration would do with the pixel size of the
+// save at dir and returns 1 when it would change it; the error is the one
+// the migration would return when a value does not fit. Other errors (a
+// damaged save) are left to the rest of the dry run and to migrate.
+func dryRunPixels(dir string, stdout io.Writer) (int, error) {
+	from, err := savetool.PixelMigration(dir, savetool.Options{})
+	switch {
+	case from == 4 && err == nil:
+		return 0, nil
+	case err != nil && errors.Is(err, chunkstore.ErrConfigMismatch):
+		fmt.Fprintf(stdout, "%v; migrate would write nothing\n", err)
+		return 0, err
+	case err != nil:
+		return 0, nil // damage and the like: migrate itself says so
+	}
+	fmt.Fprintf(stdout, "chunk store: %d-byte pixels would become 4-byte; every stored value fits\n", from)
+	return 1, nil
 }

@@ -389,6 +389,9 @@ func checkGeneration(r *CheckReport, d *savedir.Dir, m *savedir.Manifest, checke
 			s, openErr, err = rs, err, nil
 		}
 	}
+	if err != nil && checkOtherPixels(r, d, m, err) {
+		return
+	}
 	if err != nil {
 		r.add(m.Chunks.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, err))
 		return

@@ -2,13 +2,16 @@ package savetool
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/arksave/arksave/chunkstore"
 	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savedir"
 	"github.com/arksave/arksave/internal/storetool"
 	"github.com/arksave/arksave/internal/words"
+	"github.com/arksave/arksave/vfs"
 )
 
 // MigrateReport says what [Migrate] did.
@@ -22,6 +25,8 @@ type MigrateReport struct {
 	StoreVersion      int    // and after
 	CurrentManifest   int    // savedir.ManifestVersion
 	CheckedBeforehand bool   // the directory checked clean first
+	PixelFrom         int    // bytes per pixel of the committed chunk store before (1, 2, 4 or 8)
+	PixelTo           int    // and after: 4
 }
 
 // Migrate upgrades the save directory at dir to the current format
@@ -30,7 +35,11 @@ type MigrateReport struct {
 // (world file, then the manifest); the old generation becomes a backup.
 // A chunk store of format 1 (a single file; see chunkstore.FormatVersion)
 // is written into a new store of the current format (a store file and
-// data files); a manifest of format 1 gets the root of its store
+// data files), and so is one of 1-, 2- or 8-byte pixels (written by
+// another build of a game), with 4-byte pixels, after checking that every
+// stored value fits in 32 bits: when one does not, Migrate writes nothing
+// and returns an error wrapping chunkstore.ErrConfigMismatch that names
+// the chunk, the pixel and the value; a manifest of format 1 gets the root of its store
 // generation, one of format 1 or 2 the data files its store generation
 // uses (see [savedir.ManifestVersion]). Backup manifests of older formats
 // are then rewritten with their roots and data files, one atomic replace
@@ -40,18 +49,23 @@ type MigrateReport struct {
 // the game.
 func Migrate(dir string, o Options) (*MigrateReport, error) {
 	fsys := o.fs()
+	// A store whose values do not fit is refused before anything, the
+	// lock file included, is written (and checked again under the lock).
+	if _, err := PixelMigration(dir, o); errors.Is(err, chunkstore.ErrConfigMismatch) {
+		return nil, fmt.Errorf("migrate: %w; nothing was written", err)
+	}
 	d, err := openLocked(fsys, dir, savedir.OpenDir)
 	if err != nil {
 		return nil, damagedOr(err, dir)
 	}
 	defer d.Close()
-	check := checkDir(fsys, dir)
-	if !check.OK() {
-		return nil, fmt.Errorf("%w: %s, first: %v; run arksave repair, which writes the current format too",
-			ErrDamaged, words.Count(len(check.Problems), "problem", "problems"), check.Problems[0])
+	pixels, err := checkBeforeMigrate(d, fsys, dir)
+	if err != nil {
+		return nil, err
 	}
 	m := d.Manifest()
-	rep := &MigrateReport{From: m.Version, To: m.Version, CurrentManifest: savedir.ManifestVersion, CheckedBeforehand: true}
+	rep := &MigrateReport{From: m.Version, To: m.Version, CurrentManifest: savedir.ManifestVersion, CheckedBeforehand: true,
+		PixelFrom: pixels, PixelTo: pixels}
 	world, err := d.ReadWorld(m)
 	if err != nil {
 		return nil, err
@@ -75,16 +89,17 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 		}
 	}
 	oldStore := ri.FormatVersion < chunkstore.FormatVersion && len(m.Chunks.Data) == 0
-	if m.Version == savedir.ManifestVersion && !oldStore && len(old) == 0 {
+	otherPixels := pixels != gamePixelSize
+	if m.Version == savedir.ManifestVersion && !oldStore && !otherPixels && len(old) == 0 {
 		rep.NothingToDo = true
 		return rep, nil
 	}
-	if m.Version < savedir.ManifestVersion || oldStore {
+	if m.Version < savedir.ManifestVersion || oldStore || otherPixels {
 		var ref savedir.StoreRef
-		if oldStore {
-			// The whole store, into one of the current format.
-			ref, err = rewriteStore(d, m, root)
-			rep.StoreVersion = chunkstore.FormatVersion
+		if oldStore || otherPixels {
+			// The whole store, into one of the current format and pixel size.
+			ref, err = rewriteStore(d, m)
+			rep.StoreVersion, rep.PixelTo = chunkstore.FormatVersion, gamePixelSize
 		} else {
 			ref, err = currentRef(d, m, root)
 		}
@@ -103,6 +118,14 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 			old = append([]*savedir.Manifest{m}, old...) // now a backup of an older format itself
 		}
 	}
+	return rep, upgradeBackups(d, old, rep)
+}
+
+// upgradeBackups rewrites the backup manifests old, of older formats, in
+// the current one, each with its root and data files, and lists them in
+// rep. A backup whose root cannot be found stays as it is: readable in its
+// format.
+func upgradeBackups(d *savedir.Dir, old []*savedir.Manifest, rep *MigrateReport) error {
 	for _, b := range old {
 		nb := *b
 		if cur, err := d.Backup(b.Generation); err == nil {
@@ -120,11 +143,11 @@ func Migrate(dir string, o Options) (*MigrateReport, error) {
 		nb.Version = savedir.ManifestVersion
 		nb.Chunks = ref
 		if err := d.ReplaceBackup(&nb); err != nil {
-			return rep, fmt.Errorf("migrate: backup %d: %w", b.Generation, err)
+			return fmt.Errorf("migrate: backup %d: %w", b.Generation, err)
 		}
 		rep.BackupsUpgraded = append(rep.BackupsUpgraded, b.Generation)
 	}
-	return rep, nil
+	return nil
 }
 
 // currentRef returns the store reference of manifest m in the current
@@ -146,9 +169,10 @@ func currentRef(d *savedir.Dir, m *savedir.Manifest, root []byte) (savedir.Store
 }
 
 // rewriteStore writes the store generation of m into a new store of the
-// current format, named after the generation the migration commits.
-func rewriteStore(d *savedir.Dir, m *savedir.Manifest, root []byte) (savedir.StoreRef, error) {
-	s, err := openGeneration(d, m, *inspectOptions(d.FS()))
+// current format and 4-byte pixels, named after the generation the
+// migration commits.
+func rewriteStore(d *savedir.Dir, m *savedir.Manifest) (savedir.StoreRef, error) {
+	s, err := openGeneration(d, m, storetool.Tool.ForPixelMigration(*inspectOptions(d.FS())))
 	if err != nil {
 		return savedir.StoreRef{}, err
 	}
@@ -169,4 +193,107 @@ func rewriteStore(d *savedir.Dir, m *savedir.Manifest, root []byte) (savedir.Sto
 		return savedir.StoreRef{}, fmt.Errorf("%w: %s: %v", ErrDamaged, m.Chunks.Name, open.Problems[0])
 	}
 	return savedir.StoreRef{Name: name, Generation: c.Generation(), Root: c.Root(), Data: storetool.Tool.DataFileNames(c)}, nil
+}
+
+// gamePixelSize is the bytes per pixel of the module's chunk stores.
+const gamePixelSize = 4
+
+// checkBeforeMigrate checks the save in d before a migration and returns
+// the pixel size of its committed chunk store. A save is migrated only
+// when it checks clean, but for its committed store having another pixel
+// size than 4 bytes: then every value of that store must fit (it is read
+// through, record by record, which checks it too).
+func checkBeforeMigrate(d *savedir.Dir, fsys vfs.FS, dir string) (int, error) {
+	check := checkDir(fsys, dir)
+	pixels := gamePixelSize
+	if m := d.Manifest(); m != nil {
+		if root, err := rootOf(d, m); err == nil {
+			if ri, err := storetool.Tool.ParseRoot(root); err == nil {
+				pixels = int(ri.PixelSize)
+			}
+		}
+	}
+	problems := check.Problems
+	if pixels != gamePixelSize {
+		// The committed store's pixel size is what the migration is for.
+		problems = slices.DeleteFunc(slices.Clone(problems), func(p chunkstore.Problem) bool {
+			return p.File == d.Manifest().Chunks.Name && errors.Is(p.Err, chunkstore.ErrConfigMismatch)
+		})
+	}
+	if len(problems) > 0 {
+		return 0, fmt.Errorf("%w: %s, first: %v; run arksave repair, which writes the current format too",
+			ErrDamaged, words.Count(len(problems), "problem", "problems"), problems[0])
+	}
+	if pixels == gamePixelSize {
+		return pixels, nil
+	}
+	if err := checkPixels(d, d.Manifest()); err != nil {
+		if errors.Is(err, chunkstore.ErrConfigMismatch) {
+			return 0, fmt.Errorf("migrate: %w; nothing was written", err)
+		}
+		return 0, damagedOr(err, dir)
+	}
+	return pixels, nil
+}
+
+// checkPixels reads every record of the store generation of m and checks
+// that each pixel value fits in 4 bytes, writing nothing.
+func checkPixels(d *savedir.Dir, m *savedir.Manifest) error {
+	s, err := openGeneration(d, m, storetool.Tool.ForPixelMigration(*inspectOptions(d.FS())))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := storetool.Tool.CheckPixels(s); err != nil {
+		return fmt.Errorf("chunk store %s: %d-byte pixels cannot become %d-byte: %w",
+			m.Chunks.Name, storetool.Tool.PixelSize(s), gamePixelSize, err)
+	}
+	return nil
+}
+
+// PixelMigration says what Migrate would do with the pixel size of the
+// save at dir, writing nothing and taking no lock: the committed chunk
+// store's bytes per pixel, and nil when that is 4 or every stored value
+// fits in 4 bytes; else the error Migrate would return (wrapping
+// chunkstore.ErrConfigMismatch, naming the chunk, the pixel and the value).
+func PixelMigration(dir string, o Options) (from int, err error) {
+	_, fsys := newTracker(o)
+	from = gamePixelSize
+	err = readSave(fsys, dir, 0, func(d *savedir.Dir, m *savedir.Manifest) error {
+		s, err := openGeneration(d, m, storetool.Tool.ForPixelMigration(*inspectOptions(fsys)))
+		if err != nil {
+			return err
+		}
+		from = storetool.Tool.PixelSize(s)
+		s.Close()
+		if from == gamePixelSize {
+			return nil
+		}
+		return checkPixels(d, m)
+	})
+	return from, err
+}
+
+// checkOtherPixels checks the store generation of m when opening it failed
+// with err for having another pixel size than 4 bytes, and reports false
+// when err is not about that, for the caller to report it. Every record
+// must read and every value fit in 4 bytes; a committed generation whose
+// values all fit is still a problem (the game cannot load it): err, which
+// names arksave migrate. A backup's is not: a migration keeps the
+// generation it migrated as a backup.
+func checkOtherPixels(r *CheckReport, d *savedir.Dir, m *savedir.Manifest, err error) bool {
+	if !errors.Is(err, chunkstore.ErrConfigMismatch) {
+		return false
+	}
+	current := d.Manifest() != nil && d.Manifest().Generation == m.Generation
+	perr := checkPixels(d, m)
+	switch {
+	case perr != nil:
+		r.add(m.Chunks.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, perr))
+	case current:
+		r.add(m.Chunks.Name, -1, fmt.Errorf("generation %d: %w", m.Generation, err))
+	default:
+		r.Stores++
+	}
+	return true
 }

@@ -186,6 +186,33 @@ type Tools interface {
 	// another seed or generator version no Delta chunks: they mean
 	// something only against their own generator.
 	CompactToFilling(s *chunkstore.Store, path string, missing func(k chunkstore.Key) bool, fill ...*chunkstore.Store) (*chunkstore.Store, []Filled, error)
+
+	// ForPixelMigration returns o set to open a store whose pixel size is
+	// not the game's 4 bytes (1, 2 or 8: written by another build of a
+	// game), read-only, to migrate it: CheckPixels checks its values and
+	// CompactTo writes it with 4-byte pixels, every value widened or
+	// narrowed (one that does not fit in 32 bits refuses the compaction,
+	// with an error wrapping chunkstore.ErrConfigMismatch). Reads (Get,
+	// Bodies, Check) of such a store are not supported. Without it such a
+	// store is refused with chunkstore.ErrConfigMismatch naming arksave
+	// migrate.
+	ForPixelMigration(o chunkstore.Options) chunkstore.Options
+	// CheckPixels reads every record the committed generation of s uses
+	// and checks that each stored pixel value fits in 4 bytes, in
+	// page-table order, writing nothing: the first value that does not fit
+	// returns an error wrapping chunkstore.ErrConfigMismatch that names the
+	// chunk (and body), the pixel and the value; a damaged record one
+	// wrapping chunkstore.ErrCorrupt. A store of 4-byte pixels checks only
+	// that its records read.
+	CheckPixels(s *chunkstore.Store) error
+	// PixelSize returns the bytes per pixel the store of s holds.
+	PixelSize(s *chunkstore.Store) int
+	// SetPixelWriter makes stores created from now on write pixel values
+	// of size bytes (1, 2 or 8; 0 or 4 turns it off), each value v as
+	// widen(v) (nil: v cut to size bytes), and returns what turns it back.
+	// It is process-wide and only for tests and the generators of their
+	// fixtures: the module writes 4-byte pixels.
+	SetPixelWriter(size int, widen func(uint32) uint64) (restore func())
 }
 
 // Tool is package chunkstore's implementation of Tools.

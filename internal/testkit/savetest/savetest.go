@@ -68,6 +68,11 @@ func Open(dir string, load bool) (*Game, error) { return open(dir, load, -1) }
 
 // open is Open with the plugin's autosave.Config.BackupCopyEvery.
 func open(dir string, load bool, copyEvery int) (*Game, error) {
+	return openEncoding(dir, load, copyEvery, chunkstore.EncodeDeltaFull)
+}
+
+// openEncoding is open with the plugin's chunk encoding.
+func openEncoding(dir string, load bool, copyEvery int, enc chunkstore.Encoding) (*Game, error) {
 	w := ecs.NewWorld()
 	ecs.ComponentID[Position](w)
 	ecs.ComponentID[Player](w)
@@ -81,7 +86,7 @@ func open(dir string, load bool, copyEvery int) (*Game, error) {
 		Autosave: &autosave.Config{Interval: time.Hour, MaxBackups: MaxBackups, BackupCopyEvery: copyEvery},
 		// Delta and Full records where Build says so, as format 2 chose
 		// them: the damage tests flip bytes of each kind.
-		ChunkEncoding: chunkstore.EncodeDeltaFull,
+		ChunkEncoding: enc,
 		// The committed fixtures were written when this kit was
 		// internal/savetest: their type registries name it so.
 		WorldOptions: []archetype.Option{
@@ -218,7 +223,7 @@ func FreshWithMirrors(t testing.TB, base string) string {
 	return freshBeside(t, base, "mirrors", BuildWithMirrors)
 }
 
-//go:embed testdata/legacy-copies testdata/legacy-players
+//go:embed testdata/legacy-copies testdata/legacy-players testdata/pixel-2 testdata/pixel-8 testdata/pixel-8-misfit
 var fixtures embed.FS
 
 // writeFixture writes the committed save at src of fixtures into dir.
