@@ -37,6 +37,9 @@ func TestInstallRefusesAnotherPixelSize(t *testing.T) {
 			t.Errorf("Install: %v\nwant it to say %q", err, want)
 		}
 	}
+	if strings.Contains(err.Error(), "the permissions") {
+		t.Errorf("Install: %v\nsends the player to the disk and the permissions for a save of other settings", err)
+	}
 	after, err := savetest.Files(dir)
 	if err != nil {
 		t.Fatal(err)

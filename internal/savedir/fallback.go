@@ -104,8 +104,14 @@ func isDamage(err error) bool {
 // unreadable is the error of a load that could not read file of
 // generation gen for a reason that is not damage.
 func unreadable(gen uint64, file string, err error) error {
-	return fmt.Errorf("%w: generation %d: %s: %w; that is not damage, so no backup was loaded and nothing was changed: fix the cause (the disk, the permissions) and load again",
-		autosave.ErrUnreadable, gen, file, err)
+	next := "fix the cause (the disk, the permissions) and load again"
+	if errors.Is(err, chunkstore.ErrConfigMismatch) {
+		// The save is intact but not the game's (another chunk or pixel
+		// size, seed or generator): the error says what to run.
+		next = "the save was written with other settings than the game's, as said before"
+	}
+	return fmt.Errorf("%w: generation %d: %s: %w; that is not damage, so no backup was loaded and nothing was changed: %s",
+		autosave.ErrUnreadable, gen, file, err, next)
 }
 
 // checkStore opens the chunk store generation ref names, read-only and
