@@ -90,6 +90,11 @@ type Report struct {
 	// Types counts the index entries checked by storage type: chunks by
 	// how they are stored (Empty, Delta, Full, Palette), and BodyBlock.
 	Types map[StorageType]int
+	// Encrypted counts the live chunk and body records stored encrypted
+	// (Options.Key) that a store opened without the key checked as stored
+	// only: their checksums match, their content could not be decoded
+	// without the key (which is not damage).
+	Encrypted int
 }
 
 // typeCounts lists Types as "2 delta, 1 palette, ..." in storage type
