@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/vfs"
 )
@@ -175,8 +176,12 @@ func (s *Store) checkLive(r *Report, damaged map[int64]scanEvent) {
 		}
 		checked[e.Handle.Offset] = true
 		err := s.checkEntry(e, sc, dst)
-		if errors.Is(err, errNotOpened) {
+		switch {
+		case errors.Is(err, errNotOpened):
 			r.Encrypted++
+			continue
+		case errors.Is(err, archetype.ErrWrongKey):
+			r.WrongKey++
 			continue
 		}
 		if err != nil {
@@ -268,13 +273,14 @@ func (s *Store) checkEntry(e toolEntry, sc *readScratch, dst []uint32) error {
 }
 
 // checkFile checks the store file at path (through fsys, nil meaning
-// vfs.OS) on its own, without the game: it opens the newest generation
+// vfs.OS) on its own, without the game, with the store's key (nil for
+// none): it opens the newest generation
 // read-only for inspection and returns what opening skipped together with
 // what Check finds. When the file cannot be opened (no valid header slot),
 // the report holds that error and every damaged stretch a forward scan of
 // the file finds.
-func checkFile(fsys vfs.FS, path string) Report {
-	s, err := Open(path, &Options{FS: fsys, ReadOnly: true})
+func checkFile(fsys vfs.FS, path string, key []byte) Report {
+	s, err := Open(path, &Options{FS: fsys, ReadOnly: true, Key: key})
 	if err != nil {
 		var r Report
 		r.add(SectionHeader, 0, err)

@@ -131,3 +131,23 @@ func (s *Store) encrypt(it *workItem) {
 	}
 	it.rec, it.err = encryptRecord(s.aead, it.rec)
 }
+
+// encrypted reads the header of the record at h and reports whether it is
+// encrypted.
+func (s *Store) encrypted(h handle) (bool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return false, ErrClosed
+	}
+	f, err := s.files.get(h.File())
+	if err != nil {
+		return false, err
+	}
+	var hb [recordHeaderSize]byte
+	if err := readFull(f, hb[:], h.Offset); err != nil {
+		return false, err
+	}
+	rh, err := parseRecordHeader(hb[:], h.Offset)
+	return rh.flags&flagEncrypted != 0, err
+}

@@ -95,6 +95,11 @@ type Report struct {
 	// only: their checksums match, their content could not be decoded
 	// without the key (which is not damage).
 	Encrypted int
+	// WrongKey counts the live encrypted records that are intact as stored
+	// but do not decrypt with Options.Key: the key is not the one they
+	// were written with (not damage either; their content is not
+	// verified).
+	WrongKey int
 }
 
 // typeCounts lists Types as "2 delta, 1 palette, ..." in storage type

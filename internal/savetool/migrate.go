@@ -148,7 +148,7 @@ func currentRef(d *savedir.Dir, m *savedir.Manifest, root []byte) (savedir.Store
 // rewriteStore writes the store generation of m into a new store of the
 // current format, named after the generation the migration commits.
 func rewriteStore(d *savedir.Dir, m *savedir.Manifest, root []byte) (savedir.StoreRef, error) {
-	s, err := openGeneration(d, m, *inspectOptions(d.FS()))
+	s, err := openGeneration(d, m, *inspectOptions(d.FS(), nil))
 	if err != nil {
 		return savedir.StoreRef{}, err
 	}

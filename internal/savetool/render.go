@@ -1,6 +1,7 @@
 package savetool
 
 import (
+	"cmp"
 	"fmt"
 	"image"
 	"image/color"
@@ -64,6 +65,8 @@ type RenderStats struct {
 	Damaged   int // stored chunks whose record does not read, drawn red
 	Bodies    int // bodies with pixels in the region
 	Warnings  []string
+
+	keyErr error // an encrypted record that did not open: RenderStore fails
 }
 
 // Colours of what a render draws besides pixels.
@@ -172,6 +175,9 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 			if kind == drawDamaged {
 				damaged[pos] = true
 			}
+			if st.keyErr != nil {
+				return nil, nil, keyFailure(st.keyErr)
+			}
 			acc.chunk(pos, size, pix, kind, pal)
 			t.add(1)
 		}
@@ -180,6 +186,9 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 	if !o.NoBodies {
 		for pos := range bodies {
 			blk, err := s.EntitiesKey(sl.key(pos))
+			if isKeyError(err) {
+				return nil, nil, keyFailure(err)
+			}
 			if err != nil {
 				st.Warnings = append(st.Warnings, err.Error())
 				continue
@@ -315,6 +324,9 @@ func generate(gen chunkstore.Generator, k chunkstore.Key, seed uint64, pix []uin
 func chunkPixels(s *chunkstore.Store, k chunkstore.Key, gen chunkstore.Generator, pix []uint32, st *RenderStats) drawKind {
 	raw, ok, err := storetool.Tool.ReadRawKey(s, k)
 	switch {
+	case isKeyError(err):
+		st.keyErr = cmp.Or(st.keyErr, err) // not damage: RenderStore fails naming --key-file
+		return drawDamaged
 	case err != nil:
 		st.Damaged++
 		return drawDamaged
