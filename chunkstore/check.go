@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/arksave/arksave/archetype"
+	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/vfs"
 )
@@ -180,7 +180,7 @@ func (s *Store) checkLive(r *Report, damaged map[int64]scanEvent) {
 		case errors.Is(err, errNotOpened):
 			r.Encrypted++
 			continue
-		case errors.Is(err, archetype.ErrWrongKey):
+		case errors.Is(err, errs.WrongKey):
 			r.WrongKey++
 			continue
 		}
