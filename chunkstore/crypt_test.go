@@ -75,6 +75,30 @@ func (w secretWorld) expectSame(t *testing.T, s *chunkstore.Store) {
 	expect(t, diffBodies(blk.Bodies, w.block.Bodies, ^uint32(0)) == "", "bodies: %s", diffBodies(blk.Bodies, w.block.Bodies, ^uint32(0)))
 }
 
+// secretStore creates a store on a new disk, with storeKey when keyed,
+// and commits the secret world into it.
+func secretStore(t *testing.T, keyed bool) (*vfs.Mem, chunkstore.Options, *chunkstore.Store) {
+	t.Helper()
+	mem := vfs.NewMem()
+	cfg := testConfig(mem)
+	if keyed {
+		cfg.Key = storeKey
+	}
+	s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
+	newSecretWorld().commit(t, s)
+	return mem, cfg, s
+}
+
+// entriesByX lists the entries of s by the x of their chunk.
+func entriesByX(s *chunkstore.Store) map[int32][]storetool.Entry {
+	out := map[int32][]storetool.Entry{}
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
+		out[e.Pos.X] = append(out[e.Pos.X], e)
+		return true
+	})
+	return out
+}
+
 // storeBytes returns every byte of every file of the store at storePath.
 func storeBytes(t *testing.T, mem *vfs.Mem) []byte {
 	t.Helper()
@@ -113,21 +137,11 @@ func (w secretWorld) plaintexts() map[string][]byte {
 func TestKeyEncryptsRecords(t *testing.T) {
 	w := newSecretWorld()
 	for _, keyed := range []bool{false, true} {
-		mem := vfs.NewMem()
-		cfg := testConfig(mem)
-		if keyed {
-			cfg.Key = storeKey
-		}
-		s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
-		w.commit(t, s)
+		mem, cfg, s := secretStore(t, keyed)
 		w.expectSame(t, s)
-		types := map[int32]chunkstore.StorageType{}
-		storetool.Tool.Entries(s, func(e storetool.Entry) bool {
-			types[e.Pos.X] = e.Type
-			return true
-		})
-		expect(t, types[0] == chunkstore.Full && types[1] == chunkstore.Palette && types[2] == chunkstore.Delta && types[5] == chunkstore.BodyBlock,
-			"the records are not one of each kind: %v", types)
+		es := entriesByX(s)
+		expect(t, es[0][0].Type == chunkstore.Full && es[1][0].Type == chunkstore.Palette && es[2][0].Type == chunkstore.Delta && es[5][0].Type == chunkstore.BodyBlock,
+			"the records are not one of each kind: %v", es)
 		must(t, s.Close())
 		all := storeBytes(t, mem)
 		for name, p := range w.plaintexts() {
@@ -169,22 +183,11 @@ func TestKeyEncryptsRecords(t *testing.T) {
 // record each (sharing would show that they are equal), where without a
 // key they share one.
 func TestKeyDictionaryOff(t *testing.T) {
-	w := newSecretWorld()
 	for _, keyed := range []bool{false, true} {
-		cfg := testConfig(vfs.NewMem())
-		if keyed {
-			cfg.Key = storeKey
-		}
-		s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
-		w.commit(t, s)
-		var at []int64
-		storetool.Tool.Entries(s, func(e storetool.Entry) bool {
-			if e.Pos.X == 3 || e.Pos.X == 4 {
-				at = append(at, e.Handle.Offset)
-			}
-			return true
-		})
-		expect(t, len(at) == 2 && (at[0] == at[1]) != keyed, "keyed %v: the uniform chunks' records at %v", keyed, at)
+		_, _, s := secretStore(t, keyed)
+		es := entriesByX(s)
+		a, b := es[3][0].Handle.Offset, es[4][0].Handle.Offset
+		expect(t, (a == b) != keyed, "keyed %v: the uniform chunks' records at %d and %d", keyed, a, b)
 		must(t, s.Close())
 	}
 }
@@ -194,21 +197,10 @@ func TestKeyDictionaryOff(t *testing.T) {
 // byte in an encrypted record is damage with and without the key, named
 // at its offset, and the chunk reads as generated with ErrCorrupt.
 func TestKeyCheckAndDamage(t *testing.T) {
-	w := newSecretWorld()
-	mem := vfs.NewMem()
-	cfg := testConfig(mem)
-	cfg.Key = storeKey
-	s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
-	w.commit(t, s)
-	var full storetool.Handle
-	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
-		if e.Pos.X == 0 && e.Type == chunkstore.Full {
-			full = e.Handle
-		}
-		return true
-	})
+	mem, cfg, s := secretStore(t, true)
+	full := entriesByX(s)[0][0].Handle
 	must(t, s.Close())
-	expect(t, !full.IsZero(), "no full record at chunk 0")
+	expect(t, !full.IsZero(), "no record at chunk 0")
 
 	noKey := testConfig(mem)
 	noKey.ReadOnly = true
@@ -243,12 +235,7 @@ func TestKeyCheckAndDamage(t *testing.T) {
 // A compaction needs no key: it moves encrypted records as they are
 // stored, and they read back with the key.
 func TestKeyCompactWithoutKey(t *testing.T) {
-	w := newSecretWorld()
-	mem := vfs.NewMem()
-	cfg := testConfig(mem)
-	cfg.Key = storeKey
-	s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
-	w.commit(t, s)
+	mem, cfg, s := secretStore(t, true)
 	b := s.NewBatch()
 	b.PutChunk(chunkstore.Pos{X: 9}, randomChunk(small, rand.New(rand.NewPCG(1, 2))))
 	_, err := s.Commit(b)
@@ -268,7 +255,7 @@ func TestKeyCompactWithoutKey(t *testing.T) {
 	must(t, s.Close())
 
 	s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, &cfg))
-	w.expectSame(t, s)
+	newSecretWorld().expectSame(t, s)
 	r := s.Check()
 	expect(t, r.OK(), "after compaction: %v", r.Err())
 	must(t, s.Close())

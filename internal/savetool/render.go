@@ -184,20 +184,8 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 		acc.flush(min((cy+1)*size, region.Max.Y))
 	}
 	if !o.NoBodies {
-		for pos := range bodies {
-			blk, err := s.EntitiesKey(sl.key(pos))
-			if isKeyError(err) {
-				return nil, nil, keyFailure(err)
-			}
-			if err != nil {
-				st.Warnings = append(st.Warnings, err.Error())
-				continue
-			}
-			for i := range blk.Bodies {
-				if DrawBody(img, region, scale, &blk.Bodies[i], pal) {
-					st.Bodies++
-				}
-			}
+		if err := drawBodies(img, s, sl, bodies, region, scale, pal, st); err != nil {
+			return nil, nil, err
 		}
 	}
 	if zoom > 1 {
@@ -207,6 +195,28 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 		drawGrid(img, region, scale, zoom, size, stored, damaged)
 	}
 	return img, st, nil
+}
+
+// drawBodies draws the pixel bodies of the chunks at bodies on img; a
+// block that does not read is a warning, one that is encrypted without
+// its key (or with another) the error.
+func drawBodies(img *image.RGBA, s *chunkstore.Store, sl slice, bodies map[chunkstore.Pos]bool, region image.Rectangle, scale int, pal Palette, st *RenderStats) error {
+	for pos := range bodies {
+		blk, err := s.EntitiesKey(sl.key(pos))
+		if isKeyError(err) {
+			return keyFailure(err)
+		}
+		if err != nil {
+			st.Warnings = append(st.Warnings, err.Error())
+			continue
+		}
+		for i := range blk.Bodies {
+			if DrawBody(img, region, scale, &blk.Bodies[i], pal) {
+				st.Bodies++
+			}
+		}
+	}
+	return nil
 }
 
 // enlarge draws each pixel of img as a zoom×zoom square.
