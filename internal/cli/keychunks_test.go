@@ -135,3 +135,19 @@ func TestKeyFileCheckChunks(t *testing.T) {
 		}
 	}
 }
+
+// repair takes no key: the encrypted chunk records of a save that lost
+// its manifest are kept as stored, and read back with the key.
+func TestRepairKeepsEncryptedChunks(t *testing.T) {
+	dir, hexKey, _ := encryptedChunkSave(t)
+	must(t, os.Remove(filepath.Join(dir, "manifest")))
+	code, stdout, stderr := arksave("repair", dir)
+	expectCode(t, 0, code, stderr)
+	expectNot(t, stdout, "dropped", "damaged")
+	code, stdout, stderr = arksave("check", "--key-file", hexKey, dir)
+	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, "no problems found")
+	code, stdout, stderr = arksave("diff", "--key-file", hexKey, dir, "1", "3") // repair commits generation 3
+	expectCode(t, 0, code, stderr)
+	expectContains(t, stdout, "(0, 0)")
+}
