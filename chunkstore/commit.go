@@ -340,6 +340,7 @@ func (s *Store) finish(cw *commitWriter, muts []mutation, evict map[uint32]bool,
 	h.generation++
 	h.modified = time.Now().Unix()
 	h.genVersion = s.cfg.generatorVersion()
+	h.flags |= cryptFlags(s.cfg.Key) // kept once set: the store may hold encrypted records
 	h.chunkCount = uint32(s.chunks.Len() + chunkDelta(s, muts))
 	plan, err := s.planTable(muts, evict)
 	if err != nil {

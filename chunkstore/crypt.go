@@ -151,3 +151,14 @@ func (s *Store) encrypted(h handle) (bool, error) {
 	rh, err := parseRecordHeader(hb[:], h.Offset)
 	return rh.flags&flagEncrypted != 0, err
 }
+
+// cryptFlags are the header flags of a store written with key: none
+// without one, flagEncryptedRecs with one, so that a reader that does not
+// know encrypted records refuses the store (ErrVersion) instead of taking
+// them for damage.
+func cryptFlags(key []byte) uint16 {
+	if key == nil {
+		return 0
+	}
+	return flagEncryptedRecs
+}

@@ -149,3 +149,47 @@ func TestWriteEncryptedSeeds(t *testing.T) {
 			files["w-data-1.pxsd"][h.FileOffset():h.FileOffset()+int64(h.Length)])
 	}
 }
+
+// A store written with a key says so in its header slots (flag bit 3),
+// from its creation and through every later commit and compaction, with
+// or without the key: a reader that does not know encrypted records
+// refuses it rather than take them for damage.
+func TestEncryptedStoreHeaderFlag(t *testing.T) {
+	files := encryptedFixture(t)
+	h, err := parseHeader(files["w.pxsw"][:headerSize], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, err := parseHeader(files["w.pxsw"][headerSize:2*headerSize], 1)
+	if err != nil || h.flags&flagEncryptedRecs == 0 || h2.flags&flagEncryptedRecs == 0 {
+		t.Fatalf("header slots' flags %#x %#x (%v), want bit 3", h.flags, h2.flags, err)
+	}
+	mem := vfs.NewMem()
+	for name, data := range files {
+		f, _ := mem.Create("/" + name)
+		f.WriteAt(data, 0)
+		f.Close()
+	}
+	cfg := fixtureConfig(mem) // no key
+	s, err := Open("/w.pxsw", &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.NewBatch()
+	b.PutChunk(Pos{9, 9}, make([]uint32, 64))
+	if _, err := s.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if s.hdr.flags&flagEncryptedRecs == 0 {
+		t.Fatalf("after a commit and a compaction without the key: flags %#x", s.hdr.flags)
+	}
+	s.Close()
+	plain := fixtureConfig(vfs.NewMem())
+	if s, err = Create("/p.pxsw", &plain); err != nil || s.hdr.flags&flagEncryptedRecs != 0 {
+		t.Fatalf("a store without a key: flags %#x, %v", s.hdr.flags, err)
+	}
+	s.Close()
+}

@@ -94,7 +94,7 @@ func Create(path string, o *Options) (*Store, error) {
 	}
 	now := time.Now().Unix()
 	h := header{
-		flags: flagLZ4, seed: cfg.Seed, created: now, modified: now,
+		flags: flagLZ4 | cryptFlags(cfg.Key), seed: cfg.Seed, created: now, modified: now,
 		chunkSize: cfg.ChunkSize, tileSize: cfg.TileSize, pixelSize: cfg.PixelSize,
 		genVersion: cfg.generatorVersion(), axes: uint8(cfg.Axes),
 	}
