@@ -188,6 +188,9 @@ type Plugin struct {
 	// thumbnail.png beside meta.json. The plugin copies it at once (scaled
 	// down to at most 512 pixels a side), so return a small picture: the
 	// copy is part of the save's stall. A panic in it skips the thumbnail.
+	// With Key set it is not called and no thumbnail.png is written (one
+	// left by an earlier save without a key is removed at the next save):
+	// a picture of the world would show what the key hides.
 	Thumbnail func(w *ecs.World) image.Image
 
 	// OnChunkLoaded, OnBodyLoaded and OnEntityLoaded are called for every
@@ -228,13 +231,22 @@ type Plugin struct {
 	WorldOptions []archetype.Option
 
 	// Key, when set, encrypts the save with AES-256-GCM under this
-	// 32-byte key (archetype.Key): the world file of every save and every
-	// player's record. Chunk records (pixels and regional entities) and
-	// the manifest, meta.json and thumbnail are not encrypted. Loading a
-	// save written with a key needs the same key: without one, Install
-	// and Load fail with archetype.ErrEncrypted, with another with
-	// archetype.ErrWrongKey, and change nothing. A save written without a
-	// key loads with one, and its next save is encrypted. Keep the key
+	// 32-byte key: the world file of every save and every player's record
+	// (archetype.Key), and every chunk record a save writes: the pixels
+	// and extra data of every chunk (Full, Delta and Palette records) and
+	// each chunk's regional entities and pixel bodies (chunkstore
+	// Options.Key). Not encrypted, so that tools can check and move them
+	// without the key: the manifest, the page table (which chunks are
+	// stored, where and how large), record and file headers (kinds,
+	// sizes, checksums, chunk positions) and meta.json (name, seed, times,
+	// play time); thumbnail.png is not written (Thumbnail is not called).
+	// Encrypted chunk records are never shared by the chunk dictionary, so
+	// equal chunks do not show as equal. Loading a save written with a key
+	// needs the same key: without one, Install and Load fail with
+	// archetype.ErrEncrypted, with another with archetype.ErrWrongKey, and
+	// change nothing. A save written without a key loads with one; its
+	// next save encrypts the world file and the chunks it writes, while
+	// chunks it does not rewrite stay as they were stored. Keep the key
 	// apart from the save; a lost key loses the save.
 	Key []byte
 
@@ -315,7 +327,9 @@ func (p Plugin) resolve() (settings, error) {
 	}
 	codec := newWorldCodec(opts)
 	var playerOpts []archetype.Option
+	thumbnail := p.Thumbnail
 	if p.Key != nil {
+		thumbnail = nil // a picture of the world would show what the key hides
 		if len(p.Key) != keySize {
 			return settings{}, fmt.Errorf("arksave: Plugin.Key has %d bytes: %w; give 32 random bytes (AES-256), the same at every start", len(p.Key), archetype.ErrWrongKey)
 		}
@@ -340,6 +354,7 @@ func (p Plugin) resolve() (settings, error) {
 					Encoding:     p.ChunkEncoding,
 					Workers:      p.CompressionWorkers,
 					DataFileSize: p.DataFileSize,
+					Key:          p.Key,
 				},
 				LockTimeout: p.LockTimeout,
 				Logger:      p.Logger,
@@ -357,7 +372,7 @@ func (p Plugin) resolve() (settings, error) {
 			WorldCodec:       codec,
 			SaveOnFinalize:   p.SaveOnFinalize,
 			Name:             cmp.Or(p.Name, saveName(p.Dir)),
-			Thumbnail:        p.Thumbnail,
+			Thumbnail:        thumbnail,
 		},
 	}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/pxsw"
 	"github.com/arksave/arksave/vfs"
 )
@@ -174,7 +175,16 @@ func (s *Store) checkLive(r *Report, damaged map[int64]scanEvent) {
 			continue
 		}
 		checked[e.Handle.Offset] = true
-		if err := s.checkEntry(e, sc, dst); err != nil {
+		err := s.checkEntry(e, sc, dst)
+		switch {
+		case errors.Is(err, errNotOpened):
+			r.Encrypted++
+			continue
+		case errors.Is(err, errs.WrongKey):
+			r.WrongKey++
+			continue
+		}
+		if err != nil {
 			r.addKey(section, e.Handle.Offset, e.Key, err)
 		}
 	}
@@ -213,6 +223,10 @@ func (s *Store) localize(r Report) Report {
 	return r
 }
 
+// errNotOpened is checkEntry's answer for an encrypted record that is
+// intact as stored, read without the key: counted, not a problem.
+var errNotOpened = errors.New("chunkstore: encrypted record not opened")
+
 // checkEntry reads and fully decodes the record of one entry.
 func (s *Store) checkEntry(e toolEntry, sc *readScratch, dst []uint32) error {
 	h, rec, err := s.read(e.Handle, sc.rec)
@@ -224,6 +238,14 @@ func (s *Store) checkEntry(e toolEntry, sc *readScratch, dst []uint32) error {
 	}
 	if storageOf(h.kind) != e.Type {
 		return fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.Handle.Offset), e.Type)
+	}
+	if h.flags&flagEncrypted != 0 {
+		if s.aead == nil {
+			return errNotOpened // intact as stored; its content needs the key
+		}
+		if h, rec, err = s.decrypt(h, rec, e.Handle.Offset, sc); err != nil {
+			return err
+		}
 	}
 	switch e.Type {
 	case Full:
@@ -251,13 +273,14 @@ func (s *Store) checkEntry(e toolEntry, sc *readScratch, dst []uint32) error {
 }
 
 // checkFile checks the store file at path (through fsys, nil meaning
-// vfs.OS) on its own, without the game: it opens the newest generation
+// vfs.OS) on its own, without the game, with the store's key (nil for
+// none): it opens the newest generation
 // read-only for inspection and returns what opening skipped together with
 // what Check finds. When the file cannot be opened (no valid header slot),
 // the report holds that error and every damaged stretch a forward scan of
 // the file finds.
-func checkFile(fsys vfs.FS, path string) Report {
-	s, err := Open(path, &Options{FS: fsys, ReadOnly: true})
+func checkFile(fsys vfs.FS, path string, key []byte) Report {
+	s, err := Open(path, &Options{FS: fsys, ReadOnly: true, Key: key})
 	if err != nil {
 		var r Report
 		r.add(SectionHeader, 0, err)

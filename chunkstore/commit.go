@@ -340,6 +340,7 @@ func (s *Store) finish(cw *commitWriter, muts []mutation, evict map[uint32]bool,
 	h.generation++
 	h.modified = time.Now().Unix()
 	h.genVersion = s.cfg.generatorVersion()
+	h.flags |= cryptFlags(s.cfg.Key) // kept once set: the store may hold encrypted records
 	h.chunkCount = uint32(s.chunks.Len() + chunkDelta(s, muts))
 	plan, err := s.planTable(muts, evict)
 	if err != nil {
@@ -543,8 +544,13 @@ func (s *Store) place(it *workItem, cw *commitWriter, st *CommitStats) (mutation
 	return m, true
 }
 
-// dictTakes reports whether the chunk dictionary shares rec.
+// dictTakes reports whether the chunk dictionary shares rec. An encrypted
+// record never matches another (its nonce is random), and sharing by
+// plaintext would show which chunks are equal: it is not shared.
 func (s *Store) dictTakes(rec []byte) bool {
+	if rec[recordFlagsOff]&flagEncrypted != 0 {
+		return false
+	}
 	kind := recordKind(rec[16])
 	switch s.cfg.Dictionary {
 	case DictionaryOff:
@@ -642,6 +648,7 @@ func (s *Store) encodeItem(e *encoder, it *workItem) {
 			return
 		}
 		it.rec = sealKeyed(rec, pxsw.RecordBodies, codecNone, 0, it.pos, uint32(len(rec)-recordHeaderSize))
+		s.encrypt(it)
 		return
 	}
 	if it.chunk.del {
@@ -664,7 +671,12 @@ func (s *Store) encodeItem(e *encoder, it *workItem) {
 	it.res, it.err = s.cc.encodeOn(e, it.pos, pix, extra, it.base)
 	it.base = nil
 	if it.res.rec != nil {
-		it.rec = slices.Clone(it.res.rec)
+		if s.aead == nil {
+			it.rec = slices.Clone(it.res.rec)
+		} else {
+			it.rec = it.res.rec // encrypt copies it
+			s.encrypt(it)
+		}
 		it.res.rec = nil
 	}
 }

@@ -93,7 +93,8 @@
 //	  0  4   magic "PXSW" (the bytes; 0x50585357 read big-endian)
 //	  4  2   format version (3; 2 and 1 in stores of those formats)
 //	  6  2   flags: bit 0 = records may be LZ4 (always set); format 3:
-//	         bits 1..2 = axes of a chunk key minus 2; others 0
+//	         bits 1..2 = axes of a chunk key minus 2, bit 3 = records may
+//	         be encrypted (Options.Key); others 0
 //	  8  8   world seed
 //	 16  8   creation time, unix seconds
 //	 24  8   modified time: when this slot's commit ran

@@ -1,6 +1,7 @@
 package chunkstore_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -68,6 +69,12 @@ func FuzzOpen(f *testing.F) {
 			exercise(s)
 		}
 		if s, err := chunkstore.Open(storePath, &chunkstore.Options{FS: mem, ReadOnly: true}); err == nil {
+			exercise(s)
+		}
+		// With the key of the encrypted seed (testdata/fuzz/FuzzOpen/v3-encrypted).
+		keyed := cfg
+		keyed.Key = bytes.Repeat([]byte{0x26}, 32)
+		if s, err := chunkstore.Open(storePath, &keyed); err == nil {
 			exercise(s)
 		}
 		if s, err := chunkstore.Open(storePath, forRepair(cfg, nil)); err == nil {

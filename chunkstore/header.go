@@ -32,8 +32,9 @@ const (
 	flagLZ4             = 1 << 0        // records may be LZ4 block compressed (always set)
 	flagAxesShift       = 1             // format 3: bits 1..2 hold the key's axes minus 2
 	flagAxes            = 3 << flagAxesShift
+	flagEncryptedRecs   = 1 << 3  // format 3: records may be encrypted (Options.Key): a reader that does not know encryption refuses the store
 	knownFlags          = flagLZ4 // flags format 2 understands
-	knownFlags3         = flagLZ4 | flagAxes
+	knownFlags3         = flagLZ4 | flagAxes | flagEncryptedRecs
 	maxGeneratorVersion = 1<<24 - 1     // generator versions live in 3 bytes
 	headerCRCOff        = 36            // the CRC32-C field (seed: page-table size)
 	headerRootOff       = 40            // the table root field (seed: data-region pointer)

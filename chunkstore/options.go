@@ -148,6 +148,18 @@ type Options struct {
 	// written since its last sync stays open until the sync.)
 	MaxOpenFiles int
 
+	// Key, when set (32 bytes), encrypts every chunk and body record a
+	// commit writes with AES-256-GCM under it (record flag bit 4: see
+	// docs/format.md), and opens such records when they are read. Reading
+	// an encrypted record without a key fails with an error matching
+	// archetype.ErrEncrypted, with another key archetype.ErrWrongKey;
+	// its checksum is checked first, so damage is ErrCorrupt either way.
+	// Compaction and copies move encrypted records as stored, without the
+	// key. Encrypted records are never shared by the chunk dictionary
+	// (their bytes differ by their random nonce). A key of another length
+	// makes Create and Open fail with archetype.ErrWrongKey.
+	Key []byte
+
 	// Dictionary says which records the chunk dictionary shares (identical
 	// payloads stored once). Zero is DictionaryAll.
 	Dictionary Dictionary

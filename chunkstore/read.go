@@ -32,6 +32,9 @@ func (s *Store) lookup(ix func() *index, pos Key, sc *readScratch) (v ival, ok b
 	if err == nil && storageOf(h.kind) != v.typ {
 		err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(v.h.Offset), v.typ)
 	}
+	if err == nil {
+		h, rec, err = s.decrypt(h, rec, v.h.Offset, sc)
+	}
 	return v, ok, h, rec, err
 }
 
@@ -212,21 +215,27 @@ func (s *Store) recordInfo(h handle) (recordDesc, error) {
 	if err != nil {
 		return recordDesc{}, err
 	}
-	ri := recordDesc{Kind: rh.kind, Stored: rh.size, Raw: rh.raw, Compressed: rh.codec == codecLZ4}
+	ri := recordDesc{Kind: rh.kind, Stored: rh.size, Raw: rh.raw, Compressed: rh.codec == codecLZ4, Encrypted: rh.flags&flagEncrypted != 0}
+	if !rh.kind.IsTable() {
+		if ri.Key, err = rh.keyIn(rec, s.axes, h.Offset); err != nil {
+			return recordDesc{}, err
+		}
+		ri.Pos = ri.Key.Pos()
+	} else {
+		ri.Generation = rh.key
+	}
+	if ri.Encrypted && s.aead == nil {
+		return ri, nil // what its flags announce is encrypted: described as stored
+	}
+	if rh, rec, err = s.decrypt(rh, rec, h.Offset, &readScratch{}); err != nil {
+		return recordDesc{}, err
+	}
 	if rh.flags != 0 {
 		x, err := extOf(rh, rec, h.Offset)
 		if err != nil {
 			return recordDesc{}, err
 		}
 		ri.Layers, ri.Extra = x.layers, len(x.extra)
-	}
-	if rh.kind.IsTable() {
-		ri.Generation = rh.key
-	} else {
-		if ri.Key, err = rh.keyIn(rec, s.axes, h.Offset); err != nil {
-			return recordDesc{}, err
-		}
-		ri.Pos = ri.Key.Pos()
 	}
 	return ri, nil
 }

@@ -35,8 +35,9 @@ const (
 	flagExtra     = 1 << 1                 // a u32 length, then the game's extra data for the chunk
 	flagKeyShift  = 2                      // bits 2..3: the key's axes beyond two (0 to 2), an int32 each after the payload
 	flagKeyAxes   = 3 << flagKeyShift      // the bits of the key's extra axes
+	flagEncrypted = 1 << 4                 // the parts and payload are AES-256-GCM ciphertext (crypt.go)
 	chunkFlags3   = flagLayers | flagExtra // the flags only chunk records carry
-	knownRecFlags = chunkFlags3 | flagKeyAxes
+	knownRecFlags = chunkFlags3 | flagKeyAxes | flagEncrypted
 	layersSize    = 4 // the layer mask
 	extraLenSz    = 4 // the extra data's length
 )
@@ -77,7 +78,7 @@ type recordHeader struct {
 	key   uint64 // position (x low, y high) or generation
 	kind  recordKind
 	codec uint8
-	flags uint8 // flagLayers, flagExtra, the key's axes beyond two
+	flags uint8 // flagLayers, flagExtra, the key's axes beyond two, flagEncrypted
 	ext   uint8 // key bytes after the payload: axes beyond two (flags bits 2..3), 4 each
 }
 
@@ -197,20 +198,35 @@ func parseRecordHeader(b []byte, off int64) (recordHeader, error) {
 		return h, fmt.Errorf("%w: record at %v: unknown kind %d", ErrCorrupt, loc(off), h.kind)
 	case h.codec > codecLZ4:
 		return h, fmt.Errorf("%w: record at %v: unknown codec %d", ErrCorrupt, loc(off), h.codec)
-	case h.flags&^knownRecFlags != 0 || (h.flags&chunkFlags3 != 0 && !h.kind.IsChunk()):
+	case h.flags&^knownRecFlags != 0 || (h.flags&chunkFlags3 != 0 && !h.kind.IsChunk()) || (h.flags&flagEncrypted != 0 && h.kind.IsTable()):
 		return h, fmt.Errorf("%w: record at %v: flags %#02x on a %s", ErrCorrupt, loc(off), h.flags, h.kind)
 	case h.ext != 0 && (h.kind.IsTable() || h.ext > uint8(keyExtSize(MaxAxes))):
 		return h, fmt.Errorf("%w: record at %v: %s with %d key bytes", ErrCorrupt, loc(off), h.kind, h.ext)
 	case h.size > maxRecordPayload:
 		return h, fmt.Errorf("%w: record at %v: payload of %d bytes", ErrCorrupt, loc(off), h.size)
-	case h.codec == codecNone && (h.raw > h.size || h.flags&chunkFlags3 == 0 && h.raw != h.size):
-		return h, fmt.Errorf("%w: record at %v: stored payload of %d bytes claims %d", ErrCorrupt, loc(off), h.size, h.raw)
-	case h.codec == codecLZ4 && (h.size == 0 || uint64(h.raw) > uint64(h.size)*lz4MaxRatio+lz4Slack || h.raw > maxRecordPayload):
-		return h, fmt.Errorf("%w: record at %v: %d LZ4 bytes cannot hold %d", ErrCorrupt, loc(off), h.size, h.raw)
-	case h.kind.IsTable() && h.codec != codecNone:
-		return h, fmt.Errorf("%w: record at %v: compressed %s", ErrCorrupt, loc(off), h.kind)
+	case h.flags&flagEncrypted != 0 && h.size < cryptOverhead:
+		return h, fmt.Errorf("%w: record at %v: encrypted payload of %d bytes, shorter than its nonce and tag (%d)", ErrCorrupt, loc(off), h.size, cryptOverhead)
 	}
-	return h, nil
+	return h, checkSizes(h, off)
+}
+
+// checkSizes checks a record header's raw size against what its codec can
+// make of the bytes it stores (an encrypted record's less the nonce and
+// tag).
+func checkSizes(h recordHeader, off int64) error {
+	size := h.size
+	if h.flags&flagEncrypted != 0 {
+		size -= cryptOverhead
+	}
+	switch {
+	case h.codec == codecNone && (h.raw > size || h.flags&chunkFlags3 == 0 && h.raw != size):
+		return fmt.Errorf("%w: record at %v: stored payload of %d bytes claims %d", ErrCorrupt, loc(off), size, h.raw)
+	case h.codec == codecLZ4 && (size == 0 || uint64(h.raw) > uint64(size)*lz4MaxRatio+lz4Slack || h.raw > maxRecordPayload):
+		return fmt.Errorf("%w: record at %v: %d LZ4 bytes cannot hold %d", ErrCorrupt, loc(off), size, h.raw)
+	case h.kind.IsTable() && h.codec != codecNone:
+		return fmt.Errorf("%w: record at %v: compressed %s", ErrCorrupt, loc(off), h.kind)
+	}
+	return nil
 }
 
 // checkRecord decodes the header of rec, a whole record read at off, and

@@ -2,6 +2,7 @@ package chunkstore
 
 import (
 	"bytes"
+	"crypto/cipher"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -208,7 +209,17 @@ func FuzzRecord(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const off = 4096
-		if h, err := checkRecord(data, off); err == nil {
+		if h, err := checkRecord(data, off); err == nil && h.flags&flagEncrypted != 0 {
+			// An encrypted record (a seed of v3-encrypted): opened with
+			// its key, another and none, never a panic.
+			aead, _ := recordCipher(fuzzKey)
+			other, _ := recordCipher(bytes.Repeat([]byte{1}, 32))
+			for _, a := range []cipher.AEAD{aead, other, nil} {
+				if ph, plain, err := decryptRecord(a, h, data, off, nil); err == nil {
+					decodeAny(t, cc, ph, plain, off)
+				}
+			}
+		} else if err == nil {
 			decodeAny(t, cc, h, data, off)
 			if h.kind == pxsw.RecordPalette {
 				decodeAny(t, wide, h, data, off)

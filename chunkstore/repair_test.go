@@ -164,14 +164,14 @@ func TestOpenForInspection(t *testing.T) {
 func TestCheckFile(t *testing.T) {
 	mem, _, roots := rootsOf(t, 3)
 	cfg := chunkstore.Options{FS: mem}
-	expect(t, storetool.Tool.CheckFile(cfg.FS, storePath).OK(), "clean file: %s", storetool.Tool.CheckFile(cfg.FS, storePath))
+	expect(t, storetool.Tool.CheckFile(cfg.FS, storePath, nil).OK(), "clean file: %s", storetool.Tool.CheckFile(cfg.FS, storePath, nil))
 	info := must2[storetool.RootInfo](t)(storetool.Tool.ParseRoot(roots[len(roots)-1]))
 	flipAt(t, mem, 10)
-	r := storetool.Tool.CheckFile(cfg.FS, storePath)
+	r := storetool.Tool.CheckFile(cfg.FS, storePath, nil)
 	expect(t, len(r.Problems) == 1 && r.Problems[0].Section == chunkstore.SectionHeader, "one slot: %s", r)
 	flipAt(t, mem, 70)
 	flipAt(t, mem, info.Table-10) // the last record before the table
-	r = storetool.Tool.CheckFile(cfg.FS, storePath)
+	r = storetool.Tool.CheckFile(cfg.FS, storePath, nil)
 	expect(t, len(r.Problems) == 2 && r.Problems[1].Section == chunkstore.SectionRecord && r.Problems[1].Pos != nil,
 		"no header: %s", r)
 }

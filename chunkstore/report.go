@@ -90,6 +90,16 @@ type Report struct {
 	// Types counts the index entries checked by storage type: chunks by
 	// how they are stored (Empty, Delta, Full, Palette), and BodyBlock.
 	Types map[StorageType]int
+	// Encrypted counts the live chunk and body records stored encrypted
+	// (Options.Key) that a store opened without the key checked as stored
+	// only: their checksums match, their content could not be decoded
+	// without the key (which is not damage).
+	Encrypted int
+	// WrongKey counts the live encrypted records that are intact as stored
+	// but do not decrypt with Options.Key: the key is not the one they
+	// were written with (not damage either; their content is not
+	// verified).
+	WrongKey int
 }
 
 // typeCounts lists Types as "2 delta, 1 palette, ..." in storage type

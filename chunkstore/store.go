@@ -2,6 +2,7 @@ package chunkstore
 
 import (
 	"cmp"
+	"crypto/cipher"
 	"errors"
 	"fmt"
 	"io"
@@ -24,7 +25,8 @@ type Store struct {
 	path string
 	cfg  Options
 	cc   chunkCodec
-	axes int // axes of a chunk key, fixed when the store was created
+	axes int         // axes of a chunk key, fixed when the store was created
+	aead cipher.AEAD // Options.Key's cipher; nil without a key
 
 	wmu sync.Mutex // serialises writers
 
@@ -64,7 +66,7 @@ type segment struct {
 	count int
 }
 
-type readScratch struct{ rec, raw []byte }
+type readScratch struct{ rec, raw, plain []byte }
 
 // Create makes a new, empty store at path, which must not exist, at
 // generation 0, and syncs it and its directory. o must give ChunkSize; the
@@ -80,6 +82,9 @@ func Create(path string, o *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := recordCipher(cfg.Key); err != nil {
+		return nil, err
+	}
 	if _, err := cfg.FS.Stat(path); err == nil {
 		return nil, fmt.Errorf("chunkstore: create %s: %w", path, fs.ErrExist)
 	}
@@ -89,7 +94,7 @@ func Create(path string, o *Options) (*Store, error) {
 	}
 	now := time.Now().Unix()
 	h := header{
-		flags: flagLZ4, seed: cfg.Seed, created: now, modified: now,
+		flags: flagLZ4 | cryptFlags(cfg.Key), seed: cfg.Seed, created: now, modified: now,
 		chunkSize: cfg.ChunkSize, tileSize: cfg.TileSize, pixelSize: createPixelSize(cfg.PixelSize),
 		genVersion: cfg.generatorVersion(), axes: uint8(cfg.Axes),
 	}
@@ -119,6 +124,7 @@ func newStore(path string, cfg Options, files *fileSet, h header) *Store {
 	s := &Store{path: path, cfg: cfg, axes: axes, files: files, hdr: h, chunks: newIndexAxes(0, axes), bodies: newIndexAxes(0, axes),
 		dict: newDict(), live: map[uint32]int64{}, ends: map[uint32]int64{}}
 	s.cfg.Axes = axes
+	s.aead, _ = recordCipher(cfg.Key) // checked by Create and Open
 	files.identify(h)
 	s.cc = chunkCodec{
 		npix: int(cfg.ChunkSize) * int(cfg.ChunkSize), mask: keptBits(cfg.Layers), seed: cfg.Seed,
@@ -232,6 +238,9 @@ func openStore(path string, cfg Options, mode openMode, gen uint64) (*Store, err
 func openStoreRoot(path string, cfg Options, mode openMode, gen uint64, root *header) (*Store, error) {
 	cfg, err := cfg.withDefaults(false)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := recordCipher(cfg.Key); err != nil {
 		return nil, err
 	}
 	ro := cfg.ReadOnly || mode == openRepair || mode == openRootRepair

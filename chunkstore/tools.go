@@ -65,7 +65,9 @@ func (tools) WithDataPaths(o Options, paths map[uint32]string) Options {
 	return o
 }
 
-func (tools) CheckFile(fsys vfs.FS, path string) Report          { return checkFile(fsys, path) }
+func (tools) CheckFile(fsys vfs.FS, path string, key []byte) Report {
+	return checkFile(fsys, path, key)
+}
 func (tools) TypeCounts(types map[StorageType]int) string        { return typeCounts(types) }
 func (tools) ReadRaw(s *Store, pos Pos) (rawChunk, bool, error)  { return s.readRaw(pos) }
 func (tools) ReadRawKey(s *Store, k Key) (rawChunk, bool, error) { return s.readRawKey(k) }
@@ -75,6 +77,8 @@ func (tools) CompactFile(s *Store, n uint32) (CompactStats, error) { return s.co
 func (tools) Entries(s *Store, fn func(toolEntry) bool) { s.entries(fn) }
 
 func (tools) RecordInfo(s *Store, h handle) (recordDesc, error) { return s.recordInfo(h) }
+
+func (tools) Encrypted(s *Store, h handle) (bool, error) { return s.encrypted(h) }
 
 func (tools) CompactToFilling(s *Store, path string, missing func(k Key) bool, fill ...*Store) (*Store, []filledChunk, error) {
 	return s.compactToFilling(path, missing, fill...)

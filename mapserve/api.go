@@ -596,7 +596,7 @@ func newWorldFileJSON(file string, info *pecs.Info, errText string) *worldFileJS
 // file, kept per generation.
 func (s *Server) serveGenerations(w http.ResponseWriter, r *http.Request, v *view, _ url.Values) {
 	data, err := s.generations.get(v.man.Generation, false, time.Time{}, func() ([]byte, error) {
-		info, err := savetool.InspectDir(s.dir, savetool.Options{FS: s.opts.FS})
+		info, err := savetool.InspectDir(s.dir, savetool.Options{FS: s.opts.FS, Key: s.opts.Key})
 		if err != nil {
 			return nil, err
 		}
@@ -631,7 +631,7 @@ func (s *Server) serveCheck(w http.ResponseWriter, r *http.Request, v *view, q u
 	asked := time.Now()
 	data, err := s.checks.get(v.man.Generation, fresh, asked, func() ([]byte, error) {
 		start := time.Now()
-		rep, err := savetool.Check(s.dir, savetool.Options{FS: s.opts.FS})
+		rep, err := savetool.Check(s.dir, savetool.Options{FS: s.opts.FS, Key: s.opts.Key})
 		if err != nil {
 			return nil, err
 		}

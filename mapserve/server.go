@@ -58,6 +58,10 @@ type Options struct {
 	// shows the slice at 0. A value for an axis the save does not have is
 	// an error matching chunkstore.ErrAxes when a generation opens.
 	At [2]int32
+	// Key is the save's key (Plugin.Key, 32 bytes) when the save is
+	// encrypted: its chunk records and world file are read with it.
+	// Without it the tiles of an encrypted save fail, naming the key.
+	Key []byte
 }
 
 // Defaults of Options.

@@ -90,7 +90,7 @@ const compareBudget = 256 << 20
 // common with prev, the previous generation of the same save (which must
 // stay open meanwhile), keeps prev's versions and parsed bodies.
 func openView(dir string, gen uint64, o *Options, seed maphash.Seed, prev *view) (*view, error) {
-	s, m, err := savetool.OpenStore(dir, gen, savetool.Options{FS: o.FS})
+	s, m, err := savetool.OpenStore(dir, gen, savetool.Options{FS: o.FS, Key: o.Key})
 	var damage *chunkstore.Report
 	if errors.Is(err, chunkstore.ErrCorrupt) {
 		// A page table cut off (a truncated data file): show what still
@@ -399,7 +399,7 @@ func openDamaged(dir string, gen uint64, o *Options, err error) (*chunkstore.Sto
 			return ferr
 		}
 		var oerr error
-		s, oerr = chunkstore.Open(p, &chunkstore.Options{FS: d.FS(), ReadOnly: true, Repair: true, Root: m.Chunks.Root})
+		s, oerr = chunkstore.Open(p, &chunkstore.Options{FS: d.FS(), ReadOnly: true, Repair: true, Root: m.Chunks.Root, Key: o.Key})
 		man = m
 		return oerr
 	})

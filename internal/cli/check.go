@@ -65,7 +65,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	} else {
 		printCheck(stdout, path, isDir, r)
 	}
-	if !r.OK() || r.WrongKey > 0 {
+	if !r.OK() || r.WrongKey > 0 || r.WrongKeyRecords > 0 {
 		return errReported
 	}
 	return nil

@@ -147,6 +147,10 @@ func printStoreInfo(w io.Writer, st *savetool.StoreInfo) {
 	if st.Sections > 0 {
 		fmt.Fprintf(tw, "  entities\t%d regional in %d entity sections\n", st.Entities, st.Sections)
 	}
+	if st.EncryptedRecords > 0 {
+		fmt.Fprintf(tw, "  encrypted\t%s with the save's key (Plugin.Key; the tools read them with --key-file FILE)\n",
+			words.Count(st.EncryptedRecords, "chunk record", "chunk records"))
+	}
 	fmt.Fprintf(tw, "  bytes\t%s: records %s, page table %s (%d journal segments), dead %s (%.1f%%)\n",
 		bytesStr(st.FileBytes), bytesStr(st.RecordBytes), bytesStr(st.TableBytes), st.JournalSegments, bytesStr(st.DeadBytes), 100*st.DeadRatio)
 	if len(st.DataFiles) > 0 {

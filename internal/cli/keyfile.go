@@ -13,6 +13,7 @@ import (
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/internal/pecs"
 	"github.com/arksave/arksave/internal/savetool"
+	"github.com/arksave/arksave/internal/words"
 )
 
 // maxKeyFile is the largest key file read: 64 hexadecimal characters and
@@ -21,7 +22,7 @@ const maxKeyFile = 1 << 10
 
 // keyFileFlag adds --key-file to fs and returns fs.
 func keyFileFlag(fs *flag.FlagSet, path *string) *flag.FlagSet {
-	fs.StringVar(path, "key-file", "", "read encrypted world files and players' records with the save's key (Plugin.Key) in `FILE`: 32 raw bytes, or 64 hexadecimal characters")
+	fs.StringVar(path, "key-file", "", "read an encrypted save (world files, players' records, chunk records) with its key (Plugin.Key) in `FILE`: 32 raw bytes, or 64 hexadecimal characters")
 	return fs
 }
 
@@ -108,6 +109,14 @@ func headerFlags(f uint32) string {
 
 // encryptedCheckNote says what check could not verify without the key.
 func encryptedCheckNote(w io.Writer, r *savetool.CheckReport) {
+	if r.EncryptedRecords > 0 {
+		fmt.Fprintf(w, "note: %s are intact as stored (their checksums match), but their content (pixels, bodies, regional entities) cannot be verified without the key: "+
+			"that is not damage; give --key-file FILE to verify it\n", words.Count(r.EncryptedRecords, "encrypted chunk record", "encrypted chunk records"))
+	}
+	if r.WrongKeyRecords > 0 {
+		fmt.Fprintf(w, "note: the key of --key-file does not open %s, whose checksums as stored match: "+
+			"it is not the key this save was written with; their content was not verified\n", words.Count(r.WrongKeyRecords, "encrypted chunk record", "encrypted chunk records"))
+	}
 	if r.Encrypted > 0 {
 		fmt.Fprintf(w, "note: %d encrypted files (world files, players' records) are intact as stored, but their content cannot be verified without the key: "+
 			"that is not damage; give --key-file FILE to verify it\n", r.Encrypted)

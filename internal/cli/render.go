@@ -21,7 +21,7 @@ import (
 func init() {
 	register(&command{
 		name:    "render",
-		args:    "-o FILE.png [--region X0,Y0,X1,Y1] [--grid] [--scale N | --zoom N] [--palette FILE.json] [--generation G] [--no-bodies] [--at z=Z,w=W] [-q] DIR",
+		args:    "-o FILE.png [--region X0,Y0,X1,Y1] [--grid] [--scale N | --zoom N] [--palette FILE.json] [--generation G] [--no-bodies] [--at z=Z,w=W] [--key-file FILE] [-q] DIR",
 		summary: "draw the saved pixel world as a PNG: stored chunks as saved, unstored ones hatched grey, bodies on top",
 		run:     runRender,
 		flags:   func() *flag.FlagSet { return renderFlags(&renderArgs{}) },
@@ -29,9 +29,9 @@ func init() {
 }
 
 type renderArgs struct {
-	quiet                    bool
-	out, region, palette, at string
-	o                        savetool.RenderOptions
+	quiet                             bool
+	out, region, palette, at, keyFile string
+	o                                 savetool.RenderOptions
 }
 
 func renderFlags(a *renderArgs) *flag.FlagSet {
@@ -46,7 +46,7 @@ func renderFlags(a *renderArgs) *flag.FlagSet {
 	fs.BoolVar(&a.o.NoBodies, "no-bodies", false, "leave the stored pixel bodies out")
 	fs.StringVar(&a.at, "at", "", "of a chunk store whose keys have 3 or 4 axes, draw the 2-D slice at `z=Z,w=W` (default 0 for each)")
 	quietFlag(fs, &a.quiet)
-	return fs
+	return keyFileFlag(fs, &a.keyFile)
 }
 
 func runRender(args []string, stdout, stderr io.Writer) error {
@@ -70,6 +70,9 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if a.o.At, err = parseAt(a.at); err != nil {
+		return err
+	}
+	if a.o.Key, err = readKeyFile(a.keyFile); err != nil {
 		return err
 	}
 	if a.palette != "" {

@@ -25,7 +25,7 @@ import (
 func init() {
 	register(&command{
 		name:    "serve",
-		args:    "[--addr HOST:PORT] [--palette FILE.json] [--poll D] [--at z=Z,w=W] DIR [DIR...] | --root FOLDER",
+		args:    "[--addr HOST:PORT] [--palette FILE.json] [--poll D] [--at z=Z,w=W] [--key-file FILE] DIR [DIR...] | --root FOLDER",
 		summary: "serve a live web map and inspector of one save or several (each at /w/NAME/, with a switcher), read-only: tiles at several zoom levels, chunk records, pixel bodies, regional entities and players with their components, go to and find, generations and backups, check; it follows a running game's saves",
 		run:     runServe,
 		flags:   func() *flag.FlagSet { return serveFlags(&serveArgs{}) },
@@ -37,8 +37,8 @@ func init() {
 const servePoll = 250 * time.Millisecond
 
 type serveArgs struct {
-	addr, palette, root, at string
-	poll                    time.Duration
+	addr, palette, root, at, keyFile string
+	poll                             time.Duration
 }
 
 func serveFlags(a *serveArgs) *flag.FlagSet {
@@ -48,7 +48,7 @@ func serveFlags(a *serveArgs) *flag.FlagSet {
 	fs.DurationVar(&a.poll, "poll", servePoll, "read the manifest every `D` to follow new generations")
 	fs.StringVar(&a.at, "at", "", "of a chunk store whose keys have 3 or 4 axes, show the 2-D slice at `z=Z,w=W` (default 0 for each)")
 	fs.StringVar(&a.root, "root", "", "serve every save slot in `FOLDER` (the saves a game's load menu lists), each at /w/NAME/")
-	return fs
+	return keyFileFlag(fs, &a.keyFile)
 }
 
 func runServe(args []string, stdout, stderr io.Writer) error {
@@ -137,7 +137,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	o := mapserve.Options{Poll: a.poll, At: at, Logger: slog.New(slog.NewTextHandler(stderr, nil))}
+	key, err := readKeyFile(a.keyFile)
+	if err != nil {
+		return err
+	}
+	o := mapserve.Options{Poll: a.poll, At: at, Key: key, Logger: slog.New(slog.NewTextHandler(stderr, nil))}
 	if a.palette != "" {
 		pal, err := readPalette(a.palette)
 		if err != nil {

@@ -31,7 +31,7 @@ import (
 type Config struct {
 	// Writer is the writer's options: the chunk store's among them
 	// (Plugin.ChunkSize, TileSize, Seed, Generator, Layers, ChunkEncoding,
-	// CompressionWorkers, DataFileSize), the file system, the lock
+	// CompressionWorkers, DataFileSize, Key), the file system, the lock
 	// timeout and the logger.
 	Writer savedir.Options
 	// ChunkSize is Writer.Store.ChunkSize as an int: New sets it.
@@ -50,12 +50,14 @@ type Config struct {
 	SectionOptions []archetype.Option
 	// PlayerOptions are added to SectionOptions for players' records
 	// only: archetype.Key(Plugin.Key) when the save is encrypted, nil
-	// otherwise (chunks' regional entities stay plaintext).
+	// otherwise (chunks' regional entities are encrypted with their whole
+	// record by the chunk store: Writer.Store.Key).
 	PlayerOptions []archetype.Option
 	// WorldCodec encodes and decodes the ECS world file.
 	WorldCodec     WorldCodec
 	SaveOnFinalize bool
-	// Name is Plugin.Name with its default; Thumbnail is Plugin.Thumbnail.
+	// Name is Plugin.Name with its default; Thumbnail is Plugin.Thumbnail,
+	// nil when the save is encrypted.
 	Name      string
 	Thumbnail func(w *ecs.World) image.Image
 }

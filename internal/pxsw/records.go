@@ -41,6 +41,7 @@ type RecordInfo[P, K any] struct {
 	Stored     uint32 // payload bytes in the file
 	Raw        uint32 // payload bytes decoded
 	Compressed bool
+	Encrypted  bool   // stored encrypted (chunkstore Options.Key); Layers and Extra need the key
 	Layers     uint32 // chunk records of format 3: the persisted-layer mask they were written with
 	Extra      int    // chunk records: bytes of the game's extra data
 }

@@ -37,6 +37,12 @@ type CheckReport struct {
 	// WrongKey counts the encrypted files Options.Key does not open (intact
 	// as stored): the key is not this save's. Not damage either.
 	WrongKey int
+	// EncryptedRecords counts the encrypted chunk and body records
+	// (Plugin.Key) checked without the key, over every store generation
+	// checked: their checksums as stored match, their content was not
+	// decoded. Not a problem. WrongKeyRecords counts those that
+	// Options.Key does not open.
+	EncryptedRecords, WrongKeyRecords int
 
 	cryptKey []byte // Options.Key
 }
@@ -57,6 +63,10 @@ type CheckJSON struct {
 	Mirrors    int           `json:"mirrors_checked,omitempty"`         // the redundant copies in backups/
 	Encrypted  int           `json:"encrypted_not_read,omitempty"`      // encrypted files checked as stored, without the key
 	WrongKey   int           `json:"wrong_key,omitempty"`               // encrypted files the key given does not open
+	// EncryptedRecords and WrongKeyRecords are CheckReport's: encrypted
+	// chunk records checked as stored, and those the key does not open.
+	EncryptedRecords int `json:"encrypted_records_not_read,omitempty"`
+	WrongKeyRecords  int `json:"wrong_key_records,omitempty"`
 	// Types counts the chunk store entries by storage type (CheckReport.Types).
 	Types map[string]int `json:"entries_by_type,omitempty"`
 }
@@ -73,7 +83,7 @@ type ProblemJSON struct {
 // JSON returns the report as JSON values, for the check of path.
 func (r *CheckReport) JSON(path string) CheckJSON {
 	out := CheckJSON{Path: path, OK: r.OK(), Problems: []ProblemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds, Players: r.Players, Mirrors: r.Mirrors,
-		Encrypted: r.Encrypted, WrongKey: r.WrongKey}
+		Encrypted: r.Encrypted, WrongKey: r.WrongKey, EncryptedRecords: r.EncryptedRecords, WrongKeyRecords: r.WrongKeyRecords}
 	for t, n := range r.Types {
 		if out.Types == nil {
 			out.Types = map[string]int{}
@@ -158,11 +168,12 @@ func Check(path string, o Options) (*CheckReport, error) {
 			r.add(name, -1, err)
 		}
 	case strings.HasSuffix(path, ".pxsw"):
-		rep := storetool.Tool.CheckFile(fsys, path)
+		rep := storetool.Tool.CheckFile(fsys, path, o.Key)
 		if rep.Slots > 0 {
 			r.Stores++
 			r.Types = rep.Types
 		}
+		r.EncryptedRecords, r.WrongKeyRecords = rep.Encrypted, rep.WrongKey
 		addStoreProblems(r, name, "", rep.Problems)
 	case strings.HasSuffix(path, ".pxsd"):
 		// A data file on its own: every record in it checks out.
@@ -371,7 +382,7 @@ func checkGeneration(r *CheckReport, d *savedir.Dir, m *savedir.Manifest, checke
 	}
 	checkPlayers(r, d, m, checked)
 	checked[m.Chunks.Name] = true
-	o := chunkstore.Options{FS: d.FS(), ReadOnly: true}
+	o := chunkstore.Options{FS: d.FS(), ReadOnly: true, Key: r.cryptKey}
 	store, err := d.File(m.Chunks.Name)
 	if err == nil {
 		o.Root, err = rootOf(d, m)
@@ -400,6 +411,8 @@ func checkGeneration(r *CheckReport, d *savedir.Dir, m *savedir.Manifest, checke
 	r.Stores++
 	rep := s.Check()
 	r.Types = rep.Types
+	r.EncryptedRecords += rep.Encrypted
+	r.WrongKeyRecords += rep.WrongKey
 	problems := rep.Problems
 	problems = append(problems, dataFileProblems(d, m, s)...)
 	if openErr != nil && !slices.ContainsFunc(problems, func(p chunkstore.Problem) bool { return p.Section == chunkstore.SectionTable }) {
@@ -578,10 +591,12 @@ func checkStoreFile(r *CheckReport, d *savedir.Dir, name string) {
 		r.add(name, -1, err)
 		return
 	}
-	rep := storetool.Tool.CheckFile(d.FS(), p)
+	rep := storetool.Tool.CheckFile(d.FS(), p, r.cryptKey)
 	if rep.Slots > 0 {
 		r.Stores++
 	}
+	r.EncryptedRecords += rep.Encrypted
+	r.WrongKeyRecords += rep.WrongKey
 	addStoreProblems(r, name, "", rep.Problems)
 }
 

@@ -121,7 +121,7 @@ func isFormat1(m *savedir.Manifest) bool {
 
 // compactWhole writes the committed store generation into a new store.
 func compactWhole(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tracker) (*chunkstore.Store, error) {
-	s, err := openGeneration(d, m, *inspectOptions(d.FS()))
+	s, err := openGeneration(d, m, *inspectOptions(d.FS(), nil))
 	if err != nil {
 		return nil, damagedOr(err, d.Path())
 	}

@@ -3,6 +3,7 @@ package savetool
 import (
 	"bytes"
 	"errors"
+	"fmt"
 
 	"github.com/arksave/arksave/archetype"
 	"github.com/arksave/arksave/internal/pecs"
@@ -71,4 +72,20 @@ func ReadPECSInfo(data, key []byte) (*pecs.Info, error) {
 		info.Header.FileSize = stored.FileSize
 	}
 	return info, err
+}
+
+// isKeyError reports whether err is that of encrypted content (a chunk
+// record, a world file) read without the save's key or with another: not
+// damage, and nothing a reader of the content can go past.
+func isKeyError(err error) bool {
+	return errors.Is(err, archetype.ErrEncrypted) || errors.Is(err, archetype.ErrWrongKey)
+}
+
+// keyFailure is the error of a tool that needs the content of encrypted
+// chunk records and met err, a key error, reading one.
+func keyFailure(err error) error {
+	if errors.Is(err, archetype.ErrWrongKey) {
+		return fmt.Errorf("savetool: the save's chunk records do not decrypt with the key of --key-file (intact as stored: not damage); give the key the game saved with: %w", err)
+	}
+	return fmt.Errorf("savetool: the save's chunk records are encrypted (Plugin.Key); give the save's key with --key-file FILE: %w", err)
 }

@@ -54,6 +54,8 @@ type DiffReport struct {
 	// WorldEncrypted says the world files are encrypted and were not
 	// compared: Options.Key was not given. Not damage.
 	WorldEncrypted bool `json:"world_encrypted,omitempty"`
+
+	keyErr error // the first encrypted chunk record that did not open
 }
 
 // IsEmpty reports whether the two generations read the same: no change
@@ -162,6 +164,17 @@ func (r *DiffReport) damage(gen uint64, what string, err error) bool {
 	return err != nil
 }
 
+// recordDamage is damage for a chunk or body record that does not read:
+// one that is encrypted and read without the key or with another is not
+// damage, and Diff fails naming --key-file (keyErr).
+func (r *DiffReport) recordDamage(gen uint64, what string, err error) {
+	if isKeyError(err) {
+		r.keyErr = cmp.Or(r.keyErr, err)
+		return
+	}
+	r.damage(gen, what, err)
+}
+
 // DiffDamage is an item of one generation that does not read.
 type DiffDamage struct {
 	Generation uint64 `json:"generation"`
@@ -204,8 +217,11 @@ func Diff(dir string, a, b uint64, o Options) (*DiffReport, error) {
 			return err
 		}
 		rep = newDiffReport(dir, ma.Generation, mb.Generation)
-		if err := diffStores(d, ma, mb, rep); err != nil {
+		if err := diffStores(d, ma, mb, rep, o.Key); err != nil {
 			return err
+		}
+		if rep.keyErr != nil {
+			return keyFailure(rep.keyErr)
 		}
 		diffPlayers(d, ma, mb, rep)
 		diffWorld(d, ma, mb, rep, o.Key)
@@ -241,9 +257,9 @@ type genStore struct {
 // diffStores compares the chunk stores of ma and mb into rep.
 // A store that does not open because it is damaged is listed as damaged,
 // and no chunk is compared; any other failure to open one is the error.
-func diffStores(d *savedir.Dir, ma, mb *savedir.Manifest, rep *DiffReport) error {
-	sa, errA := openDiffStore(d, ma)
-	sb, errB := openDiffStore(d, mb)
+func diffStores(d *savedir.Dir, ma, mb *savedir.Manifest, rep *DiffReport, key []byte) error {
+	sa, errA := openDiffStore(d, ma, key)
+	sb, errB := openDiffStore(d, mb, key)
 	if sa != nil {
 		defer sa.Close()
 	}
@@ -267,9 +283,10 @@ func diffStores(d *savedir.Dir, ma, mb *savedir.Manifest, rep *DiffReport) error
 	return nil
 }
 
-// openDiffStore opens the chunk store generation m names, read-only.
-func openDiffStore(d *savedir.Dir, m *savedir.Manifest) (*chunkstore.Store, error) {
-	s, err := openGeneration(d, m, *inspectOptions(d.FS()))
+// openDiffStore opens the chunk store generation m names, read-only, with
+// the save's key (nil for none).
+func openDiffStore(d *savedir.Dir, m *savedir.Manifest, key []byte) (*chunkstore.Store, error) {
+	s, err := openGeneration(d, m, *inspectOptions(d.FS(), key))
 	if err != nil {
 		return nil, fmt.Errorf("generation %d: %s: %w", m.Generation, m.Chunks.Name, err)
 	}
@@ -405,7 +422,7 @@ func (c *chunkDiff) read(g genStore, e *storetool.Entry) (side, bool) {
 	}
 	raw, _, err := storetool.Tool.ReadRawKey(g.s, e.Key)
 	if err != nil {
-		c.rep.damage(g.gen, "chunk "+keyString(e.Key), err)
+		c.rep.recordDamage(g.gen, "chunk "+keyString(e.Key), err)
 		return side{}, false
 	}
 	sd := side{typ: raw.Type.String(), pixels: raw.Pixels, extra: raw.Extra}

@@ -67,7 +67,7 @@ func (c *chunkDiff) readBlocks(g genStore, holds func(blockPos) bool) *blockSide
 		blk, err := g.s.EntitiesKey(p.key)
 		if err != nil {
 			side.damaged[p.key] = true
-			c.rep.damage(g.gen, "bodies and entities of chunk "+keyString(p.key), err)
+			c.rep.recordDamage(g.gen, "bodies and entities of chunk "+keyString(p.key), err)
 			continue
 		}
 		if err := side.add(p.key, &blk); err != nil {

@@ -177,7 +177,7 @@ func ExportJSON(w io.Writer, dir string, gen uint64, o Options) error {
 		if world, err = plainPECS(world, o.Key); err != nil {
 			return fmt.Errorf("%s: %w", m.World.Name, err)
 		}
-		s, storeErr = openGeneration(d, m, *inspectOptions(fsys))
+		s, storeErr = openGeneration(d, m, *inspectOptions(fsys, o.Key))
 		if storeErr != nil && !d.Stale() {
 			return nil // the world is written, then the store's error
 		}

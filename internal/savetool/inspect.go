@@ -112,6 +112,11 @@ type StoreInfo struct {
 	DeadBytes        int64   `json:"dead_bytes"`   // what compaction reclaims
 	DeadRatio        float64 `json:"dead_ratio"`
 	JournalSegments  int     `json:"journal_segments"`
+	// EncryptedRecords counts the live chunk and body records stored
+	// encrypted (Plugin.Key): without the key their pixels, bodies and
+	// entities are not read (Bodies, Sections and Entities leave them
+	// out).
+	EncryptedRecords int `json:"encrypted_records,omitempty"`
 	// FormatVersion is the chunk store format of the generation's root
 	// (0 when not known: a store file inspected on its own).
 	FormatVersion int            `json:"format_version,omitempty"`
@@ -196,7 +201,7 @@ func inspectDir(fsys vfs.FS, dir string, d *savedir.Dir, key []byte) *DirInfo {
 					st.FormatVersion = int(ri.FormatVersion)
 				}
 			}
-			if s, err := openGeneration(d, m, *inspectOptions(fsys)); err != nil {
+			if s, err := openGeneration(d, m, *inspectOptions(fsys, key)); err != nil {
 				st.Error = info.note(err)
 			} else {
 				describeStore(&st, s)
@@ -280,7 +285,7 @@ func historyOf(fsys vfs.FS, d *savedir.Dir, cur *savedir.Manifest, backups []*sa
 // InspectStore describes the chunk store file at path at its newest
 // generation.
 func InspectStore(path string, o Options) (*StoreInfo, error) {
-	s, err := chunkstore.Open(path, inspectOptions(o.fs()))
+	s, err := chunkstore.Open(path, inspectOptions(o.fs(), o.Key))
 	if err != nil {
 		return nil, err
 	}
@@ -317,10 +322,15 @@ func describeStore(st *StoreInfo, s *chunkstore.Store) {
 		st.DataFiles = append(st.DataFiles, df)
 	}
 	var bad int
-	s.Entries(func(e chunkstore.Entry) bool {
+	storetool.Tool.Entries(s, func(e storetool.Entry) bool {
+		if !e.Handle.IsZero() {
+			if enc, err := storetool.Tool.Encrypted(s, e.Handle); err == nil && enc {
+				st.EncryptedRecords++
+			}
+		}
 		if e.Type == chunkstore.BodyBlock {
 			blk, err := s.EntitiesKey(e.Key)
-			if err != nil {
+			if err != nil && !errors.Is(err, archetype.ErrEncrypted) {
 				bad++
 			}
 			st.Bodies += len(blk.Bodies)

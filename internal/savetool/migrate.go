@@ -172,7 +172,7 @@ func currentRef(d *savedir.Dir, m *savedir.Manifest, root []byte) (savedir.Store
 // current format and 4-byte pixels, named after the generation the
 // migration commits.
 func rewriteStore(d *savedir.Dir, m *savedir.Manifest) (savedir.StoreRef, error) {
-	s, err := openGeneration(d, m, storetool.Tool.ForPixelMigration(*inspectOptions(d.FS())))
+	s, err := openGeneration(d, m, storetool.Tool.ForPixelMigration(*inspectOptions(d.FS(), nil)))
 	if err != nil {
 		return savedir.StoreRef{}, err
 	}
@@ -239,7 +239,7 @@ func checkBeforeMigrate(d *savedir.Dir, fsys vfs.FS, dir string) (int, error) {
 // checkPixels reads every record of the store generation of m and checks
 // that each pixel value fits in 4 bytes, writing nothing.
 func checkPixels(d *savedir.Dir, m *savedir.Manifest) error {
-	s, err := openGeneration(d, m, storetool.Tool.ForPixelMigration(*inspectOptions(d.FS())))
+	s, err := openGeneration(d, m, storetool.Tool.ForPixelMigration(*inspectOptions(d.FS(), nil)))
 	if err != nil {
 		return err
 	}
@@ -260,7 +260,7 @@ func PixelMigration(dir string, o Options) (from int, err error) {
 	_, fsys := newTracker(o)
 	from = gamePixelSize
 	err = readSave(fsys, dir, 0, func(d *savedir.Dir, m *savedir.Manifest) error {
-		s, err := openGeneration(d, m, storetool.Tool.ForPixelMigration(*inspectOptions(fsys)))
+		s, err := openGeneration(d, m, storetool.Tool.ForPixelMigration(*inspectOptions(fsys, nil)))
 		if err != nil {
 			return err
 		}

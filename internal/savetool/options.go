@@ -121,9 +121,12 @@ func dirFileSize(fsys vfs.FS, d *savedir.Dir, name string) int64 {
 }
 
 // inspectOptions open stores read-only without a generator: every record
-// as stored, no generator version to match.
-func inspectOptions(fsys vfs.FS) *chunkstore.Options {
-	return &chunkstore.Options{FS: fsys, ReadOnly: true}
+// as stored, no generator version to match; encrypted records (Plugin.Key)
+// open with key, the save's (Options.Key), and without it (nil) their
+// content reads as archetype.ErrEncrypted. What only moves records as
+// stored (compact, migrate, repair) needs no key.
+func inspectOptions(fsys vfs.FS, key []byte) *chunkstore.Options {
+	return &chunkstore.Options{FS: fsys, ReadOnly: true, Key: key}
 }
 
 // rootOf returns the chunk store root of a manifest's generation: the one
@@ -171,7 +174,7 @@ func OpenStore(dir string, gen uint64, o Options) (*chunkstore.Store, *savedir.M
 	var man *savedir.Manifest
 	err := readSave(fsys, dir, gen, func(d *savedir.Dir, m *savedir.Manifest) error {
 		var err error
-		s, err = openGeneration(d, m, *inspectOptions(fsys))
+		s, err = openGeneration(d, m, *inspectOptions(fsys, o.Key))
 		man = m
 		return err
 	})
@@ -281,7 +284,7 @@ func (e inUseError) Unwrap() error        { return e.locked }
 // and the data files it uses (which a manifest older than format 3 does
 // not name), and the store opened read-only for the caller to close.
 func keptStoreRef(d *savedir.Dir, m *savedir.Manifest, fsys vfs.FS) (savedir.StoreRef, *chunkstore.Store, error) {
-	s, err := openGeneration(d, m, *inspectOptions(fsys))
+	s, err := openGeneration(d, m, *inspectOptions(fsys, nil))
 	if err != nil {
 		return savedir.StoreRef{}, nil, fmt.Errorf("%s: %w", m.Chunks.Name, err)
 	}

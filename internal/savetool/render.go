@@ -1,6 +1,7 @@
 package savetool
 
 import (
+	"cmp"
 	"fmt"
 	"image"
 	"image/color"
@@ -64,6 +65,8 @@ type RenderStats struct {
 	Damaged   int // stored chunks whose record does not read, drawn red
 	Bodies    int // bodies with pixels in the region
 	Warnings  []string
+
+	keyErr error // an encrypted record that did not open: RenderStore fails
 }
 
 // Colours of what a render draws besides pixels.
@@ -172,23 +175,17 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 			if kind == drawDamaged {
 				damaged[pos] = true
 			}
+			if st.keyErr != nil {
+				return nil, nil, keyFailure(st.keyErr)
+			}
 			acc.chunk(pos, size, pix, kind, pal)
 			t.add(1)
 		}
 		acc.flush(min((cy+1)*size, region.Max.Y))
 	}
 	if !o.NoBodies {
-		for pos := range bodies {
-			blk, err := s.EntitiesKey(sl.key(pos))
-			if err != nil {
-				st.Warnings = append(st.Warnings, err.Error())
-				continue
-			}
-			for i := range blk.Bodies {
-				if DrawBody(img, region, scale, &blk.Bodies[i], pal) {
-					st.Bodies++
-				}
-			}
+		if err := drawBodies(img, s, sl, bodies, region, scale, pal, st); err != nil {
+			return nil, nil, err
 		}
 	}
 	if zoom > 1 {
@@ -198,6 +195,28 @@ func RenderStore(s *chunkstore.Store, o RenderOptions) (*image.RGBA, *RenderStat
 		drawGrid(img, region, scale, zoom, size, stored, damaged)
 	}
 	return img, st, nil
+}
+
+// drawBodies draws the pixel bodies of the chunks at bodies on img; a
+// block that does not read is a warning, one that is encrypted without
+// its key (or with another) the error.
+func drawBodies(img *image.RGBA, s *chunkstore.Store, sl slice, bodies map[chunkstore.Pos]bool, region image.Rectangle, scale int, pal Palette, st *RenderStats) error {
+	for pos := range bodies {
+		blk, err := s.EntitiesKey(sl.key(pos))
+		if isKeyError(err) {
+			return keyFailure(err)
+		}
+		if err != nil {
+			st.Warnings = append(st.Warnings, err.Error())
+			continue
+		}
+		for i := range blk.Bodies {
+			if DrawBody(img, region, scale, &blk.Bodies[i], pal) {
+				st.Bodies++
+			}
+		}
+	}
+	return nil
 }
 
 // enlarge draws each pixel of img as a zoom×zoom square.
@@ -315,6 +334,9 @@ func generate(gen chunkstore.Generator, k chunkstore.Key, seed uint64, pix []uin
 func chunkPixels(s *chunkstore.Store, k chunkstore.Key, gen chunkstore.Generator, pix []uint32, st *RenderStats) drawKind {
 	raw, ok, err := storetool.Tool.ReadRawKey(s, k)
 	switch {
+	case isKeyError(err):
+		st.keyErr = cmp.Or(st.keyErr, err) // not damage: RenderStore fails naming --key-file
+		return drawDamaged
 	case err != nil:
 		st.Damaged++
 		return drawDamaged

@@ -863,7 +863,7 @@ func (r *repairer) repairPlayersCopy() {
 
 // copyStore copies the committed generation's chunk store to name.
 func (r *repairer) copyStore(name string) error {
-	s, err := openGeneration(r.d, r.man, *inspectOptions(r.fsys))
+	s, err := openGeneration(r.d, r.man, *inspectOptions(r.fsys, nil))
 	if err != nil {
 		return err
 	}
@@ -957,7 +957,7 @@ func (r *repairer) fillSources() ([]*chunkstore.Store, []string) {
 	if ref := r.d.PendingCopy(); ref != nil && r.man != nil {
 		// The copy of the committed generation's store made for its backup:
 		// the generation's own chunks, first.
-		if s, err := openGeneration(r.d, &savedir.Manifest{Generation: r.man.Generation, Chunks: *ref}, *inspectOptions(r.fsys)); err == nil {
+		if s, err := openGeneration(r.d, &savedir.Manifest{Generation: r.man.Generation, Chunks: *ref}, *inspectOptions(r.fsys, nil)); err == nil {
 			r.ownCopy = map[chunkstore.Key]bool{}
 			storetool.Tool.Entries(s, func(e storetool.Entry) bool {
 				if e.Type != chunkstore.BodyBlock {
@@ -970,7 +970,7 @@ func (r *repairer) fillSources() ([]*chunkstore.Store, []string) {
 		}
 	}
 	for _, b := range r.backups {
-		s, err := openGeneration(r.d, b, *inspectOptions(r.fsys))
+		s, err := openGeneration(r.d, b, *inspectOptions(r.fsys, nil))
 		if err != nil {
 			continue
 		}
@@ -1421,7 +1421,7 @@ func (r *repairer) dropBackup(b *savedir.Manifest, why string) error {
 // into one of its own, or drops the backup when that generation itself is
 // damaged.
 func (r *repairer) rewriteBackup(b *savedir.Manifest) error {
-	s, err := openGeneration(r.d, b, *inspectOptions(r.fsys))
+	s, err := openGeneration(r.d, b, *inspectOptions(r.fsys, nil))
 	if err != nil {
 		return r.dropBackup(b, fmt.Sprintf("its chunk store generation does not open: %v", err))
 	}

@@ -150,8 +150,10 @@ type Tools interface {
 	// read-only for inspection and returns what opening skipped together
 	// with what Check finds. When the file cannot be opened (no valid
 	// header slot), the report holds that error and every damaged stretch
-	// a forward scan of the file finds.
-	CheckFile(fsys vfs.FS, path string) chunkstore.Report
+	// a forward scan of the file finds. key is the store's key
+	// (chunkstore Options.Key), nil for none: encrypted records are then
+	// checked as stored and counted (Report.Encrypted).
+	CheckFile(fsys vfs.FS, path string, key []byte) chunkstore.Report
 	// TypeCounts lists a report's Types as "2 delta, 1 palette, ..." in
 	// storage type order, or "" when no entry was checked.
 	TypeCounts(types map[chunkstore.StorageType]int) string
@@ -168,6 +170,9 @@ type Tools interface {
 	Entries(s *chunkstore.Store, fn func(Entry) bool)
 	// RecordInfo reads and checks the record of s at h and describes it.
 	RecordInfo(s *chunkstore.Store, h Handle) (RecordInfo, error)
+	// Encrypted reads the header of the record of s at h (24 bytes, not
+	// the record) and reports whether it is encrypted (Plugin.Key).
+	Encrypted(s *chunkstore.Store, h Handle) (bool, error)
 
 	// CompactFile moves the live records of file n of s (a data file, or
 	// the store file of a store of format 1) into the newest data file and
