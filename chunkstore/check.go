@@ -174,8 +174,11 @@ func (s *Store) checkLive(r *Report, damaged map[int64]scanEvent) {
 			continue
 		}
 		checked[e.Handle.Offset] = true
-		if err := s.checkEntry(e, sc, dst); err != nil {
+		codec, err := s.checkEntry(e, sc, dst)
+		if err != nil {
 			r.addKey(section, e.Handle.Offset, e.Key, err)
+		} else if codec == codecZstd {
+			r.Zstd++
 		}
 	}
 }
@@ -213,17 +216,18 @@ func (s *Store) localize(r Report) Report {
 	return r
 }
 
-// checkEntry reads and fully decodes the record of one entry.
-func (s *Store) checkEntry(e toolEntry, sc *readScratch, dst []uint32) error {
+// checkEntry reads and fully decodes the record of one entry, and returns
+// its codec.
+func (s *Store) checkEntry(e toolEntry, sc *readScratch, dst []uint32) (uint8, error) {
 	h, rec, err := s.read(e.Handle, sc.rec)
 	if rec != nil {
 		sc.rec = rec
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if storageOf(h.kind) != e.Type {
-		return fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.Handle.Offset), e.Type)
+		return h.codec, fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.Handle.Offset), e.Type)
 	}
 	switch e.Type {
 	case Full:
@@ -247,7 +251,7 @@ func (s *Store) checkEntry(e toolEntry, sc *readScratch, dst []uint32) error {
 			_, err = parseBodyBlock(payload, e.Handle.Offset, s.cc.mask)
 		}
 	}
-	return err
+	return h.codec, err
 }
 
 // checkFile checks the store file at path (through fsys, nil meaning

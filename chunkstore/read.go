@@ -212,7 +212,7 @@ func (s *Store) recordInfo(h handle) (recordDesc, error) {
 	if err != nil {
 		return recordDesc{}, err
 	}
-	ri := recordDesc{Kind: rh.kind, Stored: rh.size, Raw: rh.raw, Compressed: rh.codec == codecLZ4}
+	ri := recordDesc{Kind: rh.kind, Stored: rh.size, Raw: rh.raw, Compressed: rh.codec != codecNone, Zstd: rh.codec == codecZstd}
 	if rh.flags != 0 {
 		x, err := extOf(rh, rec, h.Offset)
 		if err != nil {

@@ -90,6 +90,9 @@ type Report struct {
 	// Types counts the index entries checked by storage type: chunks by
 	// how they are stored (Empty, Delta, Full, Palette), and BodyBlock.
 	Types map[StorageType]int
+	// Zstd counts the live records checked that are stored as zstd
+	// (archived by a compaction with Options.ZstdArchive), each once.
+	Zstd int
 }
 
 // typeCounts lists Types as "2 delta, 1 palette, ..." in storage type
