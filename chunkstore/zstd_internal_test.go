@@ -182,9 +182,7 @@ func TestZstdFixture(t *testing.T) {
 
 func u32Bytes(p []uint32) []byte {
 	b := make([]byte, 4*len(p))
-	for i, v := range p {
-		binary.LittleEndian.PutUint32(b[4*i:], v)
-	}
+	putPixels(b, p, ^uint32(0))
 	return b
 }
 
