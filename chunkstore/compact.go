@@ -86,6 +86,9 @@ func (s *Store) CompactNext() (CompactStats, bool, error) {
 // and replaces the journal segments or the checkpoint that lay in file n.
 // Its cost grows with what file n holds, not with the world.
 //
+// With Options.ZstdArchive the records it moves are stored as zstd where
+// that is smaller (see archiver).
+//
 // File n is not removed: generations before this one still read it (a
 // save directory removes it once no manifest it keeps names it; Compact
 // removes what neither header slot uses). A record that fails its checks
