@@ -171,6 +171,13 @@ type Plugin struct {
 	// 128 MiB; at least 1 KiB). Between saves the writer compacts data file
 	// by data file, so that a compaction costs one file, not the world.
 	DataFileSize int64
+	// ArchiveZstd makes the compaction between saves store the chunk and
+	// body records it moves with zstd instead of LZ4 where that is
+	// smaller (chunkstore.Options.ZstdArchive, at zstd's default level):
+	// records that outlived their data file are cold, and history keeps
+	// them. What a save writes stays LZ4. A save with zstd records needs
+	// this version of arksave or a later one to load.
+	ArchiveZstd bool
 	// SaveOnFinalize makes the save system's Finalize save once more and
 	// wait for the commit, so that a game run by a scheduler (ark-tools'
 	// app.App calls Finalize after its last tick) ends with a final save.
@@ -355,6 +362,7 @@ func (p Plugin) resolve() (settings, error) {
 					Workers:      p.CompressionWorkers,
 					DataFileSize: p.DataFileSize,
 					Key:          p.Key,
+					ZstdArchive:  p.ArchiveZstd,
 				},
 				LockTimeout: p.LockTimeout,
 				Logger:      p.Logger,

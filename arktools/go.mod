@@ -1,6 +1,6 @@
 module github.com/arksave/arksave/arktools
 
-go 1.24.0
+go 1.25
 
 replace github.com/arksave/arksave => ../
 
@@ -11,6 +11,7 @@ require (
 )
 
 require (
+	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect

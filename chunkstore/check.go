@@ -175,7 +175,7 @@ func (s *Store) checkLive(r *Report, damaged map[int64]scanEvent) {
 			continue
 		}
 		checked[e.Handle.Offset] = true
-		err := s.checkEntry(e, sc, dst)
+		codec, err := s.checkEntry(e, sc, dst)
 		switch {
 		case errors.Is(err, errNotOpened):
 			r.Encrypted++
@@ -186,6 +186,8 @@ func (s *Store) checkLive(r *Report, damaged map[int64]scanEvent) {
 		}
 		if err != nil {
 			r.addKey(section, e.Handle.Offset, e.Key, err)
+		} else if codec == codecZstd {
+			r.Zstd++
 		}
 	}
 }
@@ -227,24 +229,25 @@ func (s *Store) localize(r Report) Report {
 // intact as stored, read without the key: counted, not a problem.
 var errNotOpened = errors.New("chunkstore: encrypted record not opened")
 
-// checkEntry reads and fully decodes the record of one entry.
-func (s *Store) checkEntry(e toolEntry, sc *readScratch, dst []uint32) error {
+// checkEntry reads and fully decodes the record of one entry, and returns
+// its codec.
+func (s *Store) checkEntry(e toolEntry, sc *readScratch, dst []uint32) (uint8, error) {
 	h, rec, err := s.read(e.Handle, sc.rec)
 	if rec != nil {
 		sc.rec = rec
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if storageOf(h.kind) != e.Type {
-		return fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.Handle.Offset), e.Type)
+		return h.codec, fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.Handle.Offset), e.Type)
 	}
 	if h.flags&flagEncrypted != 0 {
 		if s.aead == nil {
-			return errNotOpened // intact as stored; its content needs the key
+			return h.codec, errNotOpened // intact as stored; its content needs the key
 		}
 		if h, rec, err = s.decrypt(h, rec, e.Handle.Offset, sc); err != nil {
-			return err
+			return h.codec, err
 		}
 	}
 	switch e.Type {
@@ -269,7 +272,7 @@ func (s *Store) checkEntry(e toolEntry, sc *readScratch, dst []uint32) error {
 			_, err = parseBodyBlock(payload, e.Handle.Offset, s.cc.mask)
 		}
 	}
-	return err
+	return h.codec, err
 }
 
 // checkFile checks the store file at path (through fsys, nil meaning

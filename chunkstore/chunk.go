@@ -311,7 +311,7 @@ func (cc *chunkCodec) decodeChunk(pos Key, typ StorageType, h recordHeader, rec 
 
 // keep holds on to raw, a payload decoded into sc.raw, for the next read.
 func (sc *readScratch) keep(h recordHeader, raw []byte) {
-	if h.codec == codecLZ4 {
+	if h.codec != codecNone {
 		sc.raw = raw
 	}
 }
@@ -322,7 +322,7 @@ func (cc *chunkCodec) decodeFull(h recordHeader, rec []byte, off int64, dst []ui
 	if int(h.raw) != want {
 		return recordExt{}, fmt.Errorf("%w: full chunk at %v: %d bytes, want %d", ErrCorrupt, loc(off), h.raw, want)
 	}
-	if nativeLE && h.codec == codecLZ4 {
+	if nativeLE && h.codec != codecNone {
 		_, x, err := payloadExt(h, rec, off, want, pixelBytes(dst))
 		if err != nil {
 			return x, err

@@ -707,7 +707,7 @@ type tkey struct {
 // segments in them are merged with every newer one into one segment.
 func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, error) {
 	if len(muts) == 0 && !s.needCheckpoint && len(evict) == 0 {
-		return nil, nil
+		return s.coverPlan(), nil
 	}
 	overlay := make(map[tkey]mutation, len(muts))
 	for _, m := range muts {
@@ -720,7 +720,7 @@ func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, e
 	}
 	level, k := s.mergeDepth(evict)
 	if k == 0 && len(muts) == 0 {
-		return nil, nil
+		return s.coverPlan(), nil
 	}
 	plan := &tablePlan{kind: pxsw.RecordJournal, level: uint8(level), merged: k, prev: s.ckpt.Offset}
 	if n := len(s.chain) - k; n > 0 {
@@ -740,6 +740,27 @@ func (s *Store) planTable(muts []mutation, evict map[uint32]bool) (*tablePlan, e
 	}
 	plan.entries = entries
 	return plan, nil
+}
+
+// coverPlan returns the plan of a commit that changes nothing: none (its
+// header slot names the generation's root again) while that root record
+// ends where the commit appends, else a journal segment of no entries.
+// The root of a generation opened through Options.Root may end before
+// records of later generations (a save directory keeps them, after making
+// this one current again): a slot naming it would end there too, and once
+// no slot names anything after it, the next open would append over those
+// records.
+func (s *Store) coverPlan() *tablePlan {
+	end, prev := storeOffset(0, dataStart), s.ckpt.Offset
+	if n := len(s.chain); n > 0 {
+		end, prev = s.chain[n-1].h.End(), s.chain[n-1].h.Offset
+	} else if !s.ckpt.IsZero() {
+		end = s.ckpt.End()
+	}
+	if s.hdr.root == 0 || end >= s.w {
+		return nil
+	}
+	return &tablePlan{kind: pxsw.RecordJournal, prev: prev}
 }
 
 // entriesAfter returns how many page-table entries (chunks and bodies) the

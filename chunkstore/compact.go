@@ -23,6 +23,7 @@ type CompactStats struct {
 	Moved      int64    // bytes of live records copied into the newest data file
 	Freed      int64    // bytes of the emptied files: what removing them gives back
 	Dropped    int      // damaged records dropped (their chunks read as generated; OpenReport lists them)
+	Zstd       int      // records moved that it stored as zstd (Options.ZstdArchive)
 	Commit     CommitStats
 }
 
@@ -85,6 +86,9 @@ func (s *Store) CompactNext() (CompactStats, bool, error) {
 // and replaces the journal segments or the checkpoint that lay in file n.
 // Its cost grows with what file n holds, not with the world.
 //
+// With Options.ZstdArchive the records it moves are stored as zstd where
+// that is smaller (see archiver).
+//
 // File n is not removed: generations before this one still read it (a
 // save directory removes it once no manifest it keeps names it; Compact
 // removes what neither header slot uses). A record that fails its checks
@@ -128,6 +132,7 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 	var muts []mutation
 	var dropped []Problem
 	var buf []byte
+	z := s.archiver()
 	for _, e := range entries {
 		m := mutation{key: e.pos.ik(), body: e.isBody(), v: ival{typ: e.typ}}
 		nh, ok := moved[e.h]
@@ -149,6 +154,7 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 				muts = append(muts, m)
 				continue
 			}
+			rec = z.archive(rh, rec, e.h.Offset)
 			nh = cw.append(rec)
 			moved[e.h] = nh
 			st.Moved += int64(len(rec))
@@ -172,7 +178,7 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 		s.undo(undo)
 		return st, fmt.Errorf("chunkstore: compact: %w", err)
 	}
-	st.Dropped = len(dropped)
+	st.Dropped, st.Zstd = len(dropped), z.n
 	s.mu.Lock()
 	s.report.Problems = append(s.report.Problems, dropped...)
 	for n := range evict {
@@ -495,6 +501,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Key) bool, 
 	moved := map[at]handle{} // records copied already: shared ones are copied once
 	kept := make([]tableEntry, 0, len(entries))
 	var buf []byte
+	z := s.archiver()
 	copyRecord := func(e tableEntry, src source) (tableEntry, error) {
 		if e.h.IsZero() {
 			return e, nil
@@ -514,7 +521,7 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Key) bool, 
 		if err != nil {
 			return e, err
 		}
-		nh := cw.append(rec)
+		nh := cw.append(z.archive(h, rec, e.h.Offset))
 		if cw.err != nil {
 			return e, cw.err
 		}
@@ -585,4 +592,33 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Key) bool, 
 		return dropped, nil, err
 	}
 	return dropped, filled, f.Close()
+}
+
+// archiver re-encodes the records a compaction moves as zstd
+// (Options.ZstdArchive), reusing its buffers from record to record.
+type archiver struct {
+	on       bool
+	level    int
+	rec, raw []byte
+	n        int // records it re-encoded
+}
+
+func (s *Store) archiver() *archiver {
+	return &archiver{on: s.cfg.ZstdArchive, level: s.cfg.ZstdLevel}
+}
+
+// archive returns the checked record rec, read at off, or its zstd copy
+// when archiving is on and that is smaller. The copy is valid until the
+// next call.
+func (z *archiver) archive(h recordHeader, rec []byte, off int64) []byte {
+	if !z.on {
+		return rec
+	}
+	out, raw := rezstd(h, rec, off, z.level, z.rec, z.raw)
+	z.raw = raw
+	if len(out) > 0 && len(rec) > 0 && &out[0] != &rec[0] {
+		z.rec = out
+		z.n++
+	}
+	return out
 }

@@ -127,7 +127,9 @@
 // the payload's decoded length; key is the chunk position (x then y, int32
 // each) for chunk and body records and the writing generation for
 // page-table records; kind is a record kind (1 delta chunk, 2 full chunk, 3 body block, 4 journal segment, 5 checkpoint, 6 palette chunk); codec 0 stores the payload as
-// is, 1 as one LZ4 block (only when that is smaller). The CRC-8 (SMBUS)
+// is, 1 as one LZ4 block (only when that is smaller), 2 as one zstd frame
+// of exactly raw bytes (written only by a compaction with
+// Options.ZstdArchive, where smaller than the record it moved). The CRC-8 (SMBUS)
 // covers bytes 0..18 and lets a scan skip garbage cheaply; the CRC32-C
 // covers bytes 0..19 and everything after the header. A record is
 // addressed by a handle {Offset, Length}, Length counting the header and

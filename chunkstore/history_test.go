@@ -147,3 +147,45 @@ func compactionMoves(b *testing.B, skewed bool) (live, written, moved int64) {
 	}
 	return live, written, moved
 }
+
+// A generation made current again by an empty commit at its root (as a
+// save directory restores a kept generation) must not make a later commit
+// write over the records of the generations after it, however many such
+// commits follow one another.
+func TestCommitAtOldRootKeepsNewerGenerations(t *testing.T) {
+	mem := vfs.NewMem()
+	cfg := testConfig(mem)
+	cfg.DataFileSize = 64 << 10
+	s := must2[*chunkstore.Store](t)(chunkstore.Create(storePath, &cfg))
+	rng := rand.New(rand.NewPCG(5, 5))
+	m := newModel()
+	var models []*model
+	var roots [][]byte
+	for g := range 3 {
+		b := s.NewBatch()
+		for i := range 8 {
+			m.putChunk(b, chunkstore.Pos{X: int32(i), Y: int32(g)}, randomChunk(small, rng))
+		}
+		must2[chunkstore.CommitStats](t)(s.Commit(b))
+		models, roots = append(models, m.clone()), append(roots, s.Root())
+	}
+	must(t, s.Close())
+	// Generations 1 and 2 made current again, one after the other, then a
+	// commit with records at generation 1.
+	for _, i := range []int{0, 1, 0} {
+		s = must2[*chunkstore.Store](t)(chunkstore.Open(storePath, atRoot(testConfig(mem), roots[i])))
+		b := s.NewBatch()
+		if i == 0 && len(roots) > 3 {
+			b.PutChunk(chunkstore.Pos{X: 50, Y: 50}, randomChunk(small, rng))
+		}
+		must2[chunkstore.CommitStats](t)(s.Commit(b))
+		roots = append(roots, s.Root())
+		must(t, s.Close())
+	}
+	for i := range 3 {
+		old := must2[*chunkstore.Store](t)(chunkstore.Open(storePath, atRoot(testConfig(mem), roots[i])))
+		expect(t, models[i].diff(old, small, ^uint32(0)) == "", "generation %d: %s", i+1, models[i].diff(old, small, ^uint32(0)))
+		mustCheck(t, old)
+		must(t, old.Close())
+	}
+}

@@ -215,7 +215,7 @@ func (s *Store) recordInfo(h handle) (recordDesc, error) {
 	if err != nil {
 		return recordDesc{}, err
 	}
-	ri := recordDesc{Kind: rh.kind, Stored: rh.size, Raw: rh.raw, Compressed: rh.codec == codecLZ4, Encrypted: rh.flags&flagEncrypted != 0}
+	ri := recordDesc{Kind: rh.kind, Stored: rh.size, Raw: rh.raw, Compressed: rh.codec != codecNone, Zstd: rh.codec == codecZstd, Encrypted: rh.flags&flagEncrypted != 0}
 	if !rh.kind.IsTable() {
 		if ri.Key, err = rh.keyIn(rec, s.axes, h.Offset); err != nil {
 			return recordDesc{}, err

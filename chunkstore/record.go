@@ -24,8 +24,10 @@ const (
 	maxRecordPayload = 1 << 30 // no record payload is larger
 	codecNone        = 0       // payload stored as is
 	codecLZ4         = 1       // payload is one LZ4 block
-	lz4MaxRatio      = 256     // LZ4 never expands a block by more than this (255, rounded up)
-	lz4Slack         = 64      // plus a little for the final literals
+	codecZstd        = 2       // payload is one zstd frame (archived by compaction; see zstd.go)
+	maxCodec         = codecZstd
+	lz4MaxRatio      = 256 // LZ4 never expands a block by more than this (255, rounded up)
+	lz4Slack         = 64  // plus a little for the final literals
 
 	// Record flags (byte 18), format 3 only. The parts bits 0 and 1
 	// announce (chunk records only) follow the header, before the payload,
@@ -196,7 +198,7 @@ func parseRecordHeader(b []byte, off int64) (recordHeader, error) {
 	switch {
 	case h.kind < 1 || h.kind > pxsw.RecordKindMax:
 		return h, fmt.Errorf("%w: record at %v: unknown kind %d", ErrCorrupt, loc(off), h.kind)
-	case h.codec > codecLZ4:
+	case h.codec > maxCodec:
 		return h, fmt.Errorf("%w: record at %v: unknown codec %d", ErrCorrupt, loc(off), h.codec)
 	case h.flags&^knownRecFlags != 0 || (h.flags&chunkFlags3 != 0 && !h.kind.IsChunk()) || (h.flags&flagEncrypted != 0 && h.kind.IsTable()):
 		return h, fmt.Errorf("%w: record at %v: flags %#02x on a %s", ErrCorrupt, loc(off), h.flags, h.kind)
@@ -223,6 +225,8 @@ func checkSizes(h recordHeader, off int64) error {
 		return fmt.Errorf("%w: record at %v: stored payload of %d bytes claims %d", ErrCorrupt, loc(off), size, h.raw)
 	case h.codec == codecLZ4 && (size == 0 || uint64(h.raw) > uint64(size)*lz4MaxRatio+lz4Slack || h.raw > maxRecordPayload):
 		return fmt.Errorf("%w: record at %v: %d LZ4 bytes cannot hold %d", ErrCorrupt, loc(off), size, h.raw)
+	case h.codec == codecZstd && !zstdBound(size, h.raw):
+		return fmt.Errorf("%w: record at %v: %d zstd bytes cannot hold %d", ErrCorrupt, loc(off), size, h.raw)
 	case h.kind.IsTable() && h.codec != codecNone:
 		return fmt.Errorf("%w: record at %v: compressed %s", ErrCorrupt, loc(off), h.kind)
 	}
@@ -320,7 +324,7 @@ func extOf(h recordHeader, rec []byte, off int64) (recordExt, error) {
 		x.size += extraLenSz + int(n)
 	}
 	rest := int(h.size) - x.size
-	if (h.codec == codecNone && rest != int(h.raw)) || (h.codec == codecLZ4 && rest == 0) {
+	if (h.codec == codecNone && rest != int(h.raw)) || (h.codec != codecNone && rest == 0) {
 		return x, fmt.Errorf("%w: %s at %v: payload of %d bytes at offset %d for %d decoded", ErrCorrupt, h.kind, loc(off), rest, recordHeaderSize+x.size, h.raw)
 	}
 	return x, nil
@@ -345,19 +349,35 @@ func payloadExt(h recordHeader, rec []byte, off int64, maxRaw int, dst []byte) (
 	if err != nil {
 		return nil, x, err
 	}
-	payload := rec[recordHeaderSize+x.size : recordHeaderSize+h.size]
+	at := recordHeaderSize + x.size
 	if h.codec == codecNone {
-		return payload, x, nil
+		return rec[at : recordHeaderSize+h.size], x, nil
 	}
 	if cap(dst) < int(h.raw) {
 		dst = make([]byte, h.raw)
 	}
 	dst = dst[:h.raw]
-	n, err := lz4.UncompressBlock(payload, dst)
-	if err != nil || n != int(h.raw) {
-		return nil, x, fmt.Errorf("%w: %s at %v: LZ4 block at offset %d decodes to %d of %d bytes: %w", ErrCorrupt, h.kind, loc(off), recordHeaderSize+x.size, n, h.raw, err)
+	if err := decodePayload(h, rec[at:recordHeaderSize+h.size], dst, off, at); err != nil {
+		return nil, x, err
 	}
 	return dst, x, nil
+}
+
+// decodePayload decodes src, the compressed payload of the record read at
+// off, found at offset at in the record, into dst, of the record's raw
+// size exactly.
+func decodePayload(h recordHeader, src, dst []byte, off int64, at int) error {
+	switch h.codec {
+	case codecLZ4:
+		n, err := lz4.UncompressBlock(src, dst)
+		if err != nil || n != len(dst) {
+			return fmt.Errorf("%w: %s at %v: LZ4 block at offset %d decodes to %d of %d bytes: %w", ErrCorrupt, h.kind, loc(off), at, n, len(dst), err)
+		}
+		return nil
+	case codecZstd:
+		return unzstd(h, src, dst, off, at)
+	}
+	return fmt.Errorf("%w: %s at %v: unknown codec %d", ErrCorrupt, h.kind, loc(off), h.codec)
 }
 
 // compressInto appends a record to dst: header space, ext as is, then src

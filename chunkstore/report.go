@@ -100,6 +100,9 @@ type Report struct {
 	// were written with (not damage either; their content is not
 	// verified).
 	WrongKey int
+	// Zstd counts the live records checked that are stored as zstd
+	// (archived by a compaction with Options.ZstdArchive), each once.
+	Zstd int
 }
 
 // typeCounts lists Types as "2 delta, 1 palette, ..." in storage type

@@ -372,7 +372,7 @@ func scanRange(fsys vfs.FS, path string, from, to int64, fn func(scanRecord) boo
 func scanRecordOf(ev scanEvent) scanRecord {
 	r := scanRecord{Handle: handle{Offset: ev.off, Length: uint32(min(ev.length, 1<<32-1))}, Err: ev.bad}
 	if ev.hdrOK {
-		r.Kind, r.Stored, r.Raw, r.Compressed = ev.hdr.kind, ev.hdr.size, ev.hdr.raw, ev.hdr.codec == codecLZ4
+		r.Kind, r.Stored, r.Raw, r.Compressed, r.Zstd = ev.hdr.kind, ev.hdr.size, ev.hdr.raw, ev.hdr.codec != codecNone, ev.hdr.codec == codecZstd
 		if ev.hdr.kind.IsTable() {
 			r.Generation = ev.hdr.key
 		} else {

@@ -21,10 +21,12 @@ type (
 
 func init() { pxsw.Hook = tools{} }
 
-// The two header slots are what a Mark keeps of the store file, and a
-// Handle splits store offsets as this package does.
+// The two header slots are what a Mark keeps of the store file, a Handle
+// splits store offsets as this package does, and data file headers are
+// as long.
 const _ = uint(pxsw.SlotsSize-dataStart) + uint(dataStart-pxsw.SlotsSize) +
-	uint(pxsw.OffsetShift-fileShift) + uint(fileShift-pxsw.OffsetShift)
+	uint(pxsw.OffsetShift-fileShift) + uint(fileShift-pxsw.OffsetShift) +
+	uint(pxsw.DataHeaderSize-dataHeaderSize) + uint(dataHeaderSize-pxsw.DataHeaderSize)
 
 func (tools) DataFileName(store string, n uint32) string { return dataFileName(store, n) }
 

@@ -87,6 +87,9 @@ func printCheck(w io.Writer, path string, isDir bool, r *savetool.CheckReport) {
 	if types := storetool.Tool.TypeCounts(r.Types); types != "" {
 		checked += "; chunk store entries: " + types
 	}
+	if r.Zstd > 0 {
+		checked += fmt.Sprintf("; %s stored as zstd", words.Count(r.Zstd, "record", "records"))
+	}
 	encryptedCheckNote(w, r)
 	if r.OK() {
 		fmt.Fprintf(w, "%s: no problems found (%s)\n", path, checked)

@@ -31,7 +31,7 @@ import (
 type Config struct {
 	// Writer is the writer's options: the chunk store's among them
 	// (Plugin.ChunkSize, TileSize, Seed, Generator, Layers, ChunkEncoding,
-	// CompressionWorkers, DataFileSize, Key), the file system, the lock
+	// CompressionWorkers, DataFileSize, Key, ArchiveZstd), the file system, the lock
 	// timeout and the logger.
 	Writer savedir.Options
 	// ChunkSize is Writer.Store.ChunkSize as an int: New sets it.

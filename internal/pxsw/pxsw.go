@@ -66,6 +66,11 @@ type Stats struct {
 // SlotsSize is the size of a store file's two header slots.
 const SlotsSize = 128
 
+// DataHeaderSize is the size of a data file's header: a data file whose
+// live bytes (FileStats.Live) are no more holds no record the generation
+// uses.
+const DataHeaderSize = 64
+
 // A Mark is the state of a store's files between commits: the store file's
 // size and header slots, where the next commit appends and the size of the
 // data file it appends to. Reverting a store to it takes the files back.

@@ -40,7 +40,8 @@ type RecordInfo[P, K any] struct {
 	Generation uint64 // table records
 	Stored     uint32 // payload bytes in the file
 	Raw        uint32 // payload bytes decoded
-	Compressed bool
+	Compressed bool   // the payload is LZ4 or zstd
+	Zstd       bool   // the payload is zstd (a record compaction archived)
 	Encrypted  bool   // stored encrypted (chunkstore Options.Key); Layers and Extra need the key
 	Layers     uint32 // chunk records of format 3: the persisted-layer mask they were written with
 	Extra      int    // chunk records: bytes of the game's extra data
@@ -56,7 +57,8 @@ type ScanRecord[P, K any] struct {
 	Generation uint64     // journal segments and checkpoints: the generation that wrote them
 	Stored     uint32     // payload bytes in the file
 	Raw        uint32     // payload bytes decoded
-	Compressed bool       // the payload is LZ4
+	Compressed bool       // the payload is LZ4 or zstd
+	Zstd       bool       // the payload is zstd (a record compaction archived)
 	Err        error      // non-nil for damaged bytes; matches chunkstore.ErrCorrupt
 }
 

@@ -30,6 +30,10 @@ type CheckReport struct {
 	// Types counts the chunk store entries of the current generation (or
 	// of the store file checked) by storage type.
 	Types map[chunkstore.StorageType]int
+	// Zstd counts the live records of the current generation's chunk
+	// store (or of the store file checked) stored as zstd: archived by a
+	// compaction (arksave compact --zstd, Plugin.ArchiveZstd).
+	Zstd int
 	// Encrypted counts the encrypted PECS files (world files, players'
 	// records) checked without the key: their checksums as stored match,
 	// their content was not read. Not a problem.
@@ -69,6 +73,7 @@ type CheckJSON struct {
 	WrongKeyRecords  int `json:"wrong_key_records,omitempty"`
 	// Types counts the chunk store entries by storage type (CheckReport.Types).
 	Types map[string]int `json:"entries_by_type,omitempty"`
+	Zstd  int            `json:"zstd_records,omitempty"` // CheckReport.Zstd
 }
 
 // ProblemJSON is one problem of a [CheckJSON].
@@ -83,7 +88,7 @@ type ProblemJSON struct {
 // JSON returns the report as JSON values, for the check of path.
 func (r *CheckReport) JSON(path string) CheckJSON {
 	out := CheckJSON{Path: path, OK: r.OK(), Problems: []ProblemJSON{}, Backups: r.Backups, Stores: r.Stores, Worlds: r.Worlds, Players: r.Players, Mirrors: r.Mirrors,
-		Encrypted: r.Encrypted, WrongKey: r.WrongKey, EncryptedRecords: r.EncryptedRecords, WrongKeyRecords: r.WrongKeyRecords}
+		Encrypted: r.Encrypted, WrongKey: r.WrongKey, EncryptedRecords: r.EncryptedRecords, WrongKeyRecords: r.WrongKeyRecords, Zstd: r.Zstd}
 	for t, n := range r.Types {
 		if out.Types == nil {
 			out.Types = map[string]int{}
@@ -171,7 +176,7 @@ func Check(path string, o Options) (*CheckReport, error) {
 		rep := storetool.Tool.CheckFile(fsys, path, o.Key)
 		if rep.Slots > 0 {
 			r.Stores++
-			r.Types = rep.Types
+			r.Types, r.Zstd = rep.Types, rep.Zstd
 		}
 		r.EncryptedRecords, r.WrongKeyRecords = rep.Encrypted, rep.WrongKey
 		addStoreProblems(r, name, "", rep.Problems)
@@ -413,6 +418,9 @@ func checkGeneration(r *CheckReport, d *savedir.Dir, m *savedir.Manifest, checke
 	r.Types = rep.Types
 	r.EncryptedRecords += rep.Encrypted
 	r.WrongKeyRecords += rep.WrongKey
+	if m == r.Manifest {
+		r.Zstd = rep.Zstd
+	}
 	problems := rep.Problems
 	problems = append(problems, dataFileProblems(d, m, s)...)
 	if openErr != nil && !slices.ContainsFunc(problems, func(p chunkstore.Problem) bool { return p.Section == chunkstore.SectionTable }) {

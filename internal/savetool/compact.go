@@ -25,6 +25,13 @@ type CompactOptions struct {
 	// data file. It also brings a store of format 1 (a single file) to the
 	// current format.
 	Whole bool
+	// Zstd stores the records the compaction moves with zstd where that
+	// is smaller (chunkstore.Options.ZstdArchive): file by file, every
+	// data file of the generation that holds records is compacted, dead
+	// bytes or not, so that every record ends up archived; with Whole,
+	// every record of the new store. A save with zstd records needs this
+	// version of arksave or a later one to load.
+	Zstd bool
 }
 
 // CompactReport says what [Compact] did.
@@ -41,6 +48,7 @@ type CompactReport struct {
 	DirAfter    int64    // and after
 	OldKept     bool     // files the old generation used stay: a backup uses them
 	BackupsKept int
+	Zstd        int // records the compaction stored as zstd (CompactOptions.Zstd; file by file only, Whole does not count them)
 
 	mark *storetool.Mark // the store before a file-by-file compaction, for a failed commit
 }
@@ -74,9 +82,9 @@ func Compact(dir string, o CompactOptions) (*CompactReport, error) {
 	rep := &CompactReport{OldStore: m.Chunks.Name, NewStore: m.Chunks.Name, DirBefore: dirBytes(fsys, dir)}
 	var c *chunkstore.Store
 	if o.Whole || isFormat1(m) {
-		c, err = compactWhole(d, m, rep, t)
+		c, err = compactWhole(d, m, rep, t, o.Zstd)
 	} else {
-		c, err = compactFiles(d, m, rep, t)
+		c, err = compactFiles(d, m, rep, t, o.Zstd)
 	}
 	if err != nil {
 		return nil, err
@@ -120,8 +128,10 @@ func isFormat1(m *savedir.Manifest) bool {
 }
 
 // compactWhole writes the committed store generation into a new store.
-func compactWhole(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tracker) (*chunkstore.Store, error) {
-	s, err := openGeneration(d, m, *inspectOptions(d.FS(), nil))
+func compactWhole(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tracker, zstd bool) (*chunkstore.Store, error) {
+	o := *inspectOptions(d.FS(), nil)
+	o.ZstdArchive = zstd
+	s, err := openGeneration(d, m, o)
 	if err != nil {
 		return nil, damagedOr(err, d.Path())
 	}
@@ -150,8 +160,9 @@ func compactWhole(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tr
 }
 
 // compactFiles compacts the committed store generation data file by data
-// file, in the store itself, until none needs it.
-func compactFiles(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tracker) (*chunkstore.Store, error) {
+// file, in the store itself: every file with dead bytes, and with zstd
+// every data file with records.
+func compactFiles(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tracker, zstd bool) (*chunkstore.Store, error) {
 	root, err := rootOf(d, m)
 	if err != nil {
 		return nil, damagedOr(err, d.Path())
@@ -166,7 +177,7 @@ func compactFiles(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tr
 	}
 	// The tool has no generator: records are moved as they are, and the
 	// root's generator version is kept.
-	s, err := chunkstore.Open(p, &chunkstore.Options{FS: d.FS(), Root: root, Generator: VersionOnly(ri.GeneratorVersion)})
+	s, err := chunkstore.Open(p, &chunkstore.Options{FS: d.FS(), Root: root, Generator: VersionOnly(ri.GeneratorVersion), ZstdArchive: zstd})
 	if err != nil {
 		return nil, damagedOr(err, d.Path())
 	}
@@ -179,8 +190,9 @@ func compactFiles(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tr
 	t.begin("compacting "+m.Chunks.Name, st.RecordBytes)
 	defer t.end()
 	// Every file with dead bytes, once (asked for, it need not pass the
-	// threshold the game's writer waits for); the newest one last, since
-	// compacting it starts the next.
+	// threshold the game's writer waits for), and with zstd every data
+	// file with records; the newest one last, since compacting it starts
+	// the next.
 	files := storetool.Tool.Files(s)
 	slices.SortStableFunc(files, func(a, b storetool.FileStats) int { return cmpBool(a.Newest, b.Newest) })
 	mark, err := storetool.Tool.Mark(s)
@@ -193,8 +205,8 @@ func compactFiles(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tr
 		return nil, err
 	}
 	for _, f := range files {
-		if f.Dead == 0 || f.Number == 0 && f.Live == f.Size {
-			continue // nothing to reclaim, or a store file without records
+		if !needsCompacting(f, zstd) {
+			continue
 		}
 		cs, err := storetool.Tool.CompactFile(s, f.Number)
 		if err != nil {
@@ -203,6 +215,7 @@ func compactFiles(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tr
 			}
 			return undo(fmt.Errorf("compact: %w", err))
 		}
+		rep.Zstd += cs.Zstd
 		if cs.Dropped > 0 {
 			return undo(fmt.Errorf("%w: %s: %d damaged records met while compacting; run arksave repair", ErrDamaged, m.Chunks.Name, cs.Dropped))
 		}
@@ -215,6 +228,16 @@ func compactFiles(d *savedir.Dir, m *savedir.Manifest, rep *CompactReport, t *tr
 	slices.Sort(rep.Emptied)
 	rep.mark = &mark
 	return s, nil
+}
+
+// needsCompacting reports whether file-by-file compaction moves the
+// records of f: a file with dead bytes, and with zstd also a data file
+// with records to archive.
+func needsCompacting(f storetool.FileStats, zstd bool) bool {
+	if zstd && f.Number != 0 && f.Live > storetool.DataHeaderSize {
+		return true
+	}
+	return f.Dead > 0
 }
 
 func cmpBool(a, b bool) int {

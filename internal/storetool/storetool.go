@@ -30,6 +30,9 @@ type (
 	Entry      = pxsw.Entry[chunkstore.Pos, chunkstore.Key, chunkstore.StorageType]
 )
 
+// DataHeaderSize is the size of a data file's header (see pxsw).
+const DataHeaderSize = pxsw.DataHeaderSize
+
 // Record kinds (see [RecordKind]).
 const (
 	RecordDelta      = pxsw.RecordDelta
