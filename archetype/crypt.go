@@ -34,12 +34,12 @@ const (
 
 // ErrEncrypted is returned when a file is encrypted (written with [Key]) and no key was given to
 // read it. The file may be intact: give the key with [Key] (the arksave command: --key-file).
-var ErrEncrypted = errs.Encrypted
+var ErrEncrypted = errs.ErrEncrypted
 
 // ErrWrongKey is returned when an encrypted file whose checksum matches (it is intact as
 // stored) does not decrypt with the given key, and when a key is not 32 bytes long. It is not
 // [ErrCorrupt]: the file is fine, the key is not the one it was written with.
-var ErrWrongKey = errs.WrongKey
+var ErrWrongKey = errs.ErrWrongKey
 
 // Key encrypts what [Encode], [AppendEncode] and [AppendEntities] write with AES-256-GCM under
 // key (32 bytes), and lets [Decode], [DecodeEntities] and the readers open files written so.

@@ -180,7 +180,7 @@ func (s *Store) checkLive(r *Report, damaged map[int64]scanEvent) {
 		case errors.Is(err, errNotOpened):
 			r.Encrypted++
 			continue
-		case errors.Is(err, errs.WrongKey):
+		case errors.Is(err, errs.ErrWrongKey):
 			r.WrongKey++
 			continue
 		}

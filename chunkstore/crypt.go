@@ -23,8 +23,8 @@ import (
 // associated data: a record whose header is made to name another chunk
 // does not decrypt. The CRC-8 and CRC32-C cover the record as stored, so
 // damage is found (ErrCorrupt) before decryption and without the key. A
-// record that is intact but does not decrypt is errs.WrongKey; one
-// read without a key is errs.Encrypted. Page-table records are
+// record that is intact but does not decrypt is errs.ErrWrongKey; one
+// read without a key is errs.ErrEncrypted. Page-table records are
 // never encrypted (they hold offsets, positions and sizes, no world data).
 const (
 	cryptNonce    = 12 // GCM's standard nonce
@@ -42,7 +42,7 @@ func recordCipher(key []byte) (cipher.AEAD, error) {
 	}
 	if len(key) != cryptKeySize {
 		return nil, fmt.Errorf("chunkstore: Options.Key has %d bytes: %w; AES-256 needs exactly %d (the 32 random bytes the game keeps)",
-			len(key), errs.WrongKey, cryptKeySize)
+			len(key), errs.ErrWrongKey, cryptKeySize)
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
@@ -84,12 +84,12 @@ func encryptRecord(aead cipher.AEAD, rec []byte) ([]byte, error) {
 // read at off whose header h and checksum are checked, in dst (grown as
 // needed), and its header: the record as it was before encryptRecord,
 // except for its checksums, which are not checked again. aead nil (no
-// key) is errs.Encrypted; a key that does not open it is
-// errs.WrongKey.
+// key) is errs.ErrEncrypted; a key that does not open it is
+// errs.ErrWrongKey.
 func decryptRecord(aead cipher.AEAD, h recordHeader, rec []byte, off int64, dst []byte) (recordHeader, []byte, error) {
 	if aead == nil {
 		return h, nil, fmt.Errorf("%w: %s at %v is intact (its checksum matches) but encrypted: open the store with the key the game saved it with "+
-			"(chunkstore Options.Key, arksave's Plugin.Key, the arksave command's --key-file)", errs.Encrypted, h.kind, loc(off))
+			"(chunkstore Options.Key, arksave's Plugin.Key, the arksave command's --key-file)", errs.ErrEncrypted, h.kind, loc(off))
 	}
 	body, kb := rec[recordHeaderSize:recordHeaderSize+h.size], rec[recordHeaderSize+h.size:h.length()]
 	plain := int(h.size) - cryptOverhead
@@ -101,7 +101,7 @@ func decryptRecord(aead cipher.AEAD, h recordHeader, rec []byte, off int64, dst 
 	copy(dst, rec[:recordHeaderSize])
 	if _, err := aead.Open(dst[recordHeaderSize:recordHeaderSize], body[:cryptNonce], body[cryptNonce:], recordAAD(rec, kb)); err != nil {
 		return h, nil, fmt.Errorf("%w: %s at %v is intact (its checksum matches) but does not decrypt with this key: give the key the game saved it with",
-			errs.WrongKey, h.kind, loc(off))
+			errs.ErrWrongKey, h.kind, loc(off))
 	}
 	copy(dst[recordHeaderSize+plain:], kb)
 	binary.LittleEndian.PutUint32(dst, uint32(plain))
