@@ -21,26 +21,23 @@ import (
 // that do not decode. It runs beside readers but waits for a running
 // commit. A problem in a data file names it (Problem.File) and its offset
 // in it.
-func (s *Store) Check() Report {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	var r Report
-	if s.closed {
-		r.add(SectionHeader, 0, ErrClosed)
-		return r
-	}
+func (s *Store) Check() Report { return s.checking(s.check) }
+
+// check is Check's work, under the commit lock; false when the store file
+// could not be read at all.
+func (s *Store) check(r *Report) bool {
 	main := s.files.main()
 	size, err := main.Size()
 	if err != nil {
 		r.add(SectionHeader, 0, err)
-		return r
+		return false
 	}
-	s.checkSlots(&r, main, size)
+	s.checkSlots(r, main, size)
 	files := s.fileList()
-	s.checkFilesInto(&r, files)
-	inChain := s.checkTable(&r)
-	damaged, order := s.scanFiles(&r, files)
-	s.checkLive(&r, damaged)
+	s.checkFilesInto(r, files)
+	inChain := s.checkTable(r)
+	damaged, order := s.scanFiles(r, files)
+	s.checkLive(r, damaged)
 	for _, off := range order {
 		ev, ok := damaged[off]
 		switch {
@@ -52,6 +49,24 @@ func (s *Store) Check() Report {
 		default:
 			r.add(SectionRecord, off, fmt.Errorf("unreferenced bytes (%d): %w", ev.length, ev.bad))
 		}
+	}
+	return true
+}
+
+// checking runs a check (Check's, a load's verify) under the commit lock:
+// it runs beside readers, never beside a commit. Unless fn gave up, it
+// adds the header's chunk count against the page table's, sorts the
+// problems by offset and names the data file of each.
+func (s *Store) checking(fn func(r *Report) bool) Report {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	var r Report
+	if s.closed {
+		r.add(SectionHeader, 0, ErrClosed)
+		return r
+	}
+	if !fn(&r) {
+		return r
 	}
 	if n := s.chunks.Len(); s.hdr.chunkCount != uint32(n) {
 		r.add(SectionHeader, slotOffset(s.hdr.generation), fmt.Errorf("%w: header counts %d chunks, the page table %d", ErrCorrupt, s.hdr.chunkCount, n))

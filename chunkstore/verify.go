@@ -20,16 +20,12 @@ import (
 // as any damaged record is: that chunk regenerates. A record that several
 // entries share (identical chunks stored once) is read once and a damage
 // reported under each of them.
-func (s *Store) verify() Report {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	var r Report
-	if s.closed {
-		r.add(SectionHeader, 0, ErrClosed)
-		return r
-	}
-	s.checkFilesInto(&r, s.fileList())
-	s.checkTable(&r)
+func (s *Store) verify() Report { return s.checking(s.verifyLive) }
+
+// verifyLive is verify's work, under the commit lock.
+func (s *Store) verifyLive(r *Report) bool {
+	s.checkFilesInto(r, s.fileList())
+	s.checkTable(r)
 	var live []toolEntry
 	r.Types = map[StorageType]int{}
 	s.entries(func(e toolEntry) bool {
@@ -57,11 +53,7 @@ func (s *Store) verify() Report {
 		r.Records += f.Records
 		r.Problems = append(r.Problems, f.Problems...)
 	}
-	if n := s.chunks.Len(); s.hdr.chunkCount != uint32(n) {
-		r.add(SectionHeader, slotOffset(s.hdr.generation), fmt.Errorf("%w: header counts %d chunks, the page table %d", ErrCorrupt, s.hdr.chunkCount, n))
-	}
-	slices.SortStableFunc(r.Problems, func(a, b Problem) int { return cmp.Compare(a.Offset, b.Offset) })
-	return s.localize(r)
+	return true
 }
 
 // verifyRun is the fewest records a goroutine of verify reads.
