@@ -1,7 +1,11 @@
 package chunkstore
 
 import (
+	"cmp"
 	"errors"
+	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/arksave/arksave/internal/testkit"
@@ -127,4 +131,53 @@ func TestVerifyLeavesDeadRecordsToCheck(t *testing.T) {
 	s2 := verifyStore(t, with(files, base, data))
 	expect(t, s2.verify().OK(), "a damaged dead record: verify %v", s2.verify())
 	expect(t, !s2.Check().OK(), "a damaged dead record: Check finds nothing")
+}
+
+// verify splits a large store's records between goroutines: damage at
+// either end of the order, and in the middle, is found under its chunk,
+// and every record is counted once.
+func TestVerifySplitsRecords(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	mem := vfs.NewMem()
+	cfg := fixtureConfig(mem)
+	s, err := Create("/w.pxsw", &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(2, 3))
+	const n = 4*verifyRun + 100
+	b := s.NewBatch()
+	for i := range n {
+		pix := make([]uint32, 64)
+		for j := range pix {
+			pix[j] = rng.Uint32()
+		}
+		b.PutChunk(Pos{int32(i % 64), int32(i / 64)}, pix)
+	}
+	if _, err := s.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, name := range []string{"w.pxsw", "w-data-1.pxsd"} {
+		if files[name], err = vfs.ReadFile(mem, "/"+name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var live []toolEntry
+	for _, e := range liveHandles(s) {
+		live = append(live, e)
+	}
+	s.Close()
+	slices.SortFunc(live, func(a, b toolEntry) int { return cmp.Compare(a.Handle.Offset, b.Handle.Offset) })
+	expect(t, len(live) == n, "%d live records, want %d", len(live), n)
+	data := clone(files["w-data-1.pxsd"])
+	hit := []toolEntry{live[0], live[n/2], live[n-1]}
+	for _, e := range hit {
+		data[e.Handle.FileOffset()+recordHeaderSize+1] ^= 1
+	}
+	r := verifyStore(t, with(files, "w-data-1.pxsd", data)).verify()
+	expect(t, r.Records == n && len(r.Problems) == len(hit), "verify: %v, want %d records and %d problems", r, n, len(hit))
+	for i, p := range r.Problems {
+		expect(t, p.Key != nil && *p.Key == hit[i].Key && p.Offset == hit[i].Handle.FileOffset(), "problem %d: %+v, want %s at %d", i, p, hit[i].Key, hit[i].Handle.FileOffset())
+	}
 }
