@@ -35,9 +35,6 @@ type worldCodec struct {
 	keyed bool // Plugin.Key is set
 }
 
-// keySize is the length of Plugin.Key: an AES-256 key.
-const keySize = 32
-
 // keyHint adds to an error of an encrypted file the Plugin field to set.
 func (c *worldCodec) keyHint(err error) error {
 	switch {

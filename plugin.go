@@ -21,6 +21,7 @@ import (
 	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/plugin"
 	"github.com/arksave/arksave/internal/savedir"
+	"github.com/arksave/arksave/internal/seal"
 	"github.com/arksave/arksave/systems"
 	"github.com/arksave/arksave/vfs"
 )
@@ -337,7 +338,7 @@ func (p Plugin) resolve() (settings, error) {
 	thumbnail := p.Thumbnail
 	if p.Key != nil {
 		thumbnail = nil // a picture of the world would show what the key hides
-		if len(p.Key) != keySize {
+		if len(p.Key) != seal.KeySize {
 			return settings{}, fmt.Errorf("arksave: Plugin.Key has %d bytes: %w; give 32 random bytes (AES-256), the same at every start", len(p.Key), archetype.ErrWrongKey)
 		}
 		codec.keyed = true

@@ -1,7 +1,6 @@
 package archetype
 
 import (
-	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/arksave/arksave/internal/errs"
 	"github.com/arksave/arksave/internal/pecs"
+	"github.com/arksave/arksave/internal/seal"
 )
 
 // An encrypted PECS file (flagEncrypted, a world file or an entity section written with [Key]):
@@ -26,9 +26,8 @@ import (
 
 const (
 	flagEncrypted = pecs.FlagEncrypted
-	keySize       = 32 // AES-256
-	nonceSize     = 12 // GCM's standard nonce
-	tagSize       = 16 // GCM's tag
+	nonceSize     = seal.NonceSize
+	tagSize       = seal.TagSize
 	sealedExtra   = nonceSize + tagSize
 )
 
@@ -55,16 +54,7 @@ func Key(key []byte) Option {
 }
 
 // newAEAD returns the AES-256-GCM of key.
-func newAEAD(key []byte) (cipher.AEAD, error) {
-	if len(key) != keySize {
-		return nil, fmt.Errorf("%w: the key has %d bytes; AES-256 needs exactly %d (32 random bytes, kept by the game)", ErrWrongKey, len(key), keySize)
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, fmt.Errorf("archetype: key: %w", err)
-	}
-	return cipher.NewGCM(block)
-}
+func newAEAD(key []byte) (cipher.AEAD, error) { return seal.New(key, "archetype: the key") }
 
 // checkKey refuses a key option whose key cannot be an AES-256 key, before anything is done.
 func (o *options) checkKey() error {

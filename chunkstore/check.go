@@ -177,10 +177,7 @@ func (s *Store) checkLive(r *Report, damaged map[int64]scanEvent) {
 		if e.Handle.IsZero() {
 			continue
 		}
-		section := SectionChunk
-		if e.Type == BodyBlock {
-			section = SectionBodies
-		}
+		section := sectionOf(e.Type)
 		if ev, ok := damaged[e.Handle.Offset]; ok {
 			r.addKey(section, e.Handle.Offset, e.Key, ev.bad)
 			delete(damaged, e.Handle.Offset)
@@ -247,15 +244,12 @@ var errNotOpened = errors.New("chunkstore: encrypted record not opened")
 // checkEntry reads and fully decodes the record of one entry, and returns
 // its codec.
 func (s *Store) checkEntry(e toolEntry, sc *readScratch, dst []uint32) (uint8, error) {
-	h, rec, err := s.read(e.Handle, sc.rec)
+	h, rec, err := s.readAs(e.Handle, e.Type, sc.rec)
 	if rec != nil {
 		sc.rec = rec
 	}
 	if err != nil {
-		return 0, err
-	}
-	if storageOf(h.kind) != e.Type {
-		return h.codec, fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.Handle.Offset), e.Type)
+		return h.codec, err
 	}
 	if h.flags&flagEncrypted != 0 {
 		if s.aead == nil {

@@ -137,11 +137,8 @@ func (s *Store) relocate(evict map[uint32]bool, fresh bool) (CompactStats, error
 		m := mutation{key: e.pos.ik(), body: e.isBody(), v: ival{typ: e.typ}}
 		nh, ok := moved[e.h]
 		if !ok {
-			rh, rec, err := s.read(e.h, buf)
+			rh, rec, err := s.readAs(e.h, e.typ, buf)
 			buf = rec
-			if err == nil && storageOf(rh.kind) != e.typ {
-				err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, rh.kind, loc(e.h.Offset), e.typ)
-			}
 			if err != nil {
 				if !errors.Is(err, ErrCorrupt) {
 					s.undo(undo)
@@ -510,11 +507,8 @@ func (s *Store) writeCompactedFilling(path, tmp string, missing func(Key) bool, 
 			e.h = nh
 			return e, nil
 		}
-		h, rec, err := src.st.read(e.h, buf)
+		h, rec, err := src.st.readAs(e.h, e.typ, buf)
 		buf = rec
-		if err == nil && storageOf(h.kind) != e.typ {
-			err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.h.Offset), e.typ)
-		}
 		if err == nil {
 			rec, err = src.st.repixel(h, rec, e.h.Offset) // a store of other pixels is migrated
 		}

@@ -1,7 +1,6 @@
 package chunkstore
 
 import (
-	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/binary"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/arksave/arksave/internal/crc8"
 	"github.com/arksave/arksave/internal/errs"
+	"github.com/arksave/arksave/internal/seal"
 )
 
 // Encrypted records (Options.Key). A chunk or body record written with a
@@ -27,10 +27,9 @@ import (
 // read without a key is errs.ErrEncrypted. Page-table records are
 // never encrypted (they hold offsets, positions and sizes, no world data).
 const (
-	cryptNonce    = 12 // GCM's standard nonce
-	cryptTag      = 16 // GCM's tag
+	cryptNonce    = seal.NonceSize
+	cryptTag      = seal.TagSize
 	cryptOverhead = cryptNonce + cryptTag
-	cryptKeySize  = 32 // AES-256
 	cryptAADSize  = recordHCRCOff - 4
 )
 
@@ -40,15 +39,7 @@ func recordCipher(key []byte) (cipher.AEAD, error) {
 	if key == nil {
 		return nil, nil
 	}
-	if len(key) != cryptKeySize {
-		return nil, fmt.Errorf("chunkstore: Options.Key has %d bytes: %w; AES-256 needs exactly %d (the 32 random bytes the game keeps)",
-			len(key), errs.ErrWrongKey, cryptKeySize)
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, fmt.Errorf("chunkstore: Options.Key: %w", err)
-	}
-	return cipher.NewGCM(block)
+	return seal.New(key, "chunkstore: Options.Key")
 }
 
 // recordAAD is what an encrypted record's ciphertext is bound to: header

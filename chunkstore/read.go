@@ -25,12 +25,9 @@ func (s *Store) lookup(ix func() *index, pos Key, sc *readScratch) (v ival, ok b
 	if !ok || v.h.IsZero() {
 		return v, ok, h, nil, nil
 	}
-	h, rec, err = s.read(v.h, sc.rec)
+	h, rec, err = s.readAs(v.h, v.typ, sc.rec)
 	if rec != nil {
 		sc.rec = rec[:0:cap(rec)]
-	}
-	if err == nil && storageOf(h.kind) != v.typ {
-		err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(v.h.Offset), v.typ)
 	}
 	if err == nil {
 		h, rec, err = s.decrypt(h, rec, v.h.Offset, sc)

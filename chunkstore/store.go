@@ -148,6 +148,17 @@ func (s *Store) read(h handle, buf []byte) (recordHeader, []byte, error) {
 	return readRecord(f, h, buf)
 }
 
+// readAs is read of the record an index entry of storage type want
+// points at: a record of another kind is ErrCorrupt (the entry or the
+// record is damaged).
+func (s *Store) readAs(h handle, want StorageType, buf []byte) (recordHeader, []byte, error) {
+	rh, rec, err := s.read(h, buf)
+	if err == nil && storageOf(rh.kind) != want {
+		err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, rh.kind, loc(h.Offset), want)
+	}
+	return rh, rec, err
+}
+
 // fileSize returns the size of file n.
 func (s *Store) fileSize(n uint32) (int64, error) {
 	f, err := s.files.get(n)

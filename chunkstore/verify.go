@@ -2,7 +2,6 @@ package chunkstore
 
 import (
 	"cmp"
-	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -67,24 +66,25 @@ func (s *Store) verifyRecords(live []toolEntry) Report {
 	var err error
 	for i, e := range live {
 		if i == 0 || e.Handle.Offset != live[i-1].Handle.Offset {
-			var h recordHeader
 			var rec []byte
-			h, rec, err = s.read(e.Handle, buf)
+			_, rec, err = s.readAs(e.Handle, e.Type, buf)
 			if rec != nil {
 				buf = rec
 			}
 			r.Records++
-			if err == nil && storageOf(h.kind) != e.Type {
-				err = fmt.Errorf("%w: %s at %v where the index expects a %s record", ErrCorrupt, h.kind, loc(e.Handle.Offset), e.Type)
-			}
 		}
 		if err != nil {
-			section := SectionChunk
-			if e.Type == BodyBlock {
-				section = SectionBodies
-			}
-			r.addKey(section, e.Handle.Offset, e.Key, err)
+			r.addKey(sectionOf(e.Type), e.Handle.Offset, e.Key, err)
 		}
 	}
 	return r
+}
+
+// sectionOf is the report section of a record of storage type t: a body
+// block's, or a chunk's.
+func sectionOf(t StorageType) string {
+	if t == BodyBlock {
+		return SectionBodies
+	}
+	return SectionChunk
 }

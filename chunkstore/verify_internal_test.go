@@ -18,6 +18,19 @@ var expect = testkit.Expect
 // store read-only, as a load verifies it.
 func verifyStore(t *testing.T, files map[string][]byte) *Store {
 	t.Helper()
+	cfg := fixtureConfig(memWith(t, files))
+	cfg.ReadOnly = true
+	s, err := Open("/w.pxsw", &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// memWith is a fresh disk holding files (by base name) in its root.
+func memWith(t *testing.T, files map[string][]byte) *vfs.Mem {
+	t.Helper()
 	mem := vfs.NewMem()
 	for name, data := range files {
 		f, err := mem.Create("/" + name)
@@ -29,14 +42,7 @@ func verifyStore(t *testing.T, files map[string][]byte) *Store {
 		}
 		f.Close()
 	}
-	cfg := fixtureConfig(mem)
-	cfg.ReadOnly = true
-	s, err := Open("/w.pxsw", &cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return mem
 }
 
 // liveHandles returns the distinct records the entries of s use.
@@ -106,12 +112,7 @@ func TestVerifyReadsWhatALoadTrusts(t *testing.T) {
 // trusts: verify passes it, Check reports it.
 func TestVerifyLeavesDeadRecordsToCheck(t *testing.T) {
 	good := goodFixture(t)
-	mem := vfs.NewMem()
-	for name, data := range good {
-		f, _ := mem.Create("/" + name)
-		f.WriteAt(data, 0)
-		f.Close()
-	}
+	mem := memWith(t, good)
 	cfg := fixtureConfig(mem)
 	s, err := Open("/w.pxsw", &cfg)
 	if err != nil {
